@@ -1,0 +1,46 @@
+// The `openrig` command: serve, agent, admin, and the user commands.
+import { Command, CommanderError } from 'commander';
+import { registerAdmin } from './admin.js';
+import { serveCommand } from '../server/main.js';
+import { registerAgentCommand } from './agent.js';
+import { registerUserCommands } from './user/index.js';
+
+export function buildProgram(): Command {
+  const program = new Command('openrig').description('openrig: GPU cloud marketplace control plane').exitOverride();
+  program
+    .command('serve')
+    .description('serve the API (SQLite under --data by default, PostgreSQL with --database-url)')
+    .option('--host <host>', 'listen address', '127.0.0.1')
+    .option('--port <port>', 'listen port', '8080')
+    .option('--data <dir>', 'data directory', './data')
+    .option('--database-url <url>', 'postgres://… (or env DATABASE_URL)')
+    .option('--demo', 'seed a demo fleet and user, print how to try it')
+    .addHelpText('after', '\nExample:\n  openrig serve --port 8080 --database-url postgres://localhost/openrig')
+    .action(async (o) => {
+      const port = Number(o.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CommanderError(2, 'usage', `--port must be 0-65535`);
+      await serveCommand({ host: o.host, port, dataDir: o.data, databaseUrl: o.databaseUrl, demo: !!o.demo });
+    });
+  registerAdmin(program);
+  registerAgentCommand(program);
+  registerUserCommands(program);
+  return program;
+}
+
+/** Runs the CLI; resolves to the exit code (0 ok, 1 API error, 2 usage error). */
+export async function main(argv: string[]): Promise<number | undefined> {
+  const program = buildProgram();
+  program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  for (const c of program.commands) c.exitOverride();
+  try {
+    await program.parseAsync(argv);
+    return undefined;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      if (err.code === 'usage') process.stderr.write(`openrig: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}

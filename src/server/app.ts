@@ -1,0 +1,93 @@
+// The HTTP application: plumbing shared by every route (auth, validation, errors, content
+// type, OpenAPI, logs), then each module's routes. Built by main.ts and by tests (app.inject()).
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import { randomUUID } from 'node:crypto';
+import type { Deps } from './deps.js';
+import { authHook } from './http/auth.js';
+import { installErrorHandling } from './http/error-handler.js';
+import { installValidators } from './http/validation.js';
+import { ping } from './db/connection.js';
+import { registerModules } from './modules/index.js';
+
+/** Removes credentials from a URL before it reaches a log line (client-compat: never log a key). */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&](?:api_key|secret|code|backup_code|token)=)[^&#]*/gi, '$1[redacted]');
+}
+
+export function logOptions(level: string): FastifyServerOptions['logger'] {
+  return {
+    level,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
+    serializers: {
+      req(req: { method: string; url: string; id: string; ip?: string }) {
+        return { id: req.id, method: req.method, url: redactUrl(req.url), ip: req.ip };
+      },
+    },
+  };
+}
+
+export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger === false ? false : logOptions(deps.config.logLevel),
+    genReqId: () => randomUUID(),
+    bodyLimit: deps.config.bodyLimitBytes,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { coerceTypes: 'array' } },
+  });
+
+  installValidators(app);
+  installErrorHandling(app);
+
+  // JSON bodies: the default parser (prototype-poisoning safe), except that an empty body is
+  // "no body" (clients send DELETE with Content-Type and nothing else). text/plain is refused: 415.
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    defaultJson(req, body as string, done);
+  });
+
+  // client-compat: the CLI refuses a reply whose Content-Type is not exactly application/json.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    const ct = reply.getHeader('content-type');
+    if (typeof ct === 'string' && ct.startsWith('application/json') && ct !== 'application/json') {
+      reply.header('content-type', 'application/json');
+    }
+    return payload;
+  });
+
+  await app.register(cookie);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'openrig API',
+        version: '1.0.0', // api-spec "Versioning" 2
+        description: 'GPU cloud marketplace control plane: instance quick path, maintenance, 2FA, agent protocol.',
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'API key, instance key or 2FA session key' },
+          apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'For older clients; the header wins' },
+        },
+      },
+      security: [{ bearer: [] }, { apiKeyQuery: [] }],
+    },
+  });
+
+  app.decorateRequest('auth', null);
+  app.addHook('onRequest', authHook(deps));
+
+  app.get('/healthz', { config: { auth: 'none' }, schema: { hide: true } }, async () => ({ ok: true }));
+  app.get('/readyz', { config: { auth: 'none' }, schema: { hide: true } }, async (_req, reply) => {
+    if (await ping(deps.store)) return { ok: true };
+    return reply.code(503).send({ error: 'service_unavailable', msg: 'database unreachable' });
+  });
+  app.get('/api/v0/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
+
+  await registerModules(app, deps);
+  return app;
+}

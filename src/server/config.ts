@@ -1,0 +1,161 @@
+// Configuration is parsed once, typed and validated at start, then passed in (STYLE.md habit 4).
+// Every variable is listed in .env.example with its default; names and defaults of the timing
+// variables come from operator-contract.md, "Timing and thresholds".
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** `sqlite:PATH` or `postgres://…` */
+  databaseUrl: string;
+  logLevel: string;
+  /** 32-byte key (AES-256-GCM for TOTP secrets, HMAC for backup codes). */
+  secretKey: Buffer;
+  publicHost: string;
+  sessionTtlS: number;
+  bodyLimitBytes: number;
+  mail: {
+    smtpUrl: string | null;
+    outboxFile: string | null;
+    from: string;
+    relayIntervalMs: number;
+    maxAttempts: number;
+  };
+  sms: {
+    provider: 'outbox' | 'twilio';
+    outboxFile: string;
+    twilio: { accountSid: string; authToken: string; verifyServiceSid: string; apiBase: string };
+    /** Per user, per rolling window (abuse controls, issue 7). */
+    perUserLimit: number;
+    perNumberLimit: number;
+    windowS: number;
+    resendAfterS: number;
+    preauthPhoneCap: number;
+    preauthPhoneWindowS: number;
+    blockedPrefixes: string[];
+  };
+  tfa: {
+    challengeTtlS: number;
+    authorizationTtlS: number;
+    lockoutS: number;
+    maxFailures: number;
+    challengeMaxTries: number;
+  };
+  agent: { heartbeatS: number; unknownAfterS: number; offlineAfterS: number; sweepIntervalMs: number };
+  billing: { meterIntervalMs: number };
+  rateLimits: { enabled: boolean };
+}
+
+type Env = Record<string, string | undefined>;
+
+function num(env: Env, name: string, def: number, opts: { min?: number } = {}): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || (opts.min !== undefined && n < opts.min)) {
+    throw new Error(`${name} must be a number${opts.min !== undefined ? ` >= ${opts.min}` : ''} (got ${JSON.stringify(raw)})`);
+  }
+  return n;
+}
+
+function str(env: Env, name: string, def: string): string {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? def : raw;
+}
+
+/** Reads OPENRIG_SECRET_KEY, or the key generated into the data dir on first start. */
+export function loadSecretKey(env: Env, dataDir: string): Buffer {
+  const raw = env.OPENRIG_SECRET_KEY;
+  if (raw) {
+    const buf = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+    if (buf.length !== 32) throw new Error('OPENRIG_SECRET_KEY must be 32 bytes, as 64 hex digits or base64');
+    return buf;
+  }
+  const file = path.join(dataDir, 'secret.key');
+  if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  mkdirSync(dataDir, { recursive: true });
+  const key = randomBytes(32);
+  try {
+    writeFileSync(file, key.toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+    return key;
+  } catch {
+    // Another process created it first: use theirs.
+    return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  }
+}
+
+export interface ConfigOverrides {
+  host?: string;
+  port?: number;
+  dataDir?: string;
+  databaseUrl?: string;
+}
+
+export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Config {
+  const dataDir = path.resolve(o.dataDir ?? str(env, 'OPENRIG_DATA', './data'));
+  const databaseUrl = o.databaseUrl ?? (env.DATABASE_URL || `sqlite:${path.join(dataDir, 'openrig.db')}`);
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
+    throw new Error(`database URL must start with sqlite: or postgres:// (got ${JSON.stringify(databaseUrl)})`);
+  }
+  const provider = str(env, 'OPENRIG_SMS_PROVIDER', 'outbox');
+  if (provider !== 'outbox' && provider !== 'twilio') throw new Error('OPENRIG_SMS_PROVIDER must be outbox or twilio');
+  const smtpUrl = env.SMTP_URL || null;
+  const outboxFile = env.OPENRIG_MAIL_OUTBOX || (smtpUrl ? null : path.join(dataDir, 'mail-outbox.jsonl'));
+  const host = o.host ?? str(env, 'OPENRIG_HOST', '127.0.0.1');
+  return {
+    host,
+    port: o.port ?? num(env, 'OPENRIG_PORT', 8080, { min: 0 }),
+    dataDir,
+    databaseUrl,
+    logLevel: str(env, 'OPENRIG_LOG_LEVEL', 'info'),
+    secretKey: loadSecretKey(env, dataDir),
+    publicHost: str(env, 'OPENRIG_PUBLIC_HOST', host === '0.0.0.0' ? '127.0.0.1' : host),
+    sessionTtlS: num(env, 'OPENRIG_SESSION_TTL_S', 7 * 24 * 3600, { min: 1 }),
+    bodyLimitBytes: num(env, 'OPENRIG_BODY_LIMIT_BYTES', 1024 * 1024, { min: 1024 }),
+    mail: {
+      smtpUrl,
+      outboxFile,
+      from: str(env, 'OPENRIG_MAIL_FROM', 'openrig <noreply@openrig.local>'),
+      relayIntervalMs: num(env, 'OPENRIG_MAIL_RELAY_INTERVAL_MS', 500, { min: 10 }),
+      maxAttempts: num(env, 'OPENRIG_MAIL_MAX_ATTEMPTS', 8, { min: 1 }),
+    },
+    sms: {
+      provider,
+      outboxFile: str(env, 'OPENRIG_SMS_OUTBOX', path.join(dataDir, 'sms-outbox.jsonl')),
+      twilio: {
+        accountSid: str(env, 'TWILIO_ACCOUNT_SID', ''),
+        authToken: str(env, 'TWILIO_AUTH_TOKEN', ''),
+        verifyServiceSid: str(env, 'TWILIO_VERIFY_SERVICE_SID', ''),
+        apiBase: str(env, 'TWILIO_API_BASE', 'https://verify.twilio.com'),
+      },
+      perUserLimit: num(env, 'OPENRIG_SMS_PER_USER_LIMIT', 5, { min: 1 }),
+      perNumberLimit: num(env, 'OPENRIG_SMS_PER_NUMBER_LIMIT', 5, { min: 1 }),
+      windowS: num(env, 'OPENRIG_SMS_WINDOW_S', 3600, { min: 1 }),
+      resendAfterS: num(env, 'OPENRIG_SMS_RESEND_AFTER_S', 60, { min: 0 }),
+      preauthPhoneCap: num(env, 'OPENRIG_SMS_PREAUTH_PHONE_CAP', 3, { min: 1 }),
+      preauthPhoneWindowS: num(env, 'OPENRIG_SMS_PREAUTH_PHONE_WINDOW_S', 86400, { min: 1 }),
+      blockedPrefixes: str(env, 'OPENRIG_SMS_BLOCKED_PREFIXES', '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    },
+    tfa: {
+      challengeTtlS: num(env, 'OPENRIG_TFA_CHALLENGE_TTL_S', 600, { min: 1 }),
+      authorizationTtlS: num(env, 'OPENRIG_TFA_AUTHORIZATION_TTL_S', 1800, { min: 1 }),
+      lockoutS: num(env, 'OPENRIG_TFA_LOCKOUT_S', 900, { min: 1 }),
+      maxFailures: num(env, 'OPENRIG_TFA_MAX_FAILURES', 5, { min: 1 }),
+      challengeMaxTries: num(env, 'OPENRIG_TFA_CHALLENGE_MAX_TRIES', 5, { min: 1 }),
+    },
+    agent: {
+      heartbeatS: num(env, 'OPENRIG_HEARTBEAT_S', 10, { min: 0.1 }),
+      unknownAfterS: num(env, 'OPENRIG_UNKNOWN_AFTER_S', 60, { min: 0.1 }),
+      offlineAfterS: num(env, 'OPENRIG_OFFLINE_AFTER_S', 300, { min: 0.1 }),
+      sweepIntervalMs: num(env, 'OPENRIG_SWEEP_INTERVAL_MS', 1000, { min: 10 }),
+    },
+    billing: { meterIntervalMs: num(env, 'OPENRIG_METER_INTERVAL_MS', 10_000, { min: 10 }) },
+    rateLimits: { enabled: str(env, 'OPENRIG_RATE_LIMITS', 'on') !== 'off' },
+  };
+}

@@ -1,0 +1,27 @@
+// One migration set for both dialects, run at start (issue 2, point 2). The list is static so
+// it works the same from TypeScript sources (tests) and from dist/ (the installed program).
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import type { Store } from './connection.js';
+import * as m001 from './migrations/001-foundation.js';
+import * as m002 from './migrations/002-market.js';
+import * as m003 from './migrations/003-maintenance.js';
+import * as m004 from './migrations/004-two-factor.js';
+import * as m005 from './migrations/005-agent.js';
+import * as m006 from './migrations/006-platform.js';
+
+const migrations: Record<string, Migration> = {
+  '001-foundation': m001,
+  '002-market': m002,
+  '003-maintenance': m003,
+  '004-two-factor': m004,
+  '005-agent': m005,
+  '006-platform': m006,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+export async function migrateToLatest(store: Store): Promise<void> {
+  const migrator = new Migrator({ db: store.db, provider });
+  const { error } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+}

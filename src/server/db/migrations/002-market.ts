@@ -1,0 +1,78 @@
+import { sql, type Kysely } from 'kysely';
+import { withId } from './helpers.js';
+
+export async function up(db: Kysely<any>): Promise<void> {
+  await withId(db, db.schema.createTable('machines'))
+    .addColumn('host_id', 'bigint', (c) => c.notNull().references('users.id'))
+    .addColumn('hostname', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('gpu_name', 'text', (c) => c.notNull())
+    .addColumn('num_gpus', 'integer', (c) => c.notNull())
+    .addColumn('gpu_ram', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('cpu_name', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('cpu_cores', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('cpu_ghz', 'double precision', (c) => c.notNull().defaultTo(0))
+    .addColumn('cpu_ram', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('disk_space', 'double precision', (c) => c.notNull().defaultTo(0))
+    .addColumn('disk_bw', 'double precision', (c) => c.notNull().defaultTo(0))
+    .addColumn('inet_up', 'double precision', (c) => c.notNull().defaultTo(0))
+    .addColumn('inet_down', 'double precision', (c) => c.notNull().defaultTo(0))
+    .addColumn('pcie_bw', 'double precision', (c) => c.notNull().defaultTo(0))
+    .addColumn('direct_port_count', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('cuda_max_good', 'double precision', (c) => c.notNull().defaultTo(0))
+    .addColumn('driver_version', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('reliability', 'double precision', (c) => c.notNull().defaultTo(0))
+    .addColumn('verified', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('geolocation', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('dlperf', 'double precision', (c) => c.notNull().defaultTo(0))
+    .addColumn('listed', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('price_gpu_dph', 'double precision', (c) => c.notNull().defaultTo(0))
+    .addColumn('price_disk_gb_month', 'double precision', (c) => c.notNull().defaultTo(0))
+    .addColumn('min_bid_dph', 'double precision', (c) => c.notNull().defaultTo(0))
+    .addColumn('online_state', 'text', (c) => c.notNull().defaultTo('offline'))
+    .addColumn('last_heartbeat_at', 'bigint')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('deleted_at', 'bigint')
+    .execute();
+  await db.schema.createIndex('machines_host_idx').on('machines').column('host_id').execute();
+
+  await withId(db, db.schema.createTable('instances'))
+    .addColumn('machine_id', 'bigint', (c) => c.notNull().references('machines.id'))
+    .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id'))
+    .addColumn('team_id', 'bigint')
+    .addColumn('image', 'text', (c) => c.notNull())
+    .addColumn('disk', 'double precision', (c) => c.notNull())
+    .addColumn('onstart', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('env', 'text', (c) => c.notNull().defaultTo('{}'))
+    .addColumn('label', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('runtype', 'text', (c) => c.notNull().defaultTo('ssh'))
+    .addColumn('args', 'text')
+    .addColumn('is_bid', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('dph_compute', 'double precision', (c) => c.notNull())
+    .addColumn('dph_disk', 'double precision', (c) => c.notNull())
+    .addColumn('intended_status', 'text', (c) => c.notNull().defaultTo('running'))
+    .addColumn('actual_status', 'text')
+    .addColumn('status_msg', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('ssh_host', 'text')
+    .addColumn('ssh_port', 'integer')
+    .addColumn('ports', 'text', (c) => c.notNull().defaultTo('{}'))
+    .addColumn('start_date', 'bigint')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('destroyed_at', 'bigint')
+    .addColumn('accrued_micros', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('billed_until', 'bigint', (c) => c.notNull())
+    .execute();
+  // No double-rented machine: at most one live instance per machine, decided by the database.
+  // (A partial unique index: both SQLite and PostgreSQL have them.)
+  await db.schema
+    .createIndex('instances_one_live_per_machine')
+    .unique()
+    .on('instances')
+    .column('machine_id')
+    .where(sql.ref('destroyed_at'), 'is', null)
+    .execute();
+  await db.schema.createIndex('instances_user_idx').on('instances').columns(['user_id', 'id']).execute();
+}
+
+export async function down(): Promise<void> {
+  throw new Error('openrig migrations are forward-only');
+}

@@ -1,0 +1,16 @@
+// The whole database as Kysely sees it: one interface per module, merged here.
+// Each module owns its file under tables/ and its migration under migrations/.
+import type { FoundationTables } from './tables/foundation.js';
+import type { MarketTables } from './tables/market.js';
+import type { MaintenanceTables } from './tables/maintenance.js';
+import type { TwoFactorTables } from './tables/two-factor.js';
+import type { AgentTables } from './tables/agent.js';
+import type { PlatformTables } from './tables/platform.js';
+
+export interface DB
+  extends FoundationTables,
+    MarketTables,
+    MaintenanceTables,
+    TwoFactorTables,
+    AgentTables,
+    PlatformTables {}

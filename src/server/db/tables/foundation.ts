@@ -1,0 +1,104 @@
+// Table types of the foundation: accounts, teams, keys, sessions, SSH keys, the e-mail outbox.
+// Conventions: see db/connection.ts (ms timestamps, 0/1 booleans, micro-dollars, JSON as text).
+import type { Generated } from 'kysely';
+
+export interface UsersTable {
+  id: Generated<number>;
+  email: string; // stored lower-cased; unique
+  full_name: string;
+  password_hash: string | null;
+  email_verified_at: number | null;
+  tfa_status: 'enabled' | 'disabled' | 'legacy';
+  phone_number: string | null;
+  is_admin: number;
+  sms_fraud: number;
+  balance_micros: number;
+  created_at: number;
+}
+
+export interface TeamsTable {
+  id: Generated<number>;
+  name: string;
+  created_at: number;
+}
+
+export interface TeamMembersTable {
+  team_id: number;
+  user_id: number;
+  role: string;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  team_id: number | null;
+  /** 'user' (account key) or 'instance' (the restricted instance_api_key). */
+  kind: 'user' | 'instance';
+  instance_id: number | null;
+  name: string;
+  /** SHA-256 (hex) of the key; the key itself is never stored. */
+  key_hash: string;
+  /** First characters of the key, for recognising it in a listing. */
+  key_prefix: string;
+  /** JSON: null (full access) or { family: 'read' | 'write' }. */
+  permissions: string | null;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface SessionsTable {
+  id: Generated<number>;
+  user_id: number;
+  team_id: number | null;
+  /** 'cli' (session_key used as Bearer) or 'cookie' (browser session). */
+  kind: 'cli' | 'cookie';
+  token_hash: string;
+  is_admin: number;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface SshKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  public_key: string;
+  key_type: string;
+  fingerprint: string;
+  comment: string;
+  created_at: number;
+  deleted_at: number | null;
+}
+
+/** Transactional outbox of e-mails (issue 5): written in the same transaction as the change. */
+export interface EmailOutboxTable {
+  id: Generated<number>;
+  /** Unique: a retried enqueue never makes a second e-mail. Also the Message-ID seed. */
+  idempotency_key: string;
+  to_addr: string;
+  subject: string;
+  text_body: string;
+  html_body: string | null;
+  /** What the e-mail is about ('maintenance.client', 'tfa.code', …), for metrics and tests. */
+  category: string;
+  created_at: number;
+  available_at: number;
+  attempts: number;
+  last_error: string | null;
+  locked_by: string | null;
+  locked_until: number | null;
+  sent_at: number | null;
+  failed_at: number | null;
+}
+
+export interface FoundationTables {
+  users: UsersTable;
+  teams: TeamsTable;
+  team_members: TeamMembersTable;
+  api_keys: ApiKeysTable;
+  sessions: SessionsTable;
+  ssh_keys: SshKeysTable;
+  email_outbox: EmailOutboxTable;
+}

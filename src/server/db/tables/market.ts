@@ -1,0 +1,90 @@
+// Table types: machines (offers), instances, billing (issue 3). The offers module owns this file
+// and migration 002; other modules read these columns.
+import type { Generated } from 'kysely';
+
+export interface MachinesTable {
+  id: Generated<number>;
+  /** The host: the user who owns the machine. */
+  host_id: number;
+  hostname: string;
+  gpu_name: string;
+  num_gpus: number;
+  /** Per-GPU memory in MB (api-spec: gpu_ram is in MB). */
+  gpu_ram: number;
+  cpu_name: string;
+  cpu_cores: number;
+  cpu_ghz: number;
+  /** MB */
+  cpu_ram: number;
+  /** GB available for instance disks */
+  disk_space: number;
+  disk_bw: number;
+  /** Mbps */
+  inet_up: number;
+  inet_down: number;
+  pcie_bw: number;
+  direct_port_count: number;
+  cuda_max_good: number;
+  driver_version: string;
+  reliability: number;
+  verified: number;
+  geolocation: string;
+  dlperf: number;
+  /** 1 when offered for rent (an ask exists). */
+  listed: number;
+  /** On-demand price of the whole machine, $/hour (all its GPUs). */
+  price_gpu_dph: number;
+  /** Disk price, $ per GB-month. */
+  price_disk_gb_month: number;
+  /** Minimum bid for interruptible rentals, $/hour. */
+  min_bid_dph: number;
+  /** 'online' | 'offline' (agent heartbeats decide; issue 4). */
+  online_state: string;
+  last_heartbeat_at: number | null;
+  created_at: number;
+  deleted_at: number | null;
+}
+
+export interface InstancesTable {
+  id: Generated<number>;
+  machine_id: number;
+  /** The renter. */
+  user_id: number;
+  team_id: number | null;
+  image: string;
+  /** GB */
+  disk: number;
+  onstart: string;
+  /** JSON object of environment variables. */
+  env: string;
+  label: string;
+  runtype: string;
+  args: string | null;
+  is_bid: number;
+  /** $/hour locked at creation (bid price for interruptible). */
+  dph_compute: number;
+  /** $/hour for the disk, locked at creation. */
+  dph_disk: number;
+  /** What the client asked for: 'running' | 'stopped'. */
+  intended_status: string;
+  /** api-spec "States": null, loading, running, exited, unknown, offline (and stopped). */
+  actual_status: string | null;
+  status_msg: string;
+  ssh_host: string | null;
+  ssh_port: number | null;
+  /** JSON: {"22/tcp": [{"HostIp", "HostPort"}]} */
+  ports: string;
+  start_date: number | null;
+  created_at: number;
+  /** Set once; a destroyed instance is never shown again and bills nothing. */
+  destroyed_at: number | null;
+  /** Micro-dollars accrued so far (compute + disk). */
+  accrued_micros: number;
+  /** Last time the meter charged this instance (ms). */
+  billed_until: number;
+}
+
+export interface MarketTables {
+  machines: MachinesTable;
+  instances: InstancesTable;
+}

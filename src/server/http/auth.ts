@@ -1,0 +1,175 @@
+// Authentication (issue 2, point 4; api-spec "Authentication"; client-compat "Transport facts").
+// - `Authorization: Bearer KEY`, or `?api_key=KEY` for older clients; the header wins.
+// - A key is found by the SHA-256 of what was presented, through a unique index: no scan, and the
+//   key itself is never stored. No cache: a revoked key is refused on its very next request, by
+//   every `serve` process.
+// - Session keys from a 2FA login (CLI flow) are Bearer tokens too; browser sessions ride a cookie.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.js';
+import { CommonErrors, AppError } from '../errors.js';
+import { sha256Hex } from '../crypto.js';
+import { allows, type Access, type PermissionFamily, type Permissions } from '../../contract/permissions.js';
+import type { UsersTable } from '../db/tables/foundation.js';
+import type { Selectable } from 'kysely';
+
+export const SESSION_COOKIE = 'openrig_session';
+export const API_KEY_PREFIX = 'or_';
+export const INSTANCE_KEY_PREFIX = 'ori_';
+export const SESSION_KEY_PREFIX = 'ors_';
+
+export type User = Selectable<UsersTable>;
+
+export interface AuthContext {
+  user: User;
+  via: 'api_key' | 'instance_key' | 'session' | 'cookie';
+  keyId: number | null;
+  sessionId: number | null;
+  teamId: number | null;
+  permissions: Permissions | null;
+  /** Set for an instance_api_key: the one instance it may start, stop or destroy. */
+  instanceId: number | null;
+  isAdminSession: boolean;
+  /** The credential as presented (returned as `api_key` by /users/current, compat). */
+  credential: string;
+}
+
+/**
+ * Per-route authentication settings, in the route's `config`:
+ * - `auth`: 'required' (default), 'optional' (handler decides; e.g. 2FA calls that accept a
+ *   tfa_secret alone), or 'none'.
+ * - `scope`: the permission family; `access` defaults to read for GET, write otherwise.
+ * - `instanceKey`: true where an instance_api_key may act (start/stop/destroy its instance).
+ */
+export interface RouteAuthConfig {
+  auth?: 'required' | 'optional' | 'none';
+  scope?: PermissionFamily;
+  access?: Access;
+  instanceKey?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: AuthContext | null;
+  }
+  interface FastifyContextConfig extends RouteAuthConfig {}
+}
+
+export function presentedCredential(req: FastifyRequest): string | null {
+  const h = req.headers.authorization;
+  if (typeof h === 'string' && h.length > 0) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+    return m ? m[1]! : h.trim();
+  }
+  const q = (req.query as Record<string, unknown> | undefined)?.api_key;
+  if (typeof q === 'string' && q.length > 0) return q;
+  return null;
+}
+
+/** Resolves a credential string; null when unknown or revoked; throws sessionExpired. */
+export async function resolveCredential(deps: Deps, credential: string): Promise<AuthContext | null> {
+  const hash = sha256Hex(credential);
+  const now = deps.clock.now();
+  if (credential.startsWith(SESSION_KEY_PREFIX)) {
+    const row = await deps.db
+      .selectFrom('sessions as s')
+      .innerJoin('users as u', 'u.id', 's.user_id')
+      .selectAll('u')
+      .select(['s.id as sid', 's.team_id as s_team', 's.expires_at', 's.revoked_at', 's.is_admin as s_admin', 's.kind as s_kind'])
+      .where('s.token_hash', '=', hash)
+      .executeTakeFirst();
+    if (!row || row.revoked_at !== null || row.s_kind !== 'cli') return null;
+    if (row.expires_at <= now) throw CommonErrors.sessionExpired();
+    const { sid, s_team, expires_at: _e, revoked_at: _r, s_admin, s_kind: _k, ...user } = row;
+    return {
+      user,
+      via: 'session',
+      keyId: null,
+      sessionId: sid,
+      teamId: s_team,
+      permissions: null,
+      instanceId: null,
+      isAdminSession: s_admin === 1,
+      credential,
+    };
+  }
+  const row = await deps.db
+    .selectFrom('api_keys as k')
+    .innerJoin('users as u', 'u.id', 'k.user_id')
+    .selectAll('u')
+    .select(['k.id as kid', 'k.team_id as k_team', 'k.kind as k_kind', 'k.instance_id as k_instance', 'k.permissions as k_perms', 'k.revoked_at as k_revoked'])
+    .where('k.key_hash', '=', hash)
+    .executeTakeFirst();
+  if (!row || row.k_revoked !== null) return null;
+  const { kid, k_team, k_kind, k_instance, k_perms, k_revoked: _r, ...user } = row;
+  return {
+    user,
+    via: k_kind === 'instance' ? 'instance_key' : 'api_key',
+    keyId: kid,
+    sessionId: null,
+    teamId: k_team,
+    permissions: k_perms ? (JSON.parse(k_perms) as Permissions) : null,
+    instanceId: k_instance,
+    isAdminSession: false,
+    credential,
+  };
+}
+
+export async function resolveCookie(deps: Deps, token: string): Promise<AuthContext | null> {
+  const row = await deps.db
+    .selectFrom('sessions as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .selectAll('u')
+    .select(['s.id as sid', 's.team_id as s_team', 's.expires_at', 's.revoked_at', 's.is_admin as s_admin', 's.kind as s_kind'])
+    .where('s.token_hash', '=', sha256Hex(token))
+    .executeTakeFirst();
+  if (!row || row.revoked_at !== null || row.s_kind !== 'cookie' || row.expires_at <= deps.clock.now()) return null;
+  const { sid, s_team, expires_at: _e, revoked_at: _r, s_admin, s_kind: _k, ...user } = row;
+  return { user, via: 'cookie', keyId: null, sessionId: sid, teamId: s_team, permissions: null, instanceId: null, isAdminSession: s_admin === 1, credential: token };
+}
+
+/** Fastify onRequest hook: fills `req.auth` and enforces the route's auth config. */
+export function authHook(deps: Deps) {
+  return async function authenticate(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    req.auth = null;
+    const cfg = req.routeOptions.config as RouteAuthConfig | undefined;
+    const mode = cfg?.auth ?? 'required';
+    if (mode === 'none' || !req.routeOptions.url) return;
+    const credential = presentedCredential(req);
+    if (credential) {
+      req.auth = await resolveCredential(deps, credential);
+      if (!req.auth) {
+        throw CommonErrors.invalidKey();
+      }
+    } else {
+      const cookie = req.cookies?.[SESSION_COOKIE];
+      if (cookie) req.auth = await resolveCookie(deps, cookie);
+    }
+    if (!req.auth) {
+      if (mode === 'optional') return;
+      throw CommonErrors.authMissing('Missing API key: send Authorization: Bearer KEY');
+    }
+    enforceScope(req, req.auth, cfg);
+  };
+}
+
+function enforceScope(req: FastifyRequest, auth: AuthContext, cfg: RouteAuthConfig | undefined): void {
+  if (auth.via === 'instance_key') {
+    // api-spec "Authentication" 3: it can only start, stop or destroy that one instance.
+    const id = Number((req.params as Record<string, string> | undefined)?.id);
+    if (!cfg?.instanceKey || id !== auth.instanceId) {
+      throw new AppError(403, 'forbidden', 'An instance API key can only start, stop or destroy its own instance');
+    }
+    return;
+  }
+  if (!cfg?.scope) return;
+  const access: Access = cfg.access ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
+  if (!allows(auth.permissions, cfg.scope, access)) {
+    throw new AppError(403, 'forbidden', `This API key lacks ${access} permission on ${cfg.scope}`);
+  }
+}
+
+/** For handlers of `auth: 'optional'` routes and services: the caller, or 401. */
+export function requireAuth(req: FastifyRequest): AuthContext {
+  if (!req.auth) throw CommonErrors.authMissing('Missing API key: send Authorization: Bearer KEY');
+  return req.auth;
+}

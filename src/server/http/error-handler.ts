@@ -1,0 +1,70 @@
+// One error handler (issue 2, point 10): every error becomes `{error, msg}` with the right status.
+// Schema violations and malformed JSON: 400 bad_request naming the field. Unknown route: 404.
+// Oversized body: 413. Non-JSON body on a JSON endpoint: 415. A 5xx never shows its cause.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+
+interface ValidationItem {
+  instancePath?: string;
+  message?: string;
+  keyword?: string;
+  params?: Record<string, unknown>;
+}
+
+/** "body.machine_ids must be array", "body must have required property 'image'" → names the field. */
+export function validationMessage(context: string | undefined, items: ValidationItem[]): string {
+  const first = items[0];
+  if (!first) return 'Invalid request';
+  const where = (context ?? 'body') + (first.instancePath ? first.instancePath.replace(/\//g, '.') : '');
+  if (first.keyword === 'required' && first.params?.missingProperty) {
+    return `${where}.${String(first.params.missingProperty)} is required`;
+  }
+  if (first.keyword === 'additionalProperties' && first.params?.additionalProperty) {
+    return `${where}.${String(first.params.additionalProperty)} is not an allowed field`;
+  }
+  if (first.keyword === 'enum' && Array.isArray(first.params?.allowedValues)) {
+    return `${where} must be one of: ${(first.params.allowedValues as unknown[]).join(', ')}`;
+  }
+  return `${where} ${first.message ?? 'is invalid'}`;
+}
+
+export function sendError(reply: FastifyReply, status: number, code: string, msg: string, extra: Record<string, unknown> = {}): FastifyReply {
+  return reply.code(status).type('application/json').send({ ...extra, error: code, msg });
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) =>
+    sendError(reply, 404, 'not_found', `No route for ${req.method} ${req.url.split('?')[0]}`),
+  );
+
+  app.setErrorHandler((err: FastifyError | AppError, req: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof AppError) {
+      for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+      return sendError(reply, err.status, err.code, err.message, err.extra);
+    }
+    const fe = err as FastifyError & { validation?: ValidationItem[]; validationContext?: string };
+    if (fe.validation) {
+      return sendError(reply, 400, 'bad_request', validationMessage(fe.validationContext, fe.validation));
+    }
+    switch (fe.code) {
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return sendError(reply, 400, 'bad_request', 'Malformed JSON body');
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return sendError(reply, 413, 'payload_too_large', 'Request body is too large');
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+        return sendError(reply, 415, 'unsupported_media_type', 'Content-Type must be application/json');
+      default:
+        break;
+    }
+    if (err instanceof SyntaxError) return sendError(reply, 400, 'bad_request', 'Malformed JSON body');
+    const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
+    if (status >= 400 && status < 500) {
+      return sendError(reply, status, 'bad_request', fe.message || 'Bad request');
+    }
+    // Log the cause with the request id; the caller only learns that it failed.
+    req.log.error({ err }, 'request failed');
+    return sendError(reply, 500, 'internal_error', 'Internal server error');
+  });
+}

@@ -1,0 +1,62 @@
+// Background loops of a `serve` process. Each is safe with several `serve` processes on one
+// PostgreSQL: work is claimed by conditional updates, never by in-process state.
+import type { Deps } from '../deps.js';
+
+export interface Job {
+  name: string;
+  stop(): Promise<void>;
+}
+
+/** Runs `fn` every `ms` (never overlapping itself) until stopped. */
+export function every(name: string, ms: number, fn: () => Promise<unknown>, onError: (err: unknown) => void): Job & { kick(): void } {
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<unknown> | null = null;
+  let stopped = false;
+  let again = false;
+  const run = () => {
+    timer = null;
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = fn()
+      .catch(onError)
+      .finally(() => {
+        running = null;
+        if (stopped) return;
+        if (again) {
+          again = false;
+          setImmediate(run);
+        } else schedule();
+      });
+  };
+  const schedule = () => {
+    if (!stopped && !timer) timer = setTimeout(run, ms);
+  };
+  schedule();
+  return {
+    name,
+    kick() {
+      if (stopped) return;
+      if (timer) {
+        clearTimeout(timer);
+        timer = null;
+      }
+      run();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+/** Starts every background loop; main.ts stops them on SIGTERM (after the HTTP server drains). */
+export function startJobs(deps: Deps): Job[] {
+  const jobs: Job[] = [];
+  const onError = (name: string) => (err: unknown) => deps.log.error({ err, job: name }, 'background job failed');
+  void onError;
+  return jobs;
+}

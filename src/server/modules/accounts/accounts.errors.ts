@@ -1,0 +1,8 @@
+import { defineErrors } from '../../errors.js';
+
+export const AccountErrors = defineErrors({
+  badLogin: [401, 'auth_error', 'Invalid e-mail or password'],
+  emailTaken: [409, 'email_taken', 'An account with this e-mail already exists'],
+  badEmail: [400, 'bad_request', 'email must be a valid e-mail address'],
+  badPhone: [400, 'bad_request', 'phone must be an E.164 number such as +14155550123'],
+});

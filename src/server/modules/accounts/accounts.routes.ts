@@ -1,0 +1,83 @@
+// GET /api/v0/users/current (api-spec "Instance quick path"; client-compat "current user") and
+// POST /api/v0/users/login/ (operator-contract "Endpoints the spec implies").
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../deps.js';
+import { requireAuth, SESSION_COOKIE } from '../../http/auth.js';
+import { checkPassword } from './accounts.service.js';
+import { createSession } from './accounts.sessions.js';
+import { userSchema, userView } from './accounts.view.js';
+import { beginTfaLogin } from '../two-factor/two-factor.login.js';
+import { errorSchema } from '../../http/schemas.js';
+
+export async function accountsRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
+  app.get(
+    '/api/v0/users/current',
+    {
+      config: { scope: 'user' },
+      schema: {
+        tags: ['users'],
+        summary: 'The caller, with the credential presented as api_key',
+        response: { 200: userSchema, 401: errorSchema },
+      },
+    },
+    async (req) => {
+      const auth = requireAuth(req);
+      // client-compat: the CLI removes `api_key` and fails if it is missing.
+      return { ...userView(auth.user, { teamId: auth.teamId }), api_key: auth.credential };
+    },
+  );
+
+  app.post(
+    '/api/v0/users/login',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags: ['users'],
+        summary: 'Password login: the user object and a session cookie, or a 2FA challenge',
+        body: {
+          type: 'object',
+          required: ['email', 'password'],
+          properties: { email: { type: 'string', maxLength: 320 }, password: { type: 'string', maxLength: 1024 } },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              ...userSchema.properties,
+              success: { type: 'boolean' },
+              tfa_required: { type: 'boolean' },
+              tfa_secret: { type: 'string' },
+              methods: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: { id: { type: 'integer' }, method: { type: 'string' }, label: { type: 'string' }, is_primary: { type: 'boolean' } },
+                },
+              },
+            },
+          },
+          400: errorSchema,
+          401: errorSchema,
+        },
+      },
+    },
+    async (req, reply) => {
+      const { email, password } = req.body as { email: string; password: string };
+      const user = await checkPassword(deps, email, password);
+      if (user.tfa_status !== 'disabled') {
+        const start = await beginTfaLogin(deps, user);
+        return { success: true, tfa_required: true, tfa_secret: start.tfa_secret, methods: start.methods };
+      }
+      const s = await createSession(deps.db, {
+        userId: user.id,
+        teamId: null,
+        kind: 'cookie',
+        isAdmin: false,
+        now: deps.clock.now(),
+        ttlS: deps.config.sessionTtlS,
+      });
+      reply.setCookie(SESSION_COOKIE, s.token, { httpOnly: true, sameSite: 'lax', path: '/', expires: new Date(s.expiresAt) });
+      return userView(user);
+    },
+  );
+}

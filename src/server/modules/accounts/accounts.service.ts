@@ -1,0 +1,119 @@
+// Accounts: creating users (admin command, demo), password login.
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
+import { tx, isUniqueViolation } from '../../db/connection.js';
+import { hashPassword, newToken, sha256Hex, verifyPassword } from '../../crypto.js';
+import { API_KEY_PREFIX, type User } from '../../http/auth.js';
+import { AccountErrors } from './accounts.errors.js';
+import { findOrCreateTeam, findUserByEmail } from './accounts.repo.js';
+
+export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const E164_RE = /^\+[1-9]\d{6,14}$/;
+
+export interface CreateUserInput {
+  email: string;
+  password?: string | null;
+  fullName?: string;
+  emailVerified?: boolean;
+  admin?: boolean;
+  phone?: string | null;
+  legacyTfa?: boolean;
+  team?: string | null;
+  balanceUsd?: number;
+}
+
+export interface CreatedUser {
+  id: number;
+  email: string;
+  api_key: string;
+  team_api_key?: string;
+}
+
+/** Inserts an account key for a user (hash only) and returns the key, shown once. */
+export async function insertApiKey(
+  db: Kysely<DB>,
+  p: { userId: number; teamId: number | null; name: string; permissions: string | null; now: number },
+): Promise<{ id: number; key: string }> {
+  const key = newToken(API_KEY_PREFIX);
+  const row = await db
+    .insertInto('api_keys')
+    .values({
+      user_id: p.userId,
+      team_id: p.teamId,
+      kind: 'user',
+      instance_id: null,
+      name: p.name,
+      key_hash: sha256Hex(key),
+      key_prefix: key.slice(0, 10),
+      permissions: p.permissions,
+      created_at: p.now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { id: row.id, key };
+}
+
+export async function createUser(deps: Pick<Deps, 'store' | 'clock'>, input: CreateUserInput): Promise<CreatedUser> {
+  const email = input.email.trim().toLowerCase();
+  if (!EMAIL_RE.test(email)) throw AccountErrors.badEmail();
+  if (input.phone && !E164_RE.test(input.phone)) throw AccountErrors.badPhone();
+  if (input.legacyTfa && !input.phone) throw AccountErrors.badPhone('--legacy-tfa needs --phone: legacy 2FA sends codes to the number on file');
+  // Hash outside the transaction: it is slow on purpose and must not hold the write lock.
+  const passwordHash = input.password ? await hashPassword(input.password) : null;
+  const now = deps.clock.now();
+  try {
+    return await tx(deps.store, async (db) => {
+      const user = await db
+        .insertInto('users')
+        .values({
+          email,
+          full_name: input.fullName ?? '',
+          password_hash: passwordHash,
+          email_verified_at: input.emailVerified ? now : null,
+          tfa_status: input.legacyTfa ? 'legacy' : 'disabled',
+          phone_number: input.phone ?? null,
+          is_admin: input.admin ? 1 : 0,
+          sms_fraud: 0,
+          balance_micros: Math.round((input.balanceUsd ?? 0) * 1_000_000),
+          created_at: now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const personal = await insertApiKey(db, { userId: user.id, teamId: null, name: 'default', permissions: null, now });
+      const out: CreatedUser = { id: user.id, email, api_key: personal.key };
+      if (input.team) {
+        const teamId = await findOrCreateTeam(db, input.team, now);
+        await db
+          .insertInto('team_members')
+          .values({ team_id: teamId, user_id: user.id, role: 'member', created_at: now })
+          .onConflict((oc) => oc.columns(['team_id', 'user_id']).doNothing())
+          .execute();
+        out.team_api_key = (await insertApiKey(db, { userId: user.id, teamId, name: `team:${input.team}`, permissions: null, now })).key;
+      }
+      return out;
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw AccountErrors.emailTaken();
+    throw err;
+  }
+}
+
+/** Checks e-mail and password; the same error whether or not the e-mail exists. */
+export async function checkPassword(deps: Pick<Deps, 'db'>, email: string, password: string): Promise<User> {
+  const user = await findUserByEmail(deps.db, email);
+  const ok = await verifyPassword(user?.password_hash ?? null, password);
+  if (!user || !ok) throw AccountErrors.badLogin();
+  return user;
+}
+
+export async function setSmsFraud(deps: Pick<Deps, 'db'>, email: string, flag: boolean): Promise<{ id: number; sms_fraud: boolean }> {
+  const row = await deps.db
+    .updateTable('users')
+    .set({ sms_fraud: flag ? 1 : 0 })
+    .where('email', '=', email.trim().toLowerCase())
+    .returning(['id', 'sms_fraud'])
+    .executeTakeFirst();
+  if (!row) throw new Error(`no user with e-mail ${email}`);
+  return { id: row.id, sms_fraud: row.sms_fraud === 1 };
+}

@@ -1,0 +1,58 @@
+// The user object of api-spec "User object and login response": named fields id, email,
+// full_name, tfa_status; the rest is what clients of a GPU cloud read (balance, email_verified).
+import type { User } from '../../http/auth.js';
+
+export function maskPhone(phone: string | null): string | null {
+  if (!phone) return null;
+  const digits = phone.replace(/\D/g, '');
+  return `***${digits.slice(-4)}`;
+}
+
+export function toSeconds(ms: number | null): number | null {
+  return ms === null ? null : ms / 1000;
+}
+
+export function userView(u: User, extra: { teamId?: number | null } = {}) {
+  return {
+    id: u.id,
+    email: u.email,
+    full_name: u.full_name,
+    username: u.email,
+    tfa_status: u.tfa_status,
+    tfa_enabled: u.tfa_status !== 'disabled',
+    email_verified: u.email_verified_at !== null,
+    email_verified_at: toSeconds(u.email_verified_at),
+    phone_number: maskPhone(u.phone_number),
+    is_admin: u.is_admin === 1,
+    sms_fraud: u.sms_fraud === 1,
+    balance: u.balance_micros / 1_000_000,
+    credit: u.balance_micros / 1_000_000,
+    team_id: extra.teamId ?? null,
+    created_at: u.created_at / 1000,
+  };
+}
+
+export const userSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'integer' },
+    email: { type: 'string' },
+    full_name: { type: 'string' },
+    username: { type: 'string' },
+    tfa_status: { type: 'string', enum: ['enabled', 'disabled', 'legacy'] },
+    tfa_enabled: { type: 'boolean' },
+    email_verified: { type: 'boolean' },
+    email_verified_at: { type: ['number', 'null'] },
+    phone_number: { type: ['string', 'null'] },
+    is_admin: { type: 'boolean' },
+    sms_fraud: { type: 'boolean' },
+    balance: { type: 'number' },
+    credit: { type: 'number' },
+    team_id: { type: ['integer', 'null'] },
+    created_at: { type: 'number' },
+    api_key: { type: 'string' },
+    session_key: { type: 'string' },
+    backup_codes_remaining: { type: 'integer' },
+    legacy_tfa_user: { type: 'boolean' },
+  },
+} as const;

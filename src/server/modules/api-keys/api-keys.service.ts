@@ -1,0 +1,95 @@
+// API keys (issue 2, point 5; client-compat "API keys"). The key is returned once, at creation;
+// only its SHA-256 is stored. A key can't mint a key with more power than itself.
+import type { Deps } from '../../deps.js';
+import type { AuthContext } from '../../http/auth.js';
+import { AppError, CommonErrors } from '../../errors.js';
+import { insertApiKey } from '../accounts/accounts.service.js';
+import { PERMISSION_FAMILIES, allows, parsePermissions, type Permissions } from '../../../contract/permissions.js';
+
+export interface ApiKeyView {
+  id: number;
+  name: string;
+  key_prefix: string;
+  permissions: Permissions | 'full';
+  team_id: number | null;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+function view(r: { id: number; name: string; key_prefix: string; permissions: string | null; team_id: number | null; created_at: number; last_used_at: number | null }): ApiKeyView {
+  return {
+    id: r.id,
+    name: r.name,
+    key_prefix: r.key_prefix,
+    permissions: r.permissions ? (JSON.parse(r.permissions) as Permissions) : 'full',
+    team_id: r.team_id,
+    created_at: r.created_at / 1000,
+    last_used_at: r.last_used_at === null ? null : r.last_used_at / 1000,
+  };
+}
+
+function isSubset(requested: Permissions | null, held: Permissions | null): boolean {
+  if (held === null) return true;
+  if (requested === null) return false;
+  return PERMISSION_FAMILIES.every((f) => {
+    const want = requested[f];
+    return !want || allows(held, f, want);
+  });
+}
+
+export async function createApiKey(deps: Deps, auth: AuthContext, body: { name?: string; permissions?: unknown }) {
+  const parsed = parsePermissions(body.permissions);
+  if (!parsed.ok) throw CommonErrors.badRequest(parsed.msg);
+  if (!isSubset(parsed.value, auth.permissions)) {
+    throw new AppError(403, 'forbidden', 'A key cannot create a key with permissions it does not hold');
+  }
+  const now = deps.clock.now();
+  const name = (body.name ?? '').trim() || 'api key';
+  const { id, key } = await insertApiKey(deps.db, {
+    userId: auth.user.id,
+    teamId: auth.teamId,
+    name,
+    permissions: parsed.value ? JSON.stringify(parsed.value) : null,
+    now,
+  });
+  const row = await deps.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  return { success: true, ...view(row), key };
+}
+
+export async function listApiKeys(deps: Deps, auth: AuthContext): Promise<ApiKeyView[]> {
+  const rows = await deps.db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('user_id', '=', auth.user.id)
+    .where('kind', '=', 'user')
+    .where('revoked_at', 'is', null)
+    .orderBy('id')
+    .execute();
+  return rows.map(view);
+}
+
+export async function getApiKey(deps: Deps, auth: AuthContext, id: number): Promise<ApiKeyView> {
+  const row = await deps.db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', auth.user.id)
+    .where('kind', '=', 'user')
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) throw CommonErrors.notFound('No such API key');
+  return view(row);
+}
+
+/** Revokes at once: authentication reads the row on every request, so the next one fails. */
+export async function revokeApiKey(deps: Deps, auth: AuthContext, id: number): Promise<void> {
+  const res = await deps.db
+    .updateTable('api_keys')
+    .set({ revoked_at: deps.clock.now() })
+    .where('id', '=', id)
+    .where('user_id', '=', auth.user.id)
+    .where('kind', '=', 'user')
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0) throw CommonErrors.notFound('No such API key');
+}

@@ -1,0 +1,26 @@
+// Every module's routes, registered in one place. Each module owns its `<m>.routes.ts`.
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../deps.js';
+import { accountsRoutes } from './accounts/accounts.routes.js';
+import { apiKeysRoutes } from './api-keys/api-keys.routes.js';
+import { sshKeysRoutes } from './ssh-keys/ssh-keys.routes.js';
+import { marketRoutes } from './offers/offers.routes.js';
+import { instancesRoutes } from './instances/instances.routes.js';
+import { machinesRoutes } from './machines/machines.routes.js';
+import { maintenanceRoutes } from './maintenance/maintenance.routes.js';
+import { twoFactorRoutes } from './two-factor/two-factor.routes.js';
+import { agentGatewayRoutes } from './agent-gateway/agent-gateway.routes.js';
+import { platformRoutes } from './platform/platform.routes.js';
+
+export async function registerModules(app: FastifyInstance, deps: Deps): Promise<void> {
+  await accountsRoutes(app, deps);
+  await apiKeysRoutes(app, deps);
+  await sshKeysRoutes(app, deps);
+  await marketRoutes(app, deps);
+  await instancesRoutes(app, deps);
+  await machinesRoutes(app, deps);
+  await maintenanceRoutes(app, deps);
+  await twoFactorRoutes(app, deps);
+  await agentGatewayRoutes(app, deps);
+  await platformRoutes(app, deps);
+}

@@ -1,0 +1,47 @@
+// Enqueueing into the transactional e-mail outbox (issue 5, point 4). Call it with the same
+// transaction that makes the change the e-mail is about: both commit or neither does. The relay
+// (jobs/outbox-relay) delivers what is due. The idempotency key is unique: enqueueing the same
+// e-mail twice (a retried request) stores it once.
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+
+export interface EmailMessage {
+  /** Unique per logical e-mail, e.g. `maint:42:client:7`. */
+  key: string;
+  to: string;
+  subject: string;
+  text: string;
+  html?: string | null;
+  category: string;
+}
+
+export async function enqueueEmails(db: Kysely<DB>, now: number, messages: EmailMessage[]): Promise<number> {
+  if (messages.length === 0) return 0;
+  let inserted = 0;
+  // Chunks keep each statement under SQLite's bound-parameter limit.
+  for (let i = 0; i < messages.length; i += 200) {
+    const rows = messages.slice(i, i + 200).map((m) => ({
+      idempotency_key: m.key,
+      to_addr: m.to,
+      subject: m.subject,
+      text_body: m.text,
+      html_body: m.html ?? null,
+      category: m.category,
+      created_at: now,
+      available_at: now,
+      attempts: 0,
+    }));
+    const res = await db
+      .insertInto('email_outbox')
+      .values(rows)
+      .onConflict((oc) => oc.column('idempotency_key').doNothing())
+      .returning('id')
+      .execute();
+    inserted += res.length;
+  }
+  return inserted;
+}
+
+export function enqueueEmail(db: Kysely<DB>, now: number, m: EmailMessage): Promise<number> {
+  return enqueueEmails(db, now, [m]);
+}
