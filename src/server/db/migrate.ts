@@ -1,6 +1,6 @@
 // One migration set for both dialects, run at start (issue 2, point 2). The list is static so
 // it works the same from TypeScript sources (tests) and from dist/ (the installed program).
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './connection.js';
 import * as m001 from './migrations/001-foundation.js';
 import * as m002 from './migrations/002-market.js';
@@ -21,7 +21,15 @@ const migrations: Record<string, Migration> = {
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export async function migrateToLatest(store: Store): Promise<void> {
-  const migrator = new Migrator({ db: store.db, provider });
+  // On PostgreSQL the bookkeeping tables go into the connection's current schema explicitly:
+  // Kysely otherwise looks for them in every schema and may find another database's in the same
+  // cluster (operators may give each deployment, and tests each file, its own schema).
+  let migrationTableSchema: string | undefined;
+  if (store.dialect === 'postgres') {
+    const r = await sql<{ s: string }>`select current_schema() as s`.execute(store.db);
+    migrationTableSchema = r.rows[0]?.s;
+  }
+  const migrator = new Migrator({ db: store.db, provider, migrationTableSchema });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
 }
