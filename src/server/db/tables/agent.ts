@@ -1,3 +1,25 @@
-// Table types: agent protocol state (issue 4).
+// Table types: agent protocol state (issue 4). The columns live on the offers module's tables
+// (added by migration 005), so they are declared by augmenting those interfaces.
+import type { MachinesTable as _M, InstancesTable as _I } from './market.js';
+
+declare module './market.js' {
+  interface MachinesTable {
+    /** UUID of the agent process (kept in its --state-dir) that registered this machine. */
+    agent_uid: string | null;
+    /** Which of that agent's `--machines N` slots (0-based). */
+    agent_slot: number | null;
+  }
+  interface InstancesTable {
+    /** The instance_api_key sealed with encryptSecret(config.secretKey, key): CONTAINER_API_KEY. */
+    container_key_enc: string | null;
+    /** Last state the agent reported (loading, running, exited, stopped), for operators. */
+    agent_state: string | null;
+    agent_reported_at: number | null;
+  }
+}
+
+export type AgentMachineColumns = Pick<_M, 'agent_uid' | 'agent_slot'>;
+export type AgentInstanceColumns = Pick<_I, 'container_key_enc' | 'agent_state' | 'agent_reported_at'>;
+
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface AgentTables {}
