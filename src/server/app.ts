@@ -10,6 +10,7 @@ import { installErrorHandling } from './http/error-handler.js';
 import { installValidators } from './http/validation.js';
 import { ping } from './db/connection.js';
 import { registerModules } from './modules/index.js';
+import { installPlatformHooks } from './modules/platform/platform.hooks.js';
 
 /** Removes credentials from a URL before it reaches a log line (client-compat: never log a key). */
 export function redactUrl(url: string): string {
@@ -28,6 +29,18 @@ export function logOptions(level: string): FastifyServerOptions['logger'] {
   };
 }
 
+export interface RouteInfo {
+  method: string;
+  url: string;
+  hidden: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    openrigRoutes: RouteInfo[];
+  }
+}
+
 export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: opts.logger === false ? false : logOptions(deps.config.logLevel),
@@ -36,6 +49,15 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Pro
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: 'array' } },
+  });
+
+  // Every route, for the OpenAPI completeness test and the fuzzer.
+  const routes: RouteInfo[] = [];
+  app.decorate('openrigRoutes', routes);
+  app.addHook('onRoute', (r) => {
+    const methods = Array.isArray(r.method) ? r.method : [r.method];
+    const hidden = !!(r.schema as { hide?: boolean } | undefined)?.hide;
+    for (const m of methods) if (m !== 'HEAD') routes.push({ method: m, url: r.url, hidden });
   });
 
   installValidators(app);
@@ -80,6 +102,7 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Pro
 
   app.decorateRequest('auth', null);
   app.addHook('onRequest', authHook(deps));
+  installPlatformHooks(app, deps); // rate limits (needs req.auth) and request metrics (issue 9)
 
   app.get('/healthz', { config: { auth: 'none' }, schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { config: { auth: 'none' }, schema: { hide: true } }, async (_req, reply) => {

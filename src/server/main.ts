@@ -36,7 +36,14 @@ export async function startServer(config: Config, opts: { logger?: boolean } = {
     url,
     close() {
       closing ??= (async () => {
-        await app.close(); // stops accepting; in-flight requests finish first
+        // Stops accepting; in-flight requests finish first. Connections that turn idle after
+        // their last reply are closed as they do, instead of waiting out keep-alive.
+        const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+        try {
+          await app.close();
+        } finally {
+          clearInterval(sweep);
+        }
         for (const j of deps.jobs) await j.stop(); // the relay's last pass flushes the outbox
         await store.destroy();
       })();

@@ -1,0 +1,69 @@
+// Real processes for end-to-end tests: `node bin/openrig.js …` from the built dist/ (npm test
+// builds first). Every process started here is killed when the test file ends.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll } from 'vitest';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const BIN = path.join(ROOT, 'bin/openrig.js');
+
+const live = new Set<ChildProcess>();
+afterAll(() => {
+  for (const p of live) p.kill('SIGKILL');
+});
+
+export interface Proc {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export function startProc(args: string[], env: Record<string, string> = {}): Proc {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, OPENRIG_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  live.add(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => {
+      live.delete(child);
+      resolve({ code, signal });
+    }),
+  );
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+export async function waitFor<T>(fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, what: string, timeoutMs = 20_000, stepMs = 50): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
+
+/** Starts `openrig serve --port 0 …` and resolves once it printed its URL and /healthz is 200. */
+export async function startServe(args: string[], env: Record<string, string> = {}): Promise<Proc & { url: string }> {
+  const p = startProc(['serve', '--port', '0', ...args], env);
+  const url = await waitFor(() => {
+    if (p.child.exitCode !== null) throw new Error(`serve exited early: ${p.stderr()} ${p.stdout()}`);
+    return /(?:listening on|running at) (http:\/\/\S+)/.exec(p.stdout())?.[1];
+  }, 'serve to print its URL');
+  await waitFor(async () => (await fetch(`${url}/healthz`).catch(() => null))?.ok, '/healthz');
+  return { ...p, url };
+}
+
+/** Runs a command to completion; returns exit code and output. */
+export async function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const p = startProc(args, env);
+  const { code } = await p.exited;
+  return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
