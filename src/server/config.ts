@@ -46,7 +46,17 @@ export interface Config {
   };
   agent: { heartbeatS: number; unknownAfterS: number; offlineAfterS: number; sweepIntervalMs: number };
   billing: { meterIntervalMs: number };
-  rateLimits: { enabled: boolean };
+  rateLimits: { enabled: boolean } & Record<RateLimitFamily, RateLimitRule>;
+  /** Bearer token required by GET /metrics; null: no token (issue 9). */
+  metricsToken: string | null;
+}
+
+/** Route families with their own fixed-window limit (issue 9; platform/platform.rate-limit.ts). */
+export type RateLimitFamily = 'codeSends' | 'logins' | 'creates' | 'search';
+/** At most `limit` requests per `windowS` seconds, per account (or per IP when anonymous). */
+export interface RateLimitRule {
+  limit: number;
+  windowS: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -64,6 +74,15 @@ function num(env: Env, name: string, def: number, opts: { min?: number } = {}): 
 function str(env: Env, name: string, def: string): string {
   const raw = env[name];
   return raw === undefined || raw === '' ? def : raw;
+}
+
+/** `LIMIT/WINDOW_SECONDS`, e.g. `120/60`. */
+function rateRule(env: Env, name: string, def: RateLimitRule): RateLimitRule {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(raw);
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw new Error(`${name} must be LIMIT/WINDOW_SECONDS, e.g. 120/60 (got ${JSON.stringify(raw)})`);
+  return { limit: Number(m[1]), windowS: Number(m[2]) };
 }
 
 /** Reads OPENRIG_SECRET_KEY, or the key generated into the data dir on first start. */
@@ -156,6 +175,13 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
       sweepIntervalMs: num(env, 'OPENRIG_SWEEP_INTERVAL_MS', 1000, { min: 10 }),
     },
     billing: { meterIntervalMs: num(env, 'OPENRIG_METER_INTERVAL_MS', 10_000, { min: 10 }) },
-    rateLimits: { enabled: str(env, 'OPENRIG_RATE_LIMITS', 'on') !== 'off' },
+    rateLimits: {
+      enabled: str(env, 'OPENRIG_RATE_LIMITS', 'on') !== 'off',
+      codeSends: rateRule(env, 'OPENRIG_RATE_LIMIT_CODE_SENDS', { limit: 10, windowS: 600 }),
+      logins: rateRule(env, 'OPENRIG_RATE_LIMIT_LOGINS', { limit: 20, windowS: 60 }),
+      creates: rateRule(env, 'OPENRIG_RATE_LIMIT_CREATES', { limit: 30, windowS: 60 }),
+      search: rateRule(env, 'OPENRIG_RATE_LIMIT_SEARCH', { limit: 120, windowS: 60 }),
+    },
+    metricsToken: env.OPENRIG_METRICS_TOKEN || null,
   };
 }

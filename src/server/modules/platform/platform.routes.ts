@@ -1,5 +1,21 @@
+// GET /metrics: Prometheus text format (issue 9, point 6). Open by default (bind serve to a
+// private address or put it behind the proxy's allow-list); with OPENRIG_METRICS_TOKEN set, it
+// needs that token as Bearer. Hidden from the OpenAPI document: it is not part of the API.
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
+import { safeEqual } from '../../crypto.js';
+import { metricsOf } from './platform.metrics.js';
+import { PlatformErrors } from './platform.errors.js';
 
-// Routes of this module; empty until the module lands.
-export async function platformRoutes(_app: FastifyInstance, _deps: Deps): Promise<void> {}
+export async function platformRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
+  app.get('/metrics', { config: { auth: 'none' }, schema: { hide: true } }, async (req, reply) => {
+    const token = deps.config.metricsToken;
+    if (token) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+      if (!m || !safeEqual(m[1]!, token)) throw PlatformErrors.metricsAuth();
+    }
+    const { registry } = metricsOf(deps);
+    const text = await registry.metrics();
+    return reply.type(registry.contentType).send(text);
+  });
+}

@@ -1,0 +1,160 @@
+// Prometheus metrics (issue 9, point 6), on a Registry of this app's own (never prom-client's
+// global one: tests build many apps in one process). Request rate and latency come from an
+// onResponse hook; instance states, outbox backlog and heartbeat lag are read from the tables at
+// scrape time, so every `serve` process reports the same, database-wide, values.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { sql } from 'kysely';
+import type { Deps } from '../../deps.js';
+
+export interface Metrics {
+  registry: Registry;
+  requests: Counter<'method' | 'route' | 'status'>;
+  latency: Histogram<'method' | 'route' | 'status'>;
+  rateLimited: Counter<'family'>;
+}
+
+const byDeps = new WeakMap<Deps, Metrics>();
+
+/** The metrics of one app (made on first use). */
+export function metricsOf(deps: Deps): Metrics {
+  let m = byDeps.get(deps);
+  if (!m) {
+    m = createMetrics(deps);
+    byDeps.set(deps, m);
+  }
+  return m;
+}
+
+/** Runs a scrape-time query; a table that does not exist yet (or a dead database) reports nothing. */
+async function safely<T>(deps: Deps, what: string, fn: () => Promise<T>): Promise<T | null> {
+  try {
+    return await fn();
+  } catch (err) {
+    deps.log.debug({ err, what }, 'metrics query failed');
+    return null;
+  }
+}
+
+function createMetrics(deps: Deps): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry, prefix: 'openrig_' });
+  const labelNames = ['method', 'route', 'status'] as const;
+  const requests = new Counter({ name: 'openrig_http_requests_total', help: 'HTTP requests by route pattern and status', labelNames, registers });
+  const latency = new Histogram({
+    name: 'openrig_http_request_duration_seconds',
+    help: 'HTTP request latency by route pattern and status',
+    labelNames,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers,
+  });
+  const rateLimited = new Counter({ name: 'openrig_rate_limited_total', help: 'Requests refused with 429 by route family', labelNames: ['family'], registers });
+
+  new Gauge({
+    name: 'openrig_db_up',
+    help: '1 when the database answers, else 0',
+    registers,
+    async collect() {
+      const ok = await safely(deps, 'db_up', () => sql`select 1`.execute(deps.db));
+      this.set(ok ? 1 : 0);
+    },
+  });
+
+  new Gauge({
+    name: 'openrig_instances',
+    help: 'Live (not destroyed) instances by actual_status; "provisioning" is the null status',
+    labelNames: ['state'],
+    registers,
+    async collect() {
+      const rows = await safely(deps, 'instances', () =>
+        deps.db
+          .selectFrom('instances')
+          .select(['actual_status', (eb) => eb.fn.countAll<number>().as('n')])
+          .where('destroyed_at', 'is', null)
+          .groupBy('actual_status')
+          .execute(),
+      );
+      this.reset();
+      for (const r of rows ?? []) this.set({ state: r.actual_status ?? 'provisioning' }, Number(r.n));
+    },
+  });
+
+  const outboxOldest = new Gauge({ name: 'openrig_email_outbox_oldest_age_seconds', help: 'Age of the oldest undelivered e-mail (0 when none)', registers });
+  new Gauge({
+    name: 'openrig_email_outbox_backlog',
+    help: 'E-mails in the outbox by state: pending (not yet delivered) or failed (gave up)',
+    labelNames: ['state'],
+    registers,
+    async collect() {
+      const r = await safely(deps, 'outbox', () =>
+        deps.db
+          .selectFrom('email_outbox')
+          .select([
+            sql<number>`sum(case when sent_at is null and failed_at is null then 1 else 0 end)`.as('pending'),
+            sql<number>`sum(case when failed_at is not null then 1 else 0 end)`.as('failed'),
+            sql<number | null>`min(case when sent_at is null and failed_at is null then created_at end)`.as('oldest'),
+          ])
+          .executeTakeFirst(),
+      );
+      this.set({ state: 'pending' }, Number(r?.pending ?? 0));
+      this.set({ state: 'failed' }, Number(r?.failed ?? 0));
+      outboxOldest.set(r?.oldest != null ? Math.max(0, (deps.clock.now() - Number(r.oldest)) / 1000) : 0);
+    },
+  });
+
+  const overdue = new Gauge({
+    name: 'openrig_machines_heartbeat_overdue',
+    help: `Machines marked online whose last heartbeat is older than twice the heartbeat interval`,
+    registers,
+  });
+  const machines = new Gauge({ name: 'openrig_machines', help: 'Machines (not deleted) by online_state', labelNames: ['state'], registers });
+  new Gauge({
+    name: 'openrig_heartbeat_lag_seconds',
+    help: 'Time since the last heartbeat over online machines: max and average',
+    labelNames: ['stat'],
+    registers,
+    async collect() {
+      const now = deps.clock.now();
+      const overdueBefore = now - 2 * deps.config.agent.heartbeatS * 1000;
+      const r = await safely(deps, 'heartbeats', () =>
+        deps.db
+          .selectFrom('machines')
+          .select([
+            sql<number | null>`min(last_heartbeat_at)`.as('oldest'),
+            sql<number | null>`avg(last_heartbeat_at)`.as('mean'),
+            sql<number>`sum(case when last_heartbeat_at < ${overdueBefore} then 1 else 0 end)`.as('overdue'),
+          ])
+          .where('deleted_at', 'is', null)
+          .where('online_state', '=', 'online')
+          .where('last_heartbeat_at', 'is not', null)
+          .executeTakeFirst(),
+      );
+      this.set({ stat: 'max' }, r?.oldest != null ? Math.max(0, (now - Number(r.oldest)) / 1000) : 0);
+      this.set({ stat: 'avg' }, r?.mean != null ? Math.max(0, (now - Number(r.mean)) / 1000) : 0);
+      overdue.set(Number(r?.overdue ?? 0));
+      const states = await safely(deps, 'machines', () =>
+        deps.db
+          .selectFrom('machines')
+          .select(['online_state', (eb) => eb.fn.countAll<number>().as('n')])
+          .where('deleted_at', 'is', null)
+          .groupBy('online_state')
+          .execute(),
+      );
+      machines.reset();
+      for (const s of states ?? []) machines.set({ state: s.online_state }, Number(s.n));
+    },
+  });
+
+  return { registry, requests, latency, rateLimited };
+}
+
+/** onResponse hook: one observation per request, labelled by route pattern (bounded cardinality). */
+export function metricsHook(deps: Deps) {
+  const m = metricsOf(deps);
+  return async function observe(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const labels = { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+    m.requests.inc(labels);
+    m.latency.observe(labels, reply.elapsedTime / 1000);
+  };
+}

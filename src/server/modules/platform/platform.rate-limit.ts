@@ -1,0 +1,123 @@
+// Rate limits (issue 9, point 5): a fixed-window counter per route family and per caller (the
+// account behind the credential, or the client IP when anonymous), kept in the database.
+//
+// Why the database and not Redis: it is the one thing every `serve` process already shares, on
+// SQLite and on PostgreSQL, so limits hold across processes with no extra service to run, and a
+// limit survives a restart. Why a fixed window: one atomic upsert per limited request
+// (INSERT … ON CONFLICT DO UPDATE SET hits = hits + 1 RETURNING hits) is decided by the database,
+// never read-then-write, so N processes racing on one bucket count exactly N hits. Only the four
+// abuse-prone families are limited; polling and other reads cost no write.
+//
+// Headers: RateLimit-Policy and RateLimit as in draft-ietf-httpapi-ratelimit-headers (structured
+// fields: `"search";q=120;w=60` and `"search";r=119;t=42`), and Retry-After (RFC 9110) on 429.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sql, type Kysely } from 'kysely';
+import type { Deps } from '../../deps.js';
+import type { DB } from '../../db/schema.js';
+import type { RateLimitFamily, RateLimitRule } from '../../config.js';
+import { rateLimited } from './platform.errors.js';
+import { metricsOf } from './platform.metrics.js';
+
+interface FamilyInfo {
+  /** Policy name in the headers. */
+  name: string;
+  /** Noun for the 429 message. */
+  what: string;
+}
+
+export const FAMILIES: Record<RateLimitFamily, FamilyInfo> = {
+  codeSends: { name: 'code_sends', what: 'verification codes requested' },
+  logins: { name: 'logins', what: 'login attempts' },
+  creates: { name: 'creates', what: 'instance creations' },
+  search: { name: 'search', what: 'offer searches' },
+};
+
+// Route patterns with their parameters collapsed to ':' and no trailing slash.
+const ROUTES: [RegExp, RegExp, RateLimitFamily][] = [
+  // Sends of a 2FA code by SMS or e-mail, including the deprecated aliases (api-spec "Deprecated").
+  [/^POST$/, /^\/api\/v0\/tfa\/(sms|sms\/resend|email|test|resend|authorize-new-method)$/, 'codeSends'],
+  // Password login and the 2FA login that completes it.
+  [/^POST$/, /^\/api\/v0\/(users\/login|tfa)$/, 'logins'],
+  [/^(PUT|POST)$/, /^\/api\/v0\/asks\/:$/, 'creates'],
+  [/^(POST|GET)$/, /^\/api\/v0\/bundles$/, 'search'],
+];
+
+/** The family a route belongs to, or null when it is not limited. Pure. */
+export function familyOf(method: string, routeUrl: string | undefined): RateLimitFamily | null {
+  if (!routeUrl) return null;
+  const pattern = routeUrl.replace(/:[^/]+/g, ':').replace(/\/+$/, '');
+  for (const [m, p, family] of ROUTES) if (m.test(method) && p.test(pattern)) return family;
+  return null;
+}
+
+export interface WindowState {
+  windowStart: number;
+  /** Seconds until the window ends (at least 1). */
+  resetS: number;
+}
+
+/** The fixed window containing `now`. Pure. */
+export function windowAt(now: number, rule: RateLimitRule): WindowState {
+  const ms = rule.windowS * 1000;
+  const windowStart = Math.floor(now / ms) * ms;
+  return { windowStart, resetS: Math.max(1, Math.ceil((windowStart + ms - now) / 1000)) };
+}
+
+/** Header values for a family after `hits` requests in the window. Pure. */
+export function rateLimitHeaders(family: RateLimitFamily, rule: RateLimitRule, hits: number, resetS: number): Record<string, string> {
+  const name = FAMILIES[family].name;
+  return {
+    'ratelimit-policy': `"${name}";q=${rule.limit};w=${rule.windowS}`,
+    ratelimit: `"${name}";r=${Math.max(0, rule.limit - hits)};t=${resetS}`,
+  };
+}
+
+/** Counts one request in the bucket's window; returns the window's hits including this one. */
+export async function countHit(db: Kysely<DB>, bucket: string, windowStart: number, expiresAt: number): Promise<number> {
+  // One atomic statement on both dialects: concurrent requests (any process) each get a distinct count.
+  const r = await sql<{ hits: number }>`insert into rate_limit_counters (bucket, window_start, hits, expires_at)
+    values (${bucket}, ${windowStart}, 1, ${expiresAt})
+    on conflict (bucket, window_start) do update set hits = rate_limit_counters.hits + 1
+    returning hits`.execute(db);
+  return Number(r.rows[0]!.hits);
+}
+
+/** Deletes windows that have ended. */
+export async function sweepCounters(db: Kysely<DB>, now: number): Promise<number> {
+  const r = await db.deleteFrom('rate_limit_counters').where('expires_at', '<', now).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+const SWEEP_EVERY_MS = 60_000;
+
+/** The onRequest hook (registered after authentication, so the caller is known). */
+export function rateLimitHook(deps: Deps) {
+  let lastSweep = 0;
+  return async function rateLimit(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (!deps.config.rateLimits.enabled) return;
+    const family = familyOf(req.method, req.routeOptions.url);
+    if (!family) return;
+    const rule = deps.config.rateLimits[family];
+    const now = deps.clock.now();
+    const { windowStart, resetS } = windowAt(now, rule);
+    const who = req.auth ? `u:${req.auth.user.id}` : `ip:${req.ip}`;
+    let hits: number;
+    try {
+      hits = await countHit(deps.db, `${FAMILIES[family].name}:${who}`, windowStart, windowStart + rule.windowS * 1000);
+    } catch (err) {
+      // Fail open: an unreachable database fails the request itself with a clear error; the
+      // limiter must not turn a counting hiccup into a refusal.
+      req.log.warn({ err }, 'rate limit counter unavailable');
+      return;
+    }
+    if (now - lastSweep > SWEEP_EVERY_MS) {
+      lastSweep = now;
+      sweepCounters(deps.db, now).catch((err: unknown) => req.log.warn({ err }, 'rate limit sweep failed'));
+    }
+    reply.headers(rateLimitHeaders(family, rule, hits, resetS));
+    if (hits > rule.limit) {
+      metricsOf(deps).rateLimited.inc({ family: FAMILIES[family].name });
+      throw rateLimited(FAMILIES[family].what, resetS);
+    }
+  };
+}
