@@ -28,12 +28,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('price_gpu_dph', 'double precision', (c) => c.notNull().defaultTo(0))
     .addColumn('price_disk_gb_month', 'double precision', (c) => c.notNull().defaultTo(0))
     .addColumn('min_bid_dph', 'double precision', (c) => c.notNull().defaultTo(0))
+    .addColumn('rented', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('listed_until', 'bigint')
     .addColumn('online_state', 'text', (c) => c.notNull().defaultTo('offline'))
     .addColumn('last_heartbeat_at', 'bigint')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('deleted_at', 'bigint')
     .execute();
   await db.schema.createIndex('machines_host_idx').on('machines').column('host_id').execute();
+  // Search (POST /bundles) starts from the rentable set and the common filters.
+  await db.schema.createIndex('machines_market_idx').on('machines').columns(['listed', 'rented', 'gpu_name', 'num_gpus']).execute();
 
   await withId(db, db.schema.createTable('instances'))
     .addColumn('machine_id', 'bigint', (c) => c.notNull().references('machines.id'))
@@ -60,6 +64,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('destroyed_at', 'bigint')
     .addColumn('accrued_micros', 'bigint', (c) => c.notNull().defaultTo(0))
     .addColumn('billed_until', 'bigint', (c) => c.notNull())
+    .addColumn('image_login_enc', 'text')
+    .addColumn('extra', 'text')
     .execute();
   // No double-rented machine: at most one live instance per machine, decided by the database.
   // (A partial unique index: both SQLite and PostgreSQL have them.)
@@ -71,6 +77,41 @@ export async function up(db: Kysely<any>): Promise<void> {
     .where(sql.ref('destroyed_at'), 'is', null)
     .execute();
   await db.schema.createIndex('instances_user_idx').on('instances').columns(['user_id', 'id']).execute();
+  // The billing meter walks live instances.
+  await db.schema.createIndex('instances_live_idx').on('instances').columns(['destroyed_at', 'billed_until']).execute();
+
+  await withId(db, db.schema.createTable('instance_ssh_keys'))
+    .addColumn('instance_id', 'bigint', (c) => c.notNull().references('instances.id'))
+    .addColumn('ssh_key_id', 'bigint', (c) => c.notNull().references('ssh_keys.id'))
+    .addColumn('public_key', 'text', (c) => c.notNull())
+    .addColumn('fingerprint', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
+  // Attaching the same key twice is harmless: the index keeps one row.
+  await db.schema.createIndex('instance_ssh_keys_uq').unique().on('instance_ssh_keys').columns(['instance_id', 'ssh_key_id']).execute();
+
+  await withId(db, db.schema.createTable('idempotency_keys'))
+    .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id'))
+    .addColumn('idem_key', 'text', (c) => c.notNull())
+    .addColumn('request_hash', 'text', (c) => c.notNull())
+    .addColumn('instance_id', 'bigint', (c) => c.notNull())
+    .addColumn('response_enc', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
+  // Two concurrent creates with one key: the second insert waits for the first and then fails.
+  await db.schema.createIndex('idempotency_keys_uq').unique().on('idempotency_keys').columns(['user_id', 'idem_key']).execute();
+
+  await withId(db, db.schema.createTable('billing_ledger'))
+    .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id'))
+    .addColumn('instance_id', 'bigint')
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('amount_micros', 'bigint', (c) => c.notNull())
+    .addColumn('period_start', 'bigint', (c) => c.notNull())
+    .addColumn('period_end', 'bigint', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('billing_ledger_user_idx').on('billing_ledger').columns(['user_id', 'id']).execute();
+  await db.schema.createIndex('billing_ledger_instance_idx').on('billing_ledger').columns(['instance_id', 'id']).execute();
 }
 
 export async function down(): Promise<void> {

@@ -32,12 +32,17 @@ export interface MachinesTable {
   dlperf: number;
   /** 1 when offered for rent (an ask exists). */
   listed: number;
-  /** On-demand price of the whole machine, $/hour (all its GPUs). */
+  /** On-demand price per GPU, $/hour (an offer's dph_base = price_gpu_dph * num_gpus). */
   price_gpu_dph: number;
   /** Disk price, $ per GB-month. */
   price_disk_gb_month: number;
-  /** Minimum bid for interruptible rentals, $/hour. */
+  /** Minimum bid for interruptible rentals, $/hour for the whole machine. */
   min_bid_dph: number;
+  /** 1 while a live (not destroyed) instance holds the machine; flipped by a conditional
+   *  update in the renting transaction (the race is decided there and by the unique index). */
+  rented: number;
+  /** End of the listing (ms), null = open-ended; an offer's `duration` counts down to it. */
+  listed_until: number | null;
   /** 'online' | 'offline' (agent heartbeats decide; issue 4). */
   online_state: string;
   last_heartbeat_at: number | null;
@@ -82,9 +87,53 @@ export interface InstancesTable {
   accrued_micros: number;
   /** Last time the meter charged this instance (ms). */
   billed_until: number;
+  /** Registry login (`image_login`), AES-GCM encrypted; null when none. */
+  image_login_enc: string | null;
+  /** The client's `extra` docker arguments, as given. */
+  extra: string | null;
+}
+
+/** SSH keys attached to an instance (authorized_keys of its container). */
+export interface InstanceSshKeysTable {
+  id: Generated<number>;
+  instance_id: number;
+  ssh_key_id: number;
+  public_key: string;
+  fingerprint: string;
+  created_at: number;
+}
+
+/** Idempotency-Key of instance creation: the same key and body replay the first reply. */
+export interface IdempotencyKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  idem_key: string;
+  /** SHA-256 of the canonical request (offer id + body). */
+  request_hash: string;
+  instance_id: number;
+  /** The reply, AES-GCM encrypted (it holds the instance_api_key). */
+  response_enc: string;
+  created_at: number;
+}
+
+/** Every charge or credit, written in the same transaction as the balance change. */
+export interface BillingLedgerTable {
+  id: Generated<number>;
+  user_id: number;
+  instance_id: number | null;
+  /** 'compute' | 'disk' | 'credit' */
+  kind: string;
+  /** Micro-dollars; positive for a charge, negative for a credit. */
+  amount_micros: number;
+  period_start: number;
+  period_end: number;
+  created_at: number;
 }
 
 export interface MarketTables {
   machines: MachinesTable;
   instances: InstancesTable;
+  instance_ssh_keys: InstanceSshKeysTable;
+  idempotency_keys: IdempotencyKeysTable;
+  billing_ledger: BillingLedgerTable;
 }
