@@ -34,7 +34,7 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
     raw.pragma('synchronous = FULL');
     raw.pragma('busy_timeout = 5000');
     raw.pragma('foreign_keys = ON');
-    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: raw }) });
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(raw) }) });
     return { db, dialect: 'sqlite', destroy: () => db.destroy() };
   }
   const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.poolSize ?? 10 });
@@ -42,6 +42,31 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', destroy: () => db.destroy() };
+}
+
+/**
+ * Kysely prepares every statement anew on better-sqlite3; preparing costs more than a one-row
+ * read (notes/performance-baseline.md). Statements are reusable, and Kysely runs each one to
+ * completion synchronously, so caching them by SQL text is safe. Bounded: the cache is emptied
+ * when it grows past 1,000 distinct statements (dynamic IN-lists make new texts).
+ */
+function cachingDatabase(raw: Database.Database) {
+  const cache = new Map<string, Database.Statement>();
+  return {
+    prepare(sqlText: string) {
+      let st = cache.get(sqlText);
+      if (!st) {
+        st = raw.prepare(sqlText);
+        if (cache.size >= 1000) cache.clear();
+        cache.set(sqlText, st);
+      }
+      return st;
+    },
+    close() {
+      cache.clear();
+      raw.close();
+    },
+  };
 }
 
 /**
