@@ -1,6 +1,7 @@
 // Background loops of a `serve` process. Each is safe with several `serve` processes on one
 // PostgreSQL: work is claimed by conditional updates, never by in-process state.
 import type { Deps } from '../deps.js';
+import { startOutboxRelay } from './outbox-relay.js';
 
 export interface Job {
   name: string;
@@ -58,5 +59,10 @@ export function startJobs(deps: Deps): Job[] {
   const jobs: Job[] = [];
   const onError = (name: string) => (err: unknown) => deps.log.error({ err, job: name }, 'background job failed');
   void onError;
+  // The e-mail relay (issue 5): woken by deps.kickOutbox after a commit that enqueued mail; its
+  // stop() flushes what is due (operator contract, SIGTERM).
+  const relay = startOutboxRelay(deps);
+  deps.kickOutbox = () => relay.kick();
+  jobs.push(relay);
   return jobs;
 }
