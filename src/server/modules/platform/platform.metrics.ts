@@ -51,102 +51,117 @@ function createMetrics(deps: Deps): Metrics {
   });
   const rateLimited = new Counter({ name: 'openrig_rate_limited_total', help: 'Requests refused with 429 by route family', labelNames: ['family'], registers });
 
-  new Gauge({
-    name: 'openrig_db_up',
-    help: '1 when the database answers, else 0',
-    registers,
-    async collect() {
-      const ok = await safely(deps, 'db_up', () => sql`select 1`.execute(deps.db));
-      this.set(ok ? 1 : 0);
-    },
-  });
+  // One set of queries per scrape, shared by the gauges below (prom-client collects them in parallel).
+  let pending: Promise<Snapshot> | null = null;
+  const snap = (): Promise<Snapshot> => {
+    pending ??= loadSnapshot(deps).finally(() => {
+      pending = null;
+    });
+    return pending;
+  };
+  const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge<string>, s: Snapshot) => void) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers,
+      async collect() {
+        const s = await snap();
+        this.reset();
+        fill(this, s);
+      },
+    });
 
-  new Gauge({
-    name: 'openrig_instances',
-    help: 'Live (not destroyed) instances by actual_status; "provisioning" is the null status',
-    labelNames: ['state'],
-    registers,
-    async collect() {
-      const rows = await safely(deps, 'instances', () =>
-        deps.db
-          .selectFrom('instances')
-          .select(['actual_status', (eb) => eb.fn.countAll<number>().as('n')])
-          .where('destroyed_at', 'is', null)
-          .groupBy('actual_status')
-          .execute(),
-      );
-      this.reset();
-      for (const r of rows ?? []) this.set({ state: r.actual_status ?? 'provisioning' }, Number(r.n));
-    },
+  gauge('openrig_db_up', '1 when the database answers, else 0', [], (g, s) => g.set(s.dbUp ? 1 : 0));
+  gauge('openrig_instances', 'Live (not destroyed) instances by actual_status; "provisioning" is the null status', ['state'], (g, s) => {
+    for (const [state, n] of s.instances) g.set({ state }, n);
   });
-
-  const outboxOldest = new Gauge({ name: 'openrig_email_outbox_oldest_age_seconds', help: 'Age of the oldest undelivered e-mail (0 when none)', registers });
-  new Gauge({
-    name: 'openrig_email_outbox_backlog',
-    help: 'E-mails in the outbox by state: pending (not yet delivered) or failed (gave up)',
-    labelNames: ['state'],
-    registers,
-    async collect() {
-      const r = await safely(deps, 'outbox', () =>
-        deps.db
-          .selectFrom('email_outbox')
-          .select([
-            sql<number>`sum(case when sent_at is null and failed_at is null then 1 else 0 end)`.as('pending'),
-            sql<number>`sum(case when failed_at is not null then 1 else 0 end)`.as('failed'),
-            sql<number | null>`min(case when sent_at is null and failed_at is null then created_at end)`.as('oldest'),
-          ])
-          .executeTakeFirst(),
-      );
-      this.set({ state: 'pending' }, Number(r?.pending ?? 0));
-      this.set({ state: 'failed' }, Number(r?.failed ?? 0));
-      outboxOldest.set(r?.oldest != null ? Math.max(0, (deps.clock.now() - Number(r.oldest)) / 1000) : 0);
-    },
+  gauge('openrig_email_outbox_backlog', 'E-mails in the outbox by state: pending (not yet delivered) or failed (gave up)', ['state'], (g, s) => {
+    g.set({ state: 'pending' }, s.outboxPending);
+    g.set({ state: 'failed' }, s.outboxFailed);
   });
-
-  const overdue = new Gauge({
-    name: 'openrig_machines_heartbeat_overdue',
-    help: `Machines marked online whose last heartbeat is older than twice the heartbeat interval`,
-    registers,
+  gauge('openrig_email_outbox_oldest_age_seconds', 'Age of the oldest undelivered e-mail (0 when none)', [], (g, s) => g.set(s.outboxOldestAgeS));
+  gauge('openrig_heartbeat_lag_seconds', 'Time since the last heartbeat over online machines: max and average', ['stat'], (g, s) => {
+    g.set({ stat: 'max' }, s.lagMaxS);
+    g.set({ stat: 'avg' }, s.lagAvgS);
   });
-  const machines = new Gauge({ name: 'openrig_machines', help: 'Machines (not deleted) by online_state', labelNames: ['state'], registers });
-  new Gauge({
-    name: 'openrig_heartbeat_lag_seconds',
-    help: 'Time since the last heartbeat over online machines: max and average',
-    labelNames: ['stat'],
-    registers,
-    async collect() {
-      const now = deps.clock.now();
-      const overdueBefore = now - 2 * deps.config.agent.heartbeatS * 1000;
-      const r = await safely(deps, 'heartbeats', () =>
-        deps.db
-          .selectFrom('machines')
-          .select([
-            sql<number | null>`min(last_heartbeat_at)`.as('oldest'),
-            sql<number | null>`avg(last_heartbeat_at)`.as('mean'),
-            sql<number>`sum(case when last_heartbeat_at < ${overdueBefore} then 1 else 0 end)`.as('overdue'),
-          ])
-          .where('deleted_at', 'is', null)
-          .where('online_state', '=', 'online')
-          .where('last_heartbeat_at', 'is not', null)
-          .executeTakeFirst(),
-      );
-      this.set({ stat: 'max' }, r?.oldest != null ? Math.max(0, (now - Number(r.oldest)) / 1000) : 0);
-      this.set({ stat: 'avg' }, r?.mean != null ? Math.max(0, (now - Number(r.mean)) / 1000) : 0);
-      overdue.set(Number(r?.overdue ?? 0));
-      const states = await safely(deps, 'machines', () =>
-        deps.db
-          .selectFrom('machines')
-          .select(['online_state', (eb) => eb.fn.countAll<number>().as('n')])
-          .where('deleted_at', 'is', null)
-          .groupBy('online_state')
-          .execute(),
-      );
-      machines.reset();
-      for (const s of states ?? []) machines.set({ state: s.online_state }, Number(s.n));
-    },
+  gauge('openrig_machines_heartbeat_overdue', 'Machines marked online whose last heartbeat is older than twice the heartbeat interval', [], (g, s) =>
+    g.set(s.overdue),
+  );
+  gauge('openrig_machines', 'Machines (not deleted) by online_state', ['state'], (g, s) => {
+    for (const [state, n] of s.machines) g.set({ state }, n);
   });
 
   return { registry, requests, latency, rateLimited };
+}
+
+interface Snapshot {
+  dbUp: boolean;
+  instances: [string, number][];
+  outboxPending: number;
+  outboxFailed: number;
+  outboxOldestAgeS: number;
+  lagMaxS: number;
+  lagAvgS: number;
+  overdue: number;
+  machines: [string, number][];
+}
+
+async function loadSnapshot(deps: Deps): Promise<Snapshot> {
+  const now = deps.clock.now();
+  const dbUp = (await safely(deps, 'db_up', () => sql`select 1`.execute(deps.db))) !== null;
+  const inst = await safely(deps, 'instances', () =>
+    deps.db
+      .selectFrom('instances')
+      .select(['actual_status', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('destroyed_at', 'is', null)
+      .groupBy('actual_status')
+      .execute(),
+  );
+  const outbox = await safely(deps, 'outbox', () =>
+    deps.db
+      .selectFrom('email_outbox')
+      .select([
+        sql<number>`sum(case when sent_at is null and failed_at is null then 1 else 0 end)`.as('pending'),
+        sql<number>`sum(case when failed_at is not null then 1 else 0 end)`.as('failed'),
+        sql<number | null>`min(case when sent_at is null and failed_at is null then created_at end)`.as('oldest'),
+      ])
+      .executeTakeFirst(),
+  );
+  const overdueBefore = now - 2 * deps.config.agent.heartbeatS * 1000;
+  const hb = await safely(deps, 'heartbeats', () =>
+    deps.db
+      .selectFrom('machines')
+      .select([
+        sql<number | null>`min(last_heartbeat_at)`.as('oldest'),
+        sql<number | null>`avg(last_heartbeat_at)`.as('mean'),
+        sql<number>`sum(case when last_heartbeat_at < ${overdueBefore} then 1 else 0 end)`.as('overdue'),
+      ])
+      .where('deleted_at', 'is', null)
+      .where('online_state', '=', 'online')
+      .where('last_heartbeat_at', 'is not', null)
+      .executeTakeFirst(),
+  );
+  const states = await safely(deps, 'machines', () =>
+    deps.db
+      .selectFrom('machines')
+      .select(['online_state', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('deleted_at', 'is', null)
+      .groupBy('online_state')
+      .execute(),
+  );
+  const ageS = (t: unknown) => (t != null ? Math.max(0, (now - Number(t)) / 1000) : 0);
+  return {
+    dbUp,
+    instances: (inst ?? []).map((r) => [r.actual_status ?? 'provisioning', Number(r.n)]),
+    outboxPending: Number(outbox?.pending ?? 0),
+    outboxFailed: Number(outbox?.failed ?? 0),
+    outboxOldestAgeS: ageS(outbox?.oldest),
+    lagMaxS: ageS(hb?.oldest),
+    lagAvgS: ageS(hb?.mean),
+    overdue: Number(hb?.overdue ?? 0),
+    machines: (states ?? []).map((r) => [r.online_state, Number(r.n)]),
+  };
 }
 
 /** onResponse hook: one observation per request, labelled by route pattern (bounded cardinality). */

@@ -1,0 +1,163 @@
+// GET /metrics (Prometheus text, its own registry) and /readyz (503 while the database is
+// unreachable), on both databases.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import pino from 'pino';
+import { describeEachDb, PG_URL } from '../../../../test/helpers/db.js';
+import { makeTestApp, type TestApp } from '../../../../test/helpers/app.js';
+import { Kysely, SqliteDialect } from 'kysely';
+import { openStore, type Store } from '../../db/connection.js';
+import type { DB } from '../../db/schema.js';
+import { makeDeps } from '../../deps.js';
+import { ManualClock } from '../../clock.js';
+import { loadConfig } from '../../config.js';
+import { buildApp } from '../../app.js';
+import { enqueueEmails } from '../notifications/notifications.outbox.js';
+
+/** The value of one sample line, e.g. `openrig_instances{state="running"}`. */
+function sample(text: string, line: string): number | undefined {
+  const row = text.split('\n').find((l) => l.startsWith(line + ' '));
+  return row === undefined ? undefined : Number(row.slice(line.length + 1));
+}
+
+describeEachDb('metrics', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await makeTestApp(dialect);
+  });
+  afterAll(async () => {
+    await t.app.close();
+    await t.db.cleanup();
+  });
+
+  it('counts requests and latency by route pattern and status', async () => {
+    const u = await t.user();
+    await t.request('GET', '/api/v0/users/current', { key: u.apiKey });
+    await t.request('GET', '/api/v0/users/current/', { key: u.apiKey });
+    await t.request('GET', '/api/v0/users/current', { key: 'or_wrong' });
+    await t.request('GET', '/no/such/route');
+    const r = await t.request('GET', '/metrics');
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = r.raw;
+    expect(sample(text, 'openrig_http_requests_total{method="GET",route="/api/v0/users/current",status="200"}')).toBe(2);
+    expect(sample(text, 'openrig_http_requests_total{method="GET",route="/api/v0/users/current",status="401"}')).toBe(1);
+    expect(sample(text, 'openrig_http_requests_total{method="GET",route="unmatched",status="404"}')).toBe(1);
+    expect(sample(text, 'openrig_http_request_duration_seconds_count{method="GET",route="/api/v0/users/current",status="200"}')).toBe(2);
+    expect(text).toContain('openrig_http_request_duration_seconds_bucket{le="0.015",method="GET",route="/api/v0/users/current",status="200"}');
+    expect(sample(text, 'openrig_db_up')).toBe(1);
+    expect(text).toContain('openrig_process_resident_memory_bytes');
+  });
+
+  it('reads instance states, outbox backlog and heartbeat lag from the tables at scrape time', async () => {
+    const host = await t.user();
+    const renter = await t.user();
+    const now = t.clock.now();
+    const machine = (id: number, hb: number | null) => ({
+      host_id: host.id,
+      gpu_name: 'RTX 4090',
+      num_gpus: 1,
+      online_state: hb === null ? 'offline' : 'online',
+      last_heartbeat_at: hb,
+      created_at: now,
+      listed: 1,
+      hostname: `m${id}`,
+    });
+    const ms = await t.db.store.db
+      .insertInto('machines')
+      .values([machine(1, now - 5_000), machine(2, now - 30_000), machine(3, null)] as never)
+      .returning('id')
+      .execute();
+    const inst = (machineId: number, status: string | null, destroyed: number | null) => ({
+      machine_id: machineId,
+      user_id: renter.id,
+      image: 'ubuntu',
+      disk: 10,
+      dph_compute: 1,
+      dph_disk: 0.01,
+      actual_status: status,
+      created_at: now,
+      billed_until: now,
+      destroyed_at: destroyed,
+    });
+    await t.db.store.db
+      .insertInto('instances')
+      .values([inst(ms[0]!.id, 'running', null), inst(ms[1]!.id, null, null), inst(ms[2]!.id, 'running', now)] as never)
+      .execute();
+    t.clock.advance(0);
+    await enqueueEmails(t.db.store.db, now - 12_000, [
+      { key: 'metrics-test-1', to: 'a@example.com', subject: 's', text: 't', category: 'test' },
+      { key: 'metrics-test-2', to: 'b@example.com', subject: 's', text: 't', category: 'test' },
+    ]);
+    const text = (await t.request('GET', '/metrics')).raw;
+    expect(sample(text, 'openrig_instances{state="running"}')).toBe(1);
+    expect(sample(text, 'openrig_instances{state="provisioning"}')).toBe(1);
+    expect(sample(text, 'openrig_email_outbox_backlog{state="pending"}')).toBe(2);
+    expect(sample(text, 'openrig_email_outbox_oldest_age_seconds')).toBe(12);
+    expect(sample(text, 'openrig_heartbeat_lag_seconds{stat="max"}')).toBe(30);
+    expect(sample(text, 'openrig_heartbeat_lag_seconds{stat="avg"}')).toBe(17.5);
+    expect(sample(text, 'openrig_machines_heartbeat_overdue')).toBe(1); // 30 s > 2 × 10 s
+    expect(sample(text, 'openrig_machines{state="online"}')).toBe(2);
+    expect(sample(text, 'openrig_machines{state="offline"}')).toBe(1);
+  });
+});
+
+describeEachDb('metrics token', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await makeTestApp(dialect, { OPENRIG_METRICS_TOKEN: 'scrape-secret' });
+  });
+  afterAll(async () => {
+    await t.app.close();
+    await t.db.cleanup();
+  });
+
+  it('needs the token as Bearer when OPENRIG_METRICS_TOKEN is set', async () => {
+    const none = await t.request('GET', '/metrics');
+    expect(none.status).toBe(401);
+    expect(none.body.error).toBe('auth_error');
+    expect(none.headers['content-type']).toBe('application/json');
+    expect((await t.request('GET', '/metrics', { key: 'scrape-secreT' })).status).toBe(401);
+    expect((await t.request('GET', '/metrics', { key: 'scrape-secret' })).status).toBe(200);
+  });
+});
+
+describeEachDb('readyz', (dialect) => {
+  it('answers 200 while the database answers and 503 {error, msg} once it is unreachable', async () => {
+    const t = await makeTestApp(dialect);
+    try {
+      expect((await t.request('GET', '/readyz')).status).toBe(200);
+      // A second app whose database cannot be reached: an SQLite file that cannot be opened (a
+      // lost volume); PostgreSQL on a port where nothing listens.
+      const url = dialect === 'sqlite' ? t.db.url : PG_URL.replace(/:\d+\//, ':1/');
+      const store: Store =
+        dialect === 'sqlite'
+          ? (() => {
+              const db = new Kysely<DB>({
+                dialect: new SqliteDialect({
+                  database: async () => {
+                    throw new Error('unable to open database file');
+                  },
+                }),
+              });
+              return { db, dialect: 'sqlite', destroy: () => db.destroy() };
+            })()
+          : openStore(url);
+      const config = loadConfig({ OPENRIG_SECRET_KEY: 'ab'.repeat(32) }, { dataDir: t.db.dataDir, databaseUrl: url });
+      const deps = makeDeps({ store, clock: new ManualClock(), config, log: pino({ level: 'silent' }) });
+      const app = await buildApp(deps, { logger: false });
+      const r = await app.inject({ method: 'GET', url: '/readyz' });
+      expect(r.statusCode).toBe(503);
+      expect(r.headers['content-type']).toBe('application/json');
+      expect(JSON.parse(r.body)).toEqual({ error: 'service_unavailable', msg: 'database unreachable' });
+      expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+      const m = await app.inject({ method: 'GET', url: '/metrics' });
+      expect(m.statusCode).toBe(200);
+      expect(sample(m.body, 'openrig_db_up')).toBe(0);
+      await app.close();
+      await store.destroy().catch(() => {});
+    } finally {
+      await t.app.close();
+      await t.db.cleanup();
+    }
+  });
+});
