@@ -2,6 +2,7 @@
 // PostgreSQL: work is claimed by conditional updates, never by in-process state.
 import type { Deps } from '../deps.js';
 import { startOutboxRelay } from './outbox-relay.js';
+import { startHeartbeatSweep } from './heartbeat-sweep.js';
 
 export interface Job {
   name: string;
@@ -64,5 +65,6 @@ export function startJobs(deps: Deps): Job[] {
   const relay = startOutboxRelay(deps);
   deps.kickOutbox = () => relay.kick();
   jobs.push(relay);
+  jobs.push(startHeartbeatSweep(deps, onError('heartbeat-sweep')));
   return jobs;
 }

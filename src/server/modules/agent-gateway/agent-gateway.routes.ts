@@ -1,5 +1,54 @@
+// The agent protocol (issue 4; contract/agent-protocol.ts): the host's own API key, scope
+// `machines` (write). Thin routes: one service call each.
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
+import { requireAuth } from '../../http/auth.js';
+import { errorSchema } from '../../http/schemas.js';
+import { AGENT_API_PREFIX, type RegisterRequest, type ShutdownRequest, type SyncRequest } from '../../../contract/agent-protocol.js';
+import { registerBody, registerReply, shutdownBody, shutdownReply, syncBody, syncReply } from './agent-gateway.schemas.js';
+import { register, shutdown, sync } from './agent-gateway.service.js';
 
-// Routes of this module; empty until the module lands.
-export async function agentGatewayRoutes(_app: FastifyInstance, _deps: Deps): Promise<void> {}
+const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 409: errorSchema } as const;
+const tags = ['agent'];
+
+export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
+  app.post(
+    `${AGENT_API_PREFIX}/register`,
+    {
+      config: { scope: 'machines', access: 'write' },
+      schema: {
+        tags,
+        summary: 'Register the agent\'s machines (hardware, price); answers their ids and the heartbeat timing',
+        body: registerBody,
+        response: { 200: registerReply, ...errors },
+      },
+    },
+    async (req) => register(deps, requireAuth(req), req.body as RegisterRequest),
+  );
+  app.post(
+    `${AGENT_API_PREFIX}/sync`,
+    {
+      config: { scope: 'machines', access: 'write' },
+      schema: {
+        tags,
+        summary: 'Heartbeat and reconcile: report each instance\'s actual state, receive the instances to hold and their desired state',
+        body: syncBody,
+        response: { 200: syncReply, ...errors },
+      },
+    },
+    async (req) => sync(deps, requireAuth(req), req.body as SyncRequest),
+  );
+  app.post(
+    `${AGENT_API_PREFIX}/shutdown`,
+    {
+      config: { scope: 'machines', access: 'write' },
+      schema: {
+        tags,
+        summary: 'Clean agent shutdown: its machines and their instances go offline at once',
+        body: shutdownBody,
+        response: { 200: shutdownReply, ...errors },
+      },
+    },
+    async (req) => shutdown(deps, requireAuth(req), req.body as ShutdownRequest),
+  );
+}

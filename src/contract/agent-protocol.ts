@@ -1,0 +1,102 @@
+// The agent protocol (issue 4): what `openrig agent` and the server's agent gateway say to each
+// other, under /api/agent/v1/, authenticated as the host with its API key (scope `machines`).
+//
+// 1. POST register  — once at start (and again when the server forgets a machine): the agent
+//    sends its stable `agent_uid` (kept in --state-dir) and each machine's hardware; the server
+//    upserts one machine per (agent_uid, slot) and answers their ids and the timing to use.
+// 2. POST sync      — every heartbeat_s (sooner after a local change): the heartbeat itself, plus
+//    what the agent actually sees for each instance it holds; the answer is every instance the
+//    agent should hold and in which state (`desired`), with what it needs to run it.
+// 3. POST shutdown  — a clean agent stop: its machines and their instances go `offline` at once.
+//
+// Reported states are the instance-state machine's REPORTED_STATUSES; the server decides with
+// applyAgentReport and writes conditionally, so a stale or duplicated report changes nothing.
+
+export const AGENT_API_PREFIX = '/api/agent/v1';
+
+export interface AgentMachineHardware {
+  /** 0-based slot of this machine in the agent (`--machines N`). */
+  slot: number;
+  hostname: string;
+  gpu_name: string;
+  num_gpus: number;
+  /** Per-GPU memory, MB. */
+  gpu_ram: number;
+  cpu_name: string;
+  cpu_cores: number;
+  cpu_ghz: number;
+  /** MB */
+  cpu_ram: number;
+  /** GB */
+  disk_space: number;
+  driver_version: string;
+  cuda_max_good: number;
+  dlperf: number;
+}
+
+export interface RegisterRequest {
+  agent_uid: string;
+  version: string;
+  runtime: 'process' | 'docker';
+  /** $/hour per GPU; lists every machine as an on-demand offer. Omitted: listing unchanged. */
+  price_gpu?: number;
+  /** $ per GB-month of disk. Omitted: unchanged. */
+  price_disk?: number;
+  machines: AgentMachineHardware[];
+}
+
+export interface RegisterResponse {
+  success: boolean;
+  machines: { slot: number; machine_id: number }[];
+  heartbeat_s: number;
+  unknown_after_s: number;
+  offline_after_s: number;
+}
+
+export type AgentObservedState = 'loading' | 'running' | 'exited' | 'stopped';
+
+export interface InstanceReport {
+  id: number;
+  state: AgentObservedState;
+  status_msg?: string;
+  /** The instance's SSH port on this host, once it accepts connections. */
+  ssh_port?: number | null;
+}
+
+export interface SyncRequest {
+  agent_uid: string;
+  machine_ids: number[];
+  instances: InstanceReport[];
+}
+
+export type DesiredState = 'running' | 'stopped' | 'destroyed';
+
+export interface DesiredInstance {
+  id: number;
+  machine_id: number;
+  desired: DesiredState;
+  image: string;
+  disk: number;
+  onstart: string;
+  env: Record<string, string>;
+  label: string;
+  /** The instance_api_key, injected as CONTAINER_API_KEY. Null only for destroyed ones. */
+  container_api_key: string | null;
+  /** OpenSSH public key lines the instance's SSH server must accept (and no others). */
+  authorized_keys: string[];
+}
+
+export interface SyncResponse {
+  success: boolean;
+  heartbeat_s: number;
+  /** Machine ids the server does not know for this agent (deleted, or not this host's): re-register. */
+  unknown_machine_ids: number[];
+  instances: DesiredInstance[];
+  /** Server clock, epoch seconds. */
+  server_time: number;
+}
+
+export interface ShutdownRequest {
+  agent_uid: string;
+  machine_ids: number[];
+}

@@ -1,0 +1,48 @@
+// The heartbeat sweeps (issue 4, point 3; operator-contract "Timing and thresholds"):
+// - no heartbeat for OPENRIG_UNKNOWN_AFTER_S: the machine's live instances become `unknown`;
+// - no heartbeat for OPENRIG_OFFLINE_AFTER_S: the machine and its instances become `offline`.
+// Safe with several `serve` processes on one database: every write is conditional on the state it
+// moves from (machines: online_state = 'online'; instances: setActualStatus on the expected
+// actual_status), so two sweeps racing make the same change once and never undo a newer one.
+// Machines that never heartbeated (admin create-machines, no agent) are left alone.
+import type { Deps } from '../deps.js';
+import { every, type Job } from './index.js';
+import { quietMachinesWithInstances, sweepMachinesOffline } from '../modules/agent-gateway/agent-gateway.repo.js';
+import { sweepMachineInstances } from '../modules/instances/instances.service.js';
+
+export interface SweepResult {
+  unknown: number[];
+  offline: number[];
+  machinesOffline: number;
+}
+
+export async function sweepHeartbeats(deps: Pick<Deps, 'store' | 'db' | 'clock' | 'config'>): Promise<SweepResult> {
+  const now = deps.clock.now();
+  const { unknownAfterS, offlineAfterS } = deps.config.agent;
+  const offlineBefore = now - offlineAfterS * 1000;
+  const unknownBefore = now - unknownAfterS * 1000;
+  const out: SweepResult = { unknown: [], offline: [], machinesOffline: 0 };
+  // Offline first: a machine past both thresholds goes straight to offline.
+  out.machinesOffline = await sweepMachinesOffline(deps.db, offlineBefore);
+  for (const id of await quietMachinesWithInstances(deps.db, offlineBefore, 'offline')) {
+    out.offline.push(...(await sweepMachineInstances(deps, id, 'offline')));
+  }
+  for (const id of await quietMachinesWithInstances(deps.db, unknownBefore, 'unknown')) {
+    out.unknown.push(...(await sweepMachineInstances(deps, id, 'unknown')));
+  }
+  return out;
+}
+
+export function startHeartbeatSweep(deps: Deps, onError: (err: unknown) => void): Job {
+  return every(
+    'heartbeat-sweep',
+    deps.config.agent.sweepIntervalMs,
+    async () => {
+      const r = await sweepHeartbeats(deps);
+      if (r.unknown.length || r.offline.length || r.machinesOffline) {
+        deps.log.warn({ unknown: r.unknown, offline: r.offline, machines_offline: r.machinesOffline }, 'heartbeats lapsed');
+      }
+    },
+    onError,
+  );
+}

@@ -1,0 +1,178 @@
+// Database side of the agent protocol. Every state change is a conditional UPDATE on the state it
+// was decided in (STYLE.md habit 7), so duplicated or stale reports, several `serve` processes and
+// the heartbeat sweeps can interleave without one undoing another.
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { AgentMachineHardware } from '../../../contract/agent-protocol.js';
+
+export interface PriceInput {
+  priceGpu?: number;
+  priceDisk?: number;
+}
+
+/**
+ * One machine per (agent_uid, slot): an upsert decided by the unique index, so a restarted agent
+ * gets its machines back and two racing registrations make one row. The DO UPDATE only applies
+ * when the row belongs to the same host; otherwise nothing is returned (another host's agent_uid).
+ */
+export async function upsertMachine(db: Kysely<DB>, hostId: number, agentUid: string, m: AgentMachineHardware, p: PriceInput, now: number) {
+  const hw = {
+    hostname: m.hostname,
+    gpu_name: m.gpu_name,
+    num_gpus: m.num_gpus,
+    gpu_ram: m.gpu_ram,
+    cpu_name: m.cpu_name,
+    cpu_cores: m.cpu_cores,
+    cpu_ghz: m.cpu_ghz,
+    cpu_ram: m.cpu_ram,
+    disk_space: m.disk_space,
+    driver_version: m.driver_version,
+    cuda_max_good: m.cuda_max_good,
+    dlperf: m.dlperf,
+  };
+  // --price-gpu is per GPU, like the column; the minimum bid (whole machine) defaults to half of it.
+  const price =
+    p.priceGpu !== undefined ? { listed: 1, price_gpu_dph: p.priceGpu, min_bid_dph: Math.round(p.priceGpu * m.num_gpus * 0.5 * 1e6) / 1e6 } : {};
+  const disk = p.priceDisk !== undefined ? { price_disk_gb_month: p.priceDisk } : {};
+  return db
+    .insertInto('machines')
+    .values({
+      host_id: hostId,
+      agent_uid: agentUid,
+      agent_slot: m.slot,
+      ...hw,
+      // Defaults for what an agent does not measure; the host or an operator may adjust them.
+      disk_bw: 1000,
+      inet_up: 1000,
+      inet_down: 1000,
+      pcie_bw: 16,
+      reliability: 0.95,
+      verified: 0,
+      geolocation: '',
+      listed: 0,
+      price_gpu_dph: 0,
+      price_disk_gb_month: 0,
+      min_bid_dph: 0,
+      rented: 0,
+      ...price,
+      ...disk,
+      // The process runtime exposes one port per instance: its SSH server.
+      direct_port_count: 1,
+      online_state: 'online',
+      last_heartbeat_at: now,
+      created_at: now,
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(['agent_uid', 'agent_slot'])
+        .doUpdateSet({ ...hw, ...price, ...disk, online_state: 'online', last_heartbeat_at: now })
+        .where('machines.host_id', '=', hostId),
+    )
+    .returning(['id', 'deleted_at'])
+    .executeTakeFirst();
+}
+
+/** The heartbeat: marks the agent's machines alive; returns the ids that are really its own. */
+export async function touchMachines(db: Kysely<DB>, hostId: number, agentUid: string, ids: number[], now: number): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .updateTable('machines')
+    .set({ last_heartbeat_at: now, online_state: 'online' })
+    .where('id', 'in', ids)
+    .where('host_id', '=', hostId)
+    .where('agent_uid', '=', agentUid)
+    .where('deleted_at', 'is', null)
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+export async function setMachinesOffline(db: Kysely<DB>, hostId: number, agentUid: string, ids: number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .updateTable('machines')
+    .set({ online_state: 'offline' })
+    .where('id', 'in', ids)
+    .where('host_id', '=', hostId)
+    .where('agent_uid', '=', agentUid)
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Instances the agent should hold: live ones on its machines, plus destroyed ones it still reports. */
+export async function instancesForAgent(db: Kysely<DB>, machineIds: number[], reportedIds: number[]) {
+  if (machineIds.length === 0) return [];
+  return db
+    .selectFrom('instances')
+    .select(['id', 'machine_id', 'user_id', 'image', 'disk', 'onstart', 'env', 'label', 'intended_status', 'actual_status', 'destroyed_at', 'container_key_enc'])
+    .where('machine_id', 'in', machineIds)
+    .where((eb) => (reportedIds.length > 0 ? eb.or([eb('destroyed_at', 'is', null), eb('id', 'in', reportedIds)]) : eb('destroyed_at', 'is', null)))
+    .orderBy('id')
+    .execute();
+}
+
+export async function recordAgentState(db: Kysely<DB>, machineIds: number[], reports: { id: number; state: string }[], now: number): Promise<void> {
+  for (const r of reports) {
+    await db.updateTable('instances').set({ agent_state: r.state, agent_reported_at: now }).where('id', '=', r.id).where('machine_id', 'in', machineIds).execute();
+  }
+}
+
+/**
+ * Seals the container key once: the first writer wins (`WHERE container_key_enc IS NULL`), so two
+ * `serve` processes racing to seal never leave two different keys behind.
+ */
+export async function sealContainerKeyOnce(db: Kysely<DB>, instanceId: number, sealed: string): Promise<boolean> {
+  const res = await db.updateTable('instances').set({ container_key_enc: sealed }).where('id', '=', instanceId).where('container_key_enc', 'is', null).executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+export async function readContainerKey(db: Kysely<DB>, instanceId: number): Promise<string | null> {
+  const r = await db.selectFrom('instances').select('container_key_enc').where('id', '=', instanceId).executeTakeFirst();
+  return r?.container_key_enc ?? null;
+}
+
+/** The renter's registered public keys (fallback when the instances module offers none). */
+export async function renterKeys(db: Kysely<DB>, userId: number): Promise<string[]> {
+  const rows = await db.selectFrom('ssh_keys').select('public_key').where('user_id', '=', userId).where('deleted_at', 'is', null).orderBy('id').execute();
+  return rows.map((r) => r.public_key);
+}
+
+/**
+ * Machines whose last heartbeat is older than `before` and that still hold a live instance not
+ * yet in `to`: the candidates of a sweep (the moves themselves are conditional, per instance).
+ */
+export async function quietMachinesWithInstances(db: Kysely<DB>, before: number, to: 'unknown' | 'offline'): Promise<number[]> {
+  const rows = await db
+    .selectFrom('machines as m')
+    .select('m.id')
+    .where('m.last_heartbeat_at', 'is not', null)
+    .where('m.last_heartbeat_at', '<', before)
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('instances as i')
+          .select('i.id')
+          .whereRef('i.machine_id', '=', 'm.id')
+          .where('i.destroyed_at', 'is', null)
+          .where((eb) =>
+            to === 'unknown'
+              ? eb.or([eb('i.actual_status', 'is', null), eb('i.actual_status', 'in', ['loading', 'running'])])
+              : eb.or([eb('i.actual_status', 'is', null), eb('i.actual_status', '<>', 'offline')]),
+          ),
+      ),
+    )
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+export async function sweepMachinesOffline(db: Kysely<DB>, heartbeatBefore: number): Promise<number> {
+  const res = await db
+    .updateTable('machines')
+    .set({ online_state: 'offline' })
+    .where('online_state', '=', 'online')
+    .where('last_heartbeat_at', 'is not', null)
+    .where('last_heartbeat_at', '<', heartbeatBefore)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+

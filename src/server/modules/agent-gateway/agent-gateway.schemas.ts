@@ -1,0 +1,120 @@
+// JSON schemas of the agent protocol (contract/agent-protocol.ts); they validate the agent's
+// bodies strictly and document the protocol in the OpenAPI document under "agent".
+const agentUid = { type: 'string', pattern: '^[A-Za-z0-9-]{8,64}$', description: 'Stable id of the agent process, kept in its --state-dir' } as const;
+const machineIds = { type: 'array', maxItems: 256, items: { type: 'integer', minimum: 1 } } as const;
+const str = (max: number) => ({ type: 'string', maxLength: max }) as const;
+const nonNeg = { type: 'number', minimum: 0 } as const;
+
+export const registerBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent_uid', 'machines'],
+  properties: {
+    agent_uid: agentUid,
+    version: str(64),
+    runtime: { type: 'string', enum: ['process', 'docker'] },
+    price_gpu: { type: 'number', minimum: 0, maximum: 1000, description: '$/hour per GPU; lists each machine as an on-demand offer' },
+    price_disk: { type: 'number', minimum: 0, maximum: 1000, description: '$ per GB-month' },
+    machines: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 256,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['slot', 'gpu_name', 'num_gpus'],
+        properties: {
+          slot: { type: 'integer', minimum: 0, maximum: 255 },
+          hostname: str(255),
+          gpu_name: { type: 'string', minLength: 1, maxLength: 100 },
+          num_gpus: { type: 'integer', minimum: 1, maximum: 64 },
+          gpu_ram: { type: 'integer', minimum: 0 },
+          cpu_name: str(200),
+          cpu_cores: { type: 'integer', minimum: 0 },
+          cpu_ghz: nonNeg,
+          cpu_ram: { type: 'integer', minimum: 0 },
+          disk_space: nonNeg,
+          driver_version: str(64),
+          cuda_max_good: nonNeg,
+          dlperf: nonNeg,
+        },
+      },
+    },
+  },
+} as const;
+
+export const registerReply = {
+  type: 'object',
+  properties: {
+    success: { type: 'boolean' },
+    machines: { type: 'array', items: { type: 'object', properties: { slot: { type: 'integer' }, machine_id: { type: 'integer' } } } },
+    heartbeat_s: { type: 'number' },
+    unknown_after_s: { type: 'number' },
+    offline_after_s: { type: 'number' },
+  },
+} as const;
+
+export const syncBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent_uid', 'machine_ids', 'instances'],
+  properties: {
+    agent_uid: agentUid,
+    machine_ids: machineIds,
+    instances: {
+      type: 'array',
+      maxItems: 1024,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'state'],
+        properties: {
+          id: { type: 'integer', minimum: 1 },
+          state: { type: 'string', enum: ['loading', 'running', 'exited', 'stopped'] },
+          status_msg: str(500),
+          ssh_port: { type: ['integer', 'null'], minimum: 1, maximum: 65535 },
+        },
+      },
+    },
+  },
+} as const;
+
+export const syncReply = {
+  type: 'object',
+  properties: {
+    success: { type: 'boolean' },
+    heartbeat_s: { type: 'number' },
+    server_time: { type: 'number' },
+    unknown_machine_ids: { type: 'array', items: { type: 'integer' } },
+    instances: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'integer' },
+          machine_id: { type: 'integer' },
+          desired: { type: 'string', enum: ['running', 'stopped', 'destroyed'] },
+          image: { type: 'string' },
+          disk: { type: 'number' },
+          onstart: { type: 'string' },
+          env: { type: 'object', additionalProperties: { type: 'string' } },
+          label: { type: 'string' },
+          container_api_key: { type: ['string', 'null'] },
+          authorized_keys: { type: 'array', items: { type: 'string' } },
+        },
+      },
+    },
+  },
+} as const;
+
+export const shutdownBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent_uid', 'machine_ids'],
+  properties: { agent_uid: agentUid, machine_ids: machineIds },
+} as const;
+
+export const shutdownReply = {
+  type: 'object',
+  properties: { success: { type: 'boolean' }, machines_offline: { type: 'integer' }, instances_offline: { type: 'integer' } },
+} as const;

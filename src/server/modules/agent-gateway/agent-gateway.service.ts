@@ -1,0 +1,161 @@
+// The agent protocol's server side (issue 4): register, sync (heartbeat + reconcile), shutdown.
+// Reports are decided by the pure instance state machine (contract/instance-states.ts) and
+// written conditionally (agent-gateway.repo.ts).
+import type { Deps } from '../../deps.js';
+import type { AuthContext } from '../../http/auth.js';
+import { INSTANCE_KEY_PREFIX } from '../../http/auth.js';
+import { decryptSecret, encryptSecret, newToken, sha256Hex } from '../../crypto.js';
+import { reportInstanceStatus, authorizedKeysFor, sweepMachineInstances, type StatusFields } from '../instances/instances.service.js';
+import type { DesiredInstance, RegisterRequest, RegisterResponse, ShutdownRequest, SyncRequest, SyncResponse } from '../../../contract/agent-protocol.js';
+import { AgentErrors } from './agent-gateway.errors.js';
+import * as repo from './agent-gateway.repo.js';
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function timing(deps: Deps) {
+  const a = deps.config.agent;
+  return { heartbeat_s: a.heartbeatS, unknown_after_s: a.unknownAfterS, offline_after_s: a.offlineAfterS };
+}
+
+export async function register(deps: Deps, auth: AuthContext, body: RegisterRequest): Promise<RegisterResponse> {
+  const slots = new Set(body.machines.map((m) => m.slot));
+  if (slots.size !== body.machines.length) throw AgentErrors.duplicateSlot();
+  const now = deps.clock.now();
+  const out: RegisterResponse['machines'] = [];
+  for (const m of body.machines) {
+    const row = await repo.upsertMachine(deps.db, auth.user.id, body.agent_uid, m, { priceGpu: body.price_gpu, priceDisk: body.price_disk }, now);
+    if (!row) throw AgentErrors.agentUidTaken();
+    // A machine the host deleted stays deleted: the agent is not told about it.
+    if (row.deleted_at === null) out.push({ slot: m.slot, machine_id: row.id });
+  }
+  deps.log.info({ host: auth.user.id, machines: out.map((m) => m.machine_id) }, 'agent registered');
+  return { success: true, machines: out, ...timing(deps) };
+}
+
+function parseEnv(raw: string): Record<string, string> {
+  let obj: unknown;
+  try {
+    obj = JSON.parse(raw);
+  } catch {
+    return {};
+  }
+  const out: Record<string, string> = {};
+  if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return out;
+  // Port requests ("-p 8080:8080": "1") and other non-variable keys are not environment.
+  for (const [k, v] of Object.entries(obj as Record<string, unknown>)) {
+    if (ENV_NAME.test(k) && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) out[k] = String(v);
+  }
+  return out;
+}
+
+/**
+ * The instance_api_key for CONTAINER_API_KEY. The instances module seals it at creation
+ * (instances.container_key_enc); for an instance created without it, one restricted key is
+ * minted here and sealed once (first writer wins; a loser's key is deleted again).
+ */
+async function containerKey(deps: Deps, inst: { id: number; user_id: number; container_key_enc: string | null }): Promise<string> {
+  if (inst.container_key_enc) {
+    const k = decryptSecret(deps.config.secretKey, inst.container_key_enc);
+    if (k === null) throw AgentErrors.containerKeyUnreadable();
+    return k;
+  }
+  const key = newToken(INSTANCE_KEY_PREFIX);
+  const row = await deps.db
+    .insertInto('api_keys')
+    .values({
+      user_id: inst.user_id,
+      team_id: null,
+      kind: 'instance',
+      instance_id: inst.id,
+      name: `instance ${inst.id} (container)`,
+      key_hash: sha256Hex(key),
+      key_prefix: key.slice(0, 10),
+      permissions: null,
+      created_at: deps.clock.now(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  if (await repo.sealContainerKeyOnce(deps.db, inst.id, encryptSecret(deps.config.secretKey, key))) return key;
+  await deps.db.deleteFrom('api_keys').where('id', '=', row.id).execute();
+  const sealed = await repo.readContainerKey(deps.db, inst.id);
+  const k = sealed ? decryptSecret(deps.config.secretKey, sealed) : null;
+  if (k === null) throw AgentErrors.containerKeyUnreadable();
+  return k;
+}
+
+/**
+ * "Exactly the renter's registered and attached public keys": the account's current keys plus
+ * the ones attached to this instance, each once.
+ */
+async function authorizedKeys(deps: Deps, inst: { id: number; user_id: number }): Promise<string[]> {
+  const all = [...(await repo.renterKeys(deps.db, inst.user_id)), ...(await authorizedKeysFor(deps.db, inst.id))];
+  const seen = new Set<string>();
+  return all.filter((k) => {
+    const id = k.trim().split(/\s+/).slice(0, 2).join(' ');
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+}
+
+export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Promise<SyncResponse> {
+  const now = deps.clock.now();
+  const requested = [...new Set(body.machine_ids)];
+  const mine = await repo.touchMachines(deps.db, auth.user.id, body.agent_uid, requested, now);
+  const unknown = requested.filter((id) => !mine.includes(id));
+  const reportedIds = body.instances.map((r) => r.id);
+  const rows = await repo.instancesForAgent(deps.db, mine, reportedIds);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+
+  // 1. What the agent sees moves the instance, where the state machine allows it (the instances
+  //    module decides with applyAgentReport, settles billing and writes conditionally).
+  for (const rep of body.instances) {
+    const row = byId.get(rep.id);
+    if (!row || row.destroyed_at !== null) continue;
+    // `running` means SSH accepts connections: without a port it is still loading.
+    const state = rep.state === 'running' && !rep.ssh_port ? 'loading' : rep.state;
+    const fields: StatusFields = { status_msg: rep.status_msg ?? '' };
+    if (state === 'running') {
+      const port = rep.ssh_port!;
+      Object.assign(fields, { ssh_host: deps.config.publicHost, ssh_port: port, ports: { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(port) }] } });
+    }
+    const d = await reportInstanceStatus(deps, row.id, state, fields);
+    if (d.kind === 'reject') deps.log.debug({ instance: rep.id, reason: d.reason }, 'agent report ignored');
+  }
+  await repo.recordAgentState(deps.db, mine, body.instances, now);
+
+  // 2. What the agent should hold.
+  const reported = new Set(reportedIds);
+  const instances: DesiredInstance[] = [];
+  for (const r of rows) {
+    const destroyed = r.destroyed_at !== null;
+    if (destroyed && !reported.has(r.id)) continue;
+    instances.push({
+      id: r.id,
+      machine_id: r.machine_id,
+      desired: destroyed ? 'destroyed' : r.intended_status === 'stopped' ? 'stopped' : 'running',
+      image: r.image,
+      disk: r.disk,
+      onstart: destroyed ? '' : r.onstart,
+      env: destroyed ? {} : parseEnv(r.env),
+      label: r.label,
+      container_api_key: destroyed ? null : await containerKey(deps, r),
+      authorized_keys: destroyed ? [] : await authorizedKeys(deps, r),
+    });
+  }
+  // Reported instances the server has no live row for on this agent's machines: remove them.
+  for (const id of reported) {
+    if (!byId.has(id)) {
+      instances.push({ id, machine_id: 0, desired: 'destroyed', image: '', disk: 0, onstart: '', env: {}, label: '', container_api_key: null, authorized_keys: [] });
+    }
+  }
+  return { success: true, heartbeat_s: deps.config.agent.heartbeatS, unknown_machine_ids: unknown, instances, server_time: now / 1000 };
+}
+
+export async function shutdown(deps: Deps, auth: AuthContext, body: ShutdownRequest): Promise<{ success: boolean; machines_offline: number; instances_offline: number }> {
+  const ids = await repo.setMachinesOffline(deps.db, auth.user.id, body.agent_uid, [...new Set(body.machine_ids)]);
+  let n = 0;
+  for (const id of ids) n += (await sweepMachineInstances(deps, id, 'offline')).length;
+  deps.log.info({ host: auth.user.id, machines: ids, instances: n }, 'agent shut down: machines offline');
+  return { success: true, machines_offline: ids.length, instances_offline: n };
+}
