@@ -94,6 +94,11 @@ function requestArb(op: Op): fc.Arbitrary<Req> {
   });
 }
 
+/** Long runs of one character shortened, for readable failure reports. */
+function short(s: string, max = 400): string {
+  return s.replace(/(.)\1{15,}/g, (run, c: string) => `${c}…×${run.length}`).slice(0, max);
+}
+
 function stringify(v: unknown): string {
   return typeof v === 'string' ? v : JSON.stringify(v) ?? '';
 }
@@ -170,7 +175,7 @@ describeEachDb('OpenAPI-driven fuzzing', (dialect) => {
         break;
     }
     const res = await t.app.inject({ method: op.method as 'GET', url, headers, payload });
-    const where = `${op.method} ${url.slice(0, 200)} [${r.transport}, ${r.cred}] → ${res.statusCode}`;
+    const where = `${op.method} ${short(url, 200)} [${r.transport}, ${r.cred}] → ${res.statusCode}`;
     if (res.statusCode >= 500) return `${where}: a 5xx: ${res.body.slice(0, 300)}`;
     const ct = res.headers['content-type'];
     let parsed: unknown;
@@ -220,7 +225,7 @@ describeEachDb('OpenAPI-driven fuzzing', (dialect) => {
         );
         if (result.failed) {
           const e = result.errorInstance as Error | undefined;
-          failures.push(`${e?.message ?? 'failed'}\n    (seed ${result.seed}, path ${result.path}; request ${JSON.stringify(result.counterexample?.[0]).slice(0, 500)})`);
+          failures.push(`${short(e?.message ?? 'failed')}\n    (FUZZ_SEED=${result.seed}; request ${short(JSON.stringify(result.counterexample?.[0]) ?? '')})`);
         }
       }
       expect(failures, failures.join('\n')).toEqual([]);
