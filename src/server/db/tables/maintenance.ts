@@ -1,3 +1,30 @@
-// Table types: maintenance windows (issue 5).
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface MaintenanceTables {}
+// Table types: maintenance windows (issue 5). Conventions: see db/connection.ts (ms timestamps).
+import type { Generated } from 'kysely';
+
+/** One of api-spec "Maintenance batch request": maintenance_category. */
+export type MaintenanceCategory = 'power' | 'internet' | 'disk' | 'gpu' | 'software' | 'other';
+
+export interface MaintenanceWindowsTable {
+  id: Generated<number>;
+  machine_id: number;
+  /** The host who scheduled it (the machine's owner at that moment). */
+  host_id: number;
+  /** Groups the windows of one scheduling call (batch or dnotify); seeds the e-mail keys. */
+  batch_id: string;
+  /** Epoch ms. */
+  start_time: number;
+  /** Epoch ms: start_time + effective duration. */
+  end_time: number;
+  /** Effective duration in hours (at least 1; api-spec "Limits"). */
+  duration_hours: number;
+  category: MaintenanceCategory;
+  /** Client e-mails enqueued for this window. */
+  notifications_sent: number;
+  created_at: number;
+  /** Set when cancelled; a cancelled window is never shown again. */
+  canceled_at: number | null;
+}
+
+export interface MaintenanceTables {
+  maintenance_windows: MaintenanceWindowsTable;
+}

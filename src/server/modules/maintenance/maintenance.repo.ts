@@ -1,0 +1,148 @@
+// Queries of maintenance scheduling. Reads of machines and instances (issue 3's tables) only.
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { Dialect } from '../../db/connection.js';
+import type { MaintenanceCategory } from '../../db/tables/maintenance.js';
+import type { MachineInfo } from '../notifications/notifications.templates.js';
+
+/**
+ * The caller's live machines among `ids`, locked for the rest of the transaction. On PostgreSQL
+ * `FOR UPDATE` (in id order, so two batches can't deadlock) serialises two scheduling calls on one
+ * machine, so the overlap check that follows can't be raced by a concurrent insert; on SQLite the
+ * transaction is BEGIN IMMEDIATE (db/connection `tx`), which already serialises writers.
+ */
+export async function lockOwnedMachines(db: Kysely<DB>, dialect: Dialect, hostId: number, ids: number[]): Promise<MachineInfo[]> {
+  if (ids.length === 0) return [];
+  let q = db
+    .selectFrom('machines')
+    .select(['id', 'gpu_name', 'num_gpus', 'hostname'])
+    .where('id', 'in', ids)
+    .where('host_id', '=', hostId)
+    .where('deleted_at', 'is', null)
+    .orderBy('id');
+  if (dialect === 'postgres') q = q.forUpdate();
+  return q.execute();
+}
+
+/** Live (not cancelled, not ended) windows on these machines that overlap [start, end). */
+export async function findOverlaps(db: Kysely<DB>, machineIds: number[], startMs: number, endMs: number, now: number) {
+  if (machineIds.length === 0) return [];
+  return db
+    .selectFrom('maintenance_windows')
+    .select(['id', 'machine_id', 'start_time', 'end_time'])
+    .where('machine_id', 'in', machineIds)
+    .where('canceled_at', 'is', null)
+    .where('end_time', '>', now)
+    .where('start_time', '<', endMs)
+    .where('end_time', '>', startMs)
+    .orderBy('start_time')
+    .execute();
+}
+
+export interface AffectedInstance {
+  instance_id: number;
+  machine_id: number;
+  user_id: number;
+  email: string;
+  full_name: string;
+}
+
+/**
+ * Instances whose clients are notified: live (destroyed_at null) and meant to be running or
+ * stopped (intended_status 'running' | 'stopped'), whatever their actual_status.
+ */
+export async function affectedInstances(db: Kysely<DB>, machineIds: number[]): Promise<AffectedInstance[]> {
+  if (machineIds.length === 0) return [];
+  return db
+    .selectFrom('instances as i')
+    .innerJoin('users as u', 'u.id', 'i.user_id')
+    .select(['i.id as instance_id', 'i.machine_id', 'i.user_id', 'u.email', 'u.full_name'])
+    .where('i.machine_id', 'in', machineIds)
+    .where('i.destroyed_at', 'is', null)
+    .where('i.intended_status', 'in', ['running', 'stopped'])
+    .orderBy('i.machine_id')
+    .orderBy('i.user_id')
+    .orderBy('i.id')
+    .execute();
+}
+
+export interface NewWindow {
+  machine_id: number;
+  host_id: number;
+  batch_id: string;
+  start_time: number;
+  end_time: number;
+  duration_hours: number;
+  category: MaintenanceCategory;
+  notifications_sent: number;
+  created_at: number;
+}
+
+export async function insertWindows(db: Kysely<DB>, rows: NewWindow[]): Promise<Map<number, number>> {
+  const ids = new Map<number, number>();
+  for (let i = 0; i < rows.length; i += 100) {
+    const res = await db.insertInto('maintenance_windows').values(rows.slice(i, i + 100)).returning(['id', 'machine_id']).execute();
+    for (const r of res) ids.set(r.machine_id, r.id);
+  }
+  return ids;
+}
+
+/**
+ * Cancels the live windows (not ended, not cancelled) of the caller's machines among `ids` with
+ * one conditional UPDATE … RETURNING: two concurrent cancels can't both claim one window.
+ */
+export async function cancelWindows(db: Kysely<DB>, hostId: number, ids: number[], now: number) {
+  if (ids.length === 0) return [];
+  return db
+    .updateTable('maintenance_windows')
+    .set({ canceled_at: now })
+    .where('machine_id', 'in', (eb) =>
+      eb.selectFrom('machines').select('id').where('id', 'in', ids).where('host_id', '=', hostId).where('deleted_at', 'is', null),
+    )
+    .where('canceled_at', 'is', null)
+    .where('end_time', '>', now)
+    .returning(['id', 'machine_id'])
+    .execute();
+}
+
+export async function ownedMachineIds(db: Kysely<DB>, hostId: number, ids: number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('machines').select('id').where('id', 'in', ids).where('host_id', '=', hostId).where('deleted_at', 'is', null).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+const viewColumns = ['w.id', 'w.machine_id', 'w.start_time', 'w.end_time', 'w.duration_hours', 'w.category'] as const;
+
+/** The live windows of the caller's machines (optionally only `machineIds`), by start time. */
+export async function listHostWindows(db: Kysely<DB>, hostId: number, machineIds: number[] | null, now: number) {
+  let q = db
+    .selectFrom('maintenance_windows as w')
+    .innerJoin('machines as m', 'm.id', 'w.machine_id')
+    .select(viewColumns)
+    .where('m.host_id', '=', hostId)
+    .where('m.deleted_at', 'is', null)
+    .where('w.canceled_at', 'is', null)
+    .where('w.end_time', '>', now);
+  if (machineIds) q = q.where('w.machine_id', 'in', machineIds.length ? machineIds : [0]);
+  return q.orderBy('w.start_time').orderBy('w.id').execute();
+}
+
+/** The live windows of any machines (renters' views of instances and offers). */
+export async function listMachineWindows(db: Kysely<DB>, machineIds: number[], now: number) {
+  if (machineIds.length === 0) return [];
+  const out = [];
+  for (let i = 0; i < machineIds.length; i += 500) {
+    out.push(
+      ...(await db
+        .selectFrom('maintenance_windows as w')
+        .select(viewColumns)
+        .where('w.machine_id', 'in', machineIds.slice(i, i + 500))
+        .where('w.canceled_at', 'is', null)
+        .where('w.end_time', '>', now)
+        .orderBy('w.start_time')
+        .orderBy('w.id')
+        .execute()),
+    );
+  }
+  return out;
+}

@@ -1,0 +1,219 @@
+// Maintenance scheduling (api-spec "Batch schedule maintenances"; client-compat dnotify,
+// maintenances, cancel_maint). The windows and every e-mail about them are written in ONE
+// transaction (`tx`) through the outbox: both commit or neither does (issue 5, point 4).
+import { randomUUID } from 'node:crypto';
+import type { Deps } from '../../deps.js';
+import { tx } from '../../db/connection.js';
+import { AppError } from '../../errors.js';
+import type { User } from '../../http/auth.js';
+import { enqueueEmails, type EmailMessage } from '../notifications/notifications.outbox.js';
+import { maintenanceClientEmail, maintenanceHostEmail, utc, type FailedLine, type MachineInfo } from '../notifications/notifications.templates.js';
+import { MaintenanceErrors as E, ENTRY_NOT_FOUND_MSG } from './maintenance.errors.js';
+import { affectedInstances, cancelWindows, findOverlaps, insertWindows, listHostWindows, listMachineWindows, lockOwnedMachines, ownedMachineIds, type AffectedInstance, type NewWindow } from './maintenance.repo.js';
+import type { IdEntry, WindowSpec } from './maintenance.validate.js';
+
+export type EntryResult =
+  | { success: true; machine_id: number; notifications_sent: number; maintenance_id: number }
+  | { success: false; machine_id: number | null; error: string; msg: string };
+
+export interface ScheduleOutcome {
+  results: EntryResult[];
+  scheduled: number;
+}
+
+type Ctx = Pick<Deps, 'store' | 'clock' | 'log' | 'kickOutbox'>;
+
+/** The machine_id echoed for an entry: the number as submitted, null when it was not a number. */
+function echoId(e: IdEntry): number | null {
+  if (e.kind === 'invalid') return typeof e.raw === 'number' && Number.isFinite(e.raw) ? e.raw : null;
+  return e.id;
+}
+
+function groupByClient(rows: AffectedInstance[]): Map<number, Map<number, AffectedInstance[]>> {
+  const byMachine = new Map<number, Map<number, AffectedInstance[]>>();
+  for (const r of rows) {
+    let byUser = byMachine.get(r.machine_id);
+    if (!byUser) byMachine.set(r.machine_id, (byUser = new Map()));
+    const list = byUser.get(r.user_id);
+    if (list) list.push(r);
+    else byUser.set(r.user_id, [r]);
+  }
+  return byMachine;
+}
+
+/**
+ * Schedules `window` on every owned machine of `entries`, notifies the clients (one e-mail per
+ * client per machine window) and the host (one confirmation for the call), all in one transaction.
+ * Throws the 400 of rule 4 (none owned) or of "none scheduled" with the per-entry results in the
+ * body; nothing is written then.
+ */
+export async function scheduleMaintenance(ctx: Ctx, host: User, entries: IdEntry[], window: WindowSpec): Promise<ScheduleOutcome> {
+  const now = ctx.clock.now();
+  const batchId = randomUUID();
+  const wanted = entries.flatMap((e) => (e.kind === 'id' ? [e.id] : []));
+  const outcome = await tx(ctx.store, async (trx) => {
+    const machines = await lockOwnedMachines(trx, ctx.store.dialect, host.id, wanted);
+    const owned = new Map<number, MachineInfo>(machines.map((m) => [m.id, m]));
+    const overlaps = new Map<number, { start_time: number; end_time: number }>();
+    for (const o of await findOverlaps(trx, [...owned.keys()], window.startMs, window.endMs, now)) {
+      if (!overlaps.has(o.machine_id)) overlaps.set(o.machine_id, o);
+    }
+    const toSchedule = [...owned.keys()].filter((id) => !overlaps.has(id));
+    const clients = groupByClient(await affectedInstances(trx, toSchedule));
+
+    const rows: NewWindow[] = toSchedule.map((id) => ({
+      machine_id: id,
+      host_id: host.id,
+      batch_id: batchId,
+      start_time: window.startMs,
+      end_time: window.endMs,
+      duration_hours: window.durationHours,
+      category: window.category,
+      notifications_sent: clients.get(id)?.size ?? 0,
+      created_at: now,
+    }));
+
+    const failed: FailedLine[] = [];
+    const results: EntryResult[] = [];
+    // Filled after the insert (window ids); entries keep the submitted order.
+    const windowIds = rows.length ? await insertWindows(trx, rows) : new Map<number, number>();
+    for (const e of entries) {
+      let r: EntryResult;
+      if (e.kind === 'invalid') {
+        r = { success: false, machine_id: echoId(e), error: 'invalid_id', msg: `Not a valid machine ID: ${JSON.stringify(e.raw) ?? String(e.raw)}` };
+      } else if (e.kind === 'duplicate') {
+        r = { success: false, machine_id: e.id, error: 'duplicate', msg: `machine_ids lists ${e.id} more than once; only its first entry is processed` };
+      } else if (!owned.has(e.id)) {
+        r = { success: false, machine_id: e.id, error: 'not_found', msg: ENTRY_NOT_FOUND_MSG };
+      } else if (overlaps.has(e.id)) {
+        const o = overlaps.get(e.id)!;
+        r = { success: false, machine_id: e.id, error: 'maintenance_overlap', msg: `Machine ${e.id} already has a maintenance window from ${utc(o.start_time)} to ${utc(o.end_time)} that overlaps this one; cancel it first` };
+      } else {
+        r = { success: true, machine_id: e.id, notifications_sent: clients.get(e.id)?.size ?? 0, maintenance_id: windowIds.get(e.id)! };
+      }
+      if (!r.success) failed.push({ machineId: r.machine_id ?? (e.kind === 'invalid' ? e.raw : null), error: r.error, msg: r.msg });
+      results.push(r);
+    }
+    if (owned.size === 0) throw E.noneOwned(undefined, { success: false, results });
+    if (rows.length === 0) throw E.noneScheduled(undefined, { success: false, results });
+
+    const mails: EmailMessage[] = [];
+    for (const id of toSchedule) {
+      const machine = owned.get(id)!;
+      const windowId = windowIds.get(id)!;
+      for (const [userId, insts] of clients.get(id) ?? []) {
+        const first = insts[0]!;
+        const m = maintenanceClientEmail({
+          machine,
+          window: { start: window.startMs, end: window.endMs, durationHours: window.durationHours, category: window.category },
+          instanceIds: insts.map((i) => i.instance_id),
+          name: first.full_name,
+        });
+        mails.push({ key: `maint:${windowId}:client:${userId}`, to: first.email, ...m, category: 'maintenance.client' });
+      }
+    }
+    const hostMail = maintenanceHostEmail({
+      window: { start: window.startMs, end: window.endMs, durationHours: window.durationHours, category: window.category },
+      scheduled: toSchedule.map((id) => ({ machineId: id, start: window.startMs, end: window.endMs, notificationsSent: clients.get(id)?.size ?? 0 })),
+      failed,
+      name: host.full_name,
+    });
+    mails.push({ key: `maint-batch:${batchId}:host`, to: host.email, ...hostMail, category: 'maintenance.host' });
+    // Logged inside the transaction, between the windows and their e-mails (the crash test
+    // kills the process when it sees this line): nothing of it may survive a crash here.
+    ctx.log.info({ batch_id: batchId, windows: rows.length, emails: mails.length }, 'maintenance windows written; enqueueing e-mails');
+    await enqueueEmails(trx, now, mails);
+    return { results, scheduled: rows.length };
+  });
+  ctx.kickOutbox();
+  return outcome;
+}
+
+export interface WindowView {
+  id: number;
+  machine_id: number;
+  start_time: number;
+  end_time: number;
+  duration_hours: number;
+  maintenance_category: string;
+}
+
+function view(r: { id: number; machine_id: number; start_time: number; end_time: number; duration_hours: number; category: string }): WindowView {
+  return {
+    id: r.id,
+    machine_id: r.machine_id,
+    start_time: r.start_time / 1000,
+    end_time: r.end_time / 1000,
+    duration_hours: r.duration_hours,
+    maintenance_category: r.category,
+  };
+}
+
+export async function listMaintenances(ctx: Pick<Deps, 'db' | 'clock'>, host: User, machineIds: number[] | null): Promise<WindowView[]> {
+  return (await listHostWindows(ctx.db, host.id, machineIds, ctx.clock.now())).map(view);
+}
+
+/**
+ * For the renters' views (instance rows, offers): the live (not cancelled, not yet ended)
+ * maintenance windows of each machine, by start time. Machines without one are absent.
+ * Times in epoch seconds, like every time the API shows.
+ */
+export async function maintenanceWindowsFor(db: Deps['db'], machineIds: number[], now: number): Promise<Map<number, WindowView[]>> {
+  const out = new Map<number, WindowView[]>();
+  for (const r of await listMachineWindows(db, [...new Set(machineIds)], now)) {
+    const v = view(r);
+    const list = out.get(v.machine_id);
+    if (list) list.push(v);
+    else out.set(v.machine_id, [v]);
+  }
+  return out;
+}
+
+/** Cancels the live windows of one owned machine; 404 when it isn't the caller's. */
+export async function cancelMachine(ctx: Pick<Deps, 'store' | 'clock'>, host: User, machineId: number): Promise<number> {
+  const now = ctx.clock.now();
+  return tx(ctx.store, async (trx) => {
+    const owned = await ownedMachineIds(trx, host.id, [machineId]);
+    if (!owned.has(machineId)) throw E.machineNotFound();
+    return (await cancelWindows(trx, host.id, [machineId], now)).length;
+  });
+}
+
+export type CancelResult = { success: true; machine_id: number; canceled: number } | { success: false; machine_id: number | null; error: string; msg: string };
+
+/** Batch cancel: per-entry results in submitted order; 400 (rule 4 by analogy) when none owned. */
+export async function cancelBatch(ctx: Pick<Deps, 'store' | 'clock'>, host: User, entries: IdEntry[]): Promise<CancelResult[]> {
+  const now = ctx.clock.now();
+  const wanted = entries.flatMap((e) => (e.kind === 'id' ? [e.id] : []));
+  return tx(ctx.store, async (trx) => {
+    const owned = await ownedMachineIds(trx, host.id, wanted);
+    const results: CancelResult[] = [];
+    const counts = new Map<number, number>();
+    if (owned.size > 0) for (const r of await cancelWindows(trx, host.id, [...owned], now)) counts.set(r.machine_id, (counts.get(r.machine_id) ?? 0) + 1);
+    for (const e of entries) {
+      if (e.kind === 'invalid') results.push({ success: false, machine_id: echoId(e), error: 'invalid_id', msg: `Not a valid machine ID: ${JSON.stringify(e.raw) ?? String(e.raw)}` });
+      else if (e.kind === 'duplicate') results.push({ success: false, machine_id: e.id, error: 'duplicate', msg: `machine_ids lists ${e.id} more than once; only its first entry is processed` });
+      else if (!owned.has(e.id)) results.push({ success: false, machine_id: e.id, error: 'not_found', msg: ENTRY_NOT_FOUND_MSG });
+      else results.push({ success: true, machine_id: e.id, canceled: counts.get(e.id) ?? 0 });
+    }
+    if (owned.size === 0) throw E.noneOwned(undefined, { success: false, results });
+    return results;
+  });
+}
+
+/** `PUT /machines/{id}/dnotify/`: one window on one machine; 404 if not the caller's, 409 on overlap. */
+export async function scheduleOne(ctx: Ctx, host: User, machineId: number, window: WindowSpec): Promise<{ notifications_sent: number; maintenance_id: number }> {
+  try {
+    const { results } = await scheduleMaintenance(ctx, host, [{ kind: 'id', id: machineId }], window);
+    const r = results[0]!;
+    if (!r.success) throw E.machineNotFound();
+    return { notifications_sent: r.notifications_sent, maintenance_id: r.maintenance_id };
+  } catch (err) {
+    if (err instanceof AppError && err.code === E.noneOwned.code && err.status === E.noneOwned.status) throw E.machineNotFound();
+    if (err instanceof AppError && err.code === E.noneScheduled.code) {
+      const entry = (err.extra.results as EntryResult[] | undefined)?.[0];
+      throw E.overlap(entry && !entry.success ? entry.msg : undefined);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,134 @@
+// E-mail templates (pure): subject, plain text and HTML of each e-mail the service sends about
+// maintenance (api-spec "What the service does" 2). Times are always shown in UTC.
+
+export interface Rendered {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/** `2026-11-23 14:00:00 UTC` */
+export function utc(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC');
+}
+
+export function hours(h: number): string {
+  const r = Math.round(h * 100) / 100;
+  return `${r} hour${r === 1 ? '' : 's'}`;
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body style="font-family:sans-serif">${body}</body></html>`;
+}
+
+export interface MachineInfo {
+  id: number;
+  gpu_name: string;
+  num_gpus: number;
+  hostname: string;
+}
+
+export interface WindowInfo {
+  start: number;
+  end: number;
+  durationHours: number;
+  category: string;
+}
+
+export function machineLabel(m: MachineInfo): string {
+  return `machine ${m.id} (${m.num_gpus}x ${m.gpu_name}${m.hostname ? `, ${m.hostname}` : ''})`;
+}
+
+/** To a client with running or stopped instances on the machine: one per client per window. */
+export function maintenanceClientEmail(p: { machine: MachineInfo; window: WindowInfo; instanceIds: number[]; name: string }): Rendered {
+  const { machine, window: w } = p;
+  const label = machineLabel(machine);
+  const subject = `Scheduled maintenance on machine ${machine.id}: ${utc(w.start)} to ${utc(w.end)} (${w.category})`;
+  const ids = p.instanceIds.join(', ');
+  const greeting = p.name ? `Hello ${p.name},` : 'Hello,';
+  const text = [
+    greeting,
+    '',
+    `The host of ${label} has scheduled a maintenance window:`,
+    '',
+    `  Machine:  ${machine.id}`,
+    `  Start:    ${utc(w.start)}`,
+    `  End:      ${utc(w.end)}`,
+    `  Duration: ${hours(w.durationHours)}`,
+    `  Category: ${w.category}`,
+    '',
+    `Your instance${p.instanceIds.length === 1 ? '' : 's'} on this machine: ${ids}.`,
+    'They may be stopped or unreachable during the window. Save your work beforehand, or move it to',
+    'another machine.',
+    '',
+    '-- openrig',
+  ].join('\n');
+  const html = page(
+    subject,
+    `<p>${escapeHtml(greeting)}</p>` +
+      `<p>The host of ${escapeHtml(label)} has scheduled a maintenance window:</p>` +
+      '<table>' +
+      `<tr><th align="left">Machine</th><td>${machine.id}</td></tr>` +
+      `<tr><th align="left">Start</th><td>${escapeHtml(utc(w.start))}</td></tr>` +
+      `<tr><th align="left">End</th><td>${escapeHtml(utc(w.end))}</td></tr>` +
+      `<tr><th align="left">Duration</th><td>${escapeHtml(hours(w.durationHours))}</td></tr>` +
+      `<tr><th align="left">Category</th><td>${escapeHtml(w.category)}</td></tr>` +
+      '</table>' +
+      `<p>Your instance${p.instanceIds.length === 1 ? '' : 's'} on this machine: ${escapeHtml(ids)}.</p>` +
+      '<p>They may be stopped or unreachable during the window. Save your work beforehand, or move it to another machine.</p>' +
+      '<p>-- openrig</p>',
+  );
+  return { subject, text, html };
+}
+
+export interface ScheduledLine {
+  machineId: number;
+  start: number;
+  end: number;
+  notificationsSent: number;
+}
+
+export interface FailedLine {
+  /** As submitted (an invalid entry may not be a number). */
+  machineId: unknown;
+  error: string;
+  msg: string;
+}
+
+/** To the host: exactly one per scheduling call, listing what was scheduled and what failed. */
+export function maintenanceHostEmail(p: { window: WindowInfo; scheduled: ScheduledLine[]; failed: FailedLine[]; name: string }): Rendered {
+  const { window: w, scheduled, failed } = p;
+  const subject = `Maintenance scheduled: ${scheduled.length} machine${scheduled.length === 1 ? '' : 's'}, ${failed.length} failed (${utc(w.start)}, ${w.category})`;
+  const greeting = p.name ? `Hello ${p.name},` : 'Hello,';
+  const sLines = scheduled.map(
+    (s) => `  machine ${s.machineId}: ${utc(s.start)} to ${utc(s.end)}, ${s.notificationsSent} client${s.notificationsSent === 1 ? '' : 's'} notified`,
+  );
+  const fLines = failed.map((f) => `  machine ${JSON.stringify(f.machineId)}: ${f.error} (${f.msg})`);
+  const text = [
+    greeting,
+    '',
+    `Your maintenance request (${hours(w.durationHours)}, category ${w.category}) was processed.`,
+    '',
+    `Scheduled (${scheduled.length}):`,
+    ...(sLines.length ? sLines : ['  none']),
+    '',
+    `Failed (${failed.length}):`,
+    ...(fLines.length ? fLines : ['  none']),
+    '',
+    '-- openrig',
+  ].join('\n');
+  const li = (xs: string[]) => (xs.length ? `<ul>${xs.map((x) => `<li>${escapeHtml(x.trim())}</li>`).join('')}</ul>` : '<p>none</p>');
+  const html = page(
+    subject,
+    `<p>${escapeHtml(greeting)}</p>` +
+      `<p>Your maintenance request (${escapeHtml(hours(w.durationHours))}, category ${escapeHtml(w.category)}) was processed.</p>` +
+      `<h3>Scheduled (${scheduled.length})</h3>${li(sLines)}` +
+      `<h3>Failed (${failed.length})</h3>${li(fLines)}` +
+      '<p>-- openrig</p>',
+  );
+  return { subject, text, html };
+}
