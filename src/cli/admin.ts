@@ -7,6 +7,7 @@ import { migrateToLatest } from '../server/db/migrate.js';
 import { systemClock } from '../server/clock.js';
 import { createUser, setSmsFraud } from '../server/modules/accounts/accounts.service.js';
 import { AppError } from '../server/errors.js';
+import { registerAdminMarket } from './admin-market.js';
 
 export interface DbOpts {
   data?: string;
@@ -89,5 +90,6 @@ export function registerAdmin(program: Command): Command {
     .option('--clear', 'clear the flag instead of setting it')
     .action(async (o) => adminAction(() => withStore(o, (store) => setSmsFraud({ db: store.db }, o.email, !o.clear))));
 
+  registerAdminMarket(admin);
   return admin;
 }

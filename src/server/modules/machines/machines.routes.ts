@@ -1,5 +1,98 @@
+// Machines of hosts (issue 3 point 1; operator-contract GET /api/v0/machines/).
+// Listing and unlisting: PUT /api/v0/machines/{id}/list/ {price_gpu, price_disk, min_bid, end_date}
+// and PUT /api/v0/machines/{id}/unlist/; the CLI's forms (PUT /machines/create_asks/ and
+// DELETE /machines/{id}/asks/) do the same.
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
+import { requireAuth } from '../../http/auth.js';
+import { authErrors, errorSchema, idParams } from '../../http/schemas.js';
+import { listHostMachines, listMachine, unlistMachine, type ListPrices } from './machines.service.js';
 
-// Routes of this module; empty until the module lands.
-export async function machinesRoutes(_app: FastifyInstance, _deps: Deps): Promise<void> {}
+export const machineSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'integer' },
+    machine_id: { type: 'integer' },
+    hostname: { type: 'string' },
+    gpu_name: { type: 'string' },
+    num_gpus: { type: 'integer' },
+    gpu_ram: { type: 'integer', description: 'MB per GPU' },
+    cpu_cores: { type: 'integer' },
+    cpu_ram: { type: 'integer', description: 'MB' },
+    disk_space: { type: 'number', description: 'GB' },
+    listed: { type: 'boolean' },
+    rented: { type: 'boolean' },
+    online: { type: 'boolean' },
+    online_state: { type: 'string' },
+    last_heartbeat_at: { type: ['number', 'null'] },
+    listed_gpu_cost: { type: 'number', description: '$/hour per GPU' },
+    listed_storage_cost: { type: 'number', description: '$/GB-month' },
+    min_bid: { type: 'number', description: '$/hour, whole machine' },
+    end_date: { type: ['number', 'null'] },
+    reliability: { type: 'number' },
+    verified: { type: 'boolean' },
+    current_rentals_running: { type: 'integer' },
+    maintenances: { type: 'array', items: { type: 'object', additionalProperties: true } },
+  },
+} as const;
+
+const prices = {
+  price_gpu: { type: 'number', minimum: 0, maximum: 1000, description: '$/hour per GPU, on-demand' },
+  price_disk: { type: 'number', minimum: 0, maximum: 1000, description: '$/GB-month' },
+  min_bid: { type: 'number', minimum: 0, maximum: 100000, description: '$/hour for the machine, interruptible; 0 = no bids' },
+  end_date: { type: ['number', 'null'], description: 'Unix time the listing ends; null = open-ended' },
+} as const;
+
+const oneReply = { 200: { type: 'object', properties: { success: { type: 'boolean' }, machine: machineSchema } }, ...authErrors } as const;
+
+export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
+  app.get(
+    '/api/v0/machines',
+    {
+      config: { scope: 'machines' },
+      schema: { tags: ['machines'], summary: "The caller's machines", response: { 200: { type: 'object', properties: { machines: { type: 'array', items: machineSchema } } }, 401: errorSchema, 403: errorSchema } },
+    },
+    async (req) => ({ machines: await listHostMachines(deps.db, requireAuth(req).user.id) }),
+  );
+  app.put(
+    '/api/v0/machines/:id/list',
+    {
+      config: { scope: 'machines' },
+      schema: { tags: ['machines'], summary: 'List a machine for rent (make it an offer) at these prices', params: idParams, body: { type: 'object', additionalProperties: false, properties: prices }, response: oneReply },
+    },
+    async (req) => ({ success: true, machine: await listMachine(deps, requireAuth(req).user.id, (req.params as { id: number }).id, (req.body ?? {}) as ListPrices) }),
+  );
+  app.put(
+    '/api/v0/machines/:id/unlist',
+    { config: { scope: 'machines' }, schema: { tags: ['machines'], summary: 'Unlist a machine (no new rentals; a current one goes on)', params: idParams, response: oneReply } },
+    async (req) => ({ success: true, machine: await unlistMachine(deps.db, requireAuth(req).user.id, (req.params as { id: number }).id) }),
+  );
+  // The CLI's `list machine`: PUT /machines/create_asks/ {machine, price_gpu, price_disk, price_min_bid, end_date, …}.
+  app.put(
+    '/api/v0/machines/create_asks',
+    {
+      config: { scope: 'machines' },
+      schema: {
+        tags: ['machines'],
+        summary: 'List a machine (CLI form)',
+        body: {
+          type: 'object',
+          required: ['machine'],
+          additionalProperties: true,
+          properties: { machine: { type: 'integer', minimum: 1 }, price_gpu: prices.price_gpu, price_disk: prices.price_disk, price_min_bid: prices.min_bid, end_date: prices.end_date },
+        },
+        response: oneReply,
+      },
+    },
+    async (req) => {
+      const b = req.body as { machine: number; price_gpu?: number; price_disk?: number; price_min_bid?: number; end_date?: number | null };
+      return { success: true, machine: await listMachine(deps, requireAuth(req).user.id, b.machine, { price_gpu: b.price_gpu, price_disk: b.price_disk, min_bid: b.price_min_bid, end_date: b.end_date }) };
+    },
+  );
+  // The CLI's `unlist machine`.
+  app.delete(
+    '/api/v0/machines/:id/asks',
+    { config: { scope: 'machines' }, schema: { tags: ['machines'], summary: 'Unlist a machine (CLI form)', params: idParams, response: oneReply } },
+    async (req) => ({ success: true, machine: await unlistMachine(deps.db, requireAuth(req).user.id, (req.params as { id: number }).id) }),
+  );
+}

@@ -1,0 +1,33 @@
+// `openrig admin create-machines` (operator contract): listed machines with no agent; prints
+// {"machine_ids": [...]}. Their instances stay provisioning until an agent adopts them.
+import type { Command } from 'commander';
+import { adminAction, dbOptions, withStore } from './admin.js';
+import { systemClock } from '../server/clock.js';
+import { createMachines } from '../server/modules/machines/machines.service.js';
+
+export function registerAdminMarket(admin: Command): void {
+  dbOptions(admin.command('create-machines'))
+    .description('create listed machines owned by a user and print {machine_ids}')
+    .requiredOption('--owner-email <email>', 'e-mail of the host that owns them')
+    .requiredOption('--gpu-name <name>', 'GPU model, e.g. "RTX 4090"')
+    .requiredOption('--num-gpus <n>', 'GPUs per machine')
+    .option('--count <c>', 'how many machines', '1')
+    .option('--price-gpu <dph>', 'on-demand price, $/hour per GPU (default 0.40)')
+    .addHelpText('after', '\nExample:\n  openrig admin create-machines --owner-email host@example.com --gpu-name "RTX 4090" --num-gpus 2 --count 3 --price-gpu 0.5')
+    .action(async (o) =>
+      adminAction(() =>
+        withStore(o, (store) =>
+          createMachines(
+            { store, clock: systemClock },
+            {
+              ownerEmail: o.ownerEmail,
+              gpuName: o.gpuName,
+              numGpus: Number(o.numGpus),
+              count: Number(o.count),
+              priceGpu: o.priceGpu === undefined ? undefined : Number(o.priceGpu),
+            },
+          ),
+        ),
+      ),
+    );
+}

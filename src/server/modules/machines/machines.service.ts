@@ -1,0 +1,227 @@
+// Machines of hosts (issue 3 point 1): making them (admin create-machines, the agent), the host's
+// listing, and listing/unlisting them as offers. A listed machine is an offer; its id is the
+// offer id. Prices: GPU $/hour per GPU, disk $/GB-month, minimum bid $/hour (whole machine).
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { MachinesTable } from '../../db/tables/market.js';
+import type { Store } from '../../db/connection.js';
+import { tx } from '../../db/connection.js';
+import { MachineErrors } from './machines.errors.js';
+
+export type MachineRow = Selectable<MachinesTable>;
+
+/** Per-GPU memory (MB) and DLPerf per GPU of models we know; others get a generic default. */
+const KNOWN_GPUS: Record<string, { ram: number; dlperf: number }> = {
+  'RTX 3090': { ram: 24576, dlperf: 20 },
+  'RTX 4090': { ram: 24564, dlperf: 40 },
+  'RTX A6000': { ram: 49140, dlperf: 28 },
+  'A100 PCIE': { ram: 40960, dlperf: 50 },
+  'A100 SXM4': { ram: 81920, dlperf: 60 },
+  'H100 PCIE': { ram: 81559, dlperf: 90 },
+  'H100 SXM': { ram: 81559, dlperf: 110 },
+  'L40S': { ram: 46068, dlperf: 45 },
+};
+
+export interface MachineSpec {
+  hostId: number;
+  gpuName: string;
+  numGpus: number;
+  priceGpu?: number;
+  priceDisk?: number;
+  minBid?: number;
+  listed?: boolean;
+  hostname?: string;
+  verified?: boolean;
+  hardware?: Partial<Insertable<MachinesTable>>;
+}
+
+/** The machine row for a spec, with plausible hardware defaults for a simulated machine. */
+export function machineValues(spec: MachineSpec, now: number): Insertable<MachinesTable> {
+  const known = KNOWN_GPUS[spec.gpuName] ?? { ram: 16384, dlperf: 15 };
+  const price = spec.priceGpu ?? 0.4;
+  return {
+    host_id: spec.hostId,
+    hostname: spec.hostname ?? '',
+    gpu_name: spec.gpuName,
+    num_gpus: spec.numGpus,
+    gpu_ram: known.ram,
+    cpu_name: 'AMD EPYC 7B13',
+    cpu_cores: 8 * spec.numGpus,
+    cpu_ghz: 3.0,
+    cpu_ram: 32768 * spec.numGpus,
+    disk_space: 500,
+    disk_bw: 2000,
+    inet_up: 1000,
+    inet_down: 1000,
+    pcie_bw: 25,
+    direct_port_count: 100,
+    cuda_max_good: 12.4,
+    driver_version: '550.54.15',
+    reliability: 0.99,
+    verified: spec.verified === false ? 0 : 1,
+    geolocation: 'US',
+    dlperf: known.dlperf * spec.numGpus,
+    listed: spec.listed === false ? 0 : 1,
+    price_gpu_dph: price,
+    price_disk_gb_month: spec.priceDisk ?? 0.1,
+    min_bid_dph: spec.minBid ?? Math.round(price * spec.numGpus * 0.5 * 1e6) / 1e6,
+    rented: 0,
+    listed_until: null,
+    online_state: 'offline',
+    last_heartbeat_at: null,
+    created_at: now,
+    deleted_at: null,
+    ...spec.hardware,
+  };
+}
+
+export async function insertMachines(db: Kysely<DB>, specs: MachineSpec[], now: number): Promise<number[]> {
+  const ids: number[] = [];
+  for (const s of specs) {
+    const r = await db.insertInto('machines').values(machineValues(s, now)).returning('id').executeTakeFirstOrThrow();
+    ids.push(r.id);
+  }
+  return ids;
+}
+
+export interface CreateMachinesInput {
+  ownerEmail: string;
+  gpuName: string;
+  numGpus: number;
+  count: number;
+  priceGpu?: number;
+}
+
+/** `admin create-machines` (operator contract): listed machines with no agent. */
+export async function createMachines(deps: { store: Store; clock: { now(): number } }, input: CreateMachinesInput): Promise<{ machine_ids: number[] }> {
+  if (!input.gpuName.trim()) throw MachineErrors.badRequest('--gpu-name must not be empty');
+  if (!Number.isInteger(input.numGpus) || input.numGpus < 1 || input.numGpus > 64) throw MachineErrors.badRequest('--num-gpus must be an integer from 1 to 64');
+  if (!Number.isInteger(input.count) || input.count < 1 || input.count > 100000) throw MachineErrors.badRequest('--count must be an integer from 1 to 100000');
+  if (input.priceGpu !== undefined && !(Number.isFinite(input.priceGpu) && input.priceGpu >= 0 && input.priceGpu <= 1000)) throw MachineErrors.badPrice('--price-gpu must be a number of $/hour per GPU, from 0 to 1000');
+  const now = deps.clock.now();
+  return tx(deps.store, async (db) => {
+    const owner = await db.selectFrom('users').select('id').where('email', '=', input.ownerEmail.trim().toLowerCase()).executeTakeFirst();
+    if (!owner) throw MachineErrors.noOwner(`No user with e-mail ${input.ownerEmail}`);
+    const spec: MachineSpec = { hostId: owner.id, gpuName: input.gpuName.trim(), numGpus: input.numGpus, priceGpu: input.priceGpu };
+    const ids: number[] = [];
+    // Chunks keep each statement under SQLite's bound-parameter limit.
+    for (let i = 0; i < input.count; i += 200) {
+      const n = Math.min(200, input.count - i);
+      const rows = await db.insertInto('machines').values(Array.from({ length: n }, () => machineValues(spec, now))).returning('id').execute();
+      ids.push(...rows.map((r) => r.id));
+    }
+    return { machine_ids: ids.sort((a, b) => a - b) };
+  });
+}
+
+export interface MachineView {
+  id: number;
+  machine_id: number;
+  hostname: string;
+  gpu_name: string;
+  num_gpus: number;
+  gpu_ram: number;
+  cpu_cores: number;
+  cpu_ram: number;
+  disk_space: number;
+  listed: boolean;
+  rented: boolean;
+  online: boolean;
+  online_state: string;
+  last_heartbeat_at: number | null;
+  listed_gpu_cost: number;
+  listed_storage_cost: number;
+  min_bid: number;
+  end_date: number | null;
+  reliability: number;
+  verified: boolean;
+  current_rentals_running: number;
+  maintenances: unknown[];
+}
+
+export function machineView(m: MachineRow, running: number): MachineView {
+  return {
+    id: m.id,
+    machine_id: m.id,
+    hostname: m.hostname,
+    gpu_name: m.gpu_name,
+    num_gpus: m.num_gpus,
+    gpu_ram: m.gpu_ram,
+    cpu_cores: m.cpu_cores,
+    cpu_ram: m.cpu_ram,
+    disk_space: m.disk_space,
+    listed: m.listed === 1,
+    rented: m.rented === 1,
+    online: m.online_state === 'online',
+    online_state: m.online_state,
+    last_heartbeat_at: m.last_heartbeat_at === null ? null : m.last_heartbeat_at / 1000,
+    listed_gpu_cost: m.price_gpu_dph,
+    listed_storage_cost: m.price_disk_gb_month,
+    min_bid: m.min_bid_dph,
+    end_date: m.listed_until === null ? null : m.listed_until / 1000,
+    reliability: m.reliability,
+    verified: m.verified === 1,
+    current_rentals_running: running,
+    maintenances: [],
+  };
+}
+
+/** The caller's machines (operator-contract GET /api/v0/machines/). */
+export async function listHostMachines(db: Kysely<DB>, hostId: number): Promise<MachineView[]> {
+  const rows = await db.selectFrom('machines').selectAll().where('host_id', '=', hostId).where('deleted_at', 'is', null).orderBy('id').execute();
+  if (rows.length === 0) return [];
+  const counts = await db
+    .selectFrom('instances')
+    .select(['machine_id', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('machine_id', 'in', rows.map((r) => r.id))
+    .where('destroyed_at', 'is', null)
+    .where('actual_status', '=', 'running')
+    .groupBy('machine_id')
+    .execute();
+  const byId = new Map(counts.map((c) => [c.machine_id, Number(c.n)]));
+  return rows.map((r) => machineView(r, byId.get(r.id) ?? 0));
+}
+
+export interface ListPrices {
+  price_gpu?: number;
+  price_disk?: number;
+  min_bid?: number;
+  /** Epoch seconds; null/absent = open-ended. */
+  end_date?: number | null;
+}
+
+function checkPrice(name: string, v: unknown, max: number): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > max) throw MachineErrors.badRequest(`${name} must be a number from 0 to ${max}`);
+  return v;
+}
+
+/**
+ * Lists a machine (makes it an offer) with its prices; prices not given keep their value. The
+ * host must own it. A rented machine can be listed: it is offered again once its rental ends.
+ */
+export async function listMachine(deps: { db: Kysely<DB>; clock: { now(): number } }, hostId: number, machineId: number, p: ListPrices): Promise<MachineView> {
+  const priceGpu = checkPrice('price_gpu', p.price_gpu, 1000);
+  const priceDisk = checkPrice('price_disk', p.price_disk, 1000);
+  const minBid = checkPrice('min_bid', p.min_bid, 100000);
+  const now = deps.clock.now();
+  let until: number | null = null;
+  if (p.end_date !== undefined && p.end_date !== null) {
+    if (typeof p.end_date !== 'number' || !Number.isFinite(p.end_date) || p.end_date * 1000 <= now) throw MachineErrors.badRequest('end_date must be a future Unix timestamp (seconds)');
+    until = Math.round(p.end_date * 1000);
+  }
+  const set: Partial<Insertable<MachinesTable>> = { listed: 1, listed_until: until };
+  if (priceGpu !== undefined) set.price_gpu_dph = priceGpu;
+  if (priceDisk !== undefined) set.price_disk_gb_month = priceDisk;
+  if (minBid !== undefined) set.min_bid_dph = minBid;
+  const row = await deps.db.updateTable('machines').set(set).where('id', '=', machineId).where('host_id', '=', hostId).where('deleted_at', 'is', null).returningAll().executeTakeFirst();
+  if (!row) throw MachineErrors.notFound();
+  return machineView(row, 0);
+}
+
+/** Unlists a machine: no new rentals; a current rental goes on. Repeats are harmless. */
+export async function unlistMachine(db: Kysely<DB>, hostId: number, machineId: number): Promise<MachineView> {
+  const row = await db.updateTable('machines').set({ listed: 0 }).where('id', '=', machineId).where('host_id', '=', hostId).where('deleted_at', 'is', null).returningAll().executeTakeFirst();
+  if (!row) throw MachineErrors.notFound();
+  return machineView(row, 0);
+}

@@ -1,0 +1,95 @@
+// The searchable offer fields (client-compat "search offers"; documented in docs/market.md).
+// Each field has a type (values given as strings are coerced to it), a unit, and the SQL that
+// computes it over `machines m`. Derived fields (dph_total, dlperf_per_dphtotal, score, duration)
+// are computed by the same SQL for filtering, ordering and the reply, so they always agree.
+
+export type FieldType = 'int' | 'float' | 'bool' | 'string';
+
+/** What a field's SQL may depend on besides the machine row. */
+export interface SqlContext {
+  /** The offer's base price expression for the requested `type` ($/h, whole machine). */
+  base: string;
+  /** allocated_storage in GB, already validated finite and >= 0 (inlined as a literal). */
+  storage: number;
+  /** Now in epoch ms (inlined as an integer literal). */
+  now: number;
+}
+
+export interface FieldDef {
+  type: FieldType;
+  unit: string;
+  doc: string;
+  sql: (c: SqlContext) => string;
+}
+
+const col =
+  (name: string) =>
+  (): string =>
+    `m.${name}`;
+
+/** Open-ended listings report this duration (one year, in seconds). */
+export const OPEN_ENDED_DURATION_S = 365 * 86400;
+
+const dphTotal = (c: SqlContext) => `(${c.base} + m.price_disk_gb_month * ${lit(c.storage)} / 720.0)`;
+const perDph = (c: SqlContext) => `(CASE WHEN ${dphTotal(c)} > 0 THEN m.dlperf / ${dphTotal(c)} ELSE 0 END)`;
+const listed = (c: SqlContext) => `(m.listed = 1 AND (m.listed_until IS NULL OR m.listed_until > ${Math.trunc(c.now)}))`;
+
+/** A finite number as an SQL literal (callers validate; this refuses anything else). */
+export function lit(n: number): string {
+  if (!Number.isFinite(n)) throw new Error('not a finite number');
+  return Number.isInteger(n) ? `${n}.0` : String(n);
+}
+
+export const OFFER_FIELDS: Record<string, FieldDef> = {
+  id: { type: 'int', unit: '', doc: 'offer id (the value to rent with; equals machine_id)', sql: col('id') },
+  machine_id: { type: 'int', unit: '', doc: 'machine id', sql: col('id') },
+  host_id: { type: 'int', unit: '', doc: 'id of the host (the machine owner)', sql: col('host_id') },
+  gpu_name: { type: 'string', unit: '', doc: 'GPU model, with spaces ("RTX 4090"; underscores are read as spaces)', sql: col('gpu_name') },
+  num_gpus: { type: 'int', unit: 'GPUs', doc: 'number of GPUs', sql: col('num_gpus') },
+  gpu_ram: { type: 'int', unit: 'MB', doc: 'memory per GPU', sql: col('gpu_ram') },
+  gpu_total_ram: { type: 'int', unit: 'MB', doc: 'gpu_ram × num_gpus', sql: () => '(m.gpu_ram * m.num_gpus)' },
+  cpu_name: { type: 'string', unit: '', doc: 'CPU model', sql: col('cpu_name') },
+  cpu_cores: { type: 'int', unit: 'cores', doc: 'CPU cores of the machine', sql: col('cpu_cores') },
+  cpu_cores_effective: { type: 'float', unit: 'cores', doc: 'CPU cores the instance gets (the whole machine is rented)', sql: col('cpu_cores') },
+  cpu_ghz: { type: 'float', unit: 'GHz', doc: 'CPU clock', sql: col('cpu_ghz') },
+  cpu_ram: { type: 'int', unit: 'MB', doc: 'system memory', sql: col('cpu_ram') },
+  disk_space: { type: 'float', unit: 'GB', doc: 'disk available for the instance', sql: col('disk_space') },
+  disk_bw: { type: 'float', unit: 'MB/s', doc: 'disk bandwidth', sql: col('disk_bw') },
+  inet_up: { type: 'float', unit: 'Mbps', doc: 'upload bandwidth', sql: col('inet_up') },
+  inet_down: { type: 'float', unit: 'Mbps', doc: 'download bandwidth', sql: col('inet_down') },
+  pcie_bw: { type: 'float', unit: 'GB/s', doc: 'PCIe bandwidth per GPU', sql: col('pcie_bw') },
+  direct_port_count: { type: 'int', unit: 'ports', doc: 'directly reachable ports (SSH needs one)', sql: col('direct_port_count') },
+  cuda_max_good: { type: 'float', unit: 'CUDA version', doc: 'highest CUDA version the driver supports', sql: col('cuda_max_good') },
+  driver_version: { type: 'string', unit: '', doc: 'NVIDIA driver version', sql: col('driver_version') },
+  reliability: { type: 'float', unit: '0..1', doc: 'host reliability score', sql: col('reliability') },
+  reliability2: { type: 'float', unit: '0..1', doc: 'same as reliability (the name the CLI sends)', sql: col('reliability') },
+  verified: { type: 'bool', unit: '', doc: 'machine verified by the operator', sql: () => '(m.verified = 1)' },
+  verification: { type: 'string', unit: '', doc: '"verified" or "unverified"', sql: () => "(CASE WHEN m.verified = 1 THEN 'verified' ELSE 'unverified' END)" },
+  geolocation: { type: 'string', unit: '', doc: 'location as the host gave it ("Oregon, US")', sql: col('geolocation') },
+  dlperf: { type: 'float', unit: 'DLPerf', doc: 'deep-learning performance score of the machine', sql: col('dlperf') },
+  dph_base: { type: 'float', unit: '$/h', doc: 'compute price for the search type: on-demand and reserved = GPU price × num_gpus; bid = min_bid', sql: (c) => `(${c.base})` },
+  storage_cost: { type: 'float', unit: '$/GB-month', doc: 'disk price', sql: col('price_disk_gb_month') },
+  min_bid: { type: 'float', unit: '$/h', doc: 'lowest bid accepted for an interruptible rental (0: no bids)', sql: col('min_bid_dph') },
+  dph_total: { type: 'float', unit: '$/h', doc: 'dph_base + storage_cost × allocated_storage / 720', sql: dphTotal },
+  dlperf_per_dphtotal: { type: 'float', unit: 'DLPerf per $/h', doc: 'dlperf / dph_total (0 when dph_total is 0)', sql: perDph },
+  score: { type: 'float', unit: '', doc: 'dlperf_per_dphtotal × reliability (the default order, descending)', sql: (c) => `(${perDph(c)} * m.reliability)` },
+  duration: {
+    type: 'float',
+    unit: 's',
+    doc: `seconds until the listing ends (${OPEN_ENDED_DURATION_S} for an open-ended listing)`,
+    sql: (c) => `(CASE WHEN m.listed_until IS NULL THEN ${lit(OPEN_ENDED_DURATION_S)} ELSE (m.listed_until - ${Math.trunc(c.now)}) / 1000.0 END)`,
+  },
+  listed: { type: 'bool', unit: '', doc: 'listed for rent by its host (default filter: true)', sql: listed },
+  rented: { type: 'bool', unit: '', doc: 'an instance holds the machine (default filter: false)', sql: () => '(m.rented = 1)' },
+  rentable: {
+    type: 'bool',
+    unit: '',
+    doc: 'listed, not rented, and its host not offline',
+    sql: (c) => `(${listed(c)} AND m.rented = 0 AND NOT (m.online_state = 'offline' AND m.last_heartbeat_at IS NOT NULL))`,
+  },
+  online: { type: 'bool', unit: '', doc: "the machine's agent is heartbeating", sql: () => "(m.online_state = 'online')" },
+  external: { type: 'bool', unit: '', doc: 'offer from another marketplace: always false here', sql: () => '(1 = 0)' },
+};
+
+export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'notin'] as const;
+export type Operator = (typeof OPERATORS)[number];

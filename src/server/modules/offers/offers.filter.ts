@@ -1,0 +1,218 @@
+// The search-filter compiler (issue 3 point 2; client-compat "search offers"). Pure: a request
+// body becomes a validated plan, and a plan becomes one parameterised SQL statement.
+// - Each filter field sits at the top level as {op: value} (several ops on one field are ANDed; a
+//   bare value means eq). Operators: eq neq gt gte lt lte in notin; in/notin take arrays.
+// - Values given as strings are coerced to the field's type ("1" → 1, "true" → true).
+// - Unknown field, operator or uncoercible value: a 400 bad_request naming it. Nothing is dropped.
+// - `order`: [[field, "asc"|"desc"], …]; `type`: on-demand | bid (interruptible) | reserved;
+//   `limit`; `allocated_storage` (GB, priced into dph_total, and offers must have that much disk).
+// - Rented or unlisted machines appear only when the filter names `rented`, `listed` or
+//   `rentable`; deleted machines never do.
+import { CommonErrors } from '../../errors.js';
+import { OFFER_FIELDS, OPERATORS, lit, type FieldDef, type Operator, type SqlContext } from './offers.fields.js';
+
+export const DEFAULT_LIMIT = 64;
+export const MAX_LIMIT = 1000;
+export const MAX_IN_VALUES = 1000;
+export const DEFAULT_STORAGE_GB = 5;
+export const SEARCH_TYPES = ['on-demand', 'bid', 'reserved'] as const;
+export type SearchType = (typeof SEARCH_TYPES)[number];
+
+export type Scalar = number | string | boolean;
+export interface Condition {
+  field: string;
+  op: Operator;
+  /** One value, or the list of in/notin. */
+  value: Scalar | Scalar[];
+}
+
+export interface SearchPlan {
+  conditions: Condition[];
+  order: { field: string; dir: 'asc' | 'desc' }[];
+  type: SearchType;
+  limit: number;
+  storage: number;
+}
+
+const RESERVED_KEYS = new Set(['order', 'type', 'limit', 'allocated_storage', 'disable_bundling']);
+
+function bad(msg: string): never {
+  throw CommonErrors.badRequest(msg);
+}
+
+function show(v: unknown): string {
+  return JSON.stringify(v) ?? String(v);
+}
+
+/** Coerces one value to the field's type, or throws a 400 naming the field. */
+export function coerce(field: string, def: FieldDef, v: unknown): Scalar {
+  switch (def.type) {
+    case 'int': {
+      const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*[+-]?\d+(\.0*)?\s*$/.test(v) ? Number(v) : NaN;
+      if (!Number.isSafeInteger(n)) bad(`Invalid value for ${field}: ${show(v)} is not an integer`);
+      return n;
+    }
+    case 'float': {
+      const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+      if (!Number.isFinite(n)) bad(`Invalid value for ${field}: ${show(v)} is not a number`);
+      return n;
+    }
+    case 'bool': {
+      if (typeof v === 'boolean') return v;
+      if (v === 1 || v === 0) return v === 1;
+      if (typeof v === 'string') {
+        const s = v.trim().toLowerCase();
+        if (s === 'true' || s === '1') return true;
+        if (s === 'false' || s === '0') return false;
+      }
+      return bad(`Invalid value for ${field}: ${show(v)} is not a boolean`);
+    }
+    case 'string': {
+      if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+      if (typeof v !== 'string') return bad(`Invalid value for ${field}: ${show(v)} is not a string`);
+      if (v.length > 256) return bad(`Invalid value for ${field}: longer than 256 characters`);
+      return field === 'gpu_name' ? v.replace(/_/g, ' ') : v;
+    }
+  }
+}
+
+function isOperator(op: string): op is Operator {
+  return (OPERATORS as readonly string[]).includes(op);
+}
+
+function condition(field: string, def: FieldDef, op: string, raw: unknown): Condition {
+  if (!isOperator(op)) bad(`Unknown operator ${show(op)} for field ${field} (use ${OPERATORS.join(', ')})`);
+  if ((def.type === 'bool' || def.type === 'string') && op !== 'eq' && op !== 'neq' && op !== 'in' && op !== 'notin') {
+    bad(`Operator ${op} does not apply to ${field} (a ${def.type === 'bool' ? 'boolean' : 'string'}; use eq, neq, in, notin)`);
+  }
+  if (op === 'in' || op === 'notin') {
+    if (!Array.isArray(raw)) bad(`Invalid value for ${field}.${op}: expected an array`);
+    if (raw.length > MAX_IN_VALUES) bad(`Invalid value for ${field}.${op}: at most ${MAX_IN_VALUES} values`);
+    return { field, op, value: raw.map((v) => coerce(field, def, v)) };
+  }
+  if (Array.isArray(raw)) bad(`Invalid value for ${field}.${op}: an array needs in or notin`);
+  return { field, op, value: coerce(field, def, raw) };
+}
+
+function parseOrder(raw: unknown): SearchPlan['order'] {
+  if (raw === undefined || raw === null) return [{ field: 'score', dir: 'desc' }];
+  if (!Array.isArray(raw)) bad('order must be an array of [field, "asc"|"desc"] pairs');
+  if (raw.length > 8) bad('order takes at most 8 fields');
+  return raw.map((entry: unknown) => {
+    const pair = typeof entry === 'string' ? [entry] : entry;
+    if (!Array.isArray(pair) || pair.length < 1 || pair.length > 2 || typeof pair[0] !== 'string') {
+      bad(`Invalid order entry ${show(entry)}: expected [field, "asc"|"desc"]`);
+    }
+    const field = pair[0] as string;
+    if (!Object.hasOwn(OFFER_FIELDS, field)) bad(`Unknown order field ${show(field)}`);
+    const dir = pair[1] === undefined ? 'asc' : typeof pair[1] === 'string' ? pair[1].toLowerCase() : '';
+    if (dir !== 'asc' && dir !== 'desc') bad(`Invalid order direction ${show(pair[1])} for ${field} (use asc or desc)`);
+    return { field, dir };
+  });
+}
+
+function parseType(raw: unknown): SearchType {
+  if (raw === undefined || raw === null) return 'on-demand';
+  if (raw === 'interruptible') return 'bid';
+  if (typeof raw !== 'string' || !(SEARCH_TYPES as readonly string[]).includes(raw)) {
+    bad(`Invalid type ${show(raw)} (use on-demand, bid or reserved)`);
+  }
+  return raw as SearchType;
+}
+
+function parseLimit(raw: unknown): number {
+  if (raw === undefined || raw === null) return DEFAULT_LIMIT;
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_LIMIT) bad(`Invalid limit ${show(raw)}: an integer from 1 to ${MAX_LIMIT}`);
+  return n;
+}
+
+function parseStorage(raw: unknown): number {
+  if (raw === undefined || raw === null) return DEFAULT_STORAGE_GB;
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+  if (!Number.isFinite(n) || n < 0 || n > 1_000_000) bad(`Invalid allocated_storage ${show(raw)}: a number of GB from 0 to 1000000`);
+  return n;
+}
+
+/** Validates a search body into a plan; a 400 bad_request naming the culprit otherwise. */
+export function compileSearch(body: unknown): SearchPlan {
+  if (body === undefined || body === null) body = {};
+  if (typeof body !== 'object' || Array.isArray(body)) bad('The search body must be a JSON object of filters');
+  let obj = body as Record<string, unknown>;
+  // Older clients wrap the filter as {"q": {...}}.
+  if (Object.keys(obj).length === 1 && obj.q && typeof obj.q === 'object' && !Array.isArray(obj.q)) obj = obj.q as Record<string, unknown>;
+  const conditions: Condition[] = [];
+  for (const [key, raw] of Object.entries(obj)) {
+    if (RESERVED_KEYS.has(key)) continue;
+    const def = Object.hasOwn(OFFER_FIELDS, key) ? OFFER_FIELDS[key] : undefined;
+    if (!def) bad(`Unknown search field ${show(key)}`);
+    if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+      const ops = Object.entries(raw as Record<string, unknown>);
+      if (ops.length === 0) bad(`Empty filter for ${key}: give {op: value}`);
+      for (const [op, v] of ops) conditions.push(condition(key, def, op, v));
+    } else {
+      conditions.push(condition(key, def, 'eq', raw));
+    }
+  }
+  if (obj.disable_bundling !== undefined && typeof obj.disable_bundling !== 'boolean') bad('disable_bundling must be a boolean');
+  return { conditions, order: parseOrder(obj.order), type: parseType(obj.type), limit: parseLimit(obj.limit), storage: parseStorage(obj.allocated_storage) };
+}
+
+export interface CompiledSql {
+  sql: string;
+  params: unknown[];
+}
+
+const CMP: Record<Exclude<Operator, 'in' | 'notin'>, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' };
+
+/** The fields every reply row carries, selected by their SQL (derived ones included). */
+export const SELECTED_FIELDS = Object.keys(OFFER_FIELDS);
+
+/** Turns a plan into one SELECT over machines (placeholders for the dialect). */
+export function searchSql(plan: SearchPlan, dialect: 'sqlite' | 'postgres', now: number): CompiledSql {
+  const params: unknown[] = [];
+  // PostgreSQL infers a placeholder's type from the column it meets (1.5 against an integer
+  // column would fail): cast every parameter to the field's type.
+  const PG_CAST: Record<FieldDef['type'], string> = { int: '::bigint', float: '::float8', string: '::text', bool: '' };
+  const p =
+    (type: FieldDef['type']) =>
+    (v: unknown): string => {
+      params.push(v);
+      return dialect === 'postgres' ? `$${params.length}${PG_CAST[type]}` : '?';
+    };
+  const base = plan.type === 'bid' ? 'm.min_bid_dph' : '(m.price_gpu_dph * m.num_gpus)';
+  const ctx: SqlContext = { base, storage: plan.storage, now };
+  const expr = (field: string) => OFFER_FIELDS[field]!.sql(ctx);
+  const where: string[] = ['m.deleted_at IS NULL', `m.disk_space >= ${lit(plan.storage)}`];
+  if (plan.type === 'bid') where.push('m.min_bid_dph > 0');
+  const named = new Set(plan.conditions.map((c) => c.field));
+  // Rented or unlisted machines only when the filter asks for them.
+  if (!named.has('listed') && !named.has('rentable')) where.push(expr('listed'));
+  if (!named.has('rented') && !named.has('rentable')) where.push('m.rented = 0');
+  for (const c of plan.conditions) {
+    const def = OFFER_FIELDS[c.field]!;
+    const e = expr(c.field);
+    if (def.type === 'bool') {
+      // Booleans are predicates: compare by truth, never by 0/1 versus true/false across dialects.
+      const set = new Set(Array.isArray(c.value) ? c.value : [c.value]);
+      const positive = c.op === 'eq' || c.op === 'in';
+      const wantTrue = set.has(true);
+      const wantFalse = set.has(false);
+      if (wantTrue && wantFalse) where.push(positive ? '1 = 1' : '1 = 0');
+      else if (!wantTrue && !wantFalse) where.push(positive ? '1 = 0' : '1 = 1');
+      else where.push(wantTrue === positive ? e : `NOT ${e}`);
+      continue;
+    }
+    if (c.op === 'in' || c.op === 'notin') {
+      const vs = c.value as Scalar[];
+      if (vs.length === 0) where.push(c.op === 'in' ? '1 = 0' : '1 = 1');
+      else where.push(`${e} ${c.op === 'in' ? 'IN' : 'NOT IN'} (${vs.map(p(def.type)).join(', ')})`);
+      continue;
+    }
+    where.push(`${e} ${CMP[c.op]} ${p(def.type)(c.value)}`);
+  }
+  const order = [...plan.order.map((o) => `${expr(o.field)} ${o.dir.toUpperCase()}`), 'm.id ASC'].join(', ');
+  const select = SELECTED_FIELDS.map((f) => `${expr(f)} AS ${f}`).join(', ');
+  const sql = `SELECT ${select} FROM machines m WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${plan.limit}`;
+  return { sql, params };
+}

@@ -1,0 +1,43 @@
+// Offer search and GPU names. An offer is a listed machine; its id is the machine id.
+import { CompiledQuery } from 'kysely';
+import type { Deps } from '../../deps.js';
+import { OFFER_FIELDS } from './offers.fields.js';
+import { compileSearch, searchSql, type SearchPlan } from './offers.filter.js';
+
+export type Offer = Record<string, number | string | boolean | null>;
+
+/** Normalises a result row: booleans from 0/1 (SQLite) or true/false (PostgreSQL), numbers. */
+export function offerView(row: Record<string, unknown>, plan: SearchPlan): Offer {
+  const out: Offer = {};
+  for (const [name, def] of Object.entries(OFFER_FIELDS)) {
+    const v = row[name];
+    if (def.type === 'bool') out[name] = v === true || v === 1 || v === '1';
+    else if (def.type === 'string') out[name] = v === null || v === undefined ? '' : String(v);
+    else out[name] = v === null || v === undefined ? null : Number(v);
+  }
+  out.ask_contract_id = out.id!;
+  out.is_bid = plan.type === 'bid';
+  out.search_type = plan.type;
+  out.allocated_storage = plan.storage;
+  return out;
+}
+
+export async function searchOffers(deps: Pick<Deps, 'db' | 'dialect' | 'clock'>, body: unknown): Promise<{ offers: Offer[] }> {
+  const plan = compileSearch(body);
+  const q = searchSql(plan, deps.dialect, deps.clock.now());
+  const res = await deps.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(q.sql, q.params));
+  return { offers: res.rows.map((r) => offerView(r, plan)) };
+}
+
+/** The distinct GPU names currently offered (client-compat: the CLI calls it on load). */
+export async function gpuNames(deps: Pick<Deps, 'db'>): Promise<string[]> {
+  const rows = await deps.db
+    .selectFrom('machines')
+    .select('gpu_name')
+    .distinct()
+    .where('deleted_at', 'is', null)
+    .where('listed', '=', 1)
+    .orderBy('gpu_name')
+    .execute();
+  return rows.map((r) => r.gpu_name);
+}
