@@ -1,0 +1,50 @@
+// The agent's side of the wire (contract/agent-protocol.ts): JSON over HTTP with the host's key.
+import { AGENT_API_PREFIX, type RegisterRequest, type RegisterResponse, type ShutdownRequest, type SyncRequest, type SyncResponse } from '../contract/agent-protocol.js';
+
+/** An answer the agent cannot fix by retrying (a wrong or revoked key, a refused body). */
+export class AgentFatalError extends Error {}
+
+export class AgentClient {
+  constructor(
+    private readonly server: string,
+    private readonly apiKey: string,
+    private readonly timeoutMs = 10_000,
+  ) {}
+
+  get serverUrl(): string {
+    return this.server.replace(/\/+$/, '');
+  }
+
+  private async post<T>(path: string, body: unknown, timeoutMs = this.timeoutMs): Promise<T> {
+    const res = await fetch(`${this.serverUrl}${AGENT_API_PREFIX}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await res.text();
+    let json: any = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
+    if (res.ok) return json as T;
+    const msg = `${path}: HTTP ${res.status}${json?.msg ? `: ${json.msg}` : ''}`;
+    // 429 and 5xx are passing; a refused key or body is not.
+    if (res.status === 401 || res.status === 403 || res.status === 400 || res.status === 409) throw new AgentFatalError(msg);
+    throw new Error(msg);
+  }
+
+  register(body: RegisterRequest): Promise<RegisterResponse> {
+    return this.post('/register', body);
+  }
+
+  sync(body: SyncRequest): Promise<SyncResponse> {
+    return this.post('/sync', body);
+  }
+
+  shutdown(body: ShutdownRequest): Promise<unknown> {
+    return this.post('/shutdown', body, 3000);
+  }
+}

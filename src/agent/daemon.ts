@@ -1,0 +1,259 @@
+// The host agent (issue 4, point 1; operator-contract "openrig agent"): registers its machines,
+// then syncs every heartbeat: the sync is the heartbeat, carries what each instance really is,
+// and brings back what each should be; the agent then makes it so with its runtime, one operation
+// at a time per instance, and syncs again as soon as something changed.
+// State in --state-dir: agent.json (its stable agent_uid) and instances/ID/ (the runtime's), so a
+// restarted agent gets the same machines back and re-adopts the instances that still run.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { DesiredInstance, InstanceReport, SyncResponse } from '../contract/agent-protocol.js';
+import type { InstanceSpec, Runtime } from './runtime.js';
+import { AgentClient, AgentFatalError } from './agent-client.js';
+import type { AgentMachineHardware } from '../contract/agent-protocol.js';
+
+export interface AgentLog {
+  info(msg: string): void;
+  warn(msg: string): void;
+  error(msg: string): void;
+}
+
+export interface AgentOptions {
+  server: string;
+  apiKey: string;
+  stateDir: string;
+  machines: AgentMachineHardware[];
+  priceGpu?: number;
+  priceDisk?: number;
+  runtime: Runtime;
+  /** OPENRIG_HEARTBEAT_S when set; else the server's value from register. */
+  heartbeatS?: number;
+  version: string;
+  log: AgentLog;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function loadAgentUid(stateDir: string): string {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const file = path.join(stateDir, 'agent.json');
+  if (existsSync(file)) {
+    const j = JSON.parse(readFileSync(file, 'utf8')) as { agent_uid?: string };
+    if (j.agent_uid) return j.agent_uid;
+  }
+  const uid = randomUUID();
+  writeFileSync(file, JSON.stringify({ agent_uid: uid }) + '\n', { mode: 0o600, flag: 'w' });
+  return uid;
+}
+
+type Op = 'start' | 'stop' | 'destroy';
+
+export class Agent {
+  readonly uid: string;
+  readonly client: AgentClient;
+  machineIds: number[] = [];
+  private heartbeatMs = 10_000;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  private readonly ops = new Map<number, { op: Op; done: Promise<void> }>();
+  /** Instances whose next step is being decided (set synchronously: no two decisions at once). */
+  private readonly deciding = new Set<number>();
+  /** Start failures, reported as `exited` until the server wants something else. */
+  private readonly failures = new Map<number, string>();
+  private loop: Promise<void> | null = null;
+
+  constructor(private readonly o: AgentOptions) {
+    this.uid = loadAgentUid(o.stateDir);
+    this.client = new AgentClient(o.server, o.apiKey);
+  }
+
+  /** Registers (retrying until the server answers) and starts the sync loop. */
+  async start(): Promise<void> {
+    await this.register();
+    this.loop = this.run();
+  }
+
+  private async register(): Promise<void> {
+    let delay = 250;
+    for (;;) {
+      try {
+        const r = await this.client.register({
+          agent_uid: this.uid,
+          version: this.o.version,
+          runtime: this.o.runtime.name,
+          ...(this.o.priceGpu !== undefined ? { price_gpu: this.o.priceGpu } : {}),
+          ...(this.o.priceDisk !== undefined ? { price_disk: this.o.priceDisk } : {}),
+          machines: this.o.machines,
+        });
+        this.machineIds = r.machines.map((m) => m.machine_id);
+        this.heartbeatMs = (this.o.heartbeatS ?? r.heartbeat_s) * 1000;
+        this.o.log.info(`registered machines ${this.machineIds.join(', ')} (heartbeat every ${this.heartbeatMs / 1000}s)`);
+        return;
+      } catch (err) {
+        if (err instanceof AgentFatalError || this.stopped) throw err;
+        this.o.log.warn(`register failed, retrying: ${(err as Error).message}`);
+        await sleep(delay);
+        delay = Math.min(delay * 2, 5000);
+      }
+    }
+  }
+
+  /** Wakes the loop for an early sync (a local change to report). */
+  poke(): void {
+    this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        await this.syncOnce();
+      } catch (err) {
+        if (err instanceof AgentFatalError) {
+          this.o.log.error(`the server refused the agent: ${err.message}`);
+          this.stopped = true;
+          process.exitCode = 1;
+          break;
+        }
+        this.o.log.warn(`sync failed (will retry): ${(err as Error).message}`);
+      }
+      if (this.stopped) break;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, this.heartbeatMs);
+        this.wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+  }
+
+  private async reports(): Promise<InstanceReport[]> {
+    const ids = new Set([...(await this.o.runtime.list()), ...this.ops.keys()]);
+    const out: InstanceReport[] = [];
+    for (const id of [...ids].sort((a, b) => a - b)) {
+      const fail = this.failures.get(id);
+      if (fail) {
+        out.push({ id, state: 'exited', status_msg: fail });
+        continue;
+      }
+      const op = this.ops.get(id);
+      const st = await this.o.runtime.inspect(id);
+      if (op?.op === 'start' && st.state !== 'exited') {
+        out.push({ id, state: 'loading', status_msg: 'preparing the instance' });
+        continue;
+      }
+      switch (st.state) {
+        case 'absent':
+          break;
+        case 'stopped':
+          out.push({ id, state: 'stopped', status_msg: 'stopped' });
+          break;
+        case 'starting':
+          out.push({ id, state: 'loading', status_msg: 'starting the SSH server' });
+          break;
+        case 'running':
+          out.push({ id, state: 'running', status_msg: 'running; SSH accepts connections', ssh_port: st.sshPort });
+          break;
+        case 'exited':
+          out.push({ id, state: 'exited', status_msg: st.msg });
+          break;
+      }
+    }
+    return out;
+  }
+
+  async syncOnce(): Promise<void> {
+    const res: SyncResponse = await this.client.sync({ agent_uid: this.uid, machine_ids: this.machineIds, instances: await this.reports() });
+    if (this.o.heartbeatS === undefined) this.heartbeatMs = res.heartbeat_s * 1000;
+    if (res.unknown_machine_ids.length > 0) {
+      this.o.log.warn(`the server does not know machines ${res.unknown_machine_ids.join(', ')}; registering again`);
+      await this.register();
+    }
+    for (const want of res.instances) this.reconcile(want);
+  }
+
+  private spec(w: DesiredInstance): InstanceSpec {
+    return {
+      id: w.id,
+      image: w.image,
+      disk: w.disk,
+      onstart: w.onstart,
+      authorizedKeys: w.authorized_keys,
+      env: {
+        ...w.env,
+        CONTAINER_ID: String(w.id),
+        OPENRIG_INSTANCE_ID: String(w.id),
+        OPENRIG_SERVER_URL: this.client.serverUrl,
+        ...(w.container_api_key ? { CONTAINER_API_KEY: w.container_api_key } : {}),
+      },
+    };
+  }
+
+  private reconcile(w: DesiredInstance): void {
+    // One operation at a time per instance; the next sync decides again.
+    if (this.ops.has(w.id) || this.deciding.has(w.id)) return;
+    this.deciding.add(w.id);
+    const rt = this.o.runtime;
+    const run = (op: Op, fn: () => Promise<void>) => {
+      const done = fn()
+        .catch((err) => {
+          const msg = `failed to ${op}: ${(err as Error).message}`;
+          this.o.log.error(`instance ${w.id}: ${msg}`);
+          if (op === 'start') this.failures.set(w.id, msg);
+        })
+        .finally(() => {
+          this.ops.delete(w.id);
+          this.poke();
+        });
+      this.ops.set(w.id, { op, done });
+    };
+    void (async () => {
+      const st = await rt.inspect(w.id);
+      switch (w.desired) {
+        case 'destroyed':
+          this.failures.delete(w.id);
+          if (st.state !== 'absent') run('destroy', () => rt.destroy(w.id).then(() => this.o.log.info(`instance ${w.id} destroyed`)));
+          return;
+        case 'stopped':
+          this.failures.delete(w.id);
+          if (st.state === 'running' || st.state === 'starting' || st.state === 'exited') run('stop', () => rt.stop(w.id).then(() => this.o.log.info(`instance ${w.id} stopped`)));
+          return;
+        case 'running': {
+          const spec = this.spec(w);
+          if (st.state === 'absent' || st.state === 'stopped') {
+            if (this.failures.has(w.id)) return; // failed: stays exited until stopped or destroyed
+            run('start', async () => {
+              const { sshPort } = await rt.start(spec);
+              this.o.log.info(`instance ${w.id} running, SSH on port ${sshPort}`);
+            });
+          } else if (st.state === 'running' || st.state === 'starting') {
+            await rt.updateKeys(w.id, spec.authorizedKeys);
+          }
+          // exited: never running again by itself (api-spec "States and transitions").
+          return;
+        }
+      }
+    })()
+      .catch((err) => this.o.log.error(`instance ${w.id}: ${(err as Error).message}`))
+      .finally(() => this.deciding.delete(w.id));
+  }
+
+  /**
+   * A clean stop: finishes running operations, tells the server (its machines go offline at once)
+   * and, when asked (the demo), stops the instances' processes too; otherwise they keep running
+   * and a restarted agent re-adopts them.
+   */
+  async shutdown(opts: { stopInstances?: boolean } = {}): Promise<void> {
+    this.stopped = true;
+    this.poke();
+    await Promise.race([Promise.all([...this.ops.values()].map((o) => o.done)), sleep(10_000)]);
+    await this.loop?.catch(() => {});
+    if (opts.stopInstances) {
+      for (const id of await this.o.runtime.list()) await this.o.runtime.stop(id).catch(() => {});
+    }
+    if (this.machineIds.length > 0) {
+      await this.client.shutdown({ agent_uid: this.uid, machine_ids: this.machineIds }).catch((err) => this.o.log.warn(`could not tell the server: ${(err as Error).message}`));
+    }
+  }
+}

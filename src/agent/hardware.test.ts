@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { describeMachines, parseGpusFlag, parseNvidiaSmi } from './hardware.js';
+
+describe('--gpus', () => {
+  it('reads MODEL xN in its spellings and knows the memory of known models', () => {
+    expect(parseGpusFlag('RTX 4090x2')).toEqual({ name: 'RTX 4090', count: 2, ram: 24564, driver: 'simulated' });
+    expect(parseGpusFlag('rtx 4090 x 3')).toMatchObject({ name: 'RTX 4090', count: 3 });
+    expect(parseGpusFlag('A100 SXM4')).toMatchObject({ name: 'A100 SXM4', count: 1, ram: 81920 });
+    expect(parseGpusFlag('Mystery GPU x4')).toMatchObject({ name: 'Mystery GPU', count: 4, ram: 16384 });
+  });
+  it('refuses an empty model or a count outside 1-64', () => {
+    expect(parseGpusFlag('')).toHaveProperty('error');
+    expect(parseGpusFlag('x2')).toHaveProperty('error');
+    expect(parseGpusFlag('RTX 4090x0')).toHaveProperty('error');
+    expect(parseGpusFlag('RTX 4090x65')).toHaveProperty('error');
+  });
+});
+
+describe('nvidia-smi', () => {
+  it('counts GPUs and drops the vendor prefix', () => {
+    const csv = 'NVIDIA GeForce RTX 4090, 24564, 550.54.14\nNVIDIA GeForce RTX 4090, 24564, 550.54.14\n';
+    expect(parseNvidiaSmi(csv)).toEqual({ name: 'RTX 4090', count: 2, ram: 24564, driver: '550.54.14' });
+    expect(parseNvidiaSmi('NVIDIA H100 PCIe, 81559, 535.1\n')).toMatchObject({ name: 'H100 PCIe', count: 1 });
+  });
+  it('is null when there is no GPU', () => {
+    expect(parseNvidiaSmi('')).toBeNull();
+  });
+});
+
+describe('machines', () => {
+  it('splits the host between --machines N with distinct slots', () => {
+    const ms = describeMachines({ name: 'RTX 4090', count: 2, ram: 24564, driver: 'x' }, 3, '/tmp');
+    expect(ms.map((m) => m.slot)).toEqual([0, 1, 2]);
+    expect(new Set(ms.map((m) => m.hostname)).size).toBe(3);
+    expect(ms[0]!.dlperf).toBe(78);
+    expect(ms[0]!.cpu_cores).toBeGreaterThanOrEqual(1);
+  });
+});

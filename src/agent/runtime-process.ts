@@ -1,0 +1,200 @@
+// The process runtime (issue 4, point 2): an instance is a working directory under
+// STATE_DIR/instances/ID and a process tree led by its main process (supervisor.ts), which runs
+// detached in its own process group, serves SSH and runs `onstart`. Its pid is in main.pid
+// (operator contract). The "image" is recorded, not pulled: processes run on the host itself.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ssh2 from 'ssh2';
+import type { InstanceSpec, ObservedState, Runtime } from './runtime.js';
+import { FILES, type SupervisorSpec } from './supervisor.js';
+
+const SUPERVISOR = fileURLToPath(new URL('./supervisor.js', import.meta.url));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface ProcessRuntimeOptions {
+  stateDir: string;
+  /** Address the instances' SSH servers listen on. */
+  sshBind: string;
+  /** Called when a main process this agent started exits (so it can report at once). */
+  onExit?: (id: number) => void;
+  startTimeoutMs?: number;
+  stopGraceMs?: number;
+}
+
+function readInt(file: string): number | null {
+  try {
+    const n = Number(readFileSync(file, 'utf8').trim());
+    return Number.isInteger(n) && n > 0 ? n : null;
+  } catch {
+    return null;
+  }
+}
+
+/** True when `pid` is alive (not a zombie) and is the supervisor of `dir` (pids get reused). */
+export function isMainProcess(pid: number, dir: string): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  if (process.platform !== 'linux') return true;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    if (/\) Z /.test(stat)) return false;
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(dir);
+  } catch {
+    return false;
+  }
+}
+
+function killGroup(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, sig); // the whole process group: supervisor, onstart, SSH sessions
+  } catch {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+/** Resolves once something on host:port speaks SSH (reads the identification banner). */
+export function sshAccepts(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ host, port });
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(timeoutMs, () => done(false));
+    s.once('data', (d) => done(d.toString('latin1').startsWith('SSH-')));
+    s.once('error', () => done(false));
+  });
+}
+
+export class ProcessRuntime implements Runtime {
+  readonly name = 'process' as const;
+  private readonly exitMsgs = new Map<number, string>();
+  private readonly children = new Map<number, ChildProcess>();
+
+  constructor(private readonly o: ProcessRuntimeOptions) {}
+
+  dir(id: number): string {
+    return path.join(path.resolve(this.o.stateDir), 'instances', String(id));
+  }
+
+  private file(id: number, f: string): string {
+    return path.join(this.dir(id), f);
+  }
+
+  async prepare(spec: InstanceSpec): Promise<void> {
+    const d = this.dir(spec.id);
+    mkdirSync(path.join(d, FILES.root), { recursive: true, mode: 0o700 });
+    const hostKey = path.join(d, FILES.hostKey);
+    if (!existsSync(hostKey)) {
+      // One host key per instance, kept across stop/start so known_hosts stays valid.
+      const kp = ssh2.utils.generateKeyPairSync('ed25519');
+      writeFileSync(hostKey, kp.private, { mode: 0o600 });
+    }
+    writeFileSync(path.join(d, FILES.onstart), spec.onstart, { mode: 0o700 });
+    await this.updateKeys(spec.id, spec.authorizedKeys);
+    const prev = readInt(path.join(d, `${FILES.port}.last`));
+    const s: SupervisorSpec = { id: spec.id, env: spec.env, sshBind: this.o.sshBind, sshPortHint: prev };
+    // The env holds CONTAINER_API_KEY: readable by the agent's user only.
+    writeFileSync(path.join(d, FILES.spec), JSON.stringify(s), { mode: 0o600 });
+  }
+
+  async start(spec: InstanceSpec): Promise<{ sshPort: number }> {
+    const cur = await this.inspect(spec.id);
+    if (cur.state === 'running') return { sshPort: cur.sshPort };
+    if (cur.state !== 'starting') {
+      await this.prepare(spec);
+      const d = this.dir(spec.id);
+      rmSync(this.file(spec.id, FILES.port), { force: true });
+      this.exitMsgs.delete(spec.id);
+      const log = openSync(this.file(spec.id, FILES.log), 'a');
+      const child = spawn(process.execPath, [SUPERVISOR, d], { detached: true, cwd: path.join(d, FILES.root), stdio: ['ignore', log, log] });
+      closeSync(log);
+      if (!child.pid) throw new Error('the main process could not be started');
+      writeFileSync(this.file(spec.id, FILES.pid), `${child.pid}\n`);
+      this.children.set(spec.id, child);
+      child.on('exit', (code, signal) => {
+        this.children.delete(spec.id);
+        this.exitMsgs.set(spec.id, `main process exited (${signal ? `signal ${signal}` : `code ${code}`})`);
+        this.o.onExit?.(spec.id);
+      });
+      child.unref(); // the instance outlives the agent
+    }
+    const end = Date.now() + (this.o.startTimeoutMs ?? 30_000);
+    for (;;) {
+      const st = await this.inspect(spec.id);
+      if (st.state === 'exited') throw new Error(st.msg);
+      if (st.state === 'running' && (await sshAccepts(this.probeHost(), st.sshPort))) return { sshPort: st.sshPort };
+      if (Date.now() > end) throw new Error('the SSH server did not come up in time');
+      await sleep(100);
+    }
+  }
+
+  private probeHost(): string {
+    return this.o.sshBind === '0.0.0.0' || this.o.sshBind === '::' ? '127.0.0.1' : this.o.sshBind;
+  }
+
+  async stop(id: number): Promise<void> {
+    const pidFile = this.file(id, FILES.pid);
+    const pid = readInt(pidFile);
+    // main.pid goes first: from here on a dying main process is a stop, not an exit.
+    rmSync(pidFile, { force: true });
+    if (pid) {
+      killGroup(pid, 'SIGTERM');
+      const end = Date.now() + (this.o.stopGraceMs ?? 5000);
+      while (isMainProcess(pid, this.dir(id)) && Date.now() < end) await sleep(50);
+      killGroup(pid, 'SIGKILL'); // whatever is left of the tree
+    }
+    const port = this.file(id, FILES.port);
+    if (existsSync(port)) renameSync(port, `${port}.last`);
+    this.exitMsgs.delete(id);
+  }
+
+  async destroy(id: number): Promise<void> {
+    if (!existsSync(this.dir(id))) return;
+    await this.stop(id);
+    rmSync(this.dir(id), { recursive: true, force: true });
+  }
+
+  async inspect(id: number): Promise<ObservedState> {
+    const d = this.dir(id);
+    if (!existsSync(d)) return { state: 'absent' };
+    const pid = readInt(this.file(id, FILES.pid));
+    if (pid === null) return { state: 'stopped' };
+    if (!isMainProcess(pid, d)) return { state: 'exited', msg: this.exitMsgs.get(id) ?? `main process (pid ${pid}) is gone` };
+    const port = readInt(this.file(id, FILES.port));
+    return port === null ? { state: 'starting' } : { state: 'running', sshPort: port };
+  }
+
+  async updateKeys(id: number, keys: string[]): Promise<void> {
+    const file = this.file(id, FILES.keys);
+    const text = keys.map((k) => k.trim()).join('\n') + (keys.length ? '\n' : '');
+    let cur: string | null = null;
+    try {
+      cur = readFileSync(file, 'utf8');
+    } catch {
+      /* first time */
+    }
+    if (cur === text) return;
+    writeFileSync(`${file}.tmp`, text, { mode: 0o600 });
+    renameSync(`${file}.tmp`, file); // the SSH server re-reads it at every login attempt
+  }
+
+  async list(): Promise<number[]> {
+    const base = path.join(path.resolve(this.o.stateDir), 'instances');
+    if (!existsSync(base)) return [];
+    return readdirSync(base)
+      .filter((n) => /^[1-9]\d*$/.test(n))
+      .map(Number)
+      .sort((a, b) => a - b);
+  }
+}

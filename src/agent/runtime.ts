@@ -1,0 +1,44 @@
+// What the agent needs from a way of running instances (issue 4, point 2). The process runtime
+// (runtime-process.ts) is real; a Docker runtime implements the same five steps later:
+// prepare (pull the image, create the disk) → start → stop → destroy → inspect.
+
+export interface InstanceSpec {
+  id: number;
+  image: string;
+  /** GB */
+  disk: number;
+  onstart: string;
+  /** The instance's env, plus CONTAINER_API_KEY and friends (the agent adds them). */
+  env: Record<string, string>;
+  /** OpenSSH public key lines the instance's SSH server accepts, and no others. */
+  authorizedKeys: string[];
+}
+
+export type ObservedState =
+  /** Nothing of this instance on the host. */
+  | { state: 'absent' }
+  /** Prepared (or stopped): its files are there, nothing runs. */
+  | { state: 'stopped' }
+  /** Its main process runs and its SSH server accepts connections on `sshPort`. */
+  | { state: 'running'; sshPort: number }
+  /** Its main process runs but SSH does not accept yet. */
+  | { state: 'starting' }
+  /** Its main process died without being stopped. */
+  | { state: 'exited'; msg: string };
+
+export interface Runtime {
+  readonly name: 'process' | 'docker';
+  /** Makes the instance runnable (image, working directory, keys). Idempotent. */
+  prepare(spec: InstanceSpec): Promise<void>;
+  /** Starts it; resolves once its SSH port accepts connections. Idempotent when it runs. */
+  start(spec: InstanceSpec): Promise<{ sshPort: number }>;
+  /** Stops every process of it, keeps its files. Idempotent. */
+  stop(id: number): Promise<void>;
+  /** Stops it and removes everything it had on the host. Idempotent. */
+  destroy(id: number): Promise<void>;
+  inspect(id: number): Promise<ObservedState>;
+  /** Replaces the keys its SSH server accepts (a key attached after creation). */
+  updateKeys(id: number, keys: string[]): Promise<void>;
+  /** Ids of every instance this runtime holds on the host (for re-adoption after a restart). */
+  list(): Promise<number[]>;
+}

@@ -1,0 +1,114 @@
+// The per-instance SSH server (issue 4, point 2) with the `ssh2` library: public-key only,
+// accepting exactly the keys in the instance's authorized_keys file (re-read at every attempt, so
+// a key attached later works at once), giving a shell or exec in the instance's directory.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { timingSafeEqual } from 'node:crypto';
+import ssh2 from 'ssh2';
+import type { AuthContext, ServerChannel, Session } from 'ssh2';
+
+export interface SshServerOptions {
+  hostKey: Buffer;
+  authorizedKeysFile: string;
+  cwd: string;
+  env: Record<string, string>;
+  log: (msg: string) => void;
+}
+
+type PublicKey = ReturnType<typeof ssh2.utils.parseKey>;
+
+function loadKeys(file: string): Exclude<PublicKey, Error | unknown[]>[] {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const out: Exclude<PublicKey, Error | unknown[]>[] = [];
+  for (const line of text.split('\n')) {
+    const l = line.trim();
+    if (!l || l.startsWith('#')) continue;
+    const k = ssh2.utils.parseKey(l);
+    if (k instanceof Error || Array.isArray(k)) continue;
+    out.push(k);
+  }
+  return out;
+}
+
+function sameBlob(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function checkKey(ctx: AuthContext, file: string): boolean {
+  if (ctx.method !== 'publickey') return false;
+  const key = loadKeys(file).find((k) => k.type === ctx.key.algo && sameBlob(k.getPublicSSH(), ctx.key.data));
+  if (!key) return false;
+  // Without a signature the client only asks whether the key would do (RFC 4252 §7).
+  if (ctx.signature && ctx.blob) return key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) === true;
+  return true;
+}
+
+function shellPath(): string {
+  return existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
+}
+
+/** Wires a child process to an SSH channel; the exit code goes back to the client. */
+function attach(child: ChildProcess, channel: ServerChannel): void {
+  channel.pipe(child.stdin!);
+  child.stdout!.pipe(channel, { end: false });
+  child.stderr!.pipe(channel.stderr, { end: false });
+  child.on('error', () => {
+    channel.exit(127);
+    channel.end();
+  });
+  child.on('close', (code, signal) => {
+    if (signal) channel.exit(signal.replace(/^SIG/, ''), false, '');
+    else channel.exit(code ?? 0);
+    channel.end();
+  });
+  channel.on('close', () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGHUP');
+  });
+}
+
+function handleSession(session: Session, o: SshServerOptions): void {
+  let pty: { term: string; cols: number; rows: number } | null = null;
+  const extraEnv: Record<string, string> = {};
+  const env = () => ({ ...o.env, ...extraEnv, ...(pty ? { TERM: pty.term || 'xterm', COLUMNS: String(pty.cols), LINES: String(pty.rows) } : {}) });
+  session.on('pty', (accept, _reject, info) => {
+    pty = { term: info.term, cols: info.cols, rows: info.rows };
+    accept?.();
+  });
+  session.on('window-change', (accept) => accept?.());
+  session.on('env', (accept, _reject, info) => {
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(info.key) && info.key !== 'CONTAINER_API_KEY') extraEnv[info.key] = info.val;
+    accept?.();
+  });
+  session.on('exec', (accept, _reject, info) => {
+    const channel = accept();
+    attach(spawn(shellPath(), ['-c', info.command], { cwd: o.cwd, env: env(), stdio: 'pipe' }), channel);
+  });
+  session.on('shell', (accept) => {
+    const channel = accept();
+    const sh = shellPath();
+    // With a terminal requested, `script` gives the shell a real pty (job control, prompts).
+    const child = pty
+      ? spawn('script', ['-qfc', `${sh} -l`, '/dev/null'], { cwd: o.cwd, env: env(), stdio: 'pipe' })
+      : spawn(sh, ['-l'], { cwd: o.cwd, env: env(), stdio: 'pipe' });
+    attach(child, channel);
+  });
+  session.on('subsystem', (_accept, reject) => reject?.());
+}
+
+export function createSshServer(o: SshServerOptions): InstanceType<typeof ssh2.Server> {
+  return new ssh2.Server({ hostKeys: [o.hostKey] }, (client) => {
+    client.on('authentication', (ctx) => {
+      if (checkKey(ctx, o.authorizedKeysFile)) ctx.accept();
+      else ctx.reject(['publickey']);
+    });
+    client.on('ready', () => {
+      client.on('session', (accept) => handleSession(accept(), o));
+    });
+    client.on('error', (err) => o.log(`ssh client error: ${err.message}`));
+  });
+}

@@ -1,0 +1,84 @@
+// The main process of one instance under the process runtime (operator-contract "openrig agent"):
+// `node supervisor.js INSTANCE_DIR`. It runs detached from the agent, in its own process group,
+// so the agent can restart (or be killed) while instances keep running, and re-adopt them.
+// It serves the instance's SSH, runs `onstart` once in the background (its exit does not end the
+// instance), and lives until SIGTERM. When it dies the instance is `exited`.
+import { spawn } from 'node:child_process';
+import { appendFileSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createSshServer } from './ssh-server.js';
+
+export interface SupervisorSpec {
+  id: number;
+  env: Record<string, string>;
+  sshBind: string;
+  /** Port to try first (the previous one, so `ssh -p` keeps working across stop/start). */
+  sshPortHint: number | null;
+}
+
+export const FILES = {
+  spec: 'spec.json',
+  keys: 'authorized_keys',
+  hostKey: 'ssh_host_ed25519_key',
+  root: 'root',
+  onstart: 'onstart.sh',
+  onstartLog: 'onstart.log',
+  log: 'supervisor.log',
+  port: 'ssh.port',
+  pid: 'main.pid',
+} as const;
+
+function main(dir: string): void {
+  const log = (msg: string) => appendFileSync(path.join(dir, FILES.log), `${new Date().toISOString()} ${msg}\n`);
+  const spec = JSON.parse(readFileSync(path.join(dir, FILES.spec), 'utf8')) as SupervisorSpec;
+  const root = path.join(dir, FILES.root);
+  const env = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', ...spec.env, HOME: root, USER: 'root', SHELL: '/bin/sh' };
+  const server = createSshServer({ hostKey: readFileSync(path.join(dir, FILES.hostKey)), authorizedKeysFile: path.join(dir, FILES.keys), cwd: root, env, log });
+
+  const listen = (port: number) => server.listen(port, spec.sshBind);
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EADDRINUSE' && spec.sshPortHint) {
+      log(`port ${spec.sshPortHint} is taken; using a free one`);
+      spec.sshPortHint = null;
+      listen(0);
+      return;
+    }
+    log(`ssh server failed: ${err.message}`);
+    process.exit(1);
+  });
+  server.on('listening', () => {
+    const port = (server.address() as { port: number }).port;
+    const tmp = path.join(dir, `${FILES.port}.tmp`);
+    writeFileSync(tmp, `${port}\n`);
+    renameSync(tmp, path.join(dir, FILES.port)); // atomic: the agent never reads half a number
+    log(`ssh listening on ${spec.sshBind}:${port}`);
+    startOnstart();
+  });
+  listen(spec.sshPortHint ?? 0);
+
+  function startOnstart() {
+    let script = '';
+    try {
+      script = readFileSync(path.join(dir, FILES.onstart), 'utf8');
+    } catch {
+      return;
+    }
+    if (!script.trim()) return;
+    const out = openSync(path.join(dir, FILES.onstartLog), 'a');
+    const child = spawn('/bin/sh', [path.join(dir, FILES.onstart)], { cwd: root, env, stdio: ['ignore', out, out] });
+    child.on('exit', (code, signal) => log(`onstart exited (${signal ?? code})`));
+    child.on('error', (err) => log(`onstart failed to start: ${err.message}`));
+  }
+
+  const stop = (sig: string) => {
+    log(`${sig}: stopping`);
+    server.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => {}); // the agent's terminal going away must not end the instance
+}
+
+const dir = process.argv[2];
+if (dir && process.argv[1] && /supervisor\.(js|ts)$/.test(process.argv[1])) main(path.resolve(dir));
