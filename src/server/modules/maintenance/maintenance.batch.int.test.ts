@@ -33,7 +33,7 @@ describeEachDb('maintenance batch', (dialect) => {
     carol = await t().user();
     const db = t().db.store.db;
     m = await insertMachines(db, host.id, 6);
-    [foreign] = await insertMachines(db, other.id, 1);
+    foreign = (await insertMachines(db, other.id, 1))[0]!;
     // m0: alice (running) ; m1: alice (stopped); m2: bob, and carol's destroyed one (not notified)
     // m3: nobody; m4: carol (running) ; m5: bob.
     await insertInstances(db, [
