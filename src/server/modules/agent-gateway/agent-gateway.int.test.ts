@@ -1,0 +1,195 @@
+// The agent protocol against a real database (issue 4, points 1 and 3): registration upserts,
+// reports moved by the state machine, container keys, heartbeat sweeps and clean shutdown.
+import { describe, expect, it } from 'vitest';
+import { describeEachDb } from '../../../../test/helpers/db.js';
+import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
+import { sweepHeartbeats } from '../../jobs/heartbeat-sweep.js';
+import { resolveCredential } from '../../http/auth.js';
+
+const P = '/api/agent/v1';
+const hw = (slot: number, gpu = 'RTX 4090', n = 2) => ({ slot, hostname: `h${slot}`, gpu_name: gpu, num_gpus: n, gpu_ram: 24564, cpu_ram: 64000, disk_space: 500 });
+const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl renter@laptop';
+
+async function newInstance(t: TestApp, machineId: number, userId: number, over: Record<string, unknown> = {}): Promise<number> {
+  const now = t.clock.now();
+  const row = await t.deps.db
+    .insertInto('instances')
+    .values({
+      machine_id: machineId,
+      user_id: userId,
+      team_id: null,
+      image: 'pytorch/pytorch',
+      disk: 10,
+      onstart: 'echo hi',
+      env: JSON.stringify({ FOO: 'bar', '-p 8080:8080': '1', N: 3 }),
+      label: '',
+      runtype: 'ssh',
+      args: null,
+      is_bid: 0,
+      dph_compute: 0.8,
+      dph_disk: 0.01,
+      intended_status: 'running',
+      actual_status: null,
+      status_msg: '',
+      ssh_host: null,
+      ssh_port: null,
+      ports: '{}',
+      start_date: now,
+      created_at: now,
+      destroyed_at: null,
+      accrued_micros: 0,
+      billed_until: now,
+      image_login_enc: null,
+      extra: null,
+      ...over,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+const inst = (t: TestApp, id: number) => t.deps.db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+describeEachDb('agent gateway', (dialect) => {
+  const t = useTestApp(dialect, { OPENRIG_UNKNOWN_AFTER_S: '60', OPENRIG_OFFLINE_AFTER_S: '300', OPENRIG_HEARTBEAT_S: '10' });
+
+  describe('register', () => {
+    it('upserts one machine per (agent_uid, slot), lists it at the per-GPU price, and refuses the uid to another host', async () => {
+      const host = await t().user();
+      const body = { agent_uid: 'agent-aaaa-0001', machines: [hw(0), hw(1, 'RTX 3090', 1)], price_gpu: 0.4, price_disk: 0.1 };
+      const r1 = await t().request('POST', `${P}/register`, { key: host.apiKey, body });
+      expect(r1.status).toBe(200);
+      expect(r1.body).toMatchObject({ success: true, heartbeat_s: 10, unknown_after_s: 60, offline_after_s: 300 });
+      const ids = r1.body.machines.map((m: { machine_id: number }) => m.machine_id);
+      expect(ids).toHaveLength(2);
+      const r2 = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { ...body, price_gpu: undefined } });
+      expect(r2.body.machines.map((m: { machine_id: number }) => m.machine_id)).toEqual(ids);
+      const m = await t().deps.db.selectFrom('machines').selectAll().where('id', '=', ids[0]).executeTakeFirstOrThrow();
+      expect(m).toMatchObject({ host_id: host.id, gpu_name: 'RTX 4090', num_gpus: 2, listed: 1, price_gpu_dph: 0.4, price_disk_gb_month: 0.1, online_state: 'online' });
+      const other = await t().user();
+      const r3 = await t().request('POST', `${P}/register`, { key: other.apiKey, body });
+      expect(r3.status).toBe(409);
+      expect(r3.body.error).toBe('agent_conflict');
+      const still = await t().deps.db.selectFrom('machines').select('host_id').where('id', '=', ids[0]).executeTakeFirstOrThrow();
+      expect(still.host_id).toBe(host.id);
+    });
+
+    it('refuses bad bodies with 400 and a key without the machines scope with 403', async () => {
+      const host = await t().user();
+      const bad = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'x', machines: [] } });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toHaveProperty('msg');
+      const dup = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-dup-0001', machines: [hw(0), hw(0)] } });
+      expect(dup.status).toBe(400);
+      const k = await t().request('POST', '/api/v0/auth/apikeys/', { key: host.apiKey, body: { name: 'ro', permissions: { offers: 'read' } } });
+      const key = k.body.key ?? k.body.api_key;
+      const r = await t().request('POST', `${P}/register`, { key, body: { agent_uid: 'agent-scope-01', machines: [hw(0)] } });
+      expect(r.status).toBe(403);
+      const none = await t().request('POST', `${P}/sync`, { body: { agent_uid: 'agent-scope-01', machine_ids: [], instances: [] } });
+      expect(none.status).toBe(401);
+    });
+  });
+
+  describe('sync', () => {
+    it('hands out the instance with env, keys and a working container key, and moves it by reports', async () => {
+      const host = await t().user();
+      const renter = await t().user();
+      await t().request('POST', '/api/v0/ssh/', { key: renter.apiKey, body: { ssh_key: PUB } });
+      const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-sync-0001', machines: [hw(0)] } });
+      const mid = reg.body.machines[0].machine_id;
+      const id = await newInstance(t(), mid, renter.id);
+      const sync = (instances: unknown[]) => t().request('POST', `${P}/sync`, { key: host.apiKey, body: { agent_uid: 'agent-sync-0001', machine_ids: [mid], instances } });
+
+      const s1 = await sync([]);
+      expect(s1.status).toBe(200);
+      expect(s1.body.unknown_machine_ids).toEqual([]);
+      const d = s1.body.instances.find((i: { id: number }) => i.id === id);
+      expect(d).toMatchObject({ id, machine_id: mid, desired: 'running', image: 'pytorch/pytorch', onstart: 'echo hi', env: { FOO: 'bar', N: '3' } });
+      expect(d.authorized_keys).toEqual([PUB]);
+      expect(d.container_api_key).toMatch(/^ori_/);
+      const auth = await resolveCredential(t().deps, d.container_api_key);
+      expect(auth).toMatchObject({ via: 'instance_key', instanceId: id });
+      const s2 = await sync([]);
+      expect(s2.body.instances[0].container_api_key).toBe(d.container_api_key); // sealed once
+
+      await sync([{ id, state: 'loading', status_msg: 'preparing' }]);
+      expect(await inst(t(), id)).toMatchObject({ actual_status: 'loading', agent_state: 'loading' });
+      await sync([{ id, state: 'running' }]); // no port: not running yet
+      expect((await inst(t(), id)).actual_status).toBe('loading');
+      await sync([{ id, state: 'running', ssh_port: 41022, status_msg: 'ok' }]);
+      const row = await inst(t(), id);
+      expect(row).toMatchObject({ actual_status: 'running', ssh_host: t().config.publicHost, ssh_port: 41022 });
+      expect(JSON.parse(row.ports)).toEqual({ '22/tcp': [{ HostIp: '0.0.0.0', HostPort: '41022' }] });
+
+      await t().deps.db.updateTable('instances').set({ destroyed_at: t().clock.now() }).where('id', '=', id).execute();
+      const s3 = await sync([{ id, state: 'running', ssh_port: 41022 }]);
+      expect(s3.body.instances).toEqual([expect.objectContaining({ id, desired: 'destroyed', container_api_key: null })]);
+      const s4 = await sync([{ id: 999999, state: 'running', ssh_port: 1 }]);
+      expect(s4.body.instances).toEqual([expect.objectContaining({ id: 999999, desired: 'destroyed' })]);
+    });
+
+    it("names machines that are not the agent's and never touches them", async () => {
+      const host = await t().user();
+      const other = await t().user();
+      const reg = await t().request('POST', `${P}/register`, { key: other.apiKey, body: { agent_uid: 'agent-other-001', machines: [hw(0)] } });
+      const theirs = reg.body.machines[0].machine_id;
+      const s = await t().request('POST', `${P}/sync`, { key: host.apiKey, body: { agent_uid: 'agent-other-001', machine_ids: [theirs], instances: [] } });
+      expect(s.body.unknown_machine_ids).toEqual([theirs]);
+      expect(s.body.instances).toEqual([]);
+    });
+  });
+
+  describe('heartbeats', () => {
+    it('sweeps quiet machines to unknown, then offline; a late report does not bring them back', async () => {
+      const host = await t().user();
+      const renter = await t().user();
+      const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-sweep-001', machines: [hw(0)] } });
+      const mid = reg.body.machines[0].machine_id;
+      const id = await newInstance(t(), mid, renter.id, { actual_status: 'running' });
+      t().clock.advance(59_000);
+      expect((await sweepHeartbeats(t().deps)).unknown).not.toContain(id);
+      t().clock.advance(2_000);
+      const r1 = await sweepHeartbeats(t().deps);
+      expect(r1.unknown).toContain(id);
+      expect((await inst(t(), id)).actual_status).toBe('unknown');
+      expect((await sweepHeartbeats(t().deps)).unknown).not.toContain(id); // idempotent
+      // A sync now: the machine is alive again, but unknown never reaches running by itself.
+      await t().request('POST', `${P}/sync`, { key: host.apiKey, body: { agent_uid: 'agent-sweep-001', machine_ids: [mid], instances: [{ id, state: 'running', ssh_port: 2222 }] } });
+      expect((await inst(t(), id)).actual_status).toBe('unknown');
+      t().clock.advance(301_000);
+      const r2 = await sweepHeartbeats(t().deps);
+      expect(r2.offline).toContain(id);
+      expect((await inst(t(), id)).actual_status).toBe('offline');
+      const m = await t().deps.db.selectFrom('machines').select('online_state').where('id', '=', mid).executeTakeFirstOrThrow();
+      expect(m.online_state).toBe('offline');
+    });
+
+    it('a clean shutdown takes the machines and their instances offline at once', async () => {
+      const host = await t().user();
+      const renter = await t().user();
+      const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-shut-0001', machines: [hw(0)] } });
+      const mid = reg.body.machines[0].machine_id;
+      const id = await newInstance(t(), mid, renter.id, { actual_status: 'running' });
+      const r = await t().request('POST', `${P}/shutdown`, { key: host.apiKey, body: { agent_uid: 'agent-shut-0001', machine_ids: [mid] } });
+      expect(r.body).toEqual({ success: true, machines_offline: 1, instances_offline: 1 });
+      expect((await inst(t(), id)).actual_status).toBe('offline');
+      const m = await t().deps.db.selectFrom('machines').select('online_state').where('id', '=', mid).executeTakeFirstOrThrow();
+      expect(m.online_state).toBe('offline');
+    });
+
+    it('leaves machines that never had an agent alone', async () => {
+      const host = await t().user();
+      const renter = await t().user();
+      const now = t().clock.now();
+      const m = await t()
+        .deps.db.insertInto('machines')
+        .values({ host_id: host.id, gpu_name: 'RTX 4090', num_gpus: 1, hostname: '', gpu_ram: 0, cpu_name: '', cpu_cores: 0, cpu_ghz: 0, cpu_ram: 0, disk_space: 0, disk_bw: 0, inet_up: 0, inet_down: 0, pcie_bw: 0, direct_port_count: 0, cuda_max_good: 0, driver_version: '', reliability: 0, verified: 0, geolocation: '', dlperf: 0, listed: 1, price_gpu_dph: 1, price_disk_gb_month: 0, min_bid_dph: 0, rented: 0, online_state: 'offline', created_at: now })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const id = await newInstance(t(), m.id, renter.id);
+      t().clock.advance(400_000);
+      await sweepHeartbeats(t().deps);
+      expect((await inst(t(), id)).actual_status).toBeNull();
+    });
+  });
+});
