@@ -1,0 +1,153 @@
+// Helpers of bench/run.mjs: processes, load, memory, profiles.
+import { spawn } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+const live = new Set();
+process.on('exit', () => {
+  for (const p of live) p.kill('SIGKILL');
+});
+
+/** Spawns `node ARGS` and resolves once it printed `listening on URL` and /healthz (or /) answers. */
+export async function startNode(args, { env = {}, nodeArgs = [], probe = '/healthz' } = {}) {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [...nodeArgs, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const exited = new Promise((resolve) =>
+    child.on('exit', (code, signal) => {
+      live.delete(child);
+      resolve({ code, signal });
+    }),
+  );
+  let url = null;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`process exited early: ${err.slice(-2000)} ${out.slice(-500)}`);
+    url ??= /listening on (http:\/\/\S+)/.exec(out)?.[1] ?? null;
+    if (url) {
+      const ok = await fetch(url + probe).then((r) => r.ok, () => false);
+      if (ok) break;
+    }
+    if (performance.now() - t0 > 30_000) throw new Error(`not ready after 30 s: ${err.slice(-2000)}`);
+    await sleep(5);
+  }
+  const readyMs = performance.now() - t0;
+  return {
+    child,
+    url,
+    readyMs,
+    stderr: () => err,
+    async stop(signal = 'SIGTERM') {
+      child.kill(signal);
+      await exited;
+    },
+    exited,
+  };
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Resident set size of a process, MB (Linux /proc). */
+export function rssMb(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/**
+ * Runs autocannon. `requests` rotate per connection via `next()` which returns
+ * {method, path, headers, body}. Returns req/s, p50/p99 (ms), errors and status counts.
+ */
+export function load({ url, connections = 8, duration = 5, next, overallRate, pipelining = 1 }) {
+  return new Promise((resolve, reject) => {
+    const inst = autocannon(
+      {
+        url,
+        connections,
+        duration,
+        pipelining,
+        overallRate,
+        requests: [
+          {
+            setupRequest: (req) => {
+              const r = next();
+              return { ...req, method: r.method, path: r.path, headers: { ...(r.headers ?? {}) }, body: r.body };
+            },
+          },
+        ],
+      },
+      (err, res) => {
+        if (err) return reject(err);
+        const codes = res.statusCodeStats ?? {};
+        const n5xx = Object.entries(codes).filter(([c]) => Number(c) >= 500).reduce((s, [, v]) => s + v.count, 0);
+        const n2xx = Object.entries(codes).filter(([c]) => Number(c) < 300).reduce((s, [, v]) => s + v.count, 0);
+        resolve({
+          rps: res.requests.average,
+          total: res.requests.total,
+          p50: res.latency.p50,
+          p99: res.latency.p99,
+          errors: res.errors + res.timeouts,
+          non2xx: res.non2xx,
+          n2xx,
+          n5xx,
+          codes: Object.fromEntries(Object.entries(codes).map(([c, v]) => [c, v.count])),
+        });
+      },
+    );
+    void inst;
+  });
+}
+
+/**
+ * Self time per function from a .cpuprofile (V8), top N, plus a breakdown by origin
+ * (openrig, kysely, pg, better-sqlite3, fastify, node internals, GC/idle).
+ */
+export function summarizeProfile(dir, top = 12) {
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) return null;
+  const prof = JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const selfUs = new Map();
+  for (let i = 0; i < prof.samples.length; i++) {
+    const dt = prof.timeDeltas[i] ?? 0;
+    selfUs.set(prof.samples[i], (selfUs.get(prof.samples[i]) ?? 0) + dt);
+  }
+  let total = 0;
+  const fns = new Map();
+  const origins = new Map();
+  for (const [id, us] of selfUs) {
+    const n = byId.get(id);
+    const cf = n.callFrame;
+    total += us;
+    const where = cf.url ? cf.url.replace(/^file:\/\//, '').replace(ROOT + '/', '') : '';
+    const name = `${cf.functionName || '(anonymous)'} ${where ? `${where}:${cf.lineNumber + 1}` : ''}`.trim();
+    fns.set(name, (fns.get(name) ?? 0) + us);
+    origins.set(origin(cf), (origins.get(origin(cf)) ?? 0) + us);
+  }
+  const pct = (us) => (total ? (100 * us) / total : 0);
+  const sortDesc = (m) => [...m.entries()].sort((a, b) => b[1] - a[1]);
+  return {
+    totalMs: total / 1000,
+    functions: sortDesc(fns).slice(0, top).map(([name, us]) => ({ name, pct: pct(us) })),
+    origins: sortDesc(origins).map(([name, us]) => ({ name, pct: pct(us) })),
+  };
+}
+
+function origin(cf) {
+  const u = cf.url || '';
+  if (cf.functionName === '(idle)') return 'idle';
+  if (cf.functionName === '(garbage collector)') return 'GC';
+  if (cf.functionName === '(program)') return 'V8/native (program)';
+  const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(u);
+  if (m) return m[1];
+  if (u.startsWith('node:') || (!u.includes('/') && u)) return 'node internals';
+  if (u.includes('/dist/')) return 'openrig (dist/)';
+  if (!u) return 'native';
+  return u;
+}
