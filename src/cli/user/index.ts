@@ -1,4 +1,34 @@
+// The user commands of `openrig` (issue 8), each group in its own file, all over the typed client
+// in src/client/. Exit codes: 0 success, 1 API error (the server's `msg` on stderr), 2 usage error.
 import type { Command } from 'commander';
+import { registerAccountCommands } from './account.js';
+import { registerInstanceCommands } from './instances.js';
+import { registerKeyCommands } from './keys.js';
+import { registerMachineCommands } from './machines.js';
+import { registerOfferCommands } from './offers.js';
+import { registerTfaCommands } from './tfa.js';
 
-// The user commands (issue 8) register here.
-export function registerUserCommands(_program: Command): void {}
+export function registerUserCommands(program: Command): void {
+  const group = (name: string, description: string) => program.command(name).description(description);
+  const search = group('search', 'search offers');
+  const create = group('create', 'create an instance');
+  const show = group('show', 'show instances, machines, maintenance windows, your account');
+  const stop = group('stop', 'stop instances');
+  const start = group('start', 'start stopped instances');
+  const destroy = group('destroy', 'destroy instances');
+  const label = group('label', 'label an instance');
+  const list = group('list', 'offer a machine for rent (hosts)');
+  const unlist = group('unlist', 'stop offering a machine (hosts)');
+  const schedule = group('schedule', 'schedule maintenance (hosts)');
+  const cancel = group('cancel', 'cancel maintenance (hosts)');
+  const apiKey = group('api-key', 'create, show and delete API keys');
+  const sshKey = group('ssh-key', 'add, show and delete SSH public keys');
+  const tfa = group('tfa', 'two-factor authentication');
+
+  registerAccountCommands(program, show);
+  registerOfferCommands(search, create);
+  registerInstanceCommands(show, program, { stop, start, destroy, label });
+  registerMachineCommands({ show, list, unlist, schedule, cancel });
+  registerKeyCommands(apiKey, sshKey);
+  registerTfaCommands(tfa);
+}

@@ -1,0 +1,110 @@
+// Human output of the user CLI: aligned tables, units, relative times. Pure functions; the
+// commands write what they return. `--raw` bypasses all of this and prints the server's JSON.
+
+export interface Column<T> {
+  header: string;
+  get: (row: T) => string;
+  /** Numbers read best right-aligned. */
+  align?: 'left' | 'right';
+}
+
+/** Columns padded to their widest cell; two spaces between; no trailing spaces. */
+export function table<T>(rows: T[], columns: Column<T>[]): string {
+  const cells = rows.map((r) => columns.map((c) => clean(c.get(r))));
+  const widths = columns.map((c, i) => Math.max(width(c.header), ...cells.map((row) => width(row[i]!))));
+  const line = (vals: string[]) =>
+    vals
+      .map((v, i) => (columns[i]!.align === 'right' ? v.padStart(widths[i]! + v.length - width(v)) : v.padEnd(widths[i]! + v.length - width(v))))
+      .join('  ')
+      .replace(/\s+$/, '');
+  return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n') + '\n';
+}
+
+/** `key: value` lines with the keys aligned. */
+export function keyValues(pairs: [string, string][]): string {
+  const w = Math.max(0, ...pairs.map(([k]) => k.length));
+  return pairs.map(([k, v]) => `${(k + ':').padEnd(w + 1)} ${clean(v)}`.replace(/\s+$/, '')).join('\n') + '\n';
+}
+
+/** Control characters from the server never reach the terminal (no escape-sequence injection). */
+function clean(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
+}
+
+function width(s: string): number {
+  return [...s].length;
+}
+
+export const DASH = '-';
+
+export function fmtNum(n: unknown, digits = 0): string {
+  if (typeof n === 'string' && n.trim() !== '' && Number.isFinite(Number(n))) n = Number(n);
+  if (typeof n !== 'number' || !Number.isFinite(n)) return DASH;
+  return n.toFixed(digits);
+}
+
+/** Dollars: `$0.512/h`-style callers add the suffix. Small prices keep three decimals. */
+export function fmtUsd(n: unknown, digits = 3): string {
+  const s = fmtNum(n, digits);
+  return s === DASH ? s : `$${s}`;
+}
+
+/** MB on the wire shown as GB (the API's gpu_ram and cpu_ram are MB). */
+export function fmtMbAsGb(mb: unknown): string {
+  const s = fmtNum(typeof mb === 'number' ? mb / 1000 : mb === null || mb === undefined ? mb : Number(mb) / 1000, 1);
+  return s === DASH ? s : `${s} GB`;
+}
+
+export function fmtGb(gb: unknown, digits = 0): string {
+  const s = fmtNum(gb, digits);
+  return s === DASH ? s : `${s} GB`;
+}
+
+export function fmtPercent(fraction: unknown, digits = 1): string {
+  const s = fmtNum(typeof fraction === 'number' ? fraction * 100 : fraction, digits);
+  return s === DASH ? s : `${s}%`;
+}
+
+/** Elapsed or remaining time, compact: `45s`, `3m 20s`, `2h 5m`, `3d 4h`. */
+export function fmtDuration(seconds: number): string {
+  let s = Math.max(0, Math.floor(seconds));
+  const d = Math.floor(s / 86_400);
+  s -= d * 86_400;
+  const h = Math.floor(s / 3600);
+  s -= h * 3600;
+  const m = Math.floor(s / 60);
+  s -= m * 60;
+  if (d > 0) return h > 0 ? `${d}d ${h}h` : `${d}d`;
+  if (h > 0) return m > 0 ? `${h}h ${m}m` : `${h}h`;
+  if (m > 0) return s > 0 ? `${m}m ${s}s` : `${m}m`;
+  return `${s}s`;
+}
+
+/** `5m ago`, `in 2h 30m`, `just now`; epoch seconds in, `-` for none. */
+export function relativeTime(epochS: unknown, nowMs: number): string {
+  if (typeof epochS !== 'number' || !Number.isFinite(epochS) || epochS <= 0) return DASH;
+  const diff = epochS - nowMs / 1000;
+  if (Math.abs(diff) < 5) return 'just now';
+  return diff < 0 ? `${fmtDuration(-diff)} ago` : `in ${fmtDuration(diff)}`;
+}
+
+/** `2026-11-23 14:00 UTC`: maintenance windows are stated in UTC (the e-mails say UTC too). */
+export function utcTime(epochS: unknown): string {
+  if (typeof epochS !== 'number' || !Number.isFinite(epochS)) return DASH;
+  return new Date(epochS * 1000).toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+}
+
+export function str(v: unknown): string {
+  if (v === null || v === undefined || v === '') return DASH;
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+/** Spinner frames for the wait loop (drawn only on a TTY). */
+export const SPINNER = ['|', '/', '-', '\\'];
+
+export function spinnerLine(frame: number, text: string): string {
+  return `\r\u001b[2K${SPINNER[frame % SPINNER.length]} ${text}`;
+}

@@ -1,0 +1,142 @@
+// Host commands: show machines | list machine | unlist machine | schedule maint | show maints |
+// cancel maint (api-spec "Batch schedule maintenances"; client-compat; operator-contract).
+import type { Command } from 'commander';
+import type { MaintBatchBody, MaintBatchEntry, MaintenanceCategory } from '../../contract/api-types.js';
+import { ApiError } from '../../client/client.js';
+import { act, common, idList, intArg, numArg, UsageError } from './context.js';
+import { machinesTable, maintsTable } from './views.js';
+import { str, table } from '../output.js';
+
+export const CATEGORIES: MaintenanceCategory[] = ['power', 'internet', 'disk', 'gpu', 'software', 'other'];
+
+export function registerMachineCommands(v: { show: Command; list: Command; unlist: Command; schedule: Command; cancel: Command }): void {
+  common(v.show.command('machines').description('list your machines (as a host)'), 'openrig show machines').action(
+    act(async (ctx) => {
+      const machines = await ctx.client.listMachines();
+      if (ctx.raw) return ctx.printRaw();
+      if (machines.length === 0) return ctx.out('No machines. Start an agent on a host: openrig agent --server URL --api-key KEY\n');
+      ctx.out(machinesTable(machines, ctx.now()));
+    }),
+  );
+
+  common(
+    v.list
+      .command('machine')
+      .argument('<id>', 'machine ID')
+      .requiredOption('--price-gpu <dph>', 'on-demand price of the machine in $/hour')
+      .option('--price-disk <usd>', 'disk price in $ per GB-month')
+      .option('--min-bid <dph>', 'lowest bid accepted for interruptible rentals, $/hour')
+      .option('--end-date <epoch>', 'offer the machine until this time (epoch seconds)')
+      .description('offer a machine for rent'),
+    'openrig list machine 7 --price-gpu 0.45 --price-disk 0.15',
+  ).action(
+    act(async (ctx, [id], o) => {
+      const machine = intArg(id, 'machine ID');
+      const prices = {
+        price_gpu: positive(o.priceGpu, '--price-gpu'),
+        price_disk: o.priceDisk === undefined ? undefined : positive(o.priceDisk, '--price-disk', true),
+        min_bid: o.minBid === undefined ? undefined : positive(o.minBid, '--min-bid'),
+        end_date: o.endDate === undefined ? undefined : intArg(o.endDate, '--end-date'),
+      };
+      await ctx.client.listMachine(machine, prices);
+      if (ctx.raw) return ctx.printRaw();
+      ctx.out(`machine ${machine}: listed at $${prices.price_gpu}/hr\n`);
+    }),
+  );
+
+  common(v.unlist.command('machine').argument('<id>', 'machine ID').description('stop offering a machine for rent'), 'openrig unlist machine 7').action(
+    act(async (ctx, [id]) => {
+      const machine = intArg(id, 'machine ID');
+      await ctx.client.unlistMachine(machine);
+      if (ctx.raw) return ctx.printRaw();
+      ctx.out(`machine ${machine}: unlisted\n`);
+    }),
+  );
+
+  common(
+    v.schedule
+      .command('maint')
+      .requiredOption('--machines <ids>', 'machine IDs, comma-separated (1 to 100)')
+      .requiredOption('--sdate <when>', 'start: epoch seconds, or a date like 2026-12-01T10:00Z')
+      .option('--duration <hours>', 'hours (at least 1; default 1)')
+      .option('--category <c>', `one of ${CATEGORIES.join(', ')} (default other)`)
+      .description('schedule a maintenance window on several machines at once; renters are e-mailed'),
+    'openrig schedule maint --machines 1,2,3 --sdate 2026-12-01T10:00Z --duration 2 --category gpu',
+  ).action(
+    act(async (ctx, _args, o) => {
+      const body: MaintBatchBody = { machine_ids: idList(o.machines, '--machines'), sdate: parseWhen(String(o.sdate)) };
+      if (o.duration !== undefined) body.duration = numArg(o.duration, '--duration');
+      if (o.category !== undefined) body.maintenance_category = String(o.category) as MaintenanceCategory;
+      let results: MaintBatchEntry[];
+      try {
+        results = (await ctx.client.scheduleMaintenanceBatch(body)).results ?? [];
+      } catch (err) {
+        // No machine was the caller's: the 400 still lists why, entry by entry.
+        const b = err instanceof ApiError ? (err.body as { results?: MaintBatchEntry[] }) : undefined;
+        if (!ctx.raw && Array.isArray(b?.results)) ctx.out(resultsTable(b.results));
+        throw err;
+      }
+      if (ctx.raw) ctx.printRaw();
+      else ctx.out(resultsTable(results));
+      const failed = results.filter((r) => !r.success).length;
+      if (failed > 0) {
+        ctx.err(`openrig: ${failed} of ${results.length} machines were not scheduled\n`);
+        process.exitCode = 1;
+      }
+    }),
+  );
+
+  common(
+    v.show.command('maints').option('--machines <ids>', 'only these machine IDs, comma-separated').description('list scheduled maintenance windows'),
+    'openrig show maints\nopenrig show maints --machines 1,2',
+  ).action(
+    act(async (ctx, _a, o) => {
+      const rows = await ctx.client.listMaintenances(o.machines === undefined ? undefined : idList(o.machines, '--machines'));
+      if (ctx.raw) return ctx.printRaw();
+      if (rows.length === 0) return ctx.out('No maintenance scheduled.\n');
+      ctx.out(maintsTable(rows, ctx.now()));
+    }),
+  );
+
+  common(
+    v.cancel.command('maint').argument('<machine-ids...>', 'machine IDs').description('cancel the scheduled maintenance of machines'),
+    'openrig cancel maint 7\nopenrig cancel maint 7 8 9',
+  ).action(
+    act(async (ctx, [ids]) => {
+      const list = (ids as string[]).flatMap((x) => idList(x, 'machine ID'));
+      if (list.length === 1) {
+        await ctx.client.cancelMaintenance(list[0]!);
+      } else {
+        await ctx.client.cancelMaintenanceBatch(list);
+      }
+      if (ctx.raw) return ctx.printRaw();
+      ctx.out(`maintenance cancelled on machine${list.length > 1 ? 's' : ''} ${list.join(', ')}\n`);
+    }),
+  );
+}
+
+function positive(v: unknown, what: string, zeroOk = false): number {
+  const n = numArg(v, what);
+  if (n < 0 || (!zeroOk && n === 0)) throw new UsageError(`${what} must be ${zeroOk ? '0 or more' : 'positive'}`);
+  return n;
+}
+
+/** Epoch seconds as typed, or an ISO date/time (a date without a zone is UTC). */
+export function parseWhen(s: string): number {
+  if (/^\d+(\.\d+)?$/.test(s.trim())) return Number(s);
+  let iso = s.trim();
+  if (/^\d{4}-\d{2}-\d{2}$/.test(iso)) iso += 'T00:00Z';
+  else if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2})?$/.test(iso)) iso = iso.replace(' ', 'T') + 'Z';
+  const ms = Date.parse(iso);
+  if (!Number.isFinite(ms)) throw new UsageError(`--sdate: "${s}" is neither epoch seconds nor a date like 2026-12-01T10:00Z`);
+  return Math.floor(ms / 1000);
+}
+
+function resultsTable(rows: MaintBatchEntry[]): string {
+  return table(rows, [
+    { header: 'Machine', get: (r) => str(r.machine_id), align: 'right' },
+    { header: 'Result', get: (r) => (r.success ? 'scheduled' : `failed: ${str(r.error)}`) },
+    { header: 'Renters notified', get: (r) => (r.success ? str(r.notifications_sent ?? 0) : '-'), align: 'right' },
+    { header: 'Message', get: (r) => str(r.msg ?? '') },
+  ]);
+}

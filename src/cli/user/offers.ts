@@ -1,0 +1,148 @@
+// search offers 'QUERY' and create instance OFFER (api-spec "Instance quick path";
+// client-compat "search offers", "create instance").
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import type { Command } from 'commander';
+import type { CreateInstanceBody } from '../../contract/api-types.js';
+import { buildSearchBody } from '../../client/search-query.js';
+import { act, common, intArg, numArg, UsageError } from './context.js';
+import { offersTable } from './views.js';
+import { waitAndReport, waitOptions } from './instances.js';
+
+/** api-spec "Limits": onstart is at most 4048 characters; longer scripts go gzip+base64. */
+export const ONSTART_MAX = 4048;
+
+const SEARCH_HELP = `
+Query: space-separated terms "field op value"; op is one of = != > >= < <= in notin.
+  gpu_name=RTX_4090     (_ stands for a space)      num_gpus>=2
+  reliability>0.98      dph<0.8 ($/hour)             gpu_ram>=24 (GB; or 24000MB)
+  cpu_ram>=64 (GB)      disk_space>=200 (GB)         duration>=3 (days; or 12h, 1w)
+  geolocation in [US,CA]                             verified=any (drop a default filter)
+Default filters: verified=true external=false rentable=true rented=false; default order score-.`;
+
+export function registerOfferCommands(search: Command, create: Command): void {
+  common(
+    search
+      .command('offers')
+      .argument('[query]', 'filters, e.g. \'gpu_name=RTX_4090 num_gpus>=2 reliability>0.98\'', '')
+      .option('-o, --order <fields>', 'sort: comma-separated fields, - suffix for descending (e.g. dph_total or score-)')
+      .option('-t, --type <type>', 'on-demand, bid (interruptible) or reserved', 'on-demand')
+      .option('-l, --limit <n>', 'at most this many offers')
+      .option('--storage <GB>', 'disk size to price into $/hr (allocated_storage)', '5')
+      .option('-n, --no-default', 'leave out the default filters')
+      .description('search offers to rent'),
+    "openrig search offers 'gpu_name=RTX_4090 num_gpus>=2 reliability>0.98' -o 'dph_total' --limit 10",
+  )
+    .addHelpText('after', SEARCH_HELP)
+    .action(
+      act(async (ctx, [query], opts) => {
+        const body = buildSearchBody(String(query ?? ''), {
+          order: opts.order as string | undefined,
+          type: opts.type as string | undefined,
+          limit: opts.limit === undefined ? undefined : intArg(opts.limit, '--limit'),
+          storage: numArg(opts.storage, '--storage'),
+          noDefault: opts.default === false,
+        });
+        const r = await ctx.client.searchOffers(body);
+        if (ctx.raw) return ctx.printRaw();
+        if (r.offers.length === 0) return ctx.out('No offers match.\n');
+        ctx.out(offersTable(r.offers));
+      }),
+    );
+
+  waitOptions(
+    common(
+      create
+        .command('instance')
+        .argument('<offer>', 'offer ID (the ID column of search offers)')
+        .requiredOption('--image <image>', 'container image, e.g. pytorch/pytorch:latest')
+        .option('--disk <GB>', 'disk size in GB', '10')
+        .option('--onstart <file>', 'script file run once when the instance starts')
+        .option('--onstart-cmd <cmd>', 'command run once when the instance starts')
+        .option('--env <spec...>', "environment and ports, docker style: '-e KEY=VALUE -p 8080:8080' (or KEY=VALUE)")
+        .option('--label <label>', 'a label for the instance')
+        .option('--price <dph>', 'bid price in $/hour (interruptible instances)')
+        .option('--runtype <type>', 'ssh, ssh_proxy, ssh_direc ssh_proxy, jupyter_proxy ssh_proxy or args', 'ssh')
+        .option('--args <args...>', 'arguments for the image entrypoint (runtype args)')
+        .option('--wait', 'wait until it runs, then print the ssh command')
+        .description('rent an offer: create an instance from it'),
+      'openrig create instance 42 --image ubuntu:22.04 --disk 20 --wait\nopenrig create instance 42 --image pytorch/pytorch --disk 50 --onstart setup.sh --env \'-e HF_TOKEN=abc -p 8888:8888\'',
+    ),
+  ).action(
+    act(async (ctx, [offer], opts) => {
+      const offerId = intArg(offer, 'offer ID');
+      const body = createBody(opts);
+      const r = await ctx.client.createInstance(offerId, body);
+      if (ctx.raw) ctx.printRaw();
+      else ctx.out(`Created instance ${r.new_contract} from offer ${offerId}.\n`);
+      if (opts.wait) await waitAndReport(ctx, r.new_contract, opts);
+      else if (!ctx.raw) ctx.out(`Wait for it: openrig wait ${r.new_contract}\n`);
+    }),
+  );
+}
+
+export function createBody(opts: Record<string, unknown>): CreateInstanceBody {
+  const disk = numArg(opts.disk, '--disk');
+  if (disk <= 0) throw new UsageError('--disk must be a positive number of GB');
+  const body: CreateInstanceBody = { image: String(opts.image), disk, runtype: String(opts.runtype ?? 'ssh') };
+  if (body.image.trim() === '') throw new UsageError('--image must name a container image');
+  if (opts.onstart && opts.onstartCmd) throw new UsageError('give --onstart FILE or --onstart-cmd CMD, not both');
+  let script: string | undefined;
+  if (opts.onstart) {
+    try {
+      script = readFileSync(String(opts.onstart), 'utf8');
+    } catch (err) {
+      throw new UsageError(`--onstart: cannot read ${String(opts.onstart)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+  } else if (opts.onstartCmd) script = String(opts.onstartCmd);
+  if (script !== undefined) body.onstart = encodeOnstart(script);
+  if (opts.env) body.env = parseEnv(opts.env as string[]);
+  if (opts.label !== undefined) body.label = String(opts.label);
+  if (opts.price !== undefined) {
+    const p = numArg(opts.price, '--price');
+    if (p <= 0) throw new UsageError('--price must be a positive $/hour');
+    body.price = p;
+  }
+  if (opts.args) body.args = opts.args as string[];
+  return body;
+}
+
+/** Scripts over the limit are sent gzip+base64 (api-spec); still too long is a usage error. */
+export function encodeOnstart(script: string): string {
+  if (script.length <= ONSTART_MAX) return script;
+  const packed = gzipSync(Buffer.from(script, 'utf8'), { level: 9 }).toString('base64');
+  if (packed.length > ONSTART_MAX) {
+    throw new UsageError(`onstart script is ${script.length} characters, ${packed.length} even gzip+base64 encoded; the limit is ${ONSTART_MAX}`);
+  }
+  return packed;
+}
+
+/** `-e KEY=VALUE -p 8080:8080` (or bare KEY=VALUE) → the env object of client-compat. */
+export function parseEnv(specs: string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  // Shell-like words: quotes group spaces (`-e MSG="a b"`) and are removed.
+  const tokens = specs.flatMap((s) => s.match(/(?:[^\s"']+|"[^"]*"|'[^']*')+/g) ?? []).map((t) => t.replace(/"([^"]*)"|'([^']*)'/g, '$1$2'));
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t === '-e' || t === '--env') {
+      const kv = tokens[++i];
+      if (!kv) throw new UsageError(`--env: ${t} needs KEY=VALUE`);
+      setKv(kv);
+    } else if (t === '-p') {
+      const p = tokens[++i];
+      if (!p || !/^(\d+(\.\d+){3}:)?\d+(:\d+)?(\/(tcp|udp))?$/.test(p)) throw new UsageError(`--env: -p needs a port mapping like 8080:8080, not "${p ?? ''}"`);
+      env[`-p ${p}`] = '1';
+    } else if (t.startsWith('-')) {
+      throw new UsageError(`--env: unknown flag "${t}" (use -e KEY=VALUE or -p HOST:CONTAINER)`);
+    } else setKv(t);
+  }
+  return env;
+
+  function setKv(kv: string): void {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--env: "${kv}" is not KEY=VALUE`);
+    const key = kv.slice(0, eq);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new UsageError(`--env: "${key}" is not a valid variable name`);
+    env[key] = kv.slice(eq + 1);
+  }
+}

@@ -1,0 +1,173 @@
+// The tables of the user CLI, one per record kind. Units: prices $/hour, RAM and VRAM in GB (the
+// API sends MB), disk in GB, network in Mbps, times relative to now (and UTC for maintenance).
+import { PERMISSION_FAMILIES } from '../../contract/permissions.js';
+import type { ApiKey, Instance, Machine, Maintenance, Offer, SshKey, TfaMethod } from '../../contract/api-types.js';
+import { DASH, fmtDuration, fmtGb, fmtMbAsGb, fmtNum, fmtPercent, fmtUsd, keyValues, relativeTime, str, table, utcTime, type Column } from '../output.js';
+
+function gpus(r: { [k: string]: unknown }): string {
+  if (r.gpu_name === undefined && r.num_gpus === undefined) return DASH;
+  return `${str(r.num_gpus)}x ${str(r.gpu_name)}`;
+}
+
+function days(seconds: unknown): string {
+  return typeof seconds === 'number' && Number.isFinite(seconds) ? `${(seconds / 86_400).toFixed(1)} d` : DASH;
+}
+
+/** Reliability arrives as a fraction (0.98) in the compat rows. */
+function reliability(v: unknown): string {
+  return typeof v === 'number' && v <= 1 ? fmtPercent(v, 1) : str(v);
+}
+
+export function offersTable(offers: Offer[]): string {
+  const cols: Column<Offer>[] = [
+    { header: 'ID', get: (o) => str(o.id), align: 'right' },
+    { header: 'GPUs', get: (o) => gpus(o) },
+    { header: 'VRAM', get: (o) => fmtMbAsGb(o.gpu_ram), align: 'right' },
+    { header: 'CUDA', get: (o) => fmtNum(o.cuda_max_good, 1), align: 'right' },
+    { header: 'vCPUs', get: (o) => fmtNum(o.cpu_cores_effective, 1), align: 'right' },
+    { header: 'RAM', get: (o) => fmtMbAsGb(o.cpu_ram), align: 'right' },
+    { header: 'Disk', get: (o) => fmtGb(o.disk_space), align: 'right' },
+    { header: '$/hr', get: (o) => fmtUsd(o.dph_total, 4), align: 'right' },
+    { header: 'DLPerf', get: (o) => fmtNum(o.dlperf, 1), align: 'right' },
+    { header: 'DLP/$', get: (o) => fmtNum(o.dlperf_per_dphtotal, 1), align: 'right' },
+    { header: 'Score', get: (o) => fmtNum(o.score, 1), align: 'right' },
+    { header: 'Reliab', get: (o) => reliability(o.reliability ?? o.reliability2), align: 'right' },
+    { header: 'Net up/down', get: (o) => `${fmtNum(o.inet_up)}/${fmtNum(o.inet_down)} Mbps`, align: 'right' },
+    { header: 'Ports', get: (o) => fmtNum(o.direct_port_count), align: 'right' },
+    { header: 'Max dur', get: (o) => days(o.duration), align: 'right' },
+    { header: 'Machine', get: (o) => str(o.machine_id), align: 'right' },
+    { header: 'Verified', get: (o) => str(o.verification ?? o.verified) },
+    { header: 'Location', get: (o) => str(o.geolocation) },
+  ];
+  return table(offers, cols);
+}
+
+function status(i: Instance): string {
+  const actual = i.actual_status ?? 'provisioning';
+  // Show a pending change: a stop not yet done, or a start of a stopped instance.
+  if (i.intended_status === 'stopped' && actual !== 'stopped') return `${actual} (→ stopped)`;
+  if (i.intended_status === 'running' && actual === 'stopped') return 'stopped (→ running)';
+  return actual;
+}
+
+function ssh(i: Instance): string {
+  return i.ssh_host && i.ssh_port ? `${i.ssh_host}:${i.ssh_port}` : DASH;
+}
+
+export function instancesTable(rows: Instance[], nowMs: number): string {
+  const cols: Column<Instance>[] = [
+    { header: 'ID', get: (i) => str(i.id), align: 'right' },
+    { header: 'Machine', get: (i) => str(i.machine_id), align: 'right' },
+    { header: 'Status', get: status },
+    { header: 'GPUs', get: (i) => gpus(i) },
+    { header: 'Util', get: (i) => (typeof i.gpu_util === 'number' ? `${fmtNum(i.gpu_util, 0)}%` : DASH), align: 'right' },
+    { header: 'vCPUs', get: (i) => fmtNum(i.cpu_cores_effective, 1), align: 'right' },
+    { header: 'RAM', get: (i) => fmtMbAsGb(i.cpu_ram), align: 'right' },
+    { header: 'Disk', get: (i) => fmtGb(i.disk_space), align: 'right' },
+    { header: '$/hr', get: (i) => fmtUsd(i.dph_total, 4), align: 'right' },
+    { header: 'Image', get: (i) => str(i.image_uuid ?? i.image) },
+    { header: 'SSH', get: ssh },
+    { header: 'Started', get: (i) => relativeTime(i.start_date, nowMs) },
+    { header: 'Label', get: (i) => str(i.label) },
+  ];
+  return table(rows, cols);
+}
+
+export function instanceDetail(i: Instance, nowMs: number): string {
+  const pairs: [string, string][] = [
+    ['ID', str(i.id)],
+    ['Status', status(i)],
+    ['Message', str(i.status_msg)],
+    ['Machine', str(i.machine_id)],
+    ['GPUs', gpus(i)],
+    ['vCPUs', fmtNum(i.cpu_cores_effective, 1)],
+    ['RAM', fmtMbAsGb(i.cpu_ram)],
+    ['Disk', fmtGb(i.disk_space)],
+    ['Price', i.dph_total === undefined ? DASH : `${fmtUsd(i.dph_total, 4)}/hr`],
+    ['Image', str(i.image_uuid ?? i.image)],
+    ['Label', str(i.label)],
+    ['Started', i.start_date ? `${relativeTime(i.start_date, nowMs)} (${utcTime(i.start_date)})` : DASH],
+    ['SSH', i.ssh_host && i.ssh_port ? `ssh -p ${i.ssh_port} root@${i.ssh_host}` : DASH],
+  ];
+  return keyValues(pairs);
+}
+
+export function machinesTable(rows: Machine[], nowMs: number): string {
+  const cols: Column<Machine>[] = [
+    { header: 'ID', get: (m) => str(m.id), align: 'right' },
+    { header: 'GPUs', get: (m) => gpus(m) },
+    { header: 'Listed', get: (m) => str(typeof m.listed === 'number' ? m.listed === 1 : m.listed) },
+    { header: 'State', get: (m) => str(m.online_state ?? m.state ?? m.status) },
+    { header: '$/hr', get: (m) => fmtUsd(m.price_gpu ?? m.dph_total ?? m.listed_gpu_cost, 4), align: 'right' },
+    { header: 'Rented', get: (m) => str(m.rented ?? m.current_rentals_running) },
+    { header: 'Heartbeat', get: (m) => relativeTime(m.last_heartbeat ?? m.last_heartbeat_at, nowMs) },
+    { header: 'Maintenance', get: (m) => maintSummary(m.maintenances ?? m.machine_maintenance, nowMs) },
+    { header: 'Hostname', get: (m) => str(m.hostname) },
+  ];
+  return table(rows, cols);
+}
+
+function maintSummary(v: unknown, nowMs: number): string {
+  if (!Array.isArray(v) || v.length === 0) return DASH;
+  const first = v[0] as Partial<Maintenance>;
+  const more = v.length > 1 ? ` (+${v.length - 1})` : '';
+  return `${str(first.maintenance_category)} ${relativeTime(first.start_time, nowMs)}${more}`;
+}
+
+export function maintsTable(rows: Maintenance[], nowMs: number): string {
+  const cols: Column<Maintenance>[] = [
+    { header: 'ID', get: (m) => str(m.id), align: 'right' },
+    { header: 'Machine', get: (m) => str(m.machine_id), align: 'right' },
+    { header: 'Category', get: (m) => str(m.maintenance_category) },
+    { header: 'Start', get: (m) => utcTime(m.start_time) },
+    { header: 'When', get: (m) => relativeTime(m.start_time, nowMs) },
+    { header: 'End', get: (m) => utcTime(m.end_time) },
+    { header: 'Duration', get: (m) => (typeof m.duration_hours === 'number' ? fmtDuration(m.duration_hours * 3600) : DASH), align: 'right' },
+  ];
+  return table(rows, cols);
+}
+
+export function apiKeysTable(rows: ApiKey[], nowMs: number): string {
+  return table(rows, [
+    { header: 'ID', get: (k) => str(k.id), align: 'right' },
+    { header: 'Name', get: (k) => str(k.name) },
+    { header: 'Key', get: (k) => (k.key_prefix ? `${k.key_prefix}…` : DASH) },
+    { header: 'Permissions', get: (k) => permissionsText(k.permissions) },
+    { header: 'Created', get: (k) => relativeTime(k.created_at, nowMs) },
+    { header: 'Last used', get: (k) => (k.last_used_at ? relativeTime(k.last_used_at, nowMs) : 'never') },
+  ]);
+}
+
+/** `full`, `read_only`, or `instances:write,offers:read`. */
+export function permissionsText(p: unknown): string {
+  if (p === null || p === undefined) return 'full';
+  if (typeof p === 'string') return p;
+  if (typeof p !== 'object' || Array.isArray(p)) return str(p);
+  const entries = Object.entries(p as Record<string, unknown>);
+  if (entries.length >= PERMISSION_FAMILIES.length && entries.every(([, v]) => v === 'read')) return 'read_only';
+  return entries.map(([k, v]) => `${k}:${str(v)}`).join(',');
+}
+
+export function sshKeysTable(rows: SshKey[], nowMs: number): string {
+  return table(rows, [
+    { header: 'ID', get: (k) => str(k.id), align: 'right' },
+    { header: 'Type', get: (k) => str(k.key_type) },
+    { header: 'Fingerprint', get: (k) => str(k.fingerprint) },
+    { header: 'Comment', get: (k) => str(k.comment) },
+    { header: 'Added', get: (k) => relativeTime(k.created_at, nowMs) },
+  ]);
+}
+
+export function tfaMethodsTable(rows: TfaMethod[], nowMs: number): string {
+  return table(rows, [
+    { header: 'ID', get: (m) => str(m.id), align: 'right' },
+    { header: 'Method', get: (m) => str(m.method) },
+    { header: 'Label', get: (m) => str(m.label) },
+    { header: 'Phone', get: (m) => str(m.phone_number) },
+    { header: 'Primary', get: (m) => str(m.is_primary) },
+    { header: 'Failures', get: (m) => str(m.fail_count), align: 'right' },
+    { header: 'Locked', get: (m) => (m.locked_until && m.locked_until * 1000 > nowMs ? `until ${relativeTime(m.locked_until, nowMs).replace(/^in /, '+')}` : 'no') },
+    { header: 'Last used', get: (m) => (m.last_used ? relativeTime(m.last_used, nowMs) : 'never') },
+    { header: 'Added', get: (m) => relativeTime(m.created_at, nowMs) },
+  ]);
+}

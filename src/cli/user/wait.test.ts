@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import type { Instance } from '../../contract/api-types.js';
+import { ApiError, NetworkError } from '../../client/client.js';
+import { describeOutcome, waitForInstance, type WaitSeams } from './wait.js';
+
+/** A fake client that answers from a script, and a fake clock that sleep() advances. */
+function fake(script: (Instance | null | Error)[]) {
+  let now = 1_000_000;
+  const polls: number[] = [];
+  const sleeps: number[] = [];
+  const states: string[] = [];
+  const seams: WaitSeams = {
+    async getInstance() {
+      polls.push(now);
+      const next = script.length > 1 ? script.shift()! : script[0]!;
+      if (next instanceof Error) throw next;
+      return next;
+    },
+    now: () => now,
+    async sleep(ms) {
+      sleeps.push(ms);
+      now += ms;
+    },
+    onPoll: (p) => states.push(`${p.state}@${p.elapsedMs / 1000}`),
+  };
+  return { seams, polls, sleeps, states };
+}
+
+const inst = (actual_status: string | null, more: Partial<Instance> = {}): Instance => ({ id: 7, actual_status, intended_status: 'running', ...more });
+const opts = { intervalMs: 10_000, timeoutMs: 0 };
+
+describe('waiting for an instance', () => {
+  it('polls every 10 s through null and loading, and returns running with the ssh command', async () => {
+    const f = fake([inst(null), inst(null), inst('loading'), inst('running', { ssh_host: '10.0.0.5', ssh_port: 40022 })]);
+    const r = await waitForInstance(7, f.seams, opts);
+    expect(r.kind).toBe('running');
+    expect(f.sleeps).toEqual([10_000, 10_000, 10_000]);
+    expect(f.states).toEqual(['provisioning@0', 'provisioning@10', 'loading@20', 'running@30']);
+    const d = describeOutcome(7, r);
+    expect(d.ok).toBe(true);
+    expect(d.text).toContain('ssh -p 40022 root@10.0.0.5');
+    expect(d.text).toContain('after 30s');
+  });
+
+  it('keeps waiting while running has no ssh endpoint yet', async () => {
+    const f = fake([inst('running'), inst('running', { ssh_host: 'h', ssh_port: 22 })]);
+    expect((await waitForInstance(7, f.seams, opts)).kind).toBe('running');
+    expect(f.polls.length).toBe(2);
+  });
+
+  it.each(['exited', 'unknown', 'offline'])('stops at once on %s, suggesting destroy and another offer', async (state) => {
+    const f = fake([inst('loading'), inst(state, { status_msg: 'main process died' })]);
+    const r = await waitForInstance(7, f.seams, opts);
+    expect(r).toMatchObject({ kind: 'failed', state });
+    const d = describeOutcome(7, r);
+    expect(d.ok).toBe(false);
+    expect(d.text).toContain(`instance 7 is ${state}: main process died`);
+    expect(d.text).toContain('openrig destroy instance 7');
+    expect(d.text).toContain('another offer');
+    expect(f.sleeps).toEqual([10_000]);
+  });
+
+  it('says so when the instance is gone or stopped', async () => {
+    expect(describeOutcome(7, await waitForInstance(7, fake([null]).seams, opts)).text).toContain('does not exist');
+    const stopped = await waitForInstance(7, fake([inst('stopped', { intended_status: 'stopped' })]).seams, opts);
+    expect(describeOutcome(7, stopped).text).toContain('openrig start instance 7');
+  });
+
+  it('honours a configurable interval and gives up at the timeout', async () => {
+    const f = fake([inst('loading')]);
+    const r = await waitForInstance(7, f.seams, { intervalMs: 2000, timeoutMs: 7000 });
+    expect(r).toMatchObject({ kind: 'timeout', state: 'loading' });
+    expect(f.sleeps).toEqual([2000, 2000, 2000]);
+    expect(describeOutcome(7, r).text).toContain('still loading after 6s');
+  });
+
+  it('rides out a few network failures but not a client error', async () => {
+    const f = fake([new NetworkError('down'), new NetworkError('down'), inst('running', { ssh_host: 'h', ssh_port: 2 })]);
+    expect((await waitForInstance(7, f.seams, opts)).kind).toBe('running');
+    const g = fake([new NetworkError('down')]);
+    await expect(waitForInstance(7, g.seams, opts)).rejects.toThrow('down');
+    expect(g.polls.length).toBe(4);
+    const h = fake([new ApiError(401, 'auth_error', 'Invalid user key', {}, '')]);
+    await expect(waitForInstance(7, h.seams, opts)).rejects.toThrow('Invalid user key');
+    expect(h.polls.length).toBe(1);
+  });
+});

@@ -1,0 +1,107 @@
+// Waiting for an instance to run (api-spec "States and transitions", "Limits": poll every 10 s,
+// typical boot 1–5 minutes). `null` and `loading` keep waiting; `running` with an SSH endpoint is
+// done; `exited`, `unknown` and `offline` never reach `running` (the spec: destroy and retry another
+// offer), so the wait stops there. Pure over its seams (client, clock, sleep) so tests drive it
+// with a fake client and a fake clock.
+import type { Instance } from '../../contract/api-types.js';
+import { ApiError, NetworkError } from '../../client/client.js';
+import { fmtDuration } from '../output.js';
+import { assertNever } from '../../server/errors.js';
+
+export const DEFAULT_INTERVAL_S = 10;
+/** Consecutive network failures tolerated while waiting (a server restart is not a failure). */
+export const MAX_NETWORK_FAILURES = 3;
+
+export interface WaitSeams {
+  getInstance(id: number): Promise<Instance | null>;
+  now(): number;
+  sleep(ms: number): Promise<void>;
+  /** Told after every poll: the state and how long the wait has run. */
+  onPoll?(p: { state: string; elapsedMs: number; instance: Instance | null }): void;
+}
+
+export interface WaitOptions {
+  intervalMs: number;
+  /** Give up after this long (0: never). */
+  timeoutMs: number;
+}
+
+export type WaitOutcome =
+  | { kind: 'running'; instance: Instance; elapsedMs: number }
+  | { kind: 'failed'; state: string; instance: Instance; elapsedMs: number }
+  | { kind: 'gone'; elapsedMs: number }
+  | { kind: 'stopped'; instance: Instance; elapsedMs: number }
+  | { kind: 'timeout'; state: string; elapsedMs: number };
+
+export const NEVER_RUNS = new Set(['exited', 'unknown', 'offline']);
+
+/** The state as a person reads it: `null` is "provisioning". */
+export function stateLabel(i: Instance | null): string {
+  if (!i) return 'gone';
+  return i.actual_status ?? 'provisioning';
+}
+
+export async function waitForInstance(id: number, s: WaitSeams, o: WaitOptions): Promise<WaitOutcome> {
+  const start = s.now();
+  let netFailures = 0;
+  let lastState = 'provisioning';
+  for (;;) {
+    let inst: Instance | null;
+    try {
+      inst = await s.getInstance(id);
+      netFailures = 0;
+    } catch (err) {
+      // A blip (server restarting, 5xx) is retried a few times; any 4xx is final.
+      const transient = err instanceof NetworkError || (err instanceof ApiError && err.status >= 500);
+      if (!transient || ++netFailures > MAX_NETWORK_FAILURES) throw err;
+      s.onPoll?.({ state: `${lastState} (server not answering, retrying)`, elapsedMs: s.now() - start, instance: null });
+      await s.sleep(o.intervalMs);
+      continue;
+    }
+    const elapsedMs = s.now() - start;
+    const state = stateLabel(inst);
+    lastState = state;
+    s.onPoll?.({ state, elapsedMs, instance: inst });
+    if (!inst) return { kind: 'gone', elapsedMs };
+    if (inst.actual_status === 'running' && inst.ssh_host && inst.ssh_port) return { kind: 'running', instance: inst, elapsedMs };
+    if (inst.actual_status !== null && NEVER_RUNS.has(inst.actual_status)) return { kind: 'failed', state: inst.actual_status, instance: inst, elapsedMs };
+    if (inst.actual_status === 'stopped' || (inst.intended_status === 'stopped' && inst.actual_status !== 'running')) {
+      return { kind: 'stopped', instance: inst, elapsedMs };
+    }
+    if (o.timeoutMs > 0 && elapsedMs + o.intervalMs > o.timeoutMs) return { kind: 'timeout', state, elapsedMs };
+    await s.sleep(o.intervalMs);
+  }
+}
+
+/** `ssh -p PORT root@HOST` (api-spec: connect with `ssh root@<ssh_host> -p <ssh_port>`). */
+export function sshCommand(i: Instance): string {
+  return `ssh -p ${i.ssh_port} root@${i.ssh_host}`;
+}
+
+export function sshUrl(i: Instance): string {
+  return `ssh://root@${i.ssh_host}:${i.ssh_port}`;
+}
+
+/** The line the CLI prints for an outcome, and whether it is a success. */
+export function describeOutcome(id: number, r: WaitOutcome): { ok: boolean; text: string } {
+  const took = fmtDuration(r.elapsedMs / 1000);
+  switch (r.kind) {
+    case 'running':
+      return { ok: true, text: `instance ${id} is running (after ${took}). Connect with:\n  ${sshCommand(r.instance)}\n` };
+    case 'failed': {
+      const why = r.instance.status_msg ? `: ${r.instance.status_msg}` : '';
+      return {
+        ok: false,
+        text: `instance ${id} is ${r.state}${why}. An instance in this state never reaches running; destroy it (openrig destroy instance ${id}) and try another offer.`,
+      };
+    }
+    case 'gone':
+      return { ok: false, text: `instance ${id} does not exist (destroyed, or not yours)` };
+    case 'stopped':
+      return { ok: false, text: `instance ${id} is stopped; start it with: openrig start instance ${id}` };
+    case 'timeout':
+      return { ok: false, text: `instance ${id} is still ${r.state} after ${took}; gave up waiting (raise --timeout, or check: openrig show instance ${id})` };
+    default:
+      return assertNever(r, 'wait outcome');
+  }
+}

@@ -1,0 +1,167 @@
+// The typed client of the openrig API, used by the CLI and the end-to-end tests. One method per
+// call of api-spec.md / client-compat.md / operator-contract.md, paths as the spec writes them.
+import { randomUUID } from 'node:crypto';
+import type {
+  ApiKey,
+  CreateInstanceBody,
+  CreateInstanceReply,
+  Instance,
+  InstanceEnvelope,
+  InstancesList,
+  Machine,
+  MaintBatchBody,
+  MaintBatchReply,
+  Maintenance,
+  OffersReply,
+  SearchBody,
+  SshKey,
+  SuccessReply,
+  TfaMethodName,
+  TfaStatus,
+  TfaVerification,
+  User,
+} from '../contract/api-types.js';
+import { HttpClient, type HttpOptions } from './client.http.js';
+
+export { ApiError, NetworkError, HttpClient, SESSION_EXPIRED_MSG, INVALID_KEY_MSG, type HttpOptions } from './client.http.js';
+
+const V0 = '/api/v0';
+
+/** Leaves out empty fields (client-compat "2FA": empty fields are left out). */
+export function compact<T extends object>(o: T): Partial<T> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined && v !== null && v !== '') out[k] = v;
+  return out as Partial<T>;
+}
+
+export class OpenrigClient extends HttpClient {
+  constructor(opts: HttpOptions) {
+    super(opts);
+  }
+
+  // Account
+  currentUser(): Promise<User> {
+    return this.request('GET', `${V0}/users/current/`);
+  }
+
+  // Offers and instances (api-spec "Instance quick path")
+  searchOffers(body: SearchBody): Promise<OffersReply> {
+    return this.request('POST', `${V0}/bundles/`, { body });
+  }
+  gpuNames(): Promise<{ gpu_names: string[] }> {
+    return this.request('GET', `${V0}/gpu_names/unique/`);
+  }
+  /** One idempotency key per call: a retried request never rents twice. */
+  createInstance(offerId: number, body: CreateInstanceBody, idempotencyKey: string = randomUUID()): Promise<CreateInstanceReply> {
+    return this.request('PUT', `${V0}/asks/${offerId}/`, { body: { client_id: 'me', ...body }, headers: { 'idempotency-key': idempotencyKey } });
+  }
+  listInstances(): Promise<InstancesList> {
+    return this.request('GET', `${V0}/instances/`, { query: { owner: 'me' } });
+  }
+  async getInstance(id: number): Promise<Instance | null> {
+    const r = await this.request<InstanceEnvelope>('GET', `${V0}/instances/${id}/`, { query: { owner: 'me' } });
+    return r.instances ?? null;
+  }
+  setInstanceState(id: number, state: 'stopped' | 'running'): Promise<SuccessReply> {
+    return this.request('PUT', `${V0}/instances/${id}/`, { body: { state } });
+  }
+  labelInstance(id: number, label: string): Promise<SuccessReply> {
+    return this.request('PUT', `${V0}/instances/${id}/`, { body: { label } });
+  }
+  destroyInstance(id: number): Promise<SuccessReply> {
+    return this.request('DELETE', `${V0}/instances/${id}/`, { body: {} });
+  }
+  attachSshKey(instanceId: number, sshKey: string): Promise<SuccessReply> {
+    return this.request('POST', `${V0}/instances/${instanceId}/ssh/`, { body: { ssh_key: sshKey } });
+  }
+
+  // Machines (operator-contract "Endpoints the spec implies")
+  async listMachines(): Promise<Machine[]> {
+    const r = await this.request<{ machines: Machine[] }>('GET', `${V0}/machines/`);
+    return r.machines ?? [];
+  }
+  listMachine(machineId: number, prices: { price_gpu?: number; price_disk?: number; min_bid?: number; end_date?: number }): Promise<SuccessReply> {
+    return this.request('PUT', `${V0}/machines/create_asks/`, { body: compact({ machine: machineId, ...prices }) });
+  }
+  unlistMachine(machineId: number): Promise<SuccessReply> {
+    return this.request('DELETE', `${V0}/machines/${machineId}/asks/`, { body: {} });
+  }
+
+  // Maintenance (api-spec "Batch schedule maintenances"; client-compat)
+  scheduleMaintenanceBatch(body: MaintBatchBody): Promise<MaintBatchReply> {
+    // A 200 has success true; per-entry failures are inside `results`.
+    return this.request('POST', `${V0}/machines/maintenances/batch`, { body, allowUnsuccessful: true });
+  }
+  async listMaintenances(machineIds?: number[]): Promise<Maintenance[]> {
+    const query = machineIds && machineIds.length > 0 ? { owner: 'me', machine_ids: JSON.stringify(machineIds) } : { owner: 'me' };
+    const r = await this.request<{ maintenances: Maintenance[] }>('GET', `${V0}/machines/maintenances`, { query });
+    return r.maintenances ?? [];
+  }
+  cancelMaintenance(machineId: number): Promise<SuccessReply> {
+    return this.request('PUT', `${V0}/machines/${machineId}/cancel_maint/`, { body: {} });
+  }
+  cancelMaintenanceBatch(machineIds: number[]): Promise<SuccessReply> {
+    return this.request('DELETE', `${V0}/machines/maintenances/batch`, { body: { machine_ids: machineIds } });
+  }
+
+  // API keys and SSH keys (client-compat)
+  createApiKey(name: string, permissions?: unknown): Promise<ApiKey> {
+    return this.request('POST', `${V0}/auth/apikeys/`, { body: compact({ name, permissions }) });
+  }
+  async listApiKeys(): Promise<ApiKey[]> {
+    return (await this.request<{ apikeys: ApiKey[] }>('GET', `${V0}/auth/apikeys/`)).apikeys ?? [];
+  }
+  async getApiKey(id: number): Promise<ApiKey> {
+    return (await this.request<{ apikey: ApiKey }>('GET', `${V0}/auth/apikeys/${id}/`)).apikey;
+  }
+  deleteApiKey(id: number): Promise<SuccessReply> {
+    return this.request('DELETE', `${V0}/auth/apikeys/${id}/`, { body: {} });
+  }
+  addSshKey(sshKey: string): Promise<SshKey & SuccessReply> {
+    return this.request('POST', `${V0}/ssh/`, { body: { ssh_key: sshKey } });
+  }
+  async listSshKeys(): Promise<SshKey[]> {
+    return (await this.request<{ ssh_keys: SshKey[] }>('GET', `${V0}/ssh/`)).ssh_keys ?? [];
+  }
+  deleteSshKey(id: number): Promise<SuccessReply> {
+    return this.request('DELETE', `${V0}/ssh/${id}/`, { body: {} });
+  }
+
+  // Two-factor authentication (api-spec "2FA endpoints")
+  tfaStatus(): Promise<TfaStatus> {
+    return this.request('GET', `${V0}/tfa/status/`);
+  }
+  tfaTotpSetup(): Promise<{ secret: string; provisioning_uri: string }> {
+    return this.request('POST', `${V0}/tfa/totp-setup/`, { body: {} });
+  }
+  tfaAuthorizeNew(b: { tfa_method?: TfaMethodName; tfa_method_id?: number; backup_code?: string }): Promise<SuccessReply & { secret?: string }> {
+    return this.request('POST', `${V0}/tfa/authorize-new-method/`, { body: compact(b) });
+  }
+  tfaAuthorizeNewConfirm(b: { code: string; secret: string }): Promise<SuccessReply> {
+    return this.request('PUT', `${V0}/tfa/authorize-new-method/`, { body: b });
+  }
+  tfaConfirmNew(b: { tfa_method: 'sms' | 'totp'; code: string; secret: string; phone_number?: string; label?: string }): Promise<SuccessReply & { backup_codes?: string[] }> {
+    return this.request('POST', `${V0}/tfa/confirm-new/`, { body: compact(b) });
+  }
+  tfaLogin(b: TfaVerification & { admin?: boolean }): Promise<User> {
+    return this.request('POST', `${V0}/tfa/`, { body: compact(b) });
+  }
+  tfaSendSms(b: { phone_number?: string; tfa_method_id?: number }): Promise<SuccessReply & { secret: string }> {
+    return this.request('POST', `${V0}/tfa/sms/`, { body: compact(b) });
+  }
+  tfaResendSms(b: { phone_number?: string; tfa_method_id?: number; secret?: string }): Promise<SuccessReply & { secret: string }> {
+    return this.request('POST', `${V0}/tfa/sms/resend/`, { body: compact(b) });
+  }
+  tfaSendEmail(b: { secret?: string } = {}): Promise<SuccessReply & { secret: string }> {
+    return this.request('POST', `${V0}/tfa/email/`, { body: compact(b) });
+  }
+  tfaDelete(b: TfaVerification & { target_id?: number }): Promise<SuccessReply & { remaining_methods?: number }> {
+    return this.request('DELETE', `${V0}/tfa/`, { body: compact(b) });
+  }
+  tfaUpdate(b: { tfa_method_id?: number; tfa_method?: 'sms' | 'totp'; label?: string; is_primary?: boolean }): Promise<SuccessReply & { method?: unknown }> {
+    return this.request('PUT', `${V0}/tfa/update/`, { body: compact(b) });
+  }
+  tfaRegenBackupCodes(b: TfaVerification): Promise<SuccessReply & { backup_codes: string[] }> {
+    return this.request('PUT', `${V0}/tfa/regen-backup-codes/`, { body: compact(b) });
+  }
+}

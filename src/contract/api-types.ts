@@ -1,0 +1,190 @@
+// Request and response bodies of the API as the client sees them (api-spec.md, client-compat.md,
+// operator-contract.md). Records carry more fields than are named here: the index signature keeps
+// them, and the CLI's `--raw` prints whatever the server sent.
+
+export type InstanceStatus = 'loading' | 'running' | 'exited' | 'unknown' | 'offline' | 'stopped' | 'created' | null;
+
+/** api-spec "Instance (quick-path fields)" plus the row fields of client-compat "instance row needs". */
+export interface Instance {
+  id: number;
+  machine_id?: number;
+  actual_status: string | null;
+  intended_status?: string;
+  ssh_host?: string | null;
+  ssh_port?: number | null;
+  num_gpus?: number;
+  gpu_name?: string;
+  gpu_util?: number | null;
+  cpu_cores_effective?: number;
+  cpu_ram?: number;
+  disk_space?: number;
+  public_ipaddr?: string | null;
+  dph_total?: number;
+  image_uuid?: string;
+  label?: string | null;
+  status_msg?: string | null;
+  start_date?: number | null;
+  [k: string]: unknown;
+}
+
+export interface InstancesList {
+  instances_found: number;
+  instances: Instance[];
+}
+
+/** `{instances: {...}}`, or `{instances: null}` when it is not the caller's or does not exist. */
+export interface InstanceEnvelope {
+  instances: Instance | null;
+}
+
+/** An offer row (client-compat "search offers"). */
+export interface Offer {
+  id: number;
+  [k: string]: unknown;
+}
+
+export interface OffersReply {
+  offers: Offer[];
+}
+
+export type FilterOp = 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'notin';
+export type FilterValue = string | number | boolean | null | (string | number | boolean | null)[];
+
+/** The flat search body: each filter field at top level as `{op: value}`. */
+export interface SearchBody {
+  order?: [string, 'asc' | 'desc'][];
+  type?: 'on-demand' | 'bid' | 'reserved';
+  limit?: number;
+  allocated_storage?: number;
+  [field: string]: unknown;
+}
+
+export interface CreateInstanceBody {
+  client_id?: 'me';
+  image: string;
+  disk: number;
+  onstart?: string;
+  env?: Record<string, string>;
+  label?: string;
+  price?: number | null;
+  runtype?: string;
+  args?: string[];
+  [k: string]: unknown;
+}
+
+export interface CreateInstanceReply {
+  success: boolean;
+  new_contract: number;
+  instance_api_key: string;
+}
+
+export interface SuccessReply {
+  success?: boolean;
+  msg?: string;
+  [k: string]: unknown;
+}
+
+export type MaintenanceCategory = 'power' | 'internet' | 'disk' | 'gpu' | 'software' | 'other';
+
+export interface MaintBatchBody {
+  machine_ids: number[];
+  sdate: number;
+  duration?: number;
+  maintenance_category?: MaintenanceCategory;
+}
+
+export interface MaintBatchEntry {
+  success: boolean;
+  machine_id: number;
+  notifications_sent?: number;
+  error?: string;
+  msg?: string;
+}
+
+export interface MaintBatchReply {
+  success: boolean;
+  results: MaintBatchEntry[];
+}
+
+export interface Maintenance {
+  id?: number;
+  machine_id: number;
+  start_time: number;
+  end_time: number;
+  duration_hours: number;
+  maintenance_category: string;
+  [k: string]: unknown;
+}
+
+export interface Machine {
+  id: number;
+  gpu_name?: string;
+  num_gpus?: number;
+  listed?: boolean | number;
+  [k: string]: unknown;
+}
+
+export interface ApiKey {
+  id: number;
+  name?: string;
+  key_prefix?: string;
+  permissions?: unknown;
+  created_at?: number;
+  last_used_at?: number | null;
+  key?: string;
+  [k: string]: unknown;
+}
+
+export interface SshKey {
+  id: number;
+  ssh_key?: string;
+  public_key?: string;
+  key_type?: string;
+  fingerprint?: string;
+  comment?: string;
+  created_at?: number;
+  [k: string]: unknown;
+}
+
+export interface User {
+  id: number;
+  email: string;
+  full_name?: string;
+  tfa_status?: 'enabled' | 'disabled' | 'legacy';
+  session_key?: string;
+  backup_codes_remaining?: number;
+  legacy_tfa_user?: boolean;
+  [k: string]: unknown;
+}
+
+export interface TfaMethod {
+  id: number;
+  user_id: number;
+  method: 'sms' | 'totp';
+  label: string | null;
+  phone_number?: string | null;
+  is_primary: boolean;
+  fail_count: number;
+  locked_until: number | null;
+  created_at: number;
+  last_used: number | null;
+}
+
+export interface TfaStatus {
+  success: boolean;
+  tfa_enabled: boolean;
+  methods: TfaMethod[];
+  backup_codes_remaining: number;
+  new_method_authorized: boolean;
+}
+
+export type TfaMethodName = 'sms' | 'totp' | 'email';
+
+/** The verification fields shared by login, DELETE tfa/, regen-backup-codes (empty ones left out). */
+export interface TfaVerification {
+  tfa_method?: TfaMethodName;
+  code?: string;
+  secret?: string;
+  tfa_method_id?: number;
+  backup_code?: string;
+}
