@@ -1,0 +1,93 @@
+// SMS abuse controls (issue 7 point 3). Thresholds come from config (`OPENRIG_SMS_*`, documented
+// in docs/two-factor.md); every check runs inside the transaction that records the send, with the
+// user's row lock (and on PostgreSQL an advisory lock on the number), so two concurrent requests
+// can't both slip under a limit.
+// - sms_blocked_number: the number starts with a blocked prefix (SMS-pumping risk), checked
+//   before anything is sent.
+// - sms_rate_limited: more than perUserLimit sends for one account, or perNumberLimit to one
+//   number, within windowS; and a resend sooner than resendAfterS after the previous send.
+// - preauth_phone_cap: one number used for adding a method (setup / authorize codes) by more
+//   than preauthPhoneCap different accounts within preauthPhoneWindowS.
+// - sms_fraud_detected: the account flag set by `admin flag-sms-fraud`.
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { Config } from '../../config.js';
+import type { Dialect } from '../../db/connection.js';
+import type { User } from '../../http/auth.js';
+import { AppError } from '../../errors.js';
+import { TfaErrors } from '../two-factor/two-factor.errors.js';
+
+export const PREAUTH_PURPOSES = ['setup', 'authorize'];
+
+export function isBlockedNumber(cfg: Config['sms'], phone: string): boolean {
+  return cfg.blockedPrefixes.some((p) => phone.startsWith(p.startsWith('+') ? p : `+${p}`));
+}
+
+export function assertNotFlagged(user: User): void {
+  if (user.sms_fraud === 1) throw TfaErrors.smsFraud();
+}
+
+/** Serialises SMS sends to one number across accounts (PostgreSQL; SQLite writers are serial). */
+export async function lockNumber(db: Kysely<DB>, dialect: Dialect, phone: string): Promise<void> {
+  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${'sms:' + phone}))`.execute(db);
+}
+
+function rateLimited(retryAfterS: number, msg?: string): AppError {
+  const e = TfaErrors.smsRateLimited(msg);
+  return new AppError(e.status, e.code, e.message, { retry_after: retryAfterS }, { 'Retry-After': String(retryAfterS) });
+}
+
+export async function checkSmsLimits(
+  db: Kysely<DB>,
+  cfg: Config['sms'],
+  p: { userId: number; phone: string; purpose: string; now: number },
+): Promise<void> {
+  const since = p.now - cfg.windowS * 1000;
+  const byUser = await db
+    .selectFrom('sms_sends')
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('first')])
+    .where('user_id', '=', p.userId)
+    .where('created_at', '>', since)
+    .executeTakeFirstOrThrow();
+  if (Number(byUser.n) >= cfg.perUserLimit) {
+    throw rateLimited(retryAfter(byUser.first, cfg.windowS, p.now), 'Too many SMS codes requested for this account; wait before requesting another');
+  }
+  const byNumber = await db
+    .selectFrom('sms_sends')
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('first')])
+    .where('phone_number', '=', p.phone)
+    .where('created_at', '>', since)
+    .executeTakeFirstOrThrow();
+  if (Number(byNumber.n) >= cfg.perNumberLimit) {
+    throw rateLimited(retryAfter(byNumber.first, cfg.windowS, p.now), 'Too many SMS codes requested for this phone number; wait before requesting another');
+  }
+  if (PREAUTH_PURPOSES.includes(p.purpose)) {
+    const others = await db
+      .selectFrom('sms_sends')
+      .select('user_id')
+      .distinct()
+      .where('phone_number', '=', p.phone)
+      .where('purpose', 'in', PREAUTH_PURPOSES)
+      .where('created_at', '>', p.now - cfg.preauthPhoneWindowS * 1000)
+      .where('user_id', '!=', p.userId)
+      .execute();
+    if (others.length >= cfg.preauthPhoneCap) throw TfaErrors.preauthPhoneCap();
+  }
+}
+
+function retryAfter(first: unknown, windowS: number, now: number): number {
+  const f = Number(first);
+  if (!Number.isFinite(f)) return windowS;
+  return Math.max(1, Math.ceil((f + windowS * 1000 - now) / 1000));
+}
+
+/** A resend sooner than resendAfterS after the previous send is refused. */
+export function checkResendSpacing(cfg: Config['sms'], sentAt: number | null, now: number): void {
+  if (sentAt === null) return;
+  const wait = Math.ceil((sentAt + cfg.resendAfterS * 1000 - now) / 1000);
+  if (wait > 0) throw rateLimited(wait, `Wait ${wait} seconds before requesting another code`);
+}
+
+export async function recordSmsSend(db: Kysely<DB>, p: { userId: number; phone: string; purpose: string; now: number }): Promise<void> {
+  await db.insertInto('sms_sends').values({ user_id: p.userId, phone_number: p.phone, purpose: p.purpose, created_at: p.now }).execute();
+}

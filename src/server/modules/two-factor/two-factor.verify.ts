@@ -1,0 +1,245 @@
+// Verifying a second factor: a backup code, a TOTP code, or an SMS / e-mail code bound to a
+// challenge. Used by login, DELETE, regen-backup-codes and the PUT authorize step.
+//
+// Races are decided by the database, never read-then-write:
+// - Lockout (per method, api-spec state table): an attempt is *claimed* before the code is
+//   evaluated, with `UPDATE … SET fail_count = fail_count + 1 WHERE fail_count < max AND
+//   locked_until IS NULL`; the claim that reaches the maximum also sets locked_until. So of 50
+//   concurrent wrong codes at most `max` are evaluated; the rest get 429 tfa_locked. Success
+//   resets the count.
+// - A challenge's wrong tries are claimed the same way (`tries < max`), and a right code
+//   consumes it with `… WHERE consumed_at IS NULL`: 20 concurrent uses succeed once.
+// - TOTP: the accepted RFC 6238 step is stored with `… WHERE last_totp_step < step`, so a code
+//   (a step) is never accepted twice.
+// - Backup codes: `UPDATE … SET used_at WHERE used_at IS NULL` (repo.consumeBackupCode).
+import type { Deps } from '../../deps.js';
+import type { User } from '../../http/auth.js';
+import type { ErrorFactory } from '../../errors.js';
+import { decryptSecret, sha256Hex } from '../../crypto.js';
+import { tx } from '../../db/connection.js';
+import type { ChallengePurpose } from '../../db/tables/two-factor.js';
+import { smsProvider } from '../sms/sms.provider.js';
+import { backupCodeHmac, codeMatches, isCode, isTotpSecret, matchTotp, normalizeBackupCode } from './two-factor.codes.js';
+import { TfaErrors, lockedExtra } from './two-factor.errors.js';
+import { enqueueNotice } from './two-factor.mail.js';
+import {
+  activeMethods,
+  consumeBackupCode,
+  consumeChallenge,
+  countUnusedBackupCodes,
+  findActiveMethod,
+  findChallenge,
+  recordEvent,
+  type Challenge,
+  type TfaMethod,
+} from './two-factor.repo.js';
+
+export type TfaMethodName = 'sms' | 'totp' | 'email';
+
+export interface FactorInput {
+  tfa_method?: TfaMethodName;
+  tfa_method_id?: number;
+  code?: string;
+  secret?: string;
+  backup_code?: string;
+}
+
+export interface VerifyCtx {
+  /** What the verification is for (auth events). */
+  action: string;
+  /** Challenge purposes whose codes this step accepts (a code is bound to its purpose). */
+  purposes: ChallengePurpose[];
+  /** The failure code of this endpoint: 2fa_login_failed on login, else 2fa_verification_failed. */
+  fail: ErrorFactory;
+  ip: string | null;
+}
+
+export interface Verified {
+  via: 'backup_code' | TfaMethodName;
+  method: TfaMethod | null;
+  challenge: Challenge | null;
+  /** Unused backup codes left, after a backup-code verification. */
+  backupRemaining: number | null;
+}
+
+type VerifyDeps = Pick<Deps, 'db' | 'store' | 'clock' | 'config' | 'seams' | 'kickOutbox'>;
+
+/** Finds an active method of the user by id (404 not_found for another user's id). */
+export async function methodById(deps: Pick<Deps, 'db'>, user: User, id: number): Promise<TfaMethod> {
+  const m = await findActiveMethod(deps.db, user.id, id);
+  if (!m) throw TfaErrors.notFound();
+  return m;
+}
+
+/** The one active method of a type, or null; bad_request when several exist (pass tfa_method_id). */
+export function singleOfType(methods: TfaMethod[], type: 'sms' | 'totp'): TfaMethod | null {
+  const of = methods.filter((m) => m.method === type);
+  if (of.length > 1) throw TfaErrors.badRequest(`Several ${type} methods exist: pass tfa_method_id`);
+  return of[0] ?? null;
+}
+
+export async function verifyFactor(deps: VerifyDeps, user: User, input: FactorInput, ctx: VerifyCtx): Promise<Verified> {
+  if (input.backup_code !== undefined) return verifyBackupCode(deps, user, input.backup_code, ctx);
+  if (input.code === undefined) throw TfaErrors.missingAuthValue();
+  if (!isCode(input.code)) throw TfaErrors.badRequest('code must be a 6-digit string');
+
+  const byId = input.tfa_method_id !== undefined ? await methodById(deps, user, input.tfa_method_id) : null;
+  const challenge = input.secret !== undefined ? await liveChallenge(deps, user, input.secret, ctx.purposes) : null;
+  const kind = input.tfa_method ?? byId?.method ?? challenge?.method ?? (await inferMethod(deps, user));
+  if (byId && kind !== byId.method) throw TfaErrors.badRequest(`tfa_method_id ${byId.id} is a ${byId.method} method, not ${kind}`);
+
+  switch (kind) {
+    case 'totp':
+      return verifyTotp(deps, user, byId ?? singleOfType(await activeMethods(deps.db, user.id), 'totp'), input.code, ctx);
+    case 'sms':
+    case 'email':
+      if (!challenge) throw TfaErrors.missingParams(`secret is required to verify an ${kind} code`);
+      return verifyChallengeCode(deps, user, kind, challenge, byId, input.code, ctx);
+    default:
+      throw TfaErrors.invalidMethod();
+  }
+}
+
+/** Without tfa_method: the type of the user's methods if they are all one type, else sms (the spec's default). */
+async function inferMethod(deps: VerifyDeps, user: User): Promise<TfaMethodName> {
+  const types = new Set((await activeMethods(deps.db, user.id)).map((m) => m.method));
+  return types.size === 1 ? [...types][0]! : 'sms';
+}
+
+/**
+ * The challenge a secret names, checked to be the caller's, unconsumed, unexpired and of an
+ * accepted purpose. challenge_not_found: no such secret (or another user's); 2fa_expired;
+ * no_challenge_found: used, dead after too many tries, or not a challenge for this step.
+ */
+export async function liveChallenge(deps: Pick<Deps, 'db' | 'clock'>, user: User | null, secret: string, purposes: ChallengePurpose[]): Promise<Challenge> {
+  const c = await findChallenge(deps.db, sha256Hex(secret));
+  if (!c || (user !== null && c.user_id !== user.id)) throw TfaErrors.challengeNotFound();
+  if (c.consumed_at !== null) throw TfaErrors.noChallenge();
+  if (c.expires_at <= deps.clock.now()) throw TfaErrors.expired();
+  if (!purposes.includes(c.purpose)) throw TfaErrors.noChallenge('This secret does not belong to this step; request a new code');
+  return c;
+}
+
+async function verifyBackupCode(deps: VerifyDeps, user: User, raw: string, ctx: VerifyCtx): Promise<Verified> {
+  const now = deps.clock.now();
+  const normalized = normalizeBackupCode(raw);
+  const ok = normalized !== null && (await consumeBackupCode(deps.db, user.id, backupCodeHmac(deps.config.secretKey, normalized), now));
+  if (!ok) {
+    await recordEvent(deps.db, now, { userId: user.id, kind: 'failure', action: ctx.action, method: 'backup_code', ip: ctx.ip });
+    throw TfaErrors.invalidBackupCode();
+  }
+  await recordEvent(deps.db, now, { userId: user.id, kind: 'success', action: ctx.action, method: 'backup_code', ip: ctx.ip });
+  return { via: 'backup_code', method: null, challenge: null, backupRemaining: await countUnusedBackupCodes(deps.db, user.id) };
+}
+
+async function verifyTotp(deps: VerifyDeps, user: User, method: TfaMethod | null, code: string, ctx: VerifyCtx): Promise<Verified> {
+  if (!method) throw ctx.fail('No TOTP method is configured on this account', lockedExtra(0, null));
+  const secret = method.totp_secret_enc ? decryptSecret(deps.config.secretKey, method.totp_secret_enc) : null;
+  if (!secret || !isTotpSecret(secret)) throw TfaErrors.notConfigured();
+  const now = deps.clock.now();
+  const claim = await claimAttempt(deps, method, now);
+  const step = matchTotp(secret, code, now);
+  let ok = false;
+  if (step !== null) {
+    const r = await deps.db
+      .updateTable('tfa_methods')
+      .set({ last_totp_step: step })
+      .where('id', '=', method.id)
+      .where((eb) => eb.or([eb('last_totp_step', 'is', null), eb('last_totp_step', '<', step)]))
+      .executeTakeFirst();
+    ok = Number(r.numUpdatedRows) === 1;
+  }
+  if (!ok) return failed(deps, user, method, claim, ctx, 'totp');
+  await succeeded(deps, user, method, now, ctx, 'totp');
+  return { via: 'totp', method, challenge: null, backupRemaining: null };
+}
+
+async function verifyChallengeCode(
+  deps: VerifyDeps,
+  user: User,
+  kind: 'sms' | 'email',
+  challenge: Challenge,
+  byId: TfaMethod | null,
+  code: string,
+  ctx: VerifyCtx,
+): Promise<Verified> {
+  if (challenge.method !== kind) throw TfaErrors.noChallenge(`No ${kind} code was sent for this secret; request one first`);
+  if (byId && challenge.tfa_method_id !== byId.id) throw TfaErrors.phoneMismatch('The code was sent for another 2FA method than tfa_method_id');
+  let method: TfaMethod | null = null;
+  if (kind === 'sms' && challenge.tfa_method_id !== null) {
+    method = (await findActiveMethod(deps.db, user.id, challenge.tfa_method_id)) ?? null;
+    if (!method) throw TfaErrors.noChallenge('The SMS method of this code was removed');
+  }
+  const now = deps.clock.now();
+  const claim = method ? await claimAttempt(deps, method, now) : null;
+  const maxTries = deps.config.tfa.challengeMaxTries;
+  const tried = await deps.db
+    .updateTable('tfa_challenges')
+    .set((eb) => ({ tries: eb('tries', '+', 1) }))
+    .where('id', '=', challenge.id)
+    .where('consumed_at', 'is', null)
+    .where('expires_at', '>', now)
+    .where('tries', '<', maxTries)
+    .returning(['tries', 'code_hmac', 'provider_ref', 'phone_number'])
+    .executeTakeFirst();
+  if (!tried) throw TfaErrors.noChallenge();
+  let ok: boolean;
+  if (tried.code_hmac !== null) ok = codeMatches(deps.config.secretKey, challenge.secret_hash, code, tried.code_hmac);
+  else if (kind === 'sms' && tried.phone_number) ok = await smsProvider(deps).check({ to: tried.phone_number, code, ref: tried.provider_ref });
+  else ok = false;
+  if (ok && !(await consumeChallenge(deps.db, challenge.id, now))) throw TfaErrors.noChallenge();
+  if (!ok) {
+    // A challenge dies after its last allowed wrong try.
+    if (tried.tries >= maxTries) await consumeChallenge(deps.db, challenge.id, now);
+    return failed(deps, user, method, claim ?? { failCount: tried.tries, lockedUntil: null, lockedNow: false }, ctx, kind);
+  }
+  await succeeded(deps, user, method, now, ctx, kind);
+  return { via: kind, method, challenge, backupRemaining: null };
+}
+
+interface Claim {
+  failCount: number;
+  lockedUntil: number | null;
+  /** This claim reached the maximum and set the lock. */
+  lockedNow: boolean;
+}
+
+/** Claims one attempt against the method's lockout, or throws 429 tfa_locked. */
+export async function claimAttempt(deps: Pick<Deps, 'db' | 'config'>, method: TfaMethod, now: number): Promise<Claim> {
+  const max = deps.config.tfa.maxFailures;
+  const lockMs = deps.config.tfa.lockoutS * 1000;
+  // An expired lock starts a fresh count; idempotent, so concurrent callers agree.
+  await deps.db.updateTable('tfa_methods').set({ fail_count: 0, locked_until: null }).where('id', '=', method.id).where('locked_until', '<=', now).execute();
+  const row = await deps.db
+    .updateTable('tfa_methods')
+    .set((eb) => ({
+      fail_count: eb('fail_count', '+', 1),
+      locked_until: eb.case().when('fail_count', '>=', max - 1).then(now + lockMs).else(null).end(),
+    }))
+    .where('id', '=', method.id)
+    .where('locked_until', 'is', null)
+    .where('fail_count', '<', max)
+    .returning(['fail_count', 'locked_until'])
+    .executeTakeFirst();
+  if (row) return { failCount: row.fail_count, lockedUntil: row.locked_until, lockedNow: row.locked_until !== null };
+  const cur = await deps.db.selectFrom('tfa_methods').select(['fail_count', 'locked_until']).where('id', '=', method.id).executeTakeFirst();
+  throw TfaErrors.locked(undefined, lockedExtra(cur?.fail_count ?? max, cur?.locked_until ?? now + lockMs));
+}
+
+async function failed(deps: VerifyDeps, user: User, method: TfaMethod | null, claim: Claim, ctx: VerifyCtx, kind: string): Promise<never> {
+  const now = deps.clock.now();
+  await tx(deps.store, async (db) => {
+    await recordEvent(db, now, { userId: user.id, kind: 'failure', action: ctx.action, method: kind, tfaMethodId: method?.id ?? null, ip: ctx.ip });
+    if (method && claim.lockedNow && claim.lockedUntil !== null) {
+      await recordEvent(db, now, { userId: user.id, kind: 'lock', action: ctx.action, method: kind, tfaMethodId: method.id, ip: ctx.ip });
+      await enqueueNotice(db, now, user.email, `${method.id}:${claim.lockedUntil}`, { kind: 'method_locked', method: method.method, label: method.label, untilMs: claim.lockedUntil });
+    }
+  });
+  if (method && claim.lockedNow) deps.kickOutbox();
+  throw ctx.fail(undefined, lockedExtra(claim.failCount, claim.lockedUntil));
+}
+
+async function succeeded(deps: VerifyDeps, user: User, method: TfaMethod | null, now: number, ctx: VerifyCtx, kind: string): Promise<void> {
+  if (method) await deps.db.updateTable('tfa_methods').set({ fail_count: 0, locked_until: null, last_used: now }).where('id', '=', method.id).execute();
+  await recordEvent(deps.db, now, { userId: user.id, kind: 'success', action: ctx.action, method: kind, tfaMethodId: method?.id ?? null, ip: ctx.ip });
+}
