@@ -11,7 +11,10 @@ import ssh2 from 'ssh2';
 import type { InstanceSpec, ObservedState, Runtime } from './runtime.js';
 import { FILES, type SupervisorSpec } from './supervisor.js';
 
-const SUPERVISOR = fileURLToPath(new URL('./supervisor.js', import.meta.url));
+// From dist/ it sits beside this file; from the TypeScript sources (tests), the built copy is used.
+const SUPERVISOR = [new URL('./supervisor.js', import.meta.url), new URL('../../dist/agent/supervisor.js', import.meta.url)]
+  .map((u) => fileURLToPath(u))
+  .find((f) => existsSync(f)) ?? fileURLToPath(new URL('./supervisor.js', import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface ProcessRuntimeOptions {

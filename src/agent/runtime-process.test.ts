@@ -1,0 +1,107 @@
+// The process runtime with real processes and the system's OpenSSH client (issue 4, points 2
+// and 4). Uses the built supervisor (dist/agent/supervisor.js; `npm test` builds first).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ProcessRuntime, isMainProcess } from './runtime-process.js';
+import type { InstanceSpec } from './runtime.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'openrig-rt-'));
+const rt = new ProcessRuntime({ stateDir: dir, sshBind: '127.0.0.1', stopGraceMs: 2000 });
+let pub = '';
+const keyFile = path.join(dir, 'id_ed25519');
+
+function ssh(port: number, cmd: string, key = keyFile) {
+  return spawnSync(
+    'ssh',
+    ['-i', key, '-p', String(port), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'LogLevel=ERROR', 'root@127.0.0.1', cmd],
+    { encoding: 'utf8', timeout: 15_000 },
+  );
+}
+
+async function waitFor<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+beforeAll(() => {
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'renter', '-f', keyFile]);
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'stranger', '-f', `${keyFile}.other`]);
+  pub = readFileSync(`${keyFile}.pub`, 'utf8').trim();
+});
+
+afterAll(async () => {
+  for (const id of await rt.list()) await rt.destroy(id);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const spec = (id: number, over: Partial<InstanceSpec> = {}): InstanceSpec => ({
+  id,
+  image: 'ubuntu',
+  disk: 1,
+  onstart: 'echo "$CONTAINER_API_KEY $FOO" > onstart.out; sleep 300',
+  env: { FOO: 'bar', CONTAINER_API_KEY: 'ori_test' },
+  authorizedKeys: [pub],
+  ...over,
+});
+
+describe.skipIf(!existsSync('/usr/bin/ssh'))('process runtime', () => {
+  it('runs an instance: main.pid, onstart with its env in the background, SSH with exactly the given keys, exit codes', async () => {
+    expect(await rt.inspect(1)).toEqual({ state: 'absent' });
+    const { sshPort } = await rt.start(spec(1));
+    const st = await rt.inspect(1);
+    expect(st).toEqual({ state: 'running', sshPort });
+    const pid = Number(readFileSync(path.join(rt.dir(1), 'main.pid'), 'utf8'));
+    expect(isMainProcess(pid, rt.dir(1))).toBe(true);
+
+    const r = ssh(sshPort, 'echo hello-from-instance; pwd; echo "$FOO"');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`hello-from-instance\n${path.join(rt.dir(1), 'root')}\nbar\n`);
+    expect(ssh(sshPort, 'exit 7').status).toBe(7);
+    const out = await waitFor(() => (existsSync(path.join(rt.dir(1), 'root/onstart.out')) ? readFileSync(path.join(rt.dir(1), 'root/onstart.out'), 'utf8') : ''), (s) => s !== '');
+    expect(out).toBe('ori_test bar\n');
+
+    const stranger = ssh(sshPort, 'echo no', `${keyFile}.other`);
+    expect(stranger.status).not.toBe(0);
+    expect(stranger.stdout).toBe('');
+    // A key attached later works at once.
+    await rt.updateKeys(1, [pub, readFileSync(`${keyFile}.other.pub`, 'utf8')]);
+    expect(ssh(sshPort, 'echo yes', `${keyFile}.other`).stdout).toBe('yes\n');
+  });
+
+  it('stop ends the whole process tree and the SSH server and keeps the files; start brings it back on the same port', async () => {
+    const { sshPort } = await rt.start(spec(2));
+    ssh(sshPort, 'echo kept > file.txt');
+    const pid = Number(readFileSync(path.join(rt.dir(2), 'main.pid'), 'utf8'));
+    await rt.stop(2);
+    expect(await rt.inspect(2)).toEqual({ state: 'stopped' });
+    expect(isMainProcess(pid, rt.dir(2))).toBe(false);
+    // onstart's `sleep 300` was in the tree: nothing of the instance is left.
+    const left = spawnSync('ps', ['-o', 'pid=,stat=,comm=', '-g', String(pid)], { encoding: 'utf8' });
+    // Zombies are dead, waiting for init to reap them; nothing else may be left.
+    expect(left.stdout.split('\n').filter((l) => l.trim() && !/^\s*\d+\s+Z/.test(l))).toEqual([]);
+    expect(ssh(sshPort, 'echo up').status).not.toBe(0);
+    expect(readFileSync(path.join(rt.dir(2), 'root/file.txt'), 'utf8')).toBe('kept\n');
+    const again = await rt.start(spec(2));
+    expect(again.sshPort).toBe(sshPort);
+    expect(ssh(again.sshPort, 'cat file.txt').stdout).toBe('kept\n');
+  });
+
+  it('a main process that dies makes the instance exited; destroy removes everything', async () => {
+    await rt.start(spec(3));
+    const pid = Number(readFileSync(path.join(rt.dir(3), 'main.pid'), 'utf8'));
+    process.kill(pid, 'SIGKILL');
+    const st = await waitFor(() => rt.inspect(3), (s) => s.state === 'exited');
+    expect(st.state).toBe('exited');
+    await rt.destroy(3);
+    expect(existsSync(rt.dir(3))).toBe(false);
+    expect(await rt.inspect(3)).toEqual({ state: 'absent' });
+    expect(await rt.list()).not.toContain(3);
+  });
+});
