@@ -244,7 +244,7 @@ export class Agent {
    * and, when asked (the demo), stops the instances' processes too; otherwise they keep running
    * and a restarted agent re-adopts them.
    */
-  async shutdown(opts: { stopInstances?: boolean } = {}): Promise<void> {
+  async shutdown(opts: { stopInstances?: boolean; notify?: boolean } = {}): Promise<void> {
     this.stopped = true;
     this.poke();
     await Promise.race([Promise.all([...this.ops.values()].map((o) => o.done)), sleep(10_000)]);
@@ -252,7 +252,7 @@ export class Agent {
     if (opts.stopInstances) {
       for (const id of await this.o.runtime.list()) await this.o.runtime.stop(id).catch(() => {});
     }
-    if (this.machineIds.length > 0) {
+    if (opts.notify !== false && this.machineIds.length > 0) {
       await this.client.shutdown({ agent_uid: this.uid, machine_ids: this.machineIds }).catch((err) => this.o.log.warn(`could not tell the server: ${(err as Error).message}`));
     }
   }

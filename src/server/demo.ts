@@ -1,36 +1,133 @@
-// `openrig serve --demo` (operator-contract "Install and run"): a demo user with a fresh API key,
-// printed with the base URL and example commands. The demo fleet (hosts, machines, agents) is
-// added by the agent module.
+// `openrig serve --demo` (operator-contract "Install and run"; issue 4, point 5): a demo user with
+// a fresh API key and a generated SSH key pair, and a demo fleet: several hosts whose agents run
+// in this process and speak the same protocol as `openrig agent`, over loopback, with the process
+// runtime. Prints the base URL, the key and an example to paste: search, create, poll, ssh.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import ssh2 from 'ssh2';
 import { createUser, insertApiKey } from './modules/accounts/accounts.service.js';
 import { findUserByEmail } from './modules/accounts/accounts.repo.js';
+import { addSshKey } from './modules/ssh-keys/ssh-keys.service.js';
+import { resolveCredential } from './http/auth.js';
+import { setMachinesOffline } from './modules/agent-gateway/agent-gateway.repo.js';
+import { sweepMachineInstances } from './modules/instances/instances.service.js';
+import { Agent } from '../agent/daemon.js';
+import { describeMachines, parseGpusFlag } from '../agent/hardware.js';
+import { ProcessRuntime } from '../agent/runtime-process.js';
 import type { Server } from './main.js';
 
 export const DEMO_EMAIL = 'demo@openrig.local';
 
-export async function ensureDemoUser(server: Server): Promise<{ id: number; apiKey: string }> {
+/** The fleet: hosts, each with agents of one GPU model; prices are $/hour per GPU. */
+const FLEET = [
+  { host: 'alpha', gpus: 'RTX 4090x2', machines: 2, price: 0.4, geo: 'Oslo, NO' },
+  { host: 'alpha', gpus: 'RTX 3090x1', machines: 2, price: 0.18, geo: 'Oslo, NO' },
+  { host: 'beta', gpus: 'A100 SXM4x4', machines: 1, price: 1.1, geo: 'Frankfurt, DE' },
+  { host: 'beta', gpus: 'RTX A6000x2', machines: 1, price: 0.45, geo: 'Frankfurt, DE' },
+  { host: 'gamma', gpus: 'H100 SXMx8', machines: 1, price: 2.4, geo: 'Montreal, CA' },
+] as const;
+
+async function ensureUser(server: Server, email: string, fullName: string, balanceUsd: number): Promise<{ id: number; apiKey: string }> {
   const { deps } = server;
-  const existing = await findUserByEmail(deps.db, DEMO_EMAIL);
+  const existing = await findUserByEmail(deps.db, email);
   if (existing) {
     // Keys are stored as hashes only, so a restart mints a new key rather than reprinting one.
     const k = await insertApiKey(deps.db, { userId: existing.id, teamId: null, name: 'demo', permissions: null, now: deps.clock.now() });
     return { id: existing.id, apiKey: k.key };
   }
-  const u = await createUser(deps, { email: DEMO_EMAIL, password: 'demo-password', fullName: 'Demo User', emailVerified: true, balanceUsd: 100 });
+  const u = await createUser(deps, { email, password: 'demo-password', fullName, emailVerified: true, balanceUsd });
   return { id: u.id, apiKey: u.api_key };
+}
+
+export async function ensureDemoUser(server: Server): Promise<{ id: number; apiKey: string }> {
+  return ensureUser(server, DEMO_EMAIL, 'Demo User', 100);
+}
+
+/** The demo user's SSH key pair in DATA/demo/ (kept across restarts), registered on the account. */
+async function ensureDemoSshKey(server: Server, apiKey: string): Promise<string> {
+  const dir = path.join(server.deps.config.dataDir, 'demo');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const priv = path.join(dir, 'id_ed25519');
+  if (!existsSync(priv)) {
+    const kp = ssh2.utils.generateKeyPairSync('ed25519', { comment: DEMO_EMAIL });
+    writeFileSync(priv, kp.private, { mode: 0o600 });
+    writeFileSync(`${priv}.pub`, kp.public + '\n', { mode: 0o644 });
+  }
+  const auth = await resolveCredential(server.deps, apiKey);
+  if (auth) await addSshKey(server.deps, auth, readFileSync(`${priv}.pub`, 'utf8').trim());
+  return priv;
+}
+
+async function startFleet(server: Server): Promise<number> {
+  const { deps } = server;
+  const hosts = new Map<string, { id: number; apiKey: string }>();
+  let machines = 0;
+  for (const [i, f] of FLEET.entries()) {
+    if (!hosts.has(f.host)) hosts.set(f.host, await ensureUser(server, `host-${f.host}@openrig.local`, `Host ${f.host}`, 0));
+    const host = hosts.get(f.host)!;
+    const stateDir = path.join(deps.config.dataDir, 'demo', 'agents', `${f.host}-${i}`);
+    const gpu = parseGpusFlag(f.gpus);
+    if ('error' in gpu) throw new Error(gpu.error);
+    let agent: Agent | null = null;
+    const runtime = new ProcessRuntime({ stateDir, sshBind: '127.0.0.1', onExit: () => agent?.poke() });
+    agent = new Agent({
+      server: server.url,
+      apiKey: host.apiKey,
+      stateDir,
+      machines: describeMachines(gpu, f.machines, stateDir),
+      priceGpu: f.price,
+      priceDisk: 0.1,
+      runtime,
+      // Quicker than the server's default, so a new instance starts within a couple of seconds.
+      heartbeatS: Math.min(2, deps.config.agent.heartbeatS),
+      version: 'demo',
+      log: { info: (m) => deps.log.info({ agent: `${f.host}-${i}` }, m), warn: (m) => deps.log.warn({ agent: `${f.host}-${i}` }, m), error: (m) => deps.log.error({ agent: `${f.host}-${i}` }, m) },
+    });
+    await agent.start();
+    machines += agent.machineIds.length;
+    // The operator vouches for the demo machines: verified, reliable, placed.
+    await deps.db.updateTable('machines').set({ verified: 1, reliability: 0.99, geolocation: f.geo, inet_up: 800 + 100 * i, inet_down: 900 + 150 * i }).where('id', 'in', agent.machineIds).execute();
+    const a = agent;
+    // On SIGTERM the HTTP server closes before the jobs stop, so the demo agents stop their
+    // instances and take their machines offline directly in the database.
+    deps.jobs.push({
+      async stop() {
+        await a.shutdown({ stopInstances: true, notify: false });
+        const ids = await setMachinesOffline(deps.db, host.id, a.uid, a.machineIds);
+        for (const id of ids) await sweepMachineInstances(deps, id, 'offline');
+      },
+    });
+  }
+  return machines;
 }
 
 export async function startDemo(server: Server): Promise<void> {
   const user = await ensureDemoUser(server);
+  const keyFile = await ensureDemoSshKey(server, user.apiKey);
+  const machines = await startFleet(server);
   const u = server.url;
+  const host = server.deps.config.publicHost;
+  const json = (expr: string) => `node -pe 'const j = JSON.parse(require("fs").readFileSync(0, "utf8")); ${expr}'`;
   const lines = [
     `openrig is running at ${u}`,
     `demo user: ${DEMO_EMAIL} (password demo-password)`,
     `demo API key: ${user.apiKey}`,
+    `demo fleet: ${machines} machines of 3 hosts (RTX 4090, RTX 3090, A100, RTX A6000, H100), agents over loopback`,
+    `demo SSH key: ${keyFile} (registered on the demo account)`,
     '',
     'Try:',
     `  curl -s -H "Authorization: Bearer ${user.apiKey}" ${u}/api/v0/users/current/`,
     `  curl -s -H "Authorization: Bearer ${user.apiKey}" -H "Content-Type: application/json" -d '{"limit": 5}' ${u}/api/v0/bundles/`,
     `  curl -s -H "Authorization: Bearer ${user.apiKey}" ${u}/api/v0/instances/`,
+    '',
+    'Rent a GPU and log into it (paste into a shell):',
+    `  URL=${u}; KEY=${user.apiKey}`,
+    `  OFFER=$(curl -s -H "Authorization: Bearer $KEY" -H "Content-Type: application/json" -d '{"gpu_name": {"eq": "RTX 4090"}, "rentable": {"eq": true}, "order": [["dph_total", "asc"]], "limit": 1}' $URL/api/v0/bundles/ | ${json('j.offers[0].id')})`,
+    `  ID=$(curl -s -X PUT -H "Authorization: Bearer $KEY" -H "Content-Type: application/json" -d '{"image": "ubuntu:22.04", "disk": 10, "onstart": "echo started > hello.txt"}' $URL/api/v0/asks/$OFFER/ | ${json('j.new_contract')})`,
+    `  until curl -s -H "Authorization: Bearer $KEY" $URL/api/v0/instances/$ID/ | ${json('j.instances.actual_status')} | grep -qx running; do sleep 1; done`,
+    `  PORT=$(curl -s -H "Authorization: Bearer $KEY" $URL/api/v0/instances/$ID/ | ${json('j.instances.ssh_port')})`,
+    `  ssh -i ${keyFile} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -p $PORT root@${host} 'cat hello.txt; nproc'`,
+    `  curl -s -X DELETE -H "Authorization: Bearer $KEY" $URL/api/v0/instances/$ID/`,
     '',
   ];
   process.stdout.write(lines.join('\n') + '\n');

@@ -28,6 +28,8 @@ export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Prom
   app.post(
     `${AGENT_API_PREFIX}/sync`,
     {
+      // Every agent calls it every heartbeat: only failures are worth a log line.
+      logLevel: 'warn',
       config: { scope: 'machines', access: 'write' },
       schema: {
         tags,
