@@ -27,7 +27,7 @@ describe('serve on SQLite (the embedded default)', () => {
     const me = await fetch(`${s.url}/api/v0/users/current?api_key=${user.api_key}`);
     expect(me.status).toBe(200);
     expect(me.headers.get('content-type')).toBe('application/json');
-    expect((await me.json()).balance).toBe(5);
+    expect(((await me.json()) as any).balance).toBe(5);
     await fetch(`${s.url}/api/v0/users/current`, { headers: { authorization: `Bearer ${user.api_key}` } });
     await fetch(`${s.url}/api/v0/users/current?api_key=or_wrongkey123`);
     const flagged = await runCli(['admin', 'flag-sms-fraud', '--data', dir, '--email', 'ops@example.com'], SECRET);
@@ -96,7 +96,7 @@ describe.skipIf(pgSkip !== null)('two serve processes on one PostgreSQL database
     expect(created.code).toBe(0);
     const user = JSON.parse(created.stdout);
     const auth = { authorization: `Bearer ${user.api_key}`, 'content-type': 'application/json' };
-    const k = await (await fetch(`${a.url}/api/v0/auth/apikeys/`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'shared' }) })).json();
+    const k = (await (await fetch(`${a.url}/api/v0/auth/apikeys/`, { method: "POST", headers: auth, body: JSON.stringify({ name: "shared" }) })).json()) as any;
     const viaB = await fetch(`${b.url}/api/v0/users/current`, { headers: { authorization: `Bearer ${k.key}` } });
     expect(viaB.status).toBe(200);
     const del = await fetch(`${b.url}/api/v0/auth/apikeys/${k.id}/`, { method: 'DELETE', headers: auth, body: '{}' });
