@@ -3,6 +3,7 @@
 import type { Deps } from '../deps.js';
 import { startOutboxRelay } from './outbox-relay.js';
 import { startHeartbeatSweep } from './heartbeat-sweep.js';
+import { startBillingMeter } from './billing-meter.js';
 
 export interface Job {
   name: string;
@@ -66,5 +67,6 @@ export function startJobs(deps: Deps): Job[] {
   deps.kickOutbox = () => relay.kick();
   jobs.push(relay);
   jobs.push(startHeartbeatSweep(deps, onError('heartbeat-sweep')));
+  jobs.push(startBillingMeter(deps, onError('billing-meter')));
   return jobs;
 }

@@ -1,0 +1,128 @@
+// Client actions on instances: stop / start / label (PUT), destroy (DELETE), their bulk forms,
+// and SSH key attach / detach. Each move is decided by the state machine and written with a
+// conditional UPDATE on the state it was decided in (LostRace → decided again), after settling
+// billing at the rates of the state being left.
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
+import type { AuthContext } from '../../http/auth.js';
+import { AppError } from '../../errors.js';
+import { decideStateRequest, type IntendedStatus } from '../../../contract/instance-states.js';
+import { LostRace, balanceOf, settleInstance, statusOf, txRetry, type InstanceRow } from '../billing/billing.service.js';
+import { addSshKey } from '../ssh-keys/ssh-keys.service.js';
+import { InstanceErrors } from './instances.errors.js';
+
+/** The caller's live instance (in the transaction), or 404. */
+async function ownRow(db: Kysely<DB>, auth: AuthContext, id: number): Promise<InstanceRow> {
+  const row = await db.selectFrom('instances').selectAll().where('id', '=', id).where('user_id', '=', auth.user.id).executeTakeFirst();
+  if (!row) throw InstanceErrors.notFound(`No such instance: ${id}`);
+  return row;
+}
+
+function destroyedError(id: number): AppError {
+  return InstanceErrors.invalidState(`Instance ${id} is destroyed`);
+}
+
+/** PUT {state: "stopped" | "running"}: repeats are harmless (success, nothing changes). */
+export async function changeState(deps: Deps, auth: AuthContext, id: number, want: IntendedStatus): Promise<{ changed: boolean }> {
+  const now = deps.clock.now();
+  return txRetry(deps.store, async (db) => {
+    const row = await ownRow(db, auth, id);
+    if (row.destroyed_at !== null) throw destroyedError(id);
+    const s = statusOf(row);
+    const d = decideStateRequest(s, want);
+    if (d.kind === 'noop') return { changed: false };
+    if (d.kind === 'refuse') throw InstanceErrors.invalidState(d.msg);
+    if (want === 'running' && (await balanceOf(db, row.user_id)) <= 0) throw InstanceErrors.insufficientBalance();
+    await settleInstance(db, row, now);
+    const res = await db
+      .updateTable('instances')
+      .set({ actual_status: d.next.actual, intended_status: d.next.intended, status_msg: want === 'stopped' ? 'Stopped on request' : 'Start requested' })
+      .where('id', '=', id)
+      .where('destroyed_at', 'is', null)
+      .where('intended_status', '=', s.intended)
+      .where((eb) => (s.actual === null ? eb('actual_status', 'is', null) : eb('actual_status', '=', s.actual)))
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) throw new LostRace(`state of instance ${id}`);
+    return { changed: true };
+  });
+}
+
+export async function setLabel(deps: Deps, auth: AuthContext, id: number, label: string): Promise<void> {
+  if (label.length > 1024) throw InstanceErrors.badRequest('label must be at most 1024 characters');
+  const res = await deps.db.updateTable('instances').set({ label }).where('id', '=', id).where('user_id', '=', auth.user.id).where('destroyed_at', 'is', null).executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0) {
+    const row = await ownRow(deps.db, auth, id);
+    if (row.destroyed_at !== null) throw destroyedError(id);
+  }
+}
+
+/**
+ * DELETE: destroys from any state; all billing stops (settled up to now), the machine is free
+ * to rent again, and the instance key is revoked. Destroying a destroyed instance is a success.
+ */
+export async function destroyInstance(deps: Deps, auth: AuthContext, id: number): Promise<{ changed: boolean }> {
+  const now = deps.clock.now();
+  return txRetry(deps.store, async (db) => {
+    const row = await ownRow(db, auth, id);
+    if (row.destroyed_at !== null) return { changed: false };
+    await settleInstance(db, row, now);
+    // DELETE-like claim: only one destroyer sets destroyed_at.
+    const res = await db.updateTable('instances').set({ destroyed_at: now, status_msg: 'Destroyed' }).where('id', '=', id).where('destroyed_at', 'is', null).executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) throw new LostRace(`destroy of instance ${id}`);
+    await db.updateTable('machines').set({ rented: 0 }).where('id', '=', row.machine_id).execute();
+    await db.updateTable('api_keys').set({ revoked_at: now }).where('instance_id', '=', id).where('kind', '=', 'instance').where('revoked_at', 'is', null).execute();
+    return { changed: true };
+  });
+}
+
+export interface BulkResult {
+  id: number;
+  success: boolean;
+  error?: string;
+  msg?: string;
+}
+
+async function bulk(ids: number[], fn: (id: number) => Promise<unknown>): Promise<{ success: boolean; results: BulkResult[] }> {
+  const results: BulkResult[] = [];
+  for (const id of [...new Set(ids)]) {
+    try {
+      await fn(id);
+      results.push({ id, success: true });
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      results.push({ id, success: false, error: err.code, msg: err.message });
+    }
+  }
+  return { success: results.every((r) => r.success), results };
+}
+
+export function checkIds(name: string, ids: unknown): number[] {
+  if (!Array.isArray(ids) || ids.length === 0 || ids.length > 1000 || !ids.every((x) => Number.isSafeInteger(x) && (x as number) > 0)) {
+    throw InstanceErrors.badRequest(`${name} must be a non-empty array of at most 1000 instance ids`);
+  }
+  return ids as number[];
+}
+
+export const bulkChangeState = (deps: Deps, auth: AuthContext, ids: number[], want: IntendedStatus) => bulk(ids, (id) => changeState(deps, auth, id, want));
+export const bulkDestroy = (deps: Deps, auth: AuthContext, ids: number[]) => bulk(ids, (id) => destroyInstance(deps, auth, id));
+
+/** Attaches an SSH key (registered to the account if new) to a live instance. Repeats are harmless. */
+export async function attachSshKey(deps: Deps, auth: AuthContext, id: number, raw: unknown): Promise<{ key_id: number }> {
+  const row = await ownRow(deps.db, auth, id);
+  if (row.destroyed_at !== null) throw destroyedError(id);
+  const key = await addSshKey(deps, auth, raw);
+  await deps.db
+    .insertInto('instance_ssh_keys')
+    .values({ instance_id: id, ssh_key_id: key.id, public_key: key.public_key, fingerprint: key.fingerprint, created_at: deps.clock.now() })
+    .onConflict((oc) => oc.columns(['instance_id', 'ssh_key_id']).doNothing())
+    .execute();
+  return { key_id: key.id };
+}
+
+export async function detachSshKey(deps: Deps, auth: AuthContext, id: number, keyId: number): Promise<void> {
+  const row = await ownRow(deps.db, auth, id);
+  if (row.destroyed_at !== null) throw destroyedError(id);
+  const res = await deps.db.deleteFrom('instance_ssh_keys').where('instance_id', '=', id).where('ssh_key_id', '=', keyId).executeTakeFirst();
+  if (Number(res.numDeletedRows) === 0) throw InstanceErrors.notFound(`SSH key ${keyId} is not attached to instance ${id}`);
+}

@@ -1,0 +1,174 @@
+// Creating an instance from an offer (api-spec "Instance quick path"; issue 3 point 3).
+// Renting is decided by the database: the machine is claimed by a conditional
+// UPDATE machines SET rented = 1 WHERE id = ? AND rented = 0 AND listed = 1 …, and the partial
+// unique index "one live instance per machine" backs it. Of N concurrent creates on one offer
+// exactly one claims it; the others get 409 offer_unavailable.
+// Idempotency-Key: its row is inserted first in the same transaction, so a concurrent request
+// with the same key waits on the unique index and then replays the first reply (same body) or
+// gets 422 (other body). Keys live 24 hours.
+import { sql } from 'kysely';
+import type { Deps } from '../../deps.js';
+import type { AuthContext } from '../../http/auth.js';
+import { INSTANCE_KEY_PREFIX } from '../../http/auth.js';
+import { tx, isUniqueViolation } from '../../db/connection.js';
+import { decryptSecret, encryptSecret, newToken, sha256Hex } from '../../crypto.js';
+import { diskDph } from '../billing/billing.meter.js';
+import { InstanceErrors } from './instances.errors.js';
+import { parseCreateBody } from './instances.request.js';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+export interface CreateReply {
+  success: true;
+  new_contract: number;
+  instance_api_key: string;
+}
+
+/** Stable JSON (sorted keys) so the same body always hashes the same. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+export function checkIdempotencyKey(raw: unknown): string | null {
+  if (raw === undefined) return null;
+  if (typeof raw !== 'string' || raw.length < 1 || raw.length > 255 || !/^[\x21-\x7e]+$/.test(raw)) {
+    throw InstanceErrors.badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters');
+  }
+  return raw;
+}
+
+async function replay(deps: Deps, userId: number, key: string, hash: string): Promise<CreateReply | null> {
+  const row = await deps.db
+    .selectFrom('idempotency_keys')
+    .select(['request_hash', 'response_enc', 'created_at'])
+    .where('user_id', '=', userId)
+    .where('idem_key', '=', key)
+    .executeTakeFirst();
+  if (!row || row.created_at < deps.clock.now() - IDEMPOTENCY_TTL_MS) return null;
+  if (row.request_hash !== hash) throw InstanceErrors.idempotencyMismatch();
+  const plain = decryptSecret(deps.config.secretKey, row.response_enc);
+  if (plain === null) throw new Error('idempotency reply unreadable');
+  return JSON.parse(plain) as CreateReply;
+}
+
+export async function createInstance(deps: Deps, auth: AuthContext, offerId: number, body: unknown, idemHeader: unknown): Promise<CreateReply> {
+  const idemKey = checkIdempotencyKey(idemHeader);
+  const req = parseCreateBody(body);
+  const hash = sha256Hex(canonicalJson({ offer: offerId, body }));
+  const userId = auth.user.id;
+  if (idemKey) {
+    const done = await replay(deps, userId, idemKey, hash);
+    if (done) return done;
+  }
+  const now = deps.clock.now();
+  try {
+    return await tx(deps.store, async (db) => {
+      if (idemKey) {
+        // Expired keys are forgotten; then claim this one before anything else.
+        await db.deleteFrom('idempotency_keys').where('user_id', '=', userId).where('idem_key', '=', idemKey).where('created_at', '<', now - IDEMPOTENCY_TTL_MS).execute();
+        await db.insertInto('idempotency_keys').values({ user_id: userId, idem_key: idemKey, request_hash: hash, instance_id: 0, response_enc: '', created_at: now }).execute();
+      }
+      const keys = await db.selectFrom('ssh_keys').select(['id', 'public_key', 'fingerprint']).where('user_id', '=', userId).where('deleted_at', 'is', null).orderBy('id').execute();
+      if (keys.length === 0) throw InstanceErrors.noSshKey();
+      const user = await db.selectFrom('users').select('balance_micros').where('id', '=', userId).executeTakeFirstOrThrow();
+      if (user.balance_micros <= 0) throw InstanceErrors.insufficientBalance('Your balance is exhausted: add credit before renting');
+
+      // The race for the offer is decided here, by the database (see the header comment).
+      const m = await db
+        .updateTable('machines')
+        .set({ rented: 1 })
+        .where('id', '=', offerId)
+        .where('rented', '=', 0)
+        .where('listed', '=', 1)
+        .where('deleted_at', 'is', null)
+        .where((eb) => eb.or([eb('listed_until', 'is', null), eb('listed_until', '>', now)]))
+        .where(sql<boolean>`not (online_state = 'offline' and last_heartbeat_at is not null)`)
+        .returningAll()
+        .executeTakeFirst();
+      if (!m) {
+        const ex = await db.selectFrom('machines').select(['id', 'rented', 'listed', 'deleted_at']).where('id', '=', offerId).executeTakeFirst();
+        if (!ex || ex.deleted_at !== null) throw InstanceErrors.offerNotFound(`No such offer: ${offerId}`);
+        if (ex.rented === 1) throw InstanceErrors.offerUnavailable(`Offer ${offerId} is no longer available: it is rented`);
+        if (ex.listed === 1) throw InstanceErrors.offerUnavailable(`Offer ${offerId} is no longer available: its host is offline or the listing ended`);
+        throw InstanceErrors.offerUnavailable(`Offer ${offerId} is no longer available: it is not listed`);
+      }
+      if (req.disk > m.disk_space) throw InstanceErrors.badRequest(`disk ${req.disk} GB exceeds the ${m.disk_space} GB this offer has`);
+      if (req.ports.length + 1 > m.direct_port_count) {
+        throw InstanceErrors.badRequest(`${req.ports.length} port requests and SSH need ${req.ports.length + 1} direct ports; this offer has ${m.direct_port_count}`);
+      }
+      let dphCompute = m.price_gpu_dph * m.num_gpus;
+      if (req.price !== null) {
+        if (m.min_bid_dph <= 0) throw InstanceErrors.badRequest(`Offer ${offerId} takes no bids: rent it on demand (price null)`);
+        if (req.price < m.min_bid_dph) throw InstanceErrors.badRequest(`price ${req.price} is below this offer's minimum bid of ${m.min_bid_dph} $/hour`);
+        dphCompute = req.price;
+      }
+      const inst = await db
+        .insertInto('instances')
+        .values({
+          machine_id: m.id,
+          user_id: userId,
+          team_id: auth.teamId,
+          image: req.image,
+          disk: req.disk,
+          onstart: req.onstart,
+          env: JSON.stringify(req.rawEnv),
+          label: req.label,
+          runtype: req.runtype,
+          args: req.args === null ? null : JSON.stringify(req.args),
+          is_bid: req.price !== null ? 1 : 0,
+          dph_compute: dphCompute,
+          dph_disk: diskDph(m.price_disk_gb_month, req.disk),
+          intended_status: 'running',
+          actual_status: null,
+          status_msg: '',
+          ssh_host: null,
+          ssh_port: null,
+          ports: '{}',
+          start_date: now,
+          created_at: now,
+          destroyed_at: null,
+          accrued_micros: 0,
+          billed_until: now,
+          image_login_enc: req.imageLogin === null ? null : encryptSecret(deps.config.secretKey, req.imageLogin),
+          extra: req.extra,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await db
+        .insertInto('instance_ssh_keys')
+        .values(keys.map((k) => ({ instance_id: inst.id, ssh_key_id: k.id, public_key: k.public_key, fingerprint: k.fingerprint, created_at: now })))
+        .execute();
+      // The restricted key: hash only; the auth hook lets it start/stop/destroy this instance only.
+      const key = newToken(INSTANCE_KEY_PREFIX);
+      await db
+        .insertInto('api_keys')
+        .values({ user_id: userId, team_id: auth.teamId, kind: 'instance', instance_id: inst.id, name: `instance ${inst.id}`, key_hash: sha256Hex(key), key_prefix: key.slice(0, 10), permissions: null, created_at: now })
+        .execute();
+      const reply: CreateReply = { success: true, new_contract: inst.id, instance_api_key: key };
+      if (idemKey) {
+        await db
+          .updateTable('idempotency_keys')
+          .set({ instance_id: inst.id, response_enc: encryptSecret(deps.config.secretKey, JSON.stringify(reply)) })
+          .where('user_id', '=', userId)
+          .where('idem_key', '=', idemKey)
+          .execute();
+      }
+      return reply;
+    });
+  } catch (err) {
+    // A concurrent request with the same Idempotency-Key committed first: answer as it did.
+    if (idemKey && isUniqueViolation(err)) {
+      const done = await replay(deps, userId, idemKey, hash);
+      if (done) return done;
+    }
+    if (isUniqueViolation(err)) throw InstanceErrors.offerUnavailable(`Offer ${offerId} is no longer available: it is rented`);
+    throw err;
+  }
+}

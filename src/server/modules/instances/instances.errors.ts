@@ -1,0 +1,31 @@
+// Instance errors. Every body also carries `success: false` (client-compat: the destroy and stop
+// replies are read for `success`, which must always be present).
+import { AppError, defineErrors } from '../../errors.js';
+
+const E = defineErrors({
+  badRequest: [400, 'bad_request', 'Bad request'],
+  noSshKey: [400, 'no_ssh_key', 'Register an SSH key first (POST /api/v0/ssh/ {ssh_key}): instances are reached over SSH'],
+  insufficientBalance: [402, 'insufficient_balance', 'Your balance is exhausted: add credit before starting an instance'],
+  notFound: [404, 'not_found', 'No such instance'],
+  offerNotFound: [404, 'not_found', 'No such offer'],
+  offerUnavailable: [409, 'offer_unavailable', 'This offer is no longer available'],
+  invalidState: [409, 'invalid_state', 'That action is not possible in the instance state'],
+  idempotencyMismatch: [422, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request'],
+});
+
+type Factory = (msg?: string) => AppError;
+
+function withSuccess(f: (typeof E)[keyof typeof E]): Factory {
+  return (msg?: string) => f(msg, { success: false });
+}
+
+export const InstanceErrors = {
+  badRequest: withSuccess(E.badRequest),
+  noSshKey: withSuccess(E.noSshKey),
+  insufficientBalance: withSuccess(E.insufficientBalance),
+  notFound: withSuccess(E.notFound),
+  offerNotFound: withSuccess(E.offerNotFound),
+  offerUnavailable: withSuccess(E.offerUnavailable),
+  invalidState: withSuccess(E.invalidState),
+  idempotencyMismatch: withSuccess(E.idempotencyMismatch),
+};

@@ -1,0 +1,169 @@
+// Reading instances: v0 list, v1 list with keyset pagination, one instance. Only the caller's
+// live (not destroyed) instances are ever shown.
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { instanceView, MACHINE_COLS, type InstanceView, type JoinedRow } from './instances.view.js';
+import { InstanceErrors } from './instances.errors.js';
+
+function base(db: Kysely<DB>, userId: number) {
+  return db
+    .selectFrom('instances as i')
+    .innerJoin('machines as m', 'm.id', 'i.machine_id')
+    .selectAll('i')
+    .select(MACHINE_COLS)
+    .where('i.user_id', '=', userId)
+    .where('i.destroyed_at', 'is', null);
+}
+
+export async function listInstances(db: Kysely<DB>, userId: number): Promise<InstanceView[]> {
+  const rows = (await base(db, userId).orderBy('i.id').limit(10000).execute()) as JoinedRow[];
+  return rows.map(instanceView);
+}
+
+/** One of the caller's instances, or null when missing, destroyed or someone else's. */
+export async function getInstance(db: Kysely<DB>, userId: number, id: number): Promise<InstanceView | null> {
+  const row = (await base(db, userId).where('i.id', '=', id).executeTakeFirst()) as JoinedRow | undefined;
+  return row ? instanceView(row) : null;
+}
+
+// ---- v1: select_filters, order_by, limit, after_token ---------------------------------------
+
+type Kind = 'int' | 'string' | 'nstring';
+const FILTER_COLS: Record<string, { col: string; kind: Kind }> = {
+  id: { col: 'i.id', kind: 'int' },
+  machine_id: { col: 'i.machine_id', kind: 'int' },
+  actual_status: { col: 'i.actual_status', kind: 'nstring' },
+  intended_status: { col: 'i.intended_status', kind: 'string' },
+  label: { col: 'i.label', kind: 'string' },
+  image_uuid: { col: 'i.image', kind: 'string' },
+  gpu_name: { col: 'm.gpu_name', kind: 'string' },
+  num_gpus: { col: 'm.num_gpus', kind: 'int' },
+};
+const ORDER_COLS: Record<string, { col: string; kind: 'int' | 'string' }> = {
+  id: { col: 'i.id', kind: 'int' },
+  machine_id: { col: 'i.machine_id', kind: 'int' },
+  start_date: { col: 'i.start_date', kind: 'int' },
+  label: { col: 'i.label', kind: 'string' },
+  image_uuid: { col: 'i.image', kind: 'string' },
+};
+const OPS: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=', in: 'in', notin: 'not in' };
+export const V1_DEFAULT_LIMIT = 25;
+export const V1_MAX_LIMIT = 1000;
+
+const bad = (msg: string) => InstanceErrors.badRequest(msg);
+
+function parseJson(name: string, raw: unknown): unknown {
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string') return raw;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw bad(`${name} must be JSON`);
+  }
+}
+
+function coerce(field: string, kind: Kind, v: unknown): string | number | null {
+  if (v === null && kind === 'nstring') return null;
+  if (kind === 'int') {
+    const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
+    if (!Number.isSafeInteger(n)) throw bad(`select_filters: ${field} takes integers, not ${JSON.stringify(v)}`);
+    return n;
+  }
+  if (typeof v === 'number') return String(v);
+  if (typeof v !== 'string') throw bad(`select_filters: ${field} takes strings, not ${JSON.stringify(v)}`);
+  return v;
+}
+
+export interface V1Query {
+  select_filters?: unknown;
+  order_by?: unknown;
+  limit?: unknown;
+  after_token?: unknown;
+}
+
+interface Token {
+  o: string;
+  v: (string | number)[];
+}
+
+export async function listInstancesV1(db: Kysely<DB>, userId: number, q: V1Query): Promise<{ instances: InstanceView[]; next_token: string | null; instances_found: number }> {
+  const filters = parseJson('select_filters', q.select_filters) ?? {};
+  if (typeof filters !== 'object' || filters === null || Array.isArray(filters)) throw bad('select_filters must be a JSON object of field: {op: value}');
+  const orderRaw = parseJson('order_by', q.order_by) ?? [{ col: 'id', dir: 'asc' }];
+  if (!Array.isArray(orderRaw) || orderRaw.length > 4) throw bad('order_by must be a JSON array of {"col", "dir"} (at most 4)');
+  const order = orderRaw.map((o: unknown) => {
+    const e = o as { col?: unknown; dir?: unknown };
+    if (!e || typeof e.col !== 'string' || !Object.hasOwn(ORDER_COLS, e.col)) throw bad(`order_by: unknown column ${JSON.stringify(e?.col)} (use ${Object.keys(ORDER_COLS).join(', ')})`);
+    const dir = e.dir === undefined ? 'asc' : String(e.dir).toLowerCase();
+    if (dir !== 'asc' && dir !== 'desc') throw bad(`order_by: dir must be asc or desc, not ${JSON.stringify(e.dir)}`);
+    return { name: e.col, ...ORDER_COLS[e.col]!, dir: dir as 'asc' | 'desc' };
+  });
+  if (!order.some((o) => o.name === 'id')) order.push({ name: 'id', ...ORDER_COLS.id!, dir: 'asc' });
+  let limit = V1_DEFAULT_LIMIT;
+  if (q.limit !== undefined && q.limit !== '') {
+    limit = typeof q.limit === 'number' ? q.limit : /^\d+$/.test(String(q.limit)) ? Number(q.limit) : NaN;
+    if (!Number.isInteger(limit) || limit < 1 || limit > V1_MAX_LIMIT) throw bad(`limit must be an integer from 1 to ${V1_MAX_LIMIT}`);
+  }
+  const signature = order.map((o) => `${o.name}:${o.dir}`).join(',');
+
+  let qb = base(db, userId);
+  for (const [field, spec] of Object.entries(filters as Record<string, unknown>)) {
+    const def = FILTER_COLS[field];
+    if (!def || !Object.hasOwn(FILTER_COLS, field)) throw bad(`select_filters: unknown field ${JSON.stringify(field)} (use ${Object.keys(FILTER_COLS).join(', ')})`);
+    const ops = spec !== null && typeof spec === 'object' && !Array.isArray(spec) ? Object.entries(spec as Record<string, unknown>) : [['eq', spec] as [string, unknown]];
+    for (const [op, v] of ops) {
+      const sqlOp = OPS[op];
+      if (!sqlOp || !Object.hasOwn(OPS, op)) throw bad(`select_filters: unknown operator ${JSON.stringify(op)} on ${field}`);
+      const col = def.col as 'i.id';
+      if (op === 'in' || op === 'notin') {
+        if (!Array.isArray(v) || v.length === 0 || v.length > 1000) throw bad(`select_filters: ${field}.${op} takes a non-empty array`);
+        const vals = v.map((x) => coerce(field, def.kind, x)).filter((x) => x !== null);
+        qb = qb.where(col, sqlOp as 'in', vals as never[]);
+      } else {
+        const val = coerce(field, def.kind, v);
+        if (val === null) {
+          if (op !== 'eq' && op !== 'neq') throw bad(`select_filters: ${field}.${op} cannot compare with null`);
+          qb = qb.where(col, op === 'eq' ? 'is' : 'is not', null);
+        } else {
+          if (def.kind !== 'int' && !['eq', 'neq'].includes(op)) throw bad(`select_filters: ${op} does not apply to ${field}`);
+          qb = qb.where(col, sqlOp as '=', val as never);
+        }
+      }
+    }
+  }
+
+  if (q.after_token !== undefined && q.after_token !== '') {
+    let tok: Token;
+    try {
+      tok = JSON.parse(Buffer.from(String(q.after_token), 'base64url').toString('utf8')) as Token;
+    } catch {
+      throw bad('after_token is not a token this API gave out');
+    }
+    if (!tok || tok.o !== signature || !Array.isArray(tok.v) || tok.v.length !== order.length) throw bad('after_token does not belong to this order_by');
+    // Keyset: rows strictly after the last one in the (col1, col2, …) order, per column direction.
+    qb = qb.where((eb) =>
+      eb.or(
+        order.map((o, i) =>
+          eb.and([
+            ...order.slice(0, i).map((p, j) => eb(p.col as 'i.id', '=', tok.v[j] as never)),
+            eb(o.col as 'i.id', o.dir === 'asc' ? '>' : '<', tok.v[i] as never),
+          ]),
+        ),
+      ),
+    );
+  }
+  for (const o of order) qb = qb.orderBy(o.col as 'i.id', o.dir);
+  const rows = (await qb.limit(limit + 1).execute()) as JoinedRow[];
+  const page = rows.slice(0, limit);
+  let next: string | null = null;
+  if (rows.length > limit) {
+    const last = page[page.length - 1]!;
+    const vals = order.map((o) => {
+      const key = o.col.slice(2) as keyof JoinedRow;
+      return (o.name === 'start_date' ? (last.start_date ?? last.created_at) : last[key]) as string | number;
+    });
+    next = Buffer.from(JSON.stringify({ o: signature, v: vals } satisfies Token)).toString('base64url');
+  }
+  const views = page.map(instanceView);
+  return { instances: views, next_token: next, instances_found: views.length };
+}

@@ -1,0 +1,141 @@
+// The instance row as clients read it (client-compat "instance row needs"). Times in epoch
+// seconds; `extra_env` as [key, value] pairs; `ports` as {"22/tcp": [{HostIp, HostPort}]};
+// `allowed_actions` from the state machine; `accrued_cost` in dollars so far (compute + disk).
+import type { Selectable } from 'kysely';
+import type { InstancesTable, MachinesTable } from '../../db/tables/market.js';
+import { allowedActions } from '../../../contract/instance-states.js';
+import { statusOf } from '../billing/billing.service.js';
+import { MICROS_PER_USD, HOURS_PER_MONTH } from '../billing/billing.meter.js';
+
+type M = Selectable<MachinesTable>;
+export type JoinedRow = Selectable<InstancesTable> &
+  Pick<M, 'host_id' | 'gpu_name' | 'num_gpus' | 'gpu_ram' | 'cpu_name' | 'cpu_cores' | 'cpu_ram' | 'inet_up' | 'inet_down' | 'reliability' | 'geolocation' | 'driver_version' | 'cuda_max_good' | 'direct_port_count' | 'price_disk_gb_month'>;
+
+/** Machine columns selected with an instance (aliased `m`). */
+export const MACHINE_COLS = [
+  'm.host_id',
+  'm.gpu_name',
+  'm.num_gpus',
+  'm.gpu_ram',
+  'm.cpu_name',
+  'm.cpu_cores',
+  'm.cpu_ram',
+  'm.inet_up',
+  'm.inet_down',
+  'm.reliability',
+  'm.geolocation',
+  'm.driver_version',
+  'm.cuda_max_good',
+  'm.direct_port_count',
+  'm.price_disk_gb_month',
+] as const;
+
+export function instanceView(r: JoinedRow) {
+  const s = statusOf(r);
+  const env = JSON.parse(r.env) as Record<string, string>;
+  return {
+    id: r.id,
+    machine_id: r.machine_id,
+    host_id: r.host_id,
+    actual_status: s.actual,
+    intended_status: s.intended,
+    cur_state: s.actual === 'running' ? 'running' : s.actual === 'stopped' ? 'stopped' : s.actual === null ? 'loading' : s.actual,
+    next_state: s.intended,
+    allowed_actions: allowedActions(s),
+    status_msg: r.status_msg,
+    label: r.label,
+    image_uuid: r.image,
+    image_runtype: r.runtype,
+    image_args: r.args === null ? null : (JSON.parse(r.args) as string[]),
+    onstart: r.onstart,
+    extra_env: Object.entries(env).filter(([k]) => !k.trim().startsWith('-p')),
+    num_gpus: r.num_gpus,
+    gpu_name: r.gpu_name,
+    gpu_ram: r.gpu_ram,
+    gpu_totalram: r.gpu_ram * r.num_gpus,
+    gpu_util: null,
+    cpu_name: r.cpu_name,
+    cpu_cores: r.cpu_cores,
+    cpu_cores_effective: r.cpu_cores,
+    cpu_ram: r.cpu_ram,
+    disk_space: r.disk,
+    inet_up: r.inet_up,
+    inet_down: r.inet_down,
+    reliability2: r.reliability,
+    geolocation: r.geolocation,
+    driver_version: r.driver_version,
+    cuda_max_good: r.cuda_max_good,
+    direct_port_count: r.direct_port_count,
+    ssh_host: r.ssh_host,
+    ssh_port: r.ssh_port,
+    public_ipaddr: r.ssh_host,
+    ports: JSON.parse(r.ports) as Record<string, { HostIp: string; HostPort: string }[]>,
+    is_bid: r.is_bid === 1,
+    dph_base: r.dph_compute,
+    dph_total: r.dph_compute + r.dph_disk,
+    disk_dph: r.dph_disk,
+    storage_cost: r.dph_disk > 0 && r.disk > 0 ? (r.dph_disk * HOURS_PER_MONTH) / r.disk : r.price_disk_gb_month,
+    accrued_cost: r.accrued_micros / MICROS_PER_USD,
+    billed_until: r.billed_until / 1000,
+    start_date: (r.start_date ?? r.created_at) / 1000,
+    created_at: r.created_at / 1000,
+  };
+}
+
+export type InstanceView = ReturnType<typeof instanceView>;
+
+const num = { type: 'number' } as const;
+const int = { type: 'integer' } as const;
+const str = { type: 'string' } as const;
+const nstr = { type: ['string', 'null'] } as const;
+
+export const instanceSchema = {
+  type: 'object',
+  properties: {
+    id: int,
+    machine_id: int,
+    host_id: int,
+    actual_status: nstr,
+    intended_status: str,
+    cur_state: str,
+    next_state: str,
+    allowed_actions: { type: 'array', items: str },
+    status_msg: str,
+    label: str,
+    image_uuid: str,
+    image_runtype: str,
+    image_args: { type: ['array', 'null'], items: str },
+    onstart: str,
+    extra_env: { type: 'array', items: { type: 'array', items: str } },
+    num_gpus: int,
+    gpu_name: str,
+    gpu_ram: { type: 'integer', description: 'MB per GPU' },
+    gpu_totalram: { type: 'integer', description: 'MB' },
+    gpu_util: { type: ['number', 'null'] },
+    cpu_name: str,
+    cpu_cores: int,
+    cpu_cores_effective: num,
+    cpu_ram: { type: 'integer', description: 'MB' },
+    disk_space: { type: 'number', description: 'GB allocated to the instance' },
+    inet_up: num,
+    inet_down: num,
+    reliability2: num,
+    geolocation: str,
+    driver_version: str,
+    cuda_max_good: num,
+    direct_port_count: int,
+    ssh_host: nstr,
+    ssh_port: { type: ['integer', 'null'] },
+    public_ipaddr: nstr,
+    ports: { type: 'object', additionalProperties: { type: 'array', items: { type: 'object', properties: { HostIp: str, HostPort: str } } } },
+    is_bid: { type: 'boolean' },
+    dph_base: { type: 'number', description: 'compute $/hour (charged only while running)' },
+    dph_total: { type: 'number', description: 'compute + disk $/hour' },
+    disk_dph: { type: 'number', description: 'disk $/hour (charged from creation until destroy)' },
+    storage_cost: { type: 'number', description: '$/GB-month' },
+    accrued_cost: { type: 'number', description: 'dollars charged so far' },
+    billed_until: num,
+    start_date: num,
+    created_at: num,
+  },
+} as const;
