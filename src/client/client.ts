@@ -80,7 +80,8 @@ export class OpenrigClient extends HttpClient {
     const r = await this.request<{ machines: Machine[] }>('GET', `${V0}/machines/`);
     return r.machines ?? [];
   }
-  listMachine(machineId: number, prices: { price_gpu?: number; price_disk?: number; min_bid?: number; end_date?: number }): Promise<SuccessReply> {
+  /** `price_gpu` is $/hour per GPU, `price_disk` $/GB-month, `price_min_bid` $/hour for the machine. */
+  listMachine(machineId: number, prices: { price_gpu?: number; price_disk?: number; price_min_bid?: number; end_date?: number }): Promise<SuccessReply> {
     return this.request('PUT', `${V0}/machines/create_asks/`, { body: compact({ machine: machineId, ...prices }) });
   }
   unlistMachine(machineId: number): Promise<SuccessReply> {

@@ -23,9 +23,9 @@ export function registerMachineCommands(v: { show: Command; list: Command; unlis
     v.list
       .command('machine')
       .argument('<id>', 'machine ID')
-      .requiredOption('--price-gpu <dph>', 'on-demand price of the machine in $/hour')
+      .requiredOption('--price-gpu <dph>', 'on-demand price per GPU in $/hour')
       .option('--price-disk <usd>', 'disk price in $ per GB-month')
-      .option('--min-bid <dph>', 'lowest bid accepted for interruptible rentals, $/hour')
+      .option('--min-bid <dph>', 'lowest bid for interruptible rentals of the whole machine, $/hour (0: no bids)')
       .option('--end-date <epoch>', 'offer the machine until this time (epoch seconds)')
       .description('offer a machine for rent'),
     'openrig list machine 7 --price-gpu 0.45 --price-disk 0.15',
@@ -35,12 +35,12 @@ export function registerMachineCommands(v: { show: Command; list: Command; unlis
       const prices = {
         price_gpu: positive(o.priceGpu, '--price-gpu'),
         price_disk: o.priceDisk === undefined ? undefined : positive(o.priceDisk, '--price-disk', true),
-        min_bid: o.minBid === undefined ? undefined : positive(o.minBid, '--min-bid'),
+        price_min_bid: o.minBid === undefined ? undefined : positive(o.minBid, '--min-bid', true),
         end_date: o.endDate === undefined ? undefined : intArg(o.endDate, '--end-date'),
       };
       await ctx.client.listMachine(machine, prices);
       if (ctx.raw) return ctx.printRaw();
-      ctx.out(`machine ${machine}: listed at $${prices.price_gpu}/hr\n`);
+      ctx.out(`machine ${machine}: listed at $${prices.price_gpu}/hr per GPU\n`);
     }),
   );
 
@@ -105,14 +105,44 @@ export function registerMachineCommands(v: { show: Command; list: Command; unlis
     act(async (ctx, [ids]) => {
       const list = (ids as string[]).flatMap((x) => idList(x, 'machine ID'));
       if (list.length === 1) {
-        await ctx.client.cancelMaintenance(list[0]!);
-      } else {
-        await ctx.client.cancelMaintenanceBatch(list);
+        const r = await ctx.client.cancelMaintenance(list[0]!);
+        if (ctx.raw) return ctx.printRaw();
+        return ctx.out(`machine ${list[0]}: ${typeof r.canceled === 'number' ? `${r.canceled} maintenance window(s) cancelled` : 'maintenance cancelled'}\n`);
+      }
+      let results: CancelEntry[];
+      try {
+        results = ((await ctx.client.cancelMaintenanceBatch(list)) as { results?: CancelEntry[] }).results ?? [];
+      } catch (err) {
+        const b = err instanceof ApiError ? (err.body as { results?: CancelEntry[] }) : undefined;
+        if (!ctx.raw && Array.isArray(b?.results)) ctx.out(cancelTable(b.results));
+        throw err;
       }
       if (ctx.raw) return ctx.printRaw();
-      ctx.out(`maintenance cancelled on machine${list.length > 1 ? 's' : ''} ${list.join(', ')}\n`);
+      ctx.out(cancelTable(results));
+      const failed = results.filter((r) => !r.success).length;
+      if (failed > 0) {
+        ctx.err(`openrig: ${failed} of ${results.length} machines failed\n`);
+        process.exitCode = 1;
+      }
     }),
   );
+}
+
+interface CancelEntry {
+  success: boolean;
+  machine_id: number;
+  canceled?: number;
+  error?: string;
+  msg?: string;
+}
+
+function cancelTable(rows: CancelEntry[]): string {
+  return table(rows, [
+    { header: 'Machine', get: (r) => str(r.machine_id), align: 'right' },
+    { header: 'Result', get: (r) => (r.success ? 'cancelled' : `failed: ${str(r.error)}`) },
+    { header: 'Windows', get: (r) => (r.success ? str(r.canceled ?? '-') : '-'), align: 'right' },
+    { header: 'Message', get: (r) => str(r.msg ?? '') },
+  ]);
 }
 
 function positive(v: unknown, what: string, zeroOk = false): number {

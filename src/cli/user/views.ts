@@ -97,11 +97,11 @@ export function machinesTable(rows: Machine[], nowMs: number): string {
     { header: 'ID', get: (m) => str(m.id), align: 'right' },
     { header: 'GPUs', get: (m) => gpus(m) },
     { header: 'Listed', get: (m) => str(typeof m.listed === 'number' ? m.listed === 1 : m.listed) },
-    { header: 'State', get: (m) => str(m.online_state ?? m.state ?? m.status) },
-    { header: '$/hr', get: (m) => fmtUsd(m.price_gpu ?? m.dph_total ?? m.listed_gpu_cost, 4), align: 'right' },
-    { header: 'Rented', get: (m) => str(m.rented ?? m.current_rentals_running) },
-    { header: 'Heartbeat', get: (m) => relativeTime(m.last_heartbeat ?? m.last_heartbeat_at, nowMs) },
-    { header: 'Maintenance', get: (m) => maintSummary(m.maintenances ?? m.machine_maintenance, nowMs) },
+    { header: 'State', get: (m) => str(m.online_state ?? (typeof m.online === 'boolean' ? (m.online ? 'online' : 'offline') : undefined)) },
+    { header: '$/GPU/hr', get: (m) => (m.listed === false || m.listed === 0 ? DASH : fmtUsd(m.listed_gpu_cost, 4)), align: 'right' },
+    { header: 'Rented', get: (m) => (typeof m.current_rentals_running === 'number' ? String(m.current_rentals_running) : str(m.rented)), align: 'right' },
+    { header: 'Heartbeat', get: (m) => relativeTime(m.last_heartbeat_at, nowMs) },
+    { header: 'Maintenance', get: (m) => maintSummary(m.maintenances, nowMs) },
     { header: 'Hostname', get: (m) => str(m.hostname) },
   ];
   return table(rows, cols);
