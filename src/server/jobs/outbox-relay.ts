@@ -19,7 +19,7 @@ import { claimDue, markFailedAttempt, markSent, releaseLease, type OutboxRow } f
 export const RELAY_LEASE_MS = 5 * 60_000;
 /** A row is only sent with at least this much lease left (nodemailer timeouts are below it). */
 export const RELAY_MIN_LEASE_LEFT_MS = 2 * 60_000;
-export const RELAY_BATCH = 50;
+export const RELAY_BATCH = 100;
 export const RELAY_CONCURRENCY = 4;
 export const BACKOFF_BASE_MS = 5_000;
 export const BACKOFF_CAP_MS = 3_600_000;
@@ -47,11 +47,12 @@ export interface PassResult {
   failed: number;
 }
 
-async function deliverOne(ctx: RelayContext, row: OutboxRow, leaseEnd: number, out: PassResult): Promise<void> {
+/** Sends one leased row; true when it was handed over (marked sent by the caller, per batch). */
+async function deliverOne(ctx: RelayContext, row: OutboxRow, leaseEnd: number, out: PassResult): Promise<boolean> {
   const { db, clock, log, config, worker } = ctx;
   if (leaseEnd - clock.now() < RELAY_MIN_LEASE_LEFT_MS) {
     await releaseLease(db, { id: row.id, worker });
-    return;
+    return false;
   }
   try {
     await ctx.mailer.send({ key: row.idempotency_key, to: row.to_addr, subject: row.subject, text: row.text_body, html: row.html_body, date: new Date(clock.now()) });
@@ -67,9 +68,9 @@ async function deliverOne(ctx: RelayContext, row: OutboxRow, leaseEnd: number, o
       out.retried++;
       log.warn({ outbox_id: row.id, category: row.category, attempts: row.attempts, error }, 'e-mail delivery failed; will retry');
     }
-    return;
+    return false;
   }
-  if (await markSent(db, { id: row.id, worker, now: clock.now() })) out.sent++;
+  return true;
 }
 
 /** One relay pass: claims and delivers due rows batch after batch until none is due (or `until`). */
@@ -82,13 +83,20 @@ export async function deliverDue(ctx: RelayContext, opts: { until?: number } = {
     if (rows.length === 0) return out;
     const leaseEnd = now + RELAY_LEASE_MS;
     let next = 0;
+    const handed: number[] = [];
     const lane = async () => {
       while (next < rows.length) {
         const row = rows[next++]!;
-        await deliverOne(ctx, row, leaseEnd, out);
+        if (await deliverOne(ctx, row, leaseEnd, out)) handed.push(row.id);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(RELAY_CONCURRENCY, rows.length) }, lane));
+    try {
+      await Promise.all(Array.from({ length: Math.min(RELAY_CONCURRENCY, rows.length) }, lane));
+    } finally {
+      // One commit for the batch. A crash before it repeats these e-mails (same Message-IDs) once
+      // their lease runs out: at most RELAY_BATCH repeats per crashed relay, none lost.
+      out.sent += await markSent(ctx.db, { ids: handed, worker: ctx.worker, now: ctx.clock.now() });
+    }
   }
 }
 

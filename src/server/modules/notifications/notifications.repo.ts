@@ -43,16 +43,20 @@ export async function claimDue(db: Kysely<DB>, p: { worker: string; now: number;
   return rows.sort((a, b) => a.available_at - b.available_at || a.id - b.id);
 }
 
-/** Marks a leased row sent; only the lease holder may (a row whose lease ran out is not touched). */
-export async function markSent(db: Kysely<DB>, p: { id: number; worker: string; now: number }): Promise<boolean> {
+/**
+ * Marks leased rows sent, in one statement per relay batch (one commit, not one per e-mail); only
+ * the lease holder may (a row whose lease ran out and was taken over is not touched).
+ */
+export async function markSent(db: Kysely<DB>, p: { ids: number[]; worker: string; now: number }): Promise<number> {
+  if (p.ids.length === 0) return 0;
   const r = await db
     .updateTable('email_outbox')
     .set({ sent_at: p.now, locked_by: null, locked_until: null, last_error: null })
-    .where('id', '=', p.id)
+    .where('id', 'in', p.ids)
     .where('locked_by', '=', p.worker)
     .where('sent_at', 'is', null)
     .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
+  return Number(r.numUpdatedRows);
 }
 
 /** Releases a leased row for another try at `availableAt`, or gives it up (`failed_at`). */
