@@ -74,10 +74,10 @@ export async function confirmNew(deps: SvcDeps, user: User, input: ConfirmInput,
     if (input.phone_number === undefined) throw TfaErrors.missingPhone();
     const phone = input.phone_number.trim();
     if (!E164_RE.test(phone)) throw TfaErrors.badRequest('phone_number must be an E.164 number such as +14155550123');
+    if (existing.some((m) => m.method === 'sms' && m.phone_number === phone)) throw TfaErrors.duplicate('This phone number is already an SMS method');
     const challenge = await liveChallenge(deps, user, input.secret, ['setup']);
     if (challenge.method !== 'sms') throw TfaErrors.noChallenge('No SMS code was sent for this secret');
     if (challenge.phone_number !== phone) throw TfaErrors.phoneMismatch();
-    if (existing.some((m) => m.method === 'sms' && m.phone_number === phone)) throw TfaErrors.duplicate('This phone number is already an SMS method');
     await verifyFactor(deps, user, { tfa_method: 'sms', code: input.code, secret: input.secret }, { action: 'confirm_new', purposes: ['setup'], fail: TfaErrors.verificationFailed, ip });
     values = { method: 'sms', phone_number: phone, totp_secret_enc: null, last_totp_step: null };
   }
