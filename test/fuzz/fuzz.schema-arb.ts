@@ -133,7 +133,10 @@ export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
 export function applyMutation(body: unknown, m: Mutation): unknown {
   if (m.kind === 'valid') return body;
   if (m.kind === 'replace') return m.value;
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return m.kind === 'unknown' ? { [m.key]: m.value } : m.value;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    if (m.kind === 'unknown') return { [m.key]: m.value };
+    return m.kind === 'badValue' ? m.value : body;
+  }
   const copy: Record<string, unknown> = { ...(body as Record<string, unknown>) };
   const keys = Object.keys(copy);
   switch (m.kind) {
