@@ -39,7 +39,7 @@ export class TwilioSmsProvider implements SmsProvider {
     });
   }
 
-  async send(p: { to: string; previousRef: string | null }): Promise<{ ref: string | null }> {
+  async send(p: { to: string; code: string | null; previousRef: string | null }): Promise<{ ref: string | null }> {
     if (p.previousRef) {
       // A resend invalidates the previous code: cancel that verification first. Best effort: one
       // that already expired answers 404, which is what we want anyway.
