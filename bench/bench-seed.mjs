@@ -83,6 +83,7 @@ export async function seed(databaseUrl, { offers = 50_000, instances = 10_000, r
       geolocation: pick(['US', 'DE', 'FR', 'CA', 'JP', 'SE']),
       dlperf: perf * n * (0.8 + rnd() * 0.4),
       listed: rnd() < 0.95 ? 1 : 0,
+      rented: 0,
       price_gpu_dph: price,
       price_disk_gb_month: 0.1,
       min_bid_dph: price / 2,
@@ -107,9 +108,11 @@ export async function seed(databaseUrl, { offers = 50_000, instances = 10_000, r
   // 50,000 offers: listed machines of the hosts (the create and maintenance hosts' included).
   const rows = [];
   for (let i = 0; i < offers - 200; i++) rows.push(machine(hostUsers[i % hosts].id, i));
+  // Every 4th machine carries one of the live instances below: rented, as creating it would leave it.
+  for (let i = 0; i < instances - 100; i++) rows[i * 4].rented = 1;
   const machineIds = await insertChunks('machines', rows, true);
   const createOffers = await insertChunks('machines', Array.from({ length: 100 }, (_, i) => machine(createHost.id, 1e6 + i, { listed: 1, verified: 1, direct_port_count: 100 })), true);
-  const maintMachines = await insertChunks('machines', Array.from({ length: 100 }, (_, i) => machine(maintHost.id, 2e6 + i, { listed: 1 })), true);
+  const maintMachines = await insertChunks('machines', Array.from({ length: 100 }, (_, i) => machine(maintHost.id, 2e6 + i, { listed: 1, rented: 1 })), true);
   log(`machines: ${offers} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
   // 10,000 live instances, one per machine (the database allows one live instance per machine);
