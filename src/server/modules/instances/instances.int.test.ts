@@ -3,24 +3,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { describeEachDb } from '../../../../test/helpers/db.js';
-import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
-import { insertMachines } from '../machines/machines.service.js';
+import { useTestApp } from '../../../../test/helpers/app.js';
+import { PUB, PUB2, offers, renter } from '../../../../test/helpers/market.js';
 import { authorizedKeysFor, reportInstanceStatus, setActualStatus } from './instances.service.js';
-
-export const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl renter@laptop';
-const PUB2 = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcH other@box';
-
-export async function renter(t: TestApp, over: Parameters<TestApp['user']>[0] = {}) {
-  const u = await t.user(over);
-  const r = await t.request('POST', '/api/v0/ssh/', { key: u.apiKey, body: { ssh_key: PUB } });
-  expect(r.status).toBe(200);
-  return u;
-}
-
-export async function offers(t: TestApp, n: number, over: { priceGpu?: number; numGpus?: number; minBid?: number } = {}): Promise<number[]> {
-  const host = await t.user();
-  return insertMachines(t.deps.db, Array.from({ length: n }, () => ({ hostId: host.id, gpuName: 'RTX 4090', numGpus: over.numGpus ?? 1, priceGpu: over.priceGpu ?? 0.5, minBid: over.minBid })), t.clock.now());
-}
 
 describeEachDb('instances', (dialect) => {
   const t = useTestApp(dialect);

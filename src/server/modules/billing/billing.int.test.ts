@@ -1,0 +1,105 @@
+// Billing against a real database (issue 3 point 7): compute only while running, disk from
+// creation until destroy, ledger and balance move together, exhausted balances stop instances
+// (never destroy them), and concurrent meter runs charge each period once.
+import { expect, it } from 'vitest';
+import { describeEachDb } from '../../../../test/helpers/db.js';
+import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
+import { offers, renter } from '../../../../test/helpers/market.js';
+import { reportInstanceStatus } from '../instances/instances.service.js';
+import { runMeter } from './billing.service.js';
+
+// 3.6 $/h compute = 1000 µ$/s; disk 0.1 $/GB-month × 72 GB / 720 h = 0.01 $/h ≈ 2.78 µ$/s.
+const COMPUTE_PER_S = 1000;
+const diskMicros = (s: number) => Math.round((0.01 * 1e6 * s) / 3600);
+
+async function running(t: TestApp, key: string, offer: number): Promise<number> {
+  const r = await t.request('PUT', `/api/v0/asks/${offer}/`, { key, body: { image: 'x', disk: 72 } });
+  expect(r.status).toBe(200);
+  const id = r.body.new_contract as number;
+  await reportInstanceStatus(t.deps, id, 'running');
+  return id;
+}
+
+const row = (t: TestApp, id: number) => t.deps.db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const balance = async (t: TestApp, userId: number) => (await t.deps.db.selectFrom('users').select('balance_micros').where('id', '=', userId).executeTakeFirstOrThrow()).balance_micros;
+
+describeEachDb('billing', (dialect) => {
+  const t = useTestApp(dialect);
+
+  it('charges compute while running, only disk while stopped, nothing after destroy; ledger = balance change = accrued', async () => {
+    const u = await renter(t(), { balanceUsd: 100 });
+    const [offer] = await offers(t(), 1, { priceGpu: 3.6, priceDisk: 0.1 });
+    const id = await running(t(), u.apiKey, offer!);
+    const start = await balance(t(), u.id);
+    t().clock.advance(100_000);
+    await runMeter(t().deps);
+    expect((await row(t(), id)).accrued_micros).toBe(100 * COMPUTE_PER_S + diskMicros(100));
+    expect((await t().request('PUT', `/api/v0/instances/${id}/`, { key: u.apiKey, body: { state: 'stopped' } })).status).toBe(200);
+    t().clock.advance(3_600_000);
+    await runMeter(t().deps);
+    expect((await row(t(), id)).accrued_micros).toBe(100 * COMPUTE_PER_S + diskMicros(100) + diskMicros(3600));
+    // Destroy settles up to now and then nothing more.
+    t().clock.advance(10_000);
+    expect((await t().request('DELETE', `/api/v0/instances/${id}/`, { key: u.apiKey, body: {} })).status).toBe(200);
+    const total = 100 * COMPUTE_PER_S + diskMicros(100) + diskMicros(3600) + diskMicros(10);
+    t().clock.advance(3_600_000);
+    await runMeter(t().deps);
+    const r = await row(t(), id);
+    expect(r.accrued_micros).toBe(total);
+    expect(start - (await balance(t(), u.id))).toBe(total);
+    const ledger = await t().deps.db.selectFrom('billing_ledger').select(['kind', 'amount_micros']).where('instance_id', '=', id).execute();
+    expect(ledger.reduce((s, l) => s + l.amount_micros, 0)).toBe(total);
+    expect(ledger.filter((l) => l.kind === 'compute').reduce((s, l) => s + l.amount_micros, 0)).toBe(100 * COMPUTE_PER_S);
+
+    const b = await t().request('GET', '/api/v0/billing/', { key: u.apiKey });
+    expect(b.status).toBe(200);
+    expect(b.body.balance_micros).toBe(await balance(t(), u.id));
+    const c = await t().request('GET', `/api/v0/billing/charges/?instance_id=${id}`, { key: u.apiKey });
+    expect(c.body.charges.reduce((s: number, x: { amount_micros: number }) => s + x.amount_micros, 0)).toBe(total);
+  });
+
+  it('shows each live instance its accrued cost', async () => {
+    const u = await renter(t(), { balanceUsd: 100 });
+    const [offer] = await offers(t(), 1, { priceGpu: 3.6, priceDisk: 0.1 });
+    const id = await running(t(), u.apiKey, offer!);
+    t().clock.advance(10_000);
+    await runMeter(t().deps);
+    const one = await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey });
+    expect(one.body.instances.accrued_cost).toBeCloseTo((10 * COMPUTE_PER_S + diskMicros(10)) / 1e6, 9);
+    const b = await t().request('GET', '/api/v0/billing/', { key: u.apiKey });
+    expect(b.body.instances).toEqual([expect.objectContaining({ id, accrued_cost: one.body.instances.accrued_cost })]);
+  });
+
+  it('stops (never destroys) the instances of a user whose balance runs out; start is refused until credit is added', async () => {
+    const u = await renter(t(), { balanceUsd: 1 });
+    const [a, b] = await offers(t(), 2, { priceGpu: 3.6, priceDisk: 0.1 });
+    const ia = await running(t(), u.apiKey, a!);
+    const ib = await running(t(), u.apiKey, b!);
+    t().clock.advance(600_000); // 2 × 600 s × 0.001 $/s = 1.2 $ > 1 $
+    const r = await runMeter(t().deps);
+    expect(r.stopped.sort()).toEqual([ia, ib].sort());
+    for (const id of [ia, ib]) {
+      const x = await row(t(), id);
+      expect(x).toMatchObject({ actual_status: 'stopped', intended_status: 'stopped', destroyed_at: null });
+    }
+    expect(await balance(t(), u.id)).toBeLessThanOrEqual(0);
+    const start = await t().request('PUT', `/api/v0/instances/${ia}/`, { key: u.apiKey, body: { state: 'running' } });
+    expect(start.status).toBe(402);
+    // Disk keeps accruing while stopped, compute does not.
+    const before = (await row(t(), ia)).accrued_micros;
+    t().clock.advance(3_600_000);
+    await runMeter(t().deps);
+    expect((await row(t(), ia)).accrued_micros - before).toBe(diskMicros(3600));
+  });
+
+  it('charges each period once when several meters run at the same time', async () => {
+    const u = await renter(t(), { balanceUsd: 100 });
+    const [offer] = await offers(t(), 1, { priceGpu: 3.6, priceDisk: 0.1 });
+    const id = await running(t(), u.apiKey, offer!);
+    const before = await balance(t(), u.id);
+    t().clock.advance(50_000);
+    await Promise.all(Array.from({ length: 6 }, () => runMeter(t().deps)));
+    expect((await row(t(), id)).accrued_micros).toBe(50 * COMPUTE_PER_S + diskMicros(50));
+    expect(before - (await balance(t(), u.id))).toBe(50 * COMPUTE_PER_S + diskMicros(50));
+  });
+});

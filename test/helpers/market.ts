@@ -1,0 +1,23 @@
+// Helpers for market tests (issue 3): a renter with an SSH key, and listed offers.
+import { expect } from 'vitest';
+import type { TestApp } from './app.js';
+import { insertMachines } from '../../src/server/modules/machines/machines.service.js';
+
+export const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl renter@laptop';
+export const PUB2 = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcH other@box';
+
+export async function renter(t: TestApp, over: Parameters<TestApp['user']>[0] = {}) {
+  const u = await t.user(over);
+  const r = await t.request('POST', '/api/v0/ssh/', { key: u.apiKey, body: { ssh_key: PUB } });
+  expect(r.status).toBe(200);
+  return u;
+}
+
+export async function offers(t: TestApp, n: number, over: { priceGpu?: number; numGpus?: number; minBid?: number; priceDisk?: number } = {}): Promise<number[]> {
+  const host = await t.user();
+  return insertMachines(
+    t.deps.db,
+    Array.from({ length: n }, () => ({ hostId: host.id, gpuName: 'RTX 4090', numGpus: over.numGpus ?? 1, priceGpu: over.priceGpu ?? 0.5, minBid: over.minBid, priceDisk: over.priceDisk })),
+    t.clock.now(),
+  );
+}
