@@ -12,6 +12,7 @@
 // Issue 3's schema allows one live instance per machine (partial unique index
 // instances_one_live_per_machine); this bench drops it in its throwaway database to model 10.
 import { mkdtempSync, rmSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { tmpdir, cpus, availableParallelism } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';

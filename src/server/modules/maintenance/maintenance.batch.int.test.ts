@@ -130,6 +130,20 @@ describeEachDb('maintenance batch', (dialect) => {
     });
   }
 
+  it('treats a missing or non-object body as one without machine_ids (400), and malformed JSON as bad_request', async () => {
+    await clear();
+    const url = '/api/v0/machines/maintenances/batch';
+    const none = await t().request('POST', url, { key: host.apiKey });
+    expect([none.status, none.body.msg]).toEqual([400, 'machine_ids must be a non-empty list']);
+    for (const rawBody of ['', '[1,2]', '"x"', 'null', '7']) {
+      const r = await t().request('POST', url, { key: host.apiKey, rawBody, headers: { 'content-type': 'application/json' } });
+      expect([r.status, r.body.msg]).toEqual([400, 'machine_ids must be a non-empty list']);
+    }
+    const bad = await t().request('POST', url, { key: host.apiKey, rawBody: '{"machine_ids": [1', headers: { 'content-type': 'application/json' } });
+    expect([bad.status, bad.body.error]).toEqual([400, 'bad_request']);
+    expect(await windows()).toHaveLength(0);
+  });
+
   it('checks sdate against the clock: in the future, within 1 year (365 days)', async () => {
     await clear();
     const now = Math.floor(t().clock.now() / 1000);

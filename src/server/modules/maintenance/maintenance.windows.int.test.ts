@@ -68,6 +68,23 @@ describeEachDb('maintenance windows: dnotify, list, cancel, renters’ view', (d
     expect(await t().db.store.db.selectFrom('maintenance_windows').selectAll().execute()).toHaveLength(1);
   });
 
+  it('concurrent overlapping schedules on one machine: the database lets exactly one win', async () => {
+    const s = sdate(6);
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        i % 2 === 0
+          ? req('PUT', `/api/v0/machines/${m[2]}/dnotify/`, { sdate: s + i * 60, duration: 2 })
+          : req('POST', '/api/v0/machines/maintenances/batch', { machine_ids: [m[2]], sdate: s + i * 60, duration: 2 }),
+      ),
+    );
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(replies.filter((r) => r.status !== 200).every((r) => r.body.error === 'maintenance_overlap')).toBe(true);
+    expect(await t().db.store.db.selectFrom('maintenance_windows').selectAll().where('machine_id', '=', m[2]!).execute()).toHaveLength(1);
+    // Two concurrent cancels: the window is cancelled once.
+    const c = await Promise.all([req('PUT', `/api/v0/machines/${m[2]}/cancel_maint/`), req('PUT', `/api/v0/machines/${m[2]}/cancel_maint/`)]);
+    expect(c.map((r) => r.body.canceled).sort()).toEqual([0, 1]);
+  });
+
   it('PUT /machines/{id}/cancel_maint/ cancels the live windows of one machine; 404 when not the caller’s', async () => {
     await req('PUT', `/api/v0/machines/${m[0]}/dnotify/`, { sdate: sdate(2) });
     await req('PUT', `/api/v0/machines/${m[0]}/dnotify/`, { sdate: sdate(10) });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fromDomain, messageIdFor, outboxLine, redactSmtp } from './notifications.mailer.js';
-import { escapeHtml, maintenanceClientEmail, utc } from './notifications.templates.js';
+import { maintenanceClientEmail, utc } from './notifications.templates.js';
 import { backoffMs, BACKOFF_CAP_MS } from '../../jobs/outbox-relay.js';
 
 describe('mail helpers', () => {
