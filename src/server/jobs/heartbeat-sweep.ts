@@ -34,10 +34,15 @@ export async function sweepHeartbeats(deps: Pick<Deps, 'store' | 'db' | 'clock' 
 }
 
 export function startHeartbeatSweep(deps: Deps, onError: (err: unknown) => void): Job {
+  // Grace after start: while this server was down, agents could not heartbeat to it. A restart
+  // must not turn every instance `unknown`; agents get OPENRIG_UNKNOWN_AFTER_S to reach it first.
+  // (Other `serve` processes that stayed up keep sweeping meanwhile.)
+  const sweepFrom = deps.clock.now() + deps.config.agent.unknownAfterS * 1000;
   return every(
     'heartbeat-sweep',
     deps.config.agent.sweepIntervalMs,
     async () => {
+      if (deps.clock.now() < sweepFrom) return;
       const r = await sweepHeartbeats(deps);
       if (r.unknown.length || r.offline.length || r.machinesOffline) {
         deps.log.warn({ unknown: r.unknown, offline: r.offline, machines_offline: r.machinesOffline }, 'heartbeats lapsed');

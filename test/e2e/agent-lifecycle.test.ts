@@ -1,0 +1,202 @@
+// The whole path with real processes (issue 4, point 6): `serve`, an `openrig agent` with the
+// process runtime, a renter who registers an SSH key, searches, creates, polls every second until
+// running, runs `echo` over SSH with the system's OpenSSH client; the onstart script stops its own
+// instance with CONTAINER_API_KEY; start again; destroy. Then the agent's own restart (re-adoption)
+// and the server's restart; finally SIGKILL of the agent: unknown, then offline.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { runCli, startProc, startServe, waitFor, type Proc } from '../helpers/process.js';
+
+const ENV = {
+  OPENRIG_SECRET_KEY: 'ef'.repeat(32),
+  OPENRIG_HEARTBEAT_S: '0.5',
+  OPENRIG_UNKNOWN_AFTER_S: '4',
+  OPENRIG_OFFLINE_AFTER_S: '8',
+  OPENRIG_SWEEP_INTERVAL_MS: '200',
+  OPENRIG_RATE_LIMITS: 'off',
+  OPENRIG_LOG_LEVEL: 'warn',
+};
+
+const HAS_SSH = existsSync('/usr/bin/ssh') || spawnSync('which', ['ssh']).status === 0;
+
+// The onstart script: waits for the renter's signal (a file made over SSH), then stops its own
+// instance with CONTAINER_API_KEY, once (the marker survives stop/start: the directory is kept).
+const ONSTART = [
+  'echo "$GREETING" > greeting.txt',
+  'if [ -f stopped-once ]; then exit 0; fi',
+  'while [ ! -f go-stop ]; do sleep 0.2; done',
+  'touch stopped-once',
+  'curl -s -o stop-reply.json -X PUT -H "Authorization: Bearer $CONTAINER_API_KEY" -H "Content-Type: application/json" -d \'{"state": "stopped"}\' "$OPENRIG_SERVER_URL/api/v0/instances/$CONTAINER_ID/"',
+].join('\n');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
+  let dir: string;
+  let stateDir: string;
+  let port: number;
+  let serve: Proc & { url: string };
+  let agent: Proc;
+  let hostKey: string;
+  let renterKey: string;
+  let keyFile: string;
+
+  const api = async (method: string, p: string, key: string, body?: unknown) => {
+    const res = await fetch(`${serve.url}${p}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const show = async (id: number) => (await api('GET', `/api/v0/instances/${id}/`, renterKey)).body.instances;
+  /** Polls every second, as the spec's client does, until the instance is in `want`. */
+  const pollUntil = async (id: number, want: string | null, timeoutMs = 30_000) => {
+    let last: any = null;
+    try {
+      return await waitFor(async () => {
+        last = await show(id);
+        return last && last.actual_status === want ? last : null;
+      }, `instance ${id} to be ${want}`, timeoutMs, 1000);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}; last seen ${JSON.stringify(last?.actual_status)} (${last?.status_msg}); agent said: ${agent?.stdout()}${agent?.stderr()}`);
+    }
+  };
+  const ssh = (sshPort: number, cmd: string) =>
+    spawnSync(
+      'ssh',
+      ['-i', keyFile, '-p', String(sshPort), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'LogLevel=ERROR', 'root@127.0.0.1', cmd],
+      { encoding: 'utf8', timeout: 15_000 },
+    );
+  const startAgent = () =>
+    startProc(['agent', '--server', serve.url, '--api-key', hostKey, '--gpus', 'RTX 4090x2', '--price-gpu', '0.5', '--state-dir', stateDir, '--ssh-bind', '127.0.0.1'], ENV);
+  const waitRegistered = (p: Proc) =>
+    waitFor(() => {
+      if (p.child.exitCode !== null) throw new Error(`agent exited: ${p.stderr()}`);
+      return /registered with/.test(p.stdout());
+    }, 'the agent to register');
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-e2e-'));
+    stateDir = path.join(dir, 'agent-state');
+    port = await freePort();
+    serve = await startServe(['--data', dir, '--port', String(port)], ENV);
+    const host = JSON.parse((await runCli(['admin', 'create-user', '--data', dir, '--email', 'host@example.com', '--email-verified'], ENV)).stdout);
+    const renter = JSON.parse((await runCli(['admin', 'create-user', '--data', dir, '--email', 'renter@example.com', '--email-verified', '--balance', '50'], ENV)).stdout);
+    hostKey = host.api_key;
+    renterKey = renter.api_key;
+    keyFile = path.join(dir, 'id_ed25519');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'renter', '-f', keyFile]);
+  });
+
+  afterAll(async () => {
+    agent?.child.kill('SIGKILL');
+    serve?.child.kill('SIGTERM');
+    // Instances outlive a killed agent by design: end their process groups here.
+    const base = path.join(stateDir, 'instances');
+    if (existsSync(base)) {
+      for (const id of readdirSync(base)) {
+        const pid = Number(readFileSync(path.join(base, id, 'main.pid'), 'utf8').trim() || 0);
+        try {
+          if (pid) process.kill(-pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('search, create, poll until running, ssh echo, onstart stops it with CONTAINER_API_KEY, start again, destroy', async () => {
+    agent = startAgent();
+    await waitRegistered(agent);
+    const key = await api('POST', '/api/v0/ssh/', renterKey, { ssh_key: readFileSync(`${keyFile}.pub`, 'utf8').trim() });
+    expect(key.status).toBe(200);
+
+    const search = await api('POST', '/api/v0/bundles/', renterKey, { gpu_name: { eq: 'RTX 4090' }, num_gpus: { eq: 2 }, rentable: { eq: true }, order: [['dph_total', 'asc']] });
+    expect(search.status).toBe(200);
+    const offer = search.body.offers.find((o: any) => o.gpu_name === 'RTX 4090');
+    expect(offer).toBeTruthy();
+    expect(offer.dph_base).toBeCloseTo(1.0); // --price-gpu 0.5 per GPU, two GPUs
+
+    const created = await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, { client_id: 'me', image: 'ubuntu:22.04', disk: 5, env: { GREETING: 'hello-env' }, onstart: ONSTART, runtype: 'ssh' });
+    expect(created.status).toBe(200);
+    expect(created.body.success).toBe(true);
+    const id: number = created.body.new_contract;
+
+    const running = await pollUntil(id, 'running');
+    expect(running.ssh_host).toBe('127.0.0.1');
+    expect(running.ssh_port).toBeGreaterThan(0);
+    expect(running.ports['22/tcp'][0].HostPort).toBe(String(running.ssh_port));
+    const pidFile = path.join(stateDir, 'instances', String(id), 'main.pid');
+    expect(Number(readFileSync(pidFile, 'utf8'))).toBeGreaterThan(1);
+
+    const echo = ssh(running.ssh_port, 'echo hello-over-ssh');
+    expect(echo.stderr).toBe('');
+    expect(echo.status).toBe(0);
+    expect(echo.stdout).toBe('hello-over-ssh\n');
+    expect(ssh(running.ssh_port, 'cat greeting.txt').stdout).toBe('hello-env\n');
+
+    // The renter signals; onstart stops its own instance with CONTAINER_API_KEY.
+    ssh(running.ssh_port, 'touch go-stop');
+    await pollUntil(id, 'stopped');
+    await waitFor(() => !existsSync(pidFile), 'the main process to be stopped');
+    await waitFor(() => ssh(running.ssh_port, 'true').status !== 0, 'the SSH server to be gone');
+    const root = path.join(stateDir, 'instances', String(id), 'root');
+    expect(JSON.parse(readFileSync(path.join(root, 'stop-reply.json'), 'utf8')).success).toBe(true);
+    expect(existsSync(path.join(root, 'stopped-once'))).toBe(true); // the directory is kept
+
+    const start = await api('PUT', `/api/v0/instances/${id}/`, renterKey, { state: 'running' });
+    expect(start.body.success).toBe(true);
+    const again = await pollUntil(id, 'running');
+    expect(ssh(again.ssh_port, 'echo back; ls stopped-once').stdout).toBe('back\nstopped-once\n');
+
+    const del = await api('DELETE', `/api/v0/instances/${id}/`, renterKey, {});
+    expect(del.body.success).toBe(true);
+    await waitFor(() => !existsSync(path.join(stateDir, 'instances', String(id))), 'the agent to remove the instance', 20_000);
+    await waitFor(() => ssh(again.ssh_port, 'true').status !== 0, 'the SSH server to be gone');
+  }, 120_000);
+
+  it('survives its own restart and the server restart (re-adopts the running instance); SIGKILL makes it unknown, then offline', async () => {
+    const search = await api('POST', '/api/v0/bundles/', renterKey, { gpu_name: { eq: 'RTX 4090' }, rentable: { eq: true } });
+    const created = await api('PUT', `/api/v0/asks/${search.body.offers[0].id}/`, renterKey, { image: 'ubuntu:22.04', disk: 5, onstart: 'sleep 600' });
+    const id: number = created.body.new_contract;
+    const running = await pollUntil(id, 'running');
+    const pid = readFileSync(path.join(stateDir, 'instances', String(id), 'main.pid'), 'utf8');
+
+    // The agent dies and comes back before OPENRIG_UNKNOWN_AFTER_S: same machine, same process.
+    agent.child.kill('SIGKILL');
+    await agent.exited;
+    agent = startAgent();
+    await waitRegistered(agent);
+    expect(readFileSync(path.join(stateDir, 'instances', String(id), 'main.pid'), 'utf8')).toBe(pid);
+    expect(ssh(running.ssh_port, 'echo still-here').stdout).toBe('still-here\n');
+
+    // The server restarts on the same port and database; the agent keeps syncing.
+    serve.child.kill('SIGTERM');
+    expect((await serve.exited).code).toBe(0);
+    serve = await startServe(['--data', dir, '--port', String(port)], ENV);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await show(id)).actual_status).toBe('running');
+
+    agent.child.kill('SIGKILL');
+    await agent.exited;
+    const unknown = await pollUntil(id, 'unknown', 20_000);
+    expect(unknown.actual_status).toBe('unknown');
+    await pollUntil(id, 'offline', 20_000);
+    const del = await api('DELETE', `/api/v0/instances/${id}/`, renterKey, {});
+    expect(del.body.success).toBe(true);
+    expect(await show(id)).toBeNull();
+  }, 120_000);
+});
