@@ -101,8 +101,14 @@ export async function cancelWindows(db: Kysely<DB>, hostId: number, ids: number[
     )
     .where('canceled_at', 'is', null)
     .where('end_time', '>', now)
-    .returning(['id', 'machine_id'])
+    .returning(['id', 'machine_id', 'start_time', 'end_time', 'duration_hours', 'category'])
     .execute();
+}
+
+/** The machines' details for e-mails (no lock: read for text only). */
+export async function machineInfos(db: Kysely<DB>, ids: number[]): Promise<MachineInfo[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('machines').select(['id', 'gpu_name', 'num_gpus', 'hostname']).where('id', 'in', ids).execute();
 }
 
 export async function ownedMachineIds(db: Kysely<DB>, hostId: number, ids: number[]): Promise<Set<number>> {

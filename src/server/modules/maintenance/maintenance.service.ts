@@ -7,9 +7,9 @@ import { tx } from '../../db/connection.js';
 import { AppError } from '../../errors.js';
 import type { User } from '../../http/auth.js';
 import { enqueueEmails, type EmailMessage } from '../notifications/notifications.outbox.js';
-import { maintenanceClientEmail, maintenanceHostEmail, utc, type FailedLine, type MachineInfo } from '../notifications/notifications.templates.js';
+import { maintenanceCancelledEmail, maintenanceClientEmail, maintenanceHostEmail, utc, type FailedLine, type MachineInfo } from '../notifications/notifications.templates.js';
 import { MaintenanceErrors as E, ENTRY_NOT_FOUND_MSG } from './maintenance.errors.js';
-import { affectedInstances, cancelWindows, findOverlaps, insertWindows, listHostWindows, listMachineWindows, lockOwnedMachines, ownedMachineIds, type AffectedInstance, type NewWindow } from './maintenance.repo.js';
+import { affectedInstances, cancelWindows, findOverlaps, insertWindows, listHostWindows, listMachineWindows, lockOwnedMachines, machineInfos, ownedMachineIds, type AffectedInstance, type NewWindow } from './maintenance.repo.js';
 import type { IdEntry, WindowSpec } from './maintenance.validate.js';
 
 export type EntryResult =
@@ -169,27 +169,59 @@ export async function maintenanceWindowsFor(db: Deps['db'], machineIds: number[]
   return out;
 }
 
+type Cancelled = Awaited<ReturnType<typeof cancelWindows>>;
+
+/**
+ * Tells the clients who now have running or stopped instances on the machines that a window was
+ * cancelled (one e-mail per client per window), in the transaction that cancels it.
+ */
+async function notifyCancelled(trx: Deps['db'], now: number, cancelled: Cancelled): Promise<void> {
+  if (cancelled.length === 0) return;
+  const machineIds = [...new Set(cancelled.map((c) => c.machine_id))];
+  const machines = new Map((await machineInfos(trx, machineIds)).map((m) => [m.id, m]));
+  const clients = groupByClient(await affectedInstances(trx, machineIds));
+  const mails: EmailMessage[] = [];
+  for (const w of cancelled) {
+    for (const [userId, insts] of clients.get(w.machine_id) ?? []) {
+      const m = maintenanceCancelledEmail({
+        machine: machines.get(w.machine_id)!,
+        window: { start: w.start_time, end: w.end_time, durationHours: w.duration_hours, category: w.category },
+        instanceIds: insts.map((i) => i.instance_id),
+        name: insts[0]!.full_name,
+      });
+      mails.push({ key: `maint:${w.id}:cancel:${userId}`, to: insts[0]!.email, ...m, category: 'maintenance.cancel' });
+    }
+  }
+  await enqueueEmails(trx, now, mails);
+}
+
 /** Cancels the live windows of one owned machine; 404 when it isn't the caller's. */
-export async function cancelMachine(ctx: Pick<Deps, 'store' | 'clock'>, host: User, machineId: number): Promise<number> {
+export async function cancelMachine(ctx: Pick<Deps, 'store' | 'clock' | 'kickOutbox'>, host: User, machineId: number): Promise<number> {
   const now = ctx.clock.now();
-  return tx(ctx.store, async (trx) => {
+  const n = await tx(ctx.store, async (trx) => {
     const owned = await ownedMachineIds(trx, host.id, [machineId]);
     if (!owned.has(machineId)) throw E.machineNotFound();
-    return (await cancelWindows(trx, host.id, [machineId], now)).length;
+    const cancelled = await cancelWindows(trx, host.id, [machineId], now);
+    await notifyCancelled(trx, now, cancelled);
+    return cancelled.length;
   });
+  if (n > 0) ctx.kickOutbox();
+  return n;
 }
 
 export type CancelResult = { success: true; machine_id: number; canceled: number } | { success: false; machine_id: number | null; error: string; msg: string };
 
 /** Batch cancel: per-entry results in submitted order; 400 (rule 4 by analogy) when none owned. */
-export async function cancelBatch(ctx: Pick<Deps, 'store' | 'clock'>, host: User, entries: IdEntry[]): Promise<CancelResult[]> {
+export async function cancelBatch(ctx: Pick<Deps, 'store' | 'clock' | 'kickOutbox'>, host: User, entries: IdEntry[]): Promise<CancelResult[]> {
   const now = ctx.clock.now();
   const wanted = entries.flatMap((e) => (e.kind === 'id' ? [e.id] : []));
-  return tx(ctx.store, async (trx) => {
+  const out = await tx(ctx.store, async (trx) => {
     const owned = await ownedMachineIds(trx, host.id, wanted);
     const results: CancelResult[] = [];
     const counts = new Map<number, number>();
-    if (owned.size > 0) for (const r of await cancelWindows(trx, host.id, [...owned], now)) counts.set(r.machine_id, (counts.get(r.machine_id) ?? 0) + 1);
+    const cancelled = owned.size > 0 ? await cancelWindows(trx, host.id, [...owned], now) : [];
+    for (const r of cancelled) counts.set(r.machine_id, (counts.get(r.machine_id) ?? 0) + 1);
+    await notifyCancelled(trx, now, cancelled);
     for (const e of entries) {
       if (e.kind === 'invalid') results.push({ success: false, machine_id: echoId(e), error: 'invalid_id', msg: `Not a valid machine ID: ${JSON.stringify(e.raw) ?? String(e.raw)}` });
       else if (e.kind === 'duplicate') results.push({ success: false, machine_id: e.id, error: 'duplicate', msg: `machine_ids lists ${e.id} more than once; only its first entry is processed` });
@@ -199,6 +231,8 @@ export async function cancelBatch(ctx: Pick<Deps, 'store' | 'clock'>, host: User
     if (owned.size === 0) throw E.noneOwned(undefined, { success: false, results });
     return results;
   });
+  ctx.kickOutbox();
+  return out;
 }
 
 /** `PUT /machines/{id}/dnotify/`: one window on one machine; 404 if not the caller's, 409 on overlap. */

@@ -92,6 +92,10 @@ describeEachDb('maintenance windows: dnotify, list, cancel, renters’ view', (d
     expect((await req('PUT', `/api/v0/machines/${foreign}/cancel_maint/`, {})).status).toBe(404);
     const c = await req('PUT', `/api/v0/machines/${m[0]}/cancel_maint/`);
     expect(c.body).toEqual({ success: true, canceled: 2 });
+    // The machine's client is told, once per cancelled window, in the cancelling transaction.
+    const notices = await t().db.store.db.selectFrom('email_outbox').select(['to_addr', 'subject']).where('category', '=', 'maintenance.cancel').execute();
+    expect(notices.map((n) => n.to_addr)).toEqual([client.email, client.email]);
+    expect(notices.every((n) => n.subject.startsWith(`Maintenance cancelled on machine ${m[0]}:`))).toBe(true);
     expect((await req('PUT', `/api/v0/machines/${m[0]}/cancel_maint/`, {})).body).toEqual({ success: true, canceled: 0 });
     const l = await req('GET', '/api/v0/machines/maintenances');
     expect(l.body.maintenances.map((x: any) => x.machine_id)).toEqual([m[1]]);

@@ -132,3 +132,39 @@ export function maintenanceHostEmail(p: { window: WindowInfo; scheduled: Schedul
   );
   return { subject, text, html };
 }
+
+/** To a client with instances on the machine when the host cancels a window (one per client per window). */
+export function maintenanceCancelledEmail(p: { machine: MachineInfo; window: WindowInfo; instanceIds: number[]; name: string }): Rendered {
+  const { machine, window: w } = p;
+  const subject = `Maintenance cancelled on machine ${machine.id}: ${utc(w.start)} to ${utc(w.end)} (${w.category})`;
+  const greeting = p.name ? `Hello ${p.name},` : 'Hello,';
+  const ids = p.instanceIds.join(', ');
+  const text = [
+    greeting,
+    '',
+    `The host of ${machineLabel(machine)} has cancelled this maintenance window:`,
+    '',
+    `  Machine:  ${machine.id}`,
+    `  Start:    ${utc(w.start)}`,
+    `  End:      ${utc(w.end)}`,
+    `  Category: ${w.category}`,
+    '',
+    `Your instance${p.instanceIds.length === 1 ? '' : 's'} on this machine (${ids}) are not affected by it any more.`,
+    '',
+    '-- openrig',
+  ].join('\n');
+  const html = page(
+    subject,
+    `<p>${escapeHtml(greeting)}</p>` +
+      `<p>The host of ${escapeHtml(machineLabel(machine))} has cancelled this maintenance window:</p>` +
+      '<table>' +
+      `<tr><th align="left">Machine</th><td>${machine.id}</td></tr>` +
+      `<tr><th align="left">Start</th><td>${escapeHtml(utc(w.start))}</td></tr>` +
+      `<tr><th align="left">End</th><td>${escapeHtml(utc(w.end))}</td></tr>` +
+      `<tr><th align="left">Category</th><td>${escapeHtml(w.category)}</td></tr>` +
+      '</table>' +
+      `<p>Your instance${p.instanceIds.length === 1 ? '' : 's'} on this machine (${escapeHtml(ids)}) are not affected by it any more.</p>` +
+      '<p>-- openrig</p>',
+  );
+  return { subject, text, html };
+}
