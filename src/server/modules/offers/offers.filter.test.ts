@@ -1,0 +1,124 @@
+// The search-filter compiler, pure (issue 3 point 2): every field of the offer table, every
+// operator, coercion of string values, and a 400 naming whatever is wrong.
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../errors.js';
+import { OFFER_FIELDS, OPERATORS } from './offers.fields.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, coerce, compileSearch, searchSql } from './offers.filter.js';
+
+const COMPAT_FIELDS = [
+  'id', 'cuda_max_good', 'num_gpus', 'gpu_name', 'pcie_bw', 'cpu_ghz', 'cpu_cores_effective', 'cpu_ram', 'gpu_ram', 'disk_space', 'dph_total', 'dlperf',
+  'dlperf_per_dphtotal', 'score', 'driver_version', 'inet_up', 'inet_down', 'reliability', 'duration', 'machine_id', 'verification', 'host_id', 'direct_port_count', 'geolocation',
+];
+
+function badRequest(fn: () => unknown): AppError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).status).toBe(400);
+    expect((err as AppError).code).toBe('bad_request');
+    return err as AppError;
+  }
+  throw new Error('expected a 400');
+}
+
+const sample: Record<string, [unknown, unknown]> = { int: ['3', 3], float: ['0.98', 0.98], bool: ['true', true], string: [42, '42'] };
+
+describe('search filter compiler', () => {
+  it('knows every field of the client-compat offer table, plus the default filters', () => {
+    for (const f of [...COMPAT_FIELDS, 'verified', 'external', 'rentable', 'rented']) expect(OFFER_FIELDS).toHaveProperty(f);
+  });
+
+  for (const [field, def] of Object.entries(OFFER_FIELDS)) {
+    for (const op of OPERATORS) {
+      const ordered = op === 'gt' || op === 'gte' || op === 'lt' || op === 'lte';
+      const applies = !ordered || def.type === 'int' || def.type === 'float';
+      it(`${field} ${op} ${applies ? 'compiles' : 'is refused'}`, () => {
+        const [raw, want] = sample[def.type]!;
+        const value = op === 'in' || op === 'notin' ? [raw] : raw;
+        if (!applies) {
+          expect(badRequest(() => compileSearch({ [field]: { [op]: value } })).message).toContain(field);
+          return;
+        }
+        const plan = compileSearch({ [field]: { [op]: value } });
+        expect(plan.conditions).toEqual([{ field, op, value: op === 'in' || op === 'notin' ? [want] : want }]);
+        for (const d of ['sqlite', 'postgres'] as const) {
+          const q = searchSql(plan, d, 1_700_000_000_000);
+          expect(q.sql).toMatch(/^SELECT .* FROM machines m WHERE .* ORDER BY .* LIMIT 64$/);
+          expect(q.params.length).toBe(def.type === 'bool' ? 0 : 1);
+        }
+      });
+    }
+  }
+
+  it('coerces strings to the field type and refuses what cannot be', () => {
+    expect(coerce('num_gpus', OFFER_FIELDS.num_gpus!, ' 2 ')).toBe(2);
+    expect(coerce('num_gpus', OFFER_FIELDS.num_gpus!, '2.0')).toBe(2);
+    expect(coerce('reliability', OFFER_FIELDS.reliability!, '1e-1')).toBe(0.1);
+    expect(coerce('verified', OFFER_FIELDS.verified!, 'False')).toBe(false);
+    expect(coerce('verified', OFFER_FIELDS.verified!, 1)).toBe(true);
+    expect(coerce('gpu_name', OFFER_FIELDS.gpu_name!, 'RTX_4090')).toBe('RTX 4090');
+    for (const [field, v] of [['num_gpus', '2.5'], ['num_gpus', ''], ['num_gpus', true], ['reliability', 'high'], ['reliability', null], ['verified', 'yes'], ['gpu_name', {}], ['gpu_name', true]] as const) {
+      expect(badRequest(() => coerce(field, OFFER_FIELDS[field]!, v)).message).toContain(field);
+    }
+  });
+
+  it('names an unknown field, operator, order field, direction or type', () => {
+    expect(badRequest(() => compileSearch({ gpu_nmae: { eq: 'x' } })).message).toContain('gpu_nmae');
+    expect(badRequest(() => compileSearch({ num_gpus: { between: [1, 2] } })).message).toContain('between');
+    expect(badRequest(() => compileSearch({ num_gpus: {} })).message).toContain('num_gpus');
+    expect(badRequest(() => compileSearch({ num_gpus: { in: '1,2' } })).message).toContain('num_gpus');
+    expect(badRequest(() => compileSearch({ num_gpus: { eq: [1] } })).message).toContain('num_gpus');
+    expect(badRequest(() => compileSearch({ order: [['flops', 'desc']] })).message).toContain('flops');
+    expect(badRequest(() => compileSearch({ order: [['score', 'up']] })).message).toContain('up');
+    expect(badRequest(() => compileSearch({ order: 'score' })).message).toContain('order');
+    expect(badRequest(() => compileSearch({ type: 'spot' })).message).toContain('spot');
+    expect(badRequest(() => compileSearch({ limit: MAX_LIMIT + 1 })).message).toContain('limit');
+    expect(badRequest(() => compileSearch({ limit: 'ten' })).message).toContain('limit');
+    expect(badRequest(() => compileSearch({ allocated_storage: -1 })).message).toContain('allocated_storage');
+    expect(badRequest(() => compileSearch([])).message).toContain('object');
+    expect(badRequest(() => compileSearch({ __proto__x: { eq: 1 } })).message).toContain('__proto__x');
+  });
+
+  it('defaults: order score desc, on-demand, limit 64, 5 GB, unrented listed machines only', () => {
+    const plan = compileSearch({});
+    expect(plan).toEqual({ conditions: [], order: [{ field: 'score', dir: 'desc' }], type: 'on-demand', limit: DEFAULT_LIMIT, storage: 5 });
+    const q = searchSql(plan, 'sqlite', 0);
+    expect(q.sql).toContain('m.rented = 0');
+    expect(q.sql).toContain('m.listed = 1');
+    expect(q.sql).toContain('m.deleted_at IS NULL');
+  });
+
+  it('drops the implicit rented/listed filters only when the filter names them', () => {
+    const where = (body: unknown) => searchSql(compileSearch(body), 'sqlite', 0).sql.split(' WHERE ')[1]!.split(' ORDER BY ')[0]!;
+    expect(where({ rented: { eq: true } })).not.toContain('m.rented = 0');
+    expect(where({ rented: { eq: true } })).toContain('(m.rented = 1)');
+    expect(where({ rented: { eq: true } })).toContain('m.listed = 1');
+    expect(where({ listed: { eq: false } })).toContain('NOT (m.listed = 1');
+    expect(where({ listed: { eq: false } })).toContain('AND m.rented = 0 AND');
+    // Naming rentable drops both implicit filters: its own condition follows the fixed ones.
+    expect(where({ rentable: { eq: false } })).toMatch(/^m\.deleted_at IS NULL AND m\.disk_space >= 5\.0 AND NOT \(\(m\.listed = 1/);
+  });
+
+  it('parses several order fields, multi-op ranges, limit and type aliases', () => {
+    const plan = compileSearch({ num_gpus: { gte: '1', lte: '4' }, order: [['dph_total', 'ASC'], ['score', 'desc']], limit: '10', type: 'interruptible', allocated_storage: '20' });
+    expect(plan.conditions).toHaveLength(2);
+    expect(plan.order).toEqual([{ field: 'dph_total', dir: 'asc' }, { field: 'score', dir: 'desc' }]);
+    expect(plan).toMatchObject({ limit: 10, type: 'bid', storage: 20 });
+    const q = searchSql(plan, 'postgres', 0);
+    expect(q.sql).toContain('$1::bigint');
+    expect(q.sql).toContain('$2::bigint');
+    expect(q.sql).toContain('m.min_bid_dph > 0');
+    expect(q.params).toEqual([1, 4]);
+  });
+
+  it('accepts the older {"q": {...}} wrapper and a bare value as eq', () => {
+    expect(compileSearch({ q: { num_gpus: 2 } }).conditions).toEqual([{ field: 'num_gpus', op: 'eq', value: 2 }]);
+  });
+
+  it('never puts a value into the SQL text', () => {
+    const q = searchSql(compileSearch({ gpu_name: { eq: "x'; drop table machines; --" } }), 'sqlite', 0);
+    expect(q.sql).not.toContain('drop table');
+    expect(q.params).toEqual(["x'; drop table machines; --"]);
+  });
+});
