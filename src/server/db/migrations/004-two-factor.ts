@@ -54,6 +54,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('tfa_challenges_secret_uq').unique().on('tfa_challenges').column('secret_hash').execute();
   await db.schema.createIndex('tfa_challenges_user_idx').on('tfa_challenges').columns(['user_id', 'created_at']).execute();
+  await db.schema.createIndex('tfa_challenges_expires_idx').on('tfa_challenges').column('expires_at').execute();
 
   await withId(db, db.schema.createTable('tfa_backup_codes'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id').onDelete('cascade'))
@@ -90,6 +91,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('sms_sends_user_idx').on('sms_sends').columns(['user_id', 'created_at']).execute();
   await db.schema.createIndex('sms_sends_phone_idx').on('sms_sends').columns(['phone_number', 'created_at']).execute();
+  await db.schema.createIndex('sms_sends_created_idx').on('sms_sends').column('created_at').execute();
 }
 
 export async function down(): Promise<void> {

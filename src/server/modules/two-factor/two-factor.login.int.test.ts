@@ -148,4 +148,17 @@ describeEachDb('2FA login and records', (dialect) => {
     expect(dump).not.toContain(bad);
     expect(dump).not.toContain(totp.secret);
   });
+
+  it('a password login prunes challenges a day past their expiry', async () => {
+    const u = await t().user({ password: 'correct horse battery' });
+    await enableTotp(t(), u.apiKey, u.email);
+    const first = await t().request('POST', '/api/v0/users/login/', { body: { email: u.email, password: 'correct horse battery' } });
+    expect(first.body.tfa_secret).toBeDefined();
+    const count = async () => (await t().deps.db.selectFrom('tfa_challenges').select('id').where('user_id', '=', u.id).execute()).length;
+    const before = await count();
+    t().clock.advance(2 * 86_400_000);
+    await t().request('POST', '/api/v0/users/login/', { body: { email: u.email, password: 'correct horse battery' } });
+    expect(await count()).toBe(1);
+    expect(before).toBeGreaterThan(1);
+  });
 });

@@ -11,7 +11,7 @@ import { createSession } from '../accounts/accounts.sessions.js';
 import { userView } from '../accounts/accounts.view.js';
 import { findUserById } from '../accounts/accounts.repo.js';
 import { TfaErrors } from './two-factor.errors.js';
-import { activeMethods, consumeChallenge, insertChallenge, type Challenge } from './two-factor.repo.js';
+import { activeMethods, consumeChallenge, insertChallenge, pruneExpired, type Challenge } from './two-factor.repo.js';
 import { newSecret } from './two-factor.send.js';
 import { liveChallenge, verifyFactor, type FactorInput } from './two-factor.verify.js';
 
@@ -25,6 +25,8 @@ export async function beginTfaLogin(deps: Deps, user: User): Promise<TfaLoginSta
   const s = newSecret();
   await insertChallenge(deps.db, { userId: user.id, secretHash: s.hash, purpose: 'login', method: null, tfaMethodId: null, phone: null, now, ttlMs: deps.config.tfa.challengeTtlS * 1000 });
   const methods = await activeMethods(deps.db, user.id);
+  const sms = deps.config.sms;
+  await pruneExpired(deps.db, now, Math.max(sms.windowS, sms.preauthPhoneWindowS) * 1000);
   return { tfa_secret: s.secret, methods: methods.map((m) => ({ id: m.id, method: m.method, label: m.label, is_primary: m.is_primary === 1 })) };
 }
 

@@ -133,3 +133,12 @@ export async function recordEvent(db: Kysely<DB>, now: number, e: AuthEvent): Pr
     .values({ user_id: e.userId, kind: e.kind, action: e.action, method: e.method ?? null, tfa_method_id: e.tfaMethodId ?? null, ip: e.ip ?? null, created_at: now })
     .execute();
 }
+
+/**
+ * Deletes what no rule reads any more: challenges a day past their expiry, and SMS send records
+ * older than every abuse window. Cheap (indexed range deletes); run on each password login.
+ */
+export async function pruneExpired(db: Kysely<DB>, now: number, keepSmsMs: number): Promise<void> {
+  await db.deleteFrom('tfa_challenges').where('expires_at', '<', now - 86_400_000).execute();
+  await db.deleteFrom('sms_sends').where('created_at', '<', now - keepSmsMs).execute();
+}
