@@ -221,16 +221,20 @@ export class Agent {
           return;
         case 'running': {
           const spec = this.spec(w);
-          if (st.state === 'absent' || st.state === 'stopped') {
-            if (this.failures.has(w.id)) return; // failed: stays exited until stopped or destroyed
+          const dead = st.state === 'exited' || this.failures.has(w.id);
+          // Exited never runs again by itself (api-spec "States and transitions"); only when the
+          // server shows it provisioning or stopped again (a client start) is it started afresh.
+          const restart = dead && (w.actual_status === null || w.actual_status === 'stopped');
+          if ((st.state === 'absent' || st.state === 'stopped' || restart) && (!dead || restart)) {
+            this.failures.delete(w.id);
             run('start', async () => {
+              if (st.state === 'exited') await rt.stop(w.id); // clears the dead main.pid
               const { sshPort } = await rt.start(spec);
               this.o.log.info(`instance ${w.id} running, SSH on port ${sshPort}`);
             });
           } else if (st.state === 'running' || st.state === 'starting') {
             await rt.updateKeys(w.id, spec.authorizedKeys);
           }
-          // exited: never running again by itself (api-spec "States and transitions").
           return;
         }
       }

@@ -75,6 +75,12 @@ export interface DesiredInstance {
   id: number;
   machine_id: number;
   desired: DesiredState;
+  /**
+   * The server's actual_status. An instance whose process died stays `exited` on the host until
+   * the server shows null or `stopped` again (a client start of an exited instance): then the
+   * agent starts it afresh. It never restarts one by itself.
+   */
+  actual_status: string | null;
   image: string;
   disk: number;
   onstart: string;

@@ -106,6 +106,7 @@ describeEachDb('agent gateway', (dialect) => {
       const d = s1.body.instances.find((i: { id: number }) => i.id === id);
       expect(d).toMatchObject({ id, machine_id: mid, desired: 'running', image: 'pytorch/pytorch', onstart: 'echo hi', env: { FOO: 'bar', N: '3' } });
       expect(d.authorized_keys).toEqual([PUB]);
+      expect(d.actual_status).toBeNull();
       expect(d.container_api_key).toMatch(/^ori_/);
       const auth = await resolveCredential(t().deps, d.container_api_key);
       expect(auth).toMatchObject({ via: 'instance_key', instanceId: id });

@@ -94,6 +94,7 @@ export const syncReply = {
           id: { type: 'integer' },
           machine_id: { type: 'integer' },
           desired: { type: 'string', enum: ['running', 'stopped', 'destroyed'] },
+          actual_status: { type: ['string', 'null'] },
           image: { type: 'string' },
           disk: { type: 'number' },
           onstart: { type: 'string' },

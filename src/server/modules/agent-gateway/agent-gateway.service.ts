@@ -104,8 +104,8 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
   const mine = await repo.touchMachines(deps.db, auth.user.id, body.agent_uid, requested, now);
   const unknown = requested.filter((id) => !mine.includes(id));
   const reportedIds = body.instances.map((r) => r.id);
-  const rows = await repo.instancesForAgent(deps.db, mine, reportedIds);
-  const byId = new Map(rows.map((r) => [r.id, r]));
+  const before = await repo.instancesForAgent(deps.db, mine, reportedIds);
+  const byId = new Map(before.map((r) => [r.id, r]));
 
   // 1. What the agent sees moves the instance, where the state machine allows it (the instances
   //    module decides with applyAgentReport, settles billing and writes conditionally).
@@ -124,7 +124,8 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
   }
   await repo.recordAgentState(deps.db, mine, body.instances, now);
 
-  // 2. What the agent should hold.
+  // 2. What the agent should hold, read after the reports moved it (never a stale state).
+  const rows = await repo.instancesForAgent(deps.db, mine, reportedIds);
   const reported = new Set(reportedIds);
   const instances: DesiredInstance[] = [];
   for (const r of rows) {
@@ -134,6 +135,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
       id: r.id,
       machine_id: r.machine_id,
       desired: destroyed ? 'destroyed' : r.intended_status === 'stopped' ? 'stopped' : 'running',
+      actual_status: r.actual_status,
       image: r.image,
       disk: r.disk,
       onstart: destroyed ? '' : r.onstart,
@@ -146,7 +148,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
   // Reported instances the server has no live row for on this agent's machines: remove them.
   for (const id of reported) {
     if (!byId.has(id)) {
-      instances.push({ id, machine_id: 0, desired: 'destroyed', image: '', disk: 0, onstart: '', env: {}, label: '', container_api_key: null, authorized_keys: [] });
+      instances.push({ id, machine_id: 0, desired: 'destroyed', actual_status: null, image: '', disk: 0, onstart: '', env: {}, label: '', container_api_key: null, authorized_keys: [] });
     }
   }
   return { success: true, heartbeat_s: deps.config.agent.heartbeatS, unknown_machine_ids: unknown, instances, server_time: now / 1000 };
