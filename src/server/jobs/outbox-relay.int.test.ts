@@ -9,7 +9,7 @@ import { loadConfig, type Config } from '../config.js';
 import { enqueueEmails, type EmailMessage } from '../modules/notifications/notifications.outbox.js';
 import { createMailer, type Mailer, type OutgoingEmail } from '../modules/notifications/notifications.mailer.js';
 import { backoffMs, deliverDue, startOutboxRelay, RELAY_LEASE_MS, type RelayContext } from './outbox-relay.js';
-import { claimDue } from '../modules/notifications/notifications.repo.js';
+import { claimDue, pruneOld } from '../modules/notifications/notifications.repo.js';
 
 class FakeMailer implements Mailer {
   sent: OutgoingEmail[] = [];
@@ -134,6 +134,17 @@ describeEachDb('outbox relay', (dialect) => {
     expect(await deliverDue(ctx(m, 'alive'))).toEqual({ sent: 3, retried: 0, failed: 0 });
     const rows = await db.store.db.selectFrom('email_outbox').select(['attempts']).execute();
     expect(rows.every((r) => r.attempts === 2)).toBe(true);
+  });
+
+  it('prunes sent and given-up e-mails older than the retention, never pending ones', async () => {
+    await enqueueEmails(db.store.db, clock.now(), msgs(3, 'prune'));
+    const m = new FakeMailer();
+    await deliverDue(ctx(m));
+    await enqueueEmails(db.store.db, clock.now(), msgs(1, 'pending'));
+    clock.advance(1000);
+    expect(await pruneOld(db.store.db, clock.now() - 2000)).toBe(0);
+    expect(await pruneOld(db.store.db, clock.now())).toBe(3);
+    expect((await db.store.db.selectFrom('email_outbox').select('idempotency_key').execute()).map((r) => r.idempotency_key)).toEqual(['pending:0']);
   });
 
   it('writes the outbox file in the operator-contract format, and stop() flushes what is due', async () => {

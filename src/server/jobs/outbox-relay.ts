@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { every, type Job } from './index.js';
 import { createMailer, redactSmtp, type Mailer } from '../modules/notifications/notifications.mailer.js';
-import { claimDue, markFailedAttempt, markSent, releaseLease, type OutboxRow } from '../modules/notifications/notifications.repo.js';
+import { claimDue, markFailedAttempt, markSent, pruneOld, releaseLease, type OutboxRow } from '../modules/notifications/notifications.repo.js';
 
 export const RELAY_LEASE_MS = 5 * 60_000;
 /** A row is only sent with at least this much lease left (nodemailer timeouts are below it). */
@@ -23,6 +23,9 @@ export const RELAY_BATCH = 100;
 export const RELAY_CONCURRENCY = 4;
 export const BACKOFF_BASE_MS = 5_000;
 export const BACKOFF_CAP_MS = 3_600_000;
+/** Sent and given-up e-mails are kept this long (history, idempotency of late retries), then deleted. */
+export const RETENTION_MS = 30 * 86_400_000;
+export const PRUNE_EVERY_MS = 3_600_000;
 /** stop() flushes for at most this long, so a dead SMTP server can't hold a shutdown forever. */
 export const FLUSH_BUDGET_MS = 20_000;
 
@@ -115,7 +118,16 @@ export function startOutboxRelay(
   mailer: Mailer = createMailer(deps.config.mail),
 ): OutboxRelay {
   const ctx: RelayContext = { db: deps.db, clock: deps.clock, log: deps.log, config: deps.config, mailer, worker: newWorkerId() };
-  const loop = every('outbox-relay', deps.config.mail.relayIntervalMs, () => deliverDue(ctx), (err) =>
+  let lastPrune = 0;
+  const pass = async () => {
+    await deliverDue(ctx);
+    const now = deps.clock.now();
+    if (now - lastPrune >= PRUNE_EVERY_MS) {
+      lastPrune = now;
+      await pruneOld(deps.db, now - RETENTION_MS);
+    }
+  };
+  const loop = every('outbox-relay', deps.config.mail.relayIntervalMs, pass, (err) =>
     deps.log.error({ err: redactSmtp((err as Error)?.message ?? String(err), deps.config.mail.smtpUrl), job: 'outbox-relay' }, 'background job failed'),
   );
   let stopping: Promise<void> | null = null;

@@ -99,3 +99,12 @@ export async function countDue(db: Kysely<DB>, now: number): Promise<number> {
     .executeTakeFirstOrThrow();
   return Number(r.n);
 }
+
+/** Deletes e-mails sent (or given up) before `before`; the outbox keeps recent history only. */
+export async function pruneOld(db: Kysely<DB>, before: number): Promise<number> {
+  const r = await db
+    .deleteFrom('email_outbox')
+    .where((eb) => eb.or([eb('sent_at', '<', before), eb('failed_at', '<', before)]))
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
