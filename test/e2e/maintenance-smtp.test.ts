@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/server/config.js';
 import { startServer, type Server } from '../../src/server/main.js';
 import { createUser } from '../../src/server/modules/accounts/accounts.service.js';
 import { messageIdFor } from '../../src/server/modules/notifications/notifications.mailer.js';
+import { enqueueEmail } from '../../src/server/modules/notifications/notifications.outbox.js';
 
 interface Received {
   rcpt: string[];
@@ -147,5 +148,15 @@ describeEachDb('maintenance e-mail over real SMTP', (dialect) => {
     expect(lines).toHaveLength(4);
     expect(lines.map((l) => l.to).sort()).toEqual(received.map((r) => r.rcpt[0]).sort());
     for (const l of lines) expect(Object.keys(l)).toEqual(['at', 'to', 'subject', 'text']);
+  });
+
+  it('sends a text-only e-mail (as other modules queue them) with an HTML part too', async () => {
+    const n = received.length;
+    await enqueueEmail(db.store.db, Date.now(), { key: `text-only-${dialect}`, to: 'code@example.com', subject: 'Your code', text: 'Your code is 123456 <ok>', category: 'tfa.code' });
+    servers[1]!.deps.kickOutbox();
+    await waitFor('the text-only e-mail', () => received.length, (x) => x > n);
+    const r = received[received.length - 1]!;
+    expect(r.mail.text?.trim()).toBe('Your code is 123456 <ok>');
+    expect(r.mail.html).toContain('Your code is 123456 &lt;ok&gt;');
   });
 });

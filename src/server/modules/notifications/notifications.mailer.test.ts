@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fromDomain, messageIdFor, outboxLine, redactSmtp } from './notifications.mailer.js';
+import { fromDomain, messageIdFor, outboxLine, redactSmtp, textToHtml } from './notifications.mailer.js';
 import { maintenanceClientEmail, utc } from './notifications.templates.js';
 import { backoffMs, BACKOFF_CAP_MS } from '../../jobs/outbox-relay.js';
 
@@ -17,6 +17,10 @@ describe('mail helpers', () => {
     expect(line.endsWith('\n')).toBe(true);
     expect(line.trim().includes('\n')).toBe(false);
     expect(JSON.parse(line)).toEqual({ at: '2026-01-02T03:04:05.000Z', to: 'a@b.c', subject: 's', text: 't\nu' });
+  });
+
+  it('gives a text-only e-mail an escaped HTML part', () => {
+    expect(textToHtml('Code: 123456 <b>')).toContain('<pre style="font-family:sans-serif;white-space:pre-wrap">Code: 123456 &lt;b&gt;</pre>');
   });
 
   it('removes SMTP passwords from error messages', () => {

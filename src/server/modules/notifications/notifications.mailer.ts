@@ -12,6 +12,7 @@ import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Config } from '../../config.js';
 import { sha256Hex } from '../../crypto.js';
+import { escapeHtml } from './notifications.templates.js';
 
 export interface OutgoingEmail {
   /** The outbox idempotency key; the Message-ID is derived from it. */
@@ -45,6 +46,11 @@ export function outboxLine(mail: Pick<OutgoingEmail, 'to' | 'subject' | 'text' |
   return JSON.stringify({ at: mail.date.toISOString(), to: mail.to, subject: mail.subject, text: mail.text }) + '\n';
 }
 
+/** The HTML part of an e-mail queued with text only (every e-mail goes out with both parts). */
+export function textToHtml(text: string): string {
+  return `<!doctype html><html><head><meta charset="utf-8"></head><body><pre style="font-family:sans-serif;white-space:pre-wrap">${escapeHtml(text)}</pre></body></html>`;
+}
+
 /** Removes the password of an `smtp://user:pass@host` URL from an error message before logging it. */
 export function redactSmtp(message: string, smtpUrl: string | null): string {
   let out = message.replace(/(smtps?:\/\/[^:/@\s]*:)[^@\s]*@/gi, '$1[redacted]@');
@@ -75,7 +81,7 @@ export function createMailer(mail: Config['mail']): Mailer {
           to: m.to,
           subject: m.subject,
           text: m.text,
-          ...(m.html ? { html: m.html } : {}),
+          html: m.html ?? textToHtml(m.text),
           date: m.date,
           messageId: messageIdFor(m.key, mail.from),
         });
