@@ -101,4 +101,19 @@ describeEachDb('2FA races', (dialect) => {
     const rows = await t().deps.db.selectFrom('tfa_methods').selectAll().where('user_id', '=', u.id).where('method', '=', 'sms').where('deleted_at', 'is', null).execute();
     expect(rows).toHaveLength(1);
   });
+
+  it('removing the last two methods concurrently leaves 2FA disabled, never enabled with no method', async () => {
+    const u = await t().user();
+    const totp = await enableTotp(t(), u.apiKey, u.email);
+    const sms = await addSms(t(), u.apiKey, u.email, '+14155550133', { skipAuthorize: true });
+    const [a, b] = await Promise.all([
+      t().request('DELETE', '/api/v0/tfa/', { key: u.apiKey, body: { backup_code: totp.backupCodes[0], target_id: totp.id } }),
+      t().request('DELETE', '/api/v0/tfa/', { key: u.apiKey, body: { backup_code: totp.backupCodes[1], target_id: sms.id } }),
+    ]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect([a.body.msg, b.body.msg]).toContain('2FA Successfully Disabled');
+    const s = await t().request('GET', '/api/v0/tfa/status/', { key: u.apiKey });
+    expect(s.body).toMatchObject({ tfa_enabled: false, methods: [], backup_codes_remaining: 0 });
+  });
 });
+

@@ -47,7 +47,9 @@ export async function sendEmailCode(
   requireVerifiedEmail(user);
   const now = deps.clock.now();
   const ttlMs = deps.config.tfa.challengeTtlS * 1000;
-  const existing = p.secret !== undefined ? await liveChallenge(deps, user, p.secret, sendPurposes(p.viaSecret)) : null;
+  // An SMS setup challenge can't turn into an e-mail one: e-mail is never a method to add.
+  const purposes = sendPurposes(p.viaSecret).filter((x) => x !== 'setup');
+  const existing = p.secret !== undefined ? await liveChallenge(deps, user, p.secret, purposes) : null;
   const out = await tx(deps.store, async (db) => {
     let secret = p.secret ?? '';
     let challenge: Challenge;
