@@ -30,14 +30,22 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('min_bid_dph', 'double precision', (c) => c.notNull().defaultTo(0))
     .addColumn('rented', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('listed_until', 'bigint')
+    // The default search order (score desc) reads this stored column through an index instead of
+    // computing it for every machine: dlperf per on-demand $/h, weighted by reliability.
+    .addColumn('score', 'double precision', (c) =>
+      c.generatedAlwaysAs(sql`(case when price_gpu_dph * num_gpus > 0 then dlperf / (price_gpu_dph * num_gpus) else 0 end) * reliability`).stored(),
+    )
     .addColumn('online_state', 'text', (c) => c.notNull().defaultTo('offline'))
     .addColumn('last_heartbeat_at', 'bigint')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('deleted_at', 'bigint')
     .execute();
   await db.schema.createIndex('machines_host_idx').on('machines').column('host_id').execute();
-  // Search (POST /bundles) starts from the rentable set and the common filters.
-  await db.schema.createIndex('machines_market_idx').on('machines').columns(['listed', 'rented', 'gpu_name', 'num_gpus']).execute();
+  // Search (POST /bundles): the default order walks the score index and stops at the limit; a
+  // GPU-model filter narrows through its own index. (An index on listed/rented would not help:
+  // most machines are listed and unrented, and it lures the planner off the score order.)
+  await db.schema.createIndex('machines_score_idx').on('machines').column('score').execute();
+  await db.schema.createIndex('machines_gpu_idx').on('machines').columns(['gpu_name', 'num_gpus']).execute();
 
   await withId(db, db.schema.createTable('instances'))
     .addColumn('machine_id', 'bigint', (c) => c.notNull().references('machines.id'))

@@ -1,6 +1,6 @@
 // Table types: machines (offers), instances, billing (issue 3). The offers module owns this file
 // and migration 002; other modules read these columns.
-import type { Generated } from 'kysely';
+import type { Generated, GeneratedAlways } from 'kysely';
 
 export interface MachinesTable {
   id: Generated<number>;
@@ -43,6 +43,8 @@ export interface MachinesTable {
   rented: number;
   /** End of the listing (ms), null = open-ended; an offer's `duration` counts down to it. */
   listed_until: number | null;
+  /** Stored, generated: dlperf / (price_gpu_dph × num_gpus) × reliability (0 when free). */
+  score: GeneratedAlways<number>;
   /** 'online' | 'offline' (agent heartbeats decide; issue 4). */
   online_state: string;
   last_heartbeat_at: number | null;

@@ -72,7 +72,12 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
   min_bid: { type: 'float', unit: '$/h', doc: 'lowest bid accepted for an interruptible rental (0: no bids)', sql: col('min_bid_dph') },
   dph_total: { type: 'float', unit: '$/h', doc: 'dph_base + storage_cost × allocated_storage / 720', sql: dphTotal },
   dlperf_per_dphtotal: { type: 'float', unit: 'DLPerf per $/h', doc: 'dlperf / dph_total (0 when dph_total is 0)', sql: perDph },
-  score: { type: 'float', unit: '', doc: 'dlperf_per_dphtotal × reliability (the default order, descending)', sql: (c) => `(${perDph(c)} * m.reliability)` },
+  score: {
+    type: 'float',
+    unit: '',
+    doc: 'dlperf / (GPU price × num_gpus) × reliability: on-demand and storage-independent, so the default order (score desc) is served by an index',
+    sql: () => 'm.score',
+  },
   duration: {
     type: 'float',
     unit: 's',

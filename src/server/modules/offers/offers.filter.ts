@@ -213,6 +213,9 @@ export function searchSql(plan: SearchPlan, dialect: 'sqlite' | 'postgres', now:
   }
   const order = [...plan.order.map((o) => `${expr(o.field)} ${o.dir.toUpperCase()}`), 'm.id ASC'].join(', ');
   const select = SELECTED_FIELDS.map((f) => `${expr(f)} AS ${f}`).join(', ');
-  const sql = `SELECT ${select} FROM machines m WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${plan.limit}`;
+  // Two phases: find the page's ids computing only the order expressions, then compute every
+  // reply field for those rows alone (the sorter would otherwise carry all fields of all rows).
+  const page = `SELECT m.id FROM machines m WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${plan.limit}`;
+  const sql = `SELECT ${select} FROM machines m WHERE m.id IN (${page}) ORDER BY ${order}`;
   return { sql, params };
 }

@@ -42,7 +42,7 @@ describeEachDb('offer search', (dialect) => {
     // dph_total = 0.4 * 2 + 0.2 * 10 / 720
     expect(o.dph_total).toBeCloseTo(0.8 + (0.2 * 10) / 720, 9);
     expect(o.dlperf_per_dphtotal).toBeCloseTo(o.dlperf / o.dph_total, 9);
-    expect(o.score).toBeCloseTo(o.dlperf_per_dphtotal * o.reliability, 9);
+    expect(o.score).toBeCloseTo((o.dlperf / o.dph_base) * o.reliability, 9);
     expect(o.gpu_ram).toBe(24564);
     expect(o.verification).toBe('verified');
     expect(o.rentable).toBe(true);
