@@ -14,8 +14,8 @@ import { runCli, startProc, startServe, waitFor, type Proc } from '../helpers/pr
 const ENV = {
   OPENRIG_SECRET_KEY: 'ef'.repeat(32),
   OPENRIG_HEARTBEAT_S: '0.5',
-  OPENRIG_UNKNOWN_AFTER_S: '4',
-  OPENRIG_OFFLINE_AFTER_S: '8',
+  OPENRIG_UNKNOWN_AFTER_S: '6',
+  OPENRIG_OFFLINE_AFTER_S: '10',
   OPENRIG_SWEEP_INTERVAL_MS: '200',
   OPENRIG_RATE_LIMITS: 'off',
   OPENRIG_LOG_LEVEL: 'warn',
@@ -168,6 +168,30 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
     await waitFor(() => ssh(again.ssh_port, 'true').status !== 0, 'the SSH server to be gone');
   }, 120_000);
 
+  it('a dead main process makes the instance exited with a status_msg; a clean agent stop takes its machine offline at once', async () => {
+    const offer = (await api('POST', '/api/v0/bundles/', renterKey, { gpu_name: { eq: 'RTX 4090' }, rentable: { eq: true } })).body.offers[0];
+    const id: number = (await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, { image: 'ubuntu:22.04', disk: 5 })).body.new_contract;
+    await pollUntil(id, 'running');
+    const pid = Number(readFileSync(path.join(stateDir, 'instances', String(id), 'main.pid'), 'utf8'));
+    process.kill(pid, 'SIGKILL');
+    const exited = await pollUntil(id, 'exited', 15_000);
+    expect(exited.status_msg).toMatch(/main process/);
+    // It stays exited: never running by itself.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await show(id)).actual_status).toBe('exited');
+    expect((await api('DELETE', `/api/v0/instances/${id}/`, renterKey, {})).body.success).toBe(true);
+    await waitFor(() => !existsSync(path.join(stateDir, 'instances', String(id))), 'the agent to remove the instance');
+
+    agent.child.kill('SIGTERM');
+    expect((await agent.exited).code).toBe(0);
+    const machines = (await api('GET', '/api/v0/machines/', hostKey)).body.machines;
+    expect(machines.map((m: any) => m.online_state)).toEqual(['offline']);
+    agent = startAgent();
+    await waitRegistered(agent);
+    const back = (await api('GET', '/api/v0/machines/', hostKey)).body.machines;
+    expect(back.map((m: any) => [m.id, m.online_state])).toEqual([[machines[0].id, 'online']]); // the same machine
+  }, 120_000);
+
   it('survives its own restart and the server restart (re-adopts the running instance); SIGKILL makes it unknown, then offline', async () => {
     const search = await api('POST', '/api/v0/bundles/', renterKey, { gpu_name: { eq: 'RTX 4090' }, rentable: { eq: true } });
     const created = await api('PUT', `/api/v0/asks/${search.body.offers[0].id}/`, renterKey, { image: 'ubuntu:22.04', disk: 5, onstart: 'sleep 600' });
@@ -188,7 +212,8 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
     expect((await serve.exited).code).toBe(0);
     serve = await startServe(['--data', dir, '--port', String(port)], ENV);
     await new Promise((r) => setTimeout(r, 1500));
-    expect((await show(id)).actual_status).toBe('running');
+    const afterRestart = await show(id);
+    expect(afterRestart.actual_status, `${afterRestart.status_msg}; agent said: ${agent.stdout()}`).toBe('running');
 
     agent.child.kill('SIGKILL');
     await agent.exited;

@@ -9,6 +9,7 @@ import type { Deps } from '../deps.js';
 import { every, type Job } from './index.js';
 import { quietMachinesWithInstances, sweepMachinesOffline } from '../modules/agent-gateway/agent-gateway.repo.js';
 import { sweepMachineInstances } from '../modules/instances/instances.service.js';
+import { GATEWAY_CLOSED_SEAM } from '../modules/agent-gateway/agent-gateway.routes.js';
 
 export interface SweepResult {
   unknown: number[];
@@ -42,7 +43,7 @@ export function startHeartbeatSweep(deps: Deps, onError: (err: unknown) => void)
     'heartbeat-sweep',
     deps.config.agent.sweepIntervalMs,
     async () => {
-      if (deps.clock.now() < sweepFrom) return;
+      if (deps.clock.now() < sweepFrom || deps.seams[GATEWAY_CLOSED_SEAM]) return;
       const r = await sweepHeartbeats(deps);
       if (r.unknown.length || r.offline.length || r.machinesOffline) {
         deps.log.warn({ unknown: r.unknown, offline: r.offline, machines_offline: r.machinesOffline }, 'heartbeats lapsed');
