@@ -15,7 +15,7 @@ export interface CliWorld {
 
 export async function startWorld(env: Record<string, string> = {}): Promise<CliWorld> {
   const data = mkdtempSync(path.join(tmpdir(), 'openrig-cli-e2e-'));
-  const s = await startServe(['--data', data], { OPENRIG_LOG_LEVEL: 'warn', ...env });
+  const s = await startServe(['--data', data], { OPENRIG_LOG_LEVEL: 'warn', OPENRIG_RATE_LIMITS: 'off', ...env });
   return { url: s.url, data, stop: () => s.child.kill('SIGTERM') };
 }
 

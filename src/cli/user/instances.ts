@@ -72,13 +72,15 @@ export function registerInstanceCommands(show: Command, program: Command, verbs:
       .argument('<id>', 'instance ID')
       .argument('[ssh-args...]', 'more arguments for ssh (after --), e.g. a command to run')
       .option('-i, --identity <file>', 'private key file for ssh')
+      .option('-o, --ssh-option <opt...>', 'ssh -o options, e.g. StrictHostKeyChecking=accept-new')
       .description("log into a running instance with the system's ssh"),
-    'openrig ssh 12\nopenrig ssh 12 -- nvidia-smi',
+    'openrig ssh 12\nopenrig ssh 12 -- nvidia-smi\nopenrig ssh 12 -o StrictHostKeyChecking=accept-new -- uptime',
   ).action(
     act(async (ctx, [id, extra], opts) => {
       const inst = await runningInstance(ctx, intArg(id, 'instance ID'));
       const args = ['-p', String(inst.ssh_port)];
       if (opts.identity) args.push('-i', String(opts.identity));
+      for (const o of (opts.sshOption as string[] | undefined) ?? []) args.push('-o', o);
       args.push(`root@${inst.ssh_host}`, ...((extra as string[] | undefined) ?? []));
       const code = await new Promise<number>((resolve, reject) => {
         const child = spawn('ssh', args, { stdio: 'inherit' });
@@ -115,7 +117,13 @@ async function getOwnInstance(ctx: Ctx, id: number): Promise<Instance> {
 async function runningInstance(ctx: Ctx, id: number): Promise<Instance> {
   const inst = await getOwnInstance(ctx, id);
   if (inst.actual_status !== 'running' || !inst.ssh_host || !inst.ssh_port) {
-    throw new CliFailure(`instance ${id} is ${stateLabel(inst)}, not running: no SSH yet${inst.actual_status === null || inst.actual_status === 'loading' ? ` (wait for it: openrig wait ${id})` : ''}`);
+    const hint =
+      inst.intended_status === 'stopped' || inst.actual_status === 'stopped'
+        ? ` (start it: openrig start instance ${id})`
+        : inst.actual_status === null || inst.actual_status === 'loading' || inst.actual_status === 'running'
+          ? ` (wait for it: openrig wait ${id})`
+          : ` (it will not run; destroy it: openrig destroy instance ${id})`;
+    throw new CliFailure(`instance ${id} is ${stateLabel(inst)}, not running: no SSH${hint}`);
   }
   return inst;
 }

@@ -66,6 +66,12 @@ describe('waiting for an instance', () => {
     expect(describeOutcome(7, stopped).text).toContain('openrig start instance 7');
   });
 
+  it('waits for a stopped instance that was just started', async () => {
+    const f = fake([inst('stopped', { intended_status: 'running' }), inst('loading'), inst('running', { ssh_host: 'h', ssh_port: 22 })]);
+    expect((await waitForInstance(7, f.seams, opts)).kind).toBe('running');
+    expect(f.polls.length).toBe(3);
+  });
+
   it('honours a configurable interval and gives up at the timeout', async () => {
     const f = fake([inst('loading')]);
     const r = await waitForInstance(7, f.seams, { intervalMs: 2000, timeoutMs: 7000 });

@@ -65,7 +65,9 @@ export async function waitForInstance(id: number, s: WaitSeams, o: WaitOptions):
     if (!inst) return { kind: 'gone', elapsedMs };
     if (inst.actual_status === 'running' && inst.ssh_host && inst.ssh_port) return { kind: 'running', instance: inst, elapsedMs };
     if (inst.actual_status !== null && NEVER_RUNS.has(inst.actual_status)) return { kind: 'failed', state: inst.actual_status, instance: inst, elapsedMs };
-    if (inst.actual_status === 'stopped' || (inst.intended_status === 'stopped' && inst.actual_status !== 'running')) {
+    // Stopped on purpose: waiting would never end. A stopped instance that was just started
+    // (intended running) is on its way and is waited for.
+    if (inst.intended_status === 'stopped' || (inst.actual_status === 'stopped' && inst.intended_status === undefined)) {
       return { kind: 'stopped', instance: inst, elapsedMs };
     }
     if (o.timeoutMs > 0 && elapsedMs + o.intervalMs > o.timeoutMs) return { kind: 'timeout', state, elapsedMs };
