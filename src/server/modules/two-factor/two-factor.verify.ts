@@ -208,8 +208,15 @@ interface Claim {
 export async function claimAttempt(deps: Pick<Deps, 'db' | 'config'>, method: TfaMethod, now: number): Promise<Claim> {
   const max = deps.config.tfa.maxFailures;
   const lockMs = deps.config.tfa.lockoutS * 1000;
-  // An expired lock starts a fresh count; idempotent, so concurrent callers agree.
-  await deps.db.updateTable('tfa_methods').set({ fail_count: 0, locked_until: null }).where('id', '=', method.id).where('locked_until', '<=', now).execute();
+  // An expired lock starts a fresh count; idempotent, so concurrent callers agree. (A count at
+  // the maximum without a lock only arises when OPENRIG_TFA_MAX_FAILURES was lowered: reset it
+  // too rather than lock the method for ever.)
+  await deps.db
+    .updateTable('tfa_methods')
+    .set({ fail_count: 0, locked_until: null })
+    .where('id', '=', method.id)
+    .where((eb) => eb.or([eb('locked_until', '<=', now), eb.and([eb('locked_until', 'is', null), eb('fail_count', '>=', max)])]))
+    .execute();
   const row = await deps.db
     .updateTable('tfa_methods')
     .set((eb) => ({
