@@ -109,6 +109,10 @@ export async function createInstance(deps: Deps, auth: AuthContext, offerId: num
         if (req.price < m.min_bid_dph) throw InstanceErrors.badRequest(`price ${req.price} is below this offer's minimum bid of ${m.min_bid_dph} $/hour`);
         dphCompute = req.price;
       }
+      // The restricted key: looked up by hash; the auth hook lets it start/stop/destroy this
+      // instance only. It is also sealed (AES-GCM) on the instance so the agent can inject this
+      // same key as CONTAINER_API_KEY (api-spec; column from migration 005).
+      const key = newToken(INSTANCE_KEY_PREFIX);
       const inst = await db
         .insertInto('instances')
         .values({
@@ -138,6 +142,7 @@ export async function createInstance(deps: Deps, auth: AuthContext, offerId: num
           billed_until: now,
           image_login_enc: req.imageLogin === null ? null : encryptSecret(deps.config.secretKey, req.imageLogin),
           extra: req.extra,
+          container_key_enc: encryptSecret(deps.config.secretKey, key),
         })
         .returning('id')
         .executeTakeFirstOrThrow();
@@ -145,8 +150,6 @@ export async function createInstance(deps: Deps, auth: AuthContext, offerId: num
         .insertInto('instance_ssh_keys')
         .values(keys.map((k) => ({ instance_id: inst.id, ssh_key_id: k.id, public_key: k.public_key, fingerprint: k.fingerprint, created_at: now })))
         .execute();
-      // The restricted key: hash only; the auth hook lets it start/stop/destroy this instance only.
-      const key = newToken(INSTANCE_KEY_PREFIX);
       await db
         .insertInto('api_keys')
         .values({ user_id: userId, team_id: auth.teamId, kind: 'instance', instance_id: inst.id, name: `instance ${inst.id}`, key_hash: sha256Hex(key), key_prefix: key.slice(0, 10), permissions: null, created_at: now })

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
+import { decryptSecret } from '../../crypto.js';
 import { PUB, PUB2, offers, renter } from '../../../../test/helpers/market.js';
 import { authorizedKeysFor, reportInstanceStatus, setActualStatus } from './instances.service.js';
 
@@ -31,6 +32,9 @@ describeEachDb('instances', (dialect) => {
     const keyRow = await t().deps.db.selectFrom('api_keys').selectAll().where('instance_id', '=', id).executeTakeFirstOrThrow();
     expect(keyRow.kind).toBe('instance');
     expect(JSON.stringify(keyRow)).not.toContain(r.body.instance_api_key);
+    // The same key is sealed for the agent to inject as CONTAINER_API_KEY.
+    const sealed = await t().deps.db.selectFrom('instances').select('container_key_enc').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(decryptSecret(t().config.secretKey, sealed.container_key_enc!)).toBe(r.body.instance_api_key);
 
     const one = await t().request('GET', `/api/v0/instances/${id}/?owner=me`, { key: u.apiKey });
     expect(one.status).toBe(200);
