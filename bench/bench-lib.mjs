@@ -1,4 +1,5 @@
 // Helpers of bench/run.mjs: processes, load, memory, profiles.
+import { performance } from 'node:perf_hooks';
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';

@@ -1,6 +1,7 @@
 // Seeds a fresh database for bench/run.mjs, directly with SQL through the built program's own
 // store and migrations (dist/): 50,000 offers (listed machines), 10,000 live instances, users
 // with API keys. Deterministic (seeded PRNG) so runs compare.
+import { performance } from 'node:perf_hooks';
 import { ROOT } from './bench-lib.mjs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';

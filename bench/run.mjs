@@ -10,6 +10,7 @@
 // a fresh database is created there and dropped after), BENCH_OFFERS (50000), BENCH_INSTANCES
 // (10000), BENCH_HB_MACHINES (20000), BENCH_MACHINES_PER_AGENT (10), BENCH_PROFILE (1: profile
 // missed targets; 0: don't).
+import { performance } from 'node:perf_hooks';
 import { mkdtempSync, rmSync, readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, availableParallelism, loadavg } from 'node:os';
 import path from 'node:path';

@@ -4,7 +4,7 @@
 import { startServe, waitFor, type Proc } from '../helpers/process.js';
 
 /** Rounds per database: a short run in `npm test`; OPENRIG_CRASH_ROUNDS=30 for the long one. */
-export const ROUNDS = Number(process.env.OPENRIG_CRASH_ROUNDS || 4);
+export const ROUNDS = Number(process.env.OPENRIG_CRASH_ROUNDS || 3);
 
 export const CRASH_ENV = {
   OPENRIG_SECRET_KEY: 'c7'.repeat(32),

@@ -14,7 +14,7 @@ const SEED = Number(process.env.OPENRIG_CRASH_SEED || Date.now() % 100000);
 describeEachDb('crash: instance creates under SIGKILL', (dialect) => {
   let db: TestDb;
   let offers: number[] = [];
-  let renters: { id: number; key: string }[] = [];
+  const renters: { id: number; key: string }[] = [];
   beforeAll(async () => {
     db = await createTestDb(dialect);
     const deps = { store: db.store, clock: { now: () => Date.now() } };
