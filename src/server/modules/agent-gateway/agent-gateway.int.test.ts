@@ -72,6 +72,11 @@ describeEachDb('agent gateway', (dialect) => {
       expect(r3.body.error).toBe('agent_conflict');
       const still = await t().deps.db.selectFrom('machines').select('host_id').where('id', '=', ids[0]).executeTakeFirstOrThrow();
       expect(still.host_id).toBe(host.id);
+      // All or nothing: a new slot beside a refused one is not left behind.
+      const r4 = await t().request('POST', `${P}/register`, { key: other.apiKey, body: { ...body, machines: [hw(7), hw(0)] } });
+      expect(r4.status).toBe(409);
+      const slot7 = await t().deps.db.selectFrom('machines').select('id').where('agent_uid', '=', body.agent_uid).where('agent_slot', '=', 7).execute();
+      expect(slot7).toEqual([]);
     });
 
     it('refuses bad bodies with 400 and a key without the machines scope with 403', async () => {

@@ -2,6 +2,7 @@
 // Reports are decided by the pure instance state machine (contract/instance-states.ts) and
 // written conditionally (agent-gateway.repo.ts).
 import type { Deps } from '../../deps.js';
+import { tx } from '../../db/connection.js';
 import type { AuthContext } from '../../http/auth.js';
 import { INSTANCE_KEY_PREFIX } from '../../http/auth.js';
 import { decryptSecret, encryptSecret, newToken, sha256Hex } from '../../crypto.js';
@@ -21,13 +22,17 @@ export async function register(deps: Deps, auth: AuthContext, body: RegisterRequ
   const slots = new Set(body.machines.map((m) => m.slot));
   if (slots.size !== body.machines.length) throw AgentErrors.duplicateSlot();
   const now = deps.clock.now();
-  const out: RegisterResponse['machines'] = [];
-  for (const m of body.machines) {
-    const row = await repo.upsertMachine(deps.db, auth.user.id, body.agent_uid, m, { priceGpu: body.price_gpu, priceDisk: body.price_disk }, now);
-    if (!row) throw AgentErrors.agentUidTaken();
-    // A machine the host deleted stays deleted: the agent is not told about it.
-    if (row.deleted_at === null) out.push({ slot: m.slot, machine_id: row.id });
-  }
+  // All machines or none: a refused one rolls back the others.
+  const out = await tx(deps.store, async (trx) => {
+    const acc: RegisterResponse['machines'] = [];
+    for (const m of body.machines) {
+      const row = await repo.upsertMachine(trx, auth.user.id, body.agent_uid, m, { priceGpu: body.price_gpu, priceDisk: body.price_disk }, now);
+      if (!row) throw AgentErrors.agentUidTaken();
+      // A machine the host deleted stays deleted: the agent is not told about it.
+      if (row.deleted_at === null) acc.push({ slot: m.slot, machine_id: row.id });
+    }
+    return acc;
+  });
   deps.log.info({ host: auth.user.id, machines: out.map((m) => m.machine_id) }, 'agent registered');
   return { success: true, machines: out, ...timing(deps) };
 }
