@@ -52,6 +52,7 @@ export async function scheduleMaintenance(ctx: Ctx, host: User, entries: IdEntry
   const batchId = randomUUID();
   const wanted = entries.flatMap((e) => (e.kind === 'id' ? [e.id] : []));
   const outcome = await tx(ctx.store, async (trx) => {
+    ctx.log.debug({ batch_id: batchId, machines: wanted.length }, 'maintenance transaction open');
     const machines = await lockOwnedMachines(trx, ctx.store.dialect, host.id, wanted);
     const owned = new Map<number, MachineInfo>(machines.map((m) => [m.id, m]));
     const overlaps = new Map<number, { start_time: number; end_time: number }>();
