@@ -23,6 +23,8 @@ export interface AgentOptions {
   apiKey: string;
   stateDir: string;
   machines: AgentMachineHardware[];
+  /** Per slot: CUDA_VISIBLE_DEVICES for the instances of that machine (real GPUs only). */
+  devices?: (string | null)[];
   priceGpu?: number;
   priceDisk?: number;
   runtime: Runtime;
@@ -52,6 +54,7 @@ export class Agent {
   readonly uid: string;
   readonly client: AgentClient;
   machineIds: number[] = [];
+  private slotOf = new Map<number, number>();
   private heartbeatMs = 10_000;
   private stopped = false;
   private wake: (() => void) | null = null;
@@ -86,6 +89,7 @@ export class Agent {
           machines: this.o.machines,
         });
         this.machineIds = r.machines.map((m) => m.machine_id);
+        this.slotOf = new Map(r.machines.map((m) => [m.machine_id, m.slot]));
         this.heartbeatMs = (this.o.heartbeatS ?? r.heartbeat_s) * 1000;
         this.o.log.info(`registered machines ${this.machineIds.join(', ')} (heartbeat every ${this.heartbeatMs / 1000}s)`);
         return;
@@ -174,6 +178,8 @@ export class Agent {
   }
 
   private spec(w: DesiredInstance): InstanceSpec {
+    const slot = this.slotOf.get(w.machine_id);
+    const devices = slot === undefined ? null : (this.o.devices?.[slot] ?? null);
     return {
       id: w.id,
       image: w.image,
@@ -186,6 +192,7 @@ export class Agent {
         OPENRIG_INSTANCE_ID: String(w.id),
         OPENRIG_SERVER_URL: this.client.serverUrl,
         ...(w.container_api_key ? { CONTAINER_API_KEY: w.container_api_key } : {}),
+        ...(devices !== null ? { CUDA_VISIBLE_DEVICES: devices, NVIDIA_VISIBLE_DEVICES: devices } : {}),
       },
     };
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeMachines, parseGpusFlag, parseNvidiaSmi } from './hardware.js';
+import { describeMachines, gpuShares, parseGpusFlag, parseNvidiaSmi } from './hardware.js';
 
 describe('--gpus', () => {
   it('reads MODEL xN in its spellings and knows the memory of known models', () => {
@@ -29,10 +29,23 @@ describe('nvidia-smi', () => {
 
 describe('machines', () => {
   it('splits the host between --machines N with distinct slots', () => {
-    const ms = describeMachines({ name: 'RTX 4090', count: 2, ram: 24564, driver: 'x' }, 3, '/tmp');
+    const ms = describeMachines({ name: 'RTX 4090', count: 2, ram: 24564, driver: 'simulated' }, 3, '/tmp');
     expect(ms.map((m) => m.slot)).toEqual([0, 1, 2]);
     expect(new Set(ms.map((m) => m.hostname)).size).toBe(3);
     expect(ms[0]!.dlperf).toBe(78);
     expect(ms[0]!.cpu_cores).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('real GPUs and --machines', () => {
+  it('gives each machine its own share of the devices', () => {
+    const real = { name: 'RTX 4090', count: 4, ram: 24564, driver: '550' };
+    expect(gpuShares(real, 2)).toEqual({ perMachine: 2, devices: ['0,1', '2,3'] });
+    expect(gpuShares(real, 3)).toEqual({ perMachine: 1, devices: ['0', '1', '2'] });
+    expect(gpuShares(real, 5)).toHaveProperty('error');
+    expect(describeMachines(real, 2, '/tmp').map((m) => m.num_gpus)).toEqual([2, 2]);
+  });
+  it('simulated GPUs are the full count on every machine, with no device list', () => {
+    expect(gpuShares({ name: 'RTX 4090', count: 2, ram: 1, driver: 'simulated' }, 3)).toEqual({ perMachine: 2, devices: [null, null, null] });
   });
 });

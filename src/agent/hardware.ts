@@ -77,7 +77,21 @@ export function detectGpus(): GpuSpec | null {
   }
 }
 
+/**
+ * Real GPUs shared by `--machines N`: each machine gets its own contiguous share, and its
+ * instances see only those (CUDA_VISIBLE_DEVICES). Simulated GPUs: every machine has the full
+ * `--gpus` count and no device list. Returns an error when there are fewer GPUs than machines.
+ */
+export function gpuShares(gpu: GpuSpec, n: number): { perMachine: number; devices: (string | null)[] } | { error: string } {
+  if (gpu.driver === 'simulated') return { perMachine: gpu.count, devices: Array.from({ length: n }, () => null) };
+  const per = Math.floor(gpu.count / n);
+  if (per < 1) return { error: `--machines ${n}: this host has only ${gpu.count} GPU(s)` };
+  return { perMachine: per, devices: Array.from({ length: n }, (_, s) => Array.from({ length: per }, (_, i) => s * per + i).join(',')) };
+}
+
 export function describeMachines(gpu: GpuSpec, n: number, stateDir: string): AgentMachineHardware[] {
+  const share = gpuShares(gpu, n);
+  if ('error' in share) throw new Error(share.error);
   const cpus = os.cpus();
   let diskGb = 100;
   try {
@@ -93,7 +107,7 @@ export function describeMachines(gpu: GpuSpec, n: number, stateDir: string): Age
       slot,
       hostname: n === 1 ? os.hostname() : `${os.hostname()}-${slot}`,
       gpu_name: gpu.name,
-      num_gpus: gpu.count,
+      num_gpus: share.perMachine,
       gpu_ram: gpu.ram,
       cpu_name: (cpus[0]?.model ?? 'unknown CPU').trim(),
       cpu_cores: Math.max(1, Math.floor(cpus.length / n)),
@@ -102,7 +116,7 @@ export function describeMachines(gpu: GpuSpec, n: number, stateDir: string): Age
       disk_space: Math.max(1, Math.floor(diskGb / n)),
       driver_version: gpu.driver,
       cuda_max_good: known?.cuda ?? 12.4,
-      dlperf: Math.round((known?.dlperf ?? 10) * gpu.count * 10) / 10,
+      dlperf: Math.round((known?.dlperf ?? 10) * share.perMachine * 10) / 10,
     });
   }
   return out;

@@ -3,7 +3,7 @@ import { CommanderError, type Command } from 'commander';
 import path from 'node:path';
 import pino from 'pino';
 import { Agent } from '../agent/daemon.js';
-import { detectGpus, describeMachines, parseGpusFlag } from '../agent/hardware.js';
+import { detectGpus, describeMachines, gpuShares, parseGpusFlag } from '../agent/hardware.js';
 import { ProcessRuntime } from '../agent/runtime-process.js';
 import { dockerRuntime, DockerRuntimeUnavailable } from '../agent/runtime-docker.js';
 import { AgentFatalError } from '../agent/agent-client.js';
@@ -53,6 +53,8 @@ export function registerAgentCommand(program: Command): void {
         if (!g) throw usage('no GPU found: nvidia-smi is not available or lists none; pass --gpus "MODEL xN" to simulate');
         gpu = g;
       }
+      const share = gpuShares(gpu, n);
+      if ('error' in share) throw usage(share.error);
       const stateDir = path.resolve(o.stateDir);
       const log = pino({ level: process.env.OPENRIG_LOG_LEVEL || 'info', base: { role: 'agent' } });
       let agent: Agent | null = null;
@@ -68,6 +70,7 @@ export function registerAgentCommand(program: Command): void {
         apiKey,
         stateDir,
         machines: describeMachines(gpu, n, stateDir),
+        devices: share.devices,
         priceGpu: money('--price-gpu', o.priceGpu),
         priceDisk: money('--price-disk', o.priceDisk),
         runtime,
