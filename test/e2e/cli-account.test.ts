@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => w?.stop());
 
-describe('settings and exit codes', () => {
+describe('settings and exit codes', { timeout: 90_000 }, () => {
   it('--url and --api-key: show user prints an aligned account summary', async () => {
     const r = await cli(makeHome(), ['show', 'user', '--url', w.url, '--api-key', key]);
     expect(r.code).toBe(0);
@@ -88,7 +88,7 @@ describe('settings and exit codes', () => {
   });
 });
 
-describe('openrig login', () => {
+describe('openrig login', { timeout: 90_000 }, () => {
   it('checks the key, stores URL and key 0600 under XDG_CONFIG_HOME, and later commands use them', async () => {
     const home = makeHome();
     const xdg = path.join(home, 'xdg');
@@ -116,7 +116,7 @@ describe('openrig login', () => {
   });
 });
 
-describe('keys', () => {
+describe('keys', { timeout: 90_000 }, () => {
   it('ssh-key add reads the first ~/.ssh/*.pub; show lists it; delete removes it', async () => {
     const home = makeHome();
     const o = ['--url', w.url, '--api-key', key];

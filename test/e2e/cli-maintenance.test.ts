@@ -22,7 +22,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => w?.stop());
 
-describe('schedule maint / show maints / cancel maint', () => {
+describe('schedule maint / show maints / cancel maint', { timeout: 90_000 }, () => {
   const day = Math.floor(Date.now() / 1000) + 86_400 + 3600;
 
   it('show machines lists the host machines', async () => {

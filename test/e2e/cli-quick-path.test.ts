@@ -42,7 +42,7 @@ afterAll(() => {
   w?.stop();
 });
 
-describe('search → create --wait → ssh → stop/start → destroy', () => {
+describe('search → create --wait → ssh → stop/start → destroy', { timeout: 120_000 }, () => {
   let offerId: number;
   let instanceId: number;
   let sshPort: number;
