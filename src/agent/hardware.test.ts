@@ -7,6 +7,10 @@ describe('--gpus', () => {
     expect(parseGpusFlag('rtx 4090 x 3')).toMatchObject({ name: 'RTX 4090', count: 3 });
     expect(parseGpusFlag('A100 SXM4')).toMatchObject({ name: 'A100 SXM4', count: 1, ram: 81920 });
     expect(parseGpusFlag('Mystery GPU x4')).toMatchObject({ name: 'Mystery GPU', count: 4, ram: 16384 });
+    expect(parseGpusFlag('RTX 4090')).toMatchObject({ name: 'RTX 4090', count: 1 });
+    expect(parseGpusFlag('H100 SXMx8')).toMatchObject({ name: 'H100 SXM', count: 8, ram: 81559 });
+    expect(parseGpusFlag('A100 SXM4x4')).toMatchObject({ name: 'A100 SXM4', count: 4 });
+    expect(parseGpusFlag('RTX A6000 ×2')).toMatchObject({ name: 'RTX A6000', count: 2 });
   });
   it('refuses an empty model or a count outside 1-64', () => {
     expect(parseGpusFlag('')).toHaveProperty('error');

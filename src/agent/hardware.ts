@@ -47,9 +47,11 @@ function model(name: string) {
  * value that names no GPU or a count outside 1–64.
  */
 export function parseGpusFlag(raw: string): GpuSpec | { error: string } {
-  const m = /^\s*(.*?)\s*(?:[x×]\s*(\d+))?\s*$/i.exec(raw);
-  const name = (m?.[1] ?? '').replace(/\s+/g, ' ');
-  const count = m?.[2] === undefined ? 1 : Number(m[2]);
+  // The count is the last "x" followed by one or two digits at the very end, so model names with
+  // an X and a number ("RTX 4090") are not read as counts; "H100 SXMx8" is 8 × "H100 SXM".
+  const m = /^(.*)[x×]\s*(\d{1,2})\s*$/i.exec(raw.trim());
+  const name = (m ? m[1]! : raw).trim().replace(/\s+/g, ' ');
+  const count = m ? Number(m[2]) : 1;
   if (!name) return { error: `--gpus must be "MODEL xN", e.g. "RTX 4090x2" (got ${JSON.stringify(raw)})` };
   if (!Number.isInteger(count) || count < 1 || count > 64) return { error: `--gpus: the count must be 1 to 64 (got ${JSON.stringify(raw)})` };
   const known = model(name);
