@@ -1,27 +1,37 @@
 // Queries of maintenance scheduling. Reads of machines and instances (issue 3's tables) only.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Dialect } from '../../db/connection.js';
 import type { MaintenanceCategory } from '../../db/tables/maintenance.js';
 import type { MachineInfo } from '../notifications/notifications.templates.js';
 
+/** Advisory-lock namespace of maintenance scheduling ('main' as a 32-bit integer). */
+const LOCK_NS = 0x6d61696e;
+
 /**
- * The caller's live machines among `ids`, locked for the rest of the transaction. On PostgreSQL
- * `FOR UPDATE` (in id order, so two batches can't deadlock) serialises two scheduling calls on one
- * machine, so the overlap check that follows can't be raced by a concurrent insert; on SQLite the
- * transaction is BEGIN IMMEDIATE (db/connection `tx`), which already serialises writers.
+ * The caller's live machines among `ids`, with scheduling on them serialised for the rest of the
+ * transaction, so the overlap check that follows can't be raced by a concurrent schedule. On
+ * PostgreSQL: a transaction-scoped advisory lock per machine, taken in id order (two batches can't
+ * deadlock), which, unlike a row lock, never holds up other modules' writes to `machines` (agent
+ * heartbeats, sweeps). On SQLite the transaction is BEGIN IMMEDIATE (db/connection `tx`), which
+ * already serialises writers.
  */
 export async function lockOwnedMachines(db: Kysely<DB>, dialect: Dialect, hostId: number, ids: number[]): Promise<MachineInfo[]> {
   if (ids.length === 0) return [];
-  let q = db
+  const machines = await db
     .selectFrom('machines')
     .select(['id', 'gpu_name', 'num_gpus', 'hostname'])
     .where('id', 'in', ids)
     .where('host_id', '=', hostId)
     .where('deleted_at', 'is', null)
-    .orderBy('id');
-  if (dialect === 'postgres') q = q.forUpdate();
-  return q.execute();
+    .orderBy('id')
+    .execute();
+  if (dialect === 'postgres' && machines.length > 0) {
+    // Ids beyond 2^31 share a key with a smaller one: that only serialises a little more.
+    const sorted = machines.map((m) => m.id);
+    await sql`select pg_advisory_xact_lock(${LOCK_NS}, (id % 2147483647)::int) from unnest(${sorted}::bigint[]) with ordinality as t(id, n) order by n`.execute(db);
+  }
+  return machines;
 }
 
 /** Live (not cancelled, not ended) windows on these machines that overlap [start, end). */
