@@ -142,6 +142,9 @@ describeEachDb('agent gateway', (dialect) => {
       const s = await t().request('POST', `${P}/sync`, { key: host.apiKey, body: { agent_uid: 'agent-other-001', machine_ids: [theirs], instances: [] } });
       expect(s.body.unknown_machine_ids).toEqual([theirs]);
       expect(s.body.instances).toEqual([]);
+      const none = await t().request('POST', `${P}/sync`, { key: host.apiKey, body: { agent_uid: 'agent-none-0001', machine_ids: [], instances: [{ id: 1, state: 'loading' }] } });
+      expect(none.status).toBe(200);
+      expect(none.body.instances).toEqual([expect.objectContaining({ id: 1, desired: 'destroyed' })]);
     });
   });
 

@@ -113,6 +113,7 @@ export async function instancesForAgent(db: Kysely<DB>, machineIds: number[], re
 }
 
 export async function recordAgentState(db: Kysely<DB>, machineIds: number[], reports: { id: number; state: string }[], now: number): Promise<void> {
+  if (machineIds.length === 0) return; // `IN ()` is not SQL
   for (const r of reports) {
     await db.updateTable('instances').set({ agent_state: r.state, agent_reported_at: now }).where('id', '=', r.id).where('machine_id', 'in', machineIds).execute();
   }
