@@ -161,4 +161,18 @@ describeEachDb('2FA login and records', (dialect) => {
     expect(await count()).toBe(1);
     expect(before).toBeGreaterThan(1);
   });
+
+  it('regenerating replaces the whole set: every old code stops working', async () => {
+    const u = await t().user();
+    const totp = await enableTotp(t(), u.apiKey, u.email);
+    const r = await t().request('PUT', '/api/v0/tfa/regen-backup-codes/', { key: u.apiKey, body: { backup_code: totp.backupCodes[0] } });
+    expect(r.status).toBe(200);
+    expect(r.body.backup_codes).toHaveLength(10);
+    for (const old of totp.backupCodes.slice(1, 3)) {
+      expect((await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { backup_code: old } })).body.error).toBe('invalid_backup_code');
+    }
+    const fresh = await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { backup_code: r.body.backup_codes[0].toLowerCase() } });
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.backup_codes_remaining).toBe(9);
+  });
 });
