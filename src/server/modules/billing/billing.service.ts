@@ -19,13 +19,23 @@ export class LostRace extends Error {
   }
 }
 
-/** Runs `fn` in a write transaction, again (up to `tries`) when it lost a conditional update. */
+/** PostgreSQL aborted the transaction to break a deadlock or a serialization conflict. */
+function isTransient(err: unknown): boolean {
+  const code = (err as { code?: string })?.code;
+  return code === '40P01' || code === '40001';
+}
+
+/**
+ * Runs `fn` in a write transaction, again (up to `tries`) when it lost a conditional update or
+ * PostgreSQL broke a deadlock (settling locks instance then user; stopping a user's instances for
+ * an exhausted balance holds the user and then takes more instances).
+ */
 export async function txRetry<T>(store: Store, fn: (trx: Kysely<DB>) => Promise<T>, tries = 8): Promise<T> {
   for (let i = 1; ; i++) {
     try {
       return await tx(store, fn);
     } catch (err) {
-      if (!(err instanceof LostRace) || i >= tries) throw err;
+      if (!(err instanceof LostRace || isTransient(err)) || i >= tries) throw err;
     }
   }
 }
