@@ -163,6 +163,7 @@ describeEachDb('2FA error table', (dialect) => {
     for (let i = 0; i < t().config.tfa.maxFailures; i++) await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'totp', code: wrong } });
     const r = await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'totp', code: wrong } });
     expectError(r, 429, 'tfa_locked');
+    expect(Number(r.headers['retry-after'])).toBe(t().config.tfa.lockoutS);
     expect(r.body.fail_count).toBe(t().config.tfa.maxFailures);
     expect(r.body.locked_until).toBeGreaterThan(t().clock.now() / 1000);
   });

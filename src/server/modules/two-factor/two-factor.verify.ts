@@ -14,7 +14,7 @@
 // - Backup codes: `UPDATE … SET used_at WHERE used_at IS NULL` (repo.consumeBackupCode).
 import type { Deps } from '../../deps.js';
 import type { User } from '../../http/auth.js';
-import type { ErrorFactory } from '../../errors.js';
+import { AppError, type ErrorFactory } from '../../errors.js';
 import { decryptSecret, sha256Hex } from '../../crypto.js';
 import { tx } from '../../db/connection.js';
 import type { ChallengePurpose } from '../../db/tables/two-factor.js';
@@ -230,7 +230,9 @@ export async function claimAttempt(deps: Pick<Deps, 'db' | 'config'>, method: Tf
     .executeTakeFirst();
   if (row) return { failCount: row.fail_count, lockedUntil: row.locked_until, lockedNow: row.locked_until !== null };
   const cur = await deps.db.selectFrom('tfa_methods').select(['fail_count', 'locked_until']).where('id', '=', method.id).executeTakeFirst();
-  throw TfaErrors.locked(undefined, lockedExtra(cur?.fail_count ?? max, cur?.locked_until ?? now + lockMs));
+  const until = cur?.locked_until ?? now + lockMs;
+  const e = TfaErrors.locked();
+  throw new AppError(e.status, e.code, e.message, lockedExtra(cur?.fail_count ?? max, until), { 'Retry-After': String(Math.max(1, Math.ceil((until - now) / 1000))) });
 }
 
 async function failed(deps: VerifyDeps, user: User, method: TfaMethod | null, claim: Claim, ctx: VerifyCtx, kind: string): Promise<never> {
