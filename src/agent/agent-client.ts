@@ -31,8 +31,9 @@ export class AgentClient {
     }
     if (res.ok) return json as T;
     const msg = `${path}: HTTP ${res.status}${json?.msg ? `: ${json.msg}` : ''}`;
-    // 429 and 5xx are passing; a refused key or body is not.
-    if (res.status === 401 || res.status === 403 || res.status === 400 || res.status === 409) throw new AgentFatalError(msg);
+    // A refused key is final; so is a refused registration (bad hardware, foreign agent_uid).
+    // 429, 5xx and a refused sync are passing: the next heartbeat tries again.
+    if (res.status === 401 || res.status === 403 || (path === '/register' && (res.status === 400 || res.status === 409))) throw new AgentFatalError(msg);
     throw new Error(msg);
   }
 

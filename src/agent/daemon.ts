@@ -168,7 +168,8 @@ export class Agent {
   }
 
   async syncOnce(): Promise<void> {
-    const res: SyncResponse = await this.client.sync({ agent_uid: this.uid, machine_ids: this.machineIds, instances: await this.reports() });
+    const instances = (await this.reports()).map((r) => (r.status_msg && r.status_msg.length > 500 ? { ...r, status_msg: r.status_msg.slice(0, 500) } : r));
+    const res: SyncResponse = await this.client.sync({ agent_uid: this.uid, machine_ids: this.machineIds, instances });
     if (this.o.heartbeatS === undefined) this.heartbeatMs = res.heartbeat_s * 1000;
     if (res.unknown_machine_ids.length > 0) {
       this.o.log.warn(`the server does not know machines ${res.unknown_machine_ids.join(', ')}; registering again`);
