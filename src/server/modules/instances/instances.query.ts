@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { instanceView, MACHINE_COLS, type InstanceView, type JoinedRow } from './instances.view.js';
 import { InstanceErrors } from './instances.errors.js';
+import { maintenanceWindowsFor } from '../maintenance/maintenance.service.js';
 
 function base(db: Kysely<DB>, userId: number) {
   return db
@@ -15,15 +16,22 @@ function base(db: Kysely<DB>, userId: number) {
     .where('i.destroyed_at', 'is', null);
 }
 
-export async function listInstances(db: Kysely<DB>, userId: number): Promise<InstanceView[]> {
+/** Rows as views, each with its machine's maintenance windows (one query for all). */
+async function views(db: Kysely<DB>, rows: JoinedRow[], now: number): Promise<InstanceView[]> {
+  if (rows.length === 0) return [];
+  const windows = await maintenanceWindowsFor(db, rows.map((r) => r.machine_id), now);
+  return rows.map((r) => instanceView(r, windows.get(r.machine_id) ?? []));
+}
+
+export async function listInstances(db: Kysely<DB>, userId: number, now: number): Promise<InstanceView[]> {
   const rows = (await base(db, userId).orderBy('i.id').limit(10000).execute()) as JoinedRow[];
-  return rows.map(instanceView);
+  return views(db, rows, now);
 }
 
 /** One of the caller's instances, or null when missing, destroyed or someone else's. */
-export async function getInstance(db: Kysely<DB>, userId: number, id: number): Promise<InstanceView | null> {
+export async function getInstance(db: Kysely<DB>, userId: number, id: number, now: number): Promise<InstanceView | null> {
   const row = (await base(db, userId).where('i.id', '=', id).executeTakeFirst()) as JoinedRow | undefined;
-  return row ? instanceView(row) : null;
+  return row ? (await views(db, [row], now))[0]! : null;
 }
 
 // ---- v1: select_filters, order_by, limit, after_token ---------------------------------------
@@ -86,7 +94,7 @@ interface Token {
   v: (string | number)[];
 }
 
-export async function listInstancesV1(db: Kysely<DB>, userId: number, q: V1Query): Promise<{ instances: InstanceView[]; next_token: string | null; instances_found: number }> {
+export async function listInstancesV1(db: Kysely<DB>, userId: number, q: V1Query, now: number): Promise<{ instances: InstanceView[]; next_token: string | null; instances_found: number }> {
   const filters = parseJson('select_filters', q.select_filters) ?? {};
   if (typeof filters !== 'object' || filters === null || Array.isArray(filters)) throw bad('select_filters must be a JSON object of field: {op: value}');
   const orderRaw = parseJson('order_by', q.order_by) ?? [{ col: 'id', dir: 'asc' }];
@@ -164,6 +172,6 @@ export async function listInstancesV1(db: Kysely<DB>, userId: number, q: V1Query
     });
     next = Buffer.from(JSON.stringify({ o: signature, v: vals } satisfies Token)).toString('base64url');
   }
-  const views = page.map(instanceView);
-  return { instances: views, next_token: next, instances_found: views.length };
+  const out = await views(db, page, now);
+  return { instances: out, next_token: next, instances_found: out.length };
 }

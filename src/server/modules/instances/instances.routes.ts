@@ -48,7 +48,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
     '/api/v0/instances',
     { config: { scope: 'instances' }, schema: { tags: ['instances'], summary: "The caller's instances", querystring: listQuery, response: { 200: { type: 'object', properties: { instances_found: { type: 'integer' }, instances: { type: 'array', items: instanceSchema } } }, ...errors } } },
     async (req) => {
-      const instances = await listInstances(deps.db, requireAuth(req).user.id);
+      const instances = await listInstances(deps.db, requireAuth(req).user.id, deps.clock.now());
       return { instances_found: instances.length, instances };
     },
   );
@@ -63,12 +63,12 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
         response: { 200: { type: 'object', properties: { instances_found: { type: 'integer' }, instances: { type: 'array', items: instanceSchema }, next_token: { type: ['string', 'null'] } } }, ...errors },
       },
     },
-    async (req) => listInstancesV1(deps.db, requireAuth(req).user.id, req.query as V1Query),
+    async (req) => listInstancesV1(deps.db, requireAuth(req).user.id, req.query as V1Query, deps.clock.now()),
   );
   app.get(
     '/api/v0/instances/:id',
     { config: { scope: 'instances' }, schema: { tags: ['instances'], summary: 'One instance ({instances: null} when not yours or missing)', params: idParams, querystring: listQuery, response: { 200: { type: 'object', properties: { instances: { anyOf: [instanceSchema, { type: 'null' }] } } }, ...errors } } },
-    async (req) => ({ instances: await getInstance(deps.db, requireAuth(req).user.id, (req.params as { id: number }).id) }),
+    async (req) => ({ instances: await getInstance(deps.db, requireAuth(req).user.id, (req.params as { id: number }).id, deps.clock.now()) }),
   );
   app.put(
     '/api/v0/instances/:id',

@@ -6,6 +6,8 @@ import type { InstancesTable, MachinesTable } from '../../db/tables/market.js';
 import { allowedActions } from '../../../contract/instance-states.js';
 import { statusOf } from '../billing/billing.service.js';
 import { MICROS_PER_USD, HOURS_PER_MONTH } from '../billing/billing.meter.js';
+import type { WindowView } from '../maintenance/maintenance.service.js';
+import { maintenanceWindowSchema } from '../machines/machines.routes.js';
 
 type M = Selectable<MachinesTable>;
 export type JoinedRow = Selectable<InstancesTable> &
@@ -30,7 +32,8 @@ export const MACHINE_COLS = [
   'm.price_disk_gb_month',
 ] as const;
 
-export function instanceView(r: JoinedRow) {
+/** `maintenances`: the machine's current and upcoming maintenance windows (epoch seconds). */
+export function instanceView(r: JoinedRow, maintenances: WindowView[] = []) {
   const s = statusOf(r);
   const env = JSON.parse(r.env) as Record<string, string>;
   return {
@@ -79,6 +82,7 @@ export function instanceView(r: JoinedRow) {
     billed_until: r.billed_until / 1000,
     start_date: (r.start_date ?? r.created_at) / 1000,
     created_at: r.created_at / 1000,
+    maintenances,
   };
 }
 
@@ -137,5 +141,6 @@ export const instanceSchema = {
     billed_until: num,
     start_date: num,
     created_at: num,
+    maintenances: { type: 'array', items: maintenanceWindowSchema },
   },
 } as const;

@@ -71,3 +71,23 @@ describeEachDb('machines', (dialect) => {
     await expect(createMachines(t().deps, { ownerEmail: host.email, gpuName: 'X', numGpus: 1, count: 0 })).rejects.toThrow('count');
   });
 });
+
+describeEachDb('machines and maintenance', (dialect) => {
+  const t = useTestApp(dialect);
+
+  it('shows the current maintenance windows on the host\'s machines and on renters\' instance rows', async () => {
+    const host = await t().user();
+    const { machine_ids: [id] } = await createMachines(t().deps, { ownerEmail: host.email, gpuName: 'RTX 4090', numGpus: 1, count: 1 });
+    const renter = await t().user();
+    expect((await t().request('POST', '/api/v0/ssh/', { key: renter.apiKey, body: { ssh_key: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl renter@laptop' } })).status).toBe(200);
+    const inst = await t().request('PUT', `/api/v0/asks/${id}/`, { key: renter.apiKey, body: { image: 'x' } });
+    expect(inst.status).toBe(200);
+    const sdate = Math.floor(t().clock.now() / 1000) + 7200;
+    const s = await t().request('PUT', `/api/v0/machines/${id}/dnotify/`, { key: host.apiKey, body: { client_id: 'me', sdate, duration: 2, maintenance_category: 'gpu' } });
+    expect(s.status).toBe(200);
+    const m = (await t().request('GET', '/api/v0/machines/', { key: host.apiKey })).body.machines[0];
+    expect(m.maintenances).toEqual([expect.objectContaining({ machine_id: id, start_time: sdate, duration_hours: 2, maintenance_category: 'gpu' })]);
+    const row = (await t().request('GET', `/api/v0/instances/${inst.body.new_contract}/`, { key: renter.apiKey })).body.instances;
+    expect(row.maintenances).toEqual(m.maintenances);
+  });
+});

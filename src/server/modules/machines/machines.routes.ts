@@ -8,6 +8,18 @@ import { requireAuth } from '../../http/auth.js';
 import { authErrors, errorSchema, idParams } from '../../http/schemas.js';
 import { listHostMachines, listMachine, unlistMachine, type ListPrices } from './machines.service.js';
 
+export const maintenanceWindowSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'integer' },
+    machine_id: { type: 'integer' },
+    start_time: { type: 'number' },
+    end_time: { type: 'number' },
+    duration_hours: { type: 'number' },
+    maintenance_category: { type: 'string' },
+  },
+} as const;
+
 export const machineSchema = {
   type: 'object',
   properties: {
@@ -32,7 +44,7 @@ export const machineSchema = {
     reliability: { type: 'number' },
     verified: { type: 'boolean' },
     current_rentals_running: { type: 'integer' },
-    maintenances: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    maintenances: { type: 'array', items: maintenanceWindowSchema },
   },
 } as const;
 
@@ -52,7 +64,7 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
       config: { scope: 'machines' },
       schema: { tags: ['machines'], summary: "The caller's machines", response: { 200: { type: 'object', properties: { machines: { type: 'array', items: machineSchema } } }, 401: errorSchema, 403: errorSchema } },
     },
-    async (req) => ({ machines: await listHostMachines(deps.db, requireAuth(req).user.id) }),
+    async (req) => ({ machines: await listHostMachines(deps.db, requireAuth(req).user.id, deps.clock.now()) }),
   );
   app.put(
     '/api/v0/machines/:id/list',

@@ -7,6 +7,7 @@ import type { MachinesTable } from '../../db/tables/market.js';
 import type { Store } from '../../db/connection.js';
 import { tx } from '../../db/connection.js';
 import { MachineErrors } from './machines.errors.js';
+import { maintenanceWindowsFor, type WindowView } from '../maintenance/maintenance.service.js';
 
 export type MachineRow = Selectable<MachinesTable>;
 
@@ -136,10 +137,11 @@ export interface MachineView {
   reliability: number;
   verified: boolean;
   current_rentals_running: number;
-  maintenances: unknown[];
+  /** Current and upcoming maintenance windows (not cancelled, not ended). */
+  maintenances: WindowView[];
 }
 
-export function machineView(m: MachineRow, running: number): MachineView {
+export function machineView(m: MachineRow, running: number, maintenances: WindowView[] = []): MachineView {
   return {
     id: m.id,
     machine_id: m.id,
@@ -162,12 +164,12 @@ export function machineView(m: MachineRow, running: number): MachineView {
     reliability: m.reliability,
     verified: m.verified === 1,
     current_rentals_running: running,
-    maintenances: [],
+    maintenances,
   };
 }
 
-/** The caller's machines (operator-contract GET /api/v0/machines/). */
-export async function listHostMachines(db: Kysely<DB>, hostId: number): Promise<MachineView[]> {
+/** The caller's machines (operator-contract GET /api/v0/machines/), with their maintenance windows. */
+export async function listHostMachines(db: Kysely<DB>, hostId: number, now: number): Promise<MachineView[]> {
   const rows = await db.selectFrom('machines').selectAll().where('host_id', '=', hostId).where('deleted_at', 'is', null).orderBy('id').execute();
   if (rows.length === 0) return [];
   const counts = await db
@@ -179,7 +181,8 @@ export async function listHostMachines(db: Kysely<DB>, hostId: number): Promise<
     .groupBy('machine_id')
     .execute();
   const byId = new Map(counts.map((c) => [c.machine_id, Number(c.n)]));
-  return rows.map((r) => machineView(r, byId.get(r.id) ?? 0));
+  const windows = await maintenanceWindowsFor(db, rows.map((r) => r.id), now);
+  return rows.map((r) => machineView(r, byId.get(r.id) ?? 0, windows.get(r.id) ?? []));
 }
 
 export interface ListPrices {
