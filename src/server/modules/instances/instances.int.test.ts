@@ -148,8 +148,12 @@ describeEachDb('instances', (dialect) => {
     expect(bad.status).toBe(409);
     expect(bad.body.msg).toContain('offline');
     expect((await put('sideways')).status).toBe(400);
+    // A refused state change leaves the label alone too (nothing half-written).
+    const both = await t().request('PUT', `/api/v0/instances/${id}/`, { key: u.apiKey, body: { state: 'running', label: 'never' } });
+    expect(both.status).toBe(409);
     const lab = await t().request('PUT', `/api/v0/instances/${id}/`, { key: u.apiKey, body: { label: 'renamed' } });
     expect(lab.status).toBe(200);
+    expect((await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey })).body.instances.label).toBe('renamed');
     const del = await t().request('DELETE', `/api/v0/instances/${id}/`, { key: u.apiKey, body: {} });
     expect(del.status).toBe(200);
     expect(del.body.success).toBe(true);

@@ -81,12 +81,15 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       if (b.state !== undefined && !isIntendedStatus(b.state)) throw InstanceErrors.badRequest(`state must be "stopped" or "running", not ${JSON.stringify(b.state)}`);
       if (b.label !== undefined && typeof b.label !== 'string') throw InstanceErrors.badRequest('label must be a string');
       if (b.label !== undefined && auth.via === 'instance_key') throw new AppError(403, 'forbidden', 'An instance API key can only start, stop or destroy its own instance', { success: false });
-      if (typeof b.label === 'string') await setLabel(deps, auth, id, b.label);
+      if (typeof b.label === 'string' && b.label.length > 1024) throw InstanceErrors.badRequest('label must be at most 1024 characters');
+      // The state change first: when it is refused, the label is left alone too.
+      let msg = `Instance ${id} labelled`;
       if (b.state !== undefined) {
         const r = await changeState(deps, auth, id, b.state);
-        return { success: true, msg: r.changed ? `Instance ${id} ${b.state === 'stopped' ? 'stopped' : 'starting'}` : `Instance ${id} is already ${b.state === 'stopped' ? 'stopped' : 'running or starting'}` };
+        msg = r.changed ? `Instance ${id} ${b.state === 'stopped' ? 'stopped' : 'starting'}` : `Instance ${id} is already ${b.state === 'stopped' ? 'stopped' : 'running or starting'}`;
       }
-      return { success: true, msg: `Instance ${id} labelled` };
+      if (typeof b.label === 'string') await setLabel(deps, auth, id, b.label);
+      return { success: true, msg };
     },
   );
   app.delete(
