@@ -2,18 +2,27 @@
 // `serve`, a real `openrig agent` simulating an RTX 4090, and a renter who registers an SSH key,
 // searches, creates with --wait, reads the ssh command, logs in over SSH, stops, starts, waits,
 // destroys; then the agent dies and `wait` stops on `unknown` with a clear message and exit 1.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProc, waitFor, type Proc } from '../helpers/process.js';
+import { BIN, runCli, startProc, waitFor, type Proc } from '../helpers/process.js';
 import { cli, createUser, makeHome, startWorld, type CliWorld } from './cli-harness.js';
 
 let w: CliWorld;
 let agent: Proc;
 let home: string;
 let run: (args: string[]) => ReturnType<typeof cli>;
+
+const hasScript = (() => {
+  try {
+    execFileSync('script', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 const hasSsh = (() => {
   try {
@@ -134,4 +143,31 @@ describe('search → create --wait → ssh → stop/start → destroy', { timeou
     expect(r.stderr).toContain(`destroy it (openrig destroy instance ${id}) and try another offer`);
     expect((await run(['destroy', 'instance', String(id)])).code).toBe(0);
   }, 90_000);
+
+  it.runIf(hasScript)('on a terminal, wait draws a live spinner with state and elapsed time, then times out clearly', async () => {
+    // A machine with no agent: its instance stays provisioning, so the spinner has time to turn.
+    const m = await runCli(['admin', 'create-machines', '--data', w.data, '--owner-email', 'host@example.com', '--gpu-name', 'RTX 3090', '--num-gpus', '1', '--count', '1', '--price-gpu', '0.3']);
+    const machineId = (JSON.parse(m.stdout) as { machine_ids: number[] }).machine_ids[0]!;
+    const offers = JSON.parse((await run(['search', 'offers', `machine_id=${machineId} verified=any`, '--raw'])).stdout) as { offers: { id: number }[] };
+    const c = await run(['create', 'instance', String(offers.offers[0]!.id), '--image', 'ubuntu:22.04', '--disk', '10']);
+    const id = Number(/^Created instance (\d+)/m.exec(c.stdout)![1]);
+    // `script` gives the CLI a pseudo-terminal as stdout.
+    const cmd = ['node', BIN, 'wait', String(id), '--interval', '1', '--timeout', '3'].map((a) => `'${a}'`).join(' ');
+    const r = await runProgram('script', ['-qec', cmd, '/dev/null'], { HOME: home, XDG_CONFIG_HOME: '', OPENRIG_URL: '', OPENRIG_API_KEY: '' });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(new RegExp(`\\r\\u001b\\[2K[|/\\\\-] instance ${id}: provisioning \\(\\d+s\\)`));
+    expect(new Set(r.stdout.match(/\r\u001b\[2K([|/\\-])/g)).size).toBeGreaterThan(1);
+    expect(r.stdout).toContain(`instance ${id} is still provisioning after`);
+    expect((await run(['destroy', 'instance', String(id)])).code).toBe(0);
+  }, 90_000);
 });
+
+function runProgram(file: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('exit', (code) => resolve({ code, stdout: out }));
+  });
+}

@@ -112,7 +112,11 @@ export function act(fn: (ctx: Ctx, args: unknown[], opts: Record<string, unknown
         sessionKey: st.sessionKey,
         onSessionFallback: (reason) => {
           err(`openrig: ${reason} — the 2FA session is no longer valid; using the API key (run \`openrig tfa login\` for a new session)\n`);
-          updateConfig({ session_key: undefined, session_url: undefined, session_api_key_sha256: undefined }, env);
+          try {
+            updateConfig({ session_key: undefined, session_url: undefined, session_api_key_sha256: undefined }, env);
+          } catch (e) {
+            err(`openrig: warning: could not forget the session in ${configPath(env)}: ${(e as Error).message}\n`);
+          }
         },
       });
       ctx = {

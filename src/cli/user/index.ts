@@ -31,4 +31,17 @@ export function registerUserCommands(program: Command): void {
   registerMachineCommands({ show, list, unlist, schedule, cancel });
   registerKeyCommands(apiKey, sshKey);
   registerTfaCommands(tfa);
+  program.addHelpText(
+    'after',
+    `
+User commands find the server and key in --url / --api-key, else OPENRIG_URL / OPENRIG_API_KEY,
+else what \`openrig login\` stored in ~/.config/openrig/config.json (mode 0600).
+Every user command takes --raw (the server's JSON unchanged). Exit codes: 0 success, 1 API error
+(the server's message on stderr), 2 usage error.
+
+Example:
+  openrig login --url http://127.0.0.1:8080 --api-key or_…
+  openrig search offers 'gpu_name=RTX_4090 num_gpus>=1' -o dph_total
+  openrig create instance 1 --image ubuntu:22.04 --disk 20 --wait`,
+  );
 }

@@ -140,6 +140,13 @@ export async function waitAndReport(ctx: Ctx, id: number, opts: Record<string, u
   let lastState = '';
   // The spinner turns between polls; it is drawn only on a terminal.
   const timer = tty ? setInterval(() => ctx.out(spinnerLine(frame++, text)), 120) : null;
+  // Ctrl-C ends the wait, not the instance: say so, and how to resume.
+  const onInt = () => {
+    if (timer) ctx.out('\r\u001b[2K');
+    ctx.err(`openrig: stopped waiting; instance ${id} is still ${lastState || 'provisioning'} (resume with: openrig wait ${id})\n`);
+    process.exit(130);
+  };
+  process.once('SIGINT', onInt);
   try {
     const outcome = await waitForInstance(
       id,
@@ -165,5 +172,6 @@ export async function waitAndReport(ctx: Ctx, id: number, opts: Record<string, u
     ctx.out(d.text);
   } finally {
     if (timer) clearInterval(timer);
+    process.removeListener('SIGINT', onInt);
   }
 }
