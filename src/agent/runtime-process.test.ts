@@ -76,8 +76,10 @@ describe.skipIf(!existsSync('/usr/bin/ssh'))('process runtime', () => {
   });
 
   it('stop ends the whole process tree and the SSH server and keeps the files; start brings it back on the same port', async () => {
-    const { sshPort } = await rt.start(spec(2));
+    // A process that leaves the process group (setsid) is still the instance's.
+    const { sshPort } = await rt.start(spec(2, { onstart: 'setsid sleep 4343 & sleep 300' }));
     ssh(sshPort, 'echo kept > file.txt');
+    await waitFor(() => spawnSync('pgrep', ['-f', 'sleep 4343']).status, (c) => c === 0);
     const pid = Number(readFileSync(path.join(rt.dir(2), 'main.pid'), 'utf8'));
     await rt.stop(2);
     expect(await rt.inspect(2)).toEqual({ state: 'stopped' });
@@ -86,6 +88,7 @@ describe.skipIf(!existsSync('/usr/bin/ssh'))('process runtime', () => {
     const left = spawnSync('ps', ['-o', 'pid=,stat=,comm=', '-g', String(pid)], { encoding: 'utf8' });
     // Zombies are dead, waiting for init to reap them; nothing else may be left.
     expect(left.stdout.split('\n').filter((l) => l.trim() && !/^\s*\d+\s+Z/.test(l))).toEqual([]);
+    expect(spawnSync('pgrep', ['-f', 'sleep 4343'], { encoding: 'utf8' }).stdout.trim()).toBe('');
     expect(ssh(sshPort, 'echo up').status).not.toBe(0);
     expect(readFileSync(path.join(rt.dir(2), 'root/file.txt'), 'utf8')).toBe('kept\n');
     const again = await rt.start(spec(2));

@@ -65,6 +65,25 @@ function killGroup(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
+/**
+ * Processes of an instance that left its process group (setsid, daemons, pty sessions), found by
+ * the OPENRIG_INSTANCE_DIR their environment inherited. Linux only (/proc); elsewhere none.
+ */
+export function instanceStragglers(dir: string): number[] {
+  if (process.platform !== 'linux') return [];
+  const marker = `OPENRIG_INSTANCE_DIR=${dir}`;
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(marker)) out.push(Number(name));
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return out;
+}
+
 /** Resolves once something on host:port speaks SSH (reads the identification banner). */
 export function sshAccepts(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {
@@ -156,6 +175,13 @@ export class ProcessRuntime implements Runtime {
       const end = Date.now() + (this.o.stopGraceMs ?? 5000);
       while (isMainProcess(pid, this.dir(id)) && Date.now() < end) await sleep(50);
       killGroup(pid, 'SIGKILL'); // whatever is left of the tree
+    }
+    for (const p of instanceStragglers(this.dir(id))) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
     }
     const port = this.file(id, FILES.port);
     if (existsSync(port)) renameSync(port, `${port}.last`);
