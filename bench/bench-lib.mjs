@@ -55,6 +55,9 @@ export async function startNode(args, { env = {}, nodeArgs = [], probe = '/healt
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** Monotonic clock in microseconds (the clock of V8's .cpuprofile timestamps). */
+export const monoUs = () => Number(process.hrtime.bigint() / 1000n);
+
 /** Resident set size of a process, MB (Linux /proc). */
 export function rssMb(pid) {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -89,7 +92,8 @@ export function load({ url, connections = 8, duration = 5, next, overallRate, pi
         const n5xx = Object.entries(codes).filter(([c]) => Number(c) >= 500).reduce((s, [, v]) => s + v.count, 0);
         const n2xx = Object.entries(codes).filter(([c]) => Number(c) < 300).reduce((s, [, v]) => s + v.count, 0);
         resolve({
-          rps: res.requests.average,
+          // Completed requests over the run (the per-second average reads 0 when few complete).
+          rps: res.requests.total / (res.duration || duration),
           total: res.requests.total,
           p50: res.latency.p50,
           p99: res.latency.p99,
@@ -109,16 +113,25 @@ export function load({ url, connections = 8, duration = 5, next, overallRate, pi
  * Self time per function from a .cpuprofile (V8), top N, plus a breakdown by origin
  * (openrig, kysely, pg, better-sqlite3, fastify, node internals, GC/idle).
  */
-export function summarizeProfile(dir, top = 12) {
+export function summarizeProfile(dir, top = 12, window = null) {
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) return null;
   const prof = JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
-  const selfUs = new Map();
-  for (let i = 0; i < prof.samples.length; i++) {
-    const dt = prof.timeDeltas[i] ?? 0;
-    selfUs.set(prof.samples[i], (selfUs.get(prof.samples[i]) ?? 0) + dt);
-  }
+  // Only the samples taken while the load ran (V8's profile clock and process.hrtime are both
+  // the monotonic clock), so start-up (module loading, schema compilation) does not count.
+  const count = (from, to) => {
+    const m = new Map();
+    let t = prof.startTime;
+    for (let i = 0; i < prof.samples.length; i++) {
+      const dt = prof.timeDeltas[i] ?? 0;
+      t += dt;
+      if (t >= from && t <= to) m.set(prof.samples[i], (m.get(prof.samples[i]) ?? 0) + dt);
+    }
+    return m;
+  };
+  let selfUs = window ? count(window[0], window[1]) : null;
+  if (!selfUs || selfUs.size === 0) selfUs = count(-Infinity, Infinity);
   let total = 0;
   const fns = new Map();
   const origins = new Map();
