@@ -3,7 +3,7 @@
 import type { Deps } from '../../deps.js';
 import type { User } from '../../http/auth.js';
 import { tx } from '../../db/connection.js';
-import { AppError } from '../../errors.js';
+import { AppError, assertNever } from '../../errors.js';
 import { newTotpSecret, provisioningUri } from './two-factor.codes.js';
 import { TfaErrors } from './two-factor.errors.js';
 import { activeMethods, authorizedUntil, consumeChallenge, countUnusedBackupCodes, findChallenge, grantAuthorization, insertChallenge, recordEvent } from './two-factor.repo.js';
@@ -78,7 +78,7 @@ export async function authorizeStart(
         return { success: true, secret: s.secret };
       }
       default:
-        throw TfaErrors.invalidMethod();
+        return assertNever(kind, 'tfa_method');
     }
   } catch (err) {
     if (err instanceof AppError) throw err;

@@ -14,7 +14,7 @@
 // - Backup codes: `UPDATE … SET used_at WHERE used_at IS NULL` (repo.consumeBackupCode).
 import type { Deps } from '../../deps.js';
 import type { User } from '../../http/auth.js';
-import { AppError, type ErrorFactory } from '../../errors.js';
+import { AppError, assertNever, type ErrorFactory } from '../../errors.js';
 import { decryptSecret, sha256Hex } from '../../crypto.js';
 import { tx } from '../../db/connection.js';
 import type { ChallengePurpose } from '../../db/tables/two-factor.js';
@@ -96,7 +96,7 @@ export async function verifyFactor(deps: VerifyDeps, user: User, input: FactorIn
       if (!challenge) throw TfaErrors.missingParams(`secret is required to verify an ${kind} code`);
       return verifyChallengeCode(deps, user, kind, challenge, byId, input.code, ctx);
     default:
-      throw TfaErrors.invalidMethod();
+      return assertNever(kind, 'tfa_method');
   }
 }
 
