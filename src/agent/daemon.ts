@@ -233,7 +233,10 @@ export class Agent {
           // Exited never runs again by itself (api-spec "States and transitions"); only when the
           // server shows it provisioning or stopped again (a client start) is it started afresh.
           const restart = dead && (w.actual_status === null || w.actual_status === 'stopped');
-          if ((st.state === 'absent' || st.state === 'stopped' || restart) && (!dead || restart)) {
+          // Unknown/offline never run again either: one that still runs here is kept (its renter may
+          // still reach it), one that does not is not started.
+          const lost = w.actual_status === 'unknown' || w.actual_status === 'offline';
+          if ((st.state === 'absent' || st.state === 'stopped' || restart) && (!dead || restart) && !lost) {
             this.failures.delete(w.id);
             run('start', async () => {
               if (st.state === 'exited') await rt.stop(w.id); // clears the dead main.pid

@@ -126,7 +126,7 @@ export async function startDemo(server: Server): Promise<void> {
     `  ID=$(curl -s -X PUT -H "Authorization: Bearer $KEY" -H "Content-Type: application/json" -d '{"image": "ubuntu:22.04", "disk": 10, "onstart": "echo started > hello.txt"}' $URL/api/v0/asks/$OFFER/ | ${json('j.new_contract')})`,
     `  until curl -s -H "Authorization: Bearer $KEY" $URL/api/v0/instances/$ID/ | ${json('j.instances.actual_status')} | grep -qx running; do sleep 1; done`,
     `  PORT=$(curl -s -H "Authorization: Bearer $KEY" $URL/api/v0/instances/$ID/ | ${json('j.instances.ssh_port')})`,
-    `  ssh -i ${keyFile} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -p $PORT root@${host} 'cat hello.txt; nproc'`,
+    `  ssh -i ${keyFile} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -p $PORT root@${host} 'cat hello.txt; nproc'`,
     `  curl -s -X DELETE -H "Authorization: Bearer $KEY" $URL/api/v0/instances/$ID/`,
     '',
   ];
