@@ -20,9 +20,15 @@ export function registerInstanceCommands(show: Command, program: Command, verbs:
 
   common(show.command('instance').argument('<id>', 'instance ID').description('show one instance'), 'openrig show instance 12').action(
     act(async (ctx, [id]) => {
-      const inst = await getOwnInstance(ctx, intArg(id, 'instance ID'));
-      if (ctx.raw) return ctx.printRaw();
-      ctx.out(instanceDetail(inst, ctx.now()));
+      const n = intArg(id, 'instance ID');
+      if (ctx.raw) {
+        // `{"instances": null}` is the server's answer for "not yours or no such instance".
+        const inst = await ctx.client.getInstance(n);
+        ctx.printRaw();
+        if (!inst) process.exitCode = 1;
+        return;
+      }
+      ctx.out(instanceDetail(await getOwnInstance(ctx, n), ctx.now()));
     }),
   );
 

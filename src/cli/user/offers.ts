@@ -45,7 +45,15 @@ export function registerOfferCommands(search: Command, create: Command): void {
         });
         const r = await ctx.client.searchOffers(body);
         if (ctx.raw) return ctx.printRaw();
-        if (r.offers.length === 0) return ctx.out('No offers match.\n');
+        if (r.offers.length === 0) {
+          ctx.out('No offers match.\n');
+          // A GPU name typo is the usual reason: say which names are on offer.
+          if (body.gpu_name !== undefined) {
+            const names = await ctx.client.gpuNames().then((g) => g.gpu_names ?? [], () => []);
+            if (names.length > 0) ctx.out(`GPU names on offer: ${names.join(', ')} (write spaces as _, e.g. gpu_name=${names[0]!.replace(/ /g, '_')})\n`);
+          }
+          return;
+        }
         ctx.out(offersTable(r.offers));
       }),
     );
