@@ -173,6 +173,18 @@ describeEachDb('agent gateway', (dialect) => {
       expect(m.online_state).toBe('offline');
     });
 
+    it('several sweeps at once (several serve processes) move each instance exactly once', async () => {
+      const host = await t().user();
+      const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-race-0001', machines: [hw(0), hw(1), hw(2), hw(3)] } });
+      const ids: number[] = [];
+      for (const m of reg.body.machines) ids.push(await newInstance(t(), m.machine_id, (await t().user()).id, { actual_status: 'running' }));
+      t().clock.advance(61_000);
+      const results = await Promise.all([1, 2, 3, 4].map(() => sweepHeartbeats(t().deps)));
+      const moved = results.flatMap((r) => r.unknown).filter((id) => ids.includes(id));
+      expect(moved.sort()).toEqual([...ids].sort());
+      for (const id of ids) expect((await inst(t(), id)).actual_status).toBe('unknown');
+    });
+
     it('a clean shutdown takes the machines and their instances offline at once', async () => {
       const host = await t().user();
       const renter = await t().user();
