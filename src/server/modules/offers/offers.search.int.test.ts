@@ -124,6 +124,15 @@ describeEachDb('offer search', (dialect) => {
     }
   });
 
+  it('answers older clients: GET /bundles?q=JSON with ?api_key=', async () => {
+    const q = encodeURIComponent(JSON.stringify({ num_gpus: { eq: '2' } }));
+    const r = await t().request('GET', `/api/v0/bundles/?q=${q}&api_key=${key}`);
+    expect(r.status).toBe(200);
+    expect(r.body.offers.map((o: { id: number }) => o.id)).toEqual([ids[1]]);
+    const bad = await t().request('GET', `/api/v0/bundles/?q=%7Bnope&api_key=${key}`);
+    expect(bad.status).toBe(400);
+  });
+
   it('lists the distinct GPU names on offer', async () => {
     const r = await t().request('GET', '/api/v0/gpu_names/unique/', { key });
     expect(r.status).toBe(200);
