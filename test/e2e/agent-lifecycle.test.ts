@@ -70,7 +70,11 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
         return last && last.actual_status === want ? last : null;
       }, `instance ${id} to be ${want}`, timeoutMs, 1000);
     } catch (err) {
-      throw new Error(`${(err as Error).message}; last seen ${JSON.stringify(last?.actual_status)} (${last?.status_msg}); agent said: ${agent?.stdout()}${agent?.stderr()}`);
+      const idir = path.join(stateDir, 'instances', String(id));
+      const files = existsSync(idir) ? readdirSync(path.join(idir, 'root')).join(',') : 'none';
+      throw new Error(
+        `${(err as Error).message}; last seen ${JSON.stringify(last?.actual_status)}/${last?.intended_status} (${last?.status_msg}); files: ${files}; agent said: ${agent?.stdout()}${agent?.stderr()}; serve said: ${serve.stdout().slice(-3000)}${serve.stderr().slice(-2000)}`,
+      );
     }
   };
   const ssh = (sshPort: number, cmd: string) =>
