@@ -5,7 +5,8 @@
 // - sms_blocked_number: the number starts with a blocked prefix (SMS-pumping risk), checked
 //   before anything is sent.
 // - sms_rate_limited: more than perUserLimit sends for one account, or perNumberLimit to one
-//   number, within windowS; and a resend sooner than resendAfterS after the previous send.
+//   number, within windowS (resends count too).
+// (tfa_challenge_exists, a plain send within resendAfterS of the last one, is in two-factor.send.ts.)
 // - preauth_phone_cap: one number used for adding a method (setup / authorize codes) by more
 //   than preauthPhoneCap different accounts within preauthPhoneWindowS.
 // - sms_fraud_detected: the account flag set by `admin flag-sms-fraud`.
@@ -79,13 +80,6 @@ function retryAfter(first: unknown, windowS: number, now: number): number {
   const f = Number(first);
   if (!Number.isFinite(f)) return windowS;
   return Math.max(1, Math.ceil((f + windowS * 1000 - now) / 1000));
-}
-
-/** A resend sooner than resendAfterS after the previous send is refused. */
-export function checkResendSpacing(cfg: Config['sms'], sentAt: number | null, now: number): void {
-  if (sentAt === null) return;
-  const wait = Math.ceil((sentAt + cfg.resendAfterS * 1000 - now) / 1000);
-  if (wait > 0) throw rateLimited(wait, `Wait ${wait} seconds before requesting another code`);
 }
 
 export async function recordSmsSend(db: Kysely<DB>, p: { userId: number; phone: string; purpose: string; now: number }): Promise<void> {

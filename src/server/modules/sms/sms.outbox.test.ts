@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../clock.js';
 import { OutboxSmsProvider } from './sms.outbox.js';
-import { checkResendSpacing, isBlockedNumber } from './sms.abuse.js';
-import { AppError } from '../../errors.js';
+import { isBlockedNumber } from './sms.abuse.js';
 import type { Config } from '../../config.js';
 
 describe('outbox SMS provider', () => {
@@ -40,19 +39,5 @@ describe('SMS abuse rules (pure parts)', () => {
     expect(isBlockedNumber(cfg, '+14155550999')).toBe(true);
     expect(isBlockedNumber(cfg, '+14155550998')).toBe(false);
     expect(isBlockedNumber({ ...cfg, blockedPrefixes: [] }, '+8816123456')).toBe(false);
-  });
-
-  it('refuses a resend sooner than OPENRIG_SMS_RESEND_AFTER_S, saying how long to wait', () => {
-    expect(() => checkResendSpacing(cfg, null, 1000)).not.toThrow();
-    expect(() => checkResendSpacing(cfg, 0, 60_000)).not.toThrow();
-    try {
-      checkResendSpacing(cfg, 0, 45_000);
-      throw new Error('expected sms_rate_limited');
-    } catch (err) {
-      expect(err).toBeInstanceOf(AppError);
-      expect((err as AppError).code).toBe('sms_rate_limited');
-      expect((err as AppError).status).toBe(429);
-      expect((err as AppError).headers).toEqual({ 'Retry-After': '15' });
-    }
   });
 });

@@ -10,7 +10,7 @@ import type { ChallengePurpose } from '../../db/tables/two-factor.js';
 import { E164_RE } from '../accounts/accounts.service.js';
 import { maskPhone } from '../accounts/accounts.view.js';
 import { smsProvider } from '../sms/sms.provider.js';
-import { assertNotFlagged, checkResendSpacing, checkSmsLimits, isBlockedNumber, lockNumber, recordSmsSend } from '../sms/sms.abuse.js';
+import { assertNotFlagged, checkSmsLimits, isBlockedNumber, lockNumber, recordSmsSend } from '../sms/sms.abuse.js';
 import { codeHmac, newCode } from './two-factor.codes.js';
 import { TfaErrors } from './two-factor.errors.js';
 import { enqueueCode } from './two-factor.mail.js';
@@ -182,8 +182,10 @@ export async function sendSmsCode(
     }
     if (opts.resend) {
       if (!previous && !given) throw TfaErrors.noChallenge('No SMS code was sent to this number recently; use /api/v0/tfa/sms/');
-      checkResendSpacing(deps.config.sms, previous?.sent_at ?? null, now);
-    } else if (previous) {
+    } else if (previous && previous.sent_at !== null && previous.sent_at > now - deps.config.sms.resendAfterS * 1000) {
+      // "A recent code was already sent; use resend" (api-spec): within OPENRIG_SMS_RESEND_AFTER_S
+      // a plain send is refused; resend (which replaces the code) is the way to a new one. After
+      // that a send replaces the older code the same way.
       throw TfaErrors.challengeExists();
     }
     await checkSmsLimits(db, deps.config.sms, { userId: user.id, phone: target.phone, purpose, now });
@@ -194,7 +196,8 @@ export async function sendSmsCode(
       challenge = given;
       secret = req.secret!;
     } else {
-      // A resend with a Bearer and no secret: the old challenge dies, a new secret is returned.
+      // Without a secret (Bearer): the older challenge to this number dies and a new secret is
+      // returned; on resend this recovers a lost secret.
       if (previous) await consumeChallenge(db, previous.id, now);
       const s = newSecret();
       secret = s.secret;

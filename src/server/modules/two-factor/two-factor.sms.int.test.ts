@@ -9,7 +9,7 @@ const PASSWORD = 'correct horse battery';
 
 describeEachDb('2FA by SMS, legacy accounts, deprecated endpoints', (dialect) => {
   // The platform's per-route rate limits are tested by their module; here they would mask 2FA's own.
-  const t = useTestApp(dialect, { OPENRIG_RATE_LIMITS: 'off', OPENRIG_SMS_PER_NUMBER_LIMIT: '3', OPENRIG_SMS_PER_USER_LIMIT: '50' });
+  const t = useTestApp(dialect, { OPENRIG_RATE_LIMITS: 'off', OPENRIG_SMS_PER_NUMBER_LIMIT: '4', OPENRIG_SMS_PER_USER_LIMIT: '50' });
   let n = 400;
   const phone = () => `+1415555${String(++n).padStart(4, '0')}`;
   const wait = () => t().clock.advance(t().config.sms.resendAfterS * 1000);
@@ -60,25 +60,32 @@ describeEachDb('2FA by SMS, legacy accounts, deprecated endpoints', (dialect) =>
     expect((await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'sms', code, secret: rs.body.secret } })).status).toBe(200);
   });
 
-  it('resend: too soon is sms_rate_limited; nothing to resend is no_challenge_found; another number is phone_number_mismatch', async () => {
+  it('send vs resend: resend works at once; a plain send is tfa_challenge_exists for OPENRIG_SMS_RESEND_AFTER_S, then replaces the code', async () => {
     const u = await t().user();
     const p = phone();
     const m = await addSms(t(), u.apiKey, u.email, p);
     const none = await t().request('POST', '/api/v0/tfa/sms/resend/', { key: u.apiKey, body: { tfa_method_id: m.id } });
     expect(none.body.error).toBe('no_challenge_found');
     const s = await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: { tfa_method_id: m.id } });
-    const soon = await t().request('POST', '/api/v0/tfa/sms/resend/', { key: u.apiKey, body: { secret: s.body.secret } });
-    expect(soon.status).toBe(429);
-    expect(soon.body.error).toBe('sms_rate_limited');
-    wait();
+    const again = await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: { tfa_method_id: m.id } });
+    expect(again.body.error).toBe('tfa_challenge_exists');
+    const now = await t().request('POST', '/api/v0/tfa/sms/resend/', { key: u.apiKey, body: { secret: s.body.secret } });
+    expect(now.status).toBe(200);
     const mismatch = await t().request('POST', '/api/v0/tfa/sms/resend/', { key: u.apiKey, body: { secret: s.body.secret, phone_number: phone() } });
     expect(mismatch.body.error).toBe('phone_number_mismatch');
+    wait();
+    const later = await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: { tfa_method_id: m.id } });
+    expect(later.status).toBe(200);
+    expect(later.body.secret).not.toBe(s.body.secret);
+    const code = lastSmsCode(t(), p);
+    expect((await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'sms', code, secret: s.body.secret } })).body.error).toBe('no_challenge_found');
+    expect((await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'sms', code, secret: later.body.secret } })).status).toBe(200);
   });
 
   it('sms_rate_limited per number, across accounts', async () => {
     const p = phone();
     // Legacy accounts: their codes verify (not add) a number, so the pre-authorization cap is out of play.
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < t().config.sms.perNumberLimit; i++) {
       const u = await t().user({ phone: p, legacyTfa: true });
       expect((await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: {} })).status).toBe(200);
     }
