@@ -22,6 +22,8 @@ describe('create-instance body', () => {
     const s = 'a'.repeat(ONSTART_MAX_CHARS);
     expect(decodeOnstart(s)).toBe(s);
     refused(() => decodeOnstart('a'.repeat(ONSTART_MAX_CHARS + 1)), '4048');
+    const emoji = '🚀'.repeat(ONSTART_MAX_CHARS); // 4048 characters, 8096 UTF-16 units
+    expect(decodeOnstart(emoji)).toBe(emoji);
   });
 
   it('decodes gzip+base64 (short or long, with line breaks) and checks the result', () => {

@@ -52,7 +52,9 @@ function optString(b: Record<string, unknown>, k: string, max: number): string |
 /** onstart as given, or decoded when gzip+base64; a 400 when it can't be. */
 export function decodeOnstart(raw: string): string {
   const looksEncoded = /^\s*H4sI/.test(raw); // base64 of the gzip magic 1f 8b 08
-  if (raw.length <= ONSTART_MAX_CHARS && !looksEncoded) return raw;
+  // Characters, not UTF-16 units: an emoji counts once.
+  const chars = raw.length <= ONSTART_MAX_CHARS ? raw.length : Array.from(raw).length;
+  if (chars <= ONSTART_MAX_CHARS && !looksEncoded) return raw;
   const compact = raw.replace(/\s+/g, '');
   let text: string | null = null;
   if (/^[A-Za-z0-9+/]+={0,2}$/.test(compact)) {
@@ -68,8 +70,8 @@ export function decodeOnstart(raw: string): string {
     }
   }
   if (text !== null) return text;
-  if (raw.length <= ONSTART_MAX_CHARS) return raw; // short and not really encoded: a plain script
-  throw bad(`onstart is ${raw.length} characters; at most ${ONSTART_MAX_CHARS} are allowed unless it is gzip+base64 encoded`);
+  if (chars <= ONSTART_MAX_CHARS) return raw; // short and not really encoded: a plain script
+  throw bad(`onstart is ${chars} characters; at most ${ONSTART_MAX_CHARS} are allowed unless it is gzip+base64 encoded`);
 }
 
 function parseEnv(v: unknown): { env: Record<string, string>; ports: PortRequest[]; raw: Record<string, string> } {
