@@ -29,7 +29,7 @@ describeEachDb('instances service (agent side)', (dialect) => {
     const both = await Promise.all([setActualStatus(t().deps, id, 'loading', 'running'), setActualStatus(t().deps, id, 'loading', 'exited')]);
     expect(both.filter(Boolean)).toHaveLength(1);
     await t().deps.db.updateTable('instances').set({ destroyed_at: t().clock.now() }).where('id', '=', id).execute();
-    const now = (await row(t(), id)).actual_status;
+    const now = (await row(t(), id)).actual_status as 'running' | 'exited';
     expect(await setActualStatus(t().deps, id, now, 'offline')).toBe(false);
   });
 
