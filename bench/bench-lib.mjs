@@ -55,6 +55,20 @@ export async function startNode(args, { env = {}, nodeArgs = [], probe = '/healt
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** Machine-wide CPU jiffies (busy, total) from /proc/stat. */
+export function cpuTicks() {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const idle = f[3] + (f[4] ?? 0);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
+/** CPU seconds (user + system) used so far by a process. */
+export function procCpuS(pid) {
+  const parts = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(parts[11]) + Number(parts[12])) / 100; // clock ticks, USER_HZ = 100
+}
+
 /** Monotonic clock in microseconds (the clock of V8's .cpuprofile timestamps). */
 export const monoUs = () => Number(process.hrtime.bigint() / 1000n);
 
@@ -69,6 +83,7 @@ export function rssMb(pid) {
  * {method, path, headers, body}. Returns req/s, p50/p99 (ms), errors and status counts.
  */
 export function load({ url, connections = 8, duration = 5, next, overallRate, pipelining = 1 }) {
+  const c0 = cpuTicks();
   return new Promise((resolve, reject) => {
     const inst = autocannon(
       {
@@ -91,7 +106,10 @@ export function load({ url, connections = 8, duration = 5, next, overallRate, pi
         const codes = res.statusCodeStats ?? {};
         const n5xx = Object.entries(codes).filter(([c]) => Number(c) >= 500).reduce((s, [, v]) => s + v.count, 0);
         const n2xx = Object.entries(codes).filter(([c]) => Number(c) < 300).reduce((s, [, v]) => s + v.count, 0);
+        const c1 = cpuTicks();
         resolve({
+          /** Machine-wide CPU busy % during the run (server, database, load generator, others). */
+          busyPct: (100 * (c1.busy - c0.busy)) / Math.max(1, c1.total - c0.total),
           // Completed requests over the run (the per-second average reads 0 when few complete).
           rps: res.requests.total / (res.duration || duration),
           total: res.requests.total,

@@ -16,7 +16,7 @@ import { tmpdir, cpus, totalmem, availableParallelism, loadavg } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { spawn } from 'node:child_process';
-import { ROOT, startNode, load, rssMb, sleep, summarizeProfile, monoUs } from './bench-lib.mjs';
+import { ROOT, startNode, load, rssMb, sleep, summarizeProfile, monoUs, cpuTicks, procCpuS } from './bench-lib.mjs';
 import { seed } from './bench-seed.mjs';
 
 const env = process.env;
@@ -274,13 +274,12 @@ async function runDialect(dialect, baseline) {
     out.idleRss = rssMb(s.child.pid);
     log(`${dialect}: ready in ${f(s.readyMs, 0)} ms, idle RSS ${f(out.idleRss)} MB`);
 
-    // SSH keys for the creators (instances need one to be reachable).
+    // SSH keys for the creators (creating an instance needs one), checked one by one.
     const { generateKeyPairSync } = (await import('ssh2')).default.utils;
-    await Promise.all(
-      seeded.creators.map((u) =>
-        fetch(`${s.url}/api/v0/ssh/`, { method: 'POST', headers: bearer(u.key), body: JSON.stringify({ ssh_key: generateKeyPairSync('ed25519').public }) }),
-      ),
-    );
+    for (const u of seeded.creators) {
+      const r = await fetch(`${s.url}/api/v0/ssh/`, { method: 'POST', headers: bearer(u.key), body: JSON.stringify({ ssh_key: generateKeyPairSync('ed25519').public }) });
+      if (!r.ok) throw new Error(`registering an SSH key: ${r.status} ${(await r.text()).slice(0, 200)}`);
+    }
 
     log(`${dialect}: polling`);
     out.poll = await load({ url: s.url, connections: C, duration: D, next: pollNext(seeded) });
@@ -298,11 +297,17 @@ async function runDialect(dialect, baseline) {
       log(`${dialect}: one node vs two nodes, polling`);
       const s2 = await serve(dbUrl, dataDir);
       const one = await load({ url: s.url, connections: C, duration: D, next: pollNext(seeded) });
+      // Where the CPU went during the two-node run: the evidence for what limits the ratio.
+      const c0 = cpuTicks();
+      const p0 = [procCpuS(s.child.pid), procCpuS(s2.child.pid), procCpuS(process.pid)];
       const [a, b] = await Promise.all([
         load({ url: s.url, connections: C, duration: D, next: pollNext(seeded) }),
         load({ url: s2.url, connections: C, duration: D, next: pollNext(seeded) }),
       ]);
-      out.twoNodes = { one, two: { rps: a.rps + b.rps, p99: Math.max(a.p99, b.p99), errors: a.errors + b.errors, n5xx: a.n5xx + b.n5xx } };
+      const c1 = cpuTicks();
+      const p1 = [procCpuS(s.child.pid), procCpuS(s2.child.pid), procCpuS(process.pid)];
+      const cpu = { busyPct: (100 * (c1.busy - c0.busy)) / (c1.total - c0.total), node1: p1[0] - p0[0], node2: p1[1] - p0[1], loadgen: p1[2] - p0[2], seconds: D };
+      out.twoNodes = { one, cpu, two: { rps: a.rps + b.rps, p99: Math.max(a.p99, b.p99), errors: a.errors + b.errors, n5xx: a.n5xx + b.n5xx } };
       await s2.stop();
     }
     await s.stop();
@@ -325,8 +330,8 @@ async function runDialect(dialect, baseline) {
 const verdict = (ok) => (ok ? '**met**' : '**missed**');
 
 function loadRow(name, r, target) {
-  if (!r) return `| ${name} | – | – | – | – | not run | ${target} |`;
-  return `| ${name} | ${f(r.rps, 0)} | ${f(r.p50)} | ${f(r.p99)} | ${r.errors + r.n5xx} (${r.non2xx} non-2xx) |`;
+  if (!r) return `| ${name} | – | – | – | – | – | not run | ${target} |`;
+  return `| ${name} | ${f(r.rps, 0)} | ${f(r.p50)} | ${f(r.p99)} | ${r.errors + r.n5xx} (${r.non2xx} non-2xx) | ${f(r.busyPct, 0)} % |`;
 }
 
 function profileText(p, what) {
@@ -343,7 +348,8 @@ function section(machine, baseline, results) {
   L.push('<!-- platform:begin (bench/run.mjs writes this section; keep others outside it) -->');
   L.push('## Quick path, search, creates, heartbeats, startup (bench/run.mjs)', '');
   L.push(`Run ${new Date().toISOString()} on ${machine}. Load generator (autocannon) on the same machine, over loopback; ${D} s per scenario, ${C} connections unless noted. Load average (1 min) at the start ${f(machineLoad.start, 2)}, at the end ${f(loadavg()[0], 2)}: above 0.5 or so, other processes shared the cores and every number below is pessimistic.`, '');
-  L.push(`Baseline, bare Fastify hello world (same run, own process): **${f(baseline.rps, 0)} req/s**, p50 ${f(baseline.p50)} ms, p99 ${f(baseline.p99)} ms.`, '');
+  L.push(`Baseline, bare Fastify hello world (same run, own process): **${f(baseline.rps, 0)} req/s**, p50 ${f(baseline.p50)} ms, p99 ${f(baseline.p99)} ms (machine CPU ${f(baseline.busyPct, 0)} % busy).`, '');
+  L.push('"CPU busy" is the whole machine during the scenario (/proc/stat): near 100 % the cores, shared by server, database and load generator, are the limit.', '');
   for (const r of results) {
     L.push(`### ${r.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`, '');
     if (r.skipped) {
@@ -355,7 +361,7 @@ function section(machine, baseline, results) {
       continue;
     }
     L.push(`Seeded ${OFFERS} offers, ${INSTANCES} live instances and ${1000 + 50 + 102} users in ${f(r.seedS)} s.`, '');
-    L.push('| scenario | req/s | p50 ms | p99 ms | errors | target | result |', '|---|---|---|---|---|---|---|');
+    L.push('| scenario | req/s | p50 ms | p99 ms | errors | CPU busy | target | result |', '|---|---|---|---|---|---|---|---|');
     const pollRatio = r.poll.rps / baseline.rps;
     L.push(`${loadRow('`GET /api/v0/instances/{id}/`, authenticated', r.poll)} ≥ 50 % of baseline req/s | ${verdict(pollRatio >= 0.5)}: ${f(100 * pollRatio, 0)} % |`);
     L.push(`${loadRow('`POST /api/v0/bundles/` (5 filters, order, limit 64)', r.search)} p99 ≤ 15 ms | ${verdict(r.search.p99 <= 15)}${r.search.p99 > 15 ? `: ${f(r.search.p99 - 15)} ms over` : ''}${r.search.n2xx === 0 ? ' (no 2xx reply!)' : ''} |`);
@@ -364,7 +370,7 @@ function section(machine, baseline, results) {
         `${loadRow(`polling at ${f(r.hb.pollRate, 0)}/s during heartbeats`, r.hb.poll)} client p99 ≤ 50 ms | ${verdict(r.hb.poll.p99 <= 50 && r.hb.poll.n5xx === 0)} |`,
       );
       L.push(`${loadRow(`agent sync, ${r.hb.agents} agents × ${PER_AGENT} machines every ${HEARTBEAT_S} s (${f(r.hb.syncRate, 0)}/s)`, r.hb.hb)} (load) | ${r.hb.hb.n5xx === 0 && r.hb.hb.n2xx > 0 ? 'ok' : 'errors'} |`);
-    } else if (r.hb) L.push(`| heartbeats | – | – | – | – | client p99 ≤ 50 ms | not run: ${r.hb.skipped} |`);
+    } else if (r.hb) L.push(`| heartbeats | – | – | – | – | – | client p99 ≤ 50 ms | not run: ${r.hb.skipped} |`);
     L.push('');
     const c = r.creates;
     if (c) {
@@ -381,7 +387,13 @@ function section(machine, baseline, results) {
     if (r.twoNodes) {
       const ratio = r.twoNodes.two.rps / r.twoNodes.one.rps;
       L.push(`Two \`serve\` nodes on one PostgreSQL, polling: one node ${f(r.twoNodes.one.rps, 0)} req/s, two nodes ${f(r.twoNodes.two.rps, 0)} req/s (p99 ${f(r.twoNodes.two.p99)} ms): **×${f(ratio, 2)}** (target ≥ ×1.6: ${verdict(ratio >= 1.6)}).`, '');
-      if (ratio < 1.6) L.push(`The machine has ${availableParallelism()} cores shared by both nodes, PostgreSQL and the load generator: a second node adds no CPU, so it cannot add throughput here; the ratio is meaningful only on a machine with cores to spare (or nodes on separate hosts).`, '');
+      const cpu = r.twoNodes.cpu;
+      if (cpu) {
+        L.push(
+          `During the two-node run the machine's ${availableParallelism()} cores were **${f(cpu.busyPct, 0)} % busy** (/proc/stat); CPU seconds over the ${cpu.seconds} s: node 1 ${f(cpu.node1, 2)}, node 2 ${f(cpu.node2, 2)}, load generator ${f(cpu.loadgen, 2)}, the rest PostgreSQL and other processes.${ratio < 1.6 ? ' With the cores saturated, a second node only splits the same CPU: the ratio needs cores to spare (nodes on their own hosts, PostgreSQL and the load generator elsewhere).' : ''}`,
+          '',
+        );
+      }
     }
     L.push(profileText(r.pollProfile, 'polling'));
     L.push(profileText(r.searchProfile, 'search'));
