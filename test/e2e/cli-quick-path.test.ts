@@ -72,7 +72,8 @@ describe('search → create --wait → ssh → stop/start → destroy', { timeou
     expect(human.stdout).toMatch(/^\s*ID\s+GPUs\s+VRAM/);
     expect(human.stdout).toMatch(new RegExp(`^\\s*${offerId}\\s+1x RTX 4090\\s+24\\.6 GB\\s.*\\$0\\.5\\d*\\s`, 'm'));
     // The default filters hold back unverified machines; asking for more RAM than any has finds none.
-    expect((await run(['search', 'offers', 'gpu_name=RTX_4090'])).stdout).toBe('No offers match.\nGPU names on offer: RTX 4090 (write spaces as _, e.g. gpu_name=RTX_4090)\n');
+    const none = await run(['search', 'offers', 'gpu_name=RTX_4090']);
+    expect(none.stdout, none.stderr).toBe('No offers match.\nGPU names on offer: RTX 4090 (write spaces as _, e.g. gpu_name=RTX_4090)\n');
     expect((await run(['search', 'offers', 'gpu_ram>=48 verified=any'])).stdout).toBe('No offers match.\n');
   }, 60_000);
 

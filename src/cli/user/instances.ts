@@ -138,7 +138,7 @@ async function runningInstance(ctx: Ctx, id: number): Promise<Instance> {
 export async function waitAndReport(ctx: Ctx, id: number, opts: Record<string, unknown>): Promise<void> {
   const intervalS = numArg(opts.interval ?? DEFAULT_INTERVAL_S, '--interval');
   const timeoutS = numArg(opts.timeout ?? 0, '--timeout');
-  if (intervalS <= 0 || intervalS > 3600) throw new UsageError('--interval must be between 0 and 3600 seconds');
+  if (intervalS <= 0 || intervalS > 3600) throw new UsageError('--interval must be more than 0 and at most 3600 seconds');
   if (timeoutS < 0) throw new UsageError('--timeout must be 0 or more seconds');
   const tty = !!process.stdout.isTTY && !ctx.raw;
   let text = `instance ${id}: waiting`;
