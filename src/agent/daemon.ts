@@ -238,6 +238,7 @@ export class Agent {
           const lost = w.actual_status === 'unknown' || w.actual_status === 'offline';
           if ((st.state === 'absent' || st.state === 'stopped' || restart) && (!dead || restart) && !lost) {
             this.failures.delete(w.id);
+            this.o.log.info(`instance ${w.id}: starting (${st.state} here, ${w.actual_status ?? 'null'} on the server)`);
             run('start', async () => {
               if (st.state === 'exited') await rt.stop(w.id); // clears the dead main.pid
               const { sshPort } = await rt.start(spec);

@@ -84,7 +84,7 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
       { encoding: 'utf8', timeout: 15_000 },
     );
   const startAgent = () =>
-    startProc(['agent', '--server', serve.url, '--api-key', hostKey, '--gpus', 'RTX 4090x2', '--price-gpu', '0.5', '--state-dir', stateDir, '--ssh-bind', '127.0.0.1'], ENV);
+    startProc(['agent', '--server', serve.url, '--api-key', hostKey, '--gpus', 'RTX 4090x2', '--price-gpu', '0.5', '--state-dir', stateDir, '--ssh-bind', '127.0.0.1'], { ...ENV, OPENRIG_LOG_LEVEL: 'info' });
   const waitRegistered = (p: Proc) =>
     waitFor(() => {
       if (p.child.exitCode !== null) throw new Error(`agent exited: ${p.stderr()}`);
