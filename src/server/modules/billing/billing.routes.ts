@@ -63,7 +63,7 @@ export async function billingRoutes(app: FastifyInstance, deps: Deps): Promise<v
       schema: {
         tags: ['billing'],
         summary: 'Ledger of charges, newest first',
-        querystring: { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 1000 }, before_id: { type: 'integer', minimum: 1 }, instance_id: { type: 'integer', minimum: 1 } } },
+        querystring: { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 1000 }, before_id: { type: 'integer', minimum: 1, maximum: 9007199254740991 }, instance_id: { type: 'integer', minimum: 1, maximum: 9007199254740991 } } },
         response: {
           200: {
             type: 'object',

@@ -199,6 +199,15 @@ describeEachDb('instances', (dialect) => {
     expect(seen).toEqual([...ids].reverse());
     const f = await t().request('GET', `/api/v1/instances/?select_filters=${encodeURIComponent(JSON.stringify({ image_uuid: { eq: 'odd' } }))}`, { key: v.apiKey });
     expect(f.body.instances.map((i: { id: number }) => i.id)).toEqual([ids[1], ids[3]]);
+    const sf = (o: unknown) => t().request('GET', `/api/v1/instances/?select_filters=${encodeURIComponent(JSON.stringify(o))}`, { key: v.apiKey });
+    expect((await sf({ actual_status: { in: [null] } })).body.instances).toHaveLength(5);
+    expect((await sf({ actual_status: { in: [null, 'running'] } })).body.instances).toHaveLength(5);
+    expect((await sf({ actual_status: { notin: [null] } })).body.instances).toHaveLength(0);
+    expect((await sf({ actual_status: { eq: 'running' } })).body.instances).toHaveLength(0);
+    expect((await sf({ label: { in: ['l1', 'l2'] }, num_gpus: { gte: '1' } })).body.instances.map((i: { id: number }) => i.id)).toEqual([ids[1], ids[2]]);
+    const forged = Buffer.from(JSON.stringify({ o: 'id:asc', v: ['abc'] })).toString('base64url');
+    expect((await t().request('GET', `/api/v1/instances/?after_token=${forged}`, { key: v.apiKey })).status).toBe(400);
+    expect((await t().request('GET', '/api/v1/instances/?after_token=%25%25', { key: v.apiKey })).status).toBe(400);
     const bad = await t().request('GET', `/api/v1/instances/?select_filters=${encodeURIComponent(JSON.stringify({ nope: { eq: 1 } }))}`, { key: v.apiKey });
     expect(bad.status).toBe(400);
     expect(bad.body.msg).toContain('nope');

@@ -125,8 +125,16 @@ export async function listInstancesV1(db: Kysely<DB>, userId: number, q: V1Query
       const col = def.col as 'i.id';
       if (op === 'in' || op === 'notin') {
         if (!Array.isArray(v) || v.length === 0 || v.length > 1000) throw bad(`select_filters: ${field}.${op} takes a non-empty array`);
-        const vals = v.map((x) => coerce(field, def.kind, x)).filter((x) => x !== null);
-        qb = qb.where(col, sqlOp as 'in', vals as never[]);
+        const all = v.map((x) => coerce(field, def.kind, x));
+        const vals = all.filter((x) => x !== null);
+        const withNull = vals.length !== all.length;
+        // null (actual_status while provisioning) is matched with IS NULL, never inside IN ().
+        qb = qb.where((eb) => {
+          const parts = [];
+          if (vals.length > 0) parts.push(eb(col, sqlOp as 'in', vals as never[]));
+          if (withNull) parts.push(eb(col, op === 'in' ? 'is' : 'is not', null));
+          return op === 'in' ? eb.or(parts) : eb.and(parts);
+        });
       } else {
         const val = coerce(field, def.kind, v);
         if (val === null) {
@@ -148,6 +156,11 @@ export async function listInstancesV1(db: Kysely<DB>, userId: number, q: V1Query
       throw bad('after_token is not a token this API gave out');
     }
     if (!tok || tok.o !== signature || !Array.isArray(tok.v) || tok.v.length !== order.length) throw bad('after_token does not belong to this order_by');
+    // A token is the client's to tamper with: every value must have its column's type.
+    order.forEach((o, i) => {
+      const v = tok.v[i];
+      if (o.kind === 'int' ? !Number.isSafeInteger(v) : typeof v !== 'string') throw bad('after_token is not a token this API gave out');
+    });
     // Keyset: rows strictly after the last one in the (col1, col2, …) order, per column direction.
     qb = qb.where((eb) =>
       eb.or(

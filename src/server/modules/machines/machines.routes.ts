@@ -91,7 +91,7 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
           type: 'object',
           required: ['machine'],
           additionalProperties: true,
-          properties: { machine: { type: 'integer', minimum: 1 }, price_gpu: prices.price_gpu, price_disk: prices.price_disk, price_min_bid: prices.min_bid, end_date: prices.end_date },
+          properties: { machine: { type: 'integer', minimum: 1, maximum: 9007199254740991 }, price_gpu: prices.price_gpu, price_disk: prices.price_disk, price_min_bid: prices.min_bid, end_date: prices.end_date },
         },
         response: oneReply,
       },

@@ -210,7 +210,10 @@ export async function listMachine(deps: { db: Kysely<DB>; clock: { now(): number
   const now = deps.clock.now();
   let until: number | null = null;
   if (p.end_date !== undefined && p.end_date !== null) {
-    if (typeof p.end_date !== 'number' || !Number.isFinite(p.end_date) || p.end_date * 1000 <= now) throw MachineErrors.badRequest('end_date must be a future Unix timestamp (seconds)');
+    const maxEnd = now + 10 * 365 * 86400 * 1000;
+    if (typeof p.end_date !== 'number' || !Number.isFinite(p.end_date) || p.end_date * 1000 <= now || p.end_date * 1000 > maxEnd) {
+      throw MachineErrors.badRequest('end_date must be a future Unix timestamp (seconds), at most 10 years ahead');
+    }
     until = Math.round(p.end_date * 1000);
   }
   const set: Partial<Insertable<MachinesTable>> = { listed: 1, listed_until: until };
