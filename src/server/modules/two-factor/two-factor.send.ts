@@ -106,7 +106,7 @@ interface Target {
  * (verify), the legacy number on file (verify), or a new number to add with confirm-new (setup).
  * A login challenge only sends to a number that already protects the account.
  */
-async function resolveTarget(deps: SendDeps, user: User, req: SmsRequest, existing: Challenge | null): Promise<Target> {
+async function resolveTarget(deps: SendDeps, user: User, req: SmsRequest, existing: Challenge | null, resend: boolean): Promise<Target> {
   const methods = (await activeMethods(deps.db, user.id)).filter((m) => m.method === 'sms');
   let method: TfaMethod | null = null;
   let phone: string | null = null;
@@ -126,7 +126,10 @@ async function resolveTarget(deps: SendDeps, user: User, req: SmsRequest, existi
     phone = method?.phone_number ?? user.phone_number;
   }
   if (!phone) throw TfaErrors.missingPhone();
-  if (existing?.phone_number && existing.method === 'sms' && existing.phone_number !== phone) throw TfaErrors.phoneMismatch();
+  // A resend goes where the original went; a login may switch to another of the account's numbers.
+  if (existing?.phone_number && existing.method === 'sms' && existing.phone_number !== phone && (resend || existing.purpose !== 'login')) {
+    throw TfaErrors.phoneMismatch();
+  }
   if (existing && existing.purpose !== 'setup' && existing.purpose !== 'login' && existing.tfa_method_id !== null && method?.id !== existing.tfa_method_id) {
     throw TfaErrors.phoneMismatch();
   }
@@ -154,7 +157,7 @@ export async function sendSmsCode(
   const now = deps.clock.now();
   const ttlMs = deps.config.tfa.challengeTtlS * 1000;
   const given = req.secret !== undefined ? await liveChallenge(deps, user, req.secret, sendPurposes(caller.viaSecret)) : null;
-  const target = await resolveTarget(deps, user, req, given);
+  const target = await resolveTarget(deps, user, req, given, opts.resend);
   const purpose = opts.forcePurpose ?? target.purpose;
   if (isBlockedNumber(deps.config.sms, target.phone)) throw TfaErrors.blockedNumber();
   const provider = smsProvider(deps);
@@ -165,7 +168,7 @@ export async function sendSmsCode(
     await lockNumber(db, deps.dialect, target.phone);
     // The challenge a resend replaces: the given one, or (Bearer, no secret) the latest live SMS
     // challenge to this number for this purpose, whose secret was lost.
-    let previous: Challenge | null = given && given.method === 'sms' && given.sent_at !== null ? given : null;
+    let previous: Challenge | null = given && given.method === 'sms' && given.sent_at !== null && given.phone_number === target.phone ? given : null;
     if (!given) {
       previous =
         (await db
@@ -218,7 +221,7 @@ export async function sendSmsCode(
       .where('consumed_at', 'is', null)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) throw TfaErrors.noChallenge();
-    return { challenge, secret, previousRef: previous?.provider_ref ?? null };
+    return { challenge, secret, previousRef: (given ?? previous)?.provider_ref ?? null };
   });
 
   try {

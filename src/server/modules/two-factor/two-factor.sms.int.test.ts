@@ -140,6 +140,26 @@ describeEachDb('2FA by SMS, legacy accounts, deprecated endpoints', (dialect) =>
     expect(done.body.session_key).toBeUndefined();
   });
 
+  it('logged-out flow: the login may switch to another of the account\'s numbers; the first code then stops working', async () => {
+    const u = await t().user({ password: PASSWORD });
+    const pa = phone();
+    const pb = phone();
+    await addSms(t(), u.apiKey, u.email, pa);
+    const b = await addSms(t(), u.apiKey, u.email, pb, { skipAuthorize: true });
+    const login = await t().request('POST', '/api/v0/users/login/', { body: { email: u.email, password: PASSWORD } });
+    const secret = login.body.tfa_secret;
+    expect((await t().request('POST', '/api/v0/tfa/sms/', { body: { secret } })).status).toBe(200);
+    const codeA = lastSmsCode(t(), pa);
+    const toB = await t().request('POST', '/api/v0/tfa/sms/', { body: { secret, tfa_method_id: b.id } });
+    expect(toB.status).toBe(200);
+    const codeB = lastSmsCode(t(), pb);
+    if (codeA !== codeB) {
+      expect((await t().request('POST', '/api/v0/tfa/', { body: { tfa_method: 'sms', code: codeA, secret } })).body.error).toBe('2fa_login_failed');
+    }
+    const done = await t().request('POST', '/api/v0/tfa/', { body: { tfa_method: 'sms', code: codeB, secret } });
+    expect(done.status).toBe(200);
+  });
+
   it('legacy account: tfa_status legacy, login by SMS to the number on file, legacy_tfa_user: true', async () => {
     const p = phone();
     const u = await t().user({ password: PASSWORD, legacyTfa: true, phone: p });
