@@ -105,17 +105,25 @@ export async function instancesForAgent(db: Kysely<DB>, machineIds: number[], re
   if (machineIds.length === 0) return [];
   return db
     .selectFrom('instances')
-    .select(['id', 'machine_id', 'user_id', 'image', 'disk', 'onstart', 'env', 'label', 'intended_status', 'actual_status', 'destroyed_at', 'container_key_enc'])
+    .select(['id', 'machine_id', 'user_id', 'image', 'disk', 'onstart', 'env', 'label', 'intended_status', 'actual_status', 'status_msg', 'ssh_port', 'agent_state', 'destroyed_at', 'container_key_enc'])
     .where('machine_id', 'in', machineIds)
     .where((eb) => (reportedIds.length > 0 ? eb.or([eb('destroyed_at', 'is', null), eb('id', 'in', reportedIds)]) : eb('destroyed_at', 'is', null)))
     .orderBy('id')
     .execute();
 }
 
+/** The agent's own view of each instance (agent_state; agent_reported_at = when it last changed). */
 export async function recordAgentState(db: Kysely<DB>, machineIds: number[], reports: { id: number; state: string }[], now: number): Promise<void> {
   if (machineIds.length === 0) return; // `IN ()` is not SQL
   for (const r of reports) {
-    await db.updateTable('instances').set({ agent_state: r.state, agent_reported_at: now }).where('id', '=', r.id).where('machine_id', 'in', machineIds).execute();
+    // Written when it changes, not at every heartbeat.
+    await db
+      .updateTable('instances')
+      .set({ agent_state: r.state, agent_reported_at: now })
+      .where('id', '=', r.id)
+      .where('machine_id', 'in', machineIds)
+      .where((eb) => eb.or([eb('agent_state', 'is', null), eb('agent_state', '<>', r.state)]))
+      .execute();
   }
 }
 

@@ -119,7 +119,11 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     if (!row || row.destroyed_at !== null) continue;
     // `running` means SSH accepts connections: without a port it is still loading.
     const state = rep.state === 'running' && !rep.ssh_port ? 'loading' : rep.state;
-    const fields: StatusFields = { status_msg: rep.status_msg ?? '' };
+    const msg = rep.status_msg ?? '';
+    // A report of the state the row already has (the usual heartbeat) writes nothing, and leaves
+    // the server's own status_msg (e.g. "Start requested") alone; a new SSH port is written.
+    if (row.actual_status === state && (state !== 'running' || row.ssh_port === rep.ssh_port)) continue;
+    const fields: StatusFields = { status_msg: msg };
     if (state === 'running') {
       const port = rep.ssh_port!;
       Object.assign(fields, { ssh_host: deps.config.publicHost, ssh_port: port, ports: { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(port) }] } });
@@ -127,7 +131,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     const d = await reportInstanceStatus(deps, row.id, state, fields);
     if (d.kind === 'reject') deps.log.debug({ instance: rep.id, reason: d.reason }, 'agent report ignored');
   }
-  await repo.recordAgentState(deps.db, mine, body.instances, now);
+  await repo.recordAgentState(deps.db, mine, body.instances.filter((r) => byId.get(r.id)?.agent_state !== r.state), now);
 
   // 2. What the agent should hold, read after the reports moved it (never a stale state).
   const rows = await repo.instancesForAgent(deps.db, mine, reportedIds);
