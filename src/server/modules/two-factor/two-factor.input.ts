@@ -40,8 +40,6 @@ export interface TfaBody {
   label?: string;
   is_primary?: boolean;
   admin?: boolean;
-  /** tfa_method as sent, for confirm-new (which answers invalid_tfa_method for e-mail). */
-  raw_method?: string;
 }
 
 function str(v: unknown): string | undefined {
@@ -60,7 +58,6 @@ export function readBody(req: FastifyRequest): TfaBody {
   const out: TfaBody = {};
   const method = str(b.tfa_method);
   if (method !== undefined) {
-    out.raw_method = method;
     const m = method.toLowerCase();
     if (m !== 'sms' && m !== 'totp' && m !== 'email') throw TfaErrors.invalidMethod();
     out.tfa_method = m;

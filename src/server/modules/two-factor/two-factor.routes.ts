@@ -51,7 +51,7 @@ export async function twoFactorRoutes(app: FastifyInstance, deps: Deps): Promise
   async function confirm(req: FastifyRequest) {
     const auth = bearer(req);
     const b = readBody(req);
-    return confirmNew(deps, auth.user, { tfa_method: b.raw_method === undefined ? undefined : b.tfa_method, code: b.code, secret: b.secret, phone_number: b.phone_number, label: b.label }, req.ip);
+    return confirmNew(deps, auth.user, { tfa_method: b.tfa_method, code: b.code, secret: b.secret, phone_number: b.phone_number, label: b.label }, req.ip);
   }
 
   const smsBody = bodySchema('phone_number', 'tfa_method_id', 'secret');

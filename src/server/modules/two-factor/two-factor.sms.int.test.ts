@@ -3,7 +3,7 @@
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
-import { addSms, lastSmsCode } from './two-factor.testkit.js';
+import { addSms, lastEmailCode, lastSmsCode } from './two-factor.testkit.js';
 
 const PASSWORD = 'correct horse battery';
 
@@ -214,7 +214,6 @@ describeEachDb('2FA by SMS, legacy accounts, deprecated endpoints', (dialect) =>
     const u = await t().user();
     const p = phone();
     const auth = await t().request('POST', '/api/v0/tfa/authorize-new-method/', { key: u.apiKey, body: {} });
-    const { lastEmailCode } = await import('./two-factor.testkit.js');
     await t().request('PUT', '/api/v0/tfa/authorize-new-method/', { key: u.apiKey, body: { code: await lastEmailCode(t(), u.email), secret: auth.body.secret } });
     const test = await t().request('POST', '/api/v0/tfa/test/', { key: u.apiKey, body: { phone_number: p } });
     expect(test.status).toBe(200);
