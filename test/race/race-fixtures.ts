@@ -1,6 +1,6 @@
 // Fixtures shared by the race and crash tests: listed offers, SSH keys, 2FA helpers.
 import type { Kysely } from 'kysely';
-import ssh2 from 'ssh2';
+import { generateKeyPairSync } from 'node:crypto';
 import type { DB } from '../../src/server/db/schema.js';
 
 /** Inserts `n` listed, online, free offers of `hostId`; returns their ids. */
@@ -32,9 +32,13 @@ export async function insertOffers(db: Kysely<DB>, hostId: number, n: number, no
   return out;
 }
 
-let sshKey: string | null = null;
-/** One ed25519 public key line (generated once per process). */
+/**
+ * A fresh ed25519 public key line, built from node:crypto. (ssh2's generateKeyPairSync drops a
+ * leading zero byte of the key about once in 256 keys, making a 31-byte key the parser rightly
+ * refuses: tests built on it fail at random.)
+ */
 export function publicKey(): string {
-  sshKey ??= ssh2.utils.generateKeyPairSync('ed25519').public;
-  return sshKey;
+  const raw = generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+  const str = (b: Buffer) => Buffer.concat([Buffer.from([0, 0, 0, b.length]), b]);
+  return `ssh-ed25519 ${Buffer.concat([str(Buffer.from('ssh-ed25519')), str(raw)]).toString('base64')} race@openrig`;
 }
