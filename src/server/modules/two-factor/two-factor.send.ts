@@ -12,7 +12,8 @@ import { maskPhone } from '../accounts/accounts.view.js';
 import { smsProvider } from '../sms/sms.provider.js';
 import { assertNotFlagged, checkSmsLimits, isBlockedNumber, lockNumber, recordSmsSend } from '../sms/sms.abuse.js';
 import { codeHmac, newCode } from './two-factor.codes.js';
-import { TfaErrors } from './two-factor.errors.js';
+import { TfaErrors, lockedExtra } from './two-factor.errors.js';
+import { AppError } from '../../errors.js';
 import { enqueueCode } from './two-factor.mail.js';
 import { activeMethods, consumeChallenge, insertChallenge, lockUser, type Challenge, type TfaMethod } from './two-factor.repo.js';
 import { liveChallenge, methodById } from './two-factor.verify.js';
@@ -160,6 +161,12 @@ export async function sendSmsCode(
   const target = await resolveTarget(deps, user, req, given, opts.resend);
   const purpose = opts.forcePurpose ?? target.purpose;
   if (isBlockedNumber(deps.config.sms, target.phone)) throw TfaErrors.blockedNumber();
+  // No SMS for a locked method: its code could not be checked before the lock ends anyway.
+  const lock = target.method?.locked_until ?? null;
+  if (lock !== null && lock > now) {
+    const e = TfaErrors.locked();
+    throw new AppError(e.status, e.code, e.message, lockedExtra(target.method!.fail_count, lock), { 'Retry-After': String(Math.ceil((lock - now) / 1000)) });
+  }
   const provider = smsProvider(deps);
   const code = provider.codes === 'local' ? newCode() : null;
 

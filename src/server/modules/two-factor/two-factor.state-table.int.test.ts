@@ -124,6 +124,15 @@ describeEachDb('2FA state table', (dialect) => {
     expect(s.methods.find((m: { id: number }) => m.id === totp.id)).toMatchObject({ fail_count: max, locked_until: expect.any(Number) });
     // The user was told by e-mail.
     expect((await emailsTo(u.email)).some((e) => e.category === 'tfa.method_locked')).toBe(true);
+    // A locked SMS method gets no SMS either.
+    const sms2 = await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: { tfa_method_id: sms.id } });
+    expect(sms2.status).toBe(200);
+    const wrongSms = lastSmsCode(t(), '+14155550112') === '000000' ? '111111' : '000000';
+    for (let i = 0; i < max; i++) await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'sms', code: wrongSms, secret: sms2.body.secret } });
+    t().clock.advance(t().config.sms.resendAfterS * 1000);
+    const refused = await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: { tfa_method_id: sms.id } });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ error: 'tfa_locked', fail_count: max });
     t().clock.advance(15 * 60_000 + 1000);
     const after = await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'totp', code: totpAt(totp.secret, t().clock.now()) } });
     expect(after.status).toBe(200);
