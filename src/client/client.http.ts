@@ -90,6 +90,11 @@ export class HttpClient {
     if (status < 200 || status >= 300) {
       throw new ApiError(status, codeOf(json) ?? `http_${status}`, messageOf(json) ?? `HTTP ${status}${raw && json === undefined ? `: ${raw.slice(0, 200)}` : ''}`, json, raw);
     }
+    if (json === undefined) {
+      // A 2xx that is not JSON is not this API (a proxy page, a wrong --url).
+      if (raw.trim().length > 0) throw new ApiError(status, 'bad_response', `the server at ${this.baseUrl} did not answer with JSON (is this the openrig API?)`, undefined, raw);
+      return { status, json: {} as T, raw };
+    }
     if (!o.allowUnsuccessful && isObject(json) && json.success === false) {
       throw new ApiError(status, codeOf(json) ?? 'unsuccessful', messageOf(json) ?? 'the server reported failure', json, raw);
     }

@@ -54,6 +54,13 @@ describe('the typed client', () => {
     await expect(c.scheduleMaintenanceBatch({ machine_ids: [1], sdate: 1 })).resolves.toMatchObject({ success: false });
   });
 
+  it('refuses a 2xx that is not JSON (a wrong --url), and reads an empty body as {}', async () => {
+    const html = fakeFetch(() => ({ status: 200, text: '<html>hello</html>' }));
+    await expect(new OpenrigClient({ url: 'http://h', apiKey: 'k', fetch: html.f }).listInstances()).rejects.toThrow('did not answer with JSON');
+    const empty = fakeFetch(() => ({ status: 200, text: '' }));
+    await expect(new OpenrigClient({ url: 'http://h', apiKey: 'k', fetch: empty.f }).destroyInstance(1)).resolves.toEqual({});
+  });
+
   it('reports an unreachable server as a NetworkError', async () => {
     const c = new OpenrigClient({ url: 'http://127.0.0.1:1', apiKey: 'k' });
     await expect(c.currentUser()).rejects.toBeInstanceOf(NetworkError);

@@ -13,8 +13,9 @@ export function registerInstanceCommands(show: Command, program: Command, verbs:
     act(async (ctx) => {
       const r = await ctx.client.listInstances();
       if (ctx.raw) return ctx.printRaw();
-      if (r.instances.length === 0) return ctx.out('No instances. Rent one: openrig search offers, then openrig create instance OFFER_ID --image IMG --disk GB\n');
-      ctx.out(instancesTable(r.instances, ctx.now()));
+      const rows = Array.isArray(r.instances) ? r.instances : [];
+      if (rows.length === 0) return ctx.out('No instances. Rent one: openrig search offers, then openrig create instance OFFER_ID --image IMG --disk GB\n');
+      ctx.out(instancesTable(rows, ctx.now()));
     }),
   );
 

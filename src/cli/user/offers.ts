@@ -45,7 +45,8 @@ export function registerOfferCommands(search: Command, create: Command): void {
         });
         const r = await ctx.client.searchOffers(body);
         if (ctx.raw) return ctx.printRaw();
-        if (r.offers.length === 0) {
+        const offers = Array.isArray(r.offers) ? r.offers : [];
+        if (offers.length === 0) {
           ctx.out('No offers match.\n');
           // A GPU name typo is the usual reason: say which names are on offer.
           if (body.gpu_name !== undefined) {
@@ -54,7 +55,7 @@ export function registerOfferCommands(search: Command, create: Command): void {
           }
           return;
         }
-        ctx.out(offersTable(r.offers));
+        ctx.out(offersTable(offers));
       }),
     );
 
