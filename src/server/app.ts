@@ -1,6 +1,6 @@
 // The HTTP application: plumbing shared by every route (auth, validation, errors, content
 // type, OpenAPI, logs), then each module's routes. Built by main.ts and by tests (app.inject()).
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import { randomUUID } from 'node:crypto';
@@ -48,6 +48,18 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Pro
     bodyLimit: deps.config.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     forceCloseConnections: 'idle',
+    // Router-level failures (a malformed %-escape, an over-long path parameter) get the same
+    // {error, msg} body as everything else instead of Fastify's own shape.
+    frameworkErrors: (err, _req, reply) => {
+      const msg = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long' : 'The URL is not valid';
+      // No route, so no onSend hook: serialise here, with the exact content type.
+      // (A custom serializer keeps Fastify from appending "; charset=utf-8".)
+      void (reply as FastifyReply)
+        .code(400)
+        .header('content-type', 'application/json')
+        .serializer((p: unknown) => JSON.stringify(p))
+        .send({ error: 'bad_request', msg });
+    },
     ajv: { customOptions: { coerceTypes: 'array' } },
   });
 
