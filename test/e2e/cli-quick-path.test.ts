@@ -122,8 +122,8 @@ describe('search → create --wait → ssh → stop/start → destroy', { timeou
     expect(w1.code).toBe(1);
     expect(w1.stderr).toContain('is stopped');
     expect((await run(['start', 'instance', String(instanceId)])).code).toBe(0);
-    const w2 = await run(['wait', String(instanceId), '--interval', '1']);
-    expect(w2.code).toBe(0);
+    const w2 = await run(['wait', String(instanceId), '--interval', '1', '--timeout', '60']);
+    expect(w2.code, w2.stderr).toBe(0);
     expect(w2.stdout).toMatch(/ssh -p \d+ root@127\.0\.0\.1/);
   }, 120_000);
 
