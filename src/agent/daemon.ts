@@ -10,6 +10,8 @@ import path from 'node:path';
 import type { DesiredInstance, InstanceReport, SyncResponse } from '../contract/agent-protocol.js';
 import type { InstanceSpec, Runtime } from './runtime.js';
 import { AgentClient, AgentFatalError } from './agent-client.js';
+import { decideAction } from './reconcile.js';
+import { assertNever } from '../server/errors.js';
 import type { AgentMachineHardware } from '../contract/agent-protocol.js';
 
 export interface AgentLog {
@@ -218,37 +220,37 @@ export class Agent {
     };
     void (async () => {
       const st = await rt.inspect(w.id);
-      switch (w.desired) {
-        case 'destroyed':
-          this.failures.delete(w.id);
-          if (st.state !== 'absent') run('destroy', () => rt.destroy(w.id).then(() => this.o.log.info(`instance ${w.id} destroyed`)));
+      const action = decideAction(st.state, this.failures.has(w.id), w.desired, w.actual_status);
+      switch (action) {
+        case 'none':
           return;
-        case 'stopped':
+        case 'destroy':
           this.failures.delete(w.id);
-          if (st.state === 'running' || st.state === 'starting' || st.state === 'exited') run('stop', () => rt.stop(w.id).then(() => this.o.log.info(`instance ${w.id} stopped`)));
+          run('destroy', () => rt.destroy(w.id).then(() => this.o.log.info(`instance ${w.id} destroyed`)));
           return;
-        case 'running': {
+        case 'stop':
+          this.failures.delete(w.id);
+          this.o.log.info(`instance ${w.id}: stop (${st.state} here)`);
+          run('stop', () => rt.stop(w.id).then(() => this.o.log.info(`instance ${w.id} stopped`)));
+          return;
+        case 'start':
+        case 'restart': {
           const spec = this.spec(w);
-          const dead = st.state === 'exited' || this.failures.has(w.id);
-          // Exited never runs again by itself (api-spec "States and transitions"); only when the
-          // server shows it provisioning or stopped again (a client start) is it started afresh.
-          const restart = dead && (w.actual_status === null || w.actual_status === 'stopped');
-          // Unknown/offline never run again either: one that still runs here is kept (its renter may
-          // still reach it), one that does not is not started.
-          const lost = w.actual_status === 'unknown' || w.actual_status === 'offline';
-          if ((st.state === 'absent' || st.state === 'stopped' || restart) && (!dead || restart) && !lost) {
-            this.failures.delete(w.id);
-            this.o.log.info(`instance ${w.id}: starting (${st.state} here, ${w.actual_status ?? 'null'} on the server)`);
-            run('start', async () => {
-              if (st.state === 'exited') await rt.stop(w.id); // clears the dead main.pid
-              const { sshPort } = await rt.start(spec);
-              this.o.log.info(`instance ${w.id} running, SSH on port ${sshPort}`);
-            });
-          } else if (st.state === 'running' || st.state === 'starting') {
-            await rt.updateKeys(w.id, spec.authorizedKeys);
-          }
+          this.failures.delete(w.id);
+          this.o.log.info(`instance ${w.id}: ${action} (${st.state} here, ${w.actual_status ?? 'null'} on the server)`);
+          run('start', async () => {
+            if (st.state === 'exited') await rt.stop(w.id); // clears the dead main.pid
+            const { sshPort } = await rt.start(spec);
+            this.o.log.info(`instance ${w.id} running, SSH on port ${sshPort}`);
+          });
+          this.poke(); // report `loading` at once
           return;
         }
+        case 'update-keys':
+          await rt.updateKeys(w.id, w.authorized_keys);
+          return;
+        default:
+          assertNever(action, 'agent action');
       }
     })()
       .catch((err) => this.o.log.error(`instance ${w.id}: ${(err as Error).message}`))

@@ -127,6 +127,16 @@ describeEachDb('agent gateway', (dialect) => {
       expect(row).toMatchObject({ actual_status: 'running', ssh_host: t().config.publicHost, ssh_port: 41022 });
       expect(JSON.parse(row.ports)).toEqual({ '22/tcp': [{ HostIp: '0.0.0.0', HostPort: '41022' }] });
 
+      // Stopped, then started by the client: a start that finished between two syncs is reported
+      // `running` straight away, and passes through loading.
+      await t().deps.db.updateTable('instances').set({ actual_status: 'stopped', intended_status: 'running' }).where('id', '=', id).execute();
+      await sync([{ id, state: 'running', ssh_port: 41023 }]);
+      expect(await inst(t(), id)).toMatchObject({ actual_status: 'running', ssh_port: 41023 });
+      // But a stop the client asked for is not undone by a late `running`.
+      await t().deps.db.updateTable('instances').set({ actual_status: 'stopped', intended_status: 'stopped' }).where('id', '=', id).execute();
+      await sync([{ id, state: 'running', ssh_port: 41023 }]);
+      expect((await inst(t(), id)).actual_status).toBe('stopped');
+
       await t().deps.db.updateTable('instances').set({ destroyed_at: t().clock.now() }).where('id', '=', id).execute();
       const s3 = await sync([{ id, state: 'running', ssh_port: 41022 }]);
       expect(s3.body.instances).toEqual([expect.objectContaining({ id, desired: 'destroyed', container_api_key: null })]);

@@ -128,7 +128,13 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
       const port = rep.ssh_port!;
       Object.assign(fields, { ssh_host: deps.config.publicHost, ssh_port: port, ports: { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(port) }] } });
     }
-    const d = await reportInstanceStatus(deps, row.id, state, fields);
+    let d = await reportInstanceStatus(deps, row.id, state, fields);
+    if (d.kind === 'reject' && state === 'running') {
+      // A quick start can finish between two syncs: the instance went through loading on the host
+      // even though no sync saw it. Pass through loading where the state machine allows it.
+      const viaLoading = await reportInstanceStatus(deps, row.id, 'loading', { status_msg: 'starting' });
+      if (viaLoading.kind === 'apply') d = await reportInstanceStatus(deps, row.id, 'running', fields);
+    }
     if (d.kind === 'reject') deps.log.debug({ instance: rep.id, reason: d.reason }, 'agent report ignored');
   }
   await repo.recordAgentState(deps.db, mine, body.instances.filter((r) => byId.get(r.id)?.agent_state !== r.state), now);
