@@ -75,15 +75,23 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('image_login_enc', 'text')
     .addColumn('extra', 'text')
     .execute();
-  // No double-rented machine: at most one live instance per machine, decided by the database.
-  // (A partial unique index: both SQLite and PostgreSQL have them.)
+  // No double-rented machine: at most one ACTIVE instance per machine (active = not destroyed and
+  // not stopped), decided by the database. A stopped instance releases its machine (its data stays
+  // on the host and its disk keeps billing), so a machine may hold many stopped instances of
+  // several clients besides its one active instance. The `machines.rented` flag is kept in step
+  // by conditional updates (create/start claim it, stop/destroy of the active one release it);
+  // this partial unique index backs it. (Both SQLite and PostgreSQL have partial indexes.) The
+  // index keeps its first name: test/helpers/maintenance.ts refers to it.
   await db.schema
     .createIndex('instances_one_live_per_machine')
     .unique()
     .on('instances')
     .column('machine_id')
     .where(sql.ref('destroyed_at'), 'is', null)
+    .where(sql.ref('intended_status'), '<>', 'stopped')
     .execute();
+  // Reading the instances of a machine (the agent's desired state, maintenance notices).
+  await db.schema.createIndex('instances_machine_idx').on('instances').columns(['machine_id', 'id']).execute();
   await db.schema.createIndex('instances_user_idx').on('instances').columns(['user_id', 'id']).execute();
   // The billing meter walks live instances.
   await db.schema.createIndex('instances_live_idx').on('instances').columns(['destroyed_at', 'billed_until']).execute();

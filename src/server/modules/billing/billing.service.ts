@@ -7,6 +7,7 @@ import type { DB } from '../../db/schema.js';
 import type { InstancesTable } from '../../db/tables/market.js';
 import { tx, type Store } from '../../db/connection.js';
 import { meter } from './billing.meter.js';
+import { releaseMachine } from '../machines/machines.claim.js';
 import { isActualStatus, isIntendedStatus, type ActualStatus, type IntendedStatus } from '../../../contract/instance-states.js';
 
 export type InstanceRow = Selectable<InstancesTable>;
@@ -87,7 +88,8 @@ export const BALANCE_EXHAUSTED_MSG = 'Stopped: account balance exhausted; add cr
 
 /**
  * Stops (never destroys) every instance of a user whose balance has run out, settling each first
- * so the compute time up to the stop is charged. Disk keeps accruing (the spec's disk rule).
+ * so the compute time up to the stop is charged. Disk keeps accruing (the spec's disk rule); the
+ * machines are released for other clients.
  */
 export async function stopForExhaustedBalance(trx: Kysely<DB>, userId: number, now: number): Promise<number[]> {
   const rows = await trx
@@ -110,7 +112,11 @@ export async function stopForExhaustedBalance(trx: Kysely<DB>, userId: number, n
       .where('intended_status', '=', 'running')
       .where('destroyed_at', 'is', null)
       .executeTakeFirst();
-    if (Number(res.numUpdatedRows) === 1) stopped.push(r.id);
+    if (Number(res.numUpdatedRows) === 1) {
+      stopped.push(r.id);
+      // It was its machine's active instance: the machine is free for others (same transaction).
+      await releaseMachine(trx, r.machine_id);
+    }
   }
   return stopped;
 }

@@ -10,6 +10,8 @@ import { AppError } from '../../errors.js';
 import { decideStateRequest, type IntendedStatus } from '../../../contract/instance-states.js';
 import { LostRace, balanceOf, settleInstance, statusOf, txRetry, type InstanceRow } from '../billing/billing.service.js';
 import { addSshKey } from '../ssh-keys/ssh-keys.service.js';
+import { claimMachine, releaseMachine } from '../machines/machines.claim.js';
+import { isUniqueViolation } from '../../db/connection.js';
 import { InstanceErrors } from './instances.errors.js';
 
 /** The caller's live instance (in the transaction), or 404. */
@@ -23,29 +25,53 @@ function destroyedError(id: number): AppError {
   return InstanceErrors.invalidState(`Instance ${id} is destroyed`);
 }
 
-/** PUT {state: "stopped" | "running"}: repeats are harmless (success, nothing changes). */
+/**
+ * PUT {state: "stopped" | "running"}: repeats are harmless (success, nothing changes).
+ * A stop releases the machine for other clients in the same transaction (the data stays on the
+ * host; disk keeps billing). A start of a stopped instance re-claims the machine with a
+ * conditional update; if another client rented it meanwhile, 409 machine_unavailable and nothing
+ * changes (the transaction, with its billing settlement, rolls back).
+ */
 export async function changeState(deps: Deps, auth: AuthContext, id: number, want: IntendedStatus): Promise<{ changed: boolean }> {
   const now = deps.clock.now();
-  return txRetry(deps.store, async (db) => {
-    const row = await ownRow(db, auth, id);
-    if (row.destroyed_at !== null) throw destroyedError(id);
-    const s = statusOf(row);
-    const d = decideStateRequest(s, want);
-    if (d.kind === 'noop') return { changed: false };
-    if (d.kind === 'refuse') throw InstanceErrors.invalidState(d.msg);
-    if (want === 'running' && (await balanceOf(db, row.user_id)) <= 0) throw InstanceErrors.insufficientBalance();
-    await settleInstance(db, row, now);
-    const res = await db
-      .updateTable('instances')
-      .set({ actual_status: d.next.actual, intended_status: d.next.intended, status_msg: want === 'stopped' ? 'Stopped on request' : 'Start requested' })
-      .where('id', '=', id)
-      .where('destroyed_at', 'is', null)
-      .where('intended_status', '=', s.intended)
-      .where((eb) => (s.actual === null ? eb('actual_status', 'is', null) : eb('actual_status', '=', s.actual)))
-      .executeTakeFirst();
-    if (Number(res.numUpdatedRows) !== 1) throw new LostRace(`state of instance ${id}`);
-    return { changed: true };
-  });
+  try {
+    return await txRetry(deps.store, async (db) => {
+      const row = await ownRow(db, auth, id);
+      if (row.destroyed_at !== null) throw destroyedError(id);
+      const s = statusOf(row);
+      const d = decideStateRequest(s, want);
+      if (d.kind === 'noop') return { changed: false };
+      if (d.kind === 'refuse') throw InstanceErrors.invalidState(d.msg);
+      if (want === 'running' && (await balanceOf(db, row.user_id)) <= 0) throw InstanceErrors.insufficientBalance();
+      await settleInstance(db, row, now);
+      const claims = s.intended === 'stopped' && d.next.intended === 'running';
+      const releases = s.intended === 'running' && d.next.intended === 'stopped';
+      if (claims && !(await claimMachine(db, row.machine_id))) {
+        // The claim lost. If this very instance moved meanwhile (a concurrent start of it won),
+        // decide again on its new state (a repeat is a no-op); otherwise someone else holds it.
+        const now2 = await db.selectFrom('instances').select(['intended_status', 'actual_status', 'destroyed_at']).where('id', '=', id).executeTakeFirst();
+        if (!now2 || now2.destroyed_at !== null || now2.intended_status !== row.intended_status || now2.actual_status !== row.actual_status) throw new LostRace(`state of instance ${id}`);
+        throw InstanceErrors.machineUnavailable();
+      }
+      const res = await db
+        .updateTable('instances')
+        .set({ actual_status: d.next.actual, intended_status: d.next.intended, status_msg: want === 'stopped' ? 'Stopped on request' : 'Start requested' })
+        .where('id', '=', id)
+        .where('destroyed_at', 'is', null)
+        .where('intended_status', '=', s.intended)
+        .where((eb) => (s.actual === null ? eb('actual_status', 'is', null) : eb('actual_status', '=', s.actual)))
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) throw new LostRace(`state of instance ${id}`);
+      // This instance was the machine's active one (it held `rented`): free the machine.
+      if (releases) await releaseMachine(db, row.machine_id);
+      return { changed: true };
+    });
+  } catch (err) {
+    // The partial unique index "one active instance per machine" refused the start: the flag
+    // and the index never disagree in normal operation, but the index has the last word.
+    if (isUniqueViolation(err)) throw InstanceErrors.machineUnavailable();
+    throw err;
+  }
 }
 
 export async function setLabel(deps: Deps, auth: AuthContext, id: number, label: string): Promise<void> {
@@ -59,7 +85,7 @@ export async function setLabel(deps: Deps, auth: AuthContext, id: number, label:
 
 /**
  * DELETE: destroys from any state; all billing stops (settled up to now), the machine is free
- * to rent again, and the instance key is revoked. Destroying a destroyed instance is a success.
+ * to rent again (if this instance held it), and the instance key is revoked. Destroying a destroyed instance is a success.
  */
 export async function destroyInstance(deps: Deps, auth: AuthContext, id: number): Promise<{ changed: boolean }> {
   const now = deps.clock.now();
@@ -67,10 +93,20 @@ export async function destroyInstance(deps: Deps, auth: AuthContext, id: number)
     const row = await ownRow(db, auth, id);
     if (row.destroyed_at !== null) return { changed: false };
     await settleInstance(db, row, now);
-    // DELETE-like claim: only one destroyer sets destroyed_at.
-    const res = await db.updateTable('instances').set({ destroyed_at: now, status_msg: 'Destroyed' }).where('id', '=', id).where('destroyed_at', 'is', null).executeTakeFirst();
+    // DELETE-like claim: only one destroyer sets destroyed_at; conditional on the intended status
+    // read, so whether this instance holds the machine is known for sure (a concurrent start or
+    // stop makes this a LostRace, decided again).
+    const res = await db
+      .updateTable('instances')
+      .set({ destroyed_at: now, status_msg: 'Destroyed' })
+      .where('id', '=', id)
+      .where('destroyed_at', 'is', null)
+      .where('intended_status', '=', row.intended_status)
+      .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) throw new LostRace(`destroy of instance ${id}`);
-    await db.updateTable('machines').set({ rented: 0 }).where('id', '=', row.machine_id).execute();
+    // Only the active instance holds `rented`: destroying a stopped one must not free a machine
+    // that another client's active instance holds.
+    if (row.intended_status !== 'stopped') await releaseMachine(db, row.machine_id);
     await db.updateTable('api_keys').set({ revoked_at: now }).where('instance_id', '=', id).where('kind', '=', 'instance').where('revoked_at', 'is', null).execute();
     return { changed: true };
   });

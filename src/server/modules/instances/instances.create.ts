@@ -1,8 +1,10 @@
 // Creating an instance from an offer (api-spec "Instance quick path"; issue 3 point 3).
 // Renting is decided by the database: the machine is claimed by a conditional
 // UPDATE machines SET rented = 1 WHERE id = ? AND rented = 0 AND listed = 1 …, and the partial
-// unique index "one live instance per machine" backs it. Of N concurrent creates on one offer
-// exactly one claims it; the others get 409 offer_unavailable.
+// unique index "one active instance per machine" backs it. Of N concurrent creates on one offer
+// (or creates racing a start of a stopped instance there) exactly one claims it; the others get
+// 409 offer_unavailable. Stopped instances of earlier renters may stay on the machine: their
+// disk is not free for the new one.
 // Idempotency-Key: its row is inserted first in the same transaction, so a concurrent request
 // with the same key waits on the unique index and then replays the first reply (same body) or
 // gets 422 (other body). Keys live 24 hours.
@@ -99,7 +101,23 @@ export async function createInstance(deps: Deps, auth: AuthContext, offerId: num
         if (ex.listed === 1) throw InstanceErrors.offerUnavailable(`Offer ${offerId} is no longer available: its host is offline or the listing ended`);
         throw InstanceErrors.offerUnavailable(`Offer ${offerId} is no longer available: it is not listed`);
       }
-      if (req.disk > m.disk_space) throw InstanceErrors.badRequest(`disk ${req.disk} GB exceeds the ${m.disk_space} GB this offer has`);
+      // Stopped instances of earlier renters keep their data on the host: their disk is taken.
+      // (Read after the claim: no other create can run on this machine until we commit, and a
+      // concurrent destroy only frees more.)
+      const held = await db
+        .selectFrom('instances')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('disk'), eb.val(0)).as('gb'))
+        .where('machine_id', '=', m.id)
+        .where('destroyed_at', 'is', null)
+        .executeTakeFirstOrThrow();
+      const free = Math.max(0, m.disk_space - Number(held.gb));
+      if (req.disk > free) {
+        throw InstanceErrors.badRequest(
+          free < m.disk_space
+            ? `disk ${req.disk} GB exceeds the ${free} GB free on this offer (${m.disk_space} GB, of which stopped instances hold ${m.disk_space - free} GB)`
+            : `disk ${req.disk} GB exceeds the ${m.disk_space} GB this offer has`,
+        );
+      }
       if (req.ports.length + 1 > m.direct_port_count) {
         throw InstanceErrors.badRequest(`${req.ports.length} port requests and SSH need ${req.ports.length + 1} direct ports; this offer has ${m.direct_port_count}`);
       }

@@ -10,6 +10,7 @@ const E = defineErrors({
   offerNotFound: [404, 'not_found', 'No such offer'],
   offerUnavailable: [409, 'offer_unavailable', 'This offer is no longer available'],
   invalidState: [409, 'invalid_state', 'That action is not possible in the instance state'],
+  machineUnavailable: [409, 'machine_unavailable', 'The machine is rented by another client; destroy this instance and rent another offer'],
   idempotencyMismatch: [422, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request'],
 });
 
@@ -27,5 +28,6 @@ export const InstanceErrors = {
   offerNotFound: withSuccess(E.offerNotFound),
   offerUnavailable: withSuccess(E.offerUnavailable),
   invalidState: withSuccess(E.invalidState),
+  machineUnavailable: withSuccess(E.machineUnavailable),
   idempotencyMismatch: withSuccess(E.idempotencyMismatch),
 };

@@ -7,6 +7,7 @@ import { authErrors, errorSchema } from '../../http/schemas.js';
 import { OFFER_FIELDS, type FieldType } from './offers.fields.js';
 import { gpuNames, searchOffers } from './offers.service.js';
 import { CommonErrors } from '../../errors.js';
+import { maintenanceWindowSchema } from '../machines/machines.routes.js';
 
 const JSON_TYPE: Record<FieldType, string> = { int: 'integer', float: 'number', bool: 'boolean', string: 'string' };
 
@@ -20,6 +21,7 @@ export const offerSchema = {
     is_bid: { type: 'boolean' },
     search_type: { type: 'string' },
     allocated_storage: { type: 'number' },
+    maintenances: { type: 'array', items: maintenanceWindowSchema, description: 'current and upcoming maintenance windows of the machine (empty when none)' },
   },
 } as const;
 

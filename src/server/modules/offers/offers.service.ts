@@ -3,8 +3,9 @@ import { CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { OFFER_FIELDS } from './offers.fields.js';
 import { compileSearch, searchSql, type SearchPlan } from './offers.filter.js';
+import { maintenanceWindowsFor, type WindowView } from '../maintenance/maintenance.service.js';
 
-export type Offer = Record<string, number | string | boolean | null>;
+export type Offer = Record<string, number | string | boolean | null | WindowView[]>;
 
 /** Normalises a result row: booleans from 0/1 (SQLite) or true/false (PostgreSQL), numbers. */
 export function offerView(row: Record<string, unknown>, plan: SearchPlan): Offer {
@@ -26,7 +27,12 @@ export async function searchOffers(deps: Pick<Deps, 'db' | 'dialect' | 'clock'>,
   const plan = compileSearch(body);
   const q = searchSql(plan, deps.dialect, deps.clock.now());
   const res = await deps.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(q.sql, q.params));
-  return { offers: res.rows.map((r) => offerView(r, plan)) };
+  const offers = res.rows.map((r) => offerView(r, plan));
+  // Renters see the machine's current and upcoming maintenance windows on each offer: one query
+  // for all the machine ids of the page (never one per row), so search stays fast.
+  const windows = offers.length ? await maintenanceWindowsFor(deps.db, offers.map((o) => o.id as number), deps.clock.now()) : new Map<number, WindowView[]>();
+  for (const o of offers) o.maintenances = windows.get(o.id as number) ?? [];
+  return { offers };
 }
 
 /** The distinct GPU names currently offered (client-compat: the CLI calls it on load). */
