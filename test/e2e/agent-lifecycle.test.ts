@@ -111,11 +111,11 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
     const base = path.join(stateDir, 'instances');
     if (existsSync(base)) {
       for (const id of readdirSync(base)) {
-        const pid = Number(readFileSync(path.join(base, id, 'main.pid'), 'utf8').trim() || 0);
         try {
+          const pid = Number(readFileSync(path.join(base, id, 'main.pid'), 'utf8').trim() || 0);
           if (pid) process.kill(-pid, 'SIGKILL');
         } catch {
-          /* gone */
+          /* stopped, or gone */
         }
       }
     }
