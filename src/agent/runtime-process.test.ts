@@ -67,6 +67,15 @@ describe.skipIf(!existsSync('/usr/bin/ssh'))('process runtime', () => {
     const out = await waitFor(() => (existsSync(path.join(rt.dir(1), 'root/onstart.out')) ? readFileSync(path.join(rt.dir(1), 'root/onstart.out'), 'utf8') : ''), (s) => s !== '');
     expect(out).toBe('ori_test bar\n');
 
+    // An interactive shell with a terminal (ssh -tt), in the instance's directory.
+    const tty = spawnSync(
+      'ssh',
+      ['-tt', '-i', keyFile, '-p', String(sshPort), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'LogLevel=ERROR', 'root@127.0.0.1'],
+      { input: 'echo "answer=$((6*7))"; pwd\nexit\n', encoding: 'utf8', timeout: 15_000 },
+    );
+    expect(tty.stdout).toContain('answer=42');
+    expect(tty.stdout).toContain(path.join(rt.dir(1), 'root'));
+
     const stranger = ssh(sshPort, 'echo no', `${keyFile}.other`);
     expect(stranger.status).not.toBe(0);
     expect(stranger.stdout).toBe('');

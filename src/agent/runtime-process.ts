@@ -199,9 +199,25 @@ export class ProcessRuntime implements Runtime {
     if (!existsSync(d)) return { state: 'absent' };
     const pid = readInt(this.file(id, FILES.pid));
     if (pid === null) return { state: 'stopped' };
-    if (!isMainProcess(pid, d)) return { state: 'exited', msg: this.exitMsgs.get(id) ?? `main process (pid ${pid}) is gone` };
+    if (!isMainProcess(pid, d)) {
+      const why = this.exitMsgs.get(id) ?? `main process (pid ${pid}) is gone`;
+      const last = this.lastLogLine(id);
+      return { state: 'exited', msg: last ? `${why}: ${last}` : why };
+    }
     const port = readInt(this.file(id, FILES.port));
     return port === null ? { state: 'starting' } : { state: 'running', sshPort: port };
+  }
+
+  /** The supervisor's last log line (its own messages or a crash), for status_msg. */
+  private lastLogLine(id: number): string | null {
+    try {
+      const lines = readFileSync(this.file(id, FILES.log), 'utf8').trimEnd().split('\n');
+      const errLine = lines.slice(-20).find((l) => /Error|error:/.test(l));
+      const line = (errLine ?? lines[lines.length - 1] ?? '').trim();
+      return line ? line.slice(0, 200) : null;
+    } catch {
+      return null;
+    }
   }
 
   async updateKeys(id: number, keys: string[]): Promise<void> {
