@@ -208,13 +208,15 @@ export class ProcessRuntime implements Runtime {
     return port === null ? { state: 'starting' } : { state: 'running', sshPort: port };
   }
 
-  /** The supervisor's last log line (its own messages or a crash), for status_msg. */
+  /** The supervisor's last error line (a crash, a failed listen), for status_msg. */
   private lastLogLine(id: number): string | null {
     try {
       const lines = readFileSync(this.file(id, FILES.log), 'utf8').trimEnd().split('\n');
-      const errLine = lines.slice(-20).find((l) => /Error|error:/.test(l));
-      const line = (errLine ?? lines[lines.length - 1] ?? '').trim();
-      return line ? line.slice(0, 200) : null;
+      const errLine = lines
+        .slice(-20)
+        .reverse()
+        .find((l) => /Error|failed/.test(l));
+      return errLine ? errLine.trim().slice(0, 200) : null;
     } catch {
       return null;
     }
