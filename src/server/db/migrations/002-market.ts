@@ -29,6 +29,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('price_disk_gb_month', 'double precision', (c) => c.notNull().defaultTo(0))
     .addColumn('min_bid_dph', 'double precision', (c) => c.notNull().defaultTo(0))
     .addColumn('rented', 'integer', (c) => c.notNull().defaultTo(0))
+    // Disk (MB) held by the machine's live instances, stopped ones included: search shows
+    // disk_space less this, without a per-row subquery.
+    .addColumn('disk_held_mb', 'bigint', (c) => c.notNull().defaultTo(0))
     .addColumn('listed_until', 'bigint')
     // The default search order (score desc) reads this stored column through an index instead of
     // computing it for every machine: dlperf per on-demand $/h, weighted by reliability.
@@ -90,7 +93,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .where(sql.ref('destroyed_at'), 'is', null)
     .where(sql.ref('intended_status'), '<>', 'stopped')
     .execute();
-  // Reading the instances of a machine (the agent's desired state, maintenance notices).
+  // The instances of a machine (the agent's desired state, maintenance notices).
   await db.schema.createIndex('instances_machine_idx').on('instances').columns(['machine_id', 'id']).execute();
   await db.schema.createIndex('instances_user_idx').on('instances').columns(['user_id', 'id']).execute();
   // The billing meter walks live instances.

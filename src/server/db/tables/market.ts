@@ -38,9 +38,13 @@ export interface MachinesTable {
   price_disk_gb_month: number;
   /** Minimum bid for interruptible rentals, $/hour for the whole machine. */
   min_bid_dph: number;
-  /** 1 while a live (not destroyed) instance holds the machine; flipped by a conditional
-   *  update in the renting transaction (the race is decided there and by the unique index). */
+  /** 1 while an ACTIVE instance (not destroyed, not stopped) holds the machine; flipped by
+   *  conditional updates in the transactions that start/stop/create/destroy (the race is decided
+   *  there and by the partial unique index). Stopped instances do not hold it. */
   rented: number;
+  /** Disk held on the machine by its live (not destroyed) instances, stopped ones included, in
+   *  MB (an integer counter, moved by atomic increments in the create and destroy transactions). */
+  disk_held_mb: Generated<number>;
   /** End of the listing (ms), null = open-ended; an offer's `duration` counts down to it. */
   listed_until: number | null;
   /** Stored, generated: dlperf / (price_gpu_dph × num_gpus) × reliability (0 when free). */

@@ -13,6 +13,7 @@ import { addSshKey } from '../ssh-keys/ssh-keys.service.js';
 import { claimMachine, releaseMachine } from '../machines/machines.claim.js';
 import { isUniqueViolation } from '../../db/connection.js';
 import { InstanceErrors } from './instances.errors.js';
+import { diskMb } from './instances.create.js';
 
 /** The caller's live instance (in the transaction), or 404. */
 async function ownRow(db: Kysely<DB>, auth: AuthContext, id: number): Promise<InstanceRow> {
@@ -105,8 +106,13 @@ export async function destroyInstance(deps: Deps, auth: AuthContext, id: number)
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) throw new LostRace(`destroy of instance ${id}`);
     // Only the active instance holds `rented`: destroying a stopped one must not free a machine
-    // that another client's active instance holds.
+    // that another client's active instance holds. Its disk is freed either way.
     if (row.intended_status !== 'stopped') await releaseMachine(db, row.machine_id);
+    await db
+      .updateTable('machines')
+      .set((eb) => ({ disk_held_mb: eb('disk_held_mb', '-', diskMb(row.disk)) }))
+      .where('id', '=', row.machine_id)
+      .execute();
     await db.updateTable('api_keys').set({ revoked_at: now }).where('instance_id', '=', id).where('kind', '=', 'instance').where('revoked_at', 'is', null).execute();
     return { changed: true };
   });

@@ -20,6 +20,11 @@ import { parseCreateBody } from './instances.request.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
+/** An instance's disk as counted in machines.disk_held_mb (integer MB: exact sums). */
+export function diskMb(gb: number): number {
+  return Math.round(gb * 1000);
+}
+
 export interface CreateReply {
   success: true;
   new_contract: number;
@@ -102,15 +107,9 @@ export async function createInstance(deps: Deps, auth: AuthContext, offerId: num
         throw InstanceErrors.offerUnavailable(`Offer ${offerId} is no longer available: it is not listed`);
       }
       // Stopped instances of earlier renters keep their data on the host: their disk is taken.
-      // (Read after the claim: no other create can run on this machine until we commit, and a
-      // concurrent destroy only frees more.)
-      const held = await db
-        .selectFrom('instances')
-        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('disk'), eb.val(0)).as('gb'))
-        .where('machine_id', '=', m.id)
-        .where('destroyed_at', 'is', null)
-        .executeTakeFirstOrThrow();
-      const free = Math.max(0, m.disk_space - Number(held.gb));
+      // (Read by the claim itself: no other create can run on this machine until we commit, and
+      // a concurrent destroy only frees more.)
+      const free = Math.max(0, m.disk_space - Math.max(0, Number(m.disk_held_mb)) / 1000);
       if (req.disk > free) {
         throw InstanceErrors.badRequest(
           free < m.disk_space
@@ -121,6 +120,12 @@ export async function createInstance(deps: Deps, auth: AuthContext, offerId: num
       if (req.ports.length + 1 > m.direct_port_count) {
         throw InstanceErrors.badRequest(`${req.ports.length} port requests and SSH need ${req.ports.length + 1} direct ports; this offer has ${m.direct_port_count}`);
       }
+      // Atomic increment (never read-then-write); the destroy transaction takes it back.
+      await db
+        .updateTable('machines')
+        .set((eb) => ({ disk_held_mb: eb('disk_held_mb', '+', diskMb(req.disk)) }))
+        .where('id', '=', m.id)
+        .execute();
       let dphCompute = m.price_gpu_dph * m.num_gpus;
       if (req.price !== null) {
         if (m.min_bid_dph <= 0) throw InstanceErrors.badRequest(`Offer ${offerId} takes no bids: rent it on demand (price null)`);

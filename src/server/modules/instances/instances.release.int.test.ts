@@ -80,12 +80,21 @@ describeEachDb('a stopped instance releases its machine', (dialect) => {
     expect(r.status).toBe(200);
     for (const m of ms) expect(await rented(m)).toBe(0);
     const b = await renter(t());
-    // 500 GB machines, 300 GB held by the stopped instance.
+    // 500 GB machines, 300 GB held by the stopped instance: search shows (and filters on) 200.
+    const search = (body: object) => t().request('POST', '/api/v0/bundles/', { key: b.apiKey, body: { id: { eq: ms[0] }, ...body } });
+    expect((await search({})).body.offers.map((o: { disk_space: number }) => o.disk_space)).toEqual([200]);
+    expect((await search({ allocated_storage: 250 })).body.offers).toEqual([]);
+    expect((await search({ disk_space: { gt: 250 } })).body.offers).toEqual([]);
     const tooBig = await create(ms[0]!, b.apiKey, 250);
     expect(tooBig.status).toBe(400);
     expect(tooBig.body.msg).toBe('disk 250 GB exceeds the 200 GB free on this offer (500 GB, of which stopped instances hold 300 GB)');
     expect(await rented(ms[0]!)).toBe(0);
     expect((await create(ms[0]!, b.apiKey, 200)).status).toBe(200);
+    // Destroying the stopped instance gives its disk back: 500 − B's 200 (shown when rented is asked for).
+    expect((await t().request('DELETE', `/api/v0/instances/${ids[0]}/`, { key: a.apiKey, body: {} })).status).toBe(200);
+    expect((await search({ rented: { eq: true } })).body.offers.map((o: { disk_space: number }) => o.disk_space)).toEqual([300]);
+    const held = await t().deps.db.selectFrom('machines').select('disk_held_mb').where('id', 'in', ms).orderBy('id').execute();
+    expect(held.map((h) => Number(h.disk_held_mb))).toEqual([200_000, 300_000, 300_000]);
   });
 
   it('disk keeps billing while stopped; an exhausted balance stops the instance and frees its machine', async () => {

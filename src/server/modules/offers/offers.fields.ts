@@ -32,6 +32,12 @@ export const OPEN_ENDED_DURATION_S = 365 * 86400;
 
 const dphTotal = (c: SqlContext) => `(${c.base} + m.price_disk_gb_month * ${lit(c.storage)} / 720.0)`;
 const perDph = (c: SqlContext) => `(CASE WHEN ${dphTotal(c)} > 0 THEN m.dlperf / ${dphTotal(c)} ELSE 0 END)`;
+/**
+ * Disk a new renter can have: the machine's disk less what its live instances hold (on an unrented
+ * machine: the stopped ones, which release the machine but keep their data there). A stored
+ * counter, so search computes no per-row subquery.
+ */
+export const FREE_DISK_SQL = '(m.disk_space - CASE WHEN m.disk_held_mb > 0 THEN m.disk_held_mb / 1000.0 ELSE 0 END)';
 const listed = (c: SqlContext) => `(m.listed = 1 AND (m.listed_until IS NULL OR m.listed_until > ${Math.trunc(c.now)}))`;
 
 /** A finite number as an SQL literal (callers validate; this refuses anything else). */
@@ -53,7 +59,7 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
   cpu_cores_effective: { type: 'float', unit: 'cores', doc: 'CPU cores the instance gets (the whole machine is rented)', sql: col('cpu_cores') },
   cpu_ghz: { type: 'float', unit: 'GHz', doc: 'CPU clock', sql: col('cpu_ghz') },
   cpu_ram: { type: 'int', unit: 'MB', doc: 'system memory', sql: col('cpu_ram') },
-  disk_space: { type: 'float', unit: 'GB', doc: 'disk available for the instance', sql: col('disk_space') },
+  disk_space: { type: 'float', unit: 'GB', doc: "disk available for the instance (the machine's, less what stopped instances on it hold)", sql: () => FREE_DISK_SQL },
   disk_bw: { type: 'float', unit: 'MB/s', doc: 'disk bandwidth', sql: col('disk_bw') },
   inet_up: { type: 'float', unit: 'Mbps', doc: 'upload bandwidth', sql: col('inet_up') },
   inet_down: { type: 'float', unit: 'Mbps', doc: 'download bandwidth', sql: col('inet_down') },

@@ -90,7 +90,7 @@ describe('search filter compiler', () => {
   });
 
   it('drops the implicit rented/listed filters only when the filter names them', () => {
-    const where = (body: unknown) => searchSql(compileSearch(body), 'sqlite', 0).sql.split(' WHERE ')[2]!.split(' ORDER BY ')[0]!;
+    const where = (body: unknown) => searchSql(compileSearch(body), 'sqlite', 0).sql.split('FROM machines m WHERE ')[2]!.split(' ORDER BY ')[0]!;
     expect(where({ rented: { eq: true } })).not.toContain('m.rented = 0');
     expect(where({ rented: { eq: true } })).toContain('(m.rented = 1)');
     expect(where({ rented: { eq: true } })).toContain('m.listed = 1');
@@ -98,6 +98,8 @@ describe('search filter compiler', () => {
     expect(where({ listed: { eq: false } })).toContain('AND m.rented = 0 AND');
     // Naming rentable drops both implicit filters: its own condition follows the fixed ones.
     expect(where({ rentable: { eq: false } })).toMatch(/^m\.deleted_at IS NULL AND m\.disk_space >= 5\.0 AND NOT \(\(m\.listed = 1/);
+    // The free disk (less stopped instances) is tested last, after the cheap conditions.
+    expect(where({ rentable: { eq: false } })).toMatch(/ AND \(m\.disk_space - CASE WHEN m\.disk_held_mb > 0 .*\) >= 5\.0$/);
   });
 
   it('parses several order fields, multi-op ranges, limit and type aliases', () => {

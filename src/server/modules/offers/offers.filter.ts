@@ -9,7 +9,7 @@
 // - Rented or unlisted machines appear only when the filter names `rented`, `listed` or
 //   `rentable`; deleted machines never do.
 import { CommonErrors } from '../../errors.js';
-import { OFFER_FIELDS, OPERATORS, lit, type FieldDef, type Operator, type SqlContext } from './offers.fields.js';
+import { FREE_DISK_SQL, OFFER_FIELDS, OPERATORS, lit, type FieldDef, type Operator, type SqlContext } from './offers.fields.js';
 
 export const DEFAULT_LIMIT = 64;
 export const MAX_LIMIT = 1000;
@@ -215,6 +215,8 @@ export function searchSql(plan: SearchPlan, dialect: 'sqlite' | 'postgres', now:
   const select = SELECTED_FIELDS.map((f) => `${expr(f)} AS ${f}`).join(', ');
   // Two phases: find the page's ids computing only the order expressions, then compute every
   // reply field for those rows alone (the sorter would otherwise carry all fields of all rows).
+  // The free disk (the machine's less what stopped instances on it hold), after the cheap tests.
+  if (plan.storage > 0) where.push(`${FREE_DISK_SQL} >= ${lit(plan.storage)}`);
   const page = `SELECT m.id FROM machines m WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${plan.limit}`;
   const sql = `SELECT ${select} FROM machines m WHERE m.id IN (${page}) ORDER BY ${order}`;
   return { sql, params };
