@@ -28,7 +28,7 @@ describeEachDb('race: rate limits shared by two serve processes', (dialect) => {
     const replies = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
         fetch(`${urls[i % 2]}/api/v0/users/login/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'nobody@example.com', password: 'x' }) }).then(
-          async (r) => ({ status: r.status, headers: r.headers, body: await r.json() }),
+          async (r) => ({ status: r.status, headers: r.headers, body: (await r.json()) as { error?: string } }),
         ),
       ),
     );
