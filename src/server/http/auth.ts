@@ -66,39 +66,44 @@ export function presentedCredential(req: FastifyRequest): string | null {
   return null;
 }
 
+/** A live session of the given kind as an AuthContext; null when unknown, revoked or another kind. */
+async function resolveSession(deps: Deps, token: string, kind: 'cli' | 'cookie'): Promise<AuthContext | null> {
+  const row = await deps.db
+    .selectFrom('sessions as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .selectAll('u')
+    .select(['s.id as sid', 's.team_id as s_team', 's.expires_at', 's.revoked_at', 's.is_admin as s_admin', 's.kind as s_kind'])
+    .where('s.token_hash', '=', sha256Hex(token))
+    .executeTakeFirst();
+  if (!row || row.revoked_at !== null || row.s_kind !== kind) return null;
+  if (row.expires_at <= deps.clock.now()) {
+    // client-compat: the CLI falls back to its API key on exactly this answer.
+    if (kind === 'cli') throw CommonErrors.sessionExpired();
+    return null;
+  }
+  const { sid, s_team, expires_at: _e, revoked_at: _r, s_admin, s_kind: _k, ...user } = row;
+  return {
+    user,
+    via: kind === 'cli' ? 'session' : 'cookie',
+    keyId: null,
+    sessionId: sid,
+    teamId: s_team,
+    permissions: null,
+    instanceId: null,
+    isAdminSession: s_admin === 1,
+    credential: token,
+  };
+}
+
 /** Resolves a credential string; null when unknown or revoked; throws sessionExpired. */
 export async function resolveCredential(deps: Deps, credential: string): Promise<AuthContext | null> {
-  const hash = sha256Hex(credential);
-  const now = deps.clock.now();
-  if (credential.startsWith(SESSION_KEY_PREFIX)) {
-    const row = await deps.db
-      .selectFrom('sessions as s')
-      .innerJoin('users as u', 'u.id', 's.user_id')
-      .selectAll('u')
-      .select(['s.id as sid', 's.team_id as s_team', 's.expires_at', 's.revoked_at', 's.is_admin as s_admin', 's.kind as s_kind'])
-      .where('s.token_hash', '=', hash)
-      .executeTakeFirst();
-    if (!row || row.revoked_at !== null || row.s_kind !== 'cli') return null;
-    if (row.expires_at <= now) throw CommonErrors.sessionExpired();
-    const { sid, s_team, expires_at: _e, revoked_at: _r, s_admin, s_kind: _k, ...user } = row;
-    return {
-      user,
-      via: 'session',
-      keyId: null,
-      sessionId: sid,
-      teamId: s_team,
-      permissions: null,
-      instanceId: null,
-      isAdminSession: s_admin === 1,
-      credential,
-    };
-  }
+  if (credential.startsWith(SESSION_KEY_PREFIX)) return resolveSession(deps, credential, 'cli');
   const row = await deps.db
     .selectFrom('api_keys as k')
     .innerJoin('users as u', 'u.id', 'k.user_id')
     .selectAll('u')
     .select(['k.id as kid', 'k.team_id as k_team', 'k.kind as k_kind', 'k.instance_id as k_instance', 'k.permissions as k_perms', 'k.revoked_at as k_revoked'])
-    .where('k.key_hash', '=', hash)
+    .where('k.key_hash', '=', sha256Hex(credential))
     .executeTakeFirst();
   if (!row || row.k_revoked !== null) return null;
   const { kid, k_team, k_kind, k_instance, k_perms, k_revoked: _r, ...user } = row;
@@ -115,17 +120,8 @@ export async function resolveCredential(deps: Deps, credential: string): Promise
   };
 }
 
-export async function resolveCookie(deps: Deps, token: string): Promise<AuthContext | null> {
-  const row = await deps.db
-    .selectFrom('sessions as s')
-    .innerJoin('users as u', 'u.id', 's.user_id')
-    .selectAll('u')
-    .select(['s.id as sid', 's.team_id as s_team', 's.expires_at', 's.revoked_at', 's.is_admin as s_admin', 's.kind as s_kind'])
-    .where('s.token_hash', '=', sha256Hex(token))
-    .executeTakeFirst();
-  if (!row || row.revoked_at !== null || row.s_kind !== 'cookie' || row.expires_at <= deps.clock.now()) return null;
-  const { sid, s_team, expires_at: _e, revoked_at: _r, s_admin, s_kind: _k, ...user } = row;
-  return { user, via: 'cookie', keyId: null, sessionId: sid, teamId: s_team, permissions: null, instanceId: null, isAdminSession: s_admin === 1, credential: token };
+export function resolveCookie(deps: Deps, token: string): Promise<AuthContext | null> {
+  return resolveSession(deps, token, 'cookie');
 }
 
 /** Fastify onRequest hook: fills `req.auth` and enforces the route's auth config. */
