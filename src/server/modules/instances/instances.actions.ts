@@ -52,6 +52,8 @@ export async function changeState(deps: Deps, auth: AuthContext, id: number, wan
         // decide again on its new state (a repeat is a no-op); otherwise someone else holds it.
         const now2 = await db.selectFrom('instances').select(['intended_status', 'actual_status', 'destroyed_at']).where('id', '=', id).executeTakeFirst();
         if (!now2 || now2.destroyed_at !== null || now2.intended_status !== row.intended_status || now2.actual_status !== row.actual_status) throw new LostRace(`state of instance ${id}`);
+        const m = await db.selectFrom('machines').select('deleted_at').where('id', '=', row.machine_id).executeTakeFirst();
+        if (!m || m.deleted_at !== null) throw InstanceErrors.machineUnavailable('The machine was removed by its host; destroy this instance and rent another offer');
         throw InstanceErrors.machineUnavailable();
       }
       const res = await db

@@ -71,6 +71,18 @@ describeEachDb('a stopped instance releases its machine', (dialect) => {
     expect(await active(m!)).toEqual([ib]);
   });
 
+  it('start of a stopped instance whose machine the host removed: 409 saying so', async () => {
+    const a = await renter(t());
+    const [m] = await offers(t(), 1);
+    const ia = (await create(m!, a.apiKey)).body.new_contract as number;
+    await put(ia, a.apiKey, 'stopped');
+    await t().deps.db.updateTable('machines').set({ deleted_at: t().clock.now() }).where('id', '=', m!).execute();
+    const r = await put(ia, a.apiKey, 'running');
+    expect(r.status).toBe(409);
+    expect(r.body).toMatchObject({ error: 'machine_unavailable', msg: 'The machine was removed by its host; destroy this instance and rent another offer' });
+    expect(await row(ia)).toMatchObject({ intended_status: 'stopped', actual_status: 'stopped' });
+  });
+
   it('bulk stop frees every machine; a stopped instance keeps its disk, so a new renter gets only the free disk', async () => {
     const a = await renter(t());
     const ms = await offers(t(), 3);
