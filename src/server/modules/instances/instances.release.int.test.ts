@@ -30,6 +30,9 @@ describeEachDb('a stopped instance releases its machine', (dialect) => {
     const ib = rb.body.new_contract as number;
     expect(await rented(m!)).toBe(1);
 
+    // A's row says it cannot start now.
+    const shown = (await t().request('GET', `/api/v0/instances/${ia}/`, { key: a.apiKey })).body.instances;
+    expect(shown).toMatchObject({ intended_status: 'stopped', machine_available: false, allowed_actions: ['destroy', 'label', 'ssh_attach'] });
     t().clock.advance(3600_000);
     const before = await row(ia);
     const ledger = await t().deps.db.selectFrom('billing_ledger').select('id').where('instance_id', '=', ia).execute();
@@ -51,6 +54,7 @@ describeEachDb('a stopped instance releases its machine', (dialect) => {
     // Once B is gone the machine is free and A starts again (re-claiming it).
     expect((await t().request('DELETE', `/api/v0/instances/${ib}/`, { key: b.apiKey, body: {} })).status).toBe(200);
     expect(await rented(m!)).toBe(0);
+    expect((await t().request('GET', `/api/v0/instances/${ia}/`, { key: a.apiKey })).body.instances).toMatchObject({ machine_available: true, allowed_actions: ['start', 'destroy', 'label', 'ssh_attach'] });
     expect((await put(ia, a.apiKey, 'running')).status).toBe(200);
     expect(await rented(m!)).toBe(1);
     expect(await active(m!)).toEqual([ia]);

@@ -11,10 +11,11 @@ import { maintenanceWindowSchema } from '../machines/machines.routes.js';
 
 type M = Selectable<MachinesTable>;
 export type JoinedRow = Selectable<InstancesTable> &
-  Pick<M, 'host_id' | 'gpu_name' | 'num_gpus' | 'gpu_ram' | 'cpu_name' | 'cpu_cores' | 'cpu_ram' | 'inet_up' | 'inet_down' | 'reliability' | 'geolocation' | 'driver_version' | 'cuda_max_good' | 'direct_port_count' | 'price_disk_gb_month'>;
+  Pick<M, 'rented' | 'host_id' | 'gpu_name' | 'num_gpus' | 'gpu_ram' | 'cpu_name' | 'cpu_cores' | 'cpu_ram' | 'inet_up' | 'inet_down' | 'reliability' | 'geolocation' | 'driver_version' | 'cuda_max_good' | 'direct_port_count' | 'price_disk_gb_month'>;
 
 /** Machine columns selected with an instance (aliased `m`). */
 export const MACHINE_COLS = [
+  'm.rented',
   'm.host_id',
   'm.gpu_name',
   'm.num_gpus',
@@ -35,6 +36,8 @@ export const MACHINE_COLS = [
 /** `maintenances`: the machine's current and upcoming maintenance windows (epoch seconds). */
 export function instanceView(r: JoinedRow, maintenances: WindowView[] = []) {
   const s = statusOf(r);
+  // Only the machine's active instance holds `rented`; a stopped one never does.
+  const machineTaken = s.intended === 'stopped' && r.rented === 1;
   const env = JSON.parse(r.env) as Record<string, string>;
   return {
     id: r.id,
@@ -44,7 +47,10 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[] = []) {
     intended_status: s.intended,
     cur_state: s.actual === 'running' ? 'running' : s.actual === 'stopped' ? 'stopped' : s.actual === null ? 'loading' : s.actual,
     next_state: s.intended,
-    allowed_actions: allowedActions(s),
+    // A stopped instance whose machine another client rents now cannot start (409
+    // machine_unavailable): the row says so instead of offering `start`.
+    allowed_actions: machineTaken ? allowedActions(s).filter((a) => a !== 'start') : allowedActions(s),
+    machine_available: !machineTaken,
     status_msg: r.status_msg,
     label: r.label,
     image_uuid: r.image,
@@ -104,6 +110,7 @@ export const instanceSchema = {
     cur_state: str,
     next_state: str,
     allowed_actions: { type: 'array', items: str },
+    machine_available: { type: 'boolean', description: 'false when this stopped instance cannot start: another client rents its machine now' },
     status_msg: str,
     label: str,
     image_uuid: str,
