@@ -43,6 +43,9 @@ describeEachDb('a stopped instance releases its machine', (dialect) => {
     expect(await row(ia)).toEqual(before);
     expect(await t().deps.db.selectFrom('billing_ledger').select('id').where('instance_id', '=', ia).execute()).toHaveLength(ledger.length);
     expect(await active(m!)).toEqual([ib]);
+    const bulk = await t().request('PUT', '/api/v0/instances/', { key: a.apiKey, body: { state: 'running', ids: [ia] } });
+    expect(bulk.body).toMatchObject({ success: false, results: [{ id: ia, success: false, error: 'machine_unavailable' }] });
+    expect(await row(ia)).toEqual(before);
 
     // The agent's view of the machine holds both: one to run, one to keep stopped.
     const desired = await instancesForMachine(t().deps.db, m!);
