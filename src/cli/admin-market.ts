@@ -2,8 +2,6 @@
 // {"machine_ids": [...]}. Their instances stay provisioning until an agent adopts them.
 import type { Command } from 'commander';
 import { adminAction, dbOptions, withStore } from './admin.js';
-import { systemClock } from '../server/clock.js';
-import { createMachines } from '../server/modules/machines/machines.service.js';
 
 export function registerAdminMarket(admin: Command): void {
   dbOptions(admin.command('create-machines'))
@@ -15,8 +13,9 @@ export function registerAdminMarket(admin: Command): void {
     .option('--price-gpu <dph>', 'on-demand price, $/hour per GPU (default 0.40)')
     .addHelpText('after', '\nExample:\n  openrig admin create-machines --owner-email host@example.com --gpu-name "RTX 4090" --num-gpus 2 --count 3 --price-gpu 0.5')
     .action(async (o) =>
-      adminAction(() =>
-        withStore(o, (store) =>
+      adminAction(async () => {
+        const [{ createMachines }, { systemClock }] = await Promise.all([import('../server/modules/machines/machines.service.js'), import('../server/clock.js')]);
+        return withStore(o, (store) =>
           createMachines(
             { store, clock: systemClock },
             {
@@ -27,7 +26,7 @@ export function registerAdminMarket(admin: Command): void {
               priceGpu: o.priceGpu === undefined ? undefined : Number(o.priceGpu),
             },
           ),
-        ),
-      ),
+        );
+      }),
     );
 }

@@ -1,12 +1,7 @@
 // `openrig admin …` (operator-contract "openrig admin"): direct database access that works while
 // `serve` runs (SQLite WAL + busy timeout, or PostgreSQL). Prints one JSON object.
 import type { Command } from 'commander';
-import { loadConfig } from '../server/config.js';
-import { openStore, type Store } from '../server/db/connection.js';
-import { migrateToLatest } from '../server/db/migrate.js';
-import { systemClock } from '../server/clock.js';
-import { createUser, setSmsFraud } from '../server/modules/accounts/accounts.service.js';
-import { AppError } from '../server/errors.js';
+import type { Store } from '../server/db/connection.js';
 import { registerAdminMarket } from './admin-market.js';
 
 export interface DbOpts {
@@ -15,7 +10,14 @@ export interface DbOpts {
   json?: boolean;
 }
 
+// The server's modules are imported inside the actions, so that user commands, which never need
+// them, start fast.
 export async function withStore<T>(o: DbOpts, fn: (store: Store) => Promise<T>): Promise<T> {
+  const [{ loadConfig }, { openStore }, { migrateToLatest }] = await Promise.all([
+    import('../server/config.js'),
+    import('../server/db/connection.js'),
+    import('../server/db/migrate.js'),
+  ]);
   const config = loadConfig(process.env, { dataDir: o.data, databaseUrl: o.databaseUrl });
   const store = openStore(config.databaseUrl, { poolSize: 2 });
   try {
@@ -35,7 +37,7 @@ export async function adminAction(fn: () => Promise<unknown>): Promise<void> {
   try {
     printJson(await fn());
   } catch (err) {
-    const msg = err instanceof AppError ? err.message : err instanceof Error ? err.message : String(err);
+    const msg = err instanceof Error ? err.message : String(err);
     process.stderr.write(`error: ${msg}\n`);
     process.exitCode = 1;
   }
@@ -64,8 +66,9 @@ export function registerAdmin(program: Command): Command {
     .option('--balance <usd>', 'starting balance in USD', '0')
     .addHelpText('after', '\nExample:\n  openrig admin create-user --email alice@example.com --email-verified --balance 50')
     .action(async (o) =>
-      adminAction(() =>
-        withStore(o, (store) =>
+      adminAction(async () => {
+        const [{ createUser }, { systemClock }] = await Promise.all([import('../server/modules/accounts/accounts.service.js'), import('../server/clock.js')]);
+        return withStore(o, (store) =>
           createUser(
             { store, clock: systemClock },
             {
@@ -80,15 +83,20 @@ export function registerAdmin(program: Command): Command {
               balanceUsd: Number(o.balance),
             },
           ),
-        ),
-      ),
+        );
+      }),
     );
 
   dbOptions(admin.command('flag-sms-fraud'))
     .description('set (or --clear) the SMS-fraud flag of an account; prints {id, sms_fraud}')
     .requiredOption('--email <email>', 'e-mail address')
     .option('--clear', 'clear the flag instead of setting it')
-    .action(async (o) => adminAction(() => withStore(o, (store) => setSmsFraud({ db: store.db }, o.email, !o.clear))));
+    .action(async (o) =>
+      adminAction(async () => {
+        const { setSmsFraud } = await import('../server/modules/accounts/accounts.service.js');
+        return withStore(o, (store) => setSmsFraud({ db: store.db }, o.email, !o.clear));
+      }),
+    );
 
   registerAdminMarket(admin);
   return admin;

@@ -1,12 +1,7 @@
 // `openrig agent` (operator-contract "openrig agent"): the host daemon.
 import { CommanderError, type Command } from 'commander';
 import path from 'node:path';
-import pino from 'pino';
-import { Agent } from '../agent/daemon.js';
-import { detectGpus, describeMachines, gpuShares, parseGpusFlag } from '../agent/hardware.js';
-import { ProcessRuntime } from '../agent/runtime-process.js';
-import { dockerRuntime, DockerRuntimeUnavailable } from '../agent/runtime-docker.js';
-import { AgentFatalError } from '../agent/agent-client.js';
+import type { Agent } from '../agent/daemon.js';
 import type { Runtime } from '../agent/runtime.js';
 
 const usage = (msg: string) => new CommanderError(2, 'usage', msg);
@@ -33,6 +28,16 @@ export function registerAgentCommand(program: Command): void {
     .option('--ssh-bind <addr>', "address the instances' SSH servers listen on", '0.0.0.0')
     .addHelpText('after', '\nExample:\n  openrig agent --server http://127.0.0.1:8080 --api-key $HOST_KEY --gpus "RTX 4090x2" --price-gpu 0.4')
     .action(async (o) => {
+      // Loaded on demand so that other commands start without the agent's modules.
+      const [{ default: pino }, { Agent }, { detectGpus, describeMachines, gpuShares, parseGpusFlag }, { ProcessRuntime }, { dockerRuntime, DockerRuntimeUnavailable }, { AgentFatalError }] =
+        await Promise.all([
+          import('pino'),
+          import('../agent/daemon.js'),
+          import('../agent/hardware.js'),
+          import('../agent/runtime-process.js'),
+          import('../agent/runtime-docker.js'),
+          import('../agent/agent-client.js'),
+        ]);
       const server: string | undefined = o.server ?? process.env.OPENRIG_URL;
       const apiKey: string | undefined = o.apiKey ?? process.env.OPENRIG_API_KEY;
       if (!server || !/^https?:\/\/[^/]+/.test(server)) throw usage('--server must be the server URL, e.g. http://127.0.0.1:8080');

@@ -1,7 +1,6 @@
 // The `openrig` command: serve, agent, admin, and the user commands.
 import { Command, CommanderError } from 'commander';
 import { registerAdmin } from './admin.js';
-import { serveCommand } from '../server/main.js';
 import { registerAgentCommand } from './agent.js';
 import { registerUserCommands } from './user/index.js';
 
@@ -19,6 +18,8 @@ export function buildProgram(): Command {
     .action(async (o) => {
       const port = Number(o.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CommanderError(2, 'usage', `--port must be 0-65535`);
+      // Loaded on demand: user commands start fast without the server's modules.
+      const { serveCommand } = await import('../server/main.js');
       await serveCommand({ host: o.host, port, dataDir: o.data, databaseUrl: o.databaseUrl, demo: !!o.demo });
     });
   registerAdmin(program);
