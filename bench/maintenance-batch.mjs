@@ -9,8 +9,8 @@
 // BENCH_DIALECTS (sqlite,postgres), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_RUNS (5 timed calls after one warm-up).
 //
-// Issue 3's schema allows one live instance per machine (partial unique index
-// instances_one_live_per_machine); this bench drops it in its throwaway database to model 10.
+// A machine holds one active instance (partial unique index instances_one_live_per_machine); a
+// stopped instance releases it, so each machine has one running instance and nine stopped ones.
 import { mkdtempSync, rmSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { tmpdir, cpus, availableParallelism } from 'node:os';
@@ -32,7 +32,6 @@ const { openStore } = await dist('server/db/connection.js');
 const { migrateToLatest } = await dist('server/db/migrate.js');
 const { createUser } = await dist('server/modules/accounts/accounts.service.js');
 const { systemClock } = await dist('server/clock.js');
-const { sql } = await import('kysely');
 
 async function pgDatabase() {
   const name = `bench_maint_${process.pid}`;
@@ -64,7 +63,6 @@ async function seed(url) {
   const db = store.db;
   const now = Date.now();
   const host = await createUser({ store, clock: systemClock }, { email: 'bench-host@example.com' });
-  await sql`drop index if exists instances_one_live_per_machine`.execute(db);
   const machines = (
     await db
       .insertInto('machines')
@@ -85,8 +83,10 @@ async function seed(url) {
       disk: 20,
       dph_compute: 0.4,
       dph_disk: 0.01,
-      intended_status: (i + k) % 4 === 0 ? 'stopped' : 'running',
-      actual_status: 'running',
+      // One running instance per machine, the other nine stopped: a machine holds one active
+      // instance (a stopped one releases it but keeps its data there, so its client is affected).
+      intended_status: i + k < MACHINES ? 'running' : 'stopped',
+      actual_status: i + k < MACHINES ? 'running' : 'stopped',
       created_at: now,
       billed_until: now,
     }));

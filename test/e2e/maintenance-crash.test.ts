@@ -12,7 +12,7 @@ import pg from 'pg';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createTestDb, describeEachDb, type TestDb } from '../helpers/db.js';
-import { allowSeveralInstancesPerMachine, insertInstances, insertMachines, insertUsers } from '../helpers/maintenance.js';
+import { insertInstances, insertMachines, insertUsers } from '../helpers/maintenance.js';
 import { createUser } from '../../src/server/modules/accounts/accounts.service.js';
 import { systemClock } from '../../src/server/clock.js';
 
@@ -69,12 +69,12 @@ describeEachDb('maintenance batch survives SIGKILL all-or-nothing', (dialect) =>
     db = await createTestDb(dialect);
     const host = await createUser({ store: db.store, clock: systemClock }, { email: `crash-host-${dialect}@example.com` });
     hostKey = host.api_key;
-    await allowSeveralInstancesPerMachine(db.store.db);
     machines = await insertMachines(db.store.db, host.id, 100);
     const clients = await insertUsers(db.store.db, 1000, `crash-${dialect}`);
     await insertInstances(
       db.store.db,
-      clients.map((userId, i) => ({ machineId: machines[i % 100]!, userId })),
+      // One running instance per machine and nine stopped ones (stopped instances release it).
+      clients.map((userId, i) => ({ machineId: machines[i % 100]!, userId, intended: i < 100 ? ('running' as const) : ('stopped' as const) })),
     );
   }, 120_000);
   afterAll(async () => db?.cleanup());

@@ -1,6 +1,6 @@
 // Fixtures for the maintenance tests: machines and instances inserted directly (issue 3 owns
 // their API), so these tests don't wait for it.
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../../src/server/db/schema.js';
 
 export async function insertMachines(db: Kysely<DB>, hostId: number, count: number, now = Date.now()): Promise<number[]> {
@@ -40,7 +40,7 @@ export async function insertInstances(db: Kysely<DB>, specs: InstanceSpec[], now
       dph_compute: 0.5,
       dph_disk: 0.01,
       intended_status: s.intended ?? 'running',
-      actual_status: s.actual === undefined ? 'running' : s.actual,
+      actual_status: s.actual === undefined ? (s.intended === 'stopped' ? 'stopped' : 'running') : s.actual,
       created_at: now,
       billed_until: now,
       destroyed_at: s.destroyed ? now : null,
@@ -49,15 +49,6 @@ export async function insertInstances(db: Kysely<DB>, specs: InstanceSpec[], now
     ids.push(...res.map((r) => r.id));
   }
   return ids;
-}
-
-/**
- * Issue 3's schema allows one live instance per machine (a partial unique index). The issue's
- * "100 machines, 1,000 affected instances" needs several per machine; tests and the bench that
- * model it drop that index in their own throwaway database.
- */
-export async function allowSeveralInstancesPerMachine(db: Kysely<DB>): Promise<void> {
-  await sql`drop index if exists instances_one_live_per_machine`.execute(db);
 }
 
 /** Plain users (clients) inserted directly; returns their ids. */
