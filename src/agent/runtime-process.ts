@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, 
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ssh2 from 'ssh2';
+import { ed25519KeyPair } from '../contract/ssh-keygen.js';
 import type { InstanceSpec, ObservedState, Runtime } from './runtime.js';
 import { FILES, type SupervisorSpec } from './supervisor.js';
 
@@ -119,7 +119,7 @@ export class ProcessRuntime implements Runtime {
     const hostKey = path.join(d, FILES.hostKey);
     if (!existsSync(hostKey)) {
       // One host key per instance, kept across stop/start so known_hosts stays valid.
-      const kp = ssh2.utils.generateKeyPairSync('ed25519');
+      const kp = ed25519KeyPair();
       writeFileSync(hostKey, kp.private, { mode: 0o600 });
     }
     writeFileSync(path.join(d, FILES.onstart), spec.onstart, { mode: 0o700 });

@@ -4,7 +4,7 @@
 // runtime. Prints the base URL, the key and an example to paste: search, create, poll, ssh.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import ssh2 from 'ssh2';
+import { ed25519KeyPair } from '../contract/ssh-keygen.js';
 import { createUser, insertApiKey } from './modules/accounts/accounts.service.js';
 import { findUserByEmail } from './modules/accounts/accounts.repo.js';
 import { addSshKey } from './modules/ssh-keys/ssh-keys.service.js';
@@ -49,7 +49,7 @@ async function ensureDemoSshKey(server: Server, apiKey: string): Promise<string>
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const priv = path.join(dir, 'id_ed25519');
   if (!existsSync(priv)) {
-    const kp = ssh2.utils.generateKeyPairSync('ed25519', { comment: DEMO_EMAIL });
+    const kp = ed25519KeyPair(DEMO_EMAIL);
     writeFileSync(priv, kp.private, { mode: 0o600 });
     writeFileSync(`${priv}.pub`, kp.public + '\n', { mode: 0o644 });
   }

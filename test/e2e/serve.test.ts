@@ -1,7 +1,7 @@
 // `openrig serve` and `openrig admin` as real processes (issue 2, points 2 and 9).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
-import ssh2 from 'ssh2';
+import { ed25519KeyPair } from '../../src/contract/ssh-keygen.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -54,7 +54,7 @@ describe('serve on SQLite (the embedded default)', () => {
   it('SIGTERM lets an in-flight request finish, then exits 0', async () => {
     const s = await startServe(['--data', dir], SECRET);
     const user = JSON.parse((await runCli(['admin', 'create-user', '--data', dir, '--email', `drain${Date.now()}@example.com`], SECRET)).stdout);
-    const body = JSON.stringify({ ssh_key: ssh2.utils.generateKeyPairSync('ed25519').public });
+    const body = JSON.stringify({ ssh_key: ed25519KeyPair().public });
     const u = new URL(`${s.url}/api/v0/ssh/`);
     const reply = new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = http.request(

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import ssh2 from 'ssh2';
+import { ed25519KeyPair } from '../../../contract/ssh-keygen.js';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
 
@@ -8,8 +8,8 @@ describeEachDb('ssh keys', (dialect) => {
 
   it('registers, lists, replaces and deletes a key', async () => {
     const u = await t().user();
-    const k1 = ssh2.utils.generateKeyPairSync('ed25519', { comment: 'one' });
-    const k2 = ssh2.utils.generateKeyPairSync('ed25519', { comment: 'two' });
+    const k1 = ed25519KeyPair('one');
+    const k2 = ed25519KeyPair('two');
     const c = await t().request('POST', '/api/v0/ssh/', { key: u.apiKey, body: { ssh_key: k1.public } });
     expect(c.status).toBe(200);
     expect(c.body.fingerprint).toMatch(/^SHA256:/);
@@ -27,7 +27,7 @@ describeEachDb('ssh keys', (dialect) => {
 
   it('refuses a private key with 400 and stores nothing', async () => {
     const u = await t().user();
-    const k = ssh2.utils.generateKeyPairSync('ed25519');
+    const k = ed25519KeyPair();
     const r = await t().request('POST', '/api/v0/ssh/', { key: u.apiKey, body: { ssh_key: k.private } });
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('bad_request');
@@ -38,7 +38,7 @@ describeEachDb('ssh keys', (dialect) => {
   it("can't touch another user's key", async () => {
     const a = await t().user();
     const b = await t().user();
-    const k = ssh2.utils.generateKeyPairSync('ed25519');
+    const k = ed25519KeyPair();
     const c = await t().request('POST', '/api/v0/ssh/', { key: a.apiKey, body: { ssh_key: k.public } });
     expect((await t().request('DELETE', `/api/v0/ssh/${c.body.id}/`, { key: b.apiKey })).status).toBe(404);
     expect((await t().request('PUT', `/api/v0/ssh/${c.body.id}/`, { key: b.apiKey, body: { ssh_key: k.public } })).status).toBe(404);

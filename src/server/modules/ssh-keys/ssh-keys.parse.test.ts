@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateKeyPairSync, createHash } from 'node:crypto';
 import ssh2 from 'ssh2';
+import { ed25519KeyPair } from '../../../contract/ssh-keygen.js';
 import { parseSshPublicKey } from './ssh-keys.parse.js';
 
 function rsaPublicLine(bits: number): string {
@@ -22,7 +23,7 @@ function rsaPublicLine(bits: number): string {
 
 describe('ssh public key parsing', () => {
   it('accepts ed25519 with its OpenSSH SHA256 fingerprint and comment', () => {
-    const k = ssh2.utils.generateKeyPairSync('ed25519', { comment: 'alice@laptop' });
+    const k = ed25519KeyPair('alice@laptop');
     const r = parseSshPublicKey(k.public);
     expect(r.ok).toBe(true);
     if (!r.ok) return;
@@ -47,7 +48,7 @@ describe('ssh public key parsing', () => {
   });
 
   it('refuses private keys in any form', () => {
-    const k = ssh2.utils.generateKeyPairSync('ed25519');
+    const k = ed25519KeyPair();
     const r = parseSshPublicKey(k.private);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.msg).toMatch(/private/);
