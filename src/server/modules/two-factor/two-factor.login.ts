@@ -13,7 +13,7 @@ import { findUserById } from '../accounts/accounts.repo.js';
 import { TfaErrors } from './two-factor.errors.js';
 import { activeMethods, consumeChallenge, insertChallenge, pruneExpired, type Challenge } from './two-factor.repo.js';
 import { newSecret } from './two-factor.send.js';
-import { liveChallenge, verifyFactor, type FactorInput } from './two-factor.verify.js';
+import { actOnVerified, liveChallenge, verifyFactor, type FactorInput } from './two-factor.verify.js';
 
 export interface TfaLoginStart {
   tfa_secret: string;
@@ -53,26 +53,31 @@ export interface LoginResult {
 export async function completeLogin(deps: Deps, auth: AuthContext | null, input: FactorInput & { admin?: boolean }, ip: string | null): Promise<LoginResult> {
   const { user, login } = await loginCaller(deps, auth, input.secret);
   if (user.tfa_status === 'disabled') throw TfaErrors.loginFailed('2FA is not enabled on this account', { fail_count: 0, locked_until: null });
-  const verified = await verifyFactor(deps, user, input, {
+  const verification = await verifyFactor(deps, user, input, {
     action: 'login',
     purposes: login ? ['login'] : ['verify', 'login'],
     fail: TfaErrors.loginFailed,
     ip,
   });
   const now = deps.clock.now();
-  // The login secret works once: whichever factor completed it, it is spent now. A code on the
-  // login challenge already consumed it (verify.ts); a TOTP or backup code did not.
-  if (login && verified.challenge?.id !== login.id && !(await consumeChallenge(deps.db, login.id, now))) throw TfaErrors.noChallenge();
   const cli = auth !== null && auth.via !== 'cookie';
-  const fresh = (await findUserById(deps.db, user.id)) ?? user;
-  const s = await createSession(deps.db, {
-    userId: user.id,
-    teamId: null,
-    kind: cli ? 'cli' : 'cookie',
-    // `admin: true` gives an admin session only to admins.
-    isAdmin: input.admin === true && user.is_admin === 1,
-    now,
-    ttlS: deps.config.sessionTtlS,
+  // The code (and the login secret) are spent in the transaction that creates the session: a
+  // crash or a lost race leaves either both or neither.
+  const { verified, fresh, s } = await actOnVerified(deps, verification, async (db, done) => {
+    // The login secret works once: whichever factor completed it, it is spent now. A code on the
+    // login challenge already consumed it (verify.ts); a TOTP or backup code did not.
+    if (login && done.challenge?.id !== login.id && !(await consumeChallenge(db, login.id, now))) throw TfaErrors.noChallenge();
+    const row = (await findUserById(db, user.id)) ?? user;
+    const session = await createSession(db, {
+      userId: user.id,
+      teamId: null,
+      kind: cli ? 'cli' : 'cookie',
+      // `admin: true` gives an admin session only to admins.
+      isAdmin: input.admin === true && user.is_admin === 1,
+      now,
+      ttlS: deps.config.sessionTtlS,
+    });
+    return { verified: done, fresh: row, s: session };
   });
   const body: Record<string, unknown> = { ...userView(fresh), success: true };
   if (cli) body.session_key = s.token;

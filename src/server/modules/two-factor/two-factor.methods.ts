@@ -1,7 +1,8 @@
 // Adding a method (confirm-new), removing one (DELETE tfa/), and backup codes (regen).
 // Decisions that depend on the user's other rows (first method, last method) run in one
 // transaction holding the user's row lock (repo.lockUser); duplicates are refused by unique
-// indexes (migration 004).
+// indexes (migration 004). Each verify-then-act path commits the verification's consuming writes
+// and its change in one transaction (two-factor.verify.ts actOnVerified): never one without the other.
 import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { DB } from '../../db/schema.js';
@@ -23,7 +24,7 @@ import {
   softDeleteBackupCodes,
   type TfaMethod,
 } from './two-factor.repo.js';
-import { liveChallenge, methodById, verifyFactor, type FactorInput } from './two-factor.verify.js';
+import { actOnVerified, liveChallenge, methodById, verifyFactor, type FactorInput, type Verification } from './two-factor.verify.js';
 
 type SvcDeps = Pick<Deps, 'db' | 'store' | 'dialect' | 'clock' | 'config' | 'seams' | 'kickOutbox'>;
 export const DISABLED_MSG = '2FA Successfully Disabled';
@@ -58,6 +59,7 @@ export async function confirmNew(deps: SvcDeps, user: User, input: ConfirmInput,
   if (until === null || until <= now) throw TfaErrors.authorizationRequired();
   const existing = await activeMethods(deps.db, user.id);
 
+  let verification: Verification | null = null;
   let values: { method: 'sms' | 'totp'; phone_number: string | null; totp_secret_enc: string | null; last_totp_step: number | null };
   if (input.tfa_method === 'totp') {
     if (!isTotpSecret(input.secret)) throw TfaErrors.badRequest('secret must be the base32 secret from /api/v0/tfa/totp-setup/');
@@ -78,12 +80,16 @@ export async function confirmNew(deps: SvcDeps, user: User, input: ConfirmInput,
     const challenge = await liveChallenge(deps, user, input.secret, ['setup']);
     if (challenge.method !== 'sms') throw TfaErrors.noChallenge('No SMS code was sent for this secret');
     if (challenge.phone_number !== phone) throw TfaErrors.phoneMismatch();
-    await verifyFactor(deps, user, { tfa_method: 'sms', code: input.code, secret: input.secret }, { action: 'confirm_new', purposes: ['setup'], fail: TfaErrors.verificationFailed, ip });
+    verification = await verifyFactor(deps, user, { tfa_method: 'sms', code: input.code, secret: input.secret }, { action: 'confirm_new', purposes: ['setup'], fail: TfaErrors.verificationFailed, ip });
     values = { method: 'sms', phone_number: phone, totp_secret_enc: null, last_totp_step: null };
   }
 
+  // The SMS code's challenge is consumed in the same transaction as the insert (a duplicate rolls
+  // both back); a TOTP confirmation's spent step is stored in the new row itself.
+  const v = verification;
+  const inTx = <T>(act: (db: Kysely<DB>) => Promise<T>): Promise<T> => (v ? actOnVerified(deps, v, (db) => act(db)) : tx(deps.store, act));
   try {
-    const out = await tx(deps.store, async (db) => {
+    const out = await inTx(async (db) => {
       await lockUser(db, user.id);
       const first = (await activeMethods(db, user.id)).length === 0;
       const row = await db
@@ -124,7 +130,7 @@ export async function removeMethod(deps: SvcDeps, user: User, input: RemoveInput
 
   if (methods.length === 0) {
     // A legacy account (no method rows): DELETE disables 2FA; no backup codes exist.
-    await tx(deps.store, async (db) => {
+    await actOnVerified(deps, verified, async (db) => {
       await db.updateTable('users').set({ tfa_status: 'disabled' }).where('id', '=', user.id).where('tfa_status', '=', 'legacy').execute();
       await recordEvent(db, now, { userId: user.id, kind: 'change', action: 'tfa_disabled', method: verified.via, ip });
       await enqueueNotice(db, now, user.email, `legacy:${user.id}:${now}`, { kind: 'tfa_disabled' });
@@ -136,7 +142,7 @@ export async function removeMethod(deps: SvcDeps, user: User, input: RemoveInput
   if (!target) throw TfaErrors.badRequest('target_id is required: which method should be removed?');
   const removed = target;
 
-  const out = await tx(deps.store, async (db) => {
+  const out = await actOnVerified(deps, verified, async (db) => {
     await lockUser(db, user.id);
     const r = await db.updateTable('tfa_methods').set({ deleted_at: now, is_primary: 0 }).where('id', '=', removed.id).where('deleted_at', 'is', null).executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) throw TfaErrors.notFound();
@@ -185,7 +191,9 @@ export async function regenBackupCodes(deps: SvcDeps, user: User, input: FactorI
   if (methods.length === 0 && user.tfa_status !== 'legacy') throw TfaErrors.badRequest('2FA is not enabled on this account');
   const verified = await verifyFactor(deps, user, input, { action: 'regen_backup_codes', purposes: ['verify'], fail: TfaErrors.verificationFailed, ip });
   const now = deps.clock.now();
-  const codes = await tx(deps.store, async (db) => {
+  // The backup code (or challenge, or TOTP step) is spent in the transaction that issues the new
+  // set: a crash between the two can't leave the user with the code spent and no new set.
+  const codes = await actOnVerified(deps, verified, async (db) => {
     await lockUser(db, user.id);
     const c = await issueBackupCodes(db, deps.config.secretKey, user.id, now);
     // A legacy account is tracked once it has method rows and backup codes.

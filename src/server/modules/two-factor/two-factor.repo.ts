@@ -75,6 +75,19 @@ export async function countUnusedBackupCodes(db: Kysely<DB>, userId: number): Pr
   return Number(r.n);
 }
 
+/** Whether an unused, live backup code with this HMAC exists (a read; consumeBackupCode spends it). */
+export async function findUnusedBackupCode(db: Kysely<DB>, userId: number, codeHmac: string): Promise<boolean> {
+  const r = await db
+    .selectFrom('tfa_backup_codes')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where('code_hmac', '=', codeHmac)
+    .where('used_at', 'is', null)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
 /** Marks one backup code used, atomically: of 20 concurrent uses of one code, one wins. */
 export async function consumeBackupCode(db: Kysely<DB>, userId: number, codeHmac: string, now: number): Promise<boolean> {
   const r = await db

@@ -8,7 +8,7 @@ import { newTotpSecret, provisioningUri } from './two-factor.codes.js';
 import { TfaErrors } from './two-factor.errors.js';
 import { activeMethods, authorizedUntil, consumeChallenge, countUnusedBackupCodes, findChallenge, grantAuthorization, insertChallenge, recordEvent } from './two-factor.repo.js';
 import { newSecret, sendEmailCode, sendSmsCode, requireVerifiedEmail } from './two-factor.send.js';
-import { methodById, singleOfType, verifyFactor, type FactorInput, type TfaMethodName } from './two-factor.verify.js';
+import { actOnVerified, methodById, singleOfType, verifyFactor, type FactorInput, type TfaMethodName } from './two-factor.verify.js';
 import { methodView } from './two-factor.view.js';
 import { sha256Hex } from '../../crypto.js';
 
@@ -44,8 +44,9 @@ export async function authorizeStart(
   const now = deps.clock.now();
   if (input.backup_code !== undefined) {
     // No send/verify round trip: a valid backup code authorizes directly.
-    await verifyFactor(deps, user, { backup_code: input.backup_code }, { action: 'authorize', purposes: [], fail: TfaErrors.verificationFailed, ip });
-    await grantAuthorization(deps.db, user.id, now + deps.config.tfa.authorizationTtlS * 1000, now);
+    const v = await verifyFactor(deps, user, { backup_code: input.backup_code }, { action: 'authorize', purposes: [], fail: TfaErrors.verificationFailed, ip });
+    // The code is spent in the transaction that opens the window: both or neither.
+    await actOnVerified(deps, v, (db) => grantAuthorization(db, user.id, now + deps.config.tfa.authorizationTtlS * 1000, now));
     return { success: true, msg: AUTHORIZED_MSG };
   }
   const methods = await activeMethods(deps.db, user.id);
@@ -96,10 +97,13 @@ export async function authorizeConfirm(deps: SvcDeps, user: User, input: { code?
   if (c.expires_at <= now) throw TfaErrors.expired();
   const factor: FactorInput = { tfa_method: c.method ?? 'email', code: input.code, secret: input.secret };
   if (c.tfa_method_id !== null) factor.tfa_method_id = c.tfa_method_id;
-  await verifyFactor(deps, user, factor, { action: 'authorize', purposes: ['authorize'], fail: TfaErrors.verificationFailed, ip });
-  // TOTP codes don't consume the challenge themselves; a code challenge already is consumed.
-  if (c.method === 'totp' && !(await consumeChallenge(deps.db, c.id, now))) throw TfaErrors.noPendingAuthorization();
-  await grantAuthorization(deps.db, user.id, now + deps.config.tfa.authorizationTtlS * 1000, now);
+  const v = await verifyFactor(deps, user, factor, { action: 'authorize', purposes: ['authorize'], fail: TfaErrors.verificationFailed, ip });
+  // The verification, the challenge and the window commit together.
+  await actOnVerified(deps, v, async (db) => {
+    // TOTP codes don't consume the challenge themselves; a code challenge already is consumed.
+    if (c.method === 'totp' && !(await consumeChallenge(db, c.id, now))) throw TfaErrors.noPendingAuthorization();
+    await grantAuthorization(db, user.id, now + deps.config.tfa.authorizationTtlS * 1000, now);
+  });
   return { success: true, msg: AUTHORIZED_MSG };
 }
 

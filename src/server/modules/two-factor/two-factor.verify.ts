@@ -12,12 +12,24 @@
 // - TOTP: the accepted RFC 6238 step is stored with `… WHERE last_totp_step < step`, so a code
 //   (a step) is never accepted twice.
 // - Backup codes: `UPDATE … SET used_at WHERE used_at IS NULL` (repo.consumeBackupCode).
+//
+// Verify-then-act is one transaction (issue 9): `verifyFactor` claims the attempt and evaluates
+// the code, and returns a `Verification` whose *consuming* writes (backup code used_at, challenge
+// consumed_at, TOTP last step, fail-count reset, the success event) have not run yet. The caller
+// runs them with its action in one transaction (`actOnVerified`), so a crash or a failed action
+// can never leave a code spent without its action, nor an action without its code spent. The
+// failure side is different on purpose: a claimed attempt and a wrong try commit on their own
+// (before the code is evaluated), so failed verifications count toward the lockout even though
+// no action happens. Non-DB work (decrypting, HMACs, the SMS provider's HTTP check) runs before
+// the transaction opens.
+import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { User } from '../../http/auth.js';
 import { AppError, assertNever, type ErrorFactory } from '../../errors.js';
 import { decryptSecret, sha256Hex } from '../../crypto.js';
 import { tx } from '../../db/connection.js';
 import type { ChallengePurpose } from '../../db/tables/two-factor.js';
+import type { DB } from '../../db/schema.js';
 import { smsProvider } from '../sms/sms.provider.js';
 import { backupCodeHmac, codeMatches, isCode, isTotpSecret, matchTotp, normalizeBackupCode } from './two-factor.codes.js';
 import { TfaErrors, lockedExtra } from './two-factor.errors.js';
@@ -28,6 +40,8 @@ import {
   consumeChallenge,
   countUnusedBackupCodes,
   findActiveMethod,
+  findUnusedBackupCode,
+  lockUser,
   findChallenge,
   recordEvent,
   type Challenge,
@@ -62,6 +76,45 @@ export interface Verified {
   backupRemaining: number | null;
 }
 
+/** A code that checked out; its consuming writes are still to run (`commit`, inside the action's transaction). */
+export interface Verification {
+  userId: number;
+  via: Verified['via'];
+  method: TfaMethod | null;
+  challenge: Challenge | null;
+  /**
+   * The verification's consuming writes, conditional on nobody having consumed the code since it
+   * was evaluated. Run with the action's transaction `db`; throws `LostRace` when a concurrent
+   * request got there first (the transaction then rolls back and nothing happens).
+   */
+  commit(db: Kysely<DB>): Promise<Verified>;
+}
+
+/** A concurrent request consumed the same code between evaluation and commit. */
+class LostRace extends Error {
+  constructor(readonly settle: () => Promise<never>) {
+    super('lost the race to consume a 2FA code');
+  }
+}
+
+/**
+ * Commits a verification and its action in one transaction: both or neither. A lost race is
+ * settled (failure event, lockout extras) after the rollback, outside the transaction.
+ */
+export async function actOnVerified<T>(deps: Pick<Deps, 'store'>, v: Verification, act: (db: Kysely<DB>, verified: Verified) => Promise<T>): Promise<T> {
+  try {
+    return await tx(deps.store, async (db) => {
+      // The user's row lock first, before the commit's row writes: every 2FA change takes its
+      // locks in this one order, so two of them can't deadlock on PostgreSQL.
+      await lockUser(db, v.userId);
+      return act(db, await v.commit(db));
+    });
+  } catch (err) {
+    if (err instanceof LostRace) return err.settle();
+    throw err;
+  }
+}
+
 type VerifyDeps = Pick<Deps, 'db' | 'store' | 'clock' | 'config' | 'seams' | 'kickOutbox'>;
 
 /** Finds an active method of the user by id (404 not_found for another user's id). */
@@ -78,7 +131,8 @@ export function singleOfType(methods: TfaMethod[], type: 'sms' | 'totp'): TfaMet
   return of[0] ?? null;
 }
 
-export async function verifyFactor(deps: VerifyDeps, user: User, input: FactorInput, ctx: VerifyCtx): Promise<Verified> {
+/** Claims the attempt and evaluates the code; the caller commits it with its action (`actOnVerified`). */
+export async function verifyFactor(deps: VerifyDeps, user: User, input: FactorInput, ctx: VerifyCtx): Promise<Verification> {
   if (input.backup_code !== undefined) return verifyBackupCode(deps, user, input.backup_code, ctx);
   if (input.code === undefined) throw TfaErrors.missingAuthValue();
   if (!isCode(input.code)) throw TfaErrors.badRequest('code must be a 6-digit string');
@@ -120,38 +174,55 @@ export async function liveChallenge(deps: Pick<Deps, 'db' | 'clock'>, user: User
   return c;
 }
 
-async function verifyBackupCode(deps: VerifyDeps, user: User, raw: string, ctx: VerifyCtx): Promise<Verified> {
+async function verifyBackupCode(deps: VerifyDeps, user: User, raw: string, ctx: VerifyCtx): Promise<Verification> {
   const now = deps.clock.now();
   const normalized = normalizeBackupCode(raw);
-  const ok = normalized !== null && (await consumeBackupCode(deps.db, user.id, backupCodeHmac(deps.config.secretKey, normalized), now));
-  if (!ok) {
+  const hmac = normalized === null ? null : backupCodeHmac(deps.config.secretKey, normalized);
+  const invalid = async (): Promise<never> => {
     await recordEvent(deps.db, now, { userId: user.id, kind: 'failure', action: ctx.action, method: 'backup_code', ip: ctx.ip });
     throw TfaErrors.invalidBackupCode();
-  }
-  await recordEvent(deps.db, now, { userId: user.id, kind: 'success', action: ctx.action, method: 'backup_code', ip: ctx.ip });
-  return { via: 'backup_code', method: null, challenge: null, backupRemaining: await countUnusedBackupCodes(deps.db, user.id) };
+  };
+  // A read only, to fail fast: the code is spent by commit's conditional UPDATE.
+  if (hmac === null || !(await findUnusedBackupCode(deps.db, user.id, hmac))) return invalid();
+  return {
+    userId: user.id,
+    via: 'backup_code',
+    method: null,
+    challenge: null,
+    async commit(db) {
+      if (!(await consumeBackupCode(db, user.id, hmac, now))) throw new LostRace(invalid);
+      await recordEvent(db, now, { userId: user.id, kind: 'success', action: ctx.action, method: 'backup_code', ip: ctx.ip });
+      return { via: 'backup_code', method: null, challenge: null, backupRemaining: await countUnusedBackupCodes(db, user.id) };
+    },
+  };
 }
 
-async function verifyTotp(deps: VerifyDeps, user: User, method: TfaMethod | null, code: string, ctx: VerifyCtx): Promise<Verified> {
+async function verifyTotp(deps: VerifyDeps, user: User, method: TfaMethod | null, code: string, ctx: VerifyCtx): Promise<Verification> {
   if (!method) throw ctx.fail('No TOTP method is configured on this account', lockedExtra(0, null));
   const secret = method.totp_secret_enc ? decryptSecret(deps.config.secretKey, method.totp_secret_enc) : null;
   if (!secret || !isTotpSecret(secret)) throw TfaErrors.notConfigured();
   const now = deps.clock.now();
   const claim = await claimAttempt(deps, method, now);
   const step = matchTotp(secret, code, now);
-  let ok = false;
-  if (step !== null) {
-    const r = await deps.db
-      .updateTable('tfa_methods')
-      .set({ last_totp_step: step })
-      .where('id', '=', method.id)
-      .where((eb) => eb.or([eb('last_totp_step', 'is', null), eb('last_totp_step', '<', step)]))
-      .executeTakeFirst();
-    ok = Number(r.numUpdatedRows) === 1;
-  }
-  if (!ok) return failed(deps, user, method, claim, ctx, 'totp');
-  await succeeded(deps, user, method, now, ctx, 'totp');
-  return { via: 'totp', method, challenge: null, backupRemaining: null };
+  // A replayed step is a failure; the row read is only a fast path, commit decides.
+  if (step === null || (method.last_totp_step !== null && method.last_totp_step >= step)) return failed(deps, user, method, claim, ctx, 'totp');
+  return {
+    userId: user.id,
+    via: 'totp',
+    method,
+    challenge: null,
+    async commit(db) {
+      const r = await db
+        .updateTable('tfa_methods')
+        .set({ last_totp_step: step })
+        .where('id', '=', method.id)
+        .where((eb) => eb.or([eb('last_totp_step', 'is', null), eb('last_totp_step', '<', step)]))
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) !== 1) throw new LostRace(() => failed(deps, user, method, claim, ctx, 'totp'));
+      await succeeded(db, user, method, now, ctx, 'totp');
+      return { via: 'totp', method, challenge: null, backupRemaining: null };
+    },
+  };
 }
 
 async function verifyChallengeCode(
@@ -162,7 +233,7 @@ async function verifyChallengeCode(
   byId: TfaMethod | null,
   code: string,
   ctx: VerifyCtx,
-): Promise<Verified> {
+): Promise<Verification> {
   if (challenge.method !== kind) throw TfaErrors.noChallenge(`No ${kind} code was sent for this secret; request one first`);
   if (byId && challenge.tfa_method_id !== byId.id) throw TfaErrors.phoneMismatch('The code was sent for another 2FA method than tfa_method_id');
   let method: TfaMethod | null = null;
@@ -187,14 +258,22 @@ async function verifyChallengeCode(
   if (tried.code_hmac !== null) ok = codeMatches(deps.config.secretKey, challenge.secret_hash, code, tried.code_hmac);
   else if (kind === 'sms' && tried.phone_number) ok = await smsProvider(deps).check({ to: tried.phone_number, code, ref: tried.provider_ref });
   else ok = false;
-  if (ok && !(await consumeChallenge(deps.db, challenge.id, now))) throw TfaErrors.noChallenge();
   if (!ok) {
     // A challenge dies after its last allowed wrong try.
     if (tried.tries >= maxTries) await consumeChallenge(deps.db, challenge.id, now);
     return failed(deps, user, method, claim ?? { failCount: tried.tries, lockedUntil: null, lockedNow: false }, ctx, kind);
   }
-  await succeeded(deps, user, method, now, ctx, kind);
-  return { via: kind, method, challenge, backupRemaining: null };
+  return {
+    userId: user.id,
+    via: kind,
+    method,
+    challenge,
+    async commit(db) {
+      if (!(await consumeChallenge(db, challenge.id, now))) throw new LostRace(() => Promise.reject(TfaErrors.noChallenge()));
+      await succeeded(db, user, method, now, ctx, kind);
+      return { via: kind, method, challenge, backupRemaining: null };
+    },
+  };
 }
 
 interface Claim {
@@ -248,7 +327,8 @@ async function failed(deps: VerifyDeps, user: User, method: TfaMethod | null, cl
   throw ctx.fail(undefined, lockedExtra(claim.failCount, claim.lockedUntil));
 }
 
-async function succeeded(deps: VerifyDeps, user: User, method: TfaMethod | null, now: number, ctx: VerifyCtx, kind: string): Promise<void> {
-  if (method) await deps.db.updateTable('tfa_methods').set({ fail_count: 0, locked_until: null, last_used: now }).where('id', '=', method.id).execute();
-  await recordEvent(deps.db, now, { userId: user.id, kind: 'success', action: ctx.action, method: kind, tfaMethodId: method?.id ?? null, ip: ctx.ip });
+/** The success side of a verification: inside the action's transaction (`db`). */
+async function succeeded(db: Kysely<DB>, user: User, method: TfaMethod | null, now: number, ctx: VerifyCtx, kind: string): Promise<void> {
+  if (method) await db.updateTable('tfa_methods').set({ fail_count: 0, locked_until: null, last_used: now }).where('id', '=', method.id).execute();
+  await recordEvent(db, now, { userId: user.id, kind: 'success', action: ctx.action, method: kind, tfaMethodId: method?.id ?? null, ip: ctx.ip });
 }
