@@ -1,7 +1,8 @@
 // The host agent (issue 4, point 1; operator-contract "openrig agent"): registers its machines,
 // then syncs every heartbeat: the sync is the heartbeat, carries what each instance really is,
 // and brings back what each should be; the agent then makes it so with its runtime, one operation
-// at a time per instance, and syncs again as soon as something changed.
+// at a time per instance and per machine (stops before starts), and syncs again as soon as
+// something changed.
 // State in --state-dir: agent.json (its stable agent_uid) and instances/ID/ (the runtime's), so a
 // restarted agent gets the same machines back and re-adopts the instances that still run.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,7 +11,7 @@ import path from 'node:path';
 import type { DesiredInstance, InstanceReport, SyncResponse } from '../contract/agent-protocol.js';
 import type { InstanceSpec, Runtime } from './runtime.js';
 import { AgentClient, AgentFatalError } from './agent-client.js';
-import { decideAction } from './reconcile.js';
+import { planReconcile, type LocalState, type ReconcileItem } from './reconcile.js';
 import { assertNever } from '../server/errors.js';
 import type { AgentMachineHardware } from '../contract/agent-protocol.js';
 
@@ -61,11 +62,14 @@ export class Agent {
   private stopped = false;
   private wake: (() => void) | null = null;
   private readonly ops = new Map<number, { op: Op; done: Promise<void> }>();
-  /** Instances whose next step is being decided (set synchronously: no two decisions at once). */
-  private readonly deciding = new Set<number>();
+  /** Started instances whose `loading` the server has not yet heard. */
+  private readonly announceLoading = new Set<number>();
   /** Start failures, reported as `exited` until the server wants something else. */
   private readonly failures = new Map<number, string>();
   private loop: Promise<void> | null = null;
+  private poked = false;
+  /** Starts that wait for their machine, logged once. */
+  private readonly waiting = new Set<number>();
 
   constructor(private readonly o: AgentOptions) {
     this.uid = loadAgentUid(o.stateDir);
@@ -106,11 +110,14 @@ export class Agent {
 
   /** Wakes the loop for an early sync (a local change to report). */
   poke(): void {
-    this.wake?.();
+    // A poke during a sync (no one waits yet) must not be lost: the loop syncs again at once.
+    if (this.wake) this.wake();
+    else this.poked = true;
   }
 
   private async run(): Promise<void> {
     while (!this.stopped) {
+      this.poked = false;
       try {
         await this.syncOnce();
       } catch (err) {
@@ -123,6 +130,7 @@ export class Agent {
         this.o.log.warn(`sync failed (will retry): ${(err as Error).message}`);
       }
       if (this.stopped) break;
+      if (this.poked) continue;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, this.heartbeatMs);
         this.wake = () => {
@@ -139,6 +147,10 @@ export class Agent {
     const out: InstanceReport[] = [];
     for (const id of [...ids].sort((a, b) => a - b)) {
       const fail = this.failures.get(id);
+      if (this.announceLoading.has(id)) {
+        out.push({ id, state: 'loading', status_msg: 'preparing the instance' });
+        continue;
+      }
       if (fail) {
         out.push({ id, state: 'exited', status_msg: fail });
         continue;
@@ -170,14 +182,17 @@ export class Agent {
   }
 
   async syncOnce(): Promise<void> {
-    const instances = (await this.reports()).map((r) => (r.status_msg && r.status_msg.length > 500 ? { ...r, status_msg: r.status_msg.slice(0, 500) } : r));
+    const reports = await this.reports();
+    const announced = reports.filter((r) => r.state === 'loading' && this.announceLoading.has(r.id)).map((r) => r.id);
+    const instances = reports.map((r) => (r.status_msg && r.status_msg.length > 500 ? { ...r, status_msg: r.status_msg.slice(0, 500) } : r));
     const res: SyncResponse = await this.client.sync({ agent_uid: this.uid, machine_ids: this.machineIds, instances });
     if (this.o.heartbeatS === undefined) this.heartbeatMs = res.heartbeat_s * 1000;
     if (res.unknown_machine_ids.length > 0) {
       this.o.log.warn(`the server does not know machines ${res.unknown_machine_ids.join(', ')}; registering again`);
       await this.register();
     }
-    for (const want of res.instances) this.reconcile(want);
+    for (const id of announced) this.announceLoading.delete(id);
+    await this.reconcileAll(res.instances);
   }
 
   private spec(w: DesiredInstance): InstanceSpec {
@@ -200,61 +215,96 @@ export class Agent {
     };
   }
 
-  private reconcile(w: DesiredInstance): void {
-    // One operation at a time per instance; the next sync decides again.
-    if (this.ops.has(w.id) || this.deciding.has(w.id)) return;
-    this.deciding.add(w.id);
+  /**
+   * Decides for all instances at once, per machine (reconcile.ts planReconcile): stops and
+   * destroys begin first, and a start waits while another instance of its machine still runs,
+   * starts or stops here (a stop frees the machine on the server at once, so the next renter's
+   * start may arrive before the old container is gone). Called only from the sync loop, one
+   * round at a time; operations run in the background and wake the loop when they end.
+   */
+  private async reconcileAll(wants: DesiredInstance[]): Promise<void> {
     const rt = this.o.runtime;
-    const run = (op: Op, fn: () => Promise<void>) => {
-      const done = fn()
-        .catch((err) => {
-          const msg = `failed to ${op}: ${(err as Error).message}`;
-          this.o.log.error(`instance ${w.id}: ${msg}`);
-          if (op === 'start') this.failures.set(w.id, msg);
-        })
-        .finally(() => {
-          this.ops.delete(w.id);
-          this.poke();
-        });
-      this.ops.set(w.id, { op, done });
-    };
-    void (async () => {
-      const st = await rt.inspect(w.id);
-      const action = decideAction(st.state, this.failures.has(w.id), w.desired, w.actual_status);
-      switch (action) {
-        case 'none':
-          return;
-        case 'destroy':
-          this.failures.delete(w.id);
-          run('destroy', () => rt.destroy(w.id).then(() => this.o.log.info(`instance ${w.id} destroyed`)));
-          return;
-        case 'stop':
-          this.failures.delete(w.id);
-          this.o.log.info(`instance ${w.id}: stop (${st.state} here)`);
-          run('stop', () => rt.stop(w.id).then(() => this.o.log.info(`instance ${w.id} stopped`)));
-          return;
-        case 'start':
-        case 'restart': {
-          const spec = this.spec(w);
-          this.failures.delete(w.id);
-          this.o.log.info(`instance ${w.id}: ${action} (${st.state} here, ${w.actual_status ?? 'null'} on the server)`);
-          run('start', async () => {
-            if (st.state === 'exited') await rt.stop(w.id); // clears the dead main.pid
-            const { sshPort } = await rt.start(spec);
-            this.o.log.info(`instance ${w.id} running, SSH on port ${sshPort}`);
-          });
-          this.poke(); // report `loading` at once
-          return;
-        }
-        case 'update-keys':
-          await rt.updateKeys(w.id, w.authorized_keys);
-          return;
-        default:
-          assertNever(action, 'agent action');
+    const items: ReconcileItem[] = [];
+    const local = new Map<number, LocalState>();
+    for (const w of wants) {
+      const st = this.ops.has(w.id) ? null : await rt.inspect(w.id);
+      // An instance under way keeps the machine taken whatever its files say right now.
+      const state: LocalState = st?.state ?? 'starting';
+      local.set(w.id, state);
+      items.push({ id: w.id, machineId: w.machine_id, local: state, failed: this.failures.has(w.id), busy: this.ops.has(w.id), desired: w.desired, serverActual: w.actual_status });
+    }
+    // Instances here that the server did not mention still occupy their GPUs (machine unknown).
+    for (const id of await rt.list()) {
+      if (local.has(id) || this.ops.has(id)) continue;
+      const st = await rt.inspect(id);
+      if (st.state === 'running' || st.state === 'starting') {
+        items.push({ id, machineId: 0, local: st.state, failed: false, busy: true, desired: 'running', serverActual: null });
       }
-    })()
-      .catch((err) => this.o.log.error(`instance ${w.id}: ${(err as Error).message}`))
-      .finally(() => this.deciding.delete(w.id));
+    }
+    const byId = new Map(wants.map((w) => [w.id, w]));
+    for (const { id, action } of planReconcile(items, this.machineIds)) {
+      const w = byId.get(id);
+      if (!w) continue;
+      if (action !== 'wait') this.waiting.delete(id);
+      const here = local.get(id)!;
+      try {
+        switch (action) {
+          case 'wait':
+            if (!this.waiting.has(id)) this.o.log.info(`instance ${id}: start waits until the machine's other instance has stopped here`);
+            this.waiting.add(id);
+            break;
+          case 'destroy':
+            this.failures.delete(id);
+            this.announceLoading.delete(id);
+            this.runOp(id, 'destroy', () => rt.destroy(id).then(() => this.o.log.info(`instance ${id} destroyed`)));
+            break;
+          case 'stop':
+            this.failures.delete(id);
+            this.announceLoading.delete(id);
+            this.o.log.info(`instance ${id}: stop (${here} here)`);
+            this.runOp(id, 'stop', () => rt.stop(id).then(() => this.o.log.info(`instance ${id} stopped`)));
+            break;
+          case 'start':
+          case 'restart': {
+            const spec = this.spec(w);
+            this.failures.delete(id);
+            // The server hears `loading` at least once before any failure of this start, so a
+            // failed restart is not mistaken for the stale `exited` of before the client's start.
+            this.announceLoading.add(id);
+            this.o.log.info(`instance ${id}: ${action} (${here} here, ${w.actual_status ?? 'null'} on the server)`);
+            this.runOp(id, 'start', async () => {
+              if (here === 'exited') await rt.stop(id); // clears the dead main.pid
+              const { sshPort } = await rt.start(spec);
+              this.o.log.info(`instance ${id} running, SSH on port ${sshPort}`);
+            });
+            this.poke(); // report `loading` at once
+            break;
+          }
+          case 'update-keys':
+            await rt.updateKeys(id, w.authorized_keys);
+            break;
+          default:
+            assertNever(action, 'agent action');
+        }
+      } catch (err) {
+        this.o.log.error(`instance ${id}: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  /** Runs one operation of an instance in the background; its end wakes the loop for a sync. */
+  private runOp(id: number, op: Op, fn: () => Promise<void>): void {
+    const done = fn()
+      .catch((err) => {
+        const msg = `failed to ${op}: ${(err as Error).message}`;
+        this.o.log.error(`instance ${id}: ${msg}`);
+        if (op === 'start') this.failures.set(id, msg);
+      })
+      .finally(() => {
+        this.ops.delete(id);
+        this.poke();
+      });
+    this.ops.set(id, { op, done });
   }
 
   /**

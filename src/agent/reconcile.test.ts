@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideAction, type LocalState } from './reconcile.js';
+import { decideAction, planReconcile, type LocalState, type ReconcileItem } from './reconcile.js';
 
 const LOCAL: LocalState[] = ['absent', 'stopped', 'starting', 'running', 'exited'];
 const SERVER = [null, 'loading', 'running', 'exited', 'unknown', 'offline', 'stopped'];
@@ -37,5 +37,91 @@ describe('agent reconcile', () => {
     expect(decideAction('exited', false, 'running', null)).toBe('restart');
     expect(decideAction('exited', false, 'running', 'stopped')).toBe('restart');
     expect(decideAction('stopped', true, 'running', 'stopped')).toBe('restart');
+  });
+});
+
+describe('agent reconcile per machine (one slot, one running container)', () => {
+  const item = (p: Partial<ReconcileItem> & { id: number }): ReconcileItem => ({
+    machineId: 1,
+    local: 'absent',
+    failed: false,
+    busy: false,
+    desired: 'running',
+    serverActual: null,
+    ...p,
+  });
+
+  it("B's start waits while A's stop is under way on the same machine, then follows", () => {
+    const a = item({ id: 1, local: 'running', desired: 'stopped', serverActual: 'stopped' });
+    const b = item({ id: 2, local: 'absent', desired: 'running', serverActual: null });
+    expect(planReconcile([b, a], [1])).toEqual([
+      { id: 1, action: 'stop' },
+      { id: 2, action: 'wait' },
+    ]);
+    // Next sync: A's stop is still running (busy) → B still waits.
+    expect(planReconcile([b, { ...a, busy: true }], [1])).toEqual([{ id: 2, action: 'wait' }]);
+    // A is stopped here: B starts.
+    expect(planReconcile([b, { ...a, local: 'stopped' }], [1])).toEqual([{ id: 2, action: 'start' }]);
+  });
+
+  it('a start of a stopped instance waits for a destroy, and for a running or starting neighbour', () => {
+    const b = item({ id: 2, local: 'stopped', serverActual: 'stopped' });
+    expect(planReconcile([item({ id: 1, local: 'running', desired: 'destroyed' }), b], [1])).toEqual([
+      { id: 1, action: 'destroy' },
+      { id: 2, action: 'wait' },
+    ]);
+    for (const local of ['running', 'starting'] as const) {
+      expect(planReconcile([item({ id: 1, local, serverActual: 'running' }), b], [1])).toEqual([
+        { id: 1, action: 'update-keys' },
+        { id: 2, action: 'wait' },
+      ]);
+    }
+    // A neighbour whose main process died does not hold the GPUs: the start goes ahead.
+    expect(planReconcile([item({ id: 1, local: 'exited', serverActual: 'exited' }), b], [1])).toEqual([{ id: 2, action: 'start' }]);
+  });
+
+  it('a restart of an exited instance (the server shows it null again) waits the same way', () => {
+    const b = item({ id: 2, local: 'exited', serverActual: null });
+    expect(planReconcile([item({ id: 1, local: 'running', desired: 'stopped', busy: true }), b], [1])).toEqual([{ id: 2, action: 'wait' }]);
+    expect(planReconcile([b], [1])).toEqual([{ id: 2, action: 'restart' }]);
+  });
+
+  it('machines are independent, and at most one start per machine is begun', () => {
+    const plan = planReconcile(
+      [
+        item({ id: 1, machineId: 1, local: 'running', desired: 'stopped' }),
+        item({ id: 2, machineId: 1 }),
+        item({ id: 3, machineId: 2 }),
+        item({ id: 4, machineId: 2, local: 'stopped', serverActual: 'stopped' }),
+      ],
+      [1, 2],
+    );
+    expect(plan).toEqual([
+      { id: 1, action: 'stop' },
+      { id: 2, action: 'wait' },
+      { id: 3, action: 'start' },
+      { id: 4, action: 'wait' },
+    ]);
+  });
+
+  it('an instance still running on a machine the server no longer knows blocks every start', () => {
+    const orphan = item({ id: 9, machineId: 0, local: 'running', desired: 'destroyed' });
+    expect(planReconcile([orphan, item({ id: 2, machineId: 1 })], [1])).toEqual([
+      { id: 9, action: 'destroy' },
+      { id: 2, action: 'wait' },
+    ]);
+    expect(planReconcile([{ ...orphan, local: 'absent' }, item({ id: 2, machineId: 1 })], [1])).toEqual([{ id: 2, action: 'start' }]);
+  });
+
+  it('stops and destroys come first; busy instances get nothing', () => {
+    const plan = planReconcile(
+      [
+        item({ id: 1, machineId: 1 }),
+        item({ id: 2, machineId: 2, local: 'running', desired: 'destroyed' }),
+        item({ id: 3, machineId: 3, local: 'running', desired: 'running', busy: true }),
+      ],
+      [1, 2, 3],
+    );
+    expect(plan.map((p) => p.action)).toEqual(['destroy', 'start']);
   });
 });

@@ -42,3 +42,75 @@ export function decideAction(local: LocalState, failed: boolean, desired: Desire
       return assertNever(desired, 'desired state');
   }
 }
+
+/** One instance as the agent sees it in a sync: what the server wants and what is here. */
+export interface ReconcileItem {
+  id: number;
+  machineId: number;
+  local: LocalState;
+  /** Its last start failed (reported `exited`). */
+  failed: boolean;
+  /** An operation (start, stop, destroy) of it is still under way here. */
+  busy: boolean;
+  desired: DesiredState;
+  serverActual: string | null;
+}
+
+/** `wait`: a start that must wait until the machine's other instance has stopped here. */
+export type PlannedAction = Exclude<AgentAction, 'none'> | 'wait';
+
+/**
+ * The reconcile, per machine (issue 4 follow-up: one slot, one running container). A stop frees
+ * the machine on the server at once, so another client's instance may be due to start on the
+ * same GPUs while the stopped one still runs here. Hence:
+ * - stops and destroys come first;
+ * - a start (or restart) waits while another instance of the same machine is running, starting,
+ *   or has an operation under way here (stopping counts), and at most one start per machine is
+ *   begun per round; the agent syncs again when an operation ends, so the waiting start follows.
+ * - An instance whose machine is not one of `machineIds` (the server no longer knows it) and
+ *   that still runs here blocks every machine: which GPUs it holds is not known.
+ * Busy instances get nothing (one operation at a time per instance). Order of the result:
+ * stops/destroys, then key updates, then starts and waits.
+ */
+export function planReconcile(items: ReconcileItem[], machineIds: readonly number[]): { id: number; action: PlannedAction }[] {
+  const known = new Set(machineIds);
+  const decided = items.map((it) => ({ it, action: it.busy ? 'none' : decideAction(it.local, it.failed, it.desired, it.serverActual) }));
+  // What occupies a machine's GPUs after this round's stops and destroys have begun.
+  const occupies = ({ it, action }: (typeof decided)[number]) =>
+    it.busy || action === 'stop' || action === 'destroy' || action === 'update-keys' || it.local === 'running' || it.local === 'starting';
+  const holders = decided.filter(occupies);
+  // (A holder is never itself about to start: a start needs it absent, stopped or exited here.)
+  const everywhere = holders.some((d) => !known.has(d.it.machineId));
+  const taken = new Map<number, number>(); // machine → an instance that holds it (or starts on it now)
+  for (const d of holders) if (!taken.has(d.it.machineId)) taken.set(d.it.machineId, d.it.id);
+  const first: { id: number; action: PlannedAction }[] = [];
+  const keys: { id: number; action: PlannedAction }[] = [];
+  const starts: { id: number; action: PlannedAction }[] = [];
+  for (const { it, action } of [...decided].sort((a, b) => a.it.id - b.it.id)) {
+    switch (action) {
+      case 'none':
+        break;
+      case 'stop':
+      case 'destroy':
+        first.push({ id: it.id, action });
+        break;
+      case 'update-keys':
+        keys.push({ id: it.id, action });
+        break;
+      case 'start':
+      case 'restart': {
+        const holder = taken.get(it.machineId);
+        if ((holder !== undefined && holder !== it.id) || everywhere) {
+          starts.push({ id: it.id, action: 'wait' });
+        } else {
+          taken.set(it.machineId, it.id);
+          starts.push({ id: it.id, action });
+        }
+        break;
+      }
+      default:
+        assertNever(action, 'agent action');
+    }
+  }
+  return [...first, ...keys, ...starts];
+}

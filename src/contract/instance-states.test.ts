@@ -22,7 +22,7 @@ function expectedReport(s: InstanceState, r: ReportedStatus): ActualStatus | 'no
   const live = s.intended === 'running';
   switch (r) {
     case 'loading':
-      return live && (s.actual === null || s.actual === 'stopped' || s.actual === 'exited') ? 'loading' : 'reject';
+      return live && (s.actual === null || s.actual === 'stopped') ? 'loading' : 'reject';
     case 'running':
       return live && (s.actual === null || s.actual === 'loading') ? 'running' : 'reject';
     case 'exited':
@@ -90,7 +90,9 @@ describe('instance state machine: client requests', () => {
       return 'refuse';
     }
     if (s.intended === 'running' && (s.actual === null || s.actual === 'loading' || s.actual === 'running')) return 'noop';
-    if (s.actual === 'stopped' || s.actual === 'exited') return { actual: s.actual, intended: 'running' };
+    if (s.actual === 'stopped') return { actual: 'stopped', intended: 'running' };
+    // A restart: back to null (provisioning), which the agent starts again.
+    if (s.actual === 'exited') return { actual: null, intended: 'running' };
     return 'refuse';
   }
   for (const s of ALL) {
@@ -123,6 +125,18 @@ describe('instance state machine: client requests', () => {
     expect(boot).toEqual({ kind: 'apply', next: 'loading' });
     const up = applyAgentReport({ actual: 'loading', intended: 'running' }, 'running');
     expect(up).toEqual({ kind: 'apply', next: 'running' });
+  });
+
+  it('a start of an exited instance goes back to provisioning, then loading and running', () => {
+    for (const intended of INTENDED_STATUSES) {
+      const start = decideStateRequest({ actual: 'exited', intended }, 'running');
+      expect(start).toEqual({ kind: 'apply', next: { actual: null, intended: 'running' } });
+    }
+    // Until the client starts it, the agent cannot bring it back: exited never runs by itself.
+    expect(applyAgentReport({ actual: 'exited', intended: 'running' }, 'loading').kind).toBe('reject');
+    expect(applyAgentReport({ actual: null, intended: 'running' }, 'loading')).toEqual({ kind: 'apply', next: 'loading' });
+    // unknown and offline stay refused: the client destroys.
+    for (const actual of ['unknown', 'offline'] as const) expect(decideStateRequest({ actual, intended: 'running' }, 'running').kind).toBe('refuse');
   });
 
   it('bills compute in exactly one state pair', () => {

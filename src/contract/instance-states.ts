@@ -11,7 +11,7 @@
 // Spec rules encoded here:
 // - null → loading → running, driven by the agent's reports;
 // - exited, unknown and offline never reach running by themselves (the client destroys, or
-//   explicitly starts an exited instance again);
+//   explicitly starts an exited instance again: that sets it back to null, provisioning);
 // - PUT {state: "stopped"} halts compute billing at once; {state: "running"} resumes it;
 // - DELETE destroys from any state;
 // - repeating an action that already holds is harmless (a no-op success).
@@ -122,9 +122,12 @@ export function decideStateRequest(s: InstanceState, want: IntendedStatus): Clie
     // Already running, or on its way there: nothing to do.
     if (s.intended === 'running' && (s.actual === null || s.actual === 'loading' || s.actual === 'running')) return { kind: 'noop' };
     if (canStart(s)) {
-      // The agent sees intended=running and brings it back up: loading, then running. Until it
-      // reports, the row keeps its actual status, and compute is not billed.
-      return { kind: 'apply', next: { actual: s.actual, intended: 'running' } };
+      // The agent sees intended=running and brings it back up: loading, then running. A stopped
+      // instance keeps `stopped` until the agent reports (compute is not billed meanwhile). An
+      // exited one goes back to null (provisioning): visibly a new start, and the signal the
+      // agent restarts on (it never restarts an instance the server still shows exited, which
+      // never reaches running by itself).
+      return { kind: 'apply', next: { actual: s.actual === 'exited' ? null : s.actual, intended: 'running' } };
     }
     return { kind: 'refuse', msg: `Cannot start an instance in state ${stateName(s.actual)}; it never reaches running by itself: destroy it and rent another offer` };
   }
@@ -146,9 +149,10 @@ export function applyAgentReport(s: InstanceState, reported: ReportedStatus): Ag
   if (a === reported) return { kind: 'noop' };
   switch (reported) {
     case 'loading':
-      // Provisioning proceeds; or a restart the client asked for (start after stop/exit).
+      // Provisioning proceeds (also a restart of an exited instance: the client's start set it back
+      // to null); or a restart the client asked for after a stop. Exited stays exited until then.
       if (s.intended !== 'running') return reject(s, reported, 'the client asked for it to be stopped');
-      if (a === null || a === 'stopped' || a === 'exited') return { kind: 'apply', next: 'loading' };
+      if (a === null || a === 'stopped') return { kind: 'apply', next: 'loading' };
       return reject(s, reported);
     case 'running':
       if (s.intended !== 'running') return reject(s, reported, 'the client asked for it to be stopped');

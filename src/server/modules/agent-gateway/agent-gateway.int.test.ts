@@ -144,6 +144,66 @@ describeEachDb('agent gateway', (dialect) => {
       expect(s4.body.instances).toEqual([expect.objectContaining({ id: 999999, desired: 'destroyed' })]);
     });
 
+    it('a client start of an exited instance goes back to null; the stale exited report does not undo it; the agent restarts it', async () => {
+      const host = await t().user();
+      const renter = await t().user();
+      const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-restart-01', machines: [hw(0)] } });
+      const mid = reg.body.machines[0].machine_id;
+      const id = await newInstance(t(), mid, renter.id, { env: JSON.stringify({ FOO: 'bar' }) });
+      const sync = (instances: unknown[]) => t().request('POST', `${P}/sync`, { key: host.apiKey, body: { agent_uid: 'agent-restart-01', machine_ids: [mid], instances } });
+      await sync([{ id, state: 'running', ssh_port: 41030 }]);
+      const dead = { id, state: 'exited', status_msg: 'main process exited (signal SIGKILL)' };
+      await sync([dead]);
+      expect(await inst(t(), id)).toMatchObject({ actual_status: 'exited', intended_status: 'running', status_msg: dead.status_msg });
+      // A late `running` does not bring it back by itself.
+      await sync([{ id, state: 'running', ssh_port: 41030 }]);
+      expect((await inst(t(), id)).actual_status).toBe('exited');
+      await sync([dead]); // what the agent keeps saying while the instance is dead
+      expect((await inst(t(), id)).agent_state).toBe('exited');
+
+      const put = await t().request('PUT', `/api/v0/instances/${id}/`, { key: renter.apiKey, body: { state: 'running' } });
+      expect(put.status).toBe(200);
+      expect(await inst(t(), id)).toMatchObject({ actual_status: null, intended_status: 'running', status_msg: 'Start requested' });
+      const view = await t().request('GET', `/api/v0/instances/${id}/`, { key: renter.apiKey });
+      const shown = view.body.instances;
+      expect(shown.actual_status).toBeNull();
+      expect(shown.intended_status).toBe('running');
+      // The agent has not seen the answer yet and still says exited: that changes nothing, and the
+      // answer tells it to run the instance the server shows null (the agent's restart signal).
+      const s1 = await sync([dead]);
+      expect((await inst(t(), id)).actual_status).toBeNull();
+      expect(s1.body.instances.find((i: { id: number }) => i.id === id)).toMatchObject({ desired: 'running', actual_status: null });
+      await sync([{ id, state: 'loading', status_msg: 'preparing the instance' }]);
+      expect((await inst(t(), id)).actual_status).toBe('loading');
+      await sync([{ id, state: 'running', ssh_port: 41031 }]);
+      expect(await inst(t(), id)).toMatchObject({ actual_status: 'running', ssh_port: 41031 });
+
+      // Crashes again; started again; this time the restart itself fails: announced as loading
+      // first, its `exited` lands.
+      await sync([dead]);
+      await t().request('PUT', `/api/v0/instances/${id}/`, { key: renter.apiKey, body: { state: 'running' } });
+      expect((await inst(t(), id)).actual_status).toBeNull();
+      await sync([{ id, state: 'loading' }]);
+      await sync([{ id, state: 'exited', status_msg: 'failed to start: boom' }]);
+      expect(await inst(t(), id)).toMatchObject({ actual_status: 'exited', status_msg: 'failed to start: boom' });
+    });
+
+    it('a client start of unknown or offline instances stays refused and changes nothing', async () => {
+      const host = await t().user();
+      const renter = await t().user();
+      const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-restart-02', machines: [hw(0)] } });
+      const mid = reg.body.machines[0].machine_id;
+      for (const actual of ['unknown', 'offline'] as const) {
+        const id = await newInstance(t(), mid, renter.id, { actual_status: actual });
+        const put = await t().request('PUT', `/api/v0/instances/${id}/`, { key: renter.apiKey, body: { state: 'running' } });
+        expect(put.status).toBe(409);
+        expect(put.body.error).toBe('invalid_state');
+        expect(put.body.msg).toContain(actual);
+        expect(await inst(t(), id)).toMatchObject({ actual_status: actual, intended_status: 'running' });
+        await t().deps.db.updateTable('instances').set({ destroyed_at: t().clock.now() }).where('id', '=', id).execute();
+      }
+    });
+
     it("names machines that are not the agent's and never touches them", async () => {
       const host = await t().user();
       const other = await t().user();

@@ -123,6 +123,10 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     // A report of the state the row already has (the usual heartbeat) writes nothing, and leaves
     // the server's own status_msg (e.g. "Start requested") alone; a new SSH port is written.
     if (row.actual_status === state && (state !== 'running' || row.ssh_port === rep.ssh_port)) continue;
+    // A client's start of an exited instance set it back to null; the agent, which last said
+    // `exited`, still says so until this answer tells it to restart. That stale report must not
+    // undo the start. (A new start's failure is reported `loading` first, so it still lands.)
+    if (state === 'exited' && row.actual_status === null && row.agent_state === 'exited') continue;
     const fields: StatusFields = { status_msg: msg };
     if (state === 'running') {
       const port = rep.ssh_port!;
@@ -131,7 +135,8 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     let d = await reportInstanceStatus(deps, row.id, state, fields);
     if (d.kind === 'reject' && state === 'running') {
       // A quick start can finish between two syncs: the instance went through loading on the host
-      // even though no sync saw it. Pass through loading where the state machine allows it.
+      // even though no sync saw it. Pass through loading where the state machine allows it
+      // (from null or stopped after a client start; never from exited, unknown or offline).
       const viaLoading = await reportInstanceStatus(deps, row.id, 'loading', { status_msg: 'starting' });
       if (viaLoading.kind === 'apply') d = await reportInstanceStatus(deps, row.id, 'running', fields);
     }
