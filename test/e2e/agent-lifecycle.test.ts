@@ -183,6 +183,15 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
     // It stays exited: never running by itself.
     await new Promise((r) => setTimeout(r, 1500));
     expect((await show(id)).actual_status).toBe('exited');
+    // The client starts it again: back to null (provisioning) at once, and the agent restarts it.
+    const restart = await api('PUT', `/api/v0/instances/${id}/`, renterKey, { state: 'running' });
+    expect(restart.body.success).toBe(true);
+    const shown = await show(id);
+    expect(shown.intended_status).toBe('running');
+    expect([null, 'loading', 'running']).toContain(shown.actual_status);
+    const back = await pollUntil(id, 'running', 20_000);
+    expect(ssh(back.ssh_port, 'echo restarted').stdout).toBe('restarted\n');
+    expect(Number(readFileSync(path.join(stateDir, 'instances', String(id), 'main.pid'), 'utf8'))).not.toBe(pid);
     expect((await api('DELETE', `/api/v0/instances/${id}/`, renterKey, {})).body.success).toBe(true);
     await waitFor(() => !existsSync(path.join(stateDir, 'instances', String(id))), 'the agent to remove the instance');
 
@@ -192,8 +201,8 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
     expect(machines.map((m: any) => m.online_state)).toEqual(['offline']);
     agent = startAgent();
     await waitRegistered(agent);
-    const back = (await api('GET', '/api/v0/machines/', hostKey)).body.machines;
-    expect(back.map((m: any) => [m.id, m.online_state])).toEqual([[machines[0].id, 'online']]); // the same machine
+    const again = (await api('GET', '/api/v0/machines/', hostKey)).body.machines;
+    expect(again.map((m: any) => [m.id, m.online_state])).toEqual([[machines[0].id, 'online']]); // the same machine
   }, 120_000);
 
   it('survives its own restart and the server restart (re-adopts the running instance); SIGKILL makes it unknown, then offline', async () => {
