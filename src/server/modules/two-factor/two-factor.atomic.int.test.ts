@@ -6,7 +6,7 @@ import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
 import { findUserById } from '../accounts/accounts.repo.js';
-import { enableTotp, lastEmailCode } from './two-factor.testkit.js';
+import { enableTotp, lastEmailCode, lastSmsCode } from './two-factor.testkit.js';
 import { totpAt } from './two-factor.codes.js';
 import { countUnusedBackupCodes, grantAuthorization } from './two-factor.repo.js';
 import { actOnVerified, verifyFactor, type FactorInput } from './two-factor.verify.js';
@@ -88,5 +88,22 @@ describeEachDb('2FA verify-then-act atomicity', (dialect) => {
     const r = await t().request('DELETE', '/api/v0/tfa/', { key: u.apiKey, body: { backup_code: totp.backupCodes[4], target_id: totp.id + 100000 } });
     expect(r.status).toBe(404);
     expect(await countUnusedBackupCodes(t().deps.db, u.id)).toBe(10);
+  });
+
+  it('legacy account: regen with a wrong code adopts no method and changes nothing; the right code adopts and regenerates', async () => {
+    const p = '+1415555' + String(1000 + Math.floor(Math.random() * 9000));
+    const u = await t().user({ legacyTfa: true, phone: p });
+    const s = await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: {} });
+    const right = lastSmsCode(t(), p);
+    const wrong = right === '000000' ? '111111' : '000000';
+    const bad = await t().request('PUT', '/api/v0/tfa/regen-backup-codes/', { key: u.apiKey, body: { tfa_method: 'sms', code: wrong, secret: s.body.secret } });
+    expect(bad.body.error).toBe('2fa_verification_failed');
+    const rows = () => t().deps.db.selectFrom('tfa_methods').select('id').where('user_id', '=', u.id).execute();
+    expect(await rows()).toEqual([]);
+    expect((await findUserById(t().deps.db, u.id))!.tfa_status).toBe('legacy');
+    const ok = await t().request('PUT', '/api/v0/tfa/regen-backup-codes/', { key: u.apiKey, body: { tfa_method: 'sms', code: right, secret: s.body.secret } });
+    expect(ok.status).toBe(200);
+    expect(await rows()).toHaveLength(1);
+    expect((await findUserById(t().deps.db, u.id))!.tfa_status).toBe('enabled');
   });
 });

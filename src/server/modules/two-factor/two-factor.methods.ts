@@ -167,26 +167,23 @@ export async function removeMethod(deps: SvcDeps, user: User, input: RemoveInput
 
 /**
  * Creates the SMS method of a legacy account from the number on file when it has no method rows
- * at all (active or soft-deleted): its 2FA predates method records (issue 7 point 4).
+ * at all (active or soft-deleted): its 2FA predates method records (issue 7 point 4). Runs in the
+ * regeneration's transaction (`db`, user row locked), after the verification: a wrong code or a
+ * crash changes nothing.
  */
-export async function adoptLegacyMethod(deps: SvcDeps, user: User): Promise<void> {
+async function adoptLegacyMethod(db: Kysely<DB>, user: User, now: number): Promise<void> {
   if (user.tfa_status !== 'legacy' || !user.phone_number) return;
-  await tx(deps.store, async (db) => {
-    await lockUser(db, user.id);
-    if ((await countAllMethodRows(db, user.id)) > 0) return;
-    const now = deps.clock.now();
-    const row = await db
-      .insertInto('tfa_methods')
-      .values({ user_id: user.id, method: 'sms', label: '', phone_number: user.phone_number, totp_secret_enc: null, last_totp_step: null, is_primary: 1, fail_count: 0, locked_until: null, created_at: now, last_used: null, deleted_at: null })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await recordEvent(db, now, { userId: user.id, kind: 'change', action: 'legacy_method_created', method: 'sms', tfaMethodId: row.id });
-  });
+  if ((await countAllMethodRows(db, user.id)) > 0) return;
+  const row = await db
+    .insertInto('tfa_methods')
+    .values({ user_id: user.id, method: 'sms', label: '', phone_number: user.phone_number, totp_secret_enc: null, last_totp_step: null, is_primary: 1, fail_count: 0, locked_until: null, created_at: now, last_used: null, deleted_at: null })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await recordEvent(db, now, { userId: user.id, kind: 'change', action: 'legacy_method_created', method: 'sms', tfaMethodId: row.id });
 }
 
 /** PUT regen-backup-codes. */
 export async function regenBackupCodes(deps: SvcDeps, user: User, input: FactorInput, ip: string | null) {
-  await adoptLegacyMethod(deps, user);
   const methods = await activeMethods(deps.db, user.id);
   if (methods.length === 0 && user.tfa_status !== 'legacy') throw TfaErrors.badRequest('2FA is not enabled on this account');
   const verified = await verifyFactor(deps, user, input, { action: 'regen_backup_codes', purposes: ['verify'], fail: TfaErrors.verificationFailed, ip });
@@ -195,6 +192,7 @@ export async function regenBackupCodes(deps: SvcDeps, user: User, input: FactorI
   // set: a crash between the two can't leave the user with the code spent and no new set.
   const codes = await actOnVerified(deps, verified, async (db) => {
     await lockUser(db, user.id);
+    await adoptLegacyMethod(db, user, now);
     const c = await issueBackupCodes(db, deps.config.secretKey, user.id, now);
     // A legacy account is tracked once it has method rows and backup codes.
     if (user.tfa_status === 'legacy' && (await activeMethods(db, user.id)).length > 0) {
