@@ -31,10 +31,10 @@ let counter = 0;
 
 export async function makeTestApp(dialect: Dialect, env: Record<string, string> = {}): Promise<TestApp> {
   const db = await createTestDb(dialect);
-  const config = loadConfig({ OPENRIG_SECRET_KEY: 'ab'.repeat(32), OPENRIG_LOG_LEVEL: 'silent', ...env }, { dataDir: db.dataDir, databaseUrl: db.url });
+  const config = loadConfig({ OPENRIG_SECRET_KEY: 'ab'.repeat(32), OPENRIG_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env }, { dataDir: db.dataDir, databaseUrl: db.url });
   const clock = new ManualClock(Date.now());
-  const deps = makeDeps({ store: db.store, clock, config, log: pino({ level: 'silent' }) });
-  const app = await buildApp(deps, { logger: false });
+  const deps = makeDeps({ store: db.store, clock, config, log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const app = await buildApp(deps, { logger: process.env.TEST_LOG_LEVEL ? undefined : false });
   await app.ready();
   return {
     db,

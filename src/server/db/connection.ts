@@ -23,6 +23,24 @@ export interface Store {
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
+/**
+ * PostgreSQL refuses subnormal doubles (5e-324: "value out of range: underflow") where SQLite
+ * stores them. A JSON body may carry one in any number field, so parameters that small are sent
+ * as 0 (the nearest value PostgreSQL accepts) instead of failing the request.
+ */
+const MIN_NORMAL = 2.2250738585072014e-308;
+function pgParam(v: unknown): unknown {
+  return typeof v === 'number' && v !== 0 && Math.abs(v) < MIN_NORMAL ? 0 : v;
+}
+class SafeClient extends pg.Client {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override query(...args: any[]): any {
+    if (Array.isArray(args[1])) args[1] = args[1].map(pgParam);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    return (super.query as any)(...args);
+  }
+}
+
 export function openStore(databaseUrl: string, opts: { poolSize?: number } = {}): Store {
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length);
@@ -37,7 +55,7 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(raw) }) });
     return { db, dialect: 'sqlite', destroy: () => db.destroy() };
   }
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.poolSize ?? 10 });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.poolSize ?? 10, Client: SafeClient });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });

@@ -1,6 +1,7 @@
 // Database side of the agent protocol. Every state change is a conditional UPDATE on the state it
 // was decided in (STYLE.md habit 7), so duplicated or stale reports, several `serve` processes and
 // the heartbeat sweeps can interleave without one undoing another.
+import { roundPrice } from '../../../contract/money.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { AgentMachineHardware } from '../../../contract/agent-protocol.js';
@@ -32,8 +33,8 @@ export async function upsertMachine(db: Kysely<DB>, hostId: number, agentUid: st
   };
   // --price-gpu is per GPU, like the column; the minimum bid (whole machine) defaults to half of it.
   const price =
-    p.priceGpu !== undefined ? { listed: 1, price_gpu_dph: p.priceGpu, min_bid_dph: Math.round(p.priceGpu * m.num_gpus * 0.5 * 1e6) / 1e6 } : {};
-  const disk = p.priceDisk !== undefined ? { price_disk_gb_month: p.priceDisk } : {};
+    p.priceGpu !== undefined ? { listed: 1, price_gpu_dph: roundPrice(p.priceGpu), min_bid_dph: roundPrice(p.priceGpu * m.num_gpus * 0.5) } : {};
+  const disk = p.priceDisk !== undefined ? { price_disk_gb_month: roundPrice(p.priceDisk) } : {};
   return db
     .insertInto('machines')
     .values({

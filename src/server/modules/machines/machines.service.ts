@@ -1,6 +1,7 @@
 // Machines of hosts (issue 3 point 1): making them (admin create-machines, the agent), the host's
 // listing, and listing/unlisting them as offers. A listed machine is an offer; its id is the
 // offer id. Prices: GPU $/hour per GPU, disk $/GB-month, minimum bid $/hour (whole machine).
+import { roundPrice } from '../../../contract/money.js';
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { MachinesTable } from '../../db/tables/market.js';
@@ -196,7 +197,7 @@ export interface ListPrices {
 function checkPrice(name: string, v: unknown, max: number): number | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > max) throw MachineErrors.badRequest(`${name} must be a number from 0 to ${max}`);
-  return v;
+  return roundPrice(v);
 }
 
 /**
