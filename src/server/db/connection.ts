@@ -33,10 +33,8 @@ function pgParam(v: unknown): unknown {
   return typeof v === 'number' && v !== 0 && Math.abs(v) < MIN_NORMAL ? 0 : v;
 }
 class SafeClient extends pg.Client {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override query(...args: any[]): any {
     if (Array.isArray(args[1])) args[1] = args[1].map(pgParam);
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     return (super.query as any)(...args);
   }
 }
