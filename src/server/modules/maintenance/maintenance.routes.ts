@@ -2,6 +2,7 @@
 // maintenance", "list maintenances", "cancel maintenance"; operator-contract row shape).
 // Bodies get permissive schemas: the spec gives exact error texts and statuses (400 vs 422), so
 // maintenance.validate checks them in code, in a documented order.
+import { maintenanceWindowSchema } from '../machines/machines.routes.js';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
@@ -36,17 +37,6 @@ const batchError = {
   properties: { success: { type: 'boolean' }, error: { type: 'string' }, msg: { type: 'string' }, results: { type: 'array', items: entrySchema } },
 } as const;
 
-const windowSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'integer' },
-    machine_id: { type: 'integer' },
-    start_time: { type: 'number' },
-    end_time: { type: 'number' },
-    duration_hours: { type: 'number' },
-    maintenance_category: { type: 'string' },
-  },
-} as const;
 
 const machineIdsBody = { properties: { machine_ids: { description: '1 to 100 machine IDs' } } } as const;
 
@@ -100,7 +90,7 @@ export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promi
           type: 'object',
           properties: { machine_ids: { type: 'string', description: 'JSON list, e.g. [1,2]' }, owner: { type: 'string' } },
         },
-        response: { 200: { type: 'object', properties: { success: { type: 'boolean' }, maintenances: { type: 'array', items: windowSchema } } }, ...authErrors },
+        response: { 200: { type: 'object', properties: { success: { type: 'boolean' }, maintenances: { type: 'array', items: maintenanceWindowSchema } } }, ...authErrors },
       },
     },
     async (req) => {
