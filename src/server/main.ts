@@ -54,6 +54,8 @@ export async function startServer(config: Config, opts: { logger?: boolean } = {
 
 export async function serveCommand(o: ConfigOverrides & { demo?: boolean }): Promise<void> {
   const config = loadConfig(process.env, o);
+  // The demo prints instructions to paste; request logs would bury them (OPENRIG_LOG_LEVEL wins).
+  if (o.demo && !process.env.OPENRIG_LOG_LEVEL) config.logLevel = 'warn';
   const server = await startServer(config);
   const onSignal = (sig: string) => {
     server.deps.log.info({ signal: sig }, 'shutting down');
