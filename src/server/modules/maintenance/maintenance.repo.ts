@@ -1,8 +1,8 @@
 // Queries of maintenance scheduling. Reads of machines and instances (issue 3's tables) only.
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Dialect } from '../../db/connection.js';
-import type { MaintenanceCategory } from '../../db/tables/maintenance.js';
+import type { MaintenanceWindowsTable } from '../../db/tables/maintenance.js';
 import type { MachineInfo } from '../notifications/notifications.templates.js';
 
 /** Advisory-lock namespace of maintenance scheduling ('main' as a 32-bit integer). */
@@ -76,17 +76,8 @@ export async function affectedInstances(db: Kysely<DB>, machineIds: number[]): P
     .execute();
 }
 
-export interface NewWindow {
-  machine_id: number;
-  host_id: number;
-  batch_id: string;
-  start_time: number;
-  end_time: number;
-  duration_hours: number;
-  category: MaintenanceCategory;
-  notifications_sent: number;
-  created_at: number;
-}
+/** A window to insert: every column but the generated id and the cancellation. */
+export type NewWindow = Omit<Selectable<MaintenanceWindowsTable>, 'id' | 'canceled_at'>;
 
 export async function insertWindows(db: Kysely<DB>, rows: NewWindow[]): Promise<Map<number, number>> {
   const ids = new Map<number, number>();
