@@ -8,6 +8,7 @@ import * as m003 from './migrations/003-maintenance.js';
 import * as m004 from './migrations/004-two-factor.js';
 import * as m005 from './migrations/005-agent.js';
 import * as m006 from './migrations/006-platform.js';
+import * as m007 from './migrations/007-offer-index.js';
 
 const migrations: Record<string, Migration> = {
   '001-foundation': m001,
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '004-two-factor': m004,
   '005-agent': m005,
   '006-platform': m006,
+  '007-offer-index': m007,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -54,6 +54,12 @@ export interface MachinesTable {
   last_heartbeat_at: number | null;
   created_at: number;
   deleted_at: number | null;
+  /** Set by triggers (migration 007) whenever a column search reads changes (heartbeats that only
+   *  move last_heartbeat_at do not): the offer index fetches rows changed since its last read. */
+  row_version: Generated<number>;
+  /** PostgreSQL only (absent on SQLite): the transaction that last bumped row_version (xid8, as
+   *  text), so a reader can tell which changes its last snapshot did not see. */
+  row_xid: Generated<string | null>;
 }
 
 export interface InstancesTable {
