@@ -5,7 +5,8 @@
 // - booleans: integer 0/1; money: integer micro-dollars; JSON: text.
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { DB } from './schema.js';
@@ -15,6 +16,15 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Store {
   db: Kysely<DB>;
   dialect: Dialect;
+  /**
+   * Runs one read statement outside any transaction, with no query building: the hot paths
+   * (authentication, an instance poll, search) build their SQL once (db/prepared.ts) and run it
+   * here. On a SQLite file it goes to a second, query-only connection: WAL lets it read the last
+   * committed state while a write transaction is open on the main connection, so a poll never
+   * queues behind a heartbeat's transaction and never sees uncommitted rows. On PostgreSQL it is
+   * a named prepared statement on the pool (parsed and planned once per connection).
+   */
+  read<R = Record<string, unknown>>(sqlText: string, params: readonly unknown[]): Promise<R[]>;
   destroy(): Promise<void>;
 }
 
@@ -51,13 +61,86 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
     raw.pragma('busy_timeout = 5000');
     raw.pragma('foreign_keys = ON');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(raw) }) });
-    return { db, dialect: 'sqlite', destroy: () => db.destroy() };
+    const read = file === ':memory:' ? viaKysely(db) : readerConnection(file);
+    return {
+      db,
+      dialect: 'sqlite',
+      read: read.read,
+      destroy: async () => {
+        read.close();
+        await db.destroy();
+      },
+    };
   }
   const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.poolSize ?? 10, Client: SafeClient });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', destroy: () => db.destroy() };
+  const names = new Map<string, string>();
+  return {
+    db,
+    dialect: 'postgres',
+    async read<R>(sqlText: string, params: readonly unknown[]): Promise<R[]> {
+      let name = names.get(sqlText);
+      if (!name) {
+        name = `openrig_${createHash('sha1').update(sqlText).digest('hex').slice(0, 20)}`;
+        names.set(sqlText, name);
+      }
+      const r = await pool.query({ name, text: sqlText, values: params.map(pgParam) });
+      return r.rows as R[];
+    },
+    destroy: () => db.destroy(),
+  };
+}
+
+/**
+ * Store.read on a SQLite file: its own query-only connection (see Store.read). Statements run in
+ * better-sqlite3's array mode and a per-statement function builds each row object with a fixed
+ * shape: building a 40-column row as an object natively costs twice the whole indexed read.
+ */
+function readerConnection(file: string) {
+  const conn = new Database(file);
+  conn.pragma('query_only = ON');
+  conn.pragma('busy_timeout = 5000');
+  const cache = new Map<string, { stmt: Database.Statement; row: (values: unknown[]) => unknown }>();
+  const prepared = (sqlText: string) => {
+    let p = cache.get(sqlText);
+    if (!p) {
+      const stmt = conn.prepare(sqlText).raw(true);
+      // Later duplicates win, as in better-sqlite3's object rows.
+      const body = stmt
+        .columns()
+        .map((c, i) => `${JSON.stringify(c.name)}: v[${i}]`)
+        .join(', ');
+      p = { stmt, row: new Function('v', `return { ${body} };`) as (values: unknown[]) => unknown };
+      if (cache.size >= 1000) cache.clear();
+      cache.set(sqlText, p);
+    }
+    return p;
+  };
+  return {
+    // better-sqlite3 runs the statement to completion synchronously; async only for the interface.
+    read: <R>(sqlText: string, params: readonly unknown[]): Promise<R[]> => {
+      try {
+        const p = prepared(sqlText);
+        return Promise.resolve((p.stmt.all(...params) as unknown[][]).map(p.row) as R[]);
+      } catch (err) {
+        return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    },
+    close: () => {
+      cache.clear();
+      conn.close();
+    },
+  };
+}
+
+/** Store.read for an in-memory SQLite database (no second connection can see it). */
+function viaKysely(db: Kysely<DB>) {
+  return {
+    read: async <R>(sqlText: string, params: readonly unknown[]): Promise<R[]> => (await db.executeQuery<R>(CompiledQuery.raw(sqlText, [...params]))).rows as R[],
+    close: () => {},
+  };
 }
 
 /**

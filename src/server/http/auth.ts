@@ -2,7 +2,8 @@
 // - `Authorization: Bearer KEY`, or `?api_key=KEY` for older clients; the header wins.
 // - A key is found by the SHA-256 of what was presented, through a unique index: no scan, and the
 //   key itself is never stored. No cache: a revoked key is refused on its very next request, by
-//   every `serve` process.
+//   every `serve` process. The lookups are built once (db/prepared.ts) and read committed state
+//   only: a key revoked by a committed transaction is refused; one inside an open one is not yet.
 // - Session keys from a 2FA login (CLI flow) are Bearer tokens too; browser sessions ride a cookie.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
@@ -11,6 +12,7 @@ import { sha256Hex } from '../crypto.js';
 import { allows, type Access, type PermissionFamily, type Permissions } from '../../contract/permissions.js';
 import type { UsersTable } from '../db/tables/foundation.js';
 import type { Selectable } from 'kysely';
+import { preparedRead } from '../db/prepared.js';
 
 export const SESSION_COOKIE = 'openrig_session';
 export const API_KEY_PREFIX = 'or_';
@@ -67,14 +69,27 @@ export function presentedCredential(req: FastifyRequest): string | null {
 }
 
 /** A live session of the given kind as an AuthContext; null when unknown, revoked or another kind. */
-async function resolveSession(deps: Deps, token: string, kind: 'cli' | 'cookie'): Promise<AuthContext | null> {
-  const row = await deps.db
+const sessionByHash = preparedRead((db, hash: string) =>
+  db
     .selectFrom('sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')
     .selectAll('u')
     .select(['s.id as sid', 's.team_id as s_team', 's.expires_at', 's.revoked_at', 's.is_admin as s_admin', 's.kind as s_kind'])
-    .where('s.token_hash', '=', sha256Hex(token))
-    .executeTakeFirst();
+    .where('s.token_hash', '=', hash),
+);
+
+const apiKeyByHash = preparedRead((db, hash: string) =>
+  db
+    .selectFrom('api_keys as k')
+    .innerJoin('users as u', 'u.id', 'k.user_id')
+    .selectAll('u')
+    .select(['k.id as kid', 'k.team_id as k_team', 'k.kind as k_kind', 'k.instance_id as k_instance', 'k.permissions as k_perms', 'k.revoked_at as k_revoked'])
+    .where('k.key_hash', '=', hash),
+);
+
+/** A live session of the given kind as an AuthContext; null when unknown, revoked or another kind. */
+async function resolveSession(deps: Deps, token: string, kind: 'cli' | 'cookie'): Promise<AuthContext | null> {
+  const [row] = await sessionByHash(deps.store, sha256Hex(token));
   if (!row || row.revoked_at !== null || row.s_kind !== kind) return null;
   if (row.expires_at <= deps.clock.now()) {
     // client-compat: the CLI falls back to its API key on exactly this answer.
@@ -98,13 +113,7 @@ async function resolveSession(deps: Deps, token: string, kind: 'cli' | 'cookie')
 /** Resolves a credential string; null when unknown or revoked; throws sessionExpired. */
 export async function resolveCredential(deps: Deps, credential: string): Promise<AuthContext | null> {
   if (credential.startsWith(SESSION_KEY_PREFIX)) return resolveSession(deps, credential, 'cli');
-  const row = await deps.db
-    .selectFrom('api_keys as k')
-    .innerJoin('users as u', 'u.id', 'k.user_id')
-    .selectAll('u')
-    .select(['k.id as kid', 'k.team_id as k_team', 'k.kind as k_kind', 'k.instance_id as k_instance', 'k.permissions as k_perms', 'k.revoked_at as k_revoked'])
-    .where('k.key_hash', '=', sha256Hex(credential))
-    .executeTakeFirst();
+  const [row] = await apiKeyByHash(deps.store, sha256Hex(credential));
   if (!row || row.k_revoked !== null) return null;
   const { kid, k_team, k_kind, k_instance, k_perms, k_revoked: _r, ...user } = row;
   return {

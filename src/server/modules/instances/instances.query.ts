@@ -4,7 +4,9 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { instanceView, MACHINE_COLS, type InstanceView, type JoinedRow } from './instances.view.js';
 import { InstanceErrors } from './instances.errors.js';
-import { maintenanceWindowsFor } from '../maintenance/maintenance.service.js';
+import { maintenanceWindowsFor, readMaintenanceWindows } from '../maintenance/maintenance.service.js';
+import { preparedRead } from '../../db/prepared.js';
+import type { Store } from '../../db/connection.js';
 
 function base(db: Kysely<DB>, userId: number) {
   return db
@@ -28,10 +30,17 @@ export async function listInstances(db: Kysely<DB>, userId: number, now: number)
   return views(db, rows, now);
 }
 
-/** One of the caller's instances, or null when missing, destroyed or someone else's. */
-export async function getInstance(db: Kysely<DB>, userId: number, id: number, now: number): Promise<InstanceView | null> {
-  const row = (await base(db, userId).where('i.id', '=', id).executeTakeFirst()) as JoinedRow | undefined;
-  return row ? (await views(db, [row], now))[0]! : null;
+const oneInstance = preparedRead((db, userId: number, id: number) => base(db, userId).where('i.id', '=', id));
+
+/**
+ * One of the caller's instances, or null when missing, destroyed or someone else's. The polling
+ * path (clients poll every few seconds): two prepared reads, no query building.
+ */
+export async function getInstance(store: Store, userId: number, id: number, now: number): Promise<InstanceView | null> {
+  const [row] = (await oneInstance(store, userId, id)) as JoinedRow[];
+  if (!row) return null;
+  const windows = await readMaintenanceWindows(store, [row.machine_id], now);
+  return instanceView(row, windows.get(row.machine_id) ?? []);
 }
 
 // ---- v1: select_filters, order_by, limit, after_token ---------------------------------------

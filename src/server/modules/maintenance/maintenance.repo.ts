@@ -1,7 +1,7 @@
 // Queries of maintenance scheduling. Reads of machines and instances (issue 3's tables) only.
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import type { Dialect } from '../../db/connection.js';
+import type { Dialect, Store } from '../../db/connection.js';
 import type { MaintenanceWindowsTable } from '../../db/tables/maintenance.js';
 import type { MachineInfo } from '../notifications/notifications.templates.js';
 
@@ -152,4 +152,27 @@ export async function listMachineWindows(db: Kysely<DB>, machineIds: number[], n
     );
   }
   return out;
+}
+
+/**
+ * listMachineWindows on Store.read: one statement text whatever the number of ids (a JSON array
+ * on SQLite, an array parameter on PostgreSQL), so it is prepared once.
+ */
+export async function readMachineWindows(store: Store, machineIds: number[], now: number): Promise<WindowRow[]> {
+  if (machineIds.length === 0) return [];
+  const pg = store.dialect === 'postgres';
+  // One machine (an instance poll): a plain equality, the cheapest plan.
+  const one = machineIds.length === 1;
+  const match = one ? `w.machine_id = ${pg ? '$1' : '?'}` : pg ? 'w.machine_id = ANY($1::bigint[])' : 'w.machine_id IN (SELECT value FROM json_each(?))';
+  const text = `SELECT ${viewColumns.join(', ')} FROM maintenance_windows w WHERE ${match} AND w.canceled_at IS NULL AND w.end_time > ${pg ? '$2' : '?'} ORDER BY w.start_time, w.id`;
+  return store.read<WindowRow>(text, [one ? machineIds[0] : pg ? machineIds : JSON.stringify(machineIds), now]);
+}
+
+export interface WindowRow {
+  id: number;
+  machine_id: number;
+  start_time: number;
+  end_time: number;
+  duration_hours: number;
+  category: string;
 }

@@ -3,13 +3,13 @@
 // transaction (`tx`) through the outbox: both commit or neither does (issue 5, point 4).
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../deps.js';
-import { tx } from '../../db/connection.js';
+import { tx, type Store } from '../../db/connection.js';
 import { AppError } from '../../errors.js';
 import type { User } from '../../http/auth.js';
 import { enqueueEmails, type EmailMessage } from '../notifications/notifications.outbox.js';
 import { maintenanceCancelledEmail, maintenanceClientEmail, maintenanceHostEmail, utc, type FailedLine, type MachineInfo } from '../notifications/notifications.templates.js';
 import { MaintenanceErrors as E, ENTRY_NOT_FOUND_MSG } from './maintenance.errors.js';
-import { affectedInstances, cancelWindows, findOverlaps, insertWindows, listHostWindows, listMachineWindows, lockOwnedMachines, machineInfos, ownedMachineIds, type AffectedInstance, type NewWindow } from './maintenance.repo.js';
+import { affectedInstances, cancelWindows, findOverlaps, insertWindows, listHostWindows, listMachineWindows, lockOwnedMachines, readMachineWindows, machineInfos, ownedMachineIds, type AffectedInstance, type NewWindow } from './maintenance.repo.js';
 import type { IdEntry, WindowSpec } from './maintenance.validate.js';
 
 export type EntryResult =
@@ -160,8 +160,17 @@ export async function listMaintenances(ctx: Pick<Deps, 'db' | 'clock'>, host: Us
  * Times in epoch seconds, like every time the API shows.
  */
 export async function maintenanceWindowsFor(db: Deps['db'], machineIds: number[], now: number): Promise<Map<number, WindowView[]>> {
+  return byMachine(await listMachineWindows(db, [...new Set(machineIds)], now));
+}
+
+/** maintenanceWindowsFor outside any transaction, on the hot read path (Store.read). */
+export async function readMaintenanceWindows(store: Store, machineIds: number[], now: number): Promise<Map<number, WindowView[]>> {
+  return byMachine(await readMachineWindows(store, [...new Set(machineIds)], now));
+}
+
+function byMachine(rows: Parameters<typeof view>[0][]): Map<number, WindowView[]> {
   const out = new Map<number, WindowView[]>();
-  for (const r of await listMachineWindows(db, [...new Set(machineIds)], now)) {
+  for (const r of rows) {
     const v = view(r);
     const list = out.get(v.machine_id);
     if (list) list.push(v);

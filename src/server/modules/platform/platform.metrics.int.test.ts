@@ -139,7 +139,8 @@ describeEachDb('readyz', (dialect) => {
                   },
                 }),
               });
-              return { db, dialect: 'sqlite', destroy: () => db.destroy() };
+              const read = () => Promise.reject(new Error('unable to open database file'));
+              return { db, dialect: 'sqlite', read, destroy: () => db.destroy() };
             })()
           : openStore(url);
       const config = loadConfig({ OPENRIG_SECRET_KEY: 'ab'.repeat(32) }, { dataDir: t.db.dataDir, databaseUrl: url });

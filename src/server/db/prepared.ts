@@ -1,0 +1,36 @@
+// Hot-path reads built once (issue 9: the polling profile spent about half its CPU in Kysely
+// building and compiling the same three queries on every request). A prepared read is written
+// with Kysely as usual, against placeholder arguments; the first call per store compiles it and
+// notes which compiled parameter is which argument; every later call only substitutes the
+// arguments and runs the SQL through Store.read (no transaction; see connection.ts).
+import type { Compilable, Kysely } from 'kysely';
+import type { Store } from './connection.js';
+import type { DB } from './schema.js';
+
+const MARK = '\u0000openrig-arg:';
+
+interface Compiled {
+  sql: string;
+  /** Per compiled parameter: the argument index, or the constant the builder inlined. */
+  slots: ({ arg: number } | { value: unknown })[];
+}
+
+/**
+ * `build` receives placeholders in place of its arguments and must only pass them through as
+ * values (never inspect them: they are marker strings at build time).
+ */
+export function preparedRead<A extends unknown[], R>(build: (db: Kysely<DB>, ...args: A) => Compilable<R>): (store: Store, ...args: A) => Promise<R[]> {
+  const compiled = new WeakMap<Store, Compiled>();
+  return async (store, ...args) => {
+    let c = compiled.get(store);
+    if (!c) {
+      const marks = args.map((_, i) => `${MARK}${i}`) as A;
+      const q = build(store.db, ...marks).compile();
+      const slots = q.parameters.map((p) => (typeof p === 'string' && p.startsWith(MARK) ? { arg: Number(p.slice(MARK.length)) } : { value: p }));
+      c = { sql: q.sql, slots };
+      compiled.set(store, c);
+    }
+    const params = c.slots.map((s) => ('arg' in s ? args[s.arg] : s.value));
+    return store.read<R>(c.sql, params);
+  };
+}
