@@ -85,12 +85,13 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Pro
   });
 
   // client-compat: the CLI refuses a reply whose Content-Type is not exactly application/json.
-  app.addHook('onSend', async (_req, reply, payload) => {
+  // (A callback hook: no promise per request.)
+  app.addHook('onSend', (_req, reply, payload, done) => {
     const ct = reply.getHeader('content-type');
-    if (typeof ct === 'string' && ct.startsWith('application/json') && ct !== 'application/json') {
+    if (typeof ct === 'string' && ct !== 'application/json' && ct.startsWith('application/json')) {
       reply.header('content-type', 'application/json');
     }
-    return payload;
+    done(null, payload);
   });
 
   await app.register(cookie);

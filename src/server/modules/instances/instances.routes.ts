@@ -67,8 +67,8 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   );
   app.get(
     '/api/v0/instances/:id',
-    { config: { scope: 'instances' }, schema: { tags: ['instances'], summary: 'One instance ({instances: null} when not yours or missing)', params: idParams, querystring: listQuery, response: { 200: { type: 'object', properties: { instances: { anyOf: [instanceSchema, { type: 'null' }] } } }, ...errors } } },
-    async (req) => ({ instances: await getInstance(deps.db, requireAuth(req).user.id, (req.params as { id: number }).id, deps.clock.now()) }),
+    { config: { scope: 'instances' }, schema: { tags: ['instances'], summary: 'One instance ({instances: null} when not yours or missing)', params: idParams, querystring: listQuery, response: { 200: { type: 'object', properties: { instances: { ...instanceSchema, type: ['object', 'null'] } } }, ...errors } } },
+    async (req) => ({ instances: await getInstance(deps.store, requireAuth(req).user.id, (req.params as { id: number }).id, deps.clock.now()) }),
   );
   app.put(
     '/api/v0/instances/:id',

@@ -167,9 +167,20 @@ async function loadSnapshot(deps: Deps): Promise<Snapshot> {
 /** onResponse hook: one observation per request, labelled by route pattern (bounded cardinality). */
 export function metricsHook(deps: Deps) {
   const m = metricsOf(deps);
-  return async function observe(req: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const labels = { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
-    m.requests.inc(labels);
-    m.latency.observe(labels, reply.elapsedTime / 1000);
+  // The series of one (method, route, status), bound once: prom-client hashes a label object on
+  // every call otherwise. Bounded like the labels themselves (route patterns × methods × statuses).
+  const series = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+  return function observe(req: FastifyRequest, reply: FastifyReply, done: () => void): void {
+    const route = req.routeOptions.url ?? 'unmatched';
+    const key = `${req.method} ${reply.statusCode} ${route}`;
+    let s = series.get(key);
+    if (!s) {
+      const labels = { method: req.method, route, status: String(reply.statusCode) };
+      s = { count: m.requests.labels(labels), time: m.latency.labels(labels) };
+      series.set(key, s);
+    }
+    s.count.inc();
+    s.time.observe(reply.elapsedTime / 1000);
+    done();
   };
 }
