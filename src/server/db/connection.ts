@@ -25,6 +25,14 @@ export interface Store {
    * a named prepared statement on the pool (parsed and planned once per connection).
    */
   read<R = Record<string, unknown>>(sqlText: string, params: readonly unknown[]): Promise<R[]>;
+  /**
+   * On a SQLite file: a side database beside it (`FILE.scratch`), opened on first use, for state
+   * that every process must share but that need not survive a power loss (rate-limit counters):
+   * synchronous=OFF, so a write costs no fsync, and its own lock, so it never waits for (nor
+   * blocks) the main database's write transactions. null on PostgreSQL and in-memory SQLite,
+   * where such state lives in the main database.
+   */
+  scratch(): Database.Database | null;
   destroy(): Promise<void>;
 }
 
@@ -62,12 +70,24 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
     raw.pragma('foreign_keys = ON');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(raw) }) });
     const read = file === ':memory:' ? viaKysely(db) : readerConnection(file);
+    let scratch: Database.Database | null = null;
     return {
       db,
       dialect: 'sqlite',
       read: read.read,
+      scratch() {
+        if (file === ':memory:') return null;
+        if (!scratch) {
+          scratch = new Database(`${file}.scratch`);
+          scratch.pragma('journal_mode = WAL');
+          scratch.pragma('synchronous = OFF');
+          scratch.pragma('busy_timeout = 5000');
+        }
+        return scratch;
+      },
       destroy: async () => {
         read.close();
+        scratch?.close();
         await db.destroy();
       },
     };
@@ -89,6 +109,7 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
       const r = await pool.query({ name, text: sqlText, values: params.map(pgParam) });
       return r.rows as R[];
     },
+    scratch: () => null,
     destroy: () => db.destroy(),
   };
 }

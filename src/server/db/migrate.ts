@@ -9,6 +9,7 @@ import * as m004 from './migrations/004-two-factor.js';
 import * as m005 from './migrations/005-agent.js';
 import * as m006 from './migrations/006-platform.js';
 import * as m007 from './migrations/007-offer-index.js';
+import * as m008 from './migrations/008-unlogged-counters.js';
 
 const migrations: Record<string, Migration> = {
   '001-foundation': m001,
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '005-agent': m005,
   '006-platform': m006,
   '007-offer-index': m007,
+  '008-unlogged-counters': m008,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

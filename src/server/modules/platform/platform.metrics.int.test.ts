@@ -140,7 +140,7 @@ describeEachDb('readyz', (dialect) => {
                 }),
               });
               const read = () => Promise.reject(new Error('unable to open database file'));
-              return { db, dialect: 'sqlite', read, destroy: () => db.destroy() };
+              return { db, dialect: 'sqlite', read, scratch: () => null, destroy: () => db.destroy() };
             })()
           : openStore(url);
       const config = loadConfig({ OPENRIG_SECRET_KEY: 'ab'.repeat(32) }, { dataDir: t.db.dataDir, databaseUrl: url });

@@ -8,12 +8,20 @@
 // never read-then-write, so N processes racing on one bucket count exactly N hits. Only the four
 // abuse-prone families are limited; polling and other reads cost no write.
 //
+// Where the counters live: a counter may lose its last hits on a power loss, so it must not pay
+// for the durability of an acknowledged write. On PostgreSQL the table is UNLOGGED (migration
+// 008: no WAL, emptied after a crash). On a SQLite file it is in the store's scratch database
+// beside the main file (synchronous=OFF, its own lock): in the main file every search would wait
+// for an fsync and for any open write transaction.
+//
 // Headers: RateLimit-Policy and RateLimit as in draft-ietf-httpapi-ratelimit-headers (structured
 // fields: `"search";q=120;w=60` and `"search";r=119;t=42`), and Retry-After (RFC 9110) on 429.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { DB } from '../../db/schema.js';
+import type { Store } from '../../db/connection.js';
+import type Database from 'better-sqlite3';
 import type { RateLimitFamily, RateLimitRule } from '../../config.js';
 import { rateLimited } from './platform.errors.js';
 import { metricsOf } from './platform.metrics.js';
@@ -88,11 +96,49 @@ export async function sweepCounters(db: Kysely<DB>, now: number): Promise<number
   return Number(r.numDeletedRows);
 }
 
+/** Where a store keeps its counters (see the head of this file). */
+export interface Counters {
+  hit(bucket: string, windowStart: number, expiresAt: number): Promise<number>;
+  sweep(now: number): Promise<number>;
+}
+
+const countersOfStore = new WeakMap<Store, Counters>();
+
+export function countersOf(store: Store): Counters {
+  let c = countersOfStore.get(store);
+  if (!c) {
+    const scratch = store.scratch();
+    c = scratch ? scratchCounters(scratch) : { hit: (...a) => countHit(store.db, ...a), sweep: (now) => sweepCounters(store.db, now) };
+    countersOfStore.set(store, c);
+  }
+  return c;
+}
+
+function scratchCounters(db: Database.Database): Counters {
+  // The scratch database is not migrated: this table is its whole schema.
+  db.exec(`CREATE TABLE IF NOT EXISTS rate_limit_counters (
+    bucket TEXT NOT NULL, window_start INTEGER NOT NULL, hits INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+    PRIMARY KEY (bucket, window_start)) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS rate_limit_counters_expires_idx ON rate_limit_counters (expires_at);`);
+  const upsert = db.prepare<[string, number, number], { hits: number }>(
+    `INSERT INTO rate_limit_counters (bucket, window_start, hits, expires_at) VALUES (?, ?, 1, ?)
+     ON CONFLICT (bucket, window_start) DO UPDATE SET hits = hits + 1 RETURNING hits`,
+  );
+  const sweep = db.prepare<[number]>('DELETE FROM rate_limit_counters WHERE expires_at < ?');
+  // Synchronous statements, each its own transaction: a rejected promise on failure, like the
+  // main-database path, so the hook fails open the same way.
+  return {
+    hit: (bucket, windowStart, expiresAt) => new Promise((resolve) => resolve(upsert.get(bucket, windowStart, expiresAt)!.hits)),
+    sweep: (now) => new Promise((resolve) => resolve(sweep.run(now).changes)),
+  };
+}
+
 const SWEEP_EVERY_MS = 60_000;
 
 /** The onRequest hook (registered after authentication, so the caller is known). */
 export function rateLimitHook(deps: Deps) {
   let lastSweep = 0;
+  const counters = countersOf(deps.store);
   return async function rateLimit(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (!deps.config.rateLimits.enabled) return;
     const family = familyOf(req.method, req.routeOptions.url);
@@ -103,7 +149,7 @@ export function rateLimitHook(deps: Deps) {
     const who = req.auth ? `u:${req.auth.user.id}` : `ip:${req.ip}`;
     let hits: number;
     try {
-      hits = await countHit(deps.db, `${FAMILIES[family].name}:${who}`, windowStart, windowStart + rule.windowS * 1000);
+      hits = await counters.hit(`${FAMILIES[family].name}:${who}`, windowStart, windowStart + rule.windowS * 1000);
     } catch (err) {
       // Fail open: an unreachable database fails the request itself with a clear error; the
       // limiter must not turn a counting hiccup into a refusal.
@@ -112,7 +158,7 @@ export function rateLimitHook(deps: Deps) {
     }
     if (now - lastSweep > SWEEP_EVERY_MS) {
       lastSweep = now;
-      sweepCounters(deps.db, now).catch((err: unknown) => req.log.warn({ err }, 'rate limit sweep failed'));
+      counters.sweep(now).catch((err: unknown) => req.log.warn({ err }, 'rate limit sweep failed'));
     }
     reply.headers(rateLimitHeaders(family, rule, hits, resetS));
     if (hits > rule.limit) {

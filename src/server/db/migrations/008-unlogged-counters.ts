@@ -1,0 +1,14 @@
+// Issue 9: rate-limit counters need not survive a crash, so on PostgreSQL their table skips the
+// WAL (UNLOGGED: no log write and no fsync wait per limited request; emptied after a crash, which
+// only forgives the current window). SQLite keeps them in a scratch file instead
+// (platform.rate-limit.ts). Forward-only.
+import { sql, type Kysely } from 'kysely';
+import { dialectOf } from './helpers.js';
+
+export async function up(db: Kysely<any>): Promise<void> {
+  if (dialectOf(db) === 'postgres') await sql`alter table rate_limit_counters set unlogged`.execute(db);
+}
+
+export async function down(): Promise<void> {
+  throw new Error('openrig migrations are forward-only');
+}
