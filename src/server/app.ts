@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from './deps.js';
 import { authHook } from './http/auth.js';
 import { installErrorHandling } from './http/error-handler.js';
-import { installValidators } from './http/validation.js';
+import { schemaCompilers } from './http/validation.js';
 import { ping } from './db/connection.js';
 import { registerModules } from './modules/index.js';
 import { installPlatformHooks } from './modules/platform/platform.hooks.js';
@@ -42,7 +42,9 @@ declare module 'fastify' {
 }
 
 export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Promise<FastifyInstance> {
+  const compilers = schemaCompilers();
   const app = Fastify({
+    schemaController: { compilersFactory: { buildSerializer: compilers.buildSerializer } },
     logger: opts.logger === false ? false : logOptions(deps.config.logLevel),
     genReqId: () => randomUUID(),
     bodyLimit: deps.config.bodyLimitBytes,
@@ -72,7 +74,16 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Pro
     for (const m of methods) if (m !== 'HEAD') routes.push({ method: m, url: r.url, hidden });
   });
 
-  installValidators(app);
+  compilers.installValidators(app);
+  // Schemas compile on first use; once listening, the rest compile in idle time (validation.ts).
+  app.addHook('onListen', (done) => {
+    compilers.warm();
+    done();
+  });
+  app.addHook('onClose', (_app, done) => {
+    compilers.stopWarming();
+    done();
+  });
   installErrorHandling(app);
 
   // JSON bodies: the default parser (prototype-poisoning safe), except that an empty body is
