@@ -1,7 +1,10 @@
 // Secrets: high-entropy tokens are stored as SHA-256 and compared in constant time; passwords
 // use a slow salted hash (argon2id); TOTP secrets are encrypted with AES-256-GCM.
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
-import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
+import type * as Argon2 from '@node-rs/argon2';
+import { lazyRequire } from '../contract/lazy-require.js';
+
+const argon2 = lazyRequire<typeof Argon2>('@node-rs/argon2');
 
 /** A new bearer credential: `prefix` + 32 random bytes (256 bits) in base64url. */
 export function newToken(prefix: string): string {
@@ -35,21 +38,21 @@ export function randomDigits(n: number): string {
 
 export async function hashPassword(pw: string): Promise<string> {
   // argon2id with the library's defaults (m=19 MiB, t=2, p=1: OWASP's minimum recommendation).
-  return argonHash(pw);
+  return argon2().hash(pw);
 }
 
 export async function verifyPassword(hash: string | null, pw: string): Promise<boolean> {
   if (!hash) {
     // Same work as a real check, so a missing account can't be told apart by timing.
-    await argonVerify(await dummyHash(), pw).catch(() => false);
+    await argon2().verify(await dummyHash(), pw).catch(() => false);
     return false;
   }
-  return argonVerify(hash, pw).catch(() => false);
+  return argon2().verify(hash, pw).catch(() => false);
 }
 
 let dummy: Promise<string> | null = null;
 function dummyHash(): Promise<string> {
-  dummy ??= argonHash(randomBytes(16).toString('hex'));
+  dummy ??= argon2().hash(randomBytes(16).toString('hex'));
   return dummy;
 }
 

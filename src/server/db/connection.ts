@@ -3,10 +3,11 @@
 // - ids: integer primary keys (bigserial on PostgreSQL, autoincrement on SQLite);
 // - times: epoch milliseconds in `bigint` columns (parsed to numbers on PostgreSQL);
 // - booleans: integer 0/1; money: integer micro-dollars; JSON: text.
-import Database from 'better-sqlite3';
-import pg from 'pg';
+import type Database from 'better-sqlite3';
+import type Pg from 'pg';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
 import { createHash } from 'node:crypto';
+import { lazyRequire } from '../../contract/lazy-require.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { DB } from './schema.js';
@@ -36,10 +37,25 @@ export interface Store {
   destroy(): Promise<void>;
 }
 
-// int8 and numeric come back as strings from pg by default; every bigint we store is an
-// epoch-ms timestamp, a count or micro-dollars, all far below 2^53.
-pg.types.setTypeParser(20, (v) => Number(v));
-pg.types.setTypeParser(1700, (v) => Number(v));
+// Each driver is loaded when a store of its dialect opens, not at start-up.
+const sqliteDriver = lazyRequire<typeof Database>('better-sqlite3');
+let pgDriver: { pg: typeof Pg; Client: typeof Pg.Client } | null = null;
+function loadPg(): { pg: typeof Pg; Client: typeof Pg.Client } {
+  if (pgDriver) return pgDriver;
+  const pg = lazyRequire<typeof Pg>('pg')();
+  // int8 and numeric come back as strings from pg by default; every bigint we store is an
+  // epoch-ms timestamp, a count or micro-dollars, all far below 2^53.
+  pg.types.setTypeParser(20, (v) => Number(v));
+  pg.types.setTypeParser(1700, (v) => Number(v));
+  class SafeClient extends pg.Client {
+    override query(...args: any[]): any {
+      if (Array.isArray(args[1])) args[1] = args[1].map(pgParam);
+      return (super.query as any)(...args);
+    }
+  }
+  pgDriver = { pg, Client: SafeClient };
+  return pgDriver;
+}
 
 /**
  * PostgreSQL refuses subnormal doubles (5e-324: "value out of range: underflow") where SQLite
@@ -50,18 +66,13 @@ const MIN_NORMAL = 2.2250738585072014e-308;
 function pgParam(v: unknown): unknown {
   return typeof v === 'number' && v !== 0 && Math.abs(v) < MIN_NORMAL ? 0 : v;
 }
-class SafeClient extends pg.Client {
-  override query(...args: any[]): any {
-    if (Array.isArray(args[1])) args[1] = args[1].map(pgParam);
-    return (super.query as any)(...args);
-  }
-}
 
 export function openStore(databaseUrl: string, opts: { poolSize?: number } = {}): Store {
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length);
     if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    const raw = new Database(file);
+    const Sqlite = sqliteDriver();
+    const raw = new Sqlite(file);
     // operator-contract / issue 2: WAL, synchronous FULL (no acknowledged write lost on power
     // loss), and a busy timeout so `admin` commands can write while `serve` runs.
     raw.pragma('journal_mode = WAL');
@@ -69,7 +80,7 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
     raw.pragma('busy_timeout = 5000');
     raw.pragma('foreign_keys = ON');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(raw) }) });
-    const read = file === ':memory:' ? viaKysely(db) : readerConnection(file);
+    const read = file === ':memory:' ? viaKysely(db) : readerConnection(new Sqlite(file));
     let scratch: Database.Database | null = null;
     return {
       db,
@@ -78,7 +89,7 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
       scratch() {
         if (file === ':memory:') return null;
         if (!scratch) {
-          scratch = new Database(`${file}.scratch`);
+          scratch = new Sqlite(`${file}.scratch`);
           scratch.pragma('journal_mode = WAL');
           scratch.pragma('synchronous = OFF');
           scratch.pragma('busy_timeout = 5000');
@@ -92,7 +103,8 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
       },
     };
   }
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.poolSize ?? 10, Client: SafeClient });
+  const { pg, Client } = loadPg();
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.poolSize ?? 10, Client });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
@@ -119,8 +131,7 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
  * better-sqlite3's array mode and a per-statement function builds each row object with a fixed
  * shape: building a 40-column row as an object natively costs twice the whole indexed read.
  */
-function readerConnection(file: string) {
-  const conn = new Database(file);
+function readerConnection(conn: Database.Database) {
   conn.pragma('query_only = ON');
   conn.pragma('busy_timeout = 5000');
   const cache = new Map<string, { stmt: Database.Statement; row: (values: unknown[]) => unknown }>();

@@ -1,7 +1,10 @@
 // OpenSSH public keys (issue 2, point 8): ed25519, ecdsa (nistp256/384/521) and rsa >= 2048 bits.
 // Anything that contains a private key is refused and never stored. Pure; tested beside it.
 import { createHash } from 'node:crypto';
-import ssh2 from 'ssh2';
+import type Ssh2 from 'ssh2';
+import { lazyRequire } from '../../../contract/lazy-require.js';
+
+const ssh2 = lazyRequire<typeof Ssh2>('ssh2');
 
 export interface ParsedSshKey {
   type: string;
@@ -45,7 +48,7 @@ export function parseSshPublicKey(input: unknown): ParseResult {
     return { ok: false, msg: 'ssh_key looks like a private key; send the public key (the .pub file) and keep the private key secret' };
   }
   if (text.includes('\n')) return { ok: false, msg: 'ssh_key must be a single public key line' };
-  const parsed = ssh2.utils.parseKey(text);
+  const parsed = ssh2().utils.parseKey(text);
   if (parsed instanceof Error || Array.isArray(parsed)) return { ok: false, msg: 'ssh_key is not a valid OpenSSH public key' };
   if (parsed.isPrivateKey()) return { ok: false, msg: 'ssh_key is a private key; send the public key instead' };
   if (!ALLOWED.has(parsed.type)) {
