@@ -10,6 +10,7 @@ import { every, type Job } from './index.js';
 import { quietMachinesWithInstances, sweepMachinesOffline } from '../modules/agent-gateway/agent-gateway.repo.js';
 import { sweepMachineInstances } from '../modules/instances/instances.service.js';
 import { GATEWAY_CLOSED_SEAM } from '../modules/agent-gateway/agent-gateway.routes.js';
+import { flushHeartbeats } from '../modules/agent-gateway/agent-gateway.heartbeats.js';
 
 export interface SweepResult {
   unknown: number[];
@@ -23,6 +24,8 @@ export async function sweepHeartbeats(deps: Pick<Deps, 'store' | 'db' | 'clock' 
   const offlineBefore = now - offlineAfterS * 1000;
   const unknownBefore = now - unknownAfterS * 1000;
   const out: SweepResult = { unknown: [], offline: [], machinesOffline: 0 };
+  // This process's heartbeats still in memory count: write them before judging.
+  await flushHeartbeats(deps);
   // Offline first: a machine past both thresholds goes straight to offline.
   out.machinesOffline = await sweepMachinesOffline(deps.db, offlineBefore);
   for (const id of await quietMachinesWithInstances(deps.db, offlineBefore, 'offline')) {

@@ -4,6 +4,7 @@
 import { roundPrice } from '../../../contract/money.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
+import type { Store } from '../../db/connection.js';
 import type { AgentMachineHardware } from '../../../contract/agent-protocol.js';
 
 export interface PriceInput {
@@ -71,6 +72,15 @@ export async function upsertMachine(db: Kysely<DB>, hostId: number, agentUid: st
     )
     .returning(['id', 'deleted_at'])
     .executeTakeFirst();
+}
+
+/** Which of `ids` are this agent's live machines, with their online state (a committed read). */
+export async function ownMachines(store: Store, hostId: number, agentUid: string, ids: number[]): Promise<{ id: number; online_state: string }[]> {
+  const pg = store.dialect === 'postgres';
+  const text = pg
+    ? 'SELECT id, online_state FROM machines WHERE id = ANY($1::bigint[]) AND host_id = $2 AND agent_uid = $3 AND deleted_at IS NULL'
+    : 'SELECT id, online_state FROM machines WHERE id IN (SELECT value FROM json_each(?)) AND host_id = ? AND agent_uid = ? AND deleted_at IS NULL';
+  return store.read(text, [pg ? ids : JSON.stringify(ids), hostId, agentUid]);
 }
 
 /** The heartbeat: marks the agent's machines alive; returns the ids that are really its own. */

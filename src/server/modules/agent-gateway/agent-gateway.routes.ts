@@ -7,6 +7,7 @@ import { errorSchema } from '../../http/schemas.js';
 import { AGENT_API_PREFIX, type RegisterRequest, type ShutdownRequest, type SyncRequest } from '../../../contract/agent-protocol.js';
 import { registerBody, registerReply, shutdownBody, shutdownReply, syncBody, syncReply } from './agent-gateway.schemas.js';
 import { register, shutdown, sync } from './agent-gateway.service.js';
+import { flushHeartbeats } from './agent-gateway.heartbeats.js';
 
 const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 409: errorSchema } as const;
 const tags = ['agent'];
@@ -19,6 +20,10 @@ export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Prom
   // must not judge them meanwhile (main.ts stops the jobs only after the server closed).
   app.addHook('preClose', async () => {
     deps.seams[GATEWAY_CLOSED_SEAM] = true;
+  });
+  // Heartbeats still in memory are written before the store closes (agent-gateway.heartbeats.ts).
+  app.addHook('onClose', async () => {
+    await flushHeartbeats(deps).catch((err: unknown) => deps.log.warn({ err }, 'writing the last heartbeats failed'));
   });
   app.post(
     `${AGENT_API_PREFIX}/register`,

@@ -10,6 +10,7 @@ import { reportInstanceStatus, authorizedKeysFor, sweepMachineInstances, type St
 import type { DesiredInstance, RegisterRequest, RegisterResponse, ShutdownRequest, SyncRequest, SyncResponse } from '../../../contract/agent-protocol.js';
 import { AgentErrors } from './agent-gateway.errors.js';
 import * as repo from './agent-gateway.repo.js';
+import { heartbeat } from './agent-gateway.heartbeats.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -106,7 +107,7 @@ async function authorizedKeys(deps: Deps, inst: { id: number; user_id: number })
 export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Promise<SyncResponse> {
   const now = deps.clock.now();
   const requested = [...new Set(body.machine_ids)];
-  const mine = await repo.touchMachines(deps.db, auth.user.id, body.agent_uid, requested, now);
+  const mine = await heartbeat(deps, auth.user.id, body.agent_uid, requested, now);
   const unknown = requested.filter((id) => !mine.includes(id));
   const reportedIds = body.instances.map((r) => r.id);
   const before = await repo.instancesForAgent(deps.db, mine, reportedIds);

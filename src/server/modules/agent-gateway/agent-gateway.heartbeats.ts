@@ -1,0 +1,91 @@
+// Heartbeat timestamps, written in batches (issue 9: 20,000 machines heartbeating every 10 s
+// while clients poll). A heartbeat of a machine that is already online changes nothing but
+// `last_heartbeat_at`; writing it at once cost a durable commit (an fsync on SQLite) per agent
+// sync, 2,000 a second at that scale, each holding up the requests behind it. So:
+// - which machines are the agent's own is read at once (the sync answers from it);
+// - a machine that is not `online` is written at once (the transition, as before);
+// - an online machine's new timestamp waits in memory and every pending one is written by one
+//   statement per flush interval (a quarter of the heartbeat interval, at most 1 s), and before
+//   this process's own sweep judges heartbeats, and when the app closes.
+// A timestamp only moves forward and only on an online, live machine, so a flush racing another
+// process's sweep never brings an offline machine back (its next heartbeat does, as a transition).
+// A crash loses at most one interval of timestamps: the sweep thresholds are many intervals long.
+import { CompiledQuery } from 'kysely';
+import type { Deps } from '../../deps.js';
+import type { Store } from '../../db/connection.js';
+import * as repo from './agent-gateway.repo.js';
+
+interface Pending {
+  times: Map<number, number>;
+  timer: NodeJS.Timeout | null;
+  flushing: Promise<void>;
+}
+
+const pendingByStore = new WeakMap<Store, Pending>();
+const CHUNK = 5000;
+
+function pendingOf(store: Store): Pending {
+  let p = pendingByStore.get(store);
+  if (!p) {
+    p = { times: new Map(), timer: null, flushing: Promise.resolve() };
+    pendingByStore.set(store, p);
+  }
+  return p;
+}
+
+/** Records a heartbeat of the agent's machines among `ids`; returns the ids that are its own. */
+export async function heartbeat(deps: Pick<Deps, 'store' | 'db' | 'config' | 'log'>, hostId: number, agentUid: string, ids: number[], now: number): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await repo.ownMachines(deps.store, hostId, agentUid, ids);
+  const transitions = rows.filter((r) => r.online_state !== 'online').map((r) => r.id);
+  const written = transitions.length > 0 ? new Set(await repo.touchMachines(deps.db, hostId, agentUid, transitions, now)) : new Set<number>();
+  const p = pendingOf(deps.store);
+  for (const r of rows) if (r.online_state === 'online') p.times.set(r.id, now);
+  if (p.times.size > 0 && !p.timer) {
+    const ms = Math.min(1000, (deps.config.agent.heartbeatS * 1000) / 4);
+    p.timer = setTimeout(() => {
+      p.timer = null;
+      flushHeartbeats(deps).catch((err: unknown) => deps.log.warn({ err }, 'writing heartbeats failed; retrying'));
+    }, ms);
+    p.timer.unref();
+  }
+  return rows.filter((r) => r.online_state === 'online' || written.has(r.id)).map((r) => r.id);
+}
+
+/** Writes every pending heartbeat now (one statement per 5,000 machines). */
+export function flushHeartbeats(deps: Pick<Deps, 'store' | 'db'>): Promise<void> {
+  const p = pendingOf(deps.store);
+  // One flush at a time: a second caller waits for the running one, then writes what came since.
+  p.flushing = p.flushing.then(async () => {
+    if (p.times.size === 0) return;
+    const batch = [...p.times];
+    p.times.clear();
+    try {
+      for (let i = 0; i < batch.length; i += CHUNK) {
+        const part = batch.slice(i, i + CHUNK);
+        await deps.db.executeQuery(writeTimes(deps.store.dialect, part));
+      }
+    } catch (err) {
+      // Not lost: back in the queue (unless a newer heartbeat of the machine came meanwhile).
+      for (const [id, t] of batch) if ((p.times.get(id) ?? 0) < t) p.times.set(id, t);
+      throw err;
+    }
+  });
+  const mine = p.flushing;
+  p.flushing = mine.catch(() => {});
+  return mine;
+}
+
+function writeTimes(dialect: Store['dialect'], part: [number, number][]): CompiledQuery {
+  const guard = 'machines.online_state = \'online\' AND machines.deleted_at IS NULL AND (machines.last_heartbeat_at IS NULL OR machines.last_heartbeat_at < v.t)';
+  if (dialect === 'postgres') {
+    return CompiledQuery.raw(
+      `UPDATE machines SET last_heartbeat_at = v.t FROM unnest($1::bigint[], $2::bigint[]) AS v(id, t) WHERE machines.id = v.id AND ${guard}`,
+      [part.map(([id]) => id), part.map(([, t]) => t)],
+    );
+  }
+  return CompiledQuery.raw(
+    `UPDATE machines SET last_heartbeat_at = v.t FROM (SELECT CAST(key AS INTEGER) AS id, value AS t FROM json_each(?)) AS v WHERE machines.id = v.id AND ${guard}`,
+    [JSON.stringify(Object.fromEntries(part))],
+  );
+}
