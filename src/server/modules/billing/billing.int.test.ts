@@ -102,4 +102,18 @@ describeEachDb('billing', (dialect) => {
     expect((await row(t(), id)).accrued_micros).toBe(50 * COMPUTE_PER_S + diskMicros(50));
     expect(before - (await balance(t(), u.id))).toBe(50 * COMPUTE_PER_S + diskMicros(50));
   });
+
+  it('settles many instances in chunks, each exactly once, with concurrent meters racing over the chunks', async () => {
+    const u = await renter(t(), { balanceUsd: 100 });
+    const list = await offers(t(), 5, { priceGpu: 3.6, priceDisk: 0.1 });
+    const ids = [];
+    for (const o of list) ids.push(await running(t(), u.apiKey, o));
+    const before = await balance(t(), u.id);
+    t().clock.advance(40_000);
+    await Promise.all(Array.from({ length: 4 }, () => runMeter(t().deps, { chunk: 2 })));
+    // Every instance was charged by exactly one meter: no period twice, none missed.
+    const each = 40 * COMPUTE_PER_S + diskMicros(40);
+    for (const id of ids) expect((await row(t(), id)).accrued_micros).toBe(each);
+    expect(before - (await balance(t(), u.id))).toBe(5 * each);
+  });
 });
