@@ -1,10 +1,11 @@
 // Reading instances: v0 list, v1 list with keyset pagination, one instance. Only the caller's
 // live (not destroyed) instances are ever shown.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { instanceView, MACHINE_COLS, type InstanceView, type JoinedRow } from './instances.view.js';
 import { InstanceErrors } from './instances.errors.js';
-import { maintenanceWindowsFor, readMaintenanceWindows } from '../maintenance/maintenance.service.js';
+import { maintenanceWindowsFor, windowsFromJson } from '../maintenance/maintenance.service.js';
+import { windowsJson } from '../maintenance/maintenance.repo.js';
 import { preparedRead } from '../../db/prepared.js';
 import type { Store } from '../../db/connection.js';
 
@@ -30,17 +31,21 @@ export async function listInstances(db: Kysely<DB>, userId: number, now: number)
   return views(db, rows, now);
 }
 
-const oneInstance = preparedRead((db, userId: number, id: number) => base(db, userId).where('i.id', '=', id));
+const oneInstance = preparedRead((db, userId: number, id: number, now: number) =>
+  base(db, userId)
+    .where('i.id', '=', id)
+    .select(windowsJson(db, sql.ref('i.machine_id'), now).as('windows_json')),
+);
 
 /**
  * One of the caller's instances, or null when missing, destroyed or someone else's. The polling
- * path (clients poll every few seconds): two prepared reads, no query building.
+ * path (clients poll every few seconds): one prepared read with the machine's maintenance windows
+ * in a subquery, no query building.
  */
 export async function getInstance(store: Store, userId: number, id: number, now: number): Promise<InstanceView | null> {
-  const [row] = (await oneInstance(store, userId, id)) as JoinedRow[];
+  const [row] = (await oneInstance(store, userId, id, now)) as (JoinedRow & { windows_json: unknown })[];
   if (!row) return null;
-  const windows = await readMaintenanceWindows(store, [row.machine_id], now);
-  return instanceView(row, windows.get(row.machine_id) ?? []);
+  return instanceView(row, windowsFromJson(row.windows_json));
 }
 
 // ---- v1: select_filters, order_by, limit, after_token ---------------------------------------

@@ -1,5 +1,6 @@
 // Queries of maintenance scheduling. Reads of machines and instances (issue 3's tables) only.
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
+import { dialectOf } from '../../db/migrations/helpers.js';
 import type { DB } from '../../db/schema.js';
 import type { Dialect, Store } from '../../db/connection.js';
 import type { MaintenanceWindowsTable } from '../../db/tables/maintenance.js';
@@ -166,6 +167,18 @@ export async function readMachineWindows(store: Store, machineIds: number[], now
   const match = one ? `w.machine_id = ${pg ? '$1' : '?'}` : pg ? 'w.machine_id = ANY($1::bigint[])' : 'w.machine_id IN (SELECT value FROM json_each(?))';
   const text = `SELECT ${viewColumns.join(', ')} FROM maintenance_windows w WHERE ${match} AND w.canceled_at IS NULL AND w.end_time > ${pg ? '$2' : '?'} ORDER BY w.start_time, w.id`;
   return store.read<WindowRow>(text, [one ? machineIds[0] : pg ? machineIds : JSON.stringify(machineIds), now]);
+}
+
+/**
+ * One machine's live windows as a JSON array, for a correlated subquery (the instance poll reads
+ * its row and its windows in one statement: one round trip fewer on PostgreSQL).
+ */
+export function windowsJson(db: Kysely<DB>, machineId: RawBuilder<unknown>, now: number): RawBuilder<unknown> {
+  const where = sql`w.machine_id = ${machineId} AND w.canceled_at IS NULL AND w.end_time > ${now}`;
+  if (dialectOf(db) === 'postgres') {
+    return sql`(SELECT coalesce(json_agg(json_build_object('id', w.id, 'machine_id', w.machine_id, 'start_time', w.start_time, 'end_time', w.end_time, 'duration_hours', w.duration_hours, 'category', w.category) ORDER BY w.start_time, w.id), '[]'::json) FROM maintenance_windows w WHERE ${where})`;
+  }
+  return sql`(SELECT json_group_array(json_object('id', w.id, 'machine_id', w.machine_id, 'start_time', w.start_time, 'end_time', w.end_time, 'duration_hours', w.duration_hours, 'category', w.category)) FROM (SELECT w.* FROM maintenance_windows w WHERE ${where} ORDER BY w.start_time, w.id) AS w)`;
 }
 
 export interface WindowRow {

@@ -9,7 +9,7 @@ import type { User } from '../../http/auth.js';
 import { enqueueEmails, type EmailMessage } from '../notifications/notifications.outbox.js';
 import { maintenanceCancelledEmail, maintenanceClientEmail, maintenanceHostEmail, utc, type FailedLine, type MachineInfo } from '../notifications/notifications.templates.js';
 import { MaintenanceErrors as E, ENTRY_NOT_FOUND_MSG } from './maintenance.errors.js';
-import { affectedInstances, cancelWindows, findOverlaps, insertWindows, listHostWindows, listMachineWindows, lockOwnedMachines, readMachineWindows, machineInfos, ownedMachineIds, type AffectedInstance, type NewWindow } from './maintenance.repo.js';
+import { affectedInstances, cancelWindows, findOverlaps, insertWindows, listHostWindows, listMachineWindows, lockOwnedMachines, readMachineWindows, type WindowRow, machineInfos, ownedMachineIds, type AffectedInstance, type NewWindow } from './maintenance.repo.js';
 import type { IdEntry, WindowSpec } from './maintenance.validate.js';
 
 export type EntryResult =
@@ -166,6 +166,12 @@ export async function maintenanceWindowsFor(db: Deps['db'], machineIds: number[]
 /** maintenanceWindowsFor outside any transaction, on the hot read path (Store.read). */
 export async function readMaintenanceWindows(store: Store, machineIds: number[], now: number): Promise<Map<number, WindowView[]>> {
   return byMachine(await readMachineWindows(store, [...new Set(machineIds)], now));
+}
+
+/** The windows of windowsJson (a JSON string on SQLite, parsed already on PostgreSQL). */
+export function windowsFromJson(value: unknown): WindowView[] {
+  const rows = (typeof value === 'string' ? JSON.parse(value) : (value ?? [])) as WindowRow[];
+  return rows.map(view);
 }
 
 function byMachine(rows: Parameters<typeof view>[0][]): Map<number, WindowView[]> {
