@@ -113,6 +113,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
   const before = await repo.instancesForAgent(deps.db, mine, reportedIds);
   const byId = new Map(before.map((r) => [r.id, r]));
 
+  let moved = false;
   // 1. What the agent sees moves the instance, where the state machine allows it (the instances
   //    module decides with applyAgentReport, settles billing and writes conditionally).
   for (const rep of body.instances) {
@@ -128,6 +129,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     // `exited`, still says so until this answer tells it to restart. That stale report must not
     // undo the start. (A new start's failure is reported `loading` first, so it still lands.)
     if (state === 'exited' && row.actual_status === null && row.agent_state === 'exited') continue;
+    moved = true;
     const fields: StatusFields = { status_msg: msg };
     if (state === 'running') {
       const port = rep.ssh_port!;
@@ -143,10 +145,12 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     }
     if (d.kind === 'reject') deps.log.debug({ instance: rep.id, reason: d.reason }, 'agent report ignored');
   }
-  await repo.recordAgentState(deps.db, mine, body.instances.filter((r) => byId.get(r.id)?.agent_state !== r.state), now);
+  const changedStates = body.instances.filter((r) => byId.get(r.id)?.agent_state !== r.state);
+  await repo.recordAgentState(deps.db, mine, changedStates, now);
 
-  // 2. What the agent should hold, read after the reports moved it (never a stale state).
-  const rows = await repo.instancesForAgent(deps.db, mine, reportedIds);
+  // 2. What the agent should hold, read after the reports moved it (never a stale state). The
+  //    usual heartbeat moved nothing: the first read stands (no second query per sync).
+  const rows = moved || changedStates.length > 0 ? await repo.instancesForAgent(deps.db, mine, reportedIds) : before;
   const reported = new Set(reportedIds);
   const instances: DesiredInstance[] = [];
   for (const r of rows) {
