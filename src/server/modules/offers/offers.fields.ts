@@ -1,7 +1,11 @@
 // The searchable offer fields (client-compat "search offers"; documented in docs/market.md).
-// Each field has a type (values given as strings are coerced to it), a unit, and the SQL that
-// computes it over `machines m`. Derived fields (dph_total, dlperf_per_dphtotal, score, duration)
-// are computed by the same SQL for filtering, ordering and the reply, so they always agree.
+// Each field has a type (values given as strings are coerced to it), a unit, the SQL that
+// computes it over `machines m`, and the same computation in JavaScript over an in-memory row
+// (offers.index.ts serves search from memory; searchSql is its reference). Derived fields
+// (dph_total, dlperf_per_dphtotal, score, duration) are computed by the same expression for
+// filtering, ordering and the reply, so they always agree. The `js` side does the arithmetic in
+// the same order as the `sql` side, so the doubles agree bit for bit (both are IEEE doubles; a
+// literal such as `720.0` is the same double in both).
 
 export type FieldType = 'int' | 'float' | 'bool' | 'string';
 
@@ -15,30 +19,89 @@ export interface SqlContext {
   now: number;
 }
 
+/**
+ * A machine row as the offer index holds it: only the columns search reads. Deleted machines are
+ * not held. `has_heartbeat` is `last_heartbeat_at IS NOT NULL` (heartbeats do not bump a row's
+ * version, so the timestamp itself would go stale; its nullness does not).
+ */
+export interface OfferRow {
+  id: number;
+  host_id: number;
+  gpu_name: string;
+  num_gpus: number;
+  gpu_ram: number;
+  cpu_name: string;
+  cpu_cores: number;
+  cpu_ghz: number;
+  cpu_ram: number;
+  disk_space: number;
+  disk_held_mb: number;
+  disk_bw: number;
+  inet_up: number;
+  inet_down: number;
+  pcie_bw: number;
+  direct_port_count: number;
+  cuda_max_good: number;
+  driver_version: string;
+  reliability: number;
+  verified: number;
+  geolocation: string;
+  dlperf: number;
+  listed: number;
+  price_gpu_dph: number;
+  price_disk_gb_month: number;
+  min_bid_dph: number;
+  rented: number;
+  listed_until: number | null;
+  score: number;
+  online_state: string;
+  has_heartbeat: boolean;
+}
+
+/** What a field's JavaScript may depend on besides the row (the SqlContext's counterpart). */
+export interface JsContext {
+  /** type is bid: the base price is min_bid_dph, else price_gpu_dph * num_gpus. */
+  bid: boolean;
+  storage: number;
+  /** Now in epoch ms, truncated to an integer as the SQL inlines it. */
+  now: number;
+}
+
+/** A field's value; null stands for SQL NULL (no field is NULL today; kept for the semantics). */
+export type FieldValue = number | string | boolean | null;
+
 export interface FieldDef {
   type: FieldType;
   unit: string;
   doc: string;
   sql: (c: SqlContext) => string;
+  js: (r: OfferRow, c: JsContext) => FieldValue;
 }
 
-const col =
-  (name: string) =>
-  (): string =>
-    `m.${name}`;
+/** A plain column: `m.<name>` in SQL, `r.<name>` in memory. */
+const col = <K extends keyof OfferRow>(name: K) => ({ sql: (): string => `m.${name}`, js: (r: OfferRow): FieldValue => r[name] });
 
 /** Open-ended listings report this duration (one year, in seconds). */
 export const OPEN_ENDED_DURATION_S = 365 * 86400;
 
 const dphTotal = (c: SqlContext) => `(${c.base} + m.price_disk_gb_month * ${lit(c.storage)} / 720.0)`;
 const perDph = (c: SqlContext) => `(CASE WHEN ${dphTotal(c)} > 0 THEN m.dlperf / ${dphTotal(c)} ELSE 0 END)`;
+/** The base price for the search type (searchSql's `base`). */
+const baseJs = (r: OfferRow, c: JsContext): number => (c.bid ? r.min_bid_dph : r.price_gpu_dph * r.num_gpus);
+const dphTotalJs = (r: OfferRow, c: JsContext): number => baseJs(r, c) + (r.price_disk_gb_month * c.storage) / 720;
+const perDphJs = (r: OfferRow, c: JsContext): number => {
+  const t = dphTotalJs(r, c);
+  return t > 0 ? r.dlperf / t : 0;
+};
 /**
  * Disk a new renter can have: the machine's disk less what its live instances hold (on an unrented
  * machine: the stopped ones, which release the machine but keep their data there). A stored
  * counter, so search computes no per-row subquery.
  */
 export const FREE_DISK_SQL = '(m.disk_space - CASE WHEN m.disk_held_mb > 0 THEN m.disk_held_mb / 1000.0 ELSE 0 END)';
+export const freeDiskJs = (r: OfferRow): number => r.disk_space - (r.disk_held_mb > 0 ? r.disk_held_mb / 1000 : 0);
 const listed = (c: SqlContext) => `(m.listed = 1 AND (m.listed_until IS NULL OR m.listed_until > ${Math.trunc(c.now)}))`;
+const listedJs = (r: OfferRow, c: JsContext): boolean => r.listed === 1 && (r.listed_until === null || r.listed_until > c.now);
 
 /** A finite number as an SQL literal (callers validate; this refuses anything else). */
 export function lit(n: number): string {
@@ -47,59 +110,74 @@ export function lit(n: number): string {
 }
 
 export const OFFER_FIELDS: Record<string, FieldDef> = {
-  id: { type: 'int', unit: '', doc: 'offer id (the value to rent with; equals machine_id)', sql: col('id') },
-  machine_id: { type: 'int', unit: '', doc: 'machine id', sql: col('id') },
-  host_id: { type: 'int', unit: '', doc: 'id of the host (the machine owner)', sql: col('host_id') },
-  gpu_name: { type: 'string', unit: '', doc: 'GPU model, with spaces ("RTX 4090"; underscores are read as spaces)', sql: col('gpu_name') },
-  num_gpus: { type: 'int', unit: 'GPUs', doc: 'number of GPUs', sql: col('num_gpus') },
-  gpu_ram: { type: 'int', unit: 'MB', doc: 'memory per GPU', sql: col('gpu_ram') },
-  gpu_total_ram: { type: 'int', unit: 'MB', doc: 'gpu_ram × num_gpus', sql: () => '(m.gpu_ram * m.num_gpus)' },
-  cpu_name: { type: 'string', unit: '', doc: 'CPU model', sql: col('cpu_name') },
-  cpu_cores: { type: 'int', unit: 'cores', doc: 'CPU cores of the machine', sql: col('cpu_cores') },
-  cpu_cores_effective: { type: 'float', unit: 'cores', doc: 'CPU cores the instance gets (the whole machine is rented)', sql: col('cpu_cores') },
-  cpu_ghz: { type: 'float', unit: 'GHz', doc: 'CPU clock', sql: col('cpu_ghz') },
-  cpu_ram: { type: 'int', unit: 'MB', doc: 'system memory', sql: col('cpu_ram') },
-  disk_space: { type: 'float', unit: 'GB', doc: "disk available for the instance (the machine's, less what stopped instances on it hold)", sql: () => FREE_DISK_SQL },
-  disk_bw: { type: 'float', unit: 'MB/s', doc: 'disk bandwidth', sql: col('disk_bw') },
-  inet_up: { type: 'float', unit: 'Mbps', doc: 'upload bandwidth', sql: col('inet_up') },
-  inet_down: { type: 'float', unit: 'Mbps', doc: 'download bandwidth', sql: col('inet_down') },
-  pcie_bw: { type: 'float', unit: 'GB/s', doc: 'PCIe bandwidth per GPU', sql: col('pcie_bw') },
-  direct_port_count: { type: 'int', unit: 'ports', doc: 'directly reachable ports (SSH needs one)', sql: col('direct_port_count') },
-  cuda_max_good: { type: 'float', unit: 'CUDA version', doc: 'highest CUDA version the driver supports', sql: col('cuda_max_good') },
-  driver_version: { type: 'string', unit: '', doc: 'NVIDIA driver version', sql: col('driver_version') },
-  reliability: { type: 'float', unit: '0..1', doc: 'host reliability score', sql: col('reliability') },
-  reliability2: { type: 'float', unit: '0..1', doc: 'same as reliability (the name the CLI sends)', sql: col('reliability') },
-  verified: { type: 'bool', unit: '', doc: 'machine verified by the operator', sql: () => '(m.verified = 1)' },
-  verification: { type: 'string', unit: '', doc: '"verified" or "unverified"', sql: () => "(CASE WHEN m.verified = 1 THEN 'verified' ELSE 'unverified' END)" },
-  geolocation: { type: 'string', unit: '', doc: 'location as the host gave it ("Oregon, US")', sql: col('geolocation') },
-  dlperf: { type: 'float', unit: 'DLPerf', doc: 'deep-learning performance score of the machine', sql: col('dlperf') },
-  dph_base: { type: 'float', unit: '$/h', doc: 'compute price for the search type: on-demand and reserved = GPU price × num_gpus; bid = min_bid', sql: (c) => `(${c.base})` },
-  storage_cost: { type: 'float', unit: '$/GB-month', doc: 'disk price', sql: col('price_disk_gb_month') },
-  min_bid: { type: 'float', unit: '$/h', doc: 'lowest bid accepted for an interruptible rental (0: no bids)', sql: col('min_bid_dph') },
-  dph_total: { type: 'float', unit: '$/h', doc: 'dph_base + storage_cost × allocated_storage / 720', sql: dphTotal },
-  dlperf_per_dphtotal: { type: 'float', unit: 'DLPerf per $/h', doc: 'dlperf / dph_total (0 when dph_total is 0)', sql: perDph },
+  id: { type: 'int', unit: '', doc: 'offer id (the value to rent with; equals machine_id)', ...col('id') },
+  machine_id: { type: 'int', unit: '', doc: 'machine id', ...col('id') },
+  host_id: { type: 'int', unit: '', doc: 'id of the host (the machine owner)', ...col('host_id') },
+  gpu_name: { type: 'string', unit: '', doc: 'GPU model, with spaces ("RTX 4090"; underscores are read as spaces)', ...col('gpu_name') },
+  num_gpus: { type: 'int', unit: 'GPUs', doc: 'number of GPUs', ...col('num_gpus') },
+  gpu_ram: { type: 'int', unit: 'MB', doc: 'memory per GPU', ...col('gpu_ram') },
+  gpu_total_ram: { type: 'int', unit: 'MB', doc: 'gpu_ram × num_gpus', sql: () => '(m.gpu_ram * m.num_gpus)', js: (r) => r.gpu_ram * r.num_gpus },
+  cpu_name: { type: 'string', unit: '', doc: 'CPU model', ...col('cpu_name') },
+  cpu_cores: { type: 'int', unit: 'cores', doc: 'CPU cores of the machine', ...col('cpu_cores') },
+  cpu_cores_effective: { type: 'float', unit: 'cores', doc: 'CPU cores the instance gets (the whole machine is rented)', ...col('cpu_cores') },
+  cpu_ghz: { type: 'float', unit: 'GHz', doc: 'CPU clock', ...col('cpu_ghz') },
+  cpu_ram: { type: 'int', unit: 'MB', doc: 'system memory', ...col('cpu_ram') },
+  disk_space: { type: 'float', unit: 'GB', doc: "disk available for the instance (the machine's, less what stopped instances on it hold)", sql: () => FREE_DISK_SQL, js: freeDiskJs },
+  disk_bw: { type: 'float', unit: 'MB/s', doc: 'disk bandwidth', ...col('disk_bw') },
+  inet_up: { type: 'float', unit: 'Mbps', doc: 'upload bandwidth', ...col('inet_up') },
+  inet_down: { type: 'float', unit: 'Mbps', doc: 'download bandwidth', ...col('inet_down') },
+  pcie_bw: { type: 'float', unit: 'GB/s', doc: 'PCIe bandwidth per GPU', ...col('pcie_bw') },
+  direct_port_count: { type: 'int', unit: 'ports', doc: 'directly reachable ports (SSH needs one)', ...col('direct_port_count') },
+  cuda_max_good: { type: 'float', unit: 'CUDA version', doc: 'highest CUDA version the driver supports', ...col('cuda_max_good') },
+  driver_version: { type: 'string', unit: '', doc: 'NVIDIA driver version', ...col('driver_version') },
+  reliability: { type: 'float', unit: '0..1', doc: 'host reliability score', ...col('reliability') },
+  reliability2: { type: 'float', unit: '0..1', doc: 'same as reliability (the name the CLI sends)', ...col('reliability') },
+  verified: { type: 'bool', unit: '', doc: 'machine verified by the operator', sql: () => '(m.verified = 1)', js: (r) => r.verified === 1 },
+  verification: {
+    type: 'string',
+    unit: '',
+    doc: '"verified" or "unverified"',
+    sql: () => "(CASE WHEN m.verified = 1 THEN 'verified' ELSE 'unverified' END)",
+    js: (r) => (r.verified === 1 ? 'verified' : 'unverified'),
+  },
+  geolocation: { type: 'string', unit: '', doc: 'location as the host gave it ("Oregon, US")', ...col('geolocation') },
+  dlperf: { type: 'float', unit: 'DLPerf', doc: 'deep-learning performance score of the machine', ...col('dlperf') },
+  dph_base: {
+    type: 'float',
+    unit: '$/h',
+    doc: 'compute price for the search type: on-demand and reserved = GPU price × num_gpus; bid = min_bid',
+    sql: (c) => `(${c.base})`,
+    js: baseJs,
+  },
+  storage_cost: { type: 'float', unit: '$/GB-month', doc: 'disk price', ...col('price_disk_gb_month') },
+  min_bid: { type: 'float', unit: '$/h', doc: 'lowest bid accepted for an interruptible rental (0: no bids)', ...col('min_bid_dph') },
+  dph_total: { type: 'float', unit: '$/h', doc: 'dph_base + storage_cost × allocated_storage / 720', sql: dphTotal, js: dphTotalJs },
+  dlperf_per_dphtotal: { type: 'float', unit: 'DLPerf per $/h', doc: 'dlperf / dph_total (0 when dph_total is 0)', sql: perDph, js: perDphJs },
   score: {
     type: 'float',
     unit: '',
     doc: 'dlperf / (GPU price × num_gpus) × reliability: on-demand and storage-independent, so the default order (score desc) is served by an index',
-    sql: () => 'm.score',
+    // The stored column, as the database computed it (the index holds it as read).
+    ...col('score'),
   },
   duration: {
     type: 'float',
     unit: 's',
     doc: `seconds until the listing ends (${OPEN_ENDED_DURATION_S} for an open-ended listing)`,
     sql: (c) => `(CASE WHEN m.listed_until IS NULL THEN ${lit(OPEN_ENDED_DURATION_S)} ELSE (m.listed_until - ${Math.trunc(c.now)}) / 1000.0 END)`,
+    js: (r, c) => (r.listed_until === null ? OPEN_ENDED_DURATION_S : (r.listed_until - c.now) / 1000),
   },
-  listed: { type: 'bool', unit: '', doc: 'listed for rent by its host (default filter: true)', sql: listed },
-  rented: { type: 'bool', unit: '', doc: 'an instance holds the machine (default filter: false)', sql: () => '(m.rented = 1)' },
+  listed: { type: 'bool', unit: '', doc: 'listed for rent by its host (default filter: true)', sql: listed, js: listedJs },
+  rented: { type: 'bool', unit: '', doc: 'an instance holds the machine (default filter: false)', sql: () => '(m.rented = 1)', js: (r) => r.rented === 1 },
   rentable: {
     type: 'bool',
     unit: '',
     doc: 'listed, not rented, and its host not offline',
     sql: (c) => `(${listed(c)} AND m.rented = 0 AND NOT (m.online_state = 'offline' AND m.last_heartbeat_at IS NOT NULL))`,
+    js: (r, c) => listedJs(r, c) && r.rented === 0 && !(r.online_state === 'offline' && r.has_heartbeat),
   },
-  online: { type: 'bool', unit: '', doc: "the machine's agent is heartbeating", sql: () => "(m.online_state = 'online')" },
-  external: { type: 'bool', unit: '', doc: 'offer from another marketplace: always false here', sql: () => '(1 = 0)' },
+  online: { type: 'bool', unit: '', doc: "the machine's agent is heartbeating", sql: () => "(m.online_state = 'online')", js: (r) => r.online_state === 'online' },
+  external: { type: 'bool', unit: '', doc: 'offer from another marketplace: always false here', sql: () => '(1 = 0)', js: () => false },
 };
 
 export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'notin'] as const;

@@ -1,8 +1,9 @@
 // Offer search and GPU names. An offer is a listed machine; its id is the machine id.
-import { CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { OFFER_FIELDS } from './offers.fields.js';
-import { compileSearch, searchSql, type SearchPlan } from './offers.filter.js';
+import { compileSearch, type SearchPlan } from './offers.filter.js';
+import { jsContext, replyFields } from './offers.evaluate.js';
+import { offerIndexOf } from './offers.index.js';
 import { maintenanceWindowsFor, type WindowView } from '../maintenance/maintenance.service.js';
 
 export type Offer = Record<string, number | string | boolean | null | WindowView[]>;
@@ -23,14 +24,20 @@ export function offerView(row: Record<string, unknown>, plan: SearchPlan): Offer
   return out;
 }
 
-export async function searchOffers(deps: Pick<Deps, 'db' | 'dialect' | 'clock'>, body: unknown): Promise<{ offers: Offer[] }> {
+/**
+ * Search (issue 9): the plan is evaluated over this process's offer index, synced first so the
+ * answer is exactly as fresh as the database (offers.index.ts); it gives what searchSql gives.
+ */
+export async function searchOffers(deps: Pick<Deps, 'store' | 'db' | 'dialect' | 'clock'>, body: unknown): Promise<{ offers: Offer[] }> {
   const plan = compileSearch(body);
-  const q = searchSql(plan, deps.dialect, deps.clock.now());
-  const res = await deps.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(q.sql, q.params));
-  const offers = res.rows.map((r) => offerView(r, plan));
+  const index = offerIndexOf(deps.store, deps.db, deps.dialect);
+  await index.sync();
+  const now = deps.clock.now();
+  const ctx = jsContext(plan, now);
+  const offers = index.search(plan, now).map((r) => offerView(replyFields(r, ctx), plan));
   // Renters see the machine's current and upcoming maintenance windows on each offer: one query
   // for all the machine ids of the page (never one per row), so search stays fast.
-  const windows = offers.length ? await maintenanceWindowsFor(deps.db, offers.map((o) => o.id as number), deps.clock.now()) : new Map<number, WindowView[]>();
+  const windows = offers.length ? await maintenanceWindowsFor(deps.db, offers.map((o) => o.id as number), now) : new Map<number, WindowView[]>();
   for (const o of offers) o.maintenances = windows.get(o.id as number) ?? [];
   return { offers };
 }

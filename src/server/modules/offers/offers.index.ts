@@ -1,0 +1,280 @@
+// The in-memory offer index (issue 9): every live machine row a process needs for search, kept
+// exactly as fresh as the database, so POST /bundles/ evaluates its plan in JavaScript
+// (offers.evaluate.ts) instead of reading a few thousand rows per query.
+//
+// Freshness: search calls sync() first, and sync() applies every change committed before it was
+// called. Rows carry a version that triggers move on every search-relevant change (migration 007):
+// - SQLite: one global counter, exact because writers are serialised; sync() reads the rows with
+//   row_version above the highest it has seen.
+// - PostgreSQL: versions come from a sequence and may commit out of order, so sync() remembers the
+//   snapshot of its last read and next reads, in the same statement as the new snapshot, the rows
+//   whose writing transaction (row_xid) that snapshot did not see: committed since, or in progress
+//   then. Rows written before the snapshot's xmin were all visible to it, which lets the row_xid
+//   index skip them.
+// So a search never answers from anything staler than a direct SQL query started at the same time
+// would (read-your-writes: a create that committed before the search began is seen).
+import { CompiledQuery, type Kysely } from 'kysely';
+import type { Dialect, Store } from '../../db/connection.js';
+import type { DB } from '../../db/schema.js';
+import type { OfferRow } from './offers.fields.js';
+import type { SearchPlan } from './offers.filter.js';
+import { jsContext, selectPage } from './offers.evaluate.js';
+
+// The columns search reads (offers.fields.ts OfferRow), plus whether the row is deleted.
+const COLUMNS = [
+  'm.id',
+  'm.host_id',
+  'm.gpu_name',
+  'm.num_gpus',
+  'm.gpu_ram',
+  'm.cpu_name',
+  'm.cpu_cores',
+  'm.cpu_ghz',
+  'm.cpu_ram',
+  'm.disk_space',
+  'm.disk_held_mb',
+  'm.disk_bw',
+  'm.inet_up',
+  'm.inet_down',
+  'm.pcie_bw',
+  'm.direct_port_count',
+  'm.cuda_max_good',
+  'm.driver_version',
+  'm.reliability',
+  'm.verified',
+  'm.geolocation',
+  'm.dlperf',
+  'm.listed',
+  'm.price_gpu_dph',
+  'm.price_disk_gb_month',
+  'm.min_bid_dph',
+  'm.rented',
+  'm.listed_until',
+  'm.score',
+  'm.online_state',
+  '(m.last_heartbeat_at IS NOT NULL) AS has_heartbeat',
+  '(m.deleted_at IS NOT NULL) AS deleted',
+].join(', ');
+
+const SQLITE_CHANGED = `SELECT ${COLUMNS}, m.row_version FROM machines m WHERE m.row_version > ? ORDER BY m.row_version`;
+// One row even when nothing changed: it carries the new snapshot (the statement's own).
+const PG_ALL = `SELECT s.snap, ${COLUMNS} FROM (SELECT pg_current_snapshot()::text AS snap) s LEFT JOIN machines m ON true`;
+const PG_CHANGED = `SELECT s.snap, ${COLUMNS} FROM (SELECT pg_current_snapshot()::text AS snap) s LEFT JOIN machines m ON m.row_xid >= pg_snapshot_xmin($1::pg_snapshot) AND NOT pg_visible_in_snapshot(m.row_xid, $1::pg_snapshot)`;
+
+type Raw = Record<string, unknown>;
+
+/** A held row; `slot` is its place in its GPU bucket (removal swaps the last row into it). */
+class IndexedRow implements OfferRow {
+  id: number;
+  host_id: number;
+  gpu_name: string;
+  num_gpus: number;
+  gpu_ram: number;
+  cpu_name: string;
+  cpu_cores: number;
+  cpu_ghz: number;
+  cpu_ram: number;
+  disk_space: number;
+  disk_held_mb: number;
+  disk_bw: number;
+  inet_up: number;
+  inet_down: number;
+  pcie_bw: number;
+  direct_port_count: number;
+  cuda_max_good: number;
+  driver_version: string;
+  reliability: number;
+  verified: number;
+  geolocation: string;
+  dlperf: number;
+  listed: number;
+  price_gpu_dph: number;
+  price_disk_gb_month: number;
+  min_bid_dph: number;
+  rented: number;
+  listed_until: number | null;
+  score: number;
+  online_state: string;
+  has_heartbeat: boolean;
+  slot = 0;
+
+  constructor(r: Raw, str: (v: unknown) => string) {
+    // Numbers arrive as numbers from both drivers (bigint is parsed in db/connection.ts).
+    const n = (v: unknown): number => Number(v);
+    this.id = n(r.id);
+    this.host_id = n(r.host_id);
+    this.gpu_name = str(r.gpu_name);
+    this.num_gpus = n(r.num_gpus);
+    this.gpu_ram = n(r.gpu_ram);
+    this.cpu_name = str(r.cpu_name);
+    this.cpu_cores = n(r.cpu_cores);
+    this.cpu_ghz = n(r.cpu_ghz);
+    this.cpu_ram = n(r.cpu_ram);
+    this.disk_space = n(r.disk_space);
+    this.disk_held_mb = n(r.disk_held_mb);
+    this.disk_bw = n(r.disk_bw);
+    this.inet_up = n(r.inet_up);
+    this.inet_down = n(r.inet_down);
+    this.pcie_bw = n(r.pcie_bw);
+    this.direct_port_count = n(r.direct_port_count);
+    this.cuda_max_good = n(r.cuda_max_good);
+    this.driver_version = str(r.driver_version);
+    this.reliability = n(r.reliability);
+    this.verified = n(r.verified);
+    this.geolocation = str(r.geolocation);
+    this.dlperf = n(r.dlperf);
+    this.listed = n(r.listed);
+    this.price_gpu_dph = n(r.price_gpu_dph);
+    this.price_disk_gb_month = n(r.price_disk_gb_month);
+    this.min_bid_dph = n(r.min_bid_dph);
+    this.rented = n(r.rented);
+    this.listed_until = r.listed_until === null || r.listed_until === undefined ? null : n(r.listed_until);
+    this.score = n(r.score);
+    this.online_state = str(r.online_state);
+    this.has_heartbeat = truthy(r.has_heartbeat);
+  }
+}
+
+/** A predicate's value: 1/0 on SQLite, true/false on PostgreSQL. */
+function truthy(v: unknown): boolean {
+  return v === true || v === 1;
+}
+
+export class OfferIndex {
+  private readonly byId = new Map<number, IndexedRow>();
+  /** Rows by gpu_name: the common `gpu_name eq/in` search scans its buckets only. */
+  private readonly buckets = new Map<string, IndexedRow[]>();
+  /** One copy of each distinct string (50,000 machines share a few GPU and CPU names). */
+  private readonly strings = new Map<string, string>();
+  /** SQLite: the highest row_version applied. */
+  private version = -1;
+  /** PostgreSQL: the snapshot of the last read (null before the first). */
+  private snapshot: string | null = null;
+  private running: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  /**
+   * Applies every change committed before this call (the first call loads everything). Calls that
+   * arrive while a read is under way share the next read, which starts after it: that one read
+   * began after each of them was called, so it has seen what they must see.
+   */
+  sync(): Promise<void> {
+    if (!this.running) {
+      const run = this.read().finally(() => {
+        if (this.running === run) this.running = null;
+      });
+      this.running = run;
+      return run;
+    }
+    if (!this.queued) {
+      const q = this.running
+        .catch(() => {})
+        .then(() => {
+          this.queued = null;
+          return this.sync();
+        });
+      this.queued = q;
+    }
+    return this.queued;
+  }
+
+  /** The page of rows for a plan, in order (call sync() first). */
+  search(plan: SearchPlan, now: number): OfferRow[] {
+    return selectPage(this.sources(plan), plan, jsContext(plan, now));
+  }
+
+  /** The rows that can match: by id or GPU name when the plan pins one, else all of them. */
+  private sources(plan: SearchPlan): (readonly OfferRow[])[] {
+    for (const c of plan.conditions) {
+      if ((c.field === 'id' || c.field === 'machine_id') && (c.op === 'eq' || c.op === 'in')) {
+        const ids = new Set(Array.isArray(c.value) ? c.value : [c.value]);
+        const rows: OfferRow[] = [];
+        for (const id of ids) {
+          const r = typeof id === 'number' ? this.byId.get(id) : undefined;
+          if (r) rows.push(r);
+        }
+        return [rows];
+      }
+    }
+    for (const c of plan.conditions) {
+      if (c.field === 'gpu_name' && (c.op === 'eq' || c.op === 'in')) {
+        const names = new Set(Array.isArray(c.value) ? c.value : [c.value]);
+        const out: IndexedRow[][] = [];
+        for (const name of names) {
+          const b = typeof name === 'string' ? this.buckets.get(name) : undefined;
+          if (b) out.push(b);
+        }
+        return out;
+      }
+    }
+    return [...this.buckets.values()];
+  }
+
+  private async read(): Promise<void> {
+    if (this.dialect === 'sqlite') {
+      const rows = await this.query(SQLITE_CHANGED, [this.version]);
+      for (const r of rows) {
+        this.apply(r);
+        this.version = Math.max(this.version, Number(r.row_version));
+      }
+      return;
+    }
+    const rows = this.snapshot === null ? await this.query(PG_ALL, []) : await this.query(PG_CHANGED, [this.snapshot]);
+    for (const r of rows) if (r.id !== null && r.id !== undefined) this.apply(r);
+    this.snapshot = String(rows[0]!.snap);
+  }
+
+  private async query(sqlText: string, params: unknown[]): Promise<Raw[]> {
+    return (await this.db.executeQuery<Raw>(CompiledQuery.raw(sqlText, params))).rows as Raw[];
+  }
+
+  private apply(r: Raw): void {
+    const id = Number(r.id);
+    const old = this.byId.get(id);
+    if (old) this.remove(old);
+    if (truthy(r.deleted)) return;
+    const row = new IndexedRow(r, (v) => this.intern(v));
+    this.byId.set(id, row);
+    let b = this.buckets.get(row.gpu_name);
+    if (!b) this.buckets.set(row.gpu_name, (b = []));
+    row.slot = b.push(row) - 1;
+  }
+
+  private remove(row: IndexedRow): void {
+    this.byId.delete(row.id);
+    const b = this.buckets.get(row.gpu_name)!;
+    const last = b.pop()!;
+    if (last !== row) {
+      b[row.slot] = last;
+      last.slot = row.slot;
+    }
+    if (b.length === 0) this.buckets.delete(row.gpu_name);
+  }
+
+  private intern(v: unknown): string {
+    const s = v === null || v === undefined ? '' : String(v);
+    const known = this.strings.get(s);
+    if (known !== undefined) return known;
+    this.strings.set(s, s);
+    return s;
+  }
+}
+
+// One index per open database (a process normally has one). Keyed weakly so a closed store (tests
+// open many) takes its index with it.
+const indexes = new WeakMap<Store, OfferIndex>();
+
+export function offerIndexOf(store: Store, db: Kysely<DB>, dialect: Dialect): OfferIndex {
+  let ix = indexes.get(store);
+  if (!ix) indexes.set(store, (ix = new OfferIndex(db, dialect)));
+  return ix;
+}
