@@ -13,7 +13,7 @@
 //   ascending, strings by the database collation) and the index does not follow it: one order for
 //   both dialects.
 import { OFFER_FIELDS, freeDiskJs, type FieldValue, type JsContext, type OfferRow } from './offers.fields.js';
-import { SELECTED_FIELDS, type Condition, type Scalar, type SearchPlan } from './offers.filter.js';
+import type { Condition, Scalar, SearchPlan } from './offers.filter.js';
 
 export type Predicate = (r: OfferRow) => boolean;
 
@@ -25,7 +25,6 @@ export function jsContext(plan: SearchPlan, now: number): JsContext {
 function conditionPredicate(c: Condition, ctx: JsContext): Predicate | boolean {
   const def = OFFER_FIELDS[c.field]!;
   const js = def.js;
-  const get = (r: OfferRow): FieldValue => js(r, ctx);
   if (def.type === 'bool') {
     // As searchSql: by truth. Both truths asked: constant; none: constant; else e or NOT e.
     const vs = Array.isArray(c.value) ? c.value : [c.value];
@@ -35,7 +34,7 @@ function conditionPredicate(c: Condition, ctx: JsContext): Predicate | boolean {
     if (wantTrue && wantFalse) return positive;
     if (!wantTrue && !wantFalse) return !positive;
     const want = wantTrue === positive;
-    return (r) => get(r) === want;
+    return (r) => js(r, ctx) === want;
   }
   if (c.op === 'in' || c.op === 'notin') {
     const vs = c.value as Scalar[];
@@ -43,11 +42,11 @@ function conditionPredicate(c: Condition, ctx: JsContext): Predicate | boolean {
     const set = new Set<FieldValue>(vs);
     return c.op === 'in'
       ? (r) => {
-          const v = get(r);
+          const v = js(r, ctx);
           return v !== null && set.has(v);
         }
       : (r) => {
-          const v = get(r);
+          const v = js(r, ctx);
           return v !== null && !set.has(v);
         };
   }
@@ -55,52 +54,60 @@ function conditionPredicate(c: Condition, ctx: JsContext): Predicate | boolean {
   switch (c.op) {
     case 'eq':
       return (r) => {
-        const v = get(r);
+        const v = js(r, ctx);
         return v !== null && v === want;
       };
     case 'neq':
       return (r) => {
-        const v = get(r);
+        const v = js(r, ctx);
         return v !== null && v !== want;
       };
     // gt/gte/lt/lte apply to numeric fields only (compileSearch refuses them on others).
     case 'gt':
       return (r) => {
-        const v = get(r);
+        const v = js(r, ctx);
         return v !== null && (v as number) > (want as number);
       };
     case 'gte':
       return (r) => {
-        const v = get(r);
+        const v = js(r, ctx);
         return v !== null && (v as number) >= (want as number);
       };
     case 'lt':
       return (r) => {
-        const v = get(r);
+        const v = js(r, ctx);
         return v !== null && (v as number) < (want as number);
       };
     case 'lte':
       return (r) => {
-        const v = get(r);
+        const v = js(r, ctx);
         return v !== null && (v as number) <= (want as number);
       };
   }
 }
 
-/** searchSql's WHERE clause as predicates (all must hold); null when it can hold for no row. */
-export function planPredicates(plan: SearchPlan, ctx: JsContext): Predicate[] | null {
+/**
+ * searchSql's WHERE clause as predicates (all must hold); null when it can hold for no row. The
+ * predicates are pure, so their order is free: the filter's own eq/in conditions first (usually
+ * the most selective), then its others, then the implicit filters. `settled`: conditions every
+ * row given already meets (the index chose the rows by them).
+ */
+export function planPredicates(plan: SearchPlan, ctx: JsContext, settled: ReadonlySet<Condition> = new Set()): Predicate[] | null {
   const storage = plan.storage;
-  const preds: Predicate[] = [(r) => r.disk_space >= storage];
+  const preds: Predicate[] = [];
+  const byEquality = [...plan.conditions].sort((a, b) => Number(b.op === 'eq' || b.op === 'in') - Number(a.op === 'eq' || a.op === 'in'));
+  for (const c of byEquality) {
+    if (settled.has(c)) continue;
+    const p = conditionPredicate(c, ctx);
+    if (p === false) return null;
+    if (p !== true) preds.push(p);
+  }
+  preds.push((r) => r.disk_space >= storage);
   if (plan.type === 'bid') preds.push((r) => r.min_bid_dph > 0);
   const named = new Set(plan.conditions.map((c) => c.field));
   const listed = OFFER_FIELDS.listed!.js;
   if (!named.has('listed') && !named.has('rentable')) preds.push((r) => listed(r, ctx) === true);
   if (!named.has('rented') && !named.has('rentable')) preds.push((r) => r.rented === 0);
-  for (const c of plan.conditions) {
-    const p = conditionPredicate(c, ctx);
-    if (p === false) return null;
-    if (p !== true) preds.push(p);
-  }
   if (storage > 0) preds.push((r) => freeDiskJs(r) >= storage);
   return preds;
 }
@@ -138,18 +145,24 @@ export function compareValues(a: FieldValue, b: FieldValue): number {
 
 interface Entry {
   row: OfferRow;
-  keys: FieldValue[];
+  /** The first order key (most plans have one), then the others. */
+  k: FieldValue;
+  more: FieldValue[] | null;
 }
 
 /** Rows from `sources` matching the plan, in the plan's order then id, at most plan.limit. */
-export function selectPage(sources: readonly (readonly OfferRow[])[], plan: SearchPlan, ctx: JsContext): OfferRow[] {
-  const preds = planPredicates(plan, ctx);
+export function selectPage(sources: readonly (readonly OfferRow[])[], plan: SearchPlan, ctx: JsContext, settled?: ReadonlySet<Condition>): OfferRow[] {
+  const preds = planPredicates(plan, ctx, settled);
   if (!preds) return [];
-  const order = plan.order.map((o) => ({ js: OFFER_FIELDS[o.field]!.js, sign: o.dir === 'desc' ? -1 : 1 }));
+  const [first, ...rest] = plan.order.map((o) => ({ js: OFFER_FIELDS[o.field]!.js, sign: o.dir === 'desc' ? -1 : 1 }));
   const cmp = (a: Entry, b: Entry): number => {
-    for (let i = 0; i < order.length; i++) {
-      const c = compareValues(a.keys[i]!, b.keys[i]!);
-      if (c !== 0) return c * order[i]!.sign;
+    if (first) {
+      const c = compareValues(a.k, b.k);
+      if (c !== 0) return c * first.sign;
+    }
+    for (let i = 0; i < rest.length; i++) {
+      const c = compareValues(a.more![i]!, b.more![i]!);
+      if (c !== 0) return c * rest[i]!.sign;
     }
     return a.row.id - b.row.id;
   };
@@ -162,7 +175,12 @@ export function selectPage(sources: readonly (readonly OfferRow[])[], plan: Sear
     next: for (let j = 0; j < rows.length; j++) {
       const row = rows[j]!;
       for (let i = 0; i < np; i++) if (!preds[i]!(row)) continue next;
-      const e: Entry = { row, keys: order.map((o) => o.js(row, ctx)) };
+      let more: FieldValue[] | null = null;
+      if (rest.length) {
+        more = [];
+        for (const o of rest) more.push(o.js(row, ctx));
+      }
+      const e: Entry = { row, k: first ? first.js(row, ctx) : null, more };
       if (heap.length < limit) heapPush(heap, e, cmp);
       else if (cmp(e, heap[0]!) < 0) heapReplaceRoot(heap, e, cmp);
     }
@@ -195,11 +213,4 @@ function heapReplaceRoot<T>(h: T[], e: T, cmp: (a: T, b: T) => number): void {
     i = c;
   }
   h[i] = e;
-}
-
-/** Every reply field of a row, computed as searchSql's SELECT computes it (for offerView). */
-export function replyFields(r: OfferRow, ctx: JsContext): Record<string, FieldValue> {
-  const out: Record<string, FieldValue> = {};
-  for (const f of SELECTED_FIELDS) out[f] = OFFER_FIELDS[f]!.js(r, ctx);
-  return out;
 }

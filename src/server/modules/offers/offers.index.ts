@@ -17,7 +17,7 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import type { Dialect, Store } from '../../db/connection.js';
 import type { DB } from '../../db/schema.js';
 import type { OfferRow } from './offers.fields.js';
-import type { SearchPlan } from './offers.filter.js';
+import type { Condition, SearchPlan } from './offers.filter.js';
 import { jsContext, selectPage } from './offers.evaluate.js';
 
 // The columns search reads (offers.fields.ts OfferRow), plus whether the row is deleted.
@@ -63,75 +63,77 @@ const PG_CHANGED = `SELECT s.snap, ${COLUMNS} FROM (SELECT pg_current_snapshot()
 
 type Raw = Record<string, unknown>;
 
-/** A held row; `slot` is its place in its GPU bucket (removal swaps the last row into it). */
+/** A held row; `slot` is its place in its bucket (removal swaps the last row into it). */
 class IndexedRow implements OfferRow {
+  // Declaration order is memory order: the fields filters read most come first, so a row's
+  // usual tests touch one or two cache lines (the scan is bound by memory, not by arithmetic).
   id: number;
-  host_id: number;
   gpu_name: string;
   num_gpus: number;
+  listed: number;
+  listed_until: number | null;
+  rented: number;
+  online_state: string;
+  has_heartbeat: boolean;
+  verified: number;
+  direct_port_count: number;
+  disk_space: number;
+  disk_held_mb: number;
+  min_bid_dph: number;
+  price_gpu_dph: number;
+  price_disk_gb_month: number;
+  dlperf: number;
+  score: number;
+  reliability: number;
+  host_id: number;
   gpu_ram: number;
   cpu_name: string;
   cpu_cores: number;
   cpu_ghz: number;
   cpu_ram: number;
-  disk_space: number;
-  disk_held_mb: number;
   disk_bw: number;
   inet_up: number;
   inet_down: number;
   pcie_bw: number;
-  direct_port_count: number;
   cuda_max_good: number;
   driver_version: string;
-  reliability: number;
-  verified: number;
   geolocation: string;
-  dlperf: number;
-  listed: number;
-  price_gpu_dph: number;
-  price_disk_gb_month: number;
-  min_bid_dph: number;
-  rented: number;
-  listed_until: number | null;
-  score: number;
-  online_state: string;
-  has_heartbeat: boolean;
   slot = 0;
 
   constructor(r: Raw, str: (v: unknown) => string) {
     // Numbers arrive as numbers from both drivers (bigint is parsed in db/connection.ts).
     const n = (v: unknown): number => Number(v);
     this.id = n(r.id);
-    this.host_id = n(r.host_id);
     this.gpu_name = str(r.gpu_name);
     this.num_gpus = n(r.num_gpus);
+    this.listed = n(r.listed);
+    this.listed_until = r.listed_until === null || r.listed_until === undefined ? null : n(r.listed_until);
+    this.rented = n(r.rented);
+    this.online_state = str(r.online_state);
+    this.has_heartbeat = truthy(r.has_heartbeat);
+    this.verified = n(r.verified);
+    this.direct_port_count = n(r.direct_port_count);
+    this.disk_space = n(r.disk_space);
+    this.disk_held_mb = n(r.disk_held_mb);
+    this.min_bid_dph = n(r.min_bid_dph);
+    this.price_gpu_dph = n(r.price_gpu_dph);
+    this.price_disk_gb_month = n(r.price_disk_gb_month);
+    this.dlperf = n(r.dlperf);
+    this.score = n(r.score);
+    this.reliability = n(r.reliability);
+    this.host_id = n(r.host_id);
     this.gpu_ram = n(r.gpu_ram);
     this.cpu_name = str(r.cpu_name);
     this.cpu_cores = n(r.cpu_cores);
     this.cpu_ghz = n(r.cpu_ghz);
     this.cpu_ram = n(r.cpu_ram);
-    this.disk_space = n(r.disk_space);
-    this.disk_held_mb = n(r.disk_held_mb);
     this.disk_bw = n(r.disk_bw);
     this.inet_up = n(r.inet_up);
     this.inet_down = n(r.inet_down);
     this.pcie_bw = n(r.pcie_bw);
-    this.direct_port_count = n(r.direct_port_count);
     this.cuda_max_good = n(r.cuda_max_good);
     this.driver_version = str(r.driver_version);
-    this.reliability = n(r.reliability);
-    this.verified = n(r.verified);
     this.geolocation = str(r.geolocation);
-    this.dlperf = n(r.dlperf);
-    this.listed = n(r.listed);
-    this.price_gpu_dph = n(r.price_gpu_dph);
-    this.price_disk_gb_month = n(r.price_disk_gb_month);
-    this.min_bid_dph = n(r.min_bid_dph);
-    this.rented = n(r.rented);
-    this.listed_until = r.listed_until === null || r.listed_until === undefined ? null : n(r.listed_until);
-    this.score = n(r.score);
-    this.online_state = str(r.online_state);
-    this.has_heartbeat = truthy(r.has_heartbeat);
   }
 }
 
@@ -142,8 +144,11 @@ function truthy(v: unknown): boolean {
 
 export class OfferIndex {
   private readonly byId = new Map<number, IndexedRow>();
-  /** Rows by gpu_name: the common `gpu_name eq/in` search scans its buckets only. */
-  private readonly buckets = new Map<string, IndexedRow[]>();
+  /**
+   * Rows by gpu_name, then num_gpus (the SQL index was on the same pair): a search that pins
+   * either scans only those buckets. Scanning costs memory reads per row, so fewer rows is faster.
+   */
+  private readonly buckets = new Map<string, Map<number, IndexedRow[]>>();
   /** One copy of each distinct string (50,000 machines share a few GPU and CPU names). */
   private readonly strings = new Map<string, string>();
   /** SQLite: the highest row_version applied. */
@@ -189,34 +194,43 @@ export class OfferIndex {
 
   /** The page of rows for a plan, in order (call sync() first). */
   search(plan: SearchPlan, now: number): OfferRow[] {
-    return selectPage(this.sources(plan), plan, jsContext(plan, now));
+    const settled = new Set<Condition>();
+    return selectPage(this.sources(plan, settled), plan, jsContext(plan, now), settled);
   }
 
-  /** The rows that can match: by id or GPU name when the plan pins one, else all of them. */
-  private sources(plan: SearchPlan): (readonly OfferRow[])[] {
-    for (const c of plan.conditions) {
-      if ((c.field === 'id' || c.field === 'machine_id') && (c.op === 'eq' || c.op === 'in')) {
-        const ids = new Set(Array.isArray(c.value) ? c.value : [c.value]);
-        const rows: OfferRow[] = [];
-        for (const id of ids) {
-          const r = typeof id === 'number' ? this.byId.get(id) : undefined;
-          if (r) rows.push(r);
-        }
-        return [rows];
+  /** The rows that can match: by id, or by GPU name and count when the plan pins them, else all. */
+  private sources(plan: SearchPlan, settled: Set<Condition>): (readonly OfferRow[])[] {
+    // Only eq/in conditions narrow (they must hold); any one of them will do. The rows returned
+    // meet it, so it goes into `settled` and is not tested again.
+    const pinned = (field: string) => {
+      const c = plan.conditions.find((x) => x.field === field && (x.op === 'eq' || x.op === 'in'));
+      if (!c) return null;
+      settled.add(c);
+      return new Set(Array.isArray(c.value) ? c.value : [c.value]);
+    };
+    const ids = pinned('id') ?? pinned('machine_id');
+    if (ids) {
+      const rows: OfferRow[] = [];
+      for (const id of ids) {
+        const r = typeof id === 'number' ? this.byId.get(id) : undefined;
+        if (r) rows.push(r);
       }
+      return [rows];
     }
-    for (const c of plan.conditions) {
-      if (c.field === 'gpu_name' && (c.op === 'eq' || c.op === 'in')) {
-        const names = new Set(Array.isArray(c.value) ? c.value : [c.value]);
-        const out: IndexedRow[][] = [];
-        for (const name of names) {
-          const b = typeof name === 'string' ? this.buckets.get(name) : undefined;
+    const names = pinned('gpu_name');
+    const counts = pinned('num_gpus');
+    const out: IndexedRow[][] = [];
+    const byCount = names ? [...names].map((n) => (typeof n === 'string' ? this.buckets.get(n) : undefined)) : [...this.buckets.values()];
+    for (const m of byCount) {
+      if (!m) continue;
+      if (!counts) out.push(...m.values());
+      else
+        for (const n of counts) {
+          const b = typeof n === 'number' ? m.get(n) : undefined;
           if (b) out.push(b);
         }
-        return out;
-      }
     }
-    return [...this.buckets.values()];
+    return out;
   }
 
   private async read(): Promise<void> {
@@ -244,20 +258,24 @@ export class OfferIndex {
     if (truthy(r.deleted)) return;
     const row = new IndexedRow(r, (v) => this.intern(v));
     this.byId.set(id, row);
-    let b = this.buckets.get(row.gpu_name);
-    if (!b) this.buckets.set(row.gpu_name, (b = []));
+    let m = this.buckets.get(row.gpu_name);
+    if (!m) this.buckets.set(row.gpu_name, (m = new Map()));
+    let b = m.get(row.num_gpus);
+    if (!b) m.set(row.num_gpus, (b = []));
     row.slot = b.push(row) - 1;
   }
 
   private remove(row: IndexedRow): void {
     this.byId.delete(row.id);
-    const b = this.buckets.get(row.gpu_name)!;
+    const m = this.buckets.get(row.gpu_name)!;
+    const b = m.get(row.num_gpus)!;
     const last = b.pop()!;
     if (last !== row) {
       b[row.slot] = last;
       last.slot = row.slot;
     }
-    if (b.length === 0) this.buckets.delete(row.gpu_name);
+    if (b.length === 0) m.delete(row.num_gpus);
+    if (m.size === 0) this.buckets.delete(row.gpu_name);
   }
 
   private intern(v: unknown): string {

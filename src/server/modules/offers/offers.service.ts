@@ -1,21 +1,39 @@
 // Offer search and GPU names. An offer is a listed machine; its id is the machine id.
 import type { Deps } from '../../deps.js';
-import { OFFER_FIELDS } from './offers.fields.js';
+import { OFFER_FIELDS, type JsContext, type OfferRow } from './offers.fields.js';
 import { compileSearch, type SearchPlan } from './offers.filter.js';
-import { jsContext, replyFields } from './offers.evaluate.js';
+import { jsContext } from './offers.evaluate.js';
 import { offerIndexOf } from './offers.index.js';
 import { maintenanceWindowsFor, type WindowView } from '../maintenance/maintenance.service.js';
 
 export type Offer = Record<string, number | string | boolean | null | WindowView[]>;
 
+const FIELD_ENTRIES = Object.entries(OFFER_FIELDS);
+
 /** Normalises a result row: booleans from 0/1 (SQLite) or true/false (PostgreSQL), numbers. */
 export function offerView(row: Record<string, unknown>, plan: SearchPlan): Offer {
   const out: Offer = {};
-  for (const [name, def] of Object.entries(OFFER_FIELDS)) {
+  for (const [name, def] of FIELD_ENTRIES) {
     const v = row[name];
     if (def.type === 'bool') out[name] = v === true || v === 1 || v === '1';
     else if (def.type === 'string') out[name] = v === null || v === undefined ? '' : String(v);
     else out[name] = v === null || v === undefined ? null : Number(v);
+  }
+  out.ask_contract_id = out.id!;
+  out.is_bid = plan.type === 'bid';
+  out.search_type = plan.type;
+  out.allocated_storage = plan.storage;
+  return out;
+}
+
+/** offerView of the row searchSql would select for `r`, in one pass (no intermediate row). */
+export function offerOf(r: OfferRow, ctx: JsContext, plan: SearchPlan): Offer {
+  const out: Offer = {};
+  for (const [name, def] of FIELD_ENTRIES) {
+    const v = def.js(r, ctx);
+    if (def.type === 'bool') out[name] = v === true;
+    else if (def.type === 'string') out[name] = v === null ? '' : String(v);
+    else out[name] = v === null ? null : Number(v);
   }
   out.ask_contract_id = out.id!;
   out.is_bid = plan.type === 'bid';
@@ -34,7 +52,7 @@ export async function searchOffers(deps: Pick<Deps, 'store' | 'db' | 'dialect' |
   await index.sync();
   const now = deps.clock.now();
   const ctx = jsContext(plan, now);
-  const offers = index.search(plan, now).map((r) => offerView(replyFields(r, ctx), plan));
+  const offers = index.search(plan, now).map((r) => offerOf(r, ctx, plan));
   // Renters see the machine's current and upcoming maintenance windows on each offer: one query
   // for all the machine ids of the page (never one per row), so search stays fast.
   const windows = offers.length ? await maintenanceWindowsFor(deps.db, offers.map((o) => o.id as number), now) : new Map<number, WindowView[]>();
