@@ -1,6 +1,6 @@
 // Offer search and GPU names. An offer is a listed machine; its id is the machine id.
 import type { Deps } from '../../deps.js';
-import { OFFER_FIELDS, type JsContext, type OfferRow } from './offers.fields.js';
+import { OFFER_FIELDS, type FieldValue, type JsContext, type OfferRow } from './offers.fields.js';
 import { compileSearch, type SearchPlan } from './offers.filter.js';
 import { jsContext } from './offers.evaluate.js';
 import { offerIndexOf } from './offers.index.js';
@@ -26,21 +26,30 @@ export function offerView(row: Record<string, unknown>, plan: SearchPlan): Offer
   return out;
 }
 
-/** offerView of the row searchSql would select for `r`, in one pass (no intermediate row). */
-export function offerOf(r: OfferRow, ctx: JsContext, plan: SearchPlan): Offer {
-  const out: Offer = {};
-  for (const [name, def] of FIELD_ENTRIES) {
-    const v = def.js(r, ctx);
-    if (def.type === 'bool') out[name] = v === true;
-    else if (def.type === 'string') out[name] = v === null ? '' : String(v);
-    else out[name] = v === null ? null : Number(v);
-  }
-  out.ask_contract_id = out.id!;
-  out.is_bid = plan.type === 'bid';
-  out.search_type = plan.type;
-  out.allocated_storage = plan.storage;
-  return out;
-}
+/**
+ * offerView of the row searchSql would select for `r`, in one pass. Generated once from
+ * OFFER_FIELDS as a single object literal with one call site per field: built field by field with
+ * computed names, each row took ~8 µs (a property-adding store per field that sees every name),
+ * a third of a search. The source holds only field names (checked identifiers) and indexes; every
+ * value comes from the fields' own `js` functions.
+ */
+export const offerOf: (r: OfferRow, ctx: JsContext, plan: SearchPlan) => Offer = (() => {
+  const fns = FIELD_ENTRIES.map(([, def]) => def.js);
+  const props = FIELD_ENTRIES.map(([name, def], i) => {
+    if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`offer field name ${name} is not a plain identifier`);
+    const v = `F[${i}](r, c)`;
+    const conv = def.type === 'bool' ? `${v} === true` : def.type === 'string' ? `S(${v})` : `N(${v})`;
+    return `${name}: ${conv}`;
+  });
+  const src = `return function offerOf(r, c, plan) {
+    const o = { ${props.join(', ')}, ask_contract_id: 0, is_bid: plan.type === 'bid', search_type: plan.type, allocated_storage: plan.storage };
+    o.ask_contract_id = o.id;
+    return o;
+  };`;
+  const S = (v: FieldValue): string => (v === null ? '' : String(v));
+  const N = (v: FieldValue): number | null => (v === null ? null : Number(v));
+  return new Function('F', 'S', 'N', src)(fns, S, N) as (r: OfferRow, ctx: JsContext, plan: SearchPlan) => Offer;
+})();
 
 /**
  * Search (issue 9): the plan is evaluated over this process's offer index, synced first so the
