@@ -12,104 +12,12 @@
 //   compares UTF-8 bytes, which is code-point order). PostgreSQL's SQL differs there (NULLS LAST
 //   ascending, strings by the database collation) and the index does not follow it: one order for
 //   both dialects.
-import { OFFER_FIELDS, freeDiskJs, type FieldValue, type JsContext, type OfferRow } from './offers.fields.js';
-import type { Condition, Scalar, SearchPlan } from './offers.filter.js';
-
-export type Predicate = (r: OfferRow) => boolean;
+import { OFFER_FIELDS, type FieldValue, type JsContext, type OfferRow } from './offers.fields.js';
+import type { Condition, SearchPlan } from './offers.filter.js';
+import { compileKey, compileTester } from './offers.tester.js';
 
 export function jsContext(plan: SearchPlan, now: number): JsContext {
   return { bid: plan.type === 'bid', storage: plan.storage, now: Math.trunc(now) };
-}
-
-/** One condition as a predicate; `true`/`false` when it does not depend on the row. */
-function conditionPredicate(c: Condition, ctx: JsContext): Predicate | boolean {
-  const def = OFFER_FIELDS[c.field]!;
-  const js = def.js;
-  if (def.type === 'bool') {
-    // As searchSql: by truth. Both truths asked: constant; none: constant; else e or NOT e.
-    const vs = Array.isArray(c.value) ? c.value : [c.value];
-    const positive = c.op === 'eq' || c.op === 'in';
-    const wantTrue = vs.includes(true);
-    const wantFalse = vs.includes(false);
-    if (wantTrue && wantFalse) return positive;
-    if (!wantTrue && !wantFalse) return !positive;
-    const want = wantTrue === positive;
-    return (r) => js(r, ctx) === want;
-  }
-  if (c.op === 'in' || c.op === 'notin') {
-    const vs = c.value as Scalar[];
-    if (vs.length === 0) return c.op !== 'in';
-    const set = new Set<FieldValue>(vs);
-    return c.op === 'in'
-      ? (r) => {
-          const v = js(r, ctx);
-          return v !== null && set.has(v);
-        }
-      : (r) => {
-          const v = js(r, ctx);
-          return v !== null && !set.has(v);
-        };
-  }
-  const want = c.value as Scalar;
-  switch (c.op) {
-    case 'eq':
-      return (r) => {
-        const v = js(r, ctx);
-        return v !== null && v === want;
-      };
-    case 'neq':
-      return (r) => {
-        const v = js(r, ctx);
-        return v !== null && v !== want;
-      };
-    // gt/gte/lt/lte apply to numeric fields only (compileSearch refuses them on others).
-    case 'gt':
-      return (r) => {
-        const v = js(r, ctx);
-        return v !== null && (v as number) > (want as number);
-      };
-    case 'gte':
-      return (r) => {
-        const v = js(r, ctx);
-        return v !== null && (v as number) >= (want as number);
-      };
-    case 'lt':
-      return (r) => {
-        const v = js(r, ctx);
-        return v !== null && (v as number) < (want as number);
-      };
-    case 'lte':
-      return (r) => {
-        const v = js(r, ctx);
-        return v !== null && (v as number) <= (want as number);
-      };
-  }
-}
-
-/**
- * searchSql's WHERE clause as predicates (all must hold); null when it can hold for no row. The
- * predicates are pure, so their order is free: the filter's own eq/in conditions first (usually
- * the most selective), then its others, then the implicit filters. `settled`: conditions every
- * row given already meets (the index chose the rows by them).
- */
-export function planPredicates(plan: SearchPlan, ctx: JsContext, settled: ReadonlySet<Condition> = new Set()): Predicate[] | null {
-  const storage = plan.storage;
-  const preds: Predicate[] = [];
-  const byEquality = [...plan.conditions].sort((a, b) => Number(b.op === 'eq' || b.op === 'in') - Number(a.op === 'eq' || a.op === 'in'));
-  for (const c of byEquality) {
-    if (settled.has(c)) continue;
-    const p = conditionPredicate(c, ctx);
-    if (p === false) return null;
-    if (p !== true) preds.push(p);
-  }
-  preds.push((r) => r.disk_space >= storage);
-  if (plan.type === 'bid') preds.push((r) => r.min_bid_dph > 0);
-  const named = new Set(plan.conditions.map((c) => c.field));
-  const listed = OFFER_FIELDS.listed!.js;
-  if (!named.has('listed') && !named.has('rentable')) preds.push((r) => listed(r, ctx) === true);
-  if (!named.has('rented') && !named.has('rentable')) preds.push((r) => r.rented === 0);
-  if (storage > 0) preds.push((r) => freeDiskJs(r) >= storage);
-  return preds;
 }
 
 /**
@@ -152,9 +60,10 @@ interface Entry {
 
 /** Rows from `sources` matching the plan, in the plan's order then id, at most plan.limit. */
 export function selectPage(sources: readonly (readonly OfferRow[])[], plan: SearchPlan, ctx: JsContext, settled?: ReadonlySet<Condition>): OfferRow[] {
-  const preds = planPredicates(plan, ctx, settled);
-  if (!preds) return [];
+  const test = compileTester(plan, ctx, settled);
+  if (!test) return [];
   const [first, ...rest] = plan.order.map((o) => ({ js: OFFER_FIELDS[o.field]!.js, sign: o.dir === 'desc' ? -1 : 1 }));
+  const firstKey = first ? compileKey(plan.order[0]!.field, ctx) : null;
   const cmp = (a: Entry, b: Entry): number => {
     if (first) {
       const c = compareValues(a.k, b.k);
@@ -170,17 +79,16 @@ export function selectPage(sources: readonly (readonly OfferRow[])[], plan: Sear
   // one comparison with it. Then the kept ones are sorted.
   const limit = plan.limit;
   const heap: Entry[] = [];
-  const np = preds.length;
   for (const rows of sources) {
-    next: for (let j = 0; j < rows.length; j++) {
+    for (let j = 0; j < rows.length; j++) {
       const row = rows[j]!;
-      for (let i = 0; i < np; i++) if (!preds[i]!(row)) continue next;
+      if (!test(row)) continue;
       let more: FieldValue[] | null = null;
       if (rest.length) {
         more = [];
         for (const o of rest) more.push(o.js(row, ctx));
       }
-      const e: Entry = { row, k: first ? first.js(row, ctx) : null, more };
+      const e: Entry = { row, k: firstKey ? firstKey(row) : null, more };
       if (heap.length < limit) heapPush(heap, e, cmp);
       else if (cmp(e, heap[0]!) < 0) heapReplaceRoot(heap, e, cmp);
     }
