@@ -87,7 +87,7 @@ describeEachDb('offer index freshness', (dialect) => {
   it('serves a search that starts after a commit from a read that started after it, even while another read is under way', async () => {
     const host = await t().user();
     const ids = await insertMachines(t().deps.db, [{ hostId: host.id, gpuName: 'A40', numGpus: 1 }], t().clock.now());
-    const index = new OfferIndex(t().deps.db, dialect);
+    const index = new OfferIndex(t().deps.store);
     await index.sync();
     const plan = compileSearch({ id: { eq: ids[0] } });
     for (let i = 0; i < 20; i++) {
@@ -110,7 +110,7 @@ describeEachDb('offer index freshness', (dialect) => {
         ],
         t().clock.now(),
       );
-      const index = new OfferIndex(t().deps.db, dialect);
+      const index = new OfferIndex(t().deps.store);
       await index.sync();
       const shown = () => index.search(compileSearch({ gpu_name: { eq: 'OOO' } }), t().clock.now()).map((r) => r.id);
       expect(shown()).toEqual([m1, m2]);

@@ -188,7 +188,7 @@ describeEachDb('offer index matches searchSql', (dialect) => {
           if (body !== everything) await update(k);
         }
         // A fresh index (one full load) holds what the long-lived one reached incrementally.
-        const fresh = new OfferIndex(db, dialect);
+        const fresh = new OfferIndex(t().deps.store);
         await fresh.sync();
         for (const body of bodies) {
           const plan = compileSearch(body);

@@ -13,9 +13,7 @@
 //   index skip them.
 // So a search never answers from anything staler than a direct SQL query started at the same time
 // would (read-your-writes: a create that committed before the search began is seen).
-import { CompiledQuery, type Kysely } from 'kysely';
 import type { Dialect, Store } from '../../db/connection.js';
-import type { DB } from '../../db/schema.js';
 import type { OfferRow } from './offers.fields.js';
 import type { Condition, SearchPlan } from './offers.filter.js';
 import { jsContext, selectPage } from './offers.evaluate.js';
@@ -56,7 +54,10 @@ const COLUMNS = [
   '(m.deleted_at IS NOT NULL) AS deleted',
 ].join(', ');
 
-const SQLITE_CHANGED = `SELECT ${COLUMNS}, m.row_version FROM machines m WHERE m.row_version > ? ORDER BY m.row_version`;
+// In chunks: the first sync reads every machine, and better-sqlite3 reads synchronously; between
+// chunks the event loop serves other requests (a 50,000-row load in one go held it for seconds).
+const SQLITE_CHUNK = 2000;
+const SQLITE_CHANGED = `SELECT ${COLUMNS}, m.row_version FROM machines m WHERE m.row_version > ? ORDER BY m.row_version LIMIT ${SQLITE_CHUNK}`;
 // One row even when nothing changed: it carries the new snapshot (the statement's own).
 const PG_ALL = `SELECT s.snap, ${COLUMNS} FROM (SELECT pg_current_snapshot()::text AS snap) s LEFT JOIN machines m ON true`;
 const PG_CHANGED = `SELECT s.snap, ${COLUMNS} FROM (SELECT pg_current_snapshot()::text AS snap) s LEFT JOIN machines m ON m.row_xid >= pg_snapshot_xmin($1::pg_snapshot) AND NOT pg_visible_in_snapshot(m.row_xid, $1::pg_snapshot)`;
@@ -158,10 +159,11 @@ export class OfferIndex {
   private running: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
 
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly dialect: Dialect,
-  ) {}
+  private readonly dialect: Dialect;
+
+  constructor(private readonly store: Store) {
+    this.dialect = store.dialect;
+  }
 
   get size(): number {
     return this.byId.size;
@@ -235,20 +237,24 @@ export class OfferIndex {
 
   private async read(): Promise<void> {
     if (this.dialect === 'sqlite') {
-      const rows = await this.query(SQLITE_CHANGED, [this.version]);
-      for (const r of rows) {
-        this.apply(r);
-        this.version = Math.max(this.version, Number(r.row_version));
+      for (;;) {
+        const rows = await this.query(SQLITE_CHANGED, [this.version]);
+        for (const r of rows) {
+          this.apply(r);
+          this.version = Math.max(this.version, Number(r.row_version));
+        }
+        if (rows.length < SQLITE_CHUNK) return;
+        await new Promise((resolve) => setImmediate(resolve));
       }
-      return;
     }
     const rows = this.snapshot === null ? await this.query(PG_ALL, []) : await this.query(PG_CHANGED, [this.snapshot]);
     for (const r of rows) if (r.id !== null && r.id !== undefined) this.apply(r);
     this.snapshot = String(rows[0]!.snap);
   }
 
-  private async query(sqlText: string, params: unknown[]): Promise<Raw[]> {
-    return (await this.db.executeQuery<Raw>(CompiledQuery.raw(sqlText, params))).rows as Raw[];
+  /** Committed rows only, off the write path (Store.read: SQLite's query-only connection). */
+  private query(sqlText: string, params: unknown[]): Promise<Raw[]> {
+    return this.store.read<Raw>(sqlText, params);
   }
 
   private apply(r: Raw): void {
@@ -291,8 +297,8 @@ export class OfferIndex {
 // open many) takes its index with it.
 const indexes = new WeakMap<Store, OfferIndex>();
 
-export function offerIndexOf(store: Store, db: Kysely<DB>, dialect: Dialect): OfferIndex {
+export function offerIndexOf(store: Store): OfferIndex {
   let ix = indexes.get(store);
-  if (!ix) indexes.set(store, (ix = new OfferIndex(db, dialect)));
+  if (!ix) indexes.set(store, (ix = new OfferIndex(store)));
   return ix;
 }

@@ -4,7 +4,7 @@ import { OFFER_FIELDS, type FieldValue, type JsContext, type OfferRow } from './
 import { compileSearch, type SearchPlan } from './offers.filter.js';
 import { jsContext } from './offers.evaluate.js';
 import { offerIndexOf } from './offers.index.js';
-import { maintenanceWindowsFor, type WindowView } from '../maintenance/maintenance.service.js';
+import { readMaintenanceWindows, type WindowView } from '../maintenance/maintenance.service.js';
 
 export type Offer = Record<string, number | string | boolean | null | WindowView[]>;
 
@@ -57,14 +57,14 @@ export const offerOf: (r: OfferRow, ctx: JsContext, plan: SearchPlan) => Offer =
  */
 export async function searchOffers(deps: Pick<Deps, 'store' | 'db' | 'dialect' | 'clock'>, body: unknown): Promise<{ offers: Offer[] }> {
   const plan = compileSearch(body);
-  const index = offerIndexOf(deps.store, deps.db, deps.dialect);
+  const index = offerIndexOf(deps.store);
   await index.sync();
   const now = deps.clock.now();
   const ctx = jsContext(plan, now);
   const offers = index.search(plan, now).map((r) => offerOf(r, ctx, plan));
   // Renters see the machine's current and upcoming maintenance windows on each offer: one query
   // for all the machine ids of the page (never one per row), so search stays fast.
-  const windows = offers.length ? await maintenanceWindowsFor(deps.db, offers.map((o) => o.id as number), now) : new Map<number, WindowView[]>();
+  const windows = offers.length ? await readMaintenanceWindows(deps.store, offers.map((o) => o.id as number), now) : new Map<number, WindowView[]>();
   for (const o of offers) o.maintenances = windows.get(o.id as number) ?? [];
   return { offers };
 }
