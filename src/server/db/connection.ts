@@ -133,6 +133,9 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
  */
 function readerConnection(conn: Database.Database) {
   conn.pragma('query_only = ON');
+  // Its page cache is the process's memory (the OS caches the file anyway): SQLite's own default
+  // of 2 MB instead of the driver's 16 MB keeps idle RSS down once search has read every machine.
+  conn.pragma('cache_size = -2000');
   conn.pragma('busy_timeout = 5000');
   const cache = new Map<string, { stmt: Database.Statement; row: (values: unknown[]) => unknown }>();
   const prepared = (sqlText: string) => {
