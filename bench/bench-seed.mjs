@@ -89,7 +89,10 @@ export async function seed(databaseUrl, { offers = 50_000, instances = 10_000, r
       price_disk_gb_month: 0.1,
       min_bid_dph: price / 2,
       online_state: 'online',
-      last_heartbeat_at: now,
+      // Never heartbeated (as `admin create-machines` leaves them): the sweeps leave such machines
+      // alone. With a timestamp, 60 s into the run the sweep would judge the 10,000 seeded
+      // instances `unknown`, one transaction each, in the middle of the heartbeat scenario.
+      last_heartbeat_at: null,
       created_at: now,
       ...over,
     };
