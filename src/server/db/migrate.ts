@@ -1,6 +1,7 @@
 // One migration set for both dialects, run at start (issue 2, point 2). The list is static so
 // it works the same from TypeScript sources (tests) and from dist/ (the installed program).
-import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { DB } from './schema.js';
 import type { Store } from './connection.js';
 import * as m001 from './migrations/001-foundation.js';
 import * as m002 from './migrations/002-market.js';
@@ -33,7 +34,39 @@ export async function migrateToLatest(store: Store): Promise<void> {
     const r = await sql<{ s: string }>`select current_schema() as s`.execute(store.db);
     migrationTableSchema = r.rows[0]?.s;
   }
-  const migrator = new Migrator({ db: store.db, provider, migrationTableSchema });
+  const db = migrationTableSchema ? withSchemaIntrospection(store.db) : store.db;
+  const migrator = new Migrator({ db, provider, migrationTableSchema });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
 }
+
+/**
+ * PostgreSQL: the Migrator asks Kysely's introspector whether its tables exist, and that lists
+ * every table of every schema, calling catalog functions on each. Racing another deployment's (or
+ * test file's) DROP SCHEMA or ALTER TABLE in the same database, it failed now and then with
+ * "schema … does not exist" or "relation t_….ssh_keys does not exist". Here the Migrator sees an
+ * introspector that reads pg_namespace and pg_class of the current schema only, plain catalog
+ * scans that a concurrent DDL elsewhere cannot break.
+ */
+function withSchemaIntrospection(db: Kysely<DB>): Kysely<DB> {
+  const getTables = async () =>
+    (
+      await sql<{ name: string; schema: string }>`select c.relname as name, n.nspname as schema from pg_catalog.pg_class c
+        join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = current_schema() and c.relkind in ('r', 'p')`.execute(db)
+    ).rows.map((r) => ({ name: r.name, schema: r.schema, isView: false, columns: [] }));
+  const introspection = {
+    getSchemas: async () => (await sql<{ name: string }>`select nspname as name from pg_catalog.pg_namespace`.execute(db)).rows,
+    getTables,
+    getMetadata: async () => ({ tables: await getTables() }),
+  };
+  // Kysely keeps its state in private fields: methods must run on the real instance.
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'introspection') return introspection;
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
