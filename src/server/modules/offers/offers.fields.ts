@@ -7,6 +7,9 @@
 // the same order as the `sql` side, so the doubles agree bit for bit (both are IEEE doubles; a
 // literal such as `720.0` is the same double in both).
 
+import type { Selectable } from 'kysely';
+import type { MachinesTable } from '../../db/tables/market.js';
+
 export type FieldType = 'int' | 'float' | 'bool' | 'string';
 
 /** What a field's SQL may depend on besides the machine row. */
@@ -24,39 +27,9 @@ export interface SqlContext {
  * not held. `has_heartbeat` is `last_heartbeat_at IS NOT NULL` (heartbeats do not bump a row's
  * version, so the timestamp itself would go stale; its nullness does not).
  */
-export interface OfferRow {
-  id: number;
-  host_id: number;
-  gpu_name: string;
-  num_gpus: number;
-  gpu_ram: number;
-  cpu_name: string;
-  cpu_cores: number;
-  cpu_ghz: number;
-  cpu_ram: number;
-  disk_space: number;
-  disk_held_mb: number;
-  disk_bw: number;
-  inet_up: number;
-  inet_down: number;
-  pcie_bw: number;
-  direct_port_count: number;
-  cuda_max_good: number;
-  driver_version: string;
-  reliability: number;
-  verified: number;
-  geolocation: string;
-  dlperf: number;
-  listed: number;
-  price_gpu_dph: number;
-  price_disk_gb_month: number;
-  min_bid_dph: number;
-  rented: number;
-  listed_until: number | null;
-  score: number;
-  online_state: string;
+export type OfferRow = Pick<Selectable<MachinesTable>, 'id' | 'host_id' | 'gpu_name' | 'num_gpus' | 'gpu_ram' | 'cpu_name' | 'cpu_cores' | 'cpu_ghz' | 'cpu_ram' | 'disk_space' | 'disk_held_mb' | 'disk_bw' | 'inet_up' | 'inet_down' | 'pcie_bw' | 'direct_port_count' | 'cuda_max_good' | 'driver_version' | 'reliability' | 'verified' | 'geolocation' | 'dlperf' | 'listed' | 'price_gpu_dph' | 'price_disk_gb_month' | 'min_bid_dph' | 'rented' | 'listed_until' | 'score' | 'online_state'> & {
   has_heartbeat: boolean;
-}
+};
 
 /** What a field's JavaScript may depend on besides the row (the SqlContext's counterpart). */
 export interface JsContext {
