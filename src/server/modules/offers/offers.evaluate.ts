@@ -58,8 +58,42 @@ interface Entry {
   more: FieldValue[] | null;
 }
 
+/**
+ * Rows a search can draw from: an index bucket, or a list made for one search. A bucket has a
+ * `version` its owner moves on every change of its rows and `views` to keep sorted copies in.
+ */
+export interface RowSource {
+  readonly rows: readonly OfferRow[];
+  readonly version?: number;
+  readonly views?: Map<string, OrderView>;
+}
+
+/**
+ * A bucket's rows sorted by one plan order in one context, kept while the bucket is unchanged. A
+ * search walks it from the top and stops at the limit's count of matching rows, instead of keying
+ * and heaping every row of the bucket (about 0.3 ms over 2,000 rows). Built on a bucket's second
+ * search by the same order at the same version, so a bucket that changes between every search
+ * never pays for sorting.
+ */
+export interface OrderView {
+  version: number;
+  entries: Entry[] | null;
+}
+
+/** Views per bucket at most (order × type × allocated_storage in use); more clears them. */
+const MAX_VIEWS = 8;
+
+/**
+ * Whether a plan's order may be served from a kept view: its keys must not depend on the time of
+ * the search (duration, listed, rentable do), since a view outlives the request that built it.
+ */
+function viewKey(plan: SearchPlan, ctx: JsContext): string | null {
+  if (plan.order.some((o) => OFFER_FIELDS[o.field]!.usesNow)) return null;
+  return `${plan.order.map((o) => `${o.field} ${o.dir}`).join(',')}|${ctx.bid ? 'bid' : ''}|${ctx.storage}`;
+}
+
 /** Rows from `sources` matching the plan, in the plan's order then id, at most plan.limit. */
-export function selectPage(sources: readonly (readonly OfferRow[])[], plan: SearchPlan, ctx: JsContext, settled?: ReadonlySet<Condition>): OfferRow[] {
+export function selectPage(sources: readonly RowSource[], plan: SearchPlan, ctx: JsContext, settled?: ReadonlySet<Condition>): OfferRow[] {
   const test = compileTester(plan, ctx, settled);
   if (!test) return [];
   const [first, ...rest] = plan.order.map((o) => ({ js: OFFER_FIELDS[o.field]!.js, sign: o.dir === 'desc' ? -1 : 1 }));
@@ -75,25 +109,56 @@ export function selectPage(sources: readonly (readonly OfferRow[])[], plan: Sear
     }
     return a.row.id - b.row.id;
   };
-  // The best `limit` entries: a heap whose root is the worst kept, so most rows are refused after
-  // one comparison with it. Then the kept ones are sorted.
+  const entry = (row: OfferRow): Entry => {
+    let more: FieldValue[] | null = null;
+    if (rest.length) {
+      more = [];
+      for (const o of rest) more.push(o.js(row, ctx));
+    }
+    return { row, k: firstKey ? firstKey(row) : null, more };
+  };
   const limit = plan.limit;
-  const heap: Entry[] = [];
-  for (const rows of sources) {
+  const key = viewKey(plan, ctx);
+  // Each source's best `limit` matching entries, in order; the page is the best of their union.
+  const pages: Entry[][] = [];
+  for (const src of sources) {
+    const sorted = key === null ? null : viewOf(src, key, entry, cmp);
+    if (sorted) {
+      const page: Entry[] = [];
+      for (let j = 0; j < sorted.length && page.length < limit; j++) if (test(sorted[j]!.row)) page.push(sorted[j]!);
+      pages.push(page);
+      continue;
+    }
+    // The best `limit` entries: a heap whose root is the worst kept, so most rows are refused after
+    // one comparison with it. Then the kept ones are sorted.
+    const heap: Entry[] = [];
+    const rows = src.rows;
     for (let j = 0; j < rows.length; j++) {
       const row = rows[j]!;
       if (!test(row)) continue;
-      let more: FieldValue[] | null = null;
-      if (rest.length) {
-        more = [];
-        for (const o of rest) more.push(o.js(row, ctx));
-      }
-      const e: Entry = { row, k: firstKey ? firstKey(row) : null, more };
+      const e = entry(row);
       if (heap.length < limit) heapPush(heap, e, cmp);
       else if (cmp(e, heap[0]!) < 0) heapReplaceRoot(heap, e, cmp);
     }
+    pages.push(heap.sort(cmp));
   }
-  return heap.sort(cmp).map((e) => e.row);
+  const all = pages.length === 1 ? pages[0]! : pages.flat().sort(cmp).slice(0, limit);
+  return all.map((e) => e.row);
+}
+
+/** The source's rows sorted for `key`, when kept or worth keeping now; null: scan it. */
+function viewOf(src: RowSource, key: string, entry: (row: OfferRow) => Entry, cmp: (a: Entry, b: Entry) => number): Entry[] | null {
+  const views = src.views;
+  const version = src.version;
+  if (!views || version === undefined) return null;
+  const v = views.get(key);
+  if (v && v.version === version) {
+    if (!v.entries) v.entries = src.rows.map(entry).sort(cmp);
+    return v.entries;
+  }
+  if (!v && views.size >= MAX_VIEWS) views.clear();
+  views.set(key, { version, entries: null });
+  return null;
 }
 
 // A binary heap ordered so the root is the greatest (worst) entry by `cmp`.

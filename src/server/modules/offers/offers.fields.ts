@@ -49,6 +49,8 @@ export interface FieldDef {
   doc: string;
   sql: (c: SqlContext) => string;
   js: (r: OfferRow, c: JsContext) => FieldValue;
+  /** The value depends on the time of the search (JsContext.now), not only on the row and the plan. */
+  usesNow?: true;
 }
 
 /**
@@ -143,8 +145,9 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
     doc: `seconds until the listing ends (${OPEN_ENDED_DURATION_S} for an open-ended listing)`,
     sql: (c) => `(CASE WHEN m.listed_until IS NULL THEN ${lit(OPEN_ENDED_DURATION_S)} ELSE (m.listed_until - ${Math.trunc(c.now)}) / 1000.0 END)`,
     js: (r, c) => (r.listed_until === null ? OPEN_ENDED_DURATION_S : (r.listed_until - c.now) / 1000),
+    usesNow: true,
   },
-  listed: { type: 'bool', unit: '', doc: 'listed for rent by its host (default filter: true)', sql: listed, js: listedJs },
+  listed: { type: 'bool', unit: '', doc: 'listed for rent by its host (default filter: true)', sql: listed, js: listedJs, usesNow: true },
   rented: { type: 'bool', unit: '', doc: 'an instance holds the machine (default filter: false)', sql: () => '(m.rented = 1)', js: (r) => r.rented === 1 },
   rentable: {
     type: 'bool',
@@ -152,6 +155,7 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
     doc: 'listed, not rented, and its host not offline',
     sql: (c) => `(${listed(c)} AND m.rented = 0 AND NOT (m.online_state = 'offline' AND m.last_heartbeat_at IS NOT NULL))`,
     js: (r, c) => listedJs(r, c) && r.rented === 0 && !(r.online_state === 'offline' && r.has_heartbeat),
+    usesNow: true,
   },
   online: { type: 'bool', unit: '', doc: "the machine's agent is heartbeating", sql: () => "(m.online_state = 'online')", js: (r) => r.online_state === 'online' },
   external: { type: 'bool', unit: '', doc: 'offer from another marketplace: always false here', sql: () => '(1 = 0)', js: () => false },

@@ -16,7 +16,7 @@
 import type { Dialect, Store } from '../../db/connection.js';
 import type { OfferRow } from './offers.fields.js';
 import type { Condition, SearchPlan } from './offers.filter.js';
-import { jsContext, selectPage } from './offers.evaluate.js';
+import { jsContext, selectPage, type OrderView, type RowSource } from './offers.evaluate.js';
 
 // The columns search reads (offers.fields.ts OfferRow), plus whether the row is deleted.
 const COLUMNS = [
@@ -63,6 +63,13 @@ const PG_ALL = `SELECT s.snap, ${COLUMNS} FROM (SELECT pg_current_snapshot()::te
 const PG_CHANGED = `SELECT s.snap, ${COLUMNS} FROM (SELECT pg_current_snapshot()::text AS snap) s LEFT JOIN machines m ON m.row_xid >= pg_snapshot_xmin($1::pg_snapshot) AND NOT pg_visible_in_snapshot(m.row_xid, $1::pg_snapshot)`;
 
 type Raw = Record<string, unknown>;
+
+/** A bucket's rows; `version` moves on every change of them, which retires their sorted views. */
+interface Bucket extends RowSource {
+  readonly rows: IndexedRow[];
+  version: number;
+  readonly views: Map<string, OrderView>;
+}
 
 /** A held row; `slot` is its place in its bucket (removal swaps the last row into it). */
 class IndexedRow implements OfferRow {
@@ -149,7 +156,7 @@ export class OfferIndex {
    * Rows by gpu_name, then num_gpus (the SQL index was on the same pair): a search that pins
    * either scans only those buckets. Scanning costs memory reads per row, so fewer rows is faster.
    */
-  private readonly buckets = new Map<string, Map<number, IndexedRow[]>>();
+  private readonly buckets = new Map<string, Map<number, Bucket>>();
   /** One copy of each distinct string (50,000 machines share a few GPU and CPU names). */
   private readonly strings = new Map<string, string>();
   /** SQLite: the highest row_version applied. */
@@ -201,7 +208,7 @@ export class OfferIndex {
   }
 
   /** The rows that can match: by id, or by GPU name and count when the plan pins them, else all. */
-  private sources(plan: SearchPlan, settled: Set<Condition>): (readonly OfferRow[])[] {
+  private sources(plan: SearchPlan, settled: Set<Condition>): RowSource[] {
     // Only eq/in conditions narrow (they must hold); any one of them will do. The rows returned
     // meet it, so it goes into `settled` and is not tested again.
     const pinned = (field: string) => {
@@ -217,11 +224,11 @@ export class OfferIndex {
         const r = typeof id === 'number' ? this.byId.get(id) : undefined;
         if (r) rows.push(r);
       }
-      return [rows];
+      return [{ rows }];
     }
     const names = pinned('gpu_name');
     const counts = pinned('num_gpus');
-    const out: IndexedRow[][] = [];
+    const out: Bucket[] = [];
     const byCount = names ? [...names].map((n) => (typeof n === 'string' ? this.buckets.get(n) : undefined)) : [...this.buckets.values()];
     for (const m of byCount) {
       if (!m) continue;
@@ -267,20 +274,22 @@ export class OfferIndex {
     let m = this.buckets.get(row.gpu_name);
     if (!m) this.buckets.set(row.gpu_name, (m = new Map()));
     let b = m.get(row.num_gpus);
-    if (!b) m.set(row.num_gpus, (b = []));
-    row.slot = b.push(row) - 1;
+    if (!b) m.set(row.num_gpus, (b = { rows: [], version: 0, views: new Map() }));
+    row.slot = b.rows.push(row) - 1;
+    b.version++;
   }
 
   private remove(row: IndexedRow): void {
     this.byId.delete(row.id);
     const m = this.buckets.get(row.gpu_name)!;
     const b = m.get(row.num_gpus)!;
-    const last = b.pop()!;
+    const last = b.rows.pop()!;
     if (last !== row) {
-      b[row.slot] = last;
+      b.rows[row.slot] = last;
       last.slot = row.slot;
     }
-    if (b.length === 0) m.delete(row.num_gpus);
+    b.version++;
+    if (b.rows.length === 0) m.delete(row.num_gpus);
     if (m.size === 0) this.buckets.delete(row.gpu_name);
   }
 
