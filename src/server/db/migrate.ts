@@ -11,6 +11,7 @@ import * as m005 from './migrations/005-agent.js';
 import * as m006 from './migrations/006-platform.js';
 import * as m007 from './migrations/007-offer-index.js';
 import * as m008 from './migrations/008-unlogged-counters.js';
+import * as m009 from './migrations/009-live-instances-index.js';
 
 const migrations: Record<string, Migration> = {
   '001-foundation': m001,
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '006-platform': m006,
   '007-offer-index': m007,
   '008-unlogged-counters': m008,
+  '009-live-instances-index': m009,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
