@@ -62,7 +62,12 @@ const COLUMNS = [
 const SQLITE_CHUNK = 500;
 const SQLITE_CHANGED = `SELECT ${COLUMNS}, m.row_version FROM machines m WHERE m.row_version > ? ORDER BY m.row_version LIMIT ${SQLITE_CHUNK}`;
 // One row even when nothing changed: it carries the new snapshot (the statement's own).
-const PG_ALL = `SELECT s.snap, ${COLUMNS} FROM (SELECT pg_current_snapshot()::text AS snap) s LEFT JOIN machines m ON true`;
+// The first load: the snapshot first, then every row in chunks by id (as on SQLite, so little is
+// alive at once). Each chunk sees at least what the snapshot saw; whatever committed after it, or
+// was in progress then, has a row_xid the snapshot does not see, so the next sync reads it again.
+const PG_SNAPSHOT = 'SELECT pg_current_snapshot()::text AS snap';
+const PG_CHUNK = 500;
+const PG_FROM = `SELECT ${COLUMNS} FROM machines m WHERE m.id > $1 ORDER BY m.id LIMIT ${PG_CHUNK}`;
 const PG_CHANGED = `SELECT s.snap, ${COLUMNS} FROM (SELECT pg_current_snapshot()::text AS snap) s LEFT JOIN machines m ON m.row_xid >= pg_snapshot_xmin($1::pg_snapshot) AND NOT pg_visible_in_snapshot(m.row_xid, $1::pg_snapshot)`;
 
 type Raw = Record<string, unknown>;
@@ -346,7 +351,21 @@ export class OfferIndex {
         await new Promise((resolve) => setImmediate(resolve));
       }
     }
-    const rows = this.snapshot === null ? await this.query(PG_ALL, []) : await this.query(PG_CHANGED, [this.snapshot]);
+    if (this.snapshot === null) {
+      const snap = String((await this.query(PG_SNAPSHOT, []))[0]!.snap);
+      let after = 0; // ids start at 1
+      for (;;) {
+        const chunk = await this.query(PG_FROM, [after]);
+        for (const r of chunk) {
+          this.apply(r);
+          after = Number(r.id);
+        }
+        if (chunk.length < PG_CHUNK) break;
+      }
+      this.snapshot = snap;
+      return;
+    }
+    const rows = await this.query(PG_CHANGED, [this.snapshot]);
     for (const r of rows) if (r.id !== null && r.id !== undefined) this.apply(r);
     this.snapshot = String(rows[0]!.snap);
   }
