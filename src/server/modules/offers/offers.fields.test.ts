@@ -1,6 +1,7 @@
-// OFFER_FIELDS' usesNow flag (issue 9): the offer index keeps rows sorted by a plan's order across
-// searches, which is right only for keys that do not move with the clock. A field whose value
-// depends on JsContext.now must say so.
+// OFFER_FIELDS' usesNow and usesPlan flags (issue 9): the offer index keeps rows sorted by a plan's
+// order across searches, which is right only for keys that do not move with the clock, and the
+// search reply keeps each row's JSON for the fields that depend on nothing but the row. A field
+// whose value depends on JsContext.now, or on the plan's type or storage, must say so.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { OFFER_FIELDS, type OfferRow } from './offers.fields.js';
@@ -41,7 +42,7 @@ const rowArb: fc.Arbitrary<OfferRow> = fc.record({
   has_heartbeat: fc.boolean(),
 });
 
-describe('offer fields: usesNow', () => {
+describe('offer fields: usesNow, usesPlan', () => {
   const ctxArb = fc.record({ bid: fc.boolean(), storage: fc.double({ min: 0, max: 1e4, noNaN: true }), now: fc.integer({ min: NOW - 20_000, max: NOW + 20_000 }) });
 
   it('a field without usesNow has the same value at any time', () => {
@@ -54,6 +55,29 @@ describe('offer fields: usesNow', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('a field marked neither usesNow nor usesPlan has the same value in any context', () => {
+    fc.assert(
+      fc.property(rowArb, ctxArb, ctxArb, (row, a, b) => {
+        for (const [name, def] of Object.entries(OFFER_FIELDS)) {
+          if (def.usesNow || def.usesPlan) continue;
+          expect(def.js(row, b), name).toEqual(def.js(row, a));
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('each field marked usesPlan does change with the type or the storage for some row', () => {
+    const row = { ...fc.sample(rowArb, { numRuns: 1, seed: 7 })[0]!, price_gpu_dph: 1, num_gpus: 2, min_bid_dph: 0.5, price_disk_gb_month: 0.1, dlperf: 100 };
+    for (const [name, def] of Object.entries(OFFER_FIELDS)) {
+      if (!def.usesPlan) continue;
+      const a = def.js(row, { bid: false, storage: 0, now: NOW });
+      const b = def.js(row, { bid: true, storage: 0, now: NOW });
+      const c = def.js(row, { bid: false, storage: 100, now: NOW });
+      expect(a === b && a === c, name).toBe(false);
+    }
   });
 
   it('each field marked usesNow does change with the time for some row (the mark is not spent on a constant)', () => {

@@ -51,6 +51,8 @@ export interface FieldDef {
   js: (r: OfferRow, c: JsContext) => FieldValue;
   /** The value depends on the time of the search (JsContext.now), not only on the row and the plan. */
   usesNow?: true;
+  /** The value depends on the plan's type or allocated_storage (JsContext.bid, .storage). */
+  usesPlan?: true;
 }
 
 /**
@@ -127,11 +129,12 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
     doc: 'compute price for the search type: on-demand and reserved = GPU price × num_gpus; bid = min_bid',
     sql: (c) => `(${c.base})`,
     js: baseJs,
+    usesPlan: true,
   },
   storage_cost: { type: 'float', unit: '$/GB-month', doc: 'disk price', ...col('price_disk_gb_month', (r) => r.price_disk_gb_month) },
   min_bid: { type: 'float', unit: '$/h', doc: 'lowest bid accepted for an interruptible rental (0: no bids)', ...col('min_bid_dph', (r) => r.min_bid_dph) },
-  dph_total: { type: 'float', unit: '$/h', doc: 'dph_base + storage_cost × allocated_storage / 720', sql: dphTotal, js: dphTotalJs },
-  dlperf_per_dphtotal: { type: 'float', unit: 'DLPerf per $/h', doc: 'dlperf / dph_total (0 when dph_total is 0)', sql: perDph, js: perDphJs },
+  dph_total: { type: 'float', unit: '$/h', doc: 'dph_base + storage_cost × allocated_storage / 720', sql: dphTotal, js: dphTotalJs, usesPlan: true },
+  dlperf_per_dphtotal: { type: 'float', unit: 'DLPerf per $/h', doc: 'dlperf / dph_total (0 when dph_total is 0)', sql: perDph, js: perDphJs, usesPlan: true },
   score: {
     type: 'float',
     unit: '',

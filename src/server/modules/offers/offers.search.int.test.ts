@@ -2,6 +2,8 @@ import { beforeAll, expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
 import { insertMachines } from '../machines/machines.service.js';
+import { searchPage } from './offers.service.js';
+import { searchReplyJson } from './offers.routes.js';
 
 describeEachDb('offer search', (dialect) => {
   const t = useTestApp(dialect);
@@ -137,5 +139,24 @@ describeEachDb('offer search', (dialect) => {
     const r = await t().request('GET', '/api/v0/gpu_names/unique/', { key });
     expect(r.status).toBe(200);
     expect(r.body.gpu_names).toEqual(['H100 SXM', 'L40S', 'RTX 3090', 'RTX 4090']);
+  });
+  it('writes the reply JSON from kept per-row pieces exactly as the plain serializer would, and never from a stale piece', async () => {
+    const body = { rentable: { in: [true, false] }, order: [['dph_total', 'asc']], allocated_storage: 7, type: 'bid', limit: 50 };
+    const plain = async () => JSON.parse(JSON.stringify((await searchPage(t().deps, body)).offers));
+    for (let round = 0; round < 3; round++) {
+      const page = await searchPage(t().deps, body);
+      expect(page.rows).not.toBeNull(); // the index answered (pieces are kept per index row)
+      expect(JSON.parse(searchReplyJson(page.offers, page.rows)).offers).toEqual(await plain());
+    }
+    // A machine whose price and hardware change is a new row: its reply shows the new values.
+    await t().deps.db.updateTable('machines').set({ price_gpu_dph: 3.25, inet_up: 777, geolocation: 'Mars' }).where('id', '=', ids[0]!).execute();
+    const page = await searchPage(t().deps, body);
+    const shown = JSON.parse(searchReplyJson(page.offers, page.rows)).offers;
+    expect(shown).toEqual(await plain());
+    expect(shown.find((o: { id: number }) => o.id === ids[0])).toMatchObject({ inet_up: 777, geolocation: 'Mars' });
+    // Over HTTP: the same offers, the CLI's content type.
+    const r = await search(body);
+    expect(r.headers['content-type']).toBe('application/json');
+    expect(r.body.offers).toEqual(shown);
   });
 });

@@ -69,9 +69,18 @@ function sqlIsFaster(plan: SearchPlan): boolean {
  * answer is exactly as fresh as the database (offers.index.ts); it gives what searchSql gives.
  */
 export async function searchOffers(deps: Pick<Deps, 'store' | 'db' | 'dialect' | 'clock'>, body: unknown): Promise<{ offers: Offer[] }> {
+  return { offers: (await searchPage(deps, body)).offers };
+}
+
+/**
+ * searchOffers' page, with the index row each offer was made from (`rows[i]` for `offers[i]`;
+ * null when SQL answered): the reply's JSON keeps per-row pieces (offers.routes.ts).
+ */
+export async function searchPage(deps: Pick<Deps, 'store' | 'db' | 'dialect' | 'clock'>, body: unknown): Promise<{ offers: Offer[]; rows: readonly OfferRow[] | null }> {
   const plan = compileSearch(body);
   const now = deps.clock.now();
   let offers: Offer[];
+  let rows: OfferRow[] | null = null;
   if (sqlIsFaster(plan)) {
     const q = searchSql(plan, deps.dialect, now);
     const res = await deps.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(q.sql, q.params));
@@ -80,13 +89,15 @@ export async function searchOffers(deps: Pick<Deps, 'store' | 'db' | 'dialect' |
     const index = offerIndexOf(deps.store);
     await index.sync();
     const ctx = jsContext(plan, now);
-    offers = index.search(plan, now).map((r) => offerOf(r, ctx, plan));
+    // Read at once: a row's numbers belong to the index and are reused once the row leaves it.
+    rows = index.search(plan, now);
+    offers = rows.map((r) => offerOf(r, ctx, plan));
   }
   // Renters see the machine's current and upcoming maintenance windows on each offer: one query
   // for all the machine ids of the page (never one per row), so search stays fast.
   const windows = offers.length ? await readMaintenanceWindows(deps.store, offers.map((o) => o.id as number), now) : new Map<number, WindowView[]>();
   for (const o of offers) o.maintenances = windows.get(o.id as number) ?? [];
-  return { offers };
+  return { offers, rows };
 }
 
 /** The distinct GPU names currently offered (client-compat: the CLI calls it on load). */
