@@ -5,8 +5,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { authErrors, errorSchema } from '../../http/schemas.js';
 import { OFFER_FIELDS, type FieldType } from './offers.fields.js';
-import { gpuNames, searchPage, type Offer } from './offers.service.js';
-import type { OfferRow } from './offers.fields.js';
+import { gpuNames, offerBuilder, offerOf, searchPage, type Offer } from './offers.service.js';
+import type { JsContext, OfferRow } from './offers.fields.js';
+import type { SearchPlan } from './offers.filter.js';
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import { CommonErrors } from '../../errors.js';
 import { maintenanceWindowSchema } from '../machines/machines.routes.js';
@@ -30,45 +31,89 @@ export const offerSchema = {
 const searchReply = { 200: { type: 'object', properties: { offers: { type: 'array', items: offerSchema } } }, ...authErrors } as const;
 
 // The search reply's JSON (issue 9: search p99). Serialising 64 offers of 45 fields was a third of
-// a search's CPU, mostly numbers to text. An offer's fields that depend on its row alone (not on
-// the time, the plan's type or storage: offers.fields.ts usesNow/usesPlan) are serialised once
-// per index row and kept; the rest each time. Both halves come from the offer schema above through
-// fast-json-stringify, as Fastify's own serializer does, so the text is what it would write (in
-// another key order). Rows are immutable: a changed machine is a new row, so a kept piece is never
-// stale; at most FRAGMENTS are kept (about 1 KB each).
+// a search's CPU, mostly numbers to text. An offer's fields are written in three parts, each by
+// fast-json-stringify from its share of the offer schema above (as Fastify's own serializer would
+// write them, in another key order):
+// - the fields that depend on the machine alone (offers.fields.ts: neither usesNow nor usesPlan),
+//   written once per index row and kept;
+// - those that depend on the plan's type and storage (usesPlan), kept per row for the last type
+//   and storage asked;
+// - those that move with the time (usesNow) and the maintenance windows, written each time.
+// Rows are immutable (a changed machine is a new row), so a kept part is never stale; parts are
+// kept for at most FRAGMENTS rows (about 1.5 KB each).
 const FRAGMENTS = 4096;
-const ROW_FIELDS = new Set(Object.entries(OFFER_FIELDS).filter(([, d]) => !d.usesNow && !d.usesPlan).map(([k]) => k));
-type Serialize = (o: unknown) => string;
-let serializers: { row: Serialize; rest: Serialize } | null = null;
-const fragments = new Map<OfferRow, string>();
+const fieldNames = (keep: (d: (typeof OFFER_FIELDS)[string]) => boolean) =>
+  Object.entries(OFFER_FIELDS)
+    .filter(([, d]) => keep(d))
+    .map(([k]) => k);
+const ROW_PART = [...fieldNames((d) => !d.usesNow && !d.usesPlan), 'ask_contract_id'];
+const PLAN_PART = [...fieldNames((d) => !d.usesNow && !!d.usesPlan), 'is_bid', 'search_type', 'allocated_storage'];
+const NOW_PART = fieldNames((d) => !!d.usesNow);
+const nowOf = offerBuilder(NOW_PART, false);
 
-function offerSerializers(): { row: Serialize; rest: Serialize } {
+type Serialize = (o: unknown) => string;
+interface Serializers {
+  row: Serialize;
+  plan: Serialize;
+  now: Serialize;
+  windows: Serialize;
+}
+let serializers: Serializers | null = null;
+
+function offerSerializers(): Serializers {
   if (!serializers) {
     const compile = (SerializerSelector as unknown as () => (e: unknown, o: unknown) => (r: { schema: object; method: string; url: string; httpStatus: string }) => Serialize)()({}, {});
-    const part = (keep: (k: string) => boolean): Serialize =>
-      compile({ schema: { type: 'object', properties: Object.fromEntries(Object.entries(offerSchema.properties).filter(([k]) => keep(k))) }, method: 'POST', url: '/api/v0/bundles', httpStatus: '200' });
-    serializers = { row: part((k) => ROW_FIELDS.has(k)), rest: part((k) => !ROW_FIELDS.has(k)) };
+    const of = (schema: object): Serialize => compile({ schema, method: 'POST', url: '/api/v0/bundles', httpStatus: '200' });
+    const part = (names: readonly string[]): Serialize => {
+      const props = offerSchema.properties as Record<string, object>;
+      const ser = of({ type: 'object', properties: Object.fromEntries(names.map((n) => [n, props[n]!])) });
+      return (o) => ser(o).slice(1, -1); // the members alone: '"a":1,"b":2'
+    };
+    serializers = { row: part(ROW_PART), plan: part(PLAN_PART), now: part(NOW_PART), windows: of(offerSchema.properties.maintenances) };
   }
   return serializers;
 }
 
-/** `{"offers":[…]}` for a search page; `rows[i]` is the index row of `offers[i]` (null: from SQL). */
-export function searchReplyJson(offers: readonly Offer[], rows: readonly OfferRow[] | null): string {
+interface KeptParts {
+  row: string;
+  planKey: string;
+  plan: string;
+}
+const kept = new Map<OfferRow, KeptParts>();
+
+/** An offer's members but its maintenance windows, from its index row (parts kept per row). */
+function rowMembers(r: OfferRow, ctx: JsContext, plan: SearchPlan): string {
+  const ser = offerSerializers();
+  const planKey = `${plan.type}|${plan.storage}`;
+  let k = kept.get(r);
+  if (k === undefined || k.planKey !== planKey) {
+    const o = offerOf(r, ctx, plan);
+    if (k === undefined) {
+      if (kept.size >= FRAGMENTS) kept.clear();
+      k = { row: ser.row(o), planKey, plan: ser.plan(o) };
+      kept.set(r, k);
+    } else {
+      k.planKey = planKey;
+      k.plan = ser.plan(o);
+    }
+  }
+  return `${k.row},${k.plan},${ser.now(nowOf(r, ctx, plan))}`;
+}
+
+/** The same members from an offer SQL answered (nothing kept). */
+function offerMembers(o: Offer): string {
+  const ser = offerSerializers();
+  return `${ser.row(o)},${ser.plan(o)},${ser.now(o)}`;
+}
+
+/** The reply to a search: `{"offers":[…]}`. */
+export async function searchReplyJson(deps: Deps, body: unknown): Promise<string> {
+  const page = await searchPage(deps, body, rowMembers, offerMembers);
   const ser = offerSerializers();
   let out = '{"offers":[';
-  for (let i = 0; i < offers.length; i++) {
-    const o = offers[i]!;
-    const row = rows?.[i];
-    let head = row ? fragments.get(row) : undefined;
-    if (head === undefined) {
-      head = ser.row(o).slice(0, -1); // '{"id":…,…' without its closing brace
-      if (row) {
-        if (fragments.size >= FRAGMENTS) fragments.clear();
-        fragments.set(row, head);
-      }
-    }
-    const rest = ser.rest(o); // '{"dph_total":…,…}': never empty (is_bid is always there)
-    out += (i === 0 ? '' : ',') + head + ',' + rest.slice(1);
+  for (let i = 0; i < page.items.length; i++) {
+    const w = page.windows.get(page.ids[i]!);
+    out += `${i === 0 ? '' : ','}{${page.items[i]!},"maintenances":${w && w.length ? ser.windows(w) : '[]'}}`;
   }
   return out + ']}';
 }
@@ -87,8 +132,7 @@ export async function marketRoutes(app: FastifyInstance, deps: Deps): Promise<vo
       },
     },
     async (req, reply) => {
-      const page = await searchPage(deps, req.body);
-      return reply.type('application/json; charset=utf-8').send(searchReplyJson(page.offers, page.rows));
+      return reply.type('application/json; charset=utf-8').send(await searchReplyJson(deps, req.body));
     },
   );
   // Older clients: GET /bundles?q=<JSON filter>.
@@ -108,8 +152,7 @@ export async function marketRoutes(app: FastifyInstance, deps: Deps): Promise<vo
           throw CommonErrors.badRequest('q must be a JSON filter object');
         }
       }
-      const page = await searchPage(deps, body);
-      return reply.type('application/json; charset=utf-8').send(searchReplyJson(page.offers, page.rows));
+      return reply.type('application/json; charset=utf-8').send(await searchReplyJson(deps, body));
     },
   );
   app.get(

@@ -2,7 +2,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
 import { insertMachines } from '../machines/machines.service.js';
-import { searchPage } from './offers.service.js';
+import { searchOffers, searchPage } from './offers.service.js';
 import { searchReplyJson } from './offers.routes.js';
 
 describeEachDb('offer search', (dialect) => {
@@ -140,22 +140,32 @@ describeEachDb('offer search', (dialect) => {
     expect(r.status).toBe(200);
     expect(r.body.gpu_names).toEqual(['H100 SXM', 'L40S', 'RTX 3090', 'RTX 4090']);
   });
-  it('writes the reply JSON from kept per-row pieces exactly as the plain serializer would, and never from a stale piece', async () => {
-    const body = { rentable: { in: [true, false] }, order: [['dph_total', 'asc']], allocated_storage: 7, type: 'bid', limit: 50 };
-    const plain = async () => JSON.parse(JSON.stringify((await searchPage(t().deps, body)).offers));
-    for (let round = 0; round < 3; round++) {
-      const page = await searchPage(t().deps, body);
-      expect(page.rows).not.toBeNull(); // the index answered (pieces are kept per index row)
-      expect(JSON.parse(searchReplyJson(page.offers, page.rows)).offers).toEqual(await plain());
+  it('writes the reply JSON from kept per-row parts exactly as the plain offers, and never from a stale part', async () => {
+    const bodies = [
+      { rentable: { in: [true, false] }, order: [['dph_total', 'asc']], allocated_storage: 7, type: 'bid', limit: 50 },
+      { rentable: { in: [true, false] }, order: [['dph_total', 'asc']], allocated_storage: 7, type: 'on-demand', limit: 50 },
+      { rentable: { in: [true, false] }, order: [['dph_total', 'asc']], allocated_storage: 30, type: 'on-demand', limit: 50 },
+    ];
+    const plain = async (body: unknown) => JSON.parse(JSON.stringify((await searchOffers(t().deps, body)).offers));
+    const json = async (body: unknown) => JSON.parse(await searchReplyJson(t().deps, body)).offers;
+    // Each plan twice in turn: rows' parts are kept, and the plan-dependent part follows the plan.
+    for (const body of [...bodies, ...bodies]) {
+      const from = (await searchPage(t().deps, body, () => 'index', () => 'sql')).items;
+      expect(from.length).toBeGreaterThan(0);
+      expect(from.every((x) => x === 'index')).toBe(true); // parts are kept for index rows
+      expect(await json(body), JSON.stringify(body)).toEqual(await plain(body));
     }
     // A machine whose price and hardware change is a new row: its reply shows the new values.
     await t().deps.db.updateTable('machines').set({ price_gpu_dph: 3.25, inet_up: 777, geolocation: 'Mars' }).where('id', '=', ids[0]!).execute();
-    const page = await searchPage(t().deps, body);
-    const shown = JSON.parse(searchReplyJson(page.offers, page.rows)).offers;
-    expect(shown).toEqual(await plain());
+    const shown = await json(bodies[0]);
+    expect(shown).toEqual(await plain(bodies[0]));
     expect(shown.find((o: { id: number }) => o.id === ids[0])).toMatchObject({ inet_up: 777, geolocation: 'Mars' });
+    // SQL's answers (ordered by score alone) are written by the same parts.
+    const byScore = { order: [['score', 'desc']], rentable: { in: [true, false] } };
+    expect((await searchPage(t().deps, byScore, () => 'index', () => 'sql')).items.every((x) => x === 'sql')).toBe(true);
+    expect(await json(byScore)).toEqual(await plain(byScore));
     // Over HTTP: the same offers, the CLI's content type.
-    const r = await search(body);
+    const r = await search(bodies[0]);
     expect(r.headers['content-type']).toBe('application/json');
     expect(r.body.offers).toEqual(shown);
   });

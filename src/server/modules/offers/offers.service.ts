@@ -28,29 +28,38 @@ export function offerView(row: Record<string, unknown>, plan: SearchPlan): Offer
 }
 
 /**
- * offerView of the row searchSql would select for `r`, in one pass. Generated once from
- * OFFER_FIELDS as a single object literal with one call site per field: built field by field with
- * computed names, each row took ~8 µs (a property-adding store per field that sees every name),
- * a third of a search. The source holds only field names (checked identifiers) and indexes; every
- * value comes from the fields' own `js` functions.
+ * A builder of an offer's fields `names` (the extras: ask_contract_id, is_bid, search_type,
+ * allocated_storage), as offerView would give them for the row searchSql would select for `r`.
+ * Generated once per field list as a single object literal with one call site per field: built
+ * field by field with computed names, each row took ~8 µs (a property-adding store per field that
+ * sees every name), a third of a search. The source holds only field names (checked identifiers)
+ * and indexes; every value comes from the fields' own `js` functions.
  */
-export const offerOf: (r: OfferRow, ctx: JsContext, plan: SearchPlan) => Offer = (() => {
-  const fns = FIELD_ENTRIES.map(([, def]) => def.js);
-  const props = FIELD_ENTRIES.map(([name, def], i) => {
-    if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`offer field name ${name} is not a plain identifier`);
+export function offerBuilder(names: readonly string[], extras: boolean): (r: OfferRow, ctx: JsContext, plan: SearchPlan) => Offer {
+  const defs = names.map((n) => {
+    const def = OFFER_FIELDS[n];
+    if (!def || !/^[a-z_][a-z0-9_]*$/.test(n)) throw new Error(`offer field name ${n} is not a plain identifier of OFFER_FIELDS`);
+    return def;
+  });
+  const props = names.map((name, i) => {
+    const def = defs[i]!;
     const v = `F[${i}](r, c)`;
     const conv = def.type === 'bool' ? `${v} === true` : def.type === 'string' ? `S(${v})` : `N(${v})`;
     return `${name}: ${conv}`;
   });
+  const more = extras ? ", ask_contract_id: 0, is_bid: plan.type === 'bid', search_type: plan.type, allocated_storage: plan.storage" : '';
   const src = `return function offerOf(r, c, plan) {
-    const o = { ${props.join(', ')}, ask_contract_id: 0, is_bid: plan.type === 'bid', search_type: plan.type, allocated_storage: plan.storage };
-    o.ask_contract_id = o.id;
+    const o = { ${props.join(', ')}${more} };
+    ${extras ? 'o.ask_contract_id = o.id;' : ''}
     return o;
   };`;
   const S = (v: FieldValue): string => (v === null ? '' : String(v));
   const N = (v: FieldValue): number | null => (v === null ? null : Number(v));
-  return new Function('F', 'S', 'N', src)(fns, S, N) as (r: OfferRow, ctx: JsContext, plan: SearchPlan) => Offer;
-})();
+  return new Function('F', 'S', 'N', src)(defs.map((d) => d.js), S, N) as (r: OfferRow, ctx: JsContext, plan: SearchPlan) => Offer;
+}
+
+/** offerView of the row searchSql would select for `r`: every field and the extras. */
+export const offerOf = offerBuilder(Object.keys(OFFER_FIELDS), true);
 
 /**
  * Whether SQL answers a plan faster than the index: ordered by `score` alone (the default order,
@@ -69,35 +78,54 @@ function sqlIsFaster(plan: SearchPlan): boolean {
  * answer is exactly as fresh as the database (offers.index.ts); it gives what searchSql gives.
  */
 export async function searchOffers(deps: Pick<Deps, 'store' | 'db' | 'dialect' | 'clock'>, body: unknown): Promise<{ offers: Offer[] }> {
-  return { offers: (await searchPage(deps, body)).offers };
+  const page = await searchPage(deps, body, offerOf, (o) => o);
+  page.items.forEach((o, i) => (o.maintenances = page.windows.get(page.ids[i]!) ?? []));
+  return { offers: page.items };
+}
+
+export interface SearchPage<T> {
+  /** One per offer of the page, in order: fromRow's or fromSql's value. */
+  items: T[];
+  /** The offers' ids, in order. */
+  ids: number[];
+  /** The current and upcoming maintenance windows of the page's machines (absent: none). */
+  windows: Map<number, WindowView[]>;
 }
 
 /**
- * searchOffers' page, with the index row each offer was made from (`rows[i]` for `offers[i]`;
- * null when SQL answered): the reply's JSON keeps per-row pieces (offers.routes.ts).
+ * A search page, each offer made by `fromRow` from its index row, or by `fromSql` from its offer
+ * when SQL answered (the reply's JSON keeps per-row pieces: offers.routes.ts). fromRow runs at
+ * once, before anything is awaited: a row's numbers belong to the index, which reuses them once
+ * the row leaves it, and another request's sync may run at the next await.
  */
-export async function searchPage(deps: Pick<Deps, 'store' | 'db' | 'dialect' | 'clock'>, body: unknown): Promise<{ offers: Offer[]; rows: readonly OfferRow[] | null }> {
+export async function searchPage<T>(
+  deps: Pick<Deps, 'store' | 'db' | 'dialect' | 'clock'>,
+  body: unknown,
+  fromRow: (r: OfferRow, ctx: JsContext, plan: SearchPlan) => T,
+  fromSql: (o: Offer) => T,
+): Promise<SearchPage<T>> {
   const plan = compileSearch(body);
   const now = deps.clock.now();
-  let offers: Offer[];
-  let rows: OfferRow[] | null = null;
+  let items: T[];
+  let ids: number[];
   if (sqlIsFaster(plan)) {
     const q = searchSql(plan, deps.dialect, now);
     const res = await deps.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(q.sql, q.params));
-    offers = res.rows.map((r) => offerView(r, plan));
+    const offers = res.rows.map((r) => offerView(r, plan));
+    items = offers.map(fromSql);
+    ids = offers.map((o) => o.id as number);
   } else {
     const index = offerIndexOf(deps.store);
     await index.sync();
     const ctx = jsContext(plan, now);
-    // Read at once: a row's numbers belong to the index and are reused once the row leaves it.
-    rows = index.search(plan, now);
-    offers = rows.map((r) => offerOf(r, ctx, plan));
+    const rows = index.search(plan, now);
+    items = rows.map((r) => fromRow(r, ctx, plan));
+    ids = rows.map((r) => r.id);
   }
   // Renters see the machine's current and upcoming maintenance windows on each offer: one query
   // for all the machine ids of the page (never one per row), so search stays fast.
-  const windows = offers.length ? await readMaintenanceWindows(deps.store, offers.map((o) => o.id as number), now) : new Map<number, WindowView[]>();
-  for (const o of offers) o.maintenances = windows.get(o.id as number) ?? [];
-  return { offers, rows };
+  const windows = ids.length ? await readMaintenanceWindows(deps.store, ids, now) : new Map<number, WindowView[]>();
+  return { items, ids, windows };
 }
 
 /** The distinct GPU names currently offered (client-compat: the CLI calls it on load). */
