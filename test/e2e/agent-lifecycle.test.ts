@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runCli, startProc, startServe, waitFor, type Proc } from '../helpers/process.js';
+import { endInstanceGroups, runCli, startProc, startServe, waitFor, type Proc } from '../helpers/process.js';
 
 const ENV = {
   OPENRIG_SECRET_KEY: 'ef'.repeat(32),
@@ -108,17 +108,7 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
     agent?.child.kill('SIGKILL');
     serve?.child.kill('SIGTERM');
     // Instances outlive a killed agent by design: end their process groups here.
-    const base = path.join(stateDir, 'instances');
-    if (existsSync(base)) {
-      for (const id of readdirSync(base)) {
-        try {
-          const pid = Number(readFileSync(path.join(base, id, 'main.pid'), 'utf8').trim() || 0);
-          if (pid) process.kill(-pid, 'SIGKILL');
-        } catch {
-          /* stopped, or gone */
-        }
-      }
-    }
+    endInstanceGroups(stateDir);
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -7,11 +7,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, runCli, startProc, waitFor, type Proc } from '../helpers/process.js';
+import { BIN, endInstanceGroups, runCli, startProc, waitFor, type Proc } from '../helpers/process.js';
 import { cli, createUser, makeHome, startWorld, type CliWorld } from './cli-harness.js';
 
 let w: CliWorld;
 let agent: Proc;
+let stateDir: string | undefined;
 let home: string;
 let run: (args: string[]) => ReturnType<typeof cli>;
 
@@ -36,8 +37,9 @@ const hasSsh = (() => {
 beforeAll(async () => {
   w = await startWorld({ OPENRIG_HEARTBEAT_S: '1', OPENRIG_UNKNOWN_AFTER_S: '3', OPENRIG_OFFLINE_AFTER_S: '600' });
   const host = await createUser(w, 'host@example.com');
+  stateDir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-'));
   agent = startProc(
-    ['agent', '--server', w.url, '--api-key', host.api_key, '--gpus', 'RTX 4090x1', '--price-gpu', '0.5', '--state-dir', mkdtempSync(path.join(tmpdir(), 'openrig-agent-'))],
+    ['agent', '--server', w.url, '--api-key', host.api_key, '--gpus', 'RTX 4090x1', '--price-gpu', '0.5', '--state-dir', stateDir],
     { OPENRIG_LOG_LEVEL: 'warn' },
   );
   await waitFor(() => /registered/.test(agent.stdout() + agent.stderr()), 'the agent to register', 30_000);
@@ -48,6 +50,8 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(() => {
   agent?.child.kill('SIGKILL');
+  // The host-dies test kills the agent: its instance's supervisor is still running.
+  if (stateDir) endInstanceGroups(stateDir);
   w?.stop();
 });
 

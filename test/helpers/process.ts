@@ -1,6 +1,7 @@
 // Real processes for end-to-end tests: `node bin/openrig.js …` from the built dist/ (npm test
 // builds first). Every process started here is killed when the test file ends.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { afterAll } from 'vitest';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,4 +67,22 @@ export async function runCli(args: string[], env: Record<string, string> = {}): 
   const p = startProc(args, env);
   const { code } = await p.exited;
   return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+/**
+ * Ends the process groups of the instances under an agent's state directory. Instances outlive a
+ * killed agent by design (their supervisors run detached), so a test that kills its agent ends
+ * them itself, or they stay behind on the machine after the run.
+ */
+export function endInstanceGroups(stateDir: string): void {
+  const base = path.join(stateDir, 'instances');
+  if (!existsSync(base)) return;
+  for (const id of readdirSync(base)) {
+    try {
+      const pid = Number(readFileSync(path.join(base, id, 'main.pid'), 'utf8').trim() || 0);
+      if (pid) process.kill(-pid, 'SIGKILL');
+    } catch {
+      /* stopped, or gone */
+    }
+  }
 }
