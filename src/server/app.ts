@@ -50,6 +50,9 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Pro
     bodyLimit: deps.config.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     forceCloseConnections: 'idle',
+    // Behind a load balancer, req.ip (anonymous rate limits, 2FA audit events) is the client's
+    // address from X-Forwarded-For, believed only from the proxies configured (config.ts).
+    trustProxy: deps.config.trustProxy,
     // Router-level failures (a malformed %-escape, an over-long path parameter) get the same
     // {error, msg} body as everything else instead of Fastify's own shape.
     frameworkErrors: (err, _req, reply) => {

@@ -1,6 +1,7 @@
 // Configuration is parsed once, typed and validated at start, then passed in (STYLE.md habit 4).
 // Every variable is listed in .env.example with its default; names and defaults of the timing
 // variables come from operator-contract.md, "Timing and thresholds".
+import { isIP } from 'node:net';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -49,6 +50,11 @@ export interface Config {
   rateLimits: { enabled: boolean } & Record<RateLimitFamily, RateLimitRule>;
   /** Bearer token required by GET /metrics; null: no token (issue 9). */
   metricsToken: string | null;
+  /**
+   * Proxies whose X-Forwarded-For is believed (OPENRIG_TRUST_PROXY): false (the default: the
+   * socket's address is the client's), or the proxies' addresses and CIDR ranges.
+   */
+  trustProxy: false | string[];
 }
 
 /** Route families with their own fixed-window limit (issue 9; platform/platform.rate-limit.ts). */
@@ -183,5 +189,31 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
       search: rateRule(env, 'OPENRIG_RATE_LIMIT_SEARCH', { limit: 120, windowS: 60 }),
     },
     metricsToken: env.OPENRIG_METRICS_TOKEN || null,
+    trustProxy: trustProxy(env),
   };
+}
+
+// proxy-addr's names for the private ranges (Fastify passes the list to it).
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * OPENRIG_TRUST_PROXY: empty (trust no proxy), or a comma-separated list of proxy addresses, CIDR
+ * ranges and the names loopback, linklocal, uniquelocal. Refused: `true` (believe any
+ * X-Forwarded-For: every client could pick the address its anonymous rate limits count against)
+ * and a hop count, which cannot tell a proxy from a client that connects directly (Fastify itself
+ * trusts no one for a number).
+ */
+function trustProxy(env: Env): false | string[] {
+  const raw = (env.OPENRIG_TRUST_PROXY ?? '').trim();
+  if (raw === '') return false;
+  const list = raw.split(',').map((e) => e.trim());
+  for (const e of list) {
+    const [addr, bits, extra] = e.split('/');
+    const version = isIP(addr ?? '');
+    const bitsOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (version === 6 ? 128 : 32));
+    if (!(PROXY_RANGE_NAMES.has(e) || (version !== 0 && bitsOk && extra === undefined))) {
+      throw new Error(`OPENRIG_TRUST_PROXY must be a comma-separated list of proxy addresses, CIDR ranges, loopback, linklocal, uniquelocal (got ${JSON.stringify(e)})`);
+    }
+  }
+  return list;
 }
