@@ -238,6 +238,9 @@ async function maintenance(url, seeded) {
 async function profileScenario(dbUrl, dataDir, scenario, seeded) {
   const dir = mkdtempSync(path.join(tmpdir(), 'openrig-prof-'));
   const s = await serve(dbUrl, dataDir, ['--cpu-prof', '--cpu-prof-dir', dir]);
+  // As in the measured run: the offer index's background load and the idle-time schema
+  // compilation finish first, so the profile holds the scenario's steady state only.
+  await sleep(3000);
   const from = monoUs();
   await load({ url: s.url, connections: C, duration: D, next: scenario === 'search' ? searchNext(seeded) : pollNext(seeded) });
   const to = monoUs();
