@@ -19,3 +19,10 @@ export class ManualClock implements Clock {
     this.t += ms;
   }
 }
+
+/**
+ * One turn of the event loop. Long batches (offer index loads, heartbeat flushes, the billing
+ * meter, the heartbeat sweep) await it between chunks: on SQLite every statement resolves at
+ * once, so without it a batch is one long stretch of microtasks that every request waits behind.
+ */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -11,6 +11,7 @@ import { quietMachinesWithInstances, sweepMachinesOffline } from '../modules/age
 import { sweepMachineInstances } from '../modules/instances/instances.service.js';
 import { GATEWAY_CLOSED_SEAM } from '../modules/agent-gateway/agent-gateway.routes.js';
 import { flushHeartbeats } from '../modules/agent-gateway/agent-gateway.heartbeats.js';
+import { nextTurn } from '../clock.js';
 
 export interface SweepResult {
   unknown: number[];
@@ -30,9 +31,11 @@ export async function sweepHeartbeats(deps: Pick<Deps, 'store' | 'db' | 'clock' 
   out.machinesOffline = await sweepMachinesOffline(deps.db, offlineBefore);
   for (const id of await quietMachinesWithInstances(deps.db, offlineBefore, 'offline')) {
     out.offline.push(...(await sweepMachineInstances(deps, id, 'offline')));
+    await nextTurn();
   }
   for (const id of await quietMachinesWithInstances(deps.db, unknownBefore, 'unknown')) {
     out.unknown.push(...(await sweepMachineInstances(deps, id, 'unknown')));
+    await nextTurn();
   }
   return out;
 }

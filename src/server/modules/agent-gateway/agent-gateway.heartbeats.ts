@@ -14,6 +14,7 @@ import { CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Store } from '../../db/connection.js';
 import * as repo from './agent-gateway.repo.js';
+import { nextTurn } from '../../clock.js';
 
 interface Pending {
   times: Map<number, number>;
@@ -66,7 +67,7 @@ export function flushHeartbeats(deps: Pick<Deps, 'store' | 'db'>): Promise<void>
     try {
       for (let i = 0; i < batch.length; i += CHUNK) {
         const part = batch.slice(i, i + CHUNK);
-        if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+        if (i > 0) await nextTurn();
         await deps.db.executeQuery(writeTimes(deps.store.dialect, part));
       }
     } catch (err) {

@@ -268,6 +268,27 @@ describeEachDb('agent gateway', (dialect) => {
       expect(m.online_state).toBe('offline');
     });
 
+    it('lets the event loop serve other work between machines', async () => {
+      const host = await t().user();
+      const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-turn-0001', machines: [hw(0), hw(1), hw(2), hw(3)] } });
+      for (const m of reg.body.machines) await newInstance(t(), m.machine_id, (await t().user()).id, { actual_status: 'running' });
+      t().clock.advance(61_000);
+      // On SQLite every statement resolves at once: only the sweep's own turns let a waiting
+      // request in while it judges machine after machine.
+      let turns = 0;
+      let done = false;
+      const tick = () => {
+        if (done) return;
+        turns++;
+        setImmediate(tick);
+      };
+      setImmediate(tick);
+      const r = await sweepHeartbeats(t().deps);
+      done = true;
+      expect(r.unknown.length).toBeGreaterThanOrEqual(4);
+      expect(turns).toBeGreaterThanOrEqual(3);
+    });
+
     it('leaves machines that never had an agent alone', async () => {
       const host = await t().user();
       const renter = await t().user();

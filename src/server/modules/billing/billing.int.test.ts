@@ -116,4 +116,25 @@ describeEachDb('billing', (dialect) => {
     for (const id of ids) expect((await row(t(), id)).accrued_micros).toBe(each);
     expect(before - (await balance(t(), u.id))).toBe(5 * each);
   });
+
+  it('lets the event loop serve other work between chunks', async () => {
+    const u = await renter(t(), { balanceUsd: 100 });
+    const list = await offers(t(), 6, { priceGpu: 3.6, priceDisk: 0.1 });
+    for (const o of list) await running(t(), u.apiKey, o);
+    t().clock.advance(30_000);
+    // Turns of the event loop while the meter runs: on SQLite every statement resolves at once, so
+    // only the meter's own yields between chunks let a turn (a waiting request) in.
+    let turns = 0;
+    let done = false;
+    const tick = () => {
+      if (done) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const r = await runMeter(t().deps, { chunk: 2 });
+    done = true;
+    expect(r.settled).toBeGreaterThanOrEqual(6);
+    expect(turns).toBeGreaterThanOrEqual(2); // at least one turn between each of 3+ chunks
+  });
 });

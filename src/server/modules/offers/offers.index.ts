@@ -17,6 +17,7 @@ import type { Dialect, Store } from '../../db/connection.js';
 import type { OfferRow } from './offers.fields.js';
 import type { Condition, SearchPlan } from './offers.filter.js';
 import { jsContext, selectPage, type OrderView, type RowSource } from './offers.evaluate.js';
+import { nextTurn } from '../../clock.js';
 
 // The columns search reads (offers.fields.ts OfferRow), plus whether the row is deleted.
 const COLUMNS = [
@@ -348,7 +349,7 @@ export class OfferIndex {
           this.version = Math.max(this.version, Number(r.row_version));
         }
         if (rows.length < SQLITE_CHUNK) return;
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
     }
     if (this.snapshot === null) {
