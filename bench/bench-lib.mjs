@@ -55,12 +55,60 @@ export async function startNode(args, { env = {}, nodeArgs = [], probe = '/healt
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Machine-wide CPU jiffies (busy, total) from /proc/stat. */
+/**
+ * Machine-wide CPU jiffies (busy, total, steal) from /proc/stat. Steal is time the hypervisor
+ * gave this virtual machine's CPUs to someone else: every process here stood still meanwhile.
+ */
 export function cpuTicks() {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
   const idle = f[3] + (f[4] ?? 0);
   const total = f.reduce((a, b) => a + b, 0);
-  return { busy: total - idle, total };
+  return { busy: total - idle, total, steal: f[7] ?? 0 };
+}
+
+/**
+ * TCP segments the kernel retransmitted so far, machine-wide (/proc/net/snmp RetransSegs). Over
+ * loopback nothing is lost, so each one is a timer that fired before an acknowledgement came back:
+ * a request that waited for it waited at least the 200 ms minimum retransmission timeout.
+ */
+export function tcpRetransmits() {
+  const lines = readFileSync('/proc/net/snmp', 'utf8').split('\n').filter((l) => l.startsWith('Tcp:'));
+  const [names, values] = lines.map((l) => l.trim().split(/\s+/));
+  const i = names?.indexOf('RetransSegs') ?? -1;
+  return i > 0 ? Number(values[i]) : NaN;
+}
+
+/**
+ * The server's own request-latency histogram for one route (openrig_http_request_duration_seconds
+ * from /metrics, all statuses summed): cumulative counts by bucket bound in seconds. The time it
+ * measures starts when the request is parsed and ends when the reply is written, so what a client
+ * sees on top (socket queues, the kernel, CPU stolen from the machine) is the difference.
+ */
+export async function serverHistogram(url, method, route) {
+  const text = await fetch(`${url}/metrics`).then((r) => r.text());
+  const out = new Map();
+  const re = /^openrig_http_request_duration_seconds_bucket\{([^}]*)\} (\S+)$/;
+  for (const line of text.split('\n')) {
+    const m = re.exec(line);
+    if (!m) continue;
+    const labels = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (labels.method !== method || labels.route !== route) continue;
+    const le = labels.le === '+Inf' ? Infinity : Number(labels.le);
+    out.set(le, (out.get(le) ?? 0) + Number(m[2]));
+  }
+  return out;
+}
+
+/**
+ * From two histogram snapshots: requests in between, the bucket bound (ms) the q-quantile falls
+ * under, and the share answered within `withinS` seconds (a bucket bound).
+ */
+export function histogramDelta(before, after, q = 0.99, withinS = 0.05) {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const at = (le) => (after.get(le) ?? 0) - (before.get(le) ?? 0);
+  const n = at(Infinity);
+  const bound = bounds.find((le) => at(le) >= q * n) ?? Infinity;
+  return { n, quantileMs: bound * 1000, withinPct: n ? (100 * at(withinS)) / n : NaN };
 }
 
 /** CPU seconds (user + system) used so far by a process. */
@@ -84,6 +132,7 @@ export function rssMb(pid) {
  */
 export function load({ url, connections = 8, duration = 5, next, overallRate, pipelining = 1 }) {
   const c0 = cpuTicks();
+  const t0 = tcpRetransmits();
   return new Promise((resolve, reject) => {
     const inst = autocannon(
       {
@@ -110,6 +159,10 @@ export function load({ url, connections = 8, duration = 5, next, overallRate, pi
         resolve({
           /** Machine-wide CPU busy % during the run (server, database, load generator, others). */
           busyPct: (100 * (c1.busy - c0.busy)) / Math.max(1, c1.total - c0.total),
+          /** Machine-wide CPU stolen by the hypervisor during the run, %. */
+          stealPct: (100 * (c1.steal - c0.steal)) / Math.max(1, c1.total - c0.total),
+          /** TCP retransmissions during the run, machine-wide (see tcpRetransmits). */
+          retransmits: tcpRetransmits() - t0,
           // Completed requests over the run (the per-second average reads 0 when few complete).
           rps: res.requests.total / (res.duration || duration),
           total: res.requests.total,
