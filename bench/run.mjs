@@ -12,7 +12,7 @@
 // missed targets; 0: don't).
 import { performance } from 'node:perf_hooks';
 import { mkdtempSync, rmSync, readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
-import { tmpdir, cpus, totalmem, availableParallelism, loadavg } from 'node:os';
+import { tmpdir, cpus, totalmem, availableParallelism } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { spawn } from 'node:child_process';
@@ -366,7 +366,7 @@ function section(machine, baseline, results) {
   const L = [];
   L.push('<!-- platform:begin (bench/run.mjs writes this section; keep others outside it) -->');
   L.push('## Quick path, search, creates, heartbeats, startup (bench/run.mjs)', '');
-  L.push(`Run ${new Date().toISOString()} on ${machine}. Load generator (autocannon) on the same machine, over loopback; ${D} s per scenario, ${C} connections unless noted. Load average (1 min) at the start ${f(machineLoad.start, 2)}, at the end ${f(loadavg()[0], 2)}: above 0.5 or so, other processes shared the cores and every number below is pessimistic.`, '');
+  L.push(`Run ${new Date().toISOString()} on ${machine}. Load generator (autocannon) on the same machine, over loopback; ${D} s per scenario, ${C} connections unless noted. Before the run, over 2 s of this script idling, the cores were ${f(machineLoad.busyPct, 0)} % busy (other processes) with ${f(machineLoad.stealPct, 1)} % stolen by the hypervisor; a fixed loop of 10⁸ integer steps took ${f(machineLoad.loopMs, 0)} ms on one core (compare it across runs: the host lends this virtual machine more or less of a core, and every absolute number below moves with it, the ratios to the baseline much less).`, '');
   L.push(`Baseline, bare Fastify hello world (same run, own process): **${f(baseline.rps, 0)} req/s**, p50 ${f(baseline.p50)} ms, p99 ${f(baseline.p99)} ms (machine CPU ${f(baseline.busyPct, 0)} % busy).`, '');
   L.push('"CPU busy" is the whole machine during the scenario (/proc/stat): near 100 % the cores, shared by server, database and load generator, are the limit. "Stolen" is CPU time the hypervisor took from this virtual machine (/proc/stat steal): every process here, the server and the load generator alike, stood still meanwhile.', '');
   for (const r of results) {
@@ -443,11 +443,31 @@ function writeResults(text) {
   return file;
 }
 
-const machineLoad = { start: loadavg()[0] };
+const machineLoad = {};
+
+/**
+ * The machine before the run: how busy its cores were over 2 s of doing nothing here (other
+ * processes, CPU stolen by the hypervisor), and how long a fixed loop of integer arithmetic takes
+ * on one core. The baseline tells this run's ratios apart from the machine; the loop tells runs on
+ * the same virtual machine apart when its host lends it more or less of a core.
+ */
+async function machineState() {
+  const c0 = cpuTicks();
+  await sleep(2000);
+  const c1 = cpuTicks();
+  const total = Math.max(1, c1.total - c0.total);
+  const t0 = performance.now();
+  let x = 0;
+  for (let i = 0; i < 1e8; i++) x = (x + i * 7) % 1000003;
+  const loopMs = performance.now() - t0;
+  return { busyPct: (100 * (c1.busy - c0.busy)) / total, stealPct: (100 * (c1.steal - c0.steal)) / total, loopMs, x };
+}
 
 async function main() {
   const machine = `${availableParallelism()} cores (\`nproc\`; ${cpus()[0]?.model ?? 'unknown CPU'}), ${f(totalmem() / 2 ** 30)} GiB memory, Node ${process.version}, ${process.platform}`;
   log(machine);
+  Object.assign(machineLoad, await machineState());
+  log(`machine before the run: ${f(machineLoad.busyPct, 0)} % busy, ${f(machineLoad.stealPct, 1)} % stolen, fixed loop ${f(machineLoad.loopMs, 0)} ms`);
   const hello = await startNode(['bench/hello.mjs'], { probe: '/' });
   const baseline = await load({ url: hello.url, connections: C, duration: D, next: () => ({ method: 'GET', path: '/' }) });
   await hello.stop();
