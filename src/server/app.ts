@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from './deps.js';
 import { authHook } from './http/auth.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { jsonBodyHoldsNul, nulInText, urlHoldsNul } from './http/nul-guard.js';
 import { schemaCompilers } from './http/validation.js';
 import { ping } from './db/connection.js';
 import { registerModules } from './modules/index.js';
@@ -95,7 +96,11 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Pro
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
-    defaultJson(req, body as string, done);
+    defaultJson(req, body as string, (err, parsed) => {
+      if (err) return done(err, undefined);
+      if (jsonBodyHoldsNul(body as string, parsed)) return done(nulInText(), undefined);
+      done(null, parsed);
+    });
   });
 
   // client-compat: the CLI refuses a reply whose Content-Type is not exactly application/json.
@@ -128,6 +133,8 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Pro
   });
 
   app.decorateRequest('auth', null);
+  // Before authentication, which looks up an api_key from the query (http/nul-guard.ts).
+  app.addHook('onRequest', (req, _reply, done) => done(urlHoldsNul(req.url) ? nulInText() : undefined));
   app.addHook('onRequest', authHook(deps));
   installPlatformHooks(app, deps); // rate limits (needs req.auth) and request metrics (issue 9)
 

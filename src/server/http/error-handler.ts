@@ -3,6 +3,7 @@
 // Oversized body: 413. Non-JSON body on a JSON endpoint: 415. A 5xx never shows its cause.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import { isPgNulError, NUL_MESSAGE } from './nul-guard.js';
 
 interface ValidationItem {
   instancePath?: string;
@@ -59,6 +60,7 @@ export function installErrorHandling(app: FastifyInstance): void {
         break;
     }
     if (err instanceof SyntaxError) return sendError(reply, 400, 'bad_request', 'Malformed JSON body');
+    if (isPgNulError(err)) return sendError(reply, 400, 'bad_request', NUL_MESSAGE);
     const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
     if (status >= 400 && status < 500) {
       return sendError(reply, status, 'bad_request', fe.message || 'Bad request');
