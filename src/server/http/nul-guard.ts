@@ -25,7 +25,7 @@ export function holdsNul(value: unknown): boolean {
  * malformed JSON), so bodies without that text are not walked.
  */
 export function jsonBodyHoldsNul(raw: string, parsed: unknown): boolean {
-  return /\\u0000/i.test(raw) && holdsNul(parsed);
+  return raw.includes('\\u0000') && holdsNul(parsed);
 }
 
 /** %00 anywhere in a request target (path or query), in either case. */

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
+import { turnsDuring } from '../../../../test/helpers/turns.js';
 import { sweepHeartbeats } from '../../jobs/heartbeat-sweep.js';
 import { resolveCredential } from '../../http/auth.js';
 
@@ -273,18 +274,7 @@ describeEachDb('agent gateway', (dialect) => {
       const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-turn-0001', machines: [hw(0), hw(1), hw(2), hw(3)] } });
       for (const m of reg.body.machines) await newInstance(t(), m.machine_id, (await t().user()).id, { actual_status: 'running' });
       t().clock.advance(61_000);
-      // On SQLite every statement resolves at once: only the sweep's own turns let a waiting
-      // request in while it judges machine after machine.
-      let turns = 0;
-      let done = false;
-      const tick = () => {
-        if (done) return;
-        turns++;
-        setImmediate(tick);
-      };
-      setImmediate(tick);
-      const r = await sweepHeartbeats(t().deps);
-      done = true;
+      const { result: r, turns } = await turnsDuring(() => sweepHeartbeats(t().deps));
       expect(r.unknown.length).toBeGreaterThanOrEqual(4);
       expect(turns).toBeGreaterThanOrEqual(3);
     });

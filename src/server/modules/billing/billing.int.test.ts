@@ -5,6 +5,7 @@ import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
 import { offers, renter } from '../../../../test/helpers/market.js';
+import { turnsDuring } from '../../../../test/helpers/turns.js';
 import { reportInstanceStatus } from '../instances/instances.service.js';
 import { runMeter } from './billing.service.js';
 
@@ -122,18 +123,7 @@ describeEachDb('billing', (dialect) => {
     const list = await offers(t(), 6, { priceGpu: 3.6, priceDisk: 0.1 });
     for (const o of list) await running(t(), u.apiKey, o);
     t().clock.advance(30_000);
-    // Turns of the event loop while the meter runs: on SQLite every statement resolves at once, so
-    // only the meter's own yields between chunks let a turn (a waiting request) in.
-    let turns = 0;
-    let done = false;
-    const tick = () => {
-      if (done) return;
-      turns++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
-    const r = await runMeter(t().deps, { chunk: 2 });
-    done = true;
+    const { result: r, turns } = await turnsDuring(() => runMeter(t().deps, { chunk: 2 }));
     expect(r.settled).toBeGreaterThanOrEqual(6);
     expect(turns).toBeGreaterThanOrEqual(2); // at least one turn between each of 3+ chunks
   });
