@@ -111,10 +111,45 @@ export function histogramDelta(before, after, q = 0.99, withinS = 0.05) {
   return { n, quantileMs: bound * 1000, withinPct: n ? (100 * at(withinS)) / n : NaN };
 }
 
+/** CPU seconds used so far by a process, in user space and in the kernel (Linux /proc). */
+export function procCpu(pid) {
+  const parts = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return { user: Number(parts[11]) / 100, sys: Number(parts[12]) / 100 }; // clock ticks, USER_HZ = 100
+}
+
 /** CPU seconds (user + system) used so far by a process. */
 export function procCpuS(pid) {
-  const parts = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(parts[11]) + Number(parts[12])) / 100; // clock ticks, USER_HZ = 100
+  const c = procCpu(pid);
+  return c.user + c.sys;
+}
+
+/** CPU seconds used so far by every PostgreSQL process on this machine (server and backends). */
+export function postgresCpuS() {
+  let s = 0;
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres') s += procCpuS(d);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return s;
+}
+
+/**
+ * Where the CPU went, per request, between two snapshots: each server process (user space and
+ * kernel), PostgreSQL's processes, and this process, the load generator. In microseconds.
+ */
+export function cpuSnapshot(pids) {
+  const self = process.cpuUsage();
+  return { servers: pids.map((p) => procCpu(p)), postgres: postgresCpuS(), loadgen: (self.user + self.system) / 1e6 };
+}
+export function cpuPerRequest(a, b, requests) {
+  const us = (s) => (requests ? (1e6 * s) / requests : NaN);
+  const user = b.servers.reduce((t, c, i) => t + c.user - a.servers[i].user, 0);
+  const sys = b.servers.reduce((t, c, i) => t + c.sys - a.servers[i].sys, 0);
+  return { serverUser: us(user), serverSys: us(sys), postgres: us(b.postgres - a.postgres), loadgen: us(b.loadgen - a.loadgen) };
 }
 
 /** Monotonic clock in microseconds (the clock of V8's .cpuprofile timestamps). */
@@ -130,9 +165,13 @@ export function rssMb(pid) {
  * Runs autocannon. `requests` rotate per connection via `next()` which returns
  * {method, path, headers, body}. Returns req/s, p50/p99 (ms), errors and status counts.
  */
-export function load({ url, connections = 8, duration = 5, next, overallRate, pipelining = 1 }) {
+export async function load({ url, connections = 8, duration = 5, next, overallRate, pipelining = 1, warmup = 0, pids = [] }) {
+  // A warm-up with the same requests, not measured: the steady state of a long-running server
+  // (optimised code, caches, sorted views of the offer index) rather than its first seconds.
+  if (warmup > 0) await load({ url, connections, duration: warmup, next, overallRate, pipelining });
   const c0 = cpuTicks();
   const t0 = tcpRetransmits();
+  const s0 = cpuSnapshot(pids);
   return new Promise((resolve, reject) => {
     const inst = autocannon(
       {
@@ -157,6 +196,8 @@ export function load({ url, connections = 8, duration = 5, next, overallRate, pi
         const n2xx = Object.entries(codes).filter(([c]) => Number(c) < 300).reduce((s, [, v]) => s + v.count, 0);
         const c1 = cpuTicks();
         resolve({
+          /** CPU per request (µs): the server processes `pids`, PostgreSQL, the load generator. */
+          cpu: cpuPerRequest(s0, cpuSnapshot(pids), res.requests.total),
           /** Machine-wide CPU busy % during the run (server, database, load generator, others). */
           busyPct: (100 * (c1.busy - c0.busy)) / Math.max(1, c1.total - c0.total),
           /** Machine-wide CPU stolen by the hypervisor during the run, %. */

@@ -9,7 +9,7 @@
 // BENCH_DIALECTS (sqlite,postgres), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/postgres:
 // a fresh database is created there and dropped after), BENCH_OFFERS (50000), BENCH_INSTANCES
 // (10000), BENCH_HB_MACHINES (20000), BENCH_MACHINES_PER_AGENT (10), BENCH_PROFILE (1: profile
-// missed targets; 0: don't).
+// missed targets; 0: don't), BENCH_WARMUP (s of the same requests before each measured load, 2).
 import { performance } from 'node:perf_hooks';
 import { mkdtempSync, rmSync, readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, availableParallelism } from 'node:os';
@@ -30,6 +30,7 @@ const INSTANCES = Number(env.BENCH_INSTANCES || 10_000);
 const HB_MACHINES = Number(env.BENCH_HB_MACHINES || 20_000);
 const PER_AGENT = Number(env.BENCH_MACHINES_PER_AGENT || 10);
 const PROFILE = env.BENCH_PROFILE !== '0';
+const WARM = Number(env.BENCH_WARMUP ?? 2);
 const HEARTBEAT_S = 10;
 
 const log = (...a) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}]`, ...a);
@@ -250,8 +251,10 @@ async function profileScenario(dbUrl, dataDir, scenario, seeded) {
   // As in the measured run: the offer index's background load and the idle-time schema
   // compilation finish first, so the profile holds the scenario's steady state only.
   await sleep(3000);
+  const next = scenario === 'search' ? searchNext(seeded) : pollNext(seeded);
+  if (WARM > 0) await load({ url: s.url, connections: C, duration: WARM, next });
   const from = monoUs();
-  await load({ url: s.url, connections: C, duration: D, next: scenario === 'search' ? searchNext(seeded) : pollNext(seeded) });
+  await load({ url: s.url, connections: C, duration: D, next });
   const to = monoUs();
   await s.stop('SIGTERM');
   const p = summarizeProfile(dir, 12, [from, to]);
@@ -300,10 +303,13 @@ async function runDialect(dialect, baseline) {
       if (!r.ok) throw new Error(`registering an SSH key: ${r.status} ${(await r.text()).slice(0, 200)}`);
     }
 
+    const pids = [s.child.pid];
+    log(`${dialect}: /healthz (the stack with no authentication and no database)`);
+    out.floor = await load({ url: s.url, connections: C, duration: D, warmup: WARM, pids, next: () => ({ method: 'GET', path: '/healthz' }) });
     log(`${dialect}: polling`);
-    out.poll = await load({ url: s.url, connections: C, duration: D, next: pollNext(seeded) });
+    out.poll = await load({ url: s.url, connections: C, duration: D, warmup: WARM, pids, next: pollNext(seeded) });
     log(`${dialect}: search`);
-    out.search = await load({ url: s.url, connections: C, duration: D, next: searchNext(seeded) });
+    out.search = await load({ url: s.url, connections: C, duration: D, warmup: WARM, pids, next: searchNext(seeded) });
     log(`${dialect}: 1,000 concurrent creates on 100 offers`);
     out.creates = await creates(s.url, seeded);
     log(`${dialect}: heartbeats of ${HB_MACHINES} machines while clients poll`);
@@ -315,7 +321,8 @@ async function runDialect(dialect, baseline) {
     if (dialect === 'postgres') {
       log(`${dialect}: one node vs two nodes, polling`);
       const s2 = await serve(dbUrl, dataDir);
-      const one = await load({ url: s.url, connections: C, duration: D, next: pollNext(seeded) });
+      const one = await load({ url: s.url, connections: C, duration: D, warmup: WARM, pids: [s.child.pid], next: pollNext(seeded) });
+      if (WARM > 0) await Promise.all([s, s2].map((x) => load({ url: x.url, connections: C, duration: WARM, next: pollNext(seeded) })));
       // Where the CPU went during the two-node run: the evidence for what limits the ratio.
       const c0 = cpuTicks();
       const p0 = [procCpuS(s.child.pid), procCpuS(s2.child.pid), procCpuS(process.pid)];
@@ -353,6 +360,36 @@ function loadRow(name, r, target) {
   return `| ${name} | ${f(r.rps, 0)} | ${f(r.p50)} | ${f(r.p99)} | ${r.errors + r.n5xx} (${r.non2xx} non-2xx) | ${f(r.busyPct, 0)} % |`;
 }
 
+/**
+ * CPU per request by process, from /proc over each measured run: the evidence for what limits a
+ * req/s figure. A single-threaded server whose CPU per request × req/s is near 1 s/s is the limit;
+ * when the machine's cores are all busy, the sum over all processes is.
+ */
+function cpuTable(baseline, r) {
+  const rows = [
+    ['bare Fastify hello world (the baseline)', baseline],
+    ['`GET /healthz`', r.floor],
+    ['`GET /api/v0/instances/{id}/`', r.poll],
+    ['`POST /api/v0/bundles/`', r.search],
+  ].filter(([, x]) => x?.cpu && x.total > 0);
+  if (rows.length === 0) return '';
+  const pg = r.dialect === 'postgres';
+  const L = [
+    `CPU per request (µs, from /proc over the measured ${D} s; "cores" is the sum × req/s: ${availableParallelism()} is all of them). The server is one Node.js process, so its main thread can give at most about 1 core:`,
+    '',
+    `| requests | req/s | server, user space | server, kernel | server total (cores) |${pg ? ' PostgreSQL |' : ''} load generator | all (cores) |`,
+    `|---|---|---|---|---|${pg ? '---|' : ''}---|---|`,
+  ];
+  for (const [name, x] of rows) {
+    const c = x.cpu;
+    const server = c.serverUser + c.serverSys;
+    const isHello = x === baseline;
+    const all = server + (pg && !isHello ? c.postgres : 0) + c.loadgen;
+    L.push(`| ${name} | ${f(x.rps, 0)} | ${f(c.serverUser)} | ${f(c.serverSys)} | ${f(server)} (${f((server * x.rps) / 1e6, 2)}) |${pg ? ` ${isHello ? '–' : f(c.postgres)} |` : ''} ${f(c.loadgen)} | ${f(all)} (${f((all * x.rps) / 1e6, 2)}) |`);
+  }
+  return L.join('\n') + '\n';
+}
+
 function profileText(p, what) {
   if (!p) return '';
   const lines = [`\nProfile of the ${what} scenario (\`node --cpu-prof\`, ${f(p.totalMs / 1000)} s of samples while the load ran), self time by origin:`, ''];
@@ -366,7 +403,7 @@ function section(machine, baseline, results) {
   const L = [];
   L.push('<!-- platform:begin (bench/run.mjs writes this section; keep others outside it) -->');
   L.push('## Quick path, search, creates, heartbeats, startup (bench/run.mjs)', '');
-  L.push(`Run ${new Date().toISOString()} on ${machine}. Load generator (autocannon) on the same machine, over loopback; ${D} s per scenario, ${C} connections unless noted. Before the run, over 2 s of this script idling, the cores were ${f(machineLoad.busyPct, 0)} % busy (other processes) with ${f(machineLoad.stealPct, 1)} % stolen by the hypervisor; a fixed loop of 10⁸ integer steps took ${f(machineLoad.loopMs, 0)} ms on one core (compare it across runs: the host lends this virtual machine more or less of a core, and every absolute number below moves with it, the ratios to the baseline much less).`, '');
+  L.push(`Run ${new Date().toISOString()} on ${machine}. Load generator (autocannon) on the same machine, over loopback; ${D} s per scenario, ${C} connections unless noted${WARM > 0 ? `; each req/s scenario (the baseline's too) after ${WARM} s of the same requests, not counted, so that it measures a warm server (optimised code, prepared statements, the offer index's sorted views), as a long-running one is` : ''}. Before the run, over 2 s of this script idling, the cores were ${f(machineLoad.busyPct, 0)} % busy (other processes) with ${f(machineLoad.stealPct, 1)} % stolen by the hypervisor; a fixed loop of 10⁸ integer steps took ${f(machineLoad.loopMs, 0)} ms on one core (compare it across runs: the host lends this virtual machine more or less of a core, and every absolute number below moves with it, the ratios to the baseline much less).`, '');
   L.push(`Baseline, bare Fastify hello world (same run, own process): **${f(baseline.rps, 0)} req/s**, p50 ${f(baseline.p50)} ms, p99 ${f(baseline.p99)} ms (machine CPU ${f(baseline.busyPct, 0)} % busy).`, '');
   L.push('"CPU busy" is the whole machine during the scenario (/proc/stat): near 100 % the cores, shared by server, database and load generator, are the limit. "Stolen" is CPU time the hypervisor took from this virtual machine (/proc/stat steal): every process here, the server and the load generator alike, stood still meanwhile.', '');
   for (const r of results) {
@@ -382,6 +419,7 @@ function section(machine, baseline, results) {
     L.push(`Seeded ${OFFERS} offers, ${INSTANCES} live instances and ${1000 + 50 + 102} users in ${f(r.seedS)} s.`, '');
     L.push('| scenario | req/s | p50 ms | p99 ms | errors | CPU busy | target | result |', '|---|---|---|---|---|---|---|---|');
     const pollRatio = r.poll.rps / baseline.rps;
+    if (r.floor) L.push(`${loadRow('`GET /healthz`: the same stack, no authentication, no database', r.floor)} (floor) | ${f((100 * r.floor.rps) / baseline.rps, 0)} % of baseline |`);
     L.push(`${loadRow('`GET /api/v0/instances/{id}/`, authenticated', r.poll)} ≥ 50 % of baseline req/s | ${verdict(pollRatio >= 0.5)}: ${f(100 * pollRatio, 0)} % |`);
     L.push(`${loadRow('`POST /api/v0/bundles/` (5 filters, order, limit 64)', r.search)} p99 ≤ 15 ms | ${verdict(r.search.p99 <= 15)}${r.search.p99 > 15 ? `: ${f(r.search.p99 - 15)} ms over` : ''}${r.search.n2xx === 0 ? ' (no 2xx reply!)' : ''} |`);
     if (r.hb?.poll) {
@@ -421,6 +459,7 @@ function section(machine, baseline, results) {
         );
       }
     }
+    L.push(cpuTable(baseline, r));
     L.push(profileText(r.pollProfile, 'polling'));
     L.push(profileText(r.searchProfile, 'search'));
     L.push(profileText(r.startProfile, 'start-up (spawn to ready, then SIGTERM)').replace(' while the load ran', ''));
@@ -469,7 +508,7 @@ async function main() {
   Object.assign(machineLoad, await machineState());
   log(`machine before the run: ${f(machineLoad.busyPct, 0)} % busy, ${f(machineLoad.stealPct, 1)} % stolen, fixed loop ${f(machineLoad.loopMs, 0)} ms`);
   const hello = await startNode(['bench/hello.mjs'], { probe: '/' });
-  const baseline = await load({ url: hello.url, connections: C, duration: D, next: () => ({ method: 'GET', path: '/' }) });
+  const baseline = await load({ url: hello.url, connections: C, duration: D, warmup: WARM, pids: [hello.child.pid], next: () => ({ method: 'GET', path: '/' }) });
   await hello.stop();
   log(`baseline: ${f(baseline.rps, 0)} req/s, p99 ${baseline.p99} ms`);
   const results = [];
