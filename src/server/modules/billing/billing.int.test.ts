@@ -127,4 +127,38 @@ describeEachDb('billing', (dialect) => {
     expect(r.settled).toBeGreaterThanOrEqual(6);
     expect(turns).toBeGreaterThanOrEqual(2); // at least one turn between each of 3+ chunks
   });
+  it('settles a chunk of several users\' instances in a fixed number of statements, each user charged for their own', async () => {
+    const users = [await renter(t(), { balanceUsd: 100 }), await renter(t(), { balanceUsd: 100 }), await renter(t(), { balanceUsd: 100 })];
+    const list = await offers(t(), 7, { priceGpu: 3.6, priceDisk: 0.1 });
+    const owned: { id: number; user: number }[] = [];
+    for (const [i, o] of list.entries()) {
+      const u = users[i % 3]!;
+      owned.push({ id: await running(t(), u.apiKey, o), user: u.id });
+    }
+    // One stopped (disk only), so the chunk mixes rates.
+    expect((await t().request('PUT', `/api/v0/instances/${owned[0]!.id}/`, { key: users[0]!.apiKey, body: { state: 'stopped' } })).status).toBe(200);
+    const before = await Promise.all(users.map((u) => balance(t(), u.id)));
+    t().clock.advance(20_000);
+    let statements = 0;
+    const counting = { transformQuery: (a: { node: never }) => (statements++, a.node), transformResult: async (a: { result: never }) => a.result };
+    const store = { ...t().deps.store, db: t().deps.store.db.withPlugin(counting) };
+    const live = (await t().deps.db.selectFrom('instances').select('id').where('destroyed_at', 'is', null).execute()).length;
+    const r = await runMeter({ store, clock: t().deps.clock });
+    // Earlier tests' instances share the database and are settled too: all of them in one chunk.
+    expect(r.settled).toBeGreaterThanOrEqual(7);
+    // The id list, then per chunk: the rows, the conditional update, the ledger, the balances and
+    // the exhausted-balance check (plus one read per user found without credit): a handful, where
+    // settling one instance at a time took five per instance.
+    expect(statements).toBeLessThanOrEqual(10);
+    expect(live).toBeGreaterThan(10);
+    const each = 20 * COMPUTE_PER_S + diskMicros(20);
+    for (const [i, u] of users.entries()) {
+      const mine = owned.filter((o) => o.user === u.id);
+      const expected = mine.reduce((s, o) => s + (o.id === owned[0]!.id ? diskMicros(20) : each), 0);
+      expect(before[i]! - (await balance(t(), u.id))).toBe(expected);
+      const ledger = await t().deps.db.selectFrom('billing_ledger').select((eb) => eb.fn.sum<number>('amount_micros').as('s')).where('user_id', '=', u.id).where('created_at', '=', t().clock.now()).executeTakeFirstOrThrow();
+      expect(Number(ledger.s)).toBe(expected);
+    }
+    for (const o of owned) expect((await row(t(), o.id)).billed_until).toBe(t().clock.now());
+  });
 });
