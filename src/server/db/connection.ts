@@ -23,7 +23,9 @@ export interface Store {
    * here. On a SQLite file it goes to a second, query-only connection: WAL lets it read the last
    * committed state while a write transaction is open on the main connection, so a poll never
    * queues behind a heartbeat's transaction and never sees uncommitted rows. On PostgreSQL it is
-   * a named prepared statement on the pool (parsed and planned once per connection).
+   * a named prepared statement on the pool (parsed and planned once per connection); there it
+   * also runs the one write that is a single statement on disposable state, the rate-limit
+   * counter's upsert (its own implicit transaction; platform.rate-limit.ts).
    */
   read<R = Record<string, unknown>>(sqlText: string, params: readonly unknown[]): Promise<R[]>;
   /**

@@ -2,6 +2,7 @@
 // creation until destroy, ledger and balance move together, exhausted balances stop instances
 // (never destroy them), and concurrent meter runs charge each period once.
 import { expect, it } from 'vitest';
+import type { KyselyPlugin } from 'kysely';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
 import { offers, renter } from '../../../../test/helpers/market.js';
@@ -140,7 +141,10 @@ describeEachDb('billing', (dialect) => {
     const before = await Promise.all(users.map((u) => balance(t(), u.id)));
     t().clock.advance(20_000);
     let statements = 0;
-    const counting = { transformQuery: (a: { node: never }) => (statements++, a.node), transformResult: async (a: { result: never }) => a.result };
+    const counting: KyselyPlugin = {
+      transformQuery: (a) => (statements++, a.node),
+      transformResult: (a) => Promise.resolve(a.result),
+    };
     const store = { ...t().deps.store, db: t().deps.store.db.withPlugin(counting) };
     const live = (await t().deps.db.selectFrom('instances').select('id').where('destroyed_at', 'is', null).execute()).length;
     const r = await runMeter({ store, clock: t().deps.clock });

@@ -90,6 +90,16 @@ export async function countHit(db: Kysely<DB>, bucket: string, windowStart: numb
   return Number(r.rows[0]!.hits);
 }
 
+// countHit's statement, as a named prepared statement (Store.read runs it alone, outside any
+// transaction): every search pays for it, and parsing and planning it each time cost PostgreSQL
+// searches 15-30 % of their throughput in the bench.
+const PG_HIT = `insert into rate_limit_counters (bucket, window_start, hits, expires_at) values ($1, $2, 1, $3)
+  on conflict (bucket, window_start) do update set hits = rate_limit_counters.hits + 1 returning hits`;
+async function countHitPrepared(store: Store, bucket: string, windowStart: number, expiresAt: number): Promise<number> {
+  const [row] = await store.read<{ hits: number }>(PG_HIT, [bucket, windowStart, expiresAt]);
+  return Number(row!.hits);
+}
+
 /** Deletes windows that have ended. */
 export async function sweepCounters(db: Kysely<DB>, now: number): Promise<number> {
   const r = await db.deleteFrom('rate_limit_counters').where('expires_at', '<', now).executeTakeFirst();
@@ -108,7 +118,9 @@ export function countersOf(store: Store): Counters {
   let c = countersOfStore.get(store);
   if (!c) {
     const scratch = store.scratch();
-    c = scratch ? scratchCounters(scratch) : { hit: (...a) => countHit(store.db, ...a), sweep: (now) => sweepCounters(store.db, now) };
+    if (scratch) c = scratchCounters(scratch);
+    else if (store.dialect === 'postgres') c = { hit: (...a) => countHitPrepared(store, ...a), sweep: (now) => sweepCounters(store.db, now) };
+    else c = { hit: (...a) => countHit(store.db, ...a), sweep: (now) => sweepCounters(store.db, now) };
     countersOfStore.set(store, c);
   }
   return c;
