@@ -61,6 +61,15 @@ export async function settleInstance(trx: Kysely<DB>, row: InstanceRow, now: num
 }
 
 /**
+ * `CASE id WHEN … THEN … ELSE <col> END`: a value per row id in one UPDATE. Ending in the column
+ * itself also gives PostgreSQL the parameters' type (bigint).
+ */
+function caseById(values: [number, RawBuilder<unknown>][], col: string): RawBuilder<number> {
+  const whens = values.map(([id, v]) => sql`WHEN ${id} THEN ${v}`);
+  return sql<number>`CASE id ${sql.join(whens, sql` `)} ELSE ${sql.ref(col)} END`;
+}
+
+/**
  * settleInstance for many live rows at once, in a fixed number of statements whatever their
  * count: one conditional UPDATE of the instances (RETURNING the ids it charged), one INSERT of
  * their ledger rows, one UPDATE of their users' balances. Returns the rows as they are afterwards;
@@ -77,18 +86,18 @@ export async function settleMany(trx: Kysely<DB>, rows: readonly InstanceRow[], 
     else due.push({ row, m, total: m.computeMicros + m.diskMicros });
   }
   if (due.length === 0) return out;
-  // The conditional update decides who charges each period (never read-then-write). Each CASE
-  // ends in the column itself, which also gives PostgreSQL the parameters' type (bigint).
-  const caseById = (col: 'billed_until' | 'accrued_micros', value: (d: (typeof due)[number]) => RawBuilder<unknown>) =>
-    sql<number>`CASE id ${sql.join(
-      due.map((d) => sql`WHEN ${d.row.id} THEN ${value(d)}`),
-      sql` `,
-    )} ELSE ${sql.ref(col)} END`;
+  // The conditional update decides who charges each period (never read-then-write).
   const charged = await trx
     .updateTable('instances')
     .set({
-      billed_until: caseById('billed_until', (d) => sql`${d.m.until}`),
-      accrued_micros: caseById('accrued_micros', (d) => sql`accrued_micros + ${d.total}`),
+      billed_until: caseById(
+        due.map((d) => [d.row.id, sql`${d.m.until}`]),
+        'billed_until',
+      ),
+      accrued_micros: caseById(
+        due.map((d) => [d.row.id, sql`accrued_micros + ${d.total}`]),
+        'accrued_micros',
+      ),
     })
     .where('destroyed_at', 'is', null)
     .where((eb) => eb.or(due.map((d) => eb.and([eb('id', '=', d.row.id), eb('billed_until', '=', d.row.billed_until)]))))
@@ -111,10 +120,10 @@ export async function settleMany(trx: Kysely<DB>, rows: readonly InstanceRow[], 
     await trx
       .updateTable('users')
       .set({
-        balance_micros: sql<number>`CASE id ${sql.join(
-          users.map(([id, total]) => sql`WHEN ${id} THEN balance_micros - ${total}`),
-          sql` `,
-        )} ELSE balance_micros END`,
+        balance_micros: caseById(
+          users.map(([id, total]) => [id, sql`balance_micros - ${total}`]),
+          'balance_micros',
+        ),
       })
       .where(
         'id',
