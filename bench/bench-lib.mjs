@@ -16,7 +16,11 @@ process.on('exit', () => {
 /** Spawns `node ARGS` and resolves once it printed `listening on URL` and /healthz (or /) answers. */
 export async function startNode(args, { env = {}, nodeArgs = [], probe = '/healthz' } = {}) {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   live.add(child);
   let out = '';
   let err = '';
@@ -30,10 +34,14 @@ export async function startNode(args, { env = {}, nodeArgs = [], probe = '/healt
   );
   let url = null;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`process exited early: ${err.slice(-2000)} ${out.slice(-500)}`);
+    if (child.exitCode !== null)
+      throw new Error(`process exited early: ${err.slice(-2000)} ${out.slice(-500)}`);
     url ??= /listening on (http:\/\/\S+)/.exec(out)?.[1] ?? null;
     if (url) {
-      const ok = await fetch(url + probe).then((r) => r.ok, () => false);
+      const ok = await fetch(url + probe).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
     }
     if (performance.now() - t0 > 30_000) throw new Error(`not ready after 30 s: ${err.slice(-2000)}`);
@@ -72,7 +80,9 @@ export function cpuTicks() {
  * a request that waited for it waited at least the 200 ms minimum retransmission timeout.
  */
 export function tcpRetransmits() {
-  const lines = readFileSync('/proc/net/snmp', 'utf8').split('\n').filter((l) => l.startsWith('Tcp:'));
+  const lines = readFileSync('/proc/net/snmp', 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('Tcp:'));
   const [names, values] = lines.map((l) => l.trim().split(/\s+/));
   const i = names?.indexOf('RetransSegs') ?? -1;
   return i > 0 ? Number(values[i]) : NaN;
@@ -143,13 +153,22 @@ export function postgresCpuS() {
  */
 export function cpuSnapshot(pids) {
   const self = process.cpuUsage();
-  return { servers: pids.map((p) => procCpu(p)), postgres: postgresCpuS(), loadgen: (self.user + self.system) / 1e6 };
+  return {
+    servers: pids.map((p) => procCpu(p)),
+    postgres: postgresCpuS(),
+    loadgen: (self.user + self.system) / 1e6,
+  };
 }
 export function cpuPerRequest(a, b, requests) {
   const us = (s) => (requests ? (1e6 * s) / requests : NaN);
   const user = b.servers.reduce((t, c, i) => t + c.user - a.servers[i].user, 0);
   const sys = b.servers.reduce((t, c, i) => t + c.sys - a.servers[i].sys, 0);
-  return { serverUser: us(user), serverSys: us(sys), postgres: us(b.postgres - a.postgres), loadgen: us(b.loadgen - a.loadgen) };
+  return {
+    serverUser: us(user),
+    serverSys: us(sys),
+    postgres: us(b.postgres - a.postgres),
+    loadgen: us(b.loadgen - a.loadgen),
+  };
 }
 
 /** Monotonic clock in microseconds (the clock of V8's .cpuprofile timestamps). */
@@ -165,7 +184,16 @@ export function rssMb(pid) {
  * Runs autocannon. `requests` rotate per connection via `next()` which returns
  * {method, path, headers, body}. Returns req/s, p50/p99 (ms), errors and status counts.
  */
-export async function load({ url, connections = 8, duration = 5, next, overallRate, pipelining = 1, warmup = 0, pids = [] }) {
+export async function load({
+  url,
+  connections = 8,
+  duration = 5,
+  next,
+  overallRate,
+  pipelining = 1,
+  warmup = 0,
+  pids = [],
+}) {
   // A warm-up with the same requests, not measured: the steady state of a long-running server
   // (optimised code, caches, sorted views of the offer index) rather than its first seconds.
   if (warmup > 0) await load({ url, connections, duration: warmup, next, overallRate, pipelining });
@@ -184,7 +212,13 @@ export async function load({ url, connections = 8, duration = 5, next, overallRa
           {
             setupRequest: (req) => {
               const r = next();
-              return { ...req, method: r.method, path: r.path, headers: { ...(r.headers ?? {}) }, body: r.body };
+              return {
+                ...req,
+                method: r.method,
+                path: r.path,
+                headers: { ...(r.headers ?? {}) },
+                body: r.body,
+              };
             },
           },
         ],
@@ -192,8 +226,12 @@ export async function load({ url, connections = 8, duration = 5, next, overallRa
       (err, res) => {
         if (err) return reject(err);
         const codes = res.statusCodeStats ?? {};
-        const n5xx = Object.entries(codes).filter(([c]) => Number(c) >= 500).reduce((s, [, v]) => s + v.count, 0);
-        const n2xx = Object.entries(codes).filter(([c]) => Number(c) < 300).reduce((s, [, v]) => s + v.count, 0);
+        const n5xx = Object.entries(codes)
+          .filter(([c]) => Number(c) >= 500)
+          .reduce((s, [, v]) => s + v.count, 0);
+        const n2xx = Object.entries(codes)
+          .filter(([c]) => Number(c) < 300)
+          .reduce((s, [, v]) => s + v.count, 0);
         const c1 = cpuTicks();
         resolve({
           /** CPU per request (µs): the server processes `pids`, PostgreSQL, the load generator. */
@@ -260,7 +298,9 @@ export function summarizeProfile(dir, top = 12, window = null) {
   const sortDesc = (m) => [...m.entries()].sort((a, b) => b[1] - a[1]);
   return {
     totalMs: total / 1000,
-    functions: sortDesc(fns).slice(0, top).map(([name, us]) => ({ name, pct: pct(us) })),
+    functions: sortDesc(fns)
+      .slice(0, top)
+      .map(([name, us]) => ({ name, pct: pct(us) })),
     origins: sortDesc(origins).map(([name, us]) => ({ name, pct: pct(us) })),
   };
 }

@@ -29,7 +29,10 @@ const GPUS = [
   ['A40', 46080, 65],
 ];
 
-export async function seed(databaseUrl, { offers = 50_000, instances = 10_000, renters = 1_000, hosts = 50, log = () => {} } = {}) {
+export async function seed(
+  databaseUrl,
+  { offers = 50_000, instances = 10_000, renters = 1_000, hosts = 50, log = () => {} } = {},
+) {
   const { openStore } = await dist('db/connection.js');
   const { migrateToLatest } = await dist('db/migrate.js');
   const { createUser } = await dist('modules/accounts/accounts.service.js');
@@ -45,7 +48,11 @@ export async function seed(databaseUrl, { offers = 50_000, instances = 10_000, r
   const mkUsers = async (n, prefix) => {
     const out = [];
     for (let i = 0; i < n; i++) {
-      const u = await createUser(deps, { email: `${prefix}${i}@bench.example`, emailVerified: true, balanceUsd: 1_000_000 });
+      const u = await createUser(deps, {
+        email: `${prefix}${i}@bench.example`,
+        emailVerified: true,
+        balanceUsd: 1_000_000,
+      });
       out.push({ id: u.id, key: u.api_key });
     }
     return out;
@@ -115,13 +122,34 @@ export async function seed(databaseUrl, { offers = 50_000, instances = 10_000, r
   // Every 4th machine carries one of the live instances below: rented, as creating it would leave it.
   for (let i = 0; i < instances - 100; i++) rows[i * 4].rented = 1;
   const machineIds = await insertChunks('machines', rows, true);
-  const createOffers = await insertChunks('machines', Array.from({ length: 100 }, (_, i) => machine(createHost.id, 1e6 + i, { listed: 1, verified: 1, direct_port_count: 100 })), true);
-  const maintMachines = await insertChunks('machines', Array.from({ length: 100 }, (_, i) => machine(maintHost.id, 2e6 + i, { listed: 1, rented: 1 })), true);
+  const createOffers = await insertChunks(
+    'machines',
+    Array.from({ length: 100 }, (_, i) =>
+      machine(createHost.id, 1e6 + i, { listed: 1, verified: 1, direct_port_count: 100 }),
+    ),
+    true,
+  );
+  const maintMachines = await insertChunks(
+    'machines',
+    Array.from({ length: 100 }, (_, i) => machine(maintHost.id, 2e6 + i, { listed: 1, rented: 1 })),
+    true,
+  );
   log(`machines: ${offers} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
   // 10,000 live instances, one per machine (the database allows one live instance per machine);
   // 100 of them on the maintenance host's machines.
-  const statuses = ['running', 'running', 'running', 'running', 'running', 'running', 'loading', null, 'exited', 'running'];
+  const statuses = [
+    'running',
+    'running',
+    'running',
+    'running',
+    'running',
+    'running',
+    'loading',
+    null,
+    'exited',
+    'running',
+  ];
   const inst = (machineId, userId, i) => ({
     machine_id: machineId,
     user_id: userId,
@@ -144,8 +172,10 @@ export async function seed(databaseUrl, { offers = 50_000, instances = 10_000, r
     billed_until: now,
   });
   const instRows = [];
-  for (let i = 0; i < instances - 100; i++) instRows.push(inst(machineIds[i * 4], renterUsers[i % renters].id, i));
-  for (let i = 0; i < 100; i++) instRows.push(inst(maintMachines[i], renterUsers[(i * 7) % renters].id, instances + i));
+  for (let i = 0; i < instances - 100; i++)
+    instRows.push(inst(machineIds[i * 4], renterUsers[i % renters].id, i));
+  for (let i = 0; i < 100; i++)
+    instRows.push(inst(maintMachines[i], renterUsers[(i * 7) % renters].id, instances + i));
   const instanceIds = await insertChunks('instances', instRows, true);
   const byRenter = new Map();
   for (let i = 0; i < instRows.length; i++) {

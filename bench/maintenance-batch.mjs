@@ -66,13 +66,26 @@ async function seed(url) {
   const machines = (
     await db
       .insertInto('machines')
-      .values(Array.from({ length: MACHINES }, (_, i) => ({ host_id: host.id, hostname: `rig-${i}`, gpu_name: 'RTX 4090', num_gpus: 8, created_at: now, listed: 1 })))
+      .values(
+        Array.from({ length: MACHINES }, (_, i) => ({
+          host_id: host.id,
+          hostname: `rig-${i}`,
+          gpu_name: 'RTX 4090',
+          num_gpus: 8,
+          created_at: now,
+          listed: 1,
+        })),
+      )
       .returning('id')
       .execute()
   ).map((r) => r.id);
   const clients = [];
   for (let i = 0; i < MACHINES * PER_MACHINE; i += 200) {
-    const rows = Array.from({ length: 200 }, (_, k) => ({ email: `client-${i + k}@example.com`, full_name: `Client ${i + k}`, created_at: now }));
+    const rows = Array.from({ length: 200 }, (_, k) => ({
+      email: `client-${i + k}@example.com`,
+      full_name: `Client ${i + k}`,
+      created_at: now,
+    }));
     clients.push(...(await db.insertInto('users').values(rows).returning('id').execute()).map((r) => r.id));
   }
   for (let i = 0; i < clients.length; i += 200) {
@@ -112,9 +125,17 @@ async function runDialect(dialect) {
   }
   const { store, host, machines } = await seed(url);
   const outbox = path.join(dataDir, 'mail.jsonl');
-  const srv = await startNode([path.join(ROOT, 'bin/openrig.js'), 'serve', '--port', '0', '--data', dataDir, '--database-url', url], {
-    env: { OPENRIG_LOG_LEVEL: 'warn', OPENRIG_SECRET_KEY: 'be'.repeat(32), OPENRIG_MAIL_OUTBOX: outbox, SMTP_URL: '' },
-  });
+  const srv = await startNode(
+    [path.join(ROOT, 'bin/openrig.js'), 'serve', '--port', '0', '--data', dataDir, '--database-url', url],
+    {
+      env: {
+        OPENRIG_LOG_LEVEL: 'warn',
+        OPENRIG_SECRET_KEY: 'be'.repeat(32),
+        OPENRIG_MAIL_OUTBOX: outbox,
+        SMTP_URL: '',
+      },
+    },
+  );
   const times = [];
   const deliveries = [];
   let lastStatus = 0;
@@ -122,32 +143,61 @@ async function runDialect(dialect) {
   const base = Math.floor(Date.now() / 1000) + 86_400;
   try {
     for (let i = 0; i <= RUNS; i++) {
-      const before = Number((await store.db.selectFrom('email_outbox').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst()).n);
+      const before = Number(
+        (
+          await store.db
+            .selectFrom('email_outbox')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirst()
+        ).n,
+      );
       const t0 = performance.now();
       const res = await fetch(`${srv.url}/api/v0/machines/maintenances/batch`, {
         method: 'POST',
         headers: { authorization: `Bearer ${host.api_key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ machine_ids: machines, sdate: base + i * 36_000, duration: 4, maintenance_category: 'gpu' }),
+        body: JSON.stringify({
+          machine_ids: machines,
+          sdate: base + i * 36_000,
+          duration: 4,
+          maintenance_category: 'gpu',
+        }),
       });
       const ms = performance.now() - t0;
       const body = await res.json();
       lastStatus = res.status;
-      if (res.status !== 200) throw new Error(`batch answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
+      if (res.status !== 200)
+        throw new Error(`batch answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
       lastSent = body.results.map((r) => r.notifications_sent);
       // Delivery: until every outbox row is sent (the relay writes the outbox file).
       for (;;) {
-        const r = await store.db.selectFrom('email_outbox').select((eb) => eb.fn.countAll().as('n')).where('sent_at', 'is', null).executeTakeFirst();
+        const r = await store.db
+          .selectFrom('email_outbox')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('sent_at', 'is', null)
+          .executeTakeFirst();
         if (Number(r.n) === 0) break;
         if (performance.now() - t0 > 120_000) throw new Error('relay did not deliver within 120 s');
         await sleep(10);
       }
-      const total = Number((await store.db.selectFrom('email_outbox').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst()).n);
-      if (total - before !== MACHINES * PER_MACHINE + 1) throw new Error(`expected ${MACHINES * PER_MACHINE + 1} e-mails, got ${total - before}`);
+      const total = Number(
+        (
+          await store.db
+            .selectFrom('email_outbox')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirst()
+        ).n,
+      );
+      if (total - before !== MACHINES * PER_MACHINE + 1)
+        throw new Error(`expected ${MACHINES * PER_MACHINE + 1} e-mails, got ${total - before}`);
       if (i > 0) {
         times.push(ms);
         deliveries.push(performance.now() - t0);
       }
-      log(dialect, i === 0 ? 'warm-up' : `run ${i}`, `${ms.toFixed(0)} ms, delivered after ${(performance.now() - t0).toFixed(0)} ms`);
+      log(
+        dialect,
+        i === 0 ? 'warm-up' : `run ${i}`,
+        `${ms.toFixed(0)} ms, delivered after ${(performance.now() - t0).toFixed(0)} ms`,
+      );
     }
   } finally {
     await srv.stop('SIGTERM');

@@ -17,7 +17,19 @@ import path from 'node:path';
 import pg from 'pg';
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { ROOT, startNode, load, rssMb, sleep, summarizeProfile, monoUs, cpuTicks, procCpuS, serverHistogram, histogramDelta } from './bench-lib.mjs';
+import {
+  ROOT,
+  startNode,
+  load,
+  rssMb,
+  sleep,
+  summarizeProfile,
+  monoUs,
+  cpuTicks,
+  procCpuS,
+  serverHistogram,
+  histogramDelta,
+} from './bench-lib.mjs';
 import { seed } from './bench-seed.mjs';
 
 const env = process.env;
@@ -50,7 +62,10 @@ const SERVE_ENV = (dataDir) => ({
 });
 
 function serve(dbUrl, dataDir, nodeArgs = []) {
-  return startNode(['bin/openrig.js', 'serve', '--port', '0', '--data', dataDir, '--database-url', dbUrl], { env: SERVE_ENV(dataDir), nodeArgs });
+  return startNode(['bin/openrig.js', 'serve', '--port', '0', '--data', dataDir, '--database-url', dbUrl], {
+    env: SERVE_ENV(dataDir),
+    nodeArgs,
+  });
 }
 
 const bearer = (key) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
@@ -63,7 +78,11 @@ function pollNext(seeded) {
   const next = rotate(seeded.polls);
   return () => {
     const p = next();
-    return { method: 'GET', path: `/api/v0/instances/${p.id}/`, headers: { authorization: `Bearer ${p.key}` } };
+    return {
+      method: 'GET',
+      path: `/api/v0/instances/${p.id}/`,
+      headers: { authorization: `Bearer ${p.key}` },
+    };
   };
 }
 
@@ -125,7 +144,11 @@ async function creates(url, seeded) {
   const t0 = performance.now();
   const replies = await Promise.all(
     reqs.map(({ u, offer }) =>
-      fetch(`${url}/api/v0/asks/${offer}/`, { method: 'PUT', headers: bearer(u.key), body: JSON.stringify({ client_id: 'me', image: 'ubuntu:22.04', disk: 10, runtype: 'ssh' }) })
+      fetch(`${url}/api/v0/asks/${offer}/`, {
+        method: 'PUT',
+        headers: bearer(u.key),
+        body: JSON.stringify({ client_id: 'me', image: 'ubuntu:22.04', disk: 10, runtype: 'ssh' }),
+      })
         .then(async (r) => ({ status: r.status, body: await r.text() }))
         .catch((e) => ({ status: 0, body: String(e) })),
     ),
@@ -137,14 +160,16 @@ async function creates(url, seeded) {
   const ok = count((s) => s >= 200 && s < 300);
   const n4xx = count((s) => s >= 400 && s < 500);
   const n5xx = count((s) => s >= 500 || s === 0);
-  const errorBodiesOk = replies.filter((r) => r.status >= 400).every((r) => {
-    try {
-      const b = JSON.parse(r.body);
-      return typeof b.error === 'string' && typeof b.msg === 'string';
-    } catch {
-      return false;
-    }
-  });
+  const errorBodiesOk = replies
+    .filter((r) => r.status >= 400)
+    .every((r) => {
+      try {
+        const b = JSON.parse(r.body);
+        return typeof b.error === 'string' && typeof b.msg === 'string';
+      } catch {
+        return false;
+      }
+    });
   const sample4xx = replies.find((r) => r.status >= 400 && r.status < 500)?.body?.slice(0, 160);
   return { ms, ok, n4xx, n5xx, codes, errorBodiesOk, sample4xx };
 }
@@ -178,10 +203,18 @@ async function registerAgents(url, seeded) {
         })),
       };
       batch.push(
-        fetch(`${url}/api/agent/v1/register`, { method: 'POST', headers: bearer(host.key), body: JSON.stringify(body) }).then(async (r) => {
+        fetch(`${url}/api/agent/v1/register`, {
+          method: 'POST',
+          headers: bearer(host.key),
+          body: JSON.stringify(body),
+        }).then(async (r) => {
           const j2 = await r.json().catch(() => ({}));
           if (!r.ok) throw new Error(`register: ${r.status} ${JSON.stringify(j2).slice(0, 200)}`);
-          return { key: host.key, agent_uid: body.agent_uid, machine_ids: j2.machines.map((m) => m.machine_id) };
+          return {
+            key: host.key,
+            agent_uid: body.agent_uid,
+            machine_ids: j2.machines.map((m) => m.machine_id),
+          };
         }),
       );
     }
@@ -193,7 +226,8 @@ async function registerAgents(url, seeded) {
 async function heartbeats(url, seeded) {
   const pollRate = Math.min(1000, seeded.polls.length / HEARTBEAT_S);
   const POLL_ROUTE = ['GET', '/api/v0/instances/:id'];
-  const pollAtRate = () => load({ url, connections: 32, duration: D * 2, overallRate: pollRate, next: pollNext(seeded) });
+  const pollAtRate = () =>
+    load({ url, connections: 32, duration: D * 2, overallRate: pollRate, next: pollNext(seeded) });
   // The control, in the same run: the same polls at the same rate before any agent exists, so a
   // tail that both show is the machine's, not the heartbeats'.
   let before = await serverHistogram(url, ...POLL_ROUTE);
@@ -216,13 +250,27 @@ async function heartbeats(url, seeded) {
       overallRate: syncRate,
       next: () => {
         const a = nextAgent();
-        return { method: 'POST', path: '/api/agent/v1/sync', headers: bearer(a.key), body: JSON.stringify({ agent_uid: a.agent_uid, machine_ids: a.machine_ids, instances: [] }) };
+        return {
+          method: 'POST',
+          path: '/api/agent/v1/sync',
+          headers: bearer(a.key),
+          body: JSON.stringify({ agent_uid: a.agent_uid, machine_ids: a.machine_ids, instances: [] }),
+        };
       },
     }),
     pollAtRate(),
   ]);
   poll.server = histogramDelta(before, await serverHistogram(url, ...POLL_ROUTE));
-  return { hb, poll, control, agents: reg.agents.length, machines: reg.agents.length * PER_AGENT, registerS: reg.seconds, syncRate, pollRate };
+  return {
+    hb,
+    poll,
+    control,
+    agents: reg.agents.length,
+    machines: reg.agents.length * PER_AGENT,
+    registerS: reg.seconds,
+    syncRate,
+    pollRate,
+  };
 }
 
 async function maintenance(url, seeded) {
@@ -230,9 +278,18 @@ async function maintenance(url, seeded) {
   // A quick measure in the seeded database (50,000 offers): one batch over the maintenance
   // host's 100 machines with one live instance each (the schema allows one per machine). The
   // 1,000-affected-instance scenario is bench/maintenance-batch.mjs's (run after this script).
-  const body = { machine_ids: seeded.maintMachines, sdate: Math.floor(Date.now() / 1000) + 86400, duration: 2, maintenance_category: 'gpu' };
+  const body = {
+    machine_ids: seeded.maintMachines,
+    sdate: Math.floor(Date.now() / 1000) + 86400,
+    duration: 2,
+    maintenance_category: 'gpu',
+  };
   const t0 = performance.now();
-  const r = await fetch(`${url}/api/v0/machines/maintenances/batch`, { method: 'POST', headers: bearer(seeded.maintHost.key), body: JSON.stringify(body) });
+  const r = await fetch(`${url}/api/v0/machines/maintenances/batch`, {
+    method: 'POST',
+    headers: bearer(seeded.maintHost.key),
+    body: JSON.stringify(body),
+  });
   const ms = performance.now() - t0;
   const text = await r.text();
   let sent = null;
@@ -241,7 +298,13 @@ async function maintenance(url, seeded) {
   } catch {
     /* not JSON */
   }
-  rows.push({ scenario: 'batch of 100 machines (100 affected instances)', ms, status: r.status, sent, note: r.ok ? '' : text.slice(0, 160) });
+  rows.push({
+    scenario: 'batch of 100 machines (100 affected instances)',
+    ms,
+    status: r.status,
+    sent,
+    note: r.ok ? '' : text.slice(0, 160),
+  });
   return rows;
 }
 
@@ -282,13 +345,20 @@ async function runDialect(dialect, baseline) {
       dbUrl = fresh.url;
       drop = fresh.drop;
     } catch (err) {
-      return { dialect, skipped: `PostgreSQL at ${PG_ADMIN.replace(/\/\/[^@]*@/, '//')} unreachable: ${err.message}` };
+      return {
+        dialect,
+        skipped: `PostgreSQL at ${PG_ADMIN.replace(/\/\/[^@]*@/, '//')} unreachable: ${err.message}`,
+      };
     }
   }
   const out = { dialect, rows: [], notes: [] };
   try {
     log(`${dialect}: seeding ${OFFERS} offers, ${INSTANCES} instances`);
-    const seeded = await seed(dbUrl, { offers: OFFERS, instances: INSTANCES, log: (m) => log(`${dialect}: ${m}`) });
+    const seeded = await seed(dbUrl, {
+      offers: OFFERS,
+      instances: INSTANCES,
+      log: (m) => log(`${dialect}: ${m}`),
+    });
     out.seedS = seeded.seconds;
 
     const s = await serve(dbUrl, dataDir);
@@ -299,17 +369,42 @@ async function runDialect(dialect, baseline) {
 
     // SSH keys for the creators (creating an instance needs one), checked one by one.
     for (const u of seeded.creators) {
-      const r = await fetch(`${s.url}/api/v0/ssh/`, { method: 'POST', headers: bearer(u.key), body: JSON.stringify({ ssh_key: ed25519Line() }) });
+      const r = await fetch(`${s.url}/api/v0/ssh/`, {
+        method: 'POST',
+        headers: bearer(u.key),
+        body: JSON.stringify({ ssh_key: ed25519Line() }),
+      });
       if (!r.ok) throw new Error(`registering an SSH key: ${r.status} ${(await r.text()).slice(0, 200)}`);
     }
 
     const pids = [s.child.pid];
     log(`${dialect}: /healthz (the stack with no authentication and no database)`);
-    out.floor = await load({ url: s.url, connections: C, duration: D, warmup: WARM, pids, next: () => ({ method: 'GET', path: '/healthz' }) });
+    out.floor = await load({
+      url: s.url,
+      connections: C,
+      duration: D,
+      warmup: WARM,
+      pids,
+      next: () => ({ method: 'GET', path: '/healthz' }),
+    });
     log(`${dialect}: polling`);
-    out.poll = await load({ url: s.url, connections: C, duration: D, warmup: WARM, pids, next: pollNext(seeded) });
+    out.poll = await load({
+      url: s.url,
+      connections: C,
+      duration: D,
+      warmup: WARM,
+      pids,
+      next: pollNext(seeded),
+    });
     log(`${dialect}: search`);
-    out.search = await load({ url: s.url, connections: C, duration: D, warmup: WARM, pids, next: searchNext(seeded) });
+    out.search = await load({
+      url: s.url,
+      connections: C,
+      duration: D,
+      warmup: WARM,
+      pids,
+      next: searchNext(seeded),
+    });
     log(`${dialect}: 1,000 concurrent creates on 100 offers`);
     out.creates = await creates(s.url, seeded);
     log(`${dialect}: heartbeats of ${HB_MACHINES} machines while clients poll`);
@@ -321,8 +416,18 @@ async function runDialect(dialect, baseline) {
     if (dialect === 'postgres') {
       log(`${dialect}: one node vs two nodes, polling`);
       const s2 = await serve(dbUrl, dataDir);
-      const one = await load({ url: s.url, connections: C, duration: D, warmup: WARM, pids: [s.child.pid], next: pollNext(seeded) });
-      if (WARM > 0) await Promise.all([s, s2].map((x) => load({ url: x.url, connections: C, duration: WARM, next: pollNext(seeded) })));
+      const one = await load({
+        url: s.url,
+        connections: C,
+        duration: D,
+        warmup: WARM,
+        pids: [s.child.pid],
+        next: pollNext(seeded),
+      });
+      if (WARM > 0)
+        await Promise.all(
+          [s, s2].map((x) => load({ url: x.url, connections: C, duration: WARM, next: pollNext(seeded) })),
+        );
       // Where the CPU went during the two-node run: the evidence for what limits the ratio.
       const c0 = cpuTicks();
       const p0 = [procCpuS(s.child.pid), procCpuS(s2.child.pid), procCpuS(process.pid)];
@@ -332,15 +437,32 @@ async function runDialect(dialect, baseline) {
       ]);
       const c1 = cpuTicks();
       const p1 = [procCpuS(s.child.pid), procCpuS(s2.child.pid), procCpuS(process.pid)];
-      const cpu = { busyPct: (100 * (c1.busy - c0.busy)) / (c1.total - c0.total), node1: p1[0] - p0[0], node2: p1[1] - p0[1], loadgen: p1[2] - p0[2], seconds: D };
-      out.twoNodes = { one, cpu, two: { rps: a.rps + b.rps, p99: Math.max(a.p99, b.p99), errors: a.errors + b.errors, n5xx: a.n5xx + b.n5xx } };
+      const cpu = {
+        busyPct: (100 * (c1.busy - c0.busy)) / (c1.total - c0.total),
+        node1: p1[0] - p0[0],
+        node2: p1[1] - p0[1],
+        loadgen: p1[2] - p0[2],
+        seconds: D,
+      };
+      out.twoNodes = {
+        one,
+        cpu,
+        two: {
+          rps: a.rps + b.rps,
+          p99: Math.max(a.p99, b.p99),
+          errors: a.errors + b.errors,
+          n5xx: a.n5xx + b.n5xx,
+        },
+      };
       await s2.stop();
     }
     await s.stop();
 
     if (PROFILE) {
-      if (out.poll.rps < 0.5 * baseline.rps) out.pollProfile = await profileScenario(dbUrl, dataDir, 'poll', seeded);
-      if (!(out.search.p99 <= 15)) out.searchProfile = await profileScenario(dbUrl, dataDir, 'search', seeded);
+      if (out.poll.rps < 0.5 * baseline.rps)
+        out.pollProfile = await profileScenario(dbUrl, dataDir, 'poll', seeded);
+      if (!(out.search.p99 <= 15))
+        out.searchProfile = await profileScenario(dbUrl, dataDir, 'search', seeded);
       if (out.readyMs > 1000) out.startProfile = await profileStartup(dbUrl, dataDir);
     }
   } catch (err) {
@@ -385,15 +507,25 @@ function cpuTable(baseline, r) {
     const server = c.serverUser + c.serverSys;
     const isHello = x === baseline;
     const all = server + (pg && !isHello ? c.postgres : 0) + c.loadgen;
-    L.push(`| ${name} | ${f(x.rps, 0)} | ${f(c.serverUser)} | ${f(c.serverSys)} | ${f(server)} (${f((server * x.rps) / 1e6, 2)}) |${pg ? ` ${isHello ? '–' : f(c.postgres)} |` : ''} ${f(c.loadgen)} | ${f(all)} (${f((all * x.rps) / 1e6, 2)}) |`);
+    L.push(
+      `| ${name} | ${f(x.rps, 0)} | ${f(c.serverUser)} | ${f(c.serverSys)} | ${f(server)} (${f((server * x.rps) / 1e6, 2)}) |${pg ? ` ${isHello ? '–' : f(c.postgres)} |` : ''} ${f(c.loadgen)} | ${f(all)} (${f((all * x.rps) / 1e6, 2)}) |`,
+    );
   }
   return L.join('\n') + '\n';
 }
 
 function profileText(p, what) {
   if (!p) return '';
-  const lines = [`\nProfile of the ${what} scenario (\`node --cpu-prof\`, ${f(p.totalMs / 1000)} s of samples while the load ran), self time by origin:`, ''];
-  lines.push(p.origins.slice(0, 8).map((o) => `${o.name} ${f(o.pct)} %`).join(' · '));
+  const lines = [
+    `\nProfile of the ${what} scenario (\`node --cpu-prof\`, ${f(p.totalMs / 1000)} s of samples while the load ran), self time by origin:`,
+    '',
+  ];
+  lines.push(
+    p.origins
+      .slice(0, 8)
+      .map((o) => `${o.name} ${f(o.pct)} %`)
+      .join(' · '),
+  );
   lines.push('', 'Top functions by self time:', '');
   for (const fn of p.functions) lines.push(`- ${f(fn.pct)} % \`${fn.name}\``);
   return lines.join('\n') + '\n';
@@ -403,9 +535,18 @@ function section(machine, baseline, results) {
   const L = [];
   L.push('<!-- platform:begin (bench/run.mjs writes this section; keep others outside it) -->');
   L.push('## Quick path, search, creates, heartbeats, startup (bench/run.mjs)', '');
-  L.push(`Run ${new Date().toISOString()} on ${machine}. Load generator (autocannon) on the same machine, over loopback; ${D} s per scenario, ${C} connections unless noted${WARM > 0 ? `; each req/s scenario (the baseline's too) after ${WARM} s of the same requests, not counted, so that it measures a warm server (optimised code, prepared statements, the offer index's sorted views), as a long-running one is` : ''}. Before the run, over 2 s of this script idling, the cores were ${f(machineLoad.busyPct, 0)} % busy (other processes) with ${f(machineLoad.stealPct, 1)} % stolen by the hypervisor; a fixed loop of 10⁸ integer steps took ${f(machineLoad.loopMs, 0)} ms on one core (compare it across runs: the host lends this virtual machine more or less of a core, and every absolute number below moves with it, the ratios to the baseline much less).`, '');
-  L.push(`Baseline, bare Fastify hello world (same run, own process): **${f(baseline.rps, 0)} req/s**, p50 ${f(baseline.p50)} ms, p99 ${f(baseline.p99)} ms (machine CPU ${f(baseline.busyPct, 0)} % busy).`, '');
-  L.push('"CPU busy" is the whole machine during the scenario (/proc/stat): near 100 % the cores, shared by server, database and load generator, are the limit. "Stolen" is CPU time the hypervisor took from this virtual machine (/proc/stat steal): every process here, the server and the load generator alike, stood still meanwhile.', '');
+  L.push(
+    `Run ${new Date().toISOString()} on ${machine}. Load generator (autocannon) on the same machine, over loopback; ${D} s per scenario, ${C} connections unless noted${WARM > 0 ? `; each req/s scenario (the baseline's too) after ${WARM} s of the same requests, not counted, so that it measures a warm server (optimised code, prepared statements, the offer index's sorted views), as a long-running one is` : ''}. Before the run, over 2 s of this script idling, the cores were ${f(machineLoad.busyPct, 0)} % busy (other processes) with ${f(machineLoad.stealPct, 1)} % stolen by the hypervisor; a fixed loop of 10⁸ integer steps took ${f(machineLoad.loopMs, 0)} ms on one core (compare it across runs: the host lends this virtual machine more or less of a core, and every absolute number below moves with it, the ratios to the baseline much less).`,
+    '',
+  );
+  L.push(
+    `Baseline, bare Fastify hello world (same run, own process): **${f(baseline.rps, 0)} req/s**, p50 ${f(baseline.p50)} ms, p99 ${f(baseline.p99)} ms (machine CPU ${f(baseline.busyPct, 0)} % busy).`,
+    '',
+  );
+  L.push(
+    '"CPU busy" is the whole machine during the scenario (/proc/stat): near 100 % the cores, shared by server, database and load generator, are the limit. "Stolen" is CPU time the hypervisor took from this virtual machine (/proc/stat steal): every process here, the server and the load generator alike, stood still meanwhile.',
+    '',
+  );
   for (const r of results) {
     L.push(`### ${r.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`, '');
     if (r.skipped) {
@@ -416,12 +557,25 @@ function section(machine, baseline, results) {
       L.push('Failed before measuring:', '', '```', r.error.slice(0, 1500), '```', '');
       continue;
     }
-    L.push(`Seeded ${OFFERS} offers, ${INSTANCES} live instances and ${1000 + 50 + 102} users in ${f(r.seedS)} s.`, '');
-    L.push('| scenario | req/s | p50 ms | p99 ms | errors | CPU busy | target | result |', '|---|---|---|---|---|---|---|---|');
+    L.push(
+      `Seeded ${OFFERS} offers, ${INSTANCES} live instances and ${1000 + 50 + 102} users in ${f(r.seedS)} s.`,
+      '',
+    );
+    L.push(
+      '| scenario | req/s | p50 ms | p99 ms | errors | CPU busy | target | result |',
+      '|---|---|---|---|---|---|---|---|',
+    );
     const pollRatio = r.poll.rps / baseline.rps;
-    if (r.floor) L.push(`${loadRow('`GET /healthz`: the same stack, no authentication, no database', r.floor)} (floor) | ${f((100 * r.floor.rps) / baseline.rps, 0)} % of baseline |`);
-    L.push(`${loadRow('`GET /api/v0/instances/{id}/`, authenticated', r.poll)} ≥ 50 % of baseline req/s | ${verdict(pollRatio >= 0.5)}: ${f(100 * pollRatio, 0)} % |`);
-    L.push(`${loadRow('`POST /api/v0/bundles/` (5 filters, order, limit 64)', r.search)} p99 ≤ 15 ms | ${verdict(r.search.p99 <= 15)}${r.search.p99 > 15 ? `: ${f(r.search.p99 - 15)} ms over` : ''}${r.search.n2xx === 0 ? ' (no 2xx reply!)' : ''} |`);
+    if (r.floor)
+      L.push(
+        `${loadRow('`GET /healthz`: the same stack, no authentication, no database', r.floor)} (floor) | ${f((100 * r.floor.rps) / baseline.rps, 0)} % of baseline |`,
+      );
+    L.push(
+      `${loadRow('`GET /api/v0/instances/{id}/`, authenticated', r.poll)} ≥ 50 % of baseline req/s | ${verdict(pollRatio >= 0.5)}: ${f(100 * pollRatio, 0)} % |`,
+    );
+    L.push(
+      `${loadRow('`POST /api/v0/bundles/` (5 filters, order, limit 64)', r.search)} p99 ≤ 15 ms | ${verdict(r.search.p99 <= 15)}${r.search.p99 > 15 ? `: ${f(r.search.p99 - 15)} ms over` : ''}${r.search.n2xx === 0 ? ' (no 2xx reply!)' : ''} |`,
+    );
     if (r.hb?.poll) {
       // Client-side (autocannon) and server-side (the server's /metrics histogram: parse to reply
       // written) latency of the same polls, with the machine's stolen CPU and TCP retransmissions.
@@ -432,9 +586,15 @@ function section(machine, baseline, results) {
       L.push(
         `${loadRow(`polling at ${f(r.hb.pollRate, 0)}/s during heartbeats${timed(r.hb.poll)}`, r.hb.poll)} client p99 ≤ 50 ms | ${verdict(r.hb.poll.p99 <= 50 && r.hb.poll.n5xx === 0)} |`,
       );
-      if (r.hb.control) L.push(`${loadRow(`control: the same polling, no heartbeats${timed(r.hb.control)}`, r.hb.control)} (same run) | – |`);
-      L.push(`${loadRow(`agent sync, ${r.hb.agents} agents × ${PER_AGENT} machines every ${HEARTBEAT_S} s (${f(r.hb.syncRate, 0)}/s)`, r.hb.hb)} (load) | ${r.hb.hb.n5xx === 0 && r.hb.hb.n2xx > 0 ? 'ok' : 'errors'} |`);
-    } else if (r.hb) L.push(`| heartbeats | – | – | – | – | – | client p99 ≤ 50 ms | not run: ${r.hb.skipped} |`);
+      if (r.hb.control)
+        L.push(
+          `${loadRow(`control: the same polling, no heartbeats${timed(r.hb.control)}`, r.hb.control)} (same run) | – |`,
+        );
+      L.push(
+        `${loadRow(`agent sync, ${r.hb.agents} agents × ${PER_AGENT} machines every ${HEARTBEAT_S} s (${f(r.hb.syncRate, 0)}/s)`, r.hb.hb)} (load) | ${r.hb.hb.n5xx === 0 && r.hb.hb.n2xx > 0 ? 'ok' : 'errors'} |`,
+      );
+    } else if (r.hb)
+      L.push(`| heartbeats | – | – | – | – | – | client p99 ≤ 50 ms | not run: ${r.hb.skipped} |`);
     L.push('');
     const c = r.creates;
     if (c) {
@@ -445,12 +605,21 @@ function section(machine, baseline, results) {
     }
     for (const m of r.maint ?? []) {
       const ok = m.ms !== undefined && m.ms <= 250 && (m.status === undefined || m.status < 300);
-      L.push(`Maintenance, ${m.scenario}: ${m.ms !== undefined ? `${f(m.ms, 0)} ms` : '–'}${m.status ? `, HTTP ${m.status}` : ''}${m.sent != null ? `, ${m.sent} client e-mails queued` : ''}. Target ≤ 250 ms: ${verdict(ok)}.${m.note ? ` ${m.note}` : ''}`, '');
+      L.push(
+        `Maintenance, ${m.scenario}: ${m.ms !== undefined ? `${f(m.ms, 0)} ms` : '–'}${m.status ? `, HTTP ${m.status}` : ''}${m.sent != null ? `, ${m.sent} client e-mails queued` : ''}. Target ≤ 250 ms: ${verdict(ok)}.${m.note ? ` ${m.note}` : ''}`,
+        '',
+      );
     }
-    L.push(`\`serve\` ready (spawn to /healthz 200) in **${f(r.readyMs, 0)} ms** (target ≤ 1,000: ${verdict(r.readyMs <= 1000)}); idle RSS **${f(r.idleRss)} MB** (target ≤ 150: ${verdict(r.idleRss <= 150)}); RSS after the scenarios ${f(r.afterRss)} MB.`, '');
+    L.push(
+      `\`serve\` ready (spawn to /healthz 200) in **${f(r.readyMs, 0)} ms** (target ≤ 1,000: ${verdict(r.readyMs <= 1000)}); idle RSS **${f(r.idleRss)} MB** (target ≤ 150: ${verdict(r.idleRss <= 150)}); RSS after the scenarios ${f(r.afterRss)} MB.`,
+      '',
+    );
     if (r.twoNodes) {
       const ratio = r.twoNodes.two.rps / r.twoNodes.one.rps;
-      L.push(`Two \`serve\` nodes on one PostgreSQL, polling: one node ${f(r.twoNodes.one.rps, 0)} req/s, two nodes ${f(r.twoNodes.two.rps, 0)} req/s (p99 ${f(r.twoNodes.two.p99)} ms): **×${f(ratio, 2)}** (target ≥ ×1.6: ${verdict(ratio >= 1.6)}).`, '');
+      L.push(
+        `Two \`serve\` nodes on one PostgreSQL, polling: one node ${f(r.twoNodes.one.rps, 0)} req/s, two nodes ${f(r.twoNodes.two.rps, 0)} req/s (p99 ${f(r.twoNodes.two.p99)} ms): **×${f(ratio, 2)}** (target ≥ ×1.6: ${verdict(ratio >= 1.6)}).`,
+        '',
+      );
       const cpu = r.twoNodes.cpu;
       if (cpu) {
         L.push(
@@ -462,7 +631,12 @@ function section(machine, baseline, results) {
     L.push(cpuTable(baseline, r));
     L.push(profileText(r.pollProfile, 'polling'));
     L.push(profileText(r.searchProfile, 'search'));
-    L.push(profileText(r.startProfile, 'start-up (spawn to ready, then SIGTERM)').replace(' while the load ran', ''));
+    L.push(
+      profileText(r.startProfile, 'start-up (spawn to ready, then SIGTERM)').replace(
+        ' while the load ran',
+        '',
+      ),
+    );
     if (r.error) L.push('A later step failed:', '', '```', r.error.slice(0, 1500), '```', '');
   }
   L.push('<!-- platform:end -->');
@@ -473,7 +647,9 @@ function writeResults(text) {
   const file = path.join(ROOT, 'bench/RESULTS.md');
   const begin = '<!-- platform:begin';
   const end = '<!-- platform:end -->';
-  let doc = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n\nWritten by `npm run bench`. Each section belongs to the script that writes it.\n\n';
+  let doc = existsSync(file)
+    ? readFileSync(file, 'utf8')
+    : '# Benchmark results\n\nWritten by `npm run bench`. Each section belongs to the script that writes it.\n\n';
   const i = doc.indexOf(begin);
   const j = doc.indexOf(end);
   if (i >= 0 && j > i) doc = doc.slice(0, i) + text + doc.slice(j + end.length);
@@ -499,16 +675,30 @@ async function machineState() {
   let x = 0;
   for (let i = 0; i < 1e8; i++) x = (x + i * 7) % 1000003;
   const loopMs = performance.now() - t0;
-  return { busyPct: (100 * (c1.busy - c0.busy)) / total, stealPct: (100 * (c1.steal - c0.steal)) / total, loopMs, x };
+  return {
+    busyPct: (100 * (c1.busy - c0.busy)) / total,
+    stealPct: (100 * (c1.steal - c0.steal)) / total,
+    loopMs,
+    x,
+  };
 }
 
 async function main() {
   const machine = `${availableParallelism()} cores (\`nproc\`; ${cpus()[0]?.model ?? 'unknown CPU'}), ${f(totalmem() / 2 ** 30)} GiB memory, Node ${process.version}, ${process.platform}`;
   log(machine);
   Object.assign(machineLoad, await machineState());
-  log(`machine before the run: ${f(machineLoad.busyPct, 0)} % busy, ${f(machineLoad.stealPct, 1)} % stolen, fixed loop ${f(machineLoad.loopMs, 0)} ms`);
+  log(
+    `machine before the run: ${f(machineLoad.busyPct, 0)} % busy, ${f(machineLoad.stealPct, 1)} % stolen, fixed loop ${f(machineLoad.loopMs, 0)} ms`,
+  );
   const hello = await startNode(['bench/hello.mjs'], { probe: '/' });
-  const baseline = await load({ url: hello.url, connections: C, duration: D, warmup: WARM, pids: [hello.child.pid], next: () => ({ method: 'GET', path: '/' }) });
+  const baseline = await load({
+    url: hello.url,
+    connections: C,
+    duration: D,
+    warmup: WARM,
+    pids: [hello.child.pid],
+    next: () => ({ method: 'GET', path: '/' }),
+  });
   await hello.stop();
   log(`baseline: ${f(baseline.rps, 0)} req/s, p99 ${baseline.p99} ms`);
   const results = [];
@@ -516,9 +706,16 @@ async function main() {
   const file = writeResults(section(machine, baseline, results));
   log(`wrote ${path.relative(ROOT, file)}`);
   // The maintenance developer's scenarios write their own sections of RESULTS.md.
-  for (const f2 of readdirSync(path.join(ROOT, 'bench')).filter((n) => /^maintenance-.*\.mjs$/.test(n)).sort()) {
+  for (const f2 of readdirSync(path.join(ROOT, 'bench'))
+    .filter((n) => /^maintenance-.*\.mjs$/.test(n))
+    .sort()) {
     log(`running bench/${f2}`);
-    const code = await new Promise((resolve) => spawn(process.execPath, [path.join('bench', f2)], { cwd: ROOT, stdio: 'inherit', env: process.env }).on('exit', resolve));
+    const code = await new Promise((resolve) =>
+      spawn(process.execPath, [path.join('bench', f2)], { cwd: ROOT, stdio: 'inherit', env: process.env }).on(
+        'exit',
+        resolve,
+      ),
+    );
     if (code !== 0) log(`bench/${f2} exited with ${code}`);
   }
 }

@@ -6,10 +6,19 @@ import { readFileSync, rmSync } from 'node:fs';
 
 const report = 'test-report.json';
 rmSync(report, { force: true });
-const args = ['vitest', 'run', '--reporter=default', `--reporter=json`, `--outputFile.json=${report}`, ...process.argv.slice(2)];
+const args = [
+  'vitest',
+  'run',
+  '--reporter=default',
+  `--reporter=json`,
+  `--outputFile.json=${report}`,
+  ...process.argv.slice(2),
+];
 const child = spawn('npx', args, { stdio: 'inherit', env: process.env });
 child.on('exit', (code, signal) => {
-  let passed = 0, failed = 0, skipped = 0;
+  let passed = 0,
+    failed = 0,
+    skipped = 0;
   try {
     const r = JSON.parse(readFileSync(report, 'utf8'));
     for (const file of r.testResults ?? []) {

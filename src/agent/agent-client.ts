@@ -1,5 +1,12 @@
 // The agent's side of the wire (contract/agent-protocol.ts): JSON over HTTP with the host's key.
-import { AGENT_API_PREFIX, type RegisterRequest, type RegisterResponse, type ShutdownRequest, type SyncRequest, type SyncResponse } from '../contract/agent-protocol.js';
+import {
+  AGENT_API_PREFIX,
+  type RegisterRequest,
+  type RegisterResponse,
+  type ShutdownRequest,
+  type SyncRequest,
+  type SyncResponse,
+} from '../contract/agent-protocol.js';
 
 /** An answer the agent cannot fix by retrying (a wrong or revoked key, a refused body). */
 export class AgentFatalError extends Error {}
@@ -33,7 +40,12 @@ export class AgentClient {
     const msg = `${path}: HTTP ${res.status}${json?.msg ? `: ${json.msg}` : ''}`;
     // A refused key is final; so is a refused registration (bad hardware, foreign agent_uid).
     // 429, 5xx and a refused sync are passing: the next heartbeat tries again.
-    if (res.status === 401 || res.status === 403 || (path === '/register' && (res.status === 400 || res.status === 409))) throw new AgentFatalError(msg);
+    if (
+      res.status === 401 ||
+      res.status === 403 ||
+      (path === '/register' && (res.status === 400 || res.status === 409))
+    )
+      throw new AgentFatalError(msg);
     throw new Error(msg);
   }
 

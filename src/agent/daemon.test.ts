@@ -67,13 +67,27 @@ describe('agent reconcile loop', () => {
     const rt = new FakeRuntime();
     rt.state.set(1, { state: 'running', sshPort: 40001 }); // A runs
     const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-    const agent = new Agent({ server: 'http://127.0.0.1:1', apiKey: 'k', stateDir: dir, machines: [], runtime: rt, version: 't', log: quiet });
+    const agent = new Agent({
+      server: 'http://127.0.0.1:1',
+      apiKey: 'k',
+      stateDir: dir,
+      machines: [],
+      runtime: rt,
+      version: 't',
+      log: quiet,
+    });
     agent.machineIds = [5];
     const sent: SyncRequest[] = [];
     // The server: A was stopped by its client (the machine is free), B rented it at once.
     agent.client.sync = async (body: SyncRequest): Promise<SyncResponse> => {
       sent.push(body);
-      return { success: true, heartbeat_s: 10, server_time: 0, unknown_machine_ids: [], instances: [want(1, 'stopped', 'stopped'), want(2, 'running', null)] };
+      return {
+        success: true,
+        heartbeat_s: 10,
+        server_time: 0,
+        unknown_machine_ids: [],
+        instances: [want(1, 'stopped', 'stopped'), want(2, 'running', null)],
+      };
     };
     const settle = () => new Promise((r) => setTimeout(r, 20));
 
@@ -91,9 +105,16 @@ describe('agent reconcile loop', () => {
     expect(rt.events).toEqual(['stop 1 begins', 'stop 1 ends', 'start 2']);
     // B's start is announced as loading in the next report, then running.
     await agent.syncOnce();
-    expect(sent.at(-1)!.instances).toEqual(expect.arrayContaining([expect.objectContaining({ id: 2, state: 'loading' }), expect.objectContaining({ id: 1, state: 'stopped' })]));
+    expect(sent.at(-1)!.instances).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: 2, state: 'loading' }),
+        expect.objectContaining({ id: 1, state: 'stopped' }),
+      ]),
+    );
     await agent.syncOnce();
-    expect(sent.at(-1)!.instances).toEqual(expect.arrayContaining([expect.objectContaining({ id: 2, state: 'running', ssh_port: 40002 })]));
+    expect(sent.at(-1)!.instances).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: 2, state: 'running', ssh_port: 40002 })]),
+    );
   });
 
   it('an exited instance is restarted once the server shows it null again (a client start)', async () => {
@@ -102,10 +123,24 @@ describe('agent reconcile loop', () => {
     const rt = new FakeRuntime();
     rt.state.set(3, { state: 'exited', msg: 'main process exited (code 1)' });
     const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-    const agent = new Agent({ server: 'http://127.0.0.1:1', apiKey: 'k', stateDir: dir, machines: [], runtime: rt, version: 't', log: quiet });
+    const agent = new Agent({
+      server: 'http://127.0.0.1:1',
+      apiKey: 'k',
+      stateDir: dir,
+      machines: [],
+      runtime: rt,
+      version: 't',
+      log: quiet,
+    });
     agent.machineIds = [5];
     let actual: string | null = 'exited';
-    agent.client.sync = async (): Promise<SyncResponse> => ({ success: true, heartbeat_s: 10, server_time: 0, unknown_machine_ids: [], instances: [want(3, 'running', actual)] });
+    agent.client.sync = async (): Promise<SyncResponse> => ({
+      success: true,
+      heartbeat_s: 10,
+      server_time: 0,
+      unknown_machine_ids: [],
+      instances: [want(3, 'running', actual)],
+    });
     const settle = () => new Promise((r) => setTimeout(r, 20));
     await agent.syncOnce();
     await settle();

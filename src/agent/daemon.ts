@@ -97,7 +97,9 @@ export class Agent {
         this.machineIds = r.machines.map((m) => m.machine_id);
         this.slotOf = new Map(r.machines.map((m) => [m.machine_id, m.slot]));
         this.heartbeatMs = (this.o.heartbeatS ?? r.heartbeat_s) * 1000;
-        this.o.log.info(`registered machines ${this.machineIds.join(', ')} (heartbeat every ${this.heartbeatMs / 1000}s)`);
+        this.o.log.info(
+          `registered machines ${this.machineIds.join(', ')} (heartbeat every ${this.heartbeatMs / 1000}s)`,
+        );
         return;
       } catch (err) {
         if (err instanceof AgentFatalError || this.stopped) throw err;
@@ -171,7 +173,12 @@ export class Agent {
           out.push({ id, state: 'loading', status_msg: 'starting the SSH server' });
           break;
         case 'running':
-          out.push({ id, state: 'running', status_msg: 'running; SSH accepts connections', ssh_port: st.sshPort });
+          out.push({
+            id,
+            state: 'running',
+            status_msg: 'running; SSH accepts connections',
+            ssh_port: st.sshPort,
+          });
           break;
         case 'exited':
           out.push({ id, state: 'exited', status_msg: st.msg });
@@ -183,12 +190,22 @@ export class Agent {
 
   async syncOnce(): Promise<void> {
     const reports = await this.reports();
-    const announced = reports.filter((r) => r.state === 'loading' && this.announceLoading.has(r.id)).map((r) => r.id);
-    const instances = reports.map((r) => (r.status_msg && r.status_msg.length > 500 ? { ...r, status_msg: r.status_msg.slice(0, 500) } : r));
-    const res: SyncResponse = await this.client.sync({ agent_uid: this.uid, machine_ids: this.machineIds, instances });
+    const announced = reports
+      .filter((r) => r.state === 'loading' && this.announceLoading.has(r.id))
+      .map((r) => r.id);
+    const instances = reports.map((r) =>
+      r.status_msg && r.status_msg.length > 500 ? { ...r, status_msg: r.status_msg.slice(0, 500) } : r,
+    );
+    const res: SyncResponse = await this.client.sync({
+      agent_uid: this.uid,
+      machine_ids: this.machineIds,
+      instances,
+    });
     if (this.o.heartbeatS === undefined) this.heartbeatMs = res.heartbeat_s * 1000;
     if (res.unknown_machine_ids.length > 0) {
-      this.o.log.warn(`the server does not know machines ${res.unknown_machine_ids.join(', ')}; registering again`);
+      this.o.log.warn(
+        `the server does not know machines ${res.unknown_machine_ids.join(', ')}; registering again`,
+      );
       await this.register();
     }
     for (const id of announced) this.announceLoading.delete(id);
@@ -231,14 +248,30 @@ export class Agent {
       // An instance under way keeps the machine taken whatever its files say right now.
       const state: LocalState = st?.state ?? 'starting';
       local.set(w.id, state);
-      items.push({ id: w.id, machineId: w.machine_id, local: state, failed: this.failures.has(w.id), busy: this.ops.has(w.id), desired: w.desired, serverActual: w.actual_status });
+      items.push({
+        id: w.id,
+        machineId: w.machine_id,
+        local: state,
+        failed: this.failures.has(w.id),
+        busy: this.ops.has(w.id),
+        desired: w.desired,
+        serverActual: w.actual_status,
+      });
     }
     // Instances here that the server did not mention still occupy their GPUs (machine unknown).
     for (const id of await rt.list()) {
       if (local.has(id) || this.ops.has(id)) continue;
       const st = await rt.inspect(id);
       if (st.state === 'running' || st.state === 'starting') {
-        items.push({ id, machineId: 0, local: st.state, failed: false, busy: true, desired: 'running', serverActual: null });
+        items.push({
+          id,
+          machineId: 0,
+          local: st.state,
+          failed: false,
+          busy: true,
+          desired: 'running',
+          serverActual: null,
+        });
       }
     }
     const byId = new Map(wants.map((w) => [w.id, w]));
@@ -250,13 +283,18 @@ export class Agent {
       try {
         switch (action) {
           case 'wait':
-            if (!this.waiting.has(id)) this.o.log.info(`instance ${id}: start waits until the machine's other instance has stopped here`);
+            if (!this.waiting.has(id))
+              this.o.log.info(
+                `instance ${id}: start waits until the machine's other instance has stopped here`,
+              );
             this.waiting.add(id);
             break;
           case 'destroy':
             this.failures.delete(id);
             this.announceLoading.delete(id);
-            this.runOp(id, 'destroy', () => rt.destroy(id).then(() => this.o.log.info(`instance ${id} destroyed`)));
+            this.runOp(id, 'destroy', () =>
+              rt.destroy(id).then(() => this.o.log.info(`instance ${id} destroyed`)),
+            );
             break;
           case 'stop':
             this.failures.delete(id);
@@ -271,7 +309,9 @@ export class Agent {
             // The server hears `loading` at least once before any failure of this start, so a
             // failed restart is not mistaken for the stale `exited` of before the client's start.
             this.announceLoading.add(id);
-            this.o.log.info(`instance ${id}: ${action} (${here} here, ${w.actual_status ?? 'null'} on the server)`);
+            this.o.log.info(
+              `instance ${id}: ${action} (${here} here, ${w.actual_status ?? 'null'} on the server)`,
+            );
             this.runOp(id, 'start', async () => {
               if (here === 'exited') await rt.stop(id); // clears the dead main.pid
               const { sshPort } = await rt.start(spec);
@@ -321,7 +361,9 @@ export class Agent {
       for (const id of await this.o.runtime.list()) await this.o.runtime.stop(id).catch(() => {});
     }
     if (opts.notify !== false && this.machineIds.length > 0) {
-      await this.client.shutdown({ agent_uid: this.uid, machine_ids: this.machineIds }).catch((err) => this.o.log.warn(`could not tell the server: ${(err as Error).message}`));
+      await this.client
+        .shutdown({ agent_uid: this.uid, machine_ids: this.machineIds })
+        .catch((err) => this.o.log.warn(`could not tell the server: ${(err as Error).message}`));
     }
   }
 }

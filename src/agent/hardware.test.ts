@@ -3,7 +3,12 @@ import { describeMachines, gpuShares, parseGpusFlag, parseNvidiaSmi } from './ha
 
 describe('--gpus', () => {
   it('reads MODEL xN in its spellings and knows the memory of known models', () => {
-    expect(parseGpusFlag('RTX 4090x2')).toEqual({ name: 'RTX 4090', count: 2, ram: 24564, driver: 'simulated' });
+    expect(parseGpusFlag('RTX 4090x2')).toEqual({
+      name: 'RTX 4090',
+      count: 2,
+      ram: 24564,
+      driver: 'simulated',
+    });
     expect(parseGpusFlag('rtx 4090 x 3')).toMatchObject({ name: 'RTX 4090', count: 3 });
     expect(parseGpusFlag('A100 SXM4')).toMatchObject({ name: 'A100 SXM4', count: 1, ram: 81920 });
     expect(parseGpusFlag('Mystery GPU x4')).toMatchObject({ name: 'Mystery GPU', count: 4, ram: 16384 });
@@ -50,6 +55,9 @@ describe('real GPUs and --machines', () => {
     expect(describeMachines(real, 2, '/tmp').map((m) => m.num_gpus)).toEqual([2, 2]);
   });
   it('simulated GPUs are the full count on every machine, with no device list', () => {
-    expect(gpuShares({ name: 'RTX 4090', count: 2, ram: 1, driver: 'simulated' }, 3)).toEqual({ perMachine: 2, devices: [null, null, null] });
+    expect(gpuShares({ name: 'RTX 4090', count: 2, ram: 1, driver: 'simulated' }, 3)).toEqual({
+      perMachine: 2,
+      devices: [null, null, null],
+    });
   });
 });

@@ -26,11 +26,11 @@ const MODELS: Record<string, { ram: number; dlperf: number; cuda: number }> = {
   'RTX A5000': { ram: 24564, dlperf: 17, cuda: 12.4 },
   'RTX A6000': { ram: 49140, dlperf: 24, cuda: 12.4 },
   'RTX 6000Ada': { ram: 49140, dlperf: 45, cuda: 12.4 },
-  'L4': { ram: 23034, dlperf: 15, cuda: 12.4 },
-  'L40S': { ram: 46068, dlperf: 48, cuda: 12.4 },
+  L4: { ram: 23034, dlperf: 15, cuda: 12.4 },
+  L40S: { ram: 46068, dlperf: 48, cuda: 12.4 },
   'Tesla T4': { ram: 15360, dlperf: 6, cuda: 12.4 },
   'Tesla V100': { ram: 16384, dlperf: 14, cuda: 12.4 },
-  'A40': { ram: 46068, dlperf: 26, cuda: 12.4 },
+  A40: { ram: 46068, dlperf: 26, cuda: 12.4 },
   'A100 PCIE': { ram: 40960, dlperf: 38, cuda: 12.4 },
   'A100 SXM4': { ram: 81920, dlperf: 45, cuda: 12.4 },
   'H100 PCIE': { ram: 81559, dlperf: 70, cuda: 12.8 },
@@ -53,7 +53,8 @@ export function parseGpusFlag(raw: string): GpuSpec | { error: string } {
   const name = (m ? m[1]! : raw).trim().replace(/\s+/g, ' ');
   const count = m ? Number(m[2]) : 1;
   if (!name) return { error: `--gpus must be "MODEL xN", e.g. "RTX 4090x2" (got ${JSON.stringify(raw)})` };
-  if (!Number.isInteger(count) || count < 1 || count > 64) return { error: `--gpus: the count must be 1 to 64 (got ${JSON.stringify(raw)})` };
+  if (!Number.isInteger(count) || count < 1 || count > 64)
+    return { error: `--gpus: the count must be 1 to 64 (got ${JSON.stringify(raw)})` };
   const known = model(name);
   return { name: known?.name ?? name, count, ram: known?.ram ?? 16384, driver: 'simulated' };
 }
@@ -66,13 +67,20 @@ export function parseNvidiaSmi(csv: string): GpuSpec | null {
     .filter((r) => r.length >= 3 && r[0]);
   if (rows.length === 0) return null;
   // Market names drop the vendor prefix: "NVIDIA GeForce RTX 4090" → "RTX 4090".
-  const name = rows[0]![0]!.replace(/^NVIDIA\s+/i, '').replace(/^GeForce\s+/i, '').replace(/^Tesla\s+(?=[A-Z]\d)/, 'Tesla ');
+  const name = rows[0]![0]!
+    .replace(/^NVIDIA\s+/i, '')
+    .replace(/^GeForce\s+/i, '')
+    .replace(/^Tesla\s+(?=[A-Z]\d)/, 'Tesla ');
   return { name, count: rows.length, ram: Math.round(Number(rows[0]![1]) || 0), driver: rows[0]![2] ?? '' };
 }
 
 export function detectGpus(): GpuSpec | null {
   try {
-    const out = execFileSync('nvidia-smi', ['--query-gpu=name,memory.total,driver_version', '--format=csv,noheader,nounits'], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync(
+      'nvidia-smi',
+      ['--query-gpu=name,memory.total,driver_version', '--format=csv,noheader,nounits'],
+      { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     return parseNvidiaSmi(out);
   } catch {
     return null;
@@ -84,11 +92,20 @@ export function detectGpus(): GpuSpec | null {
  * instances see only those (CUDA_VISIBLE_DEVICES). Simulated GPUs: every machine has the full
  * `--gpus` count and no device list. Returns an error when there are fewer GPUs than machines.
  */
-export function gpuShares(gpu: GpuSpec, n: number): { perMachine: number; devices: (string | null)[] } | { error: string } {
-  if (gpu.driver === 'simulated') return { perMachine: gpu.count, devices: Array.from({ length: n }, () => null) };
+export function gpuShares(
+  gpu: GpuSpec,
+  n: number,
+): { perMachine: number; devices: (string | null)[] } | { error: string } {
+  if (gpu.driver === 'simulated')
+    return { perMachine: gpu.count, devices: Array.from({ length: n }, () => null) };
   const per = Math.floor(gpu.count / n);
   if (per < 1) return { error: `--machines ${n}: this host has only ${gpu.count} GPU(s)` };
-  return { perMachine: per, devices: Array.from({ length: n }, (_, s) => Array.from({ length: per }, (_, i) => s * per + i).join(',')) };
+  return {
+    perMachine: per,
+    devices: Array.from({ length: n }, (_, s) =>
+      Array.from({ length: per }, (_, i) => s * per + i).join(','),
+    ),
+  };
 }
 
 export function describeMachines(gpu: GpuSpec, n: number, stateDir: string): AgentMachineHardware[] {

@@ -6,7 +6,9 @@ const SERVER = [null, 'loading', 'running', 'exited', 'unknown', 'offline', 'sto
 
 describe('agent reconcile', () => {
   it('destroyed: removes anything that is here', () => {
-    for (const l of LOCAL) for (const s of SERVER) expect(decideAction(l, false, 'destroyed', s)).toBe(l === 'absent' ? 'none' : 'destroy');
+    for (const l of LOCAL)
+      for (const s of SERVER)
+        expect(decideAction(l, false, 'destroyed', s)).toBe(l === 'absent' ? 'none' : 'destroy');
   });
 
   it('stopped: stops what runs or died, leaves the rest', () => {
@@ -77,12 +79,16 @@ describe('agent reconcile per machine (one slot, one running container)', () => 
       ]);
     }
     // A neighbour whose main process died does not hold the GPUs: the start goes ahead.
-    expect(planReconcile([item({ id: 1, local: 'exited', serverActual: 'exited' }), b], [1])).toEqual([{ id: 2, action: 'start' }]);
+    expect(planReconcile([item({ id: 1, local: 'exited', serverActual: 'exited' }), b], [1])).toEqual([
+      { id: 2, action: 'start' },
+    ]);
   });
 
   it('a restart of an exited instance (the server shows it null again) waits the same way', () => {
     const b = item({ id: 2, local: 'exited', serverActual: null });
-    expect(planReconcile([item({ id: 1, local: 'running', desired: 'stopped', busy: true }), b], [1])).toEqual([{ id: 2, action: 'wait' }]);
+    expect(
+      planReconcile([item({ id: 1, local: 'running', desired: 'stopped', busy: true }), b], [1]),
+    ).toEqual([{ id: 2, action: 'wait' }]);
     expect(planReconcile([b], [1])).toEqual([{ id: 2, action: 'restart' }]);
   });
 
@@ -110,7 +116,9 @@ describe('agent reconcile per machine (one slot, one running container)', () => 
       { id: 9, action: 'destroy' },
       { id: 2, action: 'wait' },
     ]);
-    expect(planReconcile([{ ...orphan, local: 'absent' }, item({ id: 2, machineId: 1 })], [1])).toEqual([{ id: 2, action: 'start' }]);
+    expect(planReconcile([{ ...orphan, local: 'absent' }, item({ id: 2, machineId: 1 })], [1])).toEqual([
+      { id: 2, action: 'start' },
+    ]);
   });
 
   it('stops and destroys come first; busy instances get nothing', () => {

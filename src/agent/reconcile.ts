@@ -16,7 +16,12 @@ export type AgentAction = 'start' | 'restart' | 'stop' | 'destroy' | 'update-key
  *   restarted. Unknown and offline never run again either: kept if still running here, never
  *   started.
  */
-export function decideAction(local: LocalState, failed: boolean, desired: DesiredState, serverActual: string | null): AgentAction {
+export function decideAction(
+  local: LocalState,
+  failed: boolean,
+  desired: DesiredState,
+  serverActual: string | null,
+): AgentAction {
   switch (desired) {
     case 'destroyed':
       return local === 'absent' ? 'none' : 'destroy';
@@ -72,12 +77,23 @@ export type PlannedAction = Exclude<AgentAction, 'none'> | 'wait';
  * Busy instances get nothing (one operation at a time per instance). Order of the result:
  * stops/destroys, then key updates, then starts and waits.
  */
-export function planReconcile(items: ReconcileItem[], machineIds: readonly number[]): { id: number; action: PlannedAction }[] {
+export function planReconcile(
+  items: ReconcileItem[],
+  machineIds: readonly number[],
+): { id: number; action: PlannedAction }[] {
   const known = new Set(machineIds);
-  const decided = items.map((it) => ({ it, action: it.busy ? 'none' : decideAction(it.local, it.failed, it.desired, it.serverActual) }));
+  const decided = items.map((it) => ({
+    it,
+    action: it.busy ? 'none' : decideAction(it.local, it.failed, it.desired, it.serverActual),
+  }));
   // What occupies a machine's GPUs after this round's stops and destroys have begun.
   const occupies = ({ it, action }: (typeof decided)[number]) =>
-    it.busy || action === 'stop' || action === 'destroy' || action === 'update-keys' || it.local === 'running' || it.local === 'starting';
+    it.busy ||
+    action === 'stop' ||
+    action === 'destroy' ||
+    action === 'update-keys' ||
+    it.local === 'running' ||
+    it.local === 'starting';
   const holders = decided.filter(occupies);
   // (A holder is never itself about to start: a start needs it absent, stopped or exited here.)
   const everywhere = holders.some((d) => !known.has(d.it.machineId));

@@ -16,7 +16,24 @@ const keyFile = path.join(dir, 'id_ed25519');
 function ssh(port: number, cmd: string, key = keyFile) {
   return spawnSync(
     'ssh',
-    ['-i', key, '-p', String(port), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'LogLevel=ERROR', 'root@127.0.0.1', cmd],
+    [
+      '-i',
+      key,
+      '-p',
+      String(port),
+      '-o',
+      'StrictHostKeyChecking=no',
+      '-o',
+      'UserKnownHostsFile=/dev/null',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'LogLevel=ERROR',
+      'root@127.0.0.1',
+      cmd,
+    ],
     { encoding: 'utf8', timeout: 15_000 },
   );
 }
@@ -64,13 +81,34 @@ describe.skipIf(!existsSync('/usr/bin/ssh'))('process runtime', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toBe(`hello-from-instance\n${path.join(rt.dir(1), 'root')}\nbar\n`);
     expect(ssh(sshPort, 'exit 7').status).toBe(7);
-    const out = await waitFor(() => (existsSync(path.join(rt.dir(1), 'root/onstart.out')) ? readFileSync(path.join(rt.dir(1), 'root/onstart.out'), 'utf8') : ''), (s) => s !== '');
+    const out = await waitFor(
+      () =>
+        existsSync(path.join(rt.dir(1), 'root/onstart.out'))
+          ? readFileSync(path.join(rt.dir(1), 'root/onstart.out'), 'utf8')
+          : '',
+      (s) => s !== '',
+    );
     expect(out).toBe('ori_test bar\n');
 
     // An interactive shell with a terminal (ssh -tt), in the instance's directory.
     const tty = spawnSync(
       'ssh',
-      ['-tt', '-i', keyFile, '-p', String(sshPort), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'LogLevel=ERROR', 'root@127.0.0.1'],
+      [
+        '-tt',
+        '-i',
+        keyFile,
+        '-p',
+        String(sshPort),
+        '-o',
+        'StrictHostKeyChecking=no',
+        '-o',
+        'UserKnownHostsFile=/dev/null',
+        '-o',
+        'BatchMode=yes',
+        '-o',
+        'LogLevel=ERROR',
+        'root@127.0.0.1',
+      ],
       { input: 'echo "answer=$((6*7))"; pwd\nexit\n', encoding: 'utf8', timeout: 15_000 },
     );
     expect(tty.stdout).toContain('answer=42');
@@ -88,7 +126,10 @@ describe.skipIf(!existsSync('/usr/bin/ssh'))('process runtime', () => {
     // A process that leaves the process group (setsid) is still the instance's.
     const { sshPort } = await rt.start(spec(2, { onstart: 'setsid sleep 4343 & sleep 300' }));
     ssh(sshPort, 'echo kept > file.txt');
-    await waitFor(() => spawnSync('pgrep', ['-f', 'sleep 4343']).status, (c) => c === 0);
+    await waitFor(
+      () => spawnSync('pgrep', ['-f', 'sleep 4343']).status,
+      (c) => c === 0,
+    );
     const pid = Number(readFileSync(path.join(rt.dir(2), 'main.pid'), 'utf8'));
     await rt.stop(2);
     expect(await rt.inspect(2)).toEqual({ state: 'stopped' });
@@ -109,7 +150,10 @@ describe.skipIf(!existsSync('/usr/bin/ssh'))('process runtime', () => {
     await rt.start(spec(3));
     const pid = Number(readFileSync(path.join(rt.dir(3), 'main.pid'), 'utf8'));
     process.kill(pid, 'SIGKILL');
-    const st = await waitFor(() => rt.inspect(3), (s) => s.state === 'exited');
+    const st = await waitFor(
+      () => rt.inspect(3),
+      (s) => s.state === 'exited',
+    );
     expect(st.state).toBe('exited');
     await rt.destroy(3);
     expect(existsSync(rt.dir(3))).toBe(false);

@@ -3,7 +3,17 @@
 // detached in its own process group, serves SSH and runs `onstart`. Its pid is in main.pid
 // (operator contract). The "image" is recorded, not pulled: processes run on the host itself.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  openSync,
+  closeSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,9 +22,10 @@ import type { InstanceSpec, ObservedState, Runtime } from './runtime.js';
 import { FILES, type SupervisorSpec } from './supervisor.js';
 
 // From dist/ it sits beside this file; from the TypeScript sources (tests), the built copy is used.
-const SUPERVISOR = [new URL('./supervisor.js', import.meta.url), new URL('../../dist/agent/supervisor.js', import.meta.url)]
-  .map((u) => fileURLToPath(u))
-  .find((f) => existsSync(f)) ?? fileURLToPath(new URL('./supervisor.js', import.meta.url));
+const SUPERVISOR =
+  [new URL('./supervisor.js', import.meta.url), new URL('../../dist/agent/supervisor.js', import.meta.url)]
+    .map((u) => fileURLToPath(u))
+    .find((f) => existsSync(f)) ?? fileURLToPath(new URL('./supervisor.js', import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface ProcessRuntimeOptions {
@@ -139,7 +150,11 @@ export class ProcessRuntime implements Runtime {
       rmSync(this.file(spec.id, FILES.port), { force: true });
       this.exitMsgs.delete(spec.id);
       const log = openSync(this.file(spec.id, FILES.log), 'a');
-      const child = spawn(process.execPath, [SUPERVISOR, d], { detached: true, cwd: path.join(d, FILES.root), stdio: ['ignore', log, log] });
+      const child = spawn(process.execPath, [SUPERVISOR, d], {
+        detached: true,
+        cwd: path.join(d, FILES.root),
+        stdio: ['ignore', log, log],
+      });
       closeSync(log);
       if (!child.pid) throw new Error('the main process could not be started');
       writeFileSync(this.file(spec.id, FILES.pid), `${child.pid}\n`);
@@ -155,7 +170,8 @@ export class ProcessRuntime implements Runtime {
     for (;;) {
       const st = await this.inspect(spec.id);
       if (st.state === 'exited') throw new Error(st.msg);
-      if (st.state === 'running' && (await sshAccepts(this.probeHost(), st.sshPort))) return { sshPort: st.sshPort };
+      if (st.state === 'running' && (await sshAccepts(this.probeHost(), st.sshPort)))
+        return { sshPort: st.sshPort };
       if (Date.now() > end) throw new Error('the SSH server did not come up in time');
       await sleep(100);
     }

@@ -74,14 +74,19 @@ function attach(child: ChildProcess, channel: ServerChannel): void {
 function handleSession(session: Session, o: SshServerOptions): void {
   let pty: { term: string; cols: number; rows: number } | null = null;
   const extraEnv: Record<string, string> = {};
-  const env = () => ({ ...o.env, ...extraEnv, ...(pty ? { TERM: pty.term || 'xterm', COLUMNS: String(pty.cols), LINES: String(pty.rows) } : {}) });
+  const env = () => ({
+    ...o.env,
+    ...extraEnv,
+    ...(pty ? { TERM: pty.term || 'xterm', COLUMNS: String(pty.cols), LINES: String(pty.rows) } : {}),
+  });
   session.on('pty', (accept, _reject, info) => {
     pty = { term: info.term, cols: info.cols, rows: info.rows };
     accept?.();
   });
   session.on('window-change', (accept) => accept?.());
   session.on('env', (accept, _reject, info) => {
-    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(info.key) && info.key !== 'CONTAINER_API_KEY') extraEnv[info.key] = info.val;
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(info.key) && info.key !== 'CONTAINER_API_KEY')
+      extraEnv[info.key] = info.val;
     accept?.();
   });
   session.on('exec', (accept, _reject, info) => {

@@ -29,13 +29,27 @@ export const FILES = {
 } as const;
 
 function main(dir: string): void {
-  const log = (msg: string) => appendFileSync(path.join(dir, FILES.log), `${new Date().toISOString()} ${msg}\n`);
+  const log = (msg: string) =>
+    appendFileSync(path.join(dir, FILES.log), `${new Date().toISOString()} ${msg}\n`);
   const spec = JSON.parse(readFileSync(path.join(dir, FILES.spec), 'utf8')) as SupervisorSpec;
   const root = path.join(dir, FILES.root);
   // OPENRIG_INSTANCE_DIR marks every process of the instance, even one that left the process
   // group (setsid, a pty session): stop finds them by it (runtime-process killStragglers).
-  const env = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', ...spec.env, HOME: root, USER: 'root', SHELL: '/bin/sh', OPENRIG_INSTANCE_DIR: dir };
-  const server = createSshServer({ hostKey: readFileSync(path.join(dir, FILES.hostKey)), authorizedKeysFile: path.join(dir, FILES.keys), cwd: root, env, log });
+  const env = {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    ...spec.env,
+    HOME: root,
+    USER: 'root',
+    SHELL: '/bin/sh',
+    OPENRIG_INSTANCE_DIR: dir,
+  };
+  const server = createSshServer({
+    hostKey: readFileSync(path.join(dir, FILES.hostKey)),
+    authorizedKeysFile: path.join(dir, FILES.keys),
+    cwd: root,
+    env,
+    log,
+  });
 
   const listen = (port: number) => server.listen(port, spec.sshBind);
   server.on('error', (err: NodeJS.ErrnoException) => {
@@ -67,7 +81,11 @@ function main(dir: string): void {
     }
     if (!script.trim()) return;
     const out = openSync(path.join(dir, FILES.onstartLog), 'a');
-    const child = spawn('/bin/sh', [path.join(dir, FILES.onstart)], { cwd: root, env, stdio: ['ignore', out, out] });
+    const child = spawn('/bin/sh', [path.join(dir, FILES.onstart)], {
+      cwd: root,
+      env,
+      stdio: ['ignore', out, out],
+    });
     child.on('exit', (code, signal) => log(`onstart exited (${signal ?? code})`));
     child.on('error', (err) => log(`onstart failed to start: ${err.message}`));
   }

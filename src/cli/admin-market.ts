@@ -11,10 +11,16 @@ export function registerAdminMarket(admin: Command): void {
     .requiredOption('--num-gpus <n>', 'GPUs per machine')
     .option('--count <c>', 'how many machines', '1')
     .option('--price-gpu <dph>', 'on-demand price, $/hour per GPU (default 0.40)')
-    .addHelpText('after', '\nExample:\n  openrig admin create-machines --owner-email host@example.com --gpu-name "RTX 4090" --num-gpus 2 --count 3 --price-gpu 0.5')
+    .addHelpText(
+      'after',
+      '\nExample:\n  openrig admin create-machines --owner-email host@example.com --gpu-name "RTX 4090" --num-gpus 2 --count 3 --price-gpu 0.5',
+    )
     .action(async (o) =>
       adminAction(async () => {
-        const [{ createMachines }, { systemClock }] = await Promise.all([import('../server/modules/machines/machines.service.js'), import('../server/clock.js')]);
+        const [{ createMachines }, { systemClock }] = await Promise.all([
+          import('../server/modules/machines/machines.service.js'),
+          import('../server/clock.js'),
+        ]);
         return withStore(o, (store) =>
           createMachines(
             { store, clock: systemClock },

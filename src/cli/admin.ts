@@ -64,10 +64,16 @@ export function registerAdmin(program: Command): Command {
     .option('--legacy-tfa', 'legacy 2FA account: SMS to the number on file, no method rows')
     .option('--team <name>', 'add to this team (created if needed) and print a team API key')
     .option('--balance <usd>', 'starting balance in USD', '0')
-    .addHelpText('after', '\nExample:\n  openrig admin create-user --email alice@example.com --email-verified --balance 50')
+    .addHelpText(
+      'after',
+      '\nExample:\n  openrig admin create-user --email alice@example.com --email-verified --balance 50',
+    )
     .action(async (o) =>
       adminAction(async () => {
-        const [{ createUser }, { systemClock }] = await Promise.all([import('../server/modules/accounts/accounts.service.js'), import('../server/clock.js')]);
+        const [{ createUser }, { systemClock }] = await Promise.all([
+          import('../server/modules/accounts/accounts.service.js'),
+          import('../server/clock.js'),
+        ]);
         return withStore(o, (store) =>
           createUser(
             { store, clock: systemClock },

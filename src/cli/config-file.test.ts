@@ -2,7 +2,15 @@ import { mkdtempSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigFileError, configDir, configPath, readConfig, removeConfig, updateConfig, writeConfig } from './config-file.js';
+import {
+  ConfigFileError,
+  configDir,
+  configPath,
+  readConfig,
+  removeConfig,
+  updateConfig,
+  writeConfig,
+} from './config-file.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'openrig-cfg-'));
 

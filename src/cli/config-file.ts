@@ -49,7 +49,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): StoredConfig {
     }
     return out;
   } catch (err) {
-    throw new ConfigFileError(`${p} is not valid JSON (${(err as Error).message}); fix it or run \`openrig login\` again`);
+    throw new ConfigFileError(
+      `${p} is not valid JSON (${(err as Error).message}); fix it or run \`openrig login\` again`,
+    );
   }
 }
 
@@ -64,7 +66,10 @@ export function writeConfig(cfg: StoredConfig, env: NodeJS.ProcessEnv = process.
   return p;
 }
 
-export function updateConfig(patch: Partial<Record<keyof StoredConfig, string | undefined>>, env: NodeJS.ProcessEnv = process.env): string {
+export function updateConfig(
+  patch: Partial<Record<keyof StoredConfig, string | undefined>>,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   const cur = readConfig(env);
   const next: Record<string, string | undefined> = { ...cur, ...patch };
   for (const k of Object.keys(next)) if (next[k] === undefined) delete next[k];

@@ -5,7 +5,9 @@ import { registerAgentCommand } from './agent.js';
 import { registerUserCommands } from './user/index.js';
 
 export function buildProgram(): Command {
-  const program = new Command('openrig').description('openrig: GPU cloud marketplace control plane').exitOverride();
+  const program = new Command('openrig')
+    .description('openrig: GPU cloud marketplace control plane')
+    .exitOverride();
   program
     .command('serve')
     .description('serve the API (SQLite under --data by default, PostgreSQL with --database-url)')
@@ -14,10 +16,14 @@ export function buildProgram(): Command {
     .option('--data <dir>', 'data directory', './data')
     .option('--database-url <url>', 'postgres://… (or env DATABASE_URL)')
     .option('--demo', 'seed a demo fleet and user, print how to try it')
-    .addHelpText('after', '\nExample:\n  openrig serve --port 8080 --database-url postgres://localhost/openrig')
+    .addHelpText(
+      'after',
+      '\nExample:\n  openrig serve --port 8080 --database-url postgres://localhost/openrig',
+    )
     .action(async (o) => {
       const port = Number(o.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CommanderError(2, 'usage', `--port must be 0-65535`);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new CommanderError(2, 'usage', `--port must be 0-65535`);
       // Loaded on demand: user commands start fast without the server's modules.
       const { serveCommand } = await import('../server/main.js');
       await serveCommand({ host: o.host, port, dataDir: o.data, databaseUrl: o.databaseUrl, demo: !!o.demo });
@@ -38,7 +44,12 @@ export async function main(argv: string[]): Promise<number | undefined> {
     return undefined;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      if (
+        err.code === 'commander.helpDisplayed' ||
+        err.code === 'commander.version' ||
+        err.code === 'commander.help'
+      )
+        return 0;
       if (err.code === 'usage') process.stderr.write(`openrig: ${err.message}\n`);
       return 2;
     }

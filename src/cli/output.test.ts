@@ -14,7 +14,9 @@ describe('tables', () => {
         { header: '$/hr', get: (r) => r.price, align: 'right' },
       ],
     );
-    expect(out).toBe([' ID  Name            $/hr', '  1  a             $0.500', '123  longer name  $12.000', ''].join('\n'));
+    expect(out).toBe(
+      [' ID  Name            $/hr', '  1  a             $0.500', '123  longer name  $12.000', ''].join('\n'),
+    );
   });
 
   it('never passes control characters from the server to the terminal', () => {

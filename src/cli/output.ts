@@ -14,7 +14,11 @@ export function table<T>(rows: T[], columns: Column<T>[]): string {
   const widths = columns.map((c, i) => Math.max(width(c.header), ...cells.map((row) => width(row[i]!))));
   const line = (vals: string[]) =>
     vals
-      .map((v, i) => (columns[i]!.align === 'right' ? v.padStart(widths[i]! + v.length - width(v)) : v.padEnd(widths[i]! + v.length - width(v))))
+      .map((v, i) =>
+        columns[i]!.align === 'right'
+          ? v.padStart(widths[i]! + v.length - width(v))
+          : v.padEnd(widths[i]! + v.length - width(v)),
+      )
       .join('  ')
       .replace(/\s+$/, '');
   return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n') + '\n';
@@ -23,7 +27,9 @@ export function table<T>(rows: T[], columns: Column<T>[]): string {
 /** `key: value` lines with the keys aligned. */
 export function keyValues(pairs: [string, string][]): string {
   const w = Math.max(0, ...pairs.map(([k]) => k.length));
-  return pairs.map(([k, v]) => `${(k + ':').padEnd(w + 1)} ${clean(v)}`.replace(/\s+$/, '')).join('\n') + '\n';
+  return (
+    pairs.map(([k, v]) => `${(k + ':').padEnd(w + 1)} ${clean(v)}`.replace(/\s+$/, '')).join('\n') + '\n'
+  );
 }
 
 /** Control characters from the server never reach the terminal (no escape-sequence injection). */
@@ -52,7 +58,10 @@ export function fmtUsd(n: unknown, digits = 3): string {
 
 /** MB on the wire shown as GB (the API's gpu_ram and cpu_ram are MB). */
 export function fmtMbAsGb(mb: unknown): string {
-  const s = fmtNum(typeof mb === 'number' ? mb / 1000 : mb === null || mb === undefined ? mb : Number(mb) / 1000, 1);
+  const s = fmtNum(
+    typeof mb === 'number' ? mb / 1000 : mb === null || mb === undefined ? mb : Number(mb) / 1000,
+    1,
+  );
   return s === DASH ? s : `${s} GB`;
 }
 

@@ -88,22 +88,47 @@ export class HttpClient {
     this.lastRaw = reply.raw;
     const { status, json, raw } = reply;
     if (status < 200 || status >= 300) {
-      throw new ApiError(status, codeOf(json) ?? `http_${status}`, messageOf(json) ?? `HTTP ${status}${raw && json === undefined ? `: ${raw.slice(0, 200)}` : ''}`, json, raw);
+      throw new ApiError(
+        status,
+        codeOf(json) ?? `http_${status}`,
+        messageOf(json) ?? `HTTP ${status}${raw && json === undefined ? `: ${raw.slice(0, 200)}` : ''}`,
+        json,
+        raw,
+      );
     }
     if (json === undefined) {
       // A 2xx that is not JSON is not this API (a proxy page, a wrong --url).
-      if (raw.trim().length > 0) throw new ApiError(status, 'bad_response', `the server at ${this.baseUrl} did not answer with JSON (is this the openrig API?)`, undefined, raw);
+      if (raw.trim().length > 0)
+        throw new ApiError(
+          status,
+          'bad_response',
+          `the server at ${this.baseUrl} did not answer with JSON (is this the openrig API?)`,
+          undefined,
+          raw,
+        );
       return { status, json: {} as T, raw };
     }
     if (!o.allowUnsuccessful && isObject(json) && json.success === false) {
-      throw new ApiError(status, codeOf(json) ?? 'unsuccessful', messageOf(json) ?? 'the server reported failure', json, raw);
+      throw new ApiError(
+        status,
+        codeOf(json) ?? 'unsuccessful',
+        messageOf(json) ?? 'the server reported failure',
+        json,
+        raw,
+      );
     }
     return { status, json: json as T, raw };
   }
 
-  private async send(method: string, path: string, o: RequestOptions, bearer: string | null): Promise<{ status: number; json: unknown; raw: string }> {
+  private async send(
+    method: string,
+    path: string,
+    o: RequestOptions,
+    bearer: string | null,
+  ): Promise<{ status: number; json: unknown; raw: string }> {
     const url = new URL(this.baseUrl + path);
-    for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(o.query ?? {}))
+      if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = { accept: 'application/json', ...(o.headers ?? {}) };
     if (bearer) headers.authorization = `Bearer ${bearer}`;
     let body: string | undefined;
@@ -114,7 +139,12 @@ export class HttpClient {
     const f = this.opts.fetch ?? fetch;
     let res: Response;
     try {
-      res = await f(url, { method, headers, body, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000) });
+      res = await f(url, {
+        method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
+      });
     } catch (err) {
       throw new NetworkError(describeFetchError(err, this.baseUrl));
     }

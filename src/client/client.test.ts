@@ -1,13 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, NetworkError, OpenrigClient } from './client.js';
 
-type Call = { url: string; method: string; auth: string | undefined; body: unknown; headers: Record<string, string> };
+type Call = {
+  url: string;
+  method: string;
+  auth: string | undefined;
+  body: unknown;
+  headers: Record<string, string>;
+};
 
 function fakeFetch(answer: (c: Call) => { status: number; body?: unknown; text?: string }) {
   const calls: Call[] = [];
   const f = (async (input: string | URL | Request, init?: RequestInit) => {
     const headers = (init?.headers ?? {}) as Record<string, string>;
-    const c: Call = { url: String(input), method: init?.method ?? 'GET', auth: headers.authorization, body: init?.body ? JSON.parse(String(init.body)) : undefined, headers };
+    const c: Call = {
+      url: String(input),
+      method: init?.method ?? 'GET',
+      auth: headers.authorization,
+      body: init?.body ? JSON.parse(String(init.body)) : undefined,
+      headers,
+    };
     calls.push(c);
     const a = answer(c);
     const text = a.text ?? (a.body === undefined ? '' : JSON.stringify(a.body));
@@ -18,18 +30,32 @@ function fakeFetch(answer: (c: Call) => { status: number; body?: unknown; text?:
 
 describe('the typed client', () => {
   it('sends the API key as Bearer to the spec paths and returns the body', async () => {
-    const { f, calls } = fakeFetch(() => ({ status: 200, body: { instances: { id: 3, actual_status: 'running' } } }));
+    const { f, calls } = fakeFetch(() => ({
+      status: 200,
+      body: { instances: { id: 3, actual_status: 'running' } },
+    }));
     const c = new OpenrigClient({ url: 'http://h:1/', apiKey: 'k1', fetch: f });
     expect(await c.getInstance(3)).toEqual({ id: 3, actual_status: 'running' });
-    expect(calls[0]).toMatchObject({ url: 'http://h:1/api/v0/instances/3/?owner=me', method: 'GET', auth: 'Bearer k1' });
+    expect(calls[0]).toMatchObject({
+      url: 'http://h:1/api/v0/instances/3/?owner=me',
+      method: 'GET',
+      auth: 'Bearer k1',
+    });
     expect(c.lastRaw).toBe('{"instances":{"id":3,"actual_status":"running"}}');
   });
 
   it('creates instances with PUT /asks/ID/, client_id me and an idempotency key', async () => {
-    const { f, calls } = fakeFetch(() => ({ status: 200, body: { success: true, new_contract: 9, instance_api_key: 'x' } }));
+    const { f, calls } = fakeFetch(() => ({
+      status: 200,
+      body: { success: true, new_contract: 9, instance_api_key: 'x' },
+    }));
     const c = new OpenrigClient({ url: 'http://h', apiKey: 'k', fetch: f });
     expect((await c.createInstance(5, { image: 'img', disk: 10 })).new_contract).toBe(9);
-    expect(calls[0]).toMatchObject({ url: 'http://h/api/v0/asks/5/', method: 'PUT', body: { client_id: 'me', image: 'img', disk: 10 } });
+    expect(calls[0]).toMatchObject({
+      url: 'http://h/api/v0/asks/5/',
+      method: 'PUT',
+      body: { client_id: 'me', image: 'img', disk: 10 },
+    });
     expect(calls[0]!.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
@@ -40,7 +66,10 @@ describe('the typed client', () => {
   });
 
   it('turns {error, msg} into an ApiError carrying the server msg', async () => {
-    const { f } = fakeFetch(() => ({ status: 422, body: { error: 'bad_request', msg: 'sdate must be in the future' } }));
+    const { f } = fakeFetch(() => ({
+      status: 422,
+      body: { error: 'bad_request', msg: 'sdate must be in the future' },
+    }));
     const c = new OpenrigClient({ url: 'http://h', apiKey: 'k', fetch: f });
     const err = await c.scheduleMaintenanceBatch({ machine_ids: [1], sdate: 1 }).catch((e) => e);
     expect(err).toBeInstanceOf(ApiError);
@@ -51,14 +80,20 @@ describe('the typed client', () => {
     const { f } = fakeFetch(() => ({ status: 200, body: { success: false, msg: 'nope' } }));
     const c = new OpenrigClient({ url: 'http://h', apiKey: 'k', fetch: f });
     await expect(c.setInstanceState(1, 'stopped')).rejects.toThrow('nope');
-    await expect(c.scheduleMaintenanceBatch({ machine_ids: [1], sdate: 1 })).resolves.toMatchObject({ success: false });
+    await expect(c.scheduleMaintenanceBatch({ machine_ids: [1], sdate: 1 })).resolves.toMatchObject({
+      success: false,
+    });
   });
 
   it('refuses a 2xx that is not JSON (a wrong --url), and reads an empty body as {}', async () => {
     const html = fakeFetch(() => ({ status: 200, text: '<html>hello</html>' }));
-    await expect(new OpenrigClient({ url: 'http://h', apiKey: 'k', fetch: html.f }).listInstances()).rejects.toThrow('did not answer with JSON');
+    await expect(
+      new OpenrigClient({ url: 'http://h', apiKey: 'k', fetch: html.f }).listInstances(),
+    ).rejects.toThrow('did not answer with JSON');
     const empty = fakeFetch(() => ({ status: 200, text: '' }));
-    await expect(new OpenrigClient({ url: 'http://h', apiKey: 'k', fetch: empty.f }).destroyInstance(1)).resolves.toEqual({});
+    await expect(
+      new OpenrigClient({ url: 'http://h', apiKey: 'k', fetch: empty.f }).destroyInstance(1),
+    ).resolves.toEqual({});
   });
 
   it('reports an unreachable server as a NetworkError', async () => {
@@ -70,9 +105,19 @@ describe('the typed client', () => {
     [404, 'Session expired. Please log in again.'],
     [401, 'Invalid user key'],
   ])('falls back from the session key to the API key on %i "%s"', async (status, msg) => {
-    const { f, calls } = fakeFetch((c) => (c.auth === 'Bearer sess' ? { status, body: { error: 'auth_error', msg } } : { status: 200, body: { id: 1, email: 'e' } }));
+    const { f, calls } = fakeFetch((c) =>
+      c.auth === 'Bearer sess'
+        ? { status, body: { error: 'auth_error', msg } }
+        : { status: 200, body: { id: 1, email: 'e' } },
+    );
     const reasons: string[] = [];
-    const c = new OpenrigClient({ url: 'http://h', apiKey: 'key', sessionKey: 'sess', fetch: f, onSessionFallback: (r) => reasons.push(r) });
+    const c = new OpenrigClient({
+      url: 'http://h',
+      apiKey: 'key',
+      sessionKey: 'sess',
+      fetch: f,
+      onSessionFallback: (r) => reasons.push(r),
+    });
     expect(await c.currentUser()).toEqual({ id: 1, email: 'e' });
     expect(calls.map((x) => x.auth)).toEqual(['Bearer sess', 'Bearer key']);
     expect(reasons).toEqual([msg]);

@@ -23,7 +23,14 @@ import type {
 } from '../contract/api-types.js';
 import { HttpClient, type HttpOptions } from './client.http.js';
 
-export { ApiError, NetworkError, HttpClient, SESSION_EXPIRED_MSG, INVALID_KEY_MSG, type HttpOptions } from './client.http.js';
+export {
+  ApiError,
+  NetworkError,
+  HttpClient,
+  SESSION_EXPIRED_MSG,
+  INVALID_KEY_MSG,
+  type HttpOptions,
+} from './client.http.js';
 
 const V0 = '/api/v0';
 
@@ -52,14 +59,23 @@ export class OpenrigClient extends HttpClient {
     return this.request('GET', `${V0}/gpu_names/unique/`);
   }
   /** One idempotency key per call: a retried request never rents twice. */
-  createInstance(offerId: number, body: CreateInstanceBody, idempotencyKey: string = randomUUID()): Promise<CreateInstanceReply> {
-    return this.request('PUT', `${V0}/asks/${offerId}/`, { body: { client_id: 'me', ...body }, headers: { 'idempotency-key': idempotencyKey } });
+  createInstance(
+    offerId: number,
+    body: CreateInstanceBody,
+    idempotencyKey: string = randomUUID(),
+  ): Promise<CreateInstanceReply> {
+    return this.request('PUT', `${V0}/asks/${offerId}/`, {
+      body: { client_id: 'me', ...body },
+      headers: { 'idempotency-key': idempotencyKey },
+    });
   }
   listInstances(): Promise<InstancesList> {
     return this.request('GET', `${V0}/instances/`, { query: { owner: 'me' } });
   }
   async getInstance(id: number): Promise<Instance | null> {
-    const r = await this.request<InstanceEnvelope>('GET', `${V0}/instances/${id}/`, { query: { owner: 'me' } });
+    const r = await this.request<InstanceEnvelope>('GET', `${V0}/instances/${id}/`, {
+      query: { owner: 'me' },
+    });
     return r.instances ?? null;
   }
   setInstanceState(id: number, state: 'stopped' | 'running'): Promise<SuccessReply> {
@@ -81,8 +97,13 @@ export class OpenrigClient extends HttpClient {
     return r.machines ?? [];
   }
   /** `price_gpu` is $/hour per GPU, `price_disk` $/GB-month, `price_min_bid` $/hour for the machine. */
-  listMachine(machineId: number, prices: { price_gpu?: number; price_disk?: number; price_min_bid?: number; end_date?: number }): Promise<SuccessReply> {
-    return this.request('PUT', `${V0}/machines/create_asks/`, { body: compact({ machine: machineId, ...prices }) });
+  listMachine(
+    machineId: number,
+    prices: { price_gpu?: number; price_disk?: number; price_min_bid?: number; end_date?: number },
+  ): Promise<SuccessReply> {
+    return this.request('PUT', `${V0}/machines/create_asks/`, {
+      body: compact({ machine: machineId, ...prices }),
+    });
   }
   unlistMachine(machineId: number): Promise<SuccessReply> {
     return this.request('DELETE', `${V0}/machines/${machineId}/asks/`, { body: {} });
@@ -94,8 +115,13 @@ export class OpenrigClient extends HttpClient {
     return this.request('POST', `${V0}/machines/maintenances/batch`, { body, allowUnsuccessful: true });
   }
   async listMaintenances(machineIds?: number[]): Promise<Maintenance[]> {
-    const query = machineIds && machineIds.length > 0 ? { owner: 'me', machine_ids: JSON.stringify(machineIds) } : { owner: 'me' };
-    const r = await this.request<{ maintenances: Maintenance[] }>('GET', `${V0}/machines/maintenances`, { query });
+    const query =
+      machineIds && machineIds.length > 0
+        ? { owner: 'me', machine_ids: JSON.stringify(machineIds) }
+        : { owner: 'me' };
+    const r = await this.request<{ maintenances: Maintenance[] }>('GET', `${V0}/machines/maintenances`, {
+      query,
+    });
     return r.maintenances ?? [];
   }
   cancelMaintenance(machineId: number): Promise<SuccessReply> {
@@ -135,31 +161,55 @@ export class OpenrigClient extends HttpClient {
   tfaTotpSetup(): Promise<{ secret: string; provisioning_uri: string }> {
     return this.request('POST', `${V0}/tfa/totp-setup/`, { body: {} });
   }
-  tfaAuthorizeNew(b: { tfa_method?: TfaMethodName; tfa_method_id?: number; backup_code?: string }): Promise<SuccessReply & { secret?: string }> {
+  tfaAuthorizeNew(b: {
+    tfa_method?: TfaMethodName;
+    tfa_method_id?: number;
+    backup_code?: string;
+  }): Promise<SuccessReply & { secret?: string }> {
     return this.request('POST', `${V0}/tfa/authorize-new-method/`, { body: compact(b) });
   }
   tfaAuthorizeNewConfirm(b: { code: string; secret: string }): Promise<SuccessReply> {
     return this.request('PUT', `${V0}/tfa/authorize-new-method/`, { body: b });
   }
-  tfaConfirmNew(b: { tfa_method: 'sms' | 'totp'; code: string; secret: string; phone_number?: string; label?: string }): Promise<SuccessReply & { backup_codes?: string[] }> {
+  tfaConfirmNew(b: {
+    tfa_method: 'sms' | 'totp';
+    code: string;
+    secret: string;
+    phone_number?: string;
+    label?: string;
+  }): Promise<SuccessReply & { backup_codes?: string[] }> {
     return this.request('POST', `${V0}/tfa/confirm-new/`, { body: compact(b) });
   }
   tfaLogin(b: TfaVerification & { admin?: boolean }): Promise<User> {
     return this.request('POST', `${V0}/tfa/`, { body: compact(b) });
   }
-  tfaSendSms(b: { phone_number?: string; tfa_method_id?: number }): Promise<SuccessReply & { secret: string }> {
+  tfaSendSms(b: {
+    phone_number?: string;
+    tfa_method_id?: number;
+  }): Promise<SuccessReply & { secret: string }> {
     return this.request('POST', `${V0}/tfa/sms/`, { body: compact(b) });
   }
-  tfaResendSms(b: { phone_number?: string; tfa_method_id?: number; secret?: string }): Promise<SuccessReply & { secret: string }> {
+  tfaResendSms(b: {
+    phone_number?: string;
+    tfa_method_id?: number;
+    secret?: string;
+  }): Promise<SuccessReply & { secret: string }> {
     return this.request('POST', `${V0}/tfa/sms/resend/`, { body: compact(b) });
   }
   tfaSendEmail(b: { secret?: string } = {}): Promise<SuccessReply & { secret: string }> {
     return this.request('POST', `${V0}/tfa/email/`, { body: compact(b) });
   }
-  tfaDelete(b: TfaVerification & { target_id?: number }): Promise<SuccessReply & { remaining_methods?: number }> {
+  tfaDelete(
+    b: TfaVerification & { target_id?: number },
+  ): Promise<SuccessReply & { remaining_methods?: number }> {
     return this.request('DELETE', `${V0}/tfa/`, { body: compact(b) });
   }
-  tfaUpdate(b: { tfa_method_id?: number; tfa_method?: 'sms' | 'totp'; label?: string; is_primary?: boolean }): Promise<SuccessReply & { method?: unknown }> {
+  tfaUpdate(b: {
+    tfa_method_id?: number;
+    tfa_method?: 'sms' | 'totp';
+    label?: string;
+    is_primary?: boolean;
+  }): Promise<SuccessReply & { method?: unknown }> {
     return this.request('PUT', `${V0}/tfa/update/`, { body: compact(b) });
   }
   tfaRegenBackupCodes(b: TfaVerification): Promise<SuccessReply & { backup_codes: string[] }> {

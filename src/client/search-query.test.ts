@@ -18,10 +18,28 @@ describe('search query: field op value', () => {
   });
 
   it('knows every operator, symbolic and as words', () => {
-    const ops = parseQuery('a=1 b==1 c!=1 d>1 e>=1 f<1 g<=1 h eq 1 i neq 1 j gt 1 k gte 1 l lt 1 m lte 1 n in [1,2] o notin [3] p nin [4] q not in [5] r not eq 6').map((t) => [t.field, t.op]);
+    const ops = parseQuery(
+      'a=1 b==1 c!=1 d>1 e>=1 f<1 g<=1 h eq 1 i neq 1 j gt 1 k gte 1 l lt 1 m lte 1 n in [1,2] o notin [3] p nin [4] q not in [5] r not eq 6',
+    ).map((t) => [t.field, t.op]);
     expect(ops).toEqual([
-      ['a', 'eq'], ['b', 'eq'], ['c', 'neq'], ['d', 'gt'], ['e', 'gte'], ['f', 'lt'], ['g', 'lte'], ['h', 'eq'], ['i', 'neq'], ['j', 'gt'], ['k', 'gte'],
-      ['l', 'lt'], ['m', 'lte'], ['n', 'in'], ['o', 'notin'], ['p', 'notin'], ['q', 'notin'], ['r', 'neq'],
+      ['a', 'eq'],
+      ['b', 'eq'],
+      ['c', 'neq'],
+      ['d', 'gt'],
+      ['e', 'gte'],
+      ['f', 'lt'],
+      ['g', 'lte'],
+      ['h', 'eq'],
+      ['i', 'neq'],
+      ['j', 'gt'],
+      ['k', 'gte'],
+      ['l', 'lt'],
+      ['m', 'lte'],
+      ['n', 'in'],
+      ['o', 'notin'],
+      ['p', 'notin'],
+      ['q', 'notin'],
+      ['r', 'neq'],
     ]);
   });
 
@@ -33,25 +51,46 @@ describe('search query: field op value', () => {
   });
 
   it('converts GB to MB for gpu_ram and cpu_ram (the API is in MB) and honours explicit units', () => {
-    expect(buildSearchBody('gpu_ram>=24 cpu_ram>=0.5TB', { noDefault: true })).toMatchObject({ gpu_ram: { gte: 24_000 }, cpu_ram: { gte: 500_000 } });
-    expect(buildSearchBody('gpu_ram>=16000MB gpu_total_ram<=80GB', { noDefault: true })).toMatchObject({ gpu_ram: { gte: 16_000 }, gpu_total_ram: { lte: 80_000 } });
+    expect(buildSearchBody('gpu_ram>=24 cpu_ram>=0.5TB', { noDefault: true })).toMatchObject({
+      gpu_ram: { gte: 24_000 },
+      cpu_ram: { gte: 500_000 },
+    });
+    expect(buildSearchBody('gpu_ram>=16000MB gpu_total_ram<=80GB', { noDefault: true })).toMatchObject({
+      gpu_ram: { gte: 16_000 },
+      gpu_total_ram: { lte: 80_000 },
+    });
   });
 
   it('converts days to seconds for duration (the API is in seconds), with h/m/s/w units', () => {
     expect(buildSearchBody('duration>=3', { noDefault: true })).toMatchObject({ duration: { gte: 259_200 } });
-    expect(buildSearchBody('duration>=12h', { noDefault: true })).toMatchObject({ duration: { gte: 43_200 } });
-    expect(buildSearchBody('duration>=1w', { noDefault: true })).toMatchObject({ duration: { gte: 604_800 } });
+    expect(buildSearchBody('duration>=12h', { noDefault: true })).toMatchObject({
+      duration: { gte: 43_200 },
+    });
+    expect(buildSearchBody('duration>=1w', { noDefault: true })).toMatchObject({
+      duration: { gte: 604_800 },
+    });
     expect(buildSearchBody('duration>=0.1', { noDefault: true })).toMatchObject({ duration: { gte: 8640 } });
   });
 
   it('takes disk_space in GB, or TB', () => {
-    expect(buildSearchBody('disk_space>=2TB', { noDefault: true })).toMatchObject({ disk_space: { gte: 2000 } });
-    expect(buildSearchBody('disk_space>=200', { noDefault: true })).toMatchObject({ disk_space: { gte: 200 } });
+    expect(buildSearchBody('disk_space>=2TB', { noDefault: true })).toMatchObject({
+      disk_space: { gte: 2000 },
+    });
+    expect(buildSearchBody('disk_space>=200', { noDefault: true })).toMatchObject({
+      disk_space: { gte: 200 },
+    });
   });
 
   it('reads booleans, null, lists, and keeps other numbers as the strings typed', () => {
-    const b = buildSearchBody('verified=false geolocation in [US,CA] cuda_max_good>=12.1 host_id=null', { noDefault: true });
-    expect(b).toMatchObject({ verified: { eq: false }, geolocation: { in: ['US', 'CA'] }, cuda_max_good: { gte: '12.1' }, host_id: { eq: null } });
+    const b = buildSearchBody('verified=false geolocation in [US,CA] cuda_max_good>=12.1 host_id=null', {
+      noDefault: true,
+    });
+    expect(b).toMatchObject({
+      verified: { eq: false },
+      geolocation: { in: ['US', 'CA'] },
+      cuda_max_good: { gte: '12.1' },
+      host_id: { eq: null },
+    });
   });
 
   it('lets a term replace a default filter, and `any` drop it', () => {
@@ -62,11 +101,16 @@ describe('search query: field op value', () => {
   });
 
   it('combines several terms on one field', () => {
-    expect(buildSearchBody('num_gpus>=2 num_gpus<=4', { noDefault: true })).toMatchObject({ num_gpus: { gte: '2', lte: '4' } });
+    expect(buildSearchBody('num_gpus>=2 num_gpus<=4', { noDefault: true })).toMatchObject({
+      num_gpus: { gte: '2', lte: '4' },
+    });
   });
 
   it('maps the short field names people type', () => {
-    expect(buildSearchBody('dph<0.5 cuda_vers>=12', { noDefault: true })).toMatchObject({ dph_total: { lt: '0.5' }, cuda_max_good: { gte: '12' } });
+    expect(buildSearchBody('dph<0.5 cuda_vers>=12', { noDefault: true })).toMatchObject({
+      dph_total: { lt: '0.5' },
+      cuda_max_good: { gte: '12' },
+    });
   });
 
   it.each([
@@ -84,7 +128,14 @@ describe('search query: field op value', () => {
   });
 
   it('an empty query is just the defaults', () => {
-    expect(Object.keys(buildSearchBody(''))).toEqual(['verified', 'external', 'rentable', 'rented', 'order', 'type']);
+    expect(Object.keys(buildSearchBody(''))).toEqual([
+      'verified',
+      'external',
+      'rentable',
+      'rented',
+      'order',
+      'type',
+    ]);
   });
 });
 
@@ -92,12 +143,17 @@ describe('search options', () => {
   it('parses -o with - for descending and several fields', () => {
     expect(parseOrder('dph_total')).toEqual([['dph_total', 'asc']]);
     expect(parseOrder('score-')).toEqual([['score', 'desc']]);
-    expect(parseOrder('num_gpus-, dph+')).toEqual([['num_gpus', 'desc'], ['dph_total', 'asc']]);
+    expect(parseOrder('num_gpus-, dph+')).toEqual([
+      ['num_gpus', 'desc'],
+      ['dph_total', 'asc'],
+    ]);
     expect(() => parseOrder('dph total')).toThrow(SearchQueryError);
   });
 
   it('sets type, limit and allocated_storage', () => {
-    expect(buildSearchBody('', { type: 'interruptible', limit: 5, storage: 20, order: 'dph_total' })).toMatchObject({
+    expect(
+      buildSearchBody('', { type: 'interruptible', limit: 5, storage: 20, order: 'dph_total' }),
+    ).toMatchObject({
       type: 'bid',
       limit: 5,
       allocated_storage: 20,

@@ -38,7 +38,10 @@ export const FIELD_ALIASES: Record<string, string> = {
 type UnitTable = { default: number; units: Record<string, number> };
 const RAM: UnitTable = { default: 1000, units: { mb: 1, gb: 1000, tb: 1_000_000 } };
 const DISK: UnitTable = { default: 1, units: { gb: 1, tb: 1000 } };
-const DURATION: UnitTable = { default: 86_400, units: { s: 1, m: 60, min: 60, h: 3600, d: 86_400, w: 604_800 } };
+const DURATION: UnitTable = {
+  default: 86_400,
+  units: { s: 1, m: 60, min: 60, h: 3600, d: 86_400, w: 604_800 },
+};
 /** Fields whose wire unit differs from what a person types (value → wire multiplier). */
 export const UNIT_FIELDS: Record<string, UnitTable> = {
   gpu_ram: RAM,
@@ -48,7 +51,15 @@ export const UNIT_FIELDS: Record<string, UnitTable> = {
   duration: DURATION,
 };
 
-const SYMBOL_OPS: Record<string, FilterOp> = { '>=': 'gte', '<=': 'lte', '!=': 'neq', '==': 'eq', '=': 'eq', '>': 'gt', '<': 'lt' };
+const SYMBOL_OPS: Record<string, FilterOp> = {
+  '>=': 'gte',
+  '<=': 'lte',
+  '!=': 'neq',
+  '==': 'eq',
+  '=': 'eq',
+  '>': 'gt',
+  '<': 'lt',
+};
 const WORD_OPS: Record<string, FilterOp> = {
   eq: 'eq',
   neq: 'neq',
@@ -100,7 +111,10 @@ export function parseQuery(query: string): QueryTerm[] {
         i += wm[1]!.length;
       }
     }
-    if (!op) throw new SearchQueryError(`${rawField}: expected an operator (= != > >= < <= in notin) after the field`);
+    if (!op)
+      throw new SearchQueryError(
+        `${rawField}: expected an operator (= != > >= < <= in notin) after the field`,
+      );
     skipSpace();
     const raw = readValue();
     if (raw === null) throw new SearchQueryError(`${rawField}: missing value after the operator`);
@@ -132,9 +146,14 @@ export function parseQuery(query: string): QueryTerm[] {
   }
 }
 
-function convert(field: string, op: FilterOp, v: { text: string; quoted: boolean; list: boolean }): FilterValue | 'any' {
+function convert(
+  field: string,
+  op: FilterOp,
+  v: { text: string; quoted: boolean; list: boolean },
+): FilterValue | 'any' {
   if (v.list) {
-    if (op !== 'in' && op !== 'notin') throw new SearchQueryError(`${field}: a [list] needs the in or notin operator`);
+    if (op !== 'in' && op !== 'notin')
+      throw new SearchQueryError(`${field}: a [list] needs the in or notin operator`);
     const items = v.text
       .split(',')
       .map((x) => x.trim().replace(/^["']|["']$/g, ''))
@@ -168,7 +187,10 @@ function withUnit(field: string, text: string, unit: UnitTable): number {
   let mult = unit.default;
   if (suffix) {
     const u = unit.units[suffix];
-    if (u === undefined) throw new SearchQueryError(`${field}: unknown unit "${m[2]}" (use ${Object.keys(unit.units).join(', ')})`);
+    if (u === undefined)
+      throw new SearchQueryError(
+        `${field}: unknown unit "${m[2]}" (use ${Object.keys(unit.units).join(', ')})`,
+      );
     mult = u;
   }
   // Round away float noise (0.1 × 86400); MB, GB and seconds are whole on the wire.
@@ -178,7 +200,10 @@ function withUnit(field: string, text: string, unit: UnitTable): number {
 /** `-o 'dph_total'`, `-o 'score-'`, `-o 'num_gpus-,dph+'`: a trailing `-` is descending. */
 export function parseOrder(spec: string): [string, 'asc' | 'desc'][] {
   const out: [string, 'asc' | 'desc'][] = [];
-  for (const part of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const m = /^([A-Za-z_][A-Za-z0-9_]*)([+-]?)$/.exec(part);
     if (!m) throw new SearchQueryError(`order: "${part}" is not a field name (append - for descending)`);
     out.push([FIELD_ALIASES[m[1]!] ?? m[1]!, m[2] === '-' ? 'desc' : 'asc']);
@@ -207,7 +232,9 @@ const TYPES: Record<string, 'on-demand' | 'bid' | 'reserved'> = {
 
 /** The whole search body from a query string and the command's options. */
 export function buildSearchBody(query: string, o: SearchOptions = {}): SearchBody {
-  const filters: Record<string, Partial<Record<FilterOp, FilterValue>>> = o.noDefault ? {} : structuredClone(DEFAULT_FILTERS);
+  const filters: Record<string, Partial<Record<FilterOp, FilterValue>>> = o.noDefault
+    ? {}
+    : structuredClone(DEFAULT_FILTERS);
   const touched = new Set<string>();
   for (const t of parseQuery(query)) {
     if (t.value === 'any') {
@@ -220,16 +247,21 @@ export function buildSearchBody(query: string, o: SearchOptions = {}): SearchBod
     touched.add(t.field);
     filters[t.field] = { ...prev, [t.op]: t.value };
   }
-  const body: SearchBody = { ...filters, order: o.order ? parseOrder(o.order) : DEFAULT_ORDER.map((x) => [...x] as [string, 'asc' | 'desc']) };
+  const body: SearchBody = {
+    ...filters,
+    order: o.order ? parseOrder(o.order) : DEFAULT_ORDER.map((x) => [...x] as [string, 'asc' | 'desc']),
+  };
   const type = TYPES[(o.type ?? 'on-demand').toLowerCase()];
   if (!type) throw new SearchQueryError(`--type must be on-demand, bid (interruptible) or reserved`);
   body.type = type;
   if (o.limit !== undefined) {
-    if (!Number.isInteger(o.limit) || o.limit < 1) throw new SearchQueryError('--limit must be a positive whole number');
+    if (!Number.isInteger(o.limit) || o.limit < 1)
+      throw new SearchQueryError('--limit must be a positive whole number');
     body.limit = o.limit;
   }
   if (o.storage !== undefined) {
-    if (!Number.isFinite(o.storage) || o.storage < 0) throw new SearchQueryError('--storage must be a number of GB');
+    if (!Number.isFinite(o.storage) || o.storage < 0)
+      throw new SearchQueryError('--storage must be a number of GB');
     body.allocated_storage = o.storage;
   }
   return body;

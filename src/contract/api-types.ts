@@ -2,7 +2,8 @@
 // operator-contract.md). Records carry more fields than are named here: the index signature keeps
 // them, and the CLI's `--raw` prints whatever the server sent.
 
-export type InstanceStatus = 'loading' | 'running' | 'exited' | 'unknown' | 'offline' | 'stopped' | 'created' | null;
+export type InstanceStatus =
+  'loading' | 'running' | 'exited' | 'unknown' | 'offline' | 'stopped' | 'created' | null;
 
 /** api-spec "Instance (quick-path fields)" plus the row fields of client-compat "instance row needs". */
 export interface Instance {

@@ -14,7 +14,9 @@ import {
   type ReportedStatus,
 } from './instance-states.js';
 
-const ALL: InstanceState[] = ACTUAL_STATUSES.flatMap((actual) => INTENDED_STATUSES.map((intended) => ({ actual, intended })));
+const ALL: InstanceState[] = ACTUAL_STATUSES.flatMap((actual) =>
+  INTENDED_STATUSES.map((intended) => ({ actual, intended })),
+);
 
 /** Expected agent transitions, as a table: [from actual, intended, reported] → next (or 'noop' / 'reject'). */
 function expectedReport(s: InstanceState, r: ReportedStatus): ActualStatus | 'noop' | 'reject' {
@@ -26,7 +28,9 @@ function expectedReport(s: InstanceState, r: ReportedStatus): ActualStatus | 'no
     case 'running':
       return live && (s.actual === null || s.actual === 'loading') ? 'running' : 'reject';
     case 'exited':
-      return s.actual === null || s.actual === 'loading' || s.actual === 'running' || s.actual === 'unknown' ? 'exited' : 'reject';
+      return s.actual === null || s.actual === 'loading' || s.actual === 'running' || s.actual === 'unknown'
+        ? 'exited'
+        : 'reject';
     case 'stopped':
       return s.intended === 'stopped' ? 'stopped' : 'reject';
   }
@@ -65,7 +69,10 @@ describe('instance state machine: agent reports', () => {
 
   it('names both states when it rejects a report', () => {
     const d = applyAgentReport({ actual: 'offline', intended: 'running' }, 'running');
-    expect(d).toEqual({ kind: 'reject', reason: 'cannot go from offline to running: offline never reaches running by itself' });
+    expect(d).toEqual({
+      kind: 'reject',
+      reason: 'cannot go from offline to running: offline never reaches running by itself',
+    });
   });
 });
 
@@ -73,7 +80,8 @@ describe('instance state machine: heartbeat sweeps', () => {
   for (const s of ALL) {
     it(`${String(s.actual)}/${s.intended} → unknown / offline`, () => {
       const u = applySweep(s, 'unknown');
-      if (s.actual === null || s.actual === 'loading' || s.actual === 'running') expect(u).toEqual({ kind: 'apply', next: 'unknown' });
+      if (s.actual === null || s.actual === 'loading' || s.actual === 'running')
+        expect(u).toEqual({ kind: 'apply', next: 'unknown' });
       else expect(u.kind).toBe('noop');
       const o = applySweep(s, 'offline');
       if (s.actual === 'offline') expect(o.kind).toBe('noop');
@@ -86,10 +94,12 @@ describe('instance state machine: client requests', () => {
   function expectedRequest(s: InstanceState, want: IntendedStatus): 'noop' | 'refuse' | InstanceState {
     if (want === 'stopped') {
       if (s.intended === 'stopped') return 'noop';
-      if (s.actual === null || s.actual === 'loading' || s.actual === 'running') return { actual: 'stopped', intended: 'stopped' };
+      if (s.actual === null || s.actual === 'loading' || s.actual === 'running')
+        return { actual: 'stopped', intended: 'stopped' };
       return 'refuse';
     }
-    if (s.intended === 'running' && (s.actual === null || s.actual === 'loading' || s.actual === 'running')) return 'noop';
+    if (s.intended === 'running' && (s.actual === null || s.actual === 'loading' || s.actual === 'running'))
+      return 'noop';
     if (s.actual === 'stopped') return { actual: 'stopped', intended: 'running' };
     // A restart: back to null (provisioning), which the agent starts again.
     if (s.actual === 'exited') return { actual: null, intended: 'running' };
@@ -134,9 +144,13 @@ describe('instance state machine: client requests', () => {
     }
     // Until the client starts it, the agent cannot bring it back: exited never runs by itself.
     expect(applyAgentReport({ actual: 'exited', intended: 'running' }, 'loading').kind).toBe('reject');
-    expect(applyAgentReport({ actual: null, intended: 'running' }, 'loading')).toEqual({ kind: 'apply', next: 'loading' });
+    expect(applyAgentReport({ actual: null, intended: 'running' }, 'loading')).toEqual({
+      kind: 'apply',
+      next: 'loading',
+    });
     // unknown and offline stay refused: the client destroys.
-    for (const actual of ['unknown', 'offline'] as const) expect(decideStateRequest({ actual, intended: 'running' }, 'running').kind).toBe('refuse');
+    for (const actual of ['unknown', 'offline'] as const)
+      expect(decideStateRequest({ actual, intended: 'running' }, 'running').kind).toBe('refuse');
   });
 
   it('bills compute in exactly one state pair', () => {
@@ -144,6 +158,7 @@ describe('instance state machine: client requests', () => {
   });
 
   it('always allows destroy, label and ssh_attach', () => {
-    for (const s of ALL) expect(allowedActions(s)).toEqual(expect.arrayContaining(['destroy', 'label', 'ssh_attach']));
+    for (const s of ALL)
+      expect(allowedActions(s)).toEqual(expect.arrayContaining(['destroy', 'label', 'ssh_attach']));
   });
 });

@@ -17,7 +17,15 @@
 // - repeating an action that already holds is harmless (a no-op success).
 import { assertNever } from '../server/errors.js';
 
-export const ACTUAL_STATUSES = [null, 'loading', 'running', 'exited', 'unknown', 'offline', 'stopped'] as const;
+export const ACTUAL_STATUSES = [
+  null,
+  'loading',
+  'running',
+  'exited',
+  'unknown',
+  'offline',
+  'stopped',
+] as const;
 export type ActualStatus = (typeof ACTUAL_STATUSES)[number];
 export const INTENDED_STATUSES = ['running', 'stopped'] as const;
 export type IntendedStatus = (typeof INTENDED_STATUSES)[number];
@@ -116,20 +124,30 @@ export function decideStateRequest(s: InstanceState, want: IntendedStatus): Clie
   if (want === 'stopped') {
     if (s.intended === 'stopped') return { kind: 'noop' };
     if (canStop(s)) return { kind: 'apply', next: { actual: 'stopped', intended: 'stopped' } };
-    return { kind: 'refuse', msg: `Cannot stop an instance in state ${stateName(s.actual)}; destroy it instead` };
+    return {
+      kind: 'refuse',
+      msg: `Cannot stop an instance in state ${stateName(s.actual)}; destroy it instead`,
+    };
   }
   if (want === 'running') {
     // Already running, or on its way there: nothing to do.
-    if (s.intended === 'running' && (s.actual === null || s.actual === 'loading' || s.actual === 'running')) return { kind: 'noop' };
+    if (s.intended === 'running' && (s.actual === null || s.actual === 'loading' || s.actual === 'running'))
+      return { kind: 'noop' };
     if (canStart(s)) {
       // The agent sees intended=running and brings it back up: loading, then running. A stopped
       // instance keeps `stopped` until the agent reports (compute is not billed meanwhile). An
       // exited one goes back to null (provisioning): visibly a new start, and the signal the
       // agent restarts on (it never restarts an instance the server still shows exited, which
       // never reaches running by itself).
-      return { kind: 'apply', next: { actual: s.actual === 'exited' ? null : s.actual, intended: 'running' } };
+      return {
+        kind: 'apply',
+        next: { actual: s.actual === 'exited' ? null : s.actual, intended: 'running' },
+      };
     }
-    return { kind: 'refuse', msg: `Cannot start an instance in state ${stateName(s.actual)}; it never reaches running by itself: destroy it and rent another offer` };
+    return {
+      kind: 'refuse',
+      msg: `Cannot start an instance in state ${stateName(s.actual)}; it never reaches running by itself: destroy it and rent another offer`,
+    };
   }
   return assertNever(want, 'state');
 }
@@ -158,10 +176,17 @@ export function applyAgentReport(s: InstanceState, reported: ReportedStatus): Ag
       if (s.intended !== 'running') return reject(s, reported, 'the client asked for it to be stopped');
       // Boot completes (null → running when the image was already present).
       if (a === null || a === 'loading') return { kind: 'apply', next: 'running' };
-      return reject(s, reported, a === 'exited' || a === 'unknown' || a === 'offline' ? `${a} never reaches running by itself` : undefined);
+      return reject(
+        s,
+        reported,
+        a === 'exited' || a === 'unknown' || a === 'offline'
+          ? `${a} never reaches running by itself`
+          : undefined,
+      );
     case 'exited':
       // The container crashed (or never started). A stopped instance has no container to crash.
-      if (a === null || a === 'loading' || a === 'running' || a === 'unknown') return { kind: 'apply', next: 'exited' };
+      if (a === null || a === 'loading' || a === 'running' || a === 'unknown')
+        return { kind: 'apply', next: 'exited' };
       return reject(s, reported);
     case 'stopped':
       // The agent confirms it halted the container; only when the client asked for that.
@@ -173,7 +198,10 @@ export function applyAgentReport(s: InstanceState, reported: ReportedStatus): Ag
 }
 
 function reject(s: InstanceState, reported: ReportedStatus, why?: string): AgentDecision {
-  return { kind: 'reject', reason: `cannot go from ${stateName(s.actual)} to ${reported}${why ? `: ${why}` : ''}` };
+  return {
+    kind: 'reject',
+    reason: `cannot go from ${stateName(s.actual)} to ${reported}${why ? `: ${why}` : ''}`,
+  };
 }
 
 /**

@@ -26,7 +26,9 @@ export function allows(perms: Permissions | null, family: PermissionFamily, acce
 }
 
 /** Normalises the create-request value; returns an error message for a bad one. */
-export function parsePermissions(raw: unknown): { ok: true; value: Permissions | null } | { ok: false; msg: string } {
+export function parsePermissions(
+  raw: unknown,
+): { ok: true; value: Permissions | null } | { ok: false; msg: string } {
   if (raw === undefined || raw === null || raw === 'full') return { ok: true, value: null };
   if (raw === 'read_only') {
     const all: Permissions = {};
@@ -34,14 +36,21 @@ export function parsePermissions(raw: unknown): { ok: true; value: Permissions |
     return { ok: true, value: all };
   }
   if (typeof raw !== 'object' || Array.isArray(raw)) {
-    return { ok: false, msg: 'permissions must be "full", "read_only" or an object of family: "read"|"write"' };
+    return {
+      ok: false,
+      msg: 'permissions must be "full", "read_only" or an object of family: "read"|"write"',
+    };
   }
   const out: Permissions = {};
   for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
     if (!(PERMISSION_FAMILIES as readonly string[]).includes(k)) {
-      return { ok: false, msg: `permissions: unknown family ${JSON.stringify(k)} (one of ${PERMISSION_FAMILIES.join(', ')})` };
+      return {
+        ok: false,
+        msg: `permissions: unknown family ${JSON.stringify(k)} (one of ${PERMISSION_FAMILIES.join(', ')})`,
+      };
     }
-    if (v !== 'read' && v !== 'write') return { ok: false, msg: `permissions.${k} must be "read" or "write"` };
+    if (v !== 'read' && v !== 'write')
+      return { ok: false, msg: `permissions.${k} must be "read" or "write"` };
     out[k as PermissionFamily] = v;
   }
   return { ok: true, value: out };

@@ -21,7 +21,10 @@ export function redactUrl(url: string): string {
 export function logOptions(level: string): FastifyServerOptions['logger'] {
   return {
     level,
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+      censor: '[redacted]',
+    },
     serializers: {
       req(req: { method: string; url: string; id: string; ip?: string }) {
         return { id: req.id, method: req.method, url: redactUrl(req.url), ip: req.ip };
@@ -57,7 +60,8 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Pro
     // Router-level failures (a malformed %-escape, an over-long path parameter) get the same
     // {error, msg} body as everything else instead of Fastify's own shape.
     frameworkErrors: (err, _req, reply) => {
-      const msg = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long' : 'The URL is not valid';
+      const msg =
+        err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long' : 'The URL is not valid';
       // No route, so no onSend hook: serialise here, with the exact content type.
       // (A custom serializer keeps Fastify from appending "; charset=utf-8".)
       void (reply as FastifyReply)
@@ -120,12 +124,18 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Pro
       info: {
         title: 'openrig API',
         version: '1.0.0', // api-spec "Versioning" 2
-        description: 'GPU cloud marketplace control plane: instance quick path, maintenance, 2FA, agent protocol.',
+        description:
+          'GPU cloud marketplace control plane: instance quick path, maintenance, 2FA, agent protocol.',
       },
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'API key, instance key or 2FA session key' },
-          apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'For older clients; the header wins' },
+          apiKeyQuery: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'api_key',
+            description: 'For older clients; the header wins',
+          },
         },
       },
       security: [{ bearer: [] }, { apiKeyQuery: [] }],
@@ -143,7 +153,9 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Pro
     if (await ping(deps.store)) return { ok: true };
     return reply.code(503).send({ error: 'service_unavailable', msg: 'database unreachable' });
   });
-  app.get('/api/v0/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
+  app.get('/api/v0/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () =>
+    app.swagger(),
+  );
 
   await registerModules(app, deps);
   return app;

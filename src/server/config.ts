@@ -72,7 +72,9 @@ function num(env: Env, name: string, def: number, opts: { min?: number } = {}): 
   if (raw === undefined || raw === '') return def;
   const n = Number(raw);
   if (!Number.isFinite(n) || (opts.min !== undefined && n < opts.min)) {
-    throw new Error(`${name} must be a number${opts.min !== undefined ? ` >= ${opts.min}` : ''} (got ${JSON.stringify(raw)})`);
+    throw new Error(
+      `${name} must be a number${opts.min !== undefined ? ` >= ${opts.min}` : ''} (got ${JSON.stringify(raw)})`,
+    );
   }
   return n;
 }
@@ -87,7 +89,8 @@ function rateRule(env: Env, name: string, def: RateLimitRule): RateLimitRule {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(raw);
-  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw new Error(`${name} must be LIMIT/WINDOW_SECONDS, e.g. 120/60 (got ${JSON.stringify(raw)})`);
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1)
+    throw new Error(`${name} must be LIMIT/WINDOW_SECONDS, e.g. 120/60 (got ${JSON.stringify(raw)})`);
   return { limit: Number(m[1]), windowS: Number(m[2]) };
 }
 
@@ -123,10 +126,13 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
   const dataDir = path.resolve(o.dataDir ?? str(env, 'OPENRIG_DATA', './data'));
   const databaseUrl = o.databaseUrl ?? (env.DATABASE_URL || `sqlite:${path.join(dataDir, 'openrig.db')}`);
   if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
-    throw new Error(`database URL must start with sqlite: or postgres:// (got ${JSON.stringify(databaseUrl)})`);
+    throw new Error(
+      `database URL must start with sqlite: or postgres:// (got ${JSON.stringify(databaseUrl)})`,
+    );
   }
   const provider = str(env, 'OPENRIG_SMS_PROVIDER', 'outbox');
-  if (provider !== 'outbox' && provider !== 'twilio') throw new Error('OPENRIG_SMS_PROVIDER must be outbox or twilio');
+  if (provider !== 'outbox' && provider !== 'twilio')
+    throw new Error('OPENRIG_SMS_PROVIDER must be outbox or twilio');
   const smtpUrl = env.SMTP_URL || null;
   const outboxFile = env.OPENRIG_MAIL_OUTBOX || (smtpUrl ? null : path.join(dataDir, 'mail-outbox.jsonl'));
   const host = o.host ?? str(env, 'OPENRIG_HOST', '127.0.0.1');
@@ -212,7 +218,9 @@ function trustProxy(env: Env): false | string[] {
     const version = isIP(addr ?? '');
     const bitsOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (version === 6 ? 128 : 32));
     if (!(PROXY_RANGE_NAMES.has(e) || (version !== 0 && bitsOk && extra === undefined))) {
-      throw new Error(`OPENRIG_TRUST_PROXY must be a comma-separated list of proxy addresses, CIDR ranges, loopback, linklocal, uniquelocal (got ${JSON.stringify(e)})`);
+      throw new Error(
+        `OPENRIG_TRUST_PROXY must be a comma-separated list of proxy addresses, CIDR ranges, loopback, linklocal, uniquelocal (got ${JSON.stringify(e)})`,
+      );
     }
   }
   return list;

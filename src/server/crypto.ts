@@ -1,7 +1,15 @@
 // Secrets: high-entropy tokens are stored as SHA-256 and compared in constant time; passwords
 // use a slow salted hash (argon2id); TOTP secrets are encrypted with AES-256-GCM.
 import * as crypto from 'node:crypto';
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  randomBytes,
+  randomInt,
+  timingSafeEqual,
+} from 'node:crypto';
 import type * as Argon2 from '@node-rs/argon2';
 import { lazyRequire } from '../contract/lazy-require.js';
 
@@ -49,10 +57,14 @@ export async function hashPassword(pw: string): Promise<string> {
 export async function verifyPassword(hash: string | null, pw: string): Promise<boolean> {
   if (!hash) {
     // Same work as a real check, so a missing account can't be told apart by timing.
-    await argon2().verify(await dummyHash(), pw).catch(() => false);
+    await argon2()
+      .verify(await dummyHash(), pw)
+      .catch(() => false);
     return false;
   }
-  return argon2().verify(hash, pw).catch(() => false);
+  return argon2()
+    .verify(hash, pw)
+    .catch(() => false);
 }
 
 let dummy: Promise<string> | null = null;
@@ -65,7 +77,12 @@ export function encryptSecret(key: Buffer, plaintext: string): string {
   const iv = randomBytes(12);
   const c = createCipheriv('aes-256-gcm', key, iv);
   const body = Buffer.concat([c.update(plaintext, 'utf8'), c.final()]);
-  return ['v1', iv.toString('base64url'), body.toString('base64url'), c.getAuthTag().toString('base64url')].join('.');
+  return [
+    'v1',
+    iv.toString('base64url'),
+    body.toString('base64url'),
+    c.getAuthTag().toString('base64url'),
+  ].join('.');
 }
 
 /** Returns null when the ciphertext is damaged or was made with another key. */

@@ -27,15 +27,32 @@ const FLEET = [
   { host: 'gamma', gpus: 'H100 SXMx8', machines: 1, price: 2.4, geo: 'Montreal, CA' },
 ] as const;
 
-async function ensureUser(server: Server, email: string, fullName: string, balanceUsd: number): Promise<{ id: number; apiKey: string }> {
+async function ensureUser(
+  server: Server,
+  email: string,
+  fullName: string,
+  balanceUsd: number,
+): Promise<{ id: number; apiKey: string }> {
   const { deps } = server;
   const existing = await findUserByEmail(deps.db, email);
   if (existing) {
     // Keys are stored as hashes only, so a restart mints a new key rather than reprinting one.
-    const k = await insertApiKey(deps.db, { userId: existing.id, teamId: null, name: 'demo', permissions: null, now: deps.clock.now() });
+    const k = await insertApiKey(deps.db, {
+      userId: existing.id,
+      teamId: null,
+      name: 'demo',
+      permissions: null,
+      now: deps.clock.now(),
+    });
     return { id: existing.id, apiKey: k.key };
   }
-  const u = await createUser(deps, { email, password: 'demo-password', fullName, emailVerified: true, balanceUsd });
+  const u = await createUser(deps, {
+    email,
+    password: 'demo-password',
+    fullName,
+    emailVerified: true,
+    balanceUsd,
+  });
   return { id: u.id, apiKey: u.api_key };
 }
 
@@ -63,7 +80,8 @@ async function startFleet(server: Server): Promise<number> {
   const hosts = new Map<string, { id: number; apiKey: string }>();
   let machines = 0;
   for (const [i, f] of FLEET.entries()) {
-    if (!hosts.has(f.host)) hosts.set(f.host, await ensureUser(server, `host-${f.host}@openrig.local`, `Host ${f.host}`, 0));
+    if (!hosts.has(f.host))
+      hosts.set(f.host, await ensureUser(server, `host-${f.host}@openrig.local`, `Host ${f.host}`, 0));
     const host = hosts.get(f.host)!;
     const stateDir = path.join(deps.config.dataDir, 'demo', 'agents', `${f.host}-${i}`);
     const gpu = parseGpusFlag(f.gpus);
@@ -81,12 +99,26 @@ async function startFleet(server: Server): Promise<number> {
       // Quicker than the server's default, so a new instance starts within a couple of seconds.
       heartbeatS: Math.min(2, deps.config.agent.heartbeatS),
       version: 'demo',
-      log: { info: (m) => deps.log.info({ agent: `${f.host}-${i}` }, m), warn: (m) => deps.log.warn({ agent: `${f.host}-${i}` }, m), error: (m) => deps.log.error({ agent: `${f.host}-${i}` }, m) },
+      log: {
+        info: (m) => deps.log.info({ agent: `${f.host}-${i}` }, m),
+        warn: (m) => deps.log.warn({ agent: `${f.host}-${i}` }, m),
+        error: (m) => deps.log.error({ agent: `${f.host}-${i}` }, m),
+      },
     });
     await agent.start();
     machines += agent.machineIds.length;
     // The operator vouches for the demo machines: verified, reliable, placed.
-    await deps.db.updateTable('machines').set({ verified: 1, reliability: 0.99, geolocation: f.geo, inet_up: 800 + 100 * i, inet_down: 900 + 150 * i }).where('id', 'in', agent.machineIds).execute();
+    await deps.db
+      .updateTable('machines')
+      .set({
+        verified: 1,
+        reliability: 0.99,
+        geolocation: f.geo,
+        inet_up: 800 + 100 * i,
+        inet_down: 900 + 150 * i,
+      })
+      .where('id', 'in', agent.machineIds)
+      .execute();
     const a = agent;
     // On SIGTERM the HTTP server closes before the jobs stop, so the demo agents stop their
     // instances and take their machines offline directly in the database.
@@ -107,7 +139,8 @@ export async function startDemo(server: Server): Promise<void> {
   const machines = await startFleet(server);
   const u = server.url;
   const host = server.deps.config.publicHost;
-  const json = (expr: string) => `node -pe 'const j = JSON.parse(require("fs").readFileSync(0, "utf8")); ${expr}'`;
+  const json = (expr: string) =>
+    `node -pe 'const j = JSON.parse(require("fs").readFileSync(0, "utf8")); ${expr}'`;
   const lines = [
     `openrig is running at ${u}`,
     `demo user: ${DEMO_EMAIL} (password demo-password)`,

@@ -22,7 +22,10 @@ export interface Deps {
   seams: Record<string, unknown>;
 }
 
-export function makeDeps(p: Omit<Deps, 'db' | 'dialect' | 'kickOutbox' | 'jobs' | 'seams'> & Partial<Pick<Deps, 'kickOutbox' | 'seams'>>): Deps {
+export function makeDeps(
+  p: Omit<Deps, 'db' | 'dialect' | 'kickOutbox' | 'jobs' | 'seams'> &
+    Partial<Pick<Deps, 'kickOutbox' | 'seams'>>,
+): Deps {
   return {
     ...p,
     db: p.store.db,

@@ -26,11 +26,14 @@ export interface ErrorDef {
 export type ErrorFactory = ((msg?: string, extra?: Record<string, unknown>) => AppError) & ErrorDef;
 
 /** Turns `{ name: [status, code, msg] }` into factories: `E.name()` / `E.name('other msg')`. */
-export function defineErrors<K extends string>(defs: Record<K, [number, string, string]>): Record<K, ErrorFactory> {
+export function defineErrors<K extends string>(
+  defs: Record<K, [number, string, string]>,
+): Record<K, ErrorFactory> {
   const out = {} as Record<K, ErrorFactory>;
   for (const key of Object.keys(defs) as K[]) {
     const [status, code, msg] = defs[key];
-    const f = ((m?: string, extra?: Record<string, unknown>) => new AppError(status, code, m ?? msg, extra)) as ErrorFactory;
+    const f = ((m?: string, extra?: Record<string, unknown>) =>
+      new AppError(status, code, m ?? msg, extra)) as ErrorFactory;
     Object.assign(f, { status, code, msg });
     out[key] = f;
   }

@@ -47,7 +47,11 @@ export async function crashRound(opts: {
   maxMs: number;
   rnd: () => number;
   killOn?: RegExp;
-  step: (url: string, worker: number, i: number) => Promise<{ req: unknown; status: number; body: any } | null>;
+  step: (
+    url: string,
+    worker: number,
+    i: number,
+  ) => Promise<{ req: unknown; status: number; body: any } | null>;
 }): Promise<Round> {
   const s = await startServe(serveArgs(opts.dbUrl, opts.dataDir), { ...CRASH_ENV, ...(opts.env ?? {}) });
   const acked: Round['acked'] = [];
@@ -127,8 +131,17 @@ export async function restartAndDrain(
   return s;
 }
 
-export async function postJson(url: string, method: string, key: string, body: unknown): Promise<{ status: number; body: any }> {
-  const r = await fetch(url, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+export async function postJson(
+  url: string,
+  method: string,
+  key: string,
+  body: unknown,
+): Promise<{ status: number; body: any }> {
+  const r = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await r.text();
   let parsed: any = text;
   try {

@@ -35,9 +35,25 @@ describe('openrig agent: usage', () => {
 
   it('exits 1 when the server refuses its key', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-cli-'));
-    const s = await startServe(['--data', dir], { OPENRIG_SECRET_KEY: 'aa'.repeat(32), OPENRIG_LOG_LEVEL: 'warn' });
+    const s = await startServe(['--data', dir], {
+      OPENRIG_SECRET_KEY: 'aa'.repeat(32),
+      OPENRIG_LOG_LEVEL: 'warn',
+    });
     try {
-      const r = await runCli(['agent', '--server', s.url, '--api-key', 'or_not_a_key', '--gpus', 'RTX 4090', '--state-dir', path.join(dir, 'st')], ENV);
+      const r = await runCli(
+        [
+          'agent',
+          '--server',
+          s.url,
+          '--api-key',
+          'or_not_a_key',
+          '--gpus',
+          'RTX 4090',
+          '--state-dir',
+          path.join(dir, 'st'),
+        ],
+        ENV,
+      );
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/refused.*401/);
     } finally {

@@ -55,7 +55,10 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
   const api = async (method: string, p: string, key: string, body?: unknown) => {
     const res = await fetch(`${serve.url}${p}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       body: body !== undefined ? JSON.stringify(body) : undefined,
     });
     return { status: res.status, body: (await res.json()) as any };
@@ -65,10 +68,15 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
   const pollUntil = async (id: number, want: string | null, timeoutMs = 30_000) => {
     let last: any = null;
     try {
-      return await waitFor(async () => {
-        last = await show(id);
-        return last && last.actual_status === want ? last : null;
-      }, `instance ${id} to be ${want}`, timeoutMs, 1000);
+      return await waitFor(
+        async () => {
+          last = await show(id);
+          return last && last.actual_status === want ? last : null;
+        },
+        `instance ${id} to be ${want}`,
+        timeoutMs,
+        1000,
+      );
     } catch (err) {
       const idir = path.join(stateDir, 'instances', String(id));
       const files = existsSync(idir) ? readdirSync(path.join(idir, 'root')).join(',') : 'none';
@@ -80,11 +88,45 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
   const ssh = (sshPort: number, cmd: string) =>
     spawnSync(
       'ssh',
-      ['-i', keyFile, '-p', String(sshPort), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'LogLevel=ERROR', 'root@127.0.0.1', cmd],
+      [
+        '-i',
+        keyFile,
+        '-p',
+        String(sshPort),
+        '-o',
+        'StrictHostKeyChecking=no',
+        '-o',
+        'UserKnownHostsFile=/dev/null',
+        '-o',
+        'BatchMode=yes',
+        '-o',
+        'IdentitiesOnly=yes',
+        '-o',
+        'LogLevel=ERROR',
+        'root@127.0.0.1',
+        cmd,
+      ],
       { encoding: 'utf8', timeout: 15_000 },
     );
   const startAgent = () =>
-    startProc(['agent', '--server', serve.url, '--api-key', hostKey, '--gpus', 'RTX 4090x2', '--price-gpu', '0.5', '--state-dir', stateDir, '--ssh-bind', '127.0.0.1'], { ...ENV, OPENRIG_LOG_LEVEL: 'info' });
+    startProc(
+      [
+        'agent',
+        '--server',
+        serve.url,
+        '--api-key',
+        hostKey,
+        '--gpus',
+        'RTX 4090x2',
+        '--price-gpu',
+        '0.5',
+        '--state-dir',
+        stateDir,
+        '--ssh-bind',
+        '127.0.0.1',
+      ],
+      { ...ENV, OPENRIG_LOG_LEVEL: 'info' },
+    );
   const waitRegistered = (p: Proc) =>
     waitFor(() => {
       if (p.child.exitCode !== null) throw new Error(`agent exited: ${p.stderr()}`);
@@ -96,8 +138,32 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
     stateDir = path.join(dir, 'agent-state');
     port = await freePort();
     serve = await startServe(['--data', dir, '--port', String(port)], ENV);
-    const host = JSON.parse((await runCli(['admin', 'create-user', '--data', dir, '--email', 'host@example.com', '--email-verified'], ENV)).stdout);
-    const renter = JSON.parse((await runCli(['admin', 'create-user', '--data', dir, '--email', 'renter@example.com', '--email-verified', '--balance', '50'], ENV)).stdout);
+    const host = JSON.parse(
+      (
+        await runCli(
+          ['admin', 'create-user', '--data', dir, '--email', 'host@example.com', '--email-verified'],
+          ENV,
+        )
+      ).stdout,
+    );
+    const renter = JSON.parse(
+      (
+        await runCli(
+          [
+            'admin',
+            'create-user',
+            '--data',
+            dir,
+            '--email',
+            'renter@example.com',
+            '--email-verified',
+            '--balance',
+            '50',
+          ],
+          ENV,
+        )
+      ).stdout,
+    );
     hostKey = host.api_key;
     renterKey = renter.api_key;
     keyFile = path.join(dir, 'id_ed25519');
@@ -115,16 +181,30 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
   it('search, create, poll until running, ssh echo, onstart stops it with CONTAINER_API_KEY, start again, destroy', async () => {
     agent = startAgent();
     await waitRegistered(agent);
-    const key = await api('POST', '/api/v0/ssh/', renterKey, { ssh_key: readFileSync(`${keyFile}.pub`, 'utf8').trim() });
+    const key = await api('POST', '/api/v0/ssh/', renterKey, {
+      ssh_key: readFileSync(`${keyFile}.pub`, 'utf8').trim(),
+    });
     expect(key.status).toBe(200);
 
-    const search = await api('POST', '/api/v0/bundles/', renterKey, { gpu_name: { eq: 'RTX 4090' }, num_gpus: { eq: 2 }, rentable: { eq: true }, order: [['dph_total', 'asc']] });
+    const search = await api('POST', '/api/v0/bundles/', renterKey, {
+      gpu_name: { eq: 'RTX 4090' },
+      num_gpus: { eq: 2 },
+      rentable: { eq: true },
+      order: [['dph_total', 'asc']],
+    });
     expect(search.status).toBe(200);
     const offer = search.body.offers.find((o: any) => o.gpu_name === 'RTX 4090');
     expect(offer).toBeTruthy();
     expect(offer.dph_base).toBeCloseTo(1.0); // --price-gpu 0.5 per GPU, two GPUs
 
-    const created = await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, { client_id: 'me', image: 'ubuntu:22.04', disk: 5, env: { GREETING: 'hello-env' }, onstart: ONSTART, runtype: 'ssh' });
+    const created = await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, {
+      client_id: 'me',
+      image: 'ubuntu:22.04',
+      disk: 5,
+      env: { GREETING: 'hello-env' },
+      onstart: ONSTART,
+      runtype: 'ssh',
+    });
     expect(created.status).toBe(200);
     expect(created.body.success).toBe(true);
     const id: number = created.body.new_contract;
@@ -158,13 +238,24 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
 
     const del = await api('DELETE', `/api/v0/instances/${id}/`, renterKey, {});
     expect(del.body.success).toBe(true);
-    await waitFor(() => !existsSync(path.join(stateDir, 'instances', String(id))), 'the agent to remove the instance', 20_000);
+    await waitFor(
+      () => !existsSync(path.join(stateDir, 'instances', String(id))),
+      'the agent to remove the instance',
+      20_000,
+    );
     await waitFor(() => ssh(again.ssh_port, 'true').status !== 0, 'the SSH server to be gone');
   }, 120_000);
 
   it('a dead main process makes the instance exited with a status_msg; a clean agent stop takes its machine offline at once', async () => {
-    const offer = (await api('POST', '/api/v0/bundles/', renterKey, { gpu_name: { eq: 'RTX 4090' }, rentable: { eq: true } })).body.offers[0];
-    const id: number = (await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, { image: 'ubuntu:22.04', disk: 5 })).body.new_contract;
+    const offer = (
+      await api('POST', '/api/v0/bundles/', renterKey, {
+        gpu_name: { eq: 'RTX 4090' },
+        rentable: { eq: true },
+      })
+    ).body.offers[0];
+    const id: number = (
+      await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, { image: 'ubuntu:22.04', disk: 5 })
+    ).body.new_contract;
     await pollUntil(id, 'running');
     const pid = Number(readFileSync(path.join(stateDir, 'instances', String(id), 'main.pid'), 'utf8'));
     process.kill(pid, 'SIGKILL');
@@ -181,9 +272,14 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
     expect([null, 'loading', 'running']).toContain(shown.actual_status);
     const back = await pollUntil(id, 'running', 20_000);
     expect(ssh(back.ssh_port, 'echo restarted').stdout).toBe('restarted\n');
-    expect(Number(readFileSync(path.join(stateDir, 'instances', String(id), 'main.pid'), 'utf8'))).not.toBe(pid);
+    expect(Number(readFileSync(path.join(stateDir, 'instances', String(id), 'main.pid'), 'utf8'))).not.toBe(
+      pid,
+    );
     expect((await api('DELETE', `/api/v0/instances/${id}/`, renterKey, {})).body.success).toBe(true);
-    await waitFor(() => !existsSync(path.join(stateDir, 'instances', String(id))), 'the agent to remove the instance');
+    await waitFor(
+      () => !existsSync(path.join(stateDir, 'instances', String(id))),
+      'the agent to remove the instance',
+    );
 
     agent.child.kill('SIGTERM');
     expect((await agent.exited).code).toBe(0);
@@ -196,8 +292,15 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
   }, 120_000);
 
   it('survives its own restart and the server restart (re-adopts the running instance); SIGKILL makes it unknown, then offline', async () => {
-    const search = await api('POST', '/api/v0/bundles/', renterKey, { gpu_name: { eq: 'RTX 4090' }, rentable: { eq: true } });
-    const created = await api('PUT', `/api/v0/asks/${search.body.offers[0].id}/`, renterKey, { image: 'ubuntu:22.04', disk: 5, onstart: 'sleep 600' });
+    const search = await api('POST', '/api/v0/bundles/', renterKey, {
+      gpu_name: { eq: 'RTX 4090' },
+      rentable: { eq: true },
+    });
+    const created = await api('PUT', `/api/v0/asks/${search.body.offers[0].id}/`, renterKey, {
+      image: 'ubuntu:22.04',
+      disk: 5,
+      onstart: 'sleep 600',
+    });
     const id: number = created.body.new_contract;
     const running = await pollUntil(id, 'running');
     const pid = readFileSync(path.join(stateDir, 'instances', String(id), 'main.pid'), 'utf8');
@@ -216,7 +319,9 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
     serve = await startServe(['--data', dir, '--port', String(port)], ENV);
     await new Promise((r) => setTimeout(r, 1500));
     const afterRestart = await show(id);
-    expect(afterRestart.actual_status, `${afterRestart.status_msg}; agent said: ${agent.stdout()}`).toBe('running');
+    expect(afterRestart.actual_status, `${afterRestart.status_msg}; agent said: ${agent.stdout()}`).toBe(
+      'running',
+    );
 
     agent.child.kill('SIGKILL');
     await agent.exited;

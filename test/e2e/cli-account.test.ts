@@ -35,7 +35,9 @@ describe('settings and exit codes', { timeout: 90_000 }, () => {
 
   it('--raw prints the server JSON unchanged', async () => {
     const r = await cli(makeHome(), ['show', 'user', '--raw', '--url', w.url, '--api-key', key]);
-    const direct = await (await fetch(`${w.url}/api/v0/users/current/`, { headers: { authorization: `Bearer ${key}` } })).text();
+    const direct = await (
+      await fetch(`${w.url}/api/v0/users/current/`, { headers: { authorization: `Bearer ${key}` } })
+    ).text();
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(direct + '\n');
   });
@@ -43,7 +45,10 @@ describe('settings and exit codes', { timeout: 90_000 }, () => {
   it('OPENRIG_URL and OPENRIG_API_KEY work, and a flag beats them', async () => {
     const home = makeHome();
     expect((await cli(home, ['show', 'user'], { OPENRIG_URL: w.url, OPENRIG_API_KEY: key })).code).toBe(0);
-    const r = await cli(home, ['show', 'user', '--api-key', 'or_wrong'], { OPENRIG_URL: w.url, OPENRIG_API_KEY: key });
+    const r = await cli(home, ['show', 'user', '--api-key', 'or_wrong'], {
+      OPENRIG_URL: w.url,
+      OPENRIG_API_KEY: key,
+    });
     expect(r.code).toBe(1);
   });
 
@@ -75,7 +80,12 @@ describe('settings and exit codes', { timeout: 90_000 }, () => {
     [['create', 'instance', '5', '--disk', '10'], "required option '--image <image>' not specified"],
     [['show', 'user', '--url', 'ftp://x'], '--url must start with http'],
   ])('usage error %j: exit 2 and says why', async (args, msg) => {
-    const r = await cli(makeHome(), [...args, ...(args.includes('--url') ? [] : ['--url', w.url]), '--api-key', key]);
+    const r = await cli(makeHome(), [
+      ...args,
+      ...(args.includes('--url') ? [] : ['--url', w.url]),
+      '--api-key',
+      key,
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(msg);
     expect(hasStack(r.stderr)).toBe(false);
@@ -125,7 +135,9 @@ describe('keys', { timeout: 90_000 }, () => {
     expect(add.stdout).toContain(path.join(home, '.ssh', 'id_ed25519.pub'));
     const id = /^Added SSH key:\s+(\d+)$/m.exec(add.stdout)![1]!;
     const show = await cli(home, ['ssh-key', 'show', ...o]);
-    expect(show.stdout).toMatch(new RegExp(`^\\s*${id}\\s+ssh-ed25519\\s+SHA256:\\S+\\s+e2e@test\\s+just now$`, 'm'));
+    expect(show.stdout).toMatch(
+      new RegExp(`^\\s*${id}\\s+ssh-ed25519\\s+SHA256:\\S+\\s+e2e@test\\s+just now$`, 'm'),
+    );
     expect((await cli(home, ['ssh-key', 'delete', id, ...o])).code).toBe(0);
     expect((await cli(home, ['ssh-key', 'show', ...o])).stdout).not.toMatch(new RegExp(`^\\s*${id}\\s`, 'm'));
     const missing = await cli(home, ['ssh-key', 'add', path.join(home, 'nope.pub'), ...o]);

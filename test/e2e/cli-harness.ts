@@ -15,12 +15,31 @@ export interface CliWorld {
 
 export async function startWorld(env: Record<string, string> = {}): Promise<CliWorld> {
   const data = mkdtempSync(path.join(tmpdir(), 'openrig-cli-e2e-'));
-  const s = await startServe(['--data', data], { OPENRIG_LOG_LEVEL: 'warn', OPENRIG_RATE_LIMITS: 'off', ...env });
+  const s = await startServe(['--data', data], {
+    OPENRIG_LOG_LEVEL: 'warn',
+    OPENRIG_RATE_LIMITS: 'off',
+    ...env,
+  });
   return { url: s.url, data, stop: () => s.child.kill('SIGTERM') };
 }
 
-export async function createUser(w: CliWorld, email: string, extra: string[] = []): Promise<{ id: number; api_key: string }> {
-  const r = await runCli(['admin', 'create-user', '--data', w.data, '--email', email, '--email-verified', '--balance', '100', ...extra]);
+export async function createUser(
+  w: CliWorld,
+  email: string,
+  extra: string[] = [],
+): Promise<{ id: number; api_key: string }> {
+  const r = await runCli([
+    'admin',
+    'create-user',
+    '--data',
+    w.data,
+    '--email',
+    email,
+    '--email-verified',
+    '--balance',
+    '100',
+    ...extra,
+  ]);
   if (r.code !== 0) throw new Error(`create-user failed: ${r.stderr}`);
   return JSON.parse(r.stdout) as { id: number; api_key: string };
 }
@@ -29,7 +48,17 @@ export async function createUser(w: CliWorld, email: string, extra: string[] = [
 export function makeHome(): string {
   const home = mkdtempSync(path.join(tmpdir(), 'openrig-cli-home-'));
   mkdirSync(path.join(home, '.ssh'), { mode: 0o700 });
-  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'e2e@test', '-f', path.join(home, '.ssh', 'id_ed25519')]);
+  execFileSync('ssh-keygen', [
+    '-q',
+    '-t',
+    'ed25519',
+    '-N',
+    '',
+    '-C',
+    'e2e@test',
+    '-f',
+    path.join(home, '.ssh', 'id_ed25519'),
+  ]);
   return home;
 }
 

@@ -14,7 +14,22 @@ const iso = (epochS: number) => new Date(epochS * 1000).toISOString().slice(0, 1
 beforeAll(async () => {
   w = await startWorld();
   const host = await createUser(w, 'maint-host@example.com');
-  const r = await runCli(['admin', 'create-machines', '--data', w.data, '--owner-email', 'maint-host@example.com', '--gpu-name', 'RTX 4090', '--num-gpus', '1', '--count', '3', '--price-gpu', '0.4']);
+  const r = await runCli([
+    'admin',
+    'create-machines',
+    '--data',
+    w.data,
+    '--owner-email',
+    'maint-host@example.com',
+    '--gpu-name',
+    'RTX 4090',
+    '--num-gpus',
+    '1',
+    '--count',
+    '3',
+    '--price-gpu',
+    '0.4',
+  ]);
   expect(r.code).toBe(0);
   ids = (JSON.parse(r.stdout) as { machine_ids: number[] }).machine_ids;
   home = makeHome();
@@ -32,7 +47,18 @@ describe('schedule maint / show maints / cancel maint', { timeout: 90_000 }, () 
   });
 
   it('a batch with a machine that is not yours: table of results, the failure named, exit 1', async () => {
-    const r = await run(['schedule', 'maint', '--machines', `${ids[0]},${ids[1]},999999`, '--sdate', iso(day), '--duration', '2', '--category', 'gpu']);
+    const r = await run([
+      'schedule',
+      'maint',
+      '--machines',
+      `${ids[0]},${ids[1]},999999`,
+      '--sdate',
+      iso(day),
+      '--duration',
+      '2',
+      '--category',
+      'gpu',
+    ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^Machine\s+Result\s+Renters notified\s+Message$/m);
     expect(r.stdout).toMatch(new RegExp(`^\\s*${ids[0]}\\s+scheduled\\s+0\\s+-$`, 'm'));
@@ -41,15 +67,29 @@ describe('schedule maint / show maints / cancel maint', { timeout: 90_000 }, () 
   }, 60_000);
 
   it('an all-good batch exits 0; --raw is the server reply', async () => {
-    const r = await run(['schedule', 'maint', '--machines', String(ids[2]), '--sdate', String(day + 86_400), '--raw']);
+    const r = await run([
+      'schedule',
+      'maint',
+      '--machines',
+      String(ids[2]),
+      '--sdate',
+      String(day + 86_400),
+      '--raw',
+    ]);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ success: true, results: [{ success: true, machine_id: ids[2], notifications_sent: 0 }] });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      success: true,
+      results: [{ success: true, machine_id: ids[2], notifications_sent: 0 }],
+    });
   });
 
   it.each([
     [['--sdate', '1'], 'sdate must be in the future'],
     [['--sdate', String(Math.floor(Date.now() / 1000) + 400 * 86_400)], 'sdate must be within 1 year'],
-    [['--category', 'weather'], 'maintenance_category must be one of: disk, gpu, internet, other, power, software'],
+    [
+      ['--category', 'weather'],
+      'maintenance_category must be one of: disk, gpu, internet, other, power, software',
+    ],
     [['--duration', '-1'], 'duration must be a positive number'],
   ])('validation %j: the spec text on stderr, exit 1', async (extra, msg) => {
     const args = ['schedule', 'maint', '--machines', String(ids[0]), '--sdate', String(day), ...extra];
@@ -70,7 +110,9 @@ describe('schedule maint / show maints / cancel maint', { timeout: 90_000 }, () 
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^\s*ID\s+Machine\s+Category\s+Start\s+When\s+End\s+Duration$/m);
     const start = new Date(day * 1000).toISOString().slice(0, 16).replace('T', ' ');
-    expect(r.stdout).toMatch(new RegExp(`^\\s*\\d+\\s+${ids[0]}\\s+gpu\\s+${start} UTC\\s+in 1d( 1h)?\\s+\\S+ \\S+ UTC\\s+2h$`, 'm'));
+    expect(r.stdout).toMatch(
+      new RegExp(`^\\s*\\d+\\s+${ids[0]}\\s+gpu\\s+${start} UTC\\s+in 1d( 1h)?\\s+\\S+ \\S+ UTC\\s+2h$`, 'm'),
+    );
     const only = await run(['show', 'maints', '--machines', String(ids[1])]);
     expect(only.stdout.trim().split('\n').length).toBe(2);
     expect(only.stdout).toMatch(new RegExp(`^\\s*\\d+\\s+${ids[1]}\\s`, 'm'));

@@ -35,11 +35,27 @@ const hasSsh = (() => {
 })();
 
 beforeAll(async () => {
-  w = await startWorld({ OPENRIG_HEARTBEAT_S: '1', OPENRIG_UNKNOWN_AFTER_S: '3', OPENRIG_OFFLINE_AFTER_S: '600' });
+  w = await startWorld({
+    OPENRIG_HEARTBEAT_S: '1',
+    OPENRIG_UNKNOWN_AFTER_S: '3',
+    OPENRIG_OFFLINE_AFTER_S: '600',
+  });
   const host = await createUser(w, 'host@example.com');
   stateDir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-'));
   agent = startProc(
-    ['agent', '--server', w.url, '--api-key', host.api_key, '--gpus', 'RTX 4090x1', '--price-gpu', '0.5', '--state-dir', stateDir],
+    [
+      'agent',
+      '--server',
+      w.url,
+      '--api-key',
+      host.api_key,
+      '--gpus',
+      'RTX 4090x1',
+      '--price-gpu',
+      '0.5',
+      '--state-dir',
+      stateDir,
+    ],
     { OPENRIG_LOG_LEVEL: 'warn' },
   );
   await waitFor(() => /registered/.test(agent.stdout() + agent.stderr()), 'the agent to register', 30_000);
@@ -74,15 +90,34 @@ describe('search → create --wait → ssh → stop/start → destroy', { timeou
     offerId = offers[0]!.id;
     const human = await run(['search', 'offers', q, '-o', 'dph_total']);
     expect(human.stdout).toMatch(/^\s*ID\s+GPUs\s+VRAM/);
-    expect(human.stdout).toMatch(new RegExp(`^\\s*${offerId}\\s+1x RTX 4090\\s+24\\.6 GB\\s.*\\$0\\.5\\d*\\s`, 'm'));
+    expect(human.stdout).toMatch(
+      new RegExp(`^\\s*${offerId}\\s+1x RTX 4090\\s+24\\.6 GB\\s.*\\$0\\.5\\d*\\s`, 'm'),
+    );
     // The default filters hold back unverified machines; asking for more RAM than any has finds none.
     const none = await run(['search', 'offers', 'gpu_name=RTX_4090']);
-    expect(none.stdout, none.stderr).toBe('No offers match.\nGPU names on offer: RTX 4090 (write spaces as _, e.g. gpu_name=RTX_4090)\n');
+    expect(none.stdout, none.stderr).toBe(
+      'No offers match.\nGPU names on offer: RTX 4090 (write spaces as _, e.g. gpu_name=RTX_4090)\n',
+    );
     expect((await run(['search', 'offers', 'gpu_ram>=48 verified=any'])).stdout).toBe('No offers match.\n');
   }, 60_000);
 
   it('create instance --wait polls until running and prints the ssh command', async () => {
-    const r = await run(['create', 'instance', String(offerId), '--image', 'ubuntu:22.04', '--disk', '10', '--label', 'e2e', '--onstart-cmd', 'echo ready', '--wait', '--interval', '1']);
+    const r = await run([
+      'create',
+      'instance',
+      String(offerId),
+      '--image',
+      'ubuntu:22.04',
+      '--disk',
+      '10',
+      '--label',
+      'e2e',
+      '--onstart-cmd',
+      'echo ready',
+      '--wait',
+      '--interval',
+      '1',
+    ]);
     expect(r.code).toBe(0);
     instanceId = Number(/^Created instance (\d+) from offer/m.exec(r.stdout)![1]);
     const m = /^\s+ssh -p (\d+) root@127\.0\.0\.1$/m.exec(r.stdout);
@@ -95,7 +130,12 @@ describe('search → create --wait → ssh → stop/start → destroy', { timeou
 
   it('show instances and show instance describe it; ssh-url prints the URL', async () => {
     const list = await run(['show', 'instances']);
-    expect(list.stdout).toMatch(new RegExp(`^\\s*${instanceId}\\s+\\d+\\s+running\\s+1x RTX 4090\\s.*ubuntu:22\\.04\\s+127\\.0\\.0\\.1:${sshPort}\\s+(just now|\\d+s ago)\\s+e2e$`, 'm'));
+    expect(list.stdout).toMatch(
+      new RegExp(
+        `^\\s*${instanceId}\\s+\\d+\\s+running\\s+1x RTX 4090\\s.*ubuntu:22\\.04\\s+127\\.0\\.0\\.1:${sshPort}\\s+(just now|\\d+s ago)\\s+e2e$`,
+        'm',
+      ),
+    );
     const one = await run(['show', 'instance', String(instanceId)]);
     expect(one.stdout).toMatch(/^Status:\s+running$/m);
     expect(one.stdout).toMatch(new RegExp(`^SSH:\\s+ssh -p ${sshPort} root@127\\.0\\.0\\.1$`, 'm'));
@@ -108,17 +148,36 @@ describe('search → create --wait → ssh → stop/start → destroy', { timeou
     expect(JSON.parse(missingRaw.stdout)).toEqual({ instances: null });
   }, 60_000);
 
-  it.runIf(hasSsh)('ssh runs a command in the instance with the system ssh and returns its exit code', async () => {
-    const opts = ['-i', path.join(home, '.ssh', 'id_ed25519'), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR'];
-    const r = await run(['ssh', String(instanceId), ...opts, '--', 'echo', 'hello-from-instance']);
-    expect(r.stdout).toBe('hello-from-instance\n');
-    expect(r.code).toBe(0);
-    expect((await run(['ssh', String(instanceId), ...opts, '--', 'exit', '3'])).code).toBe(3);
-  });
+  it.runIf(hasSsh)(
+    'ssh runs a command in the instance with the system ssh and returns its exit code',
+    async () => {
+      const opts = [
+        '-i',
+        path.join(home, '.ssh', 'id_ed25519'),
+        '-o',
+        'StrictHostKeyChecking=no',
+        '-o',
+        'UserKnownHostsFile=/dev/null',
+        '-o',
+        'LogLevel=ERROR',
+      ];
+      const r = await run(['ssh', String(instanceId), ...opts, '--', 'echo', 'hello-from-instance']);
+      expect(r.stdout).toBe('hello-from-instance\n');
+      expect(r.code).toBe(0);
+      expect((await run(['ssh', String(instanceId), ...opts, '--', 'exit', '3'])).code).toBe(3);
+    },
+  );
 
   it('stop, then ssh-url says it is stopped; start and wait bring it back', async () => {
-    expect((await run(['stop', 'instance', String(instanceId)])).stdout).toBe(`instance ${instanceId}: stopping\n`);
-    await waitFor(async () => /^Status:\s+stopped$/m.test((await run(['show', 'instance', String(instanceId)])).stdout), 'stopped', 30_000, 500);
+    expect((await run(['stop', 'instance', String(instanceId)])).stdout).toBe(
+      `instance ${instanceId}: stopping\n`,
+    );
+    await waitFor(
+      async () => /^Status:\s+stopped$/m.test((await run(['show', 'instance', String(instanceId)])).stdout),
+      'stopped',
+      30_000,
+      500,
+    );
     const url = await run(['ssh-url', String(instanceId)]);
     expect(url.code).toBe(1);
     expect(url.stderr).toContain(`openrig start instance ${instanceId}`);
@@ -140,11 +199,27 @@ describe('search → create --wait → ssh → stop/start → destroy', { timeou
   });
 
   it('when the host dies, wait stops on unknown, says to destroy and retry, exit 1', async () => {
-    const c = await run(['create', 'instance', String(offerId), '--image', 'ubuntu:22.04', '--disk', '10', '--wait', '--interval', '1']);
+    const c = await run([
+      'create',
+      'instance',
+      String(offerId),
+      '--image',
+      'ubuntu:22.04',
+      '--disk',
+      '10',
+      '--wait',
+      '--interval',
+      '1',
+    ]);
     expect(c.code).toBe(0);
     const id = Number(/^Created instance (\d+)/m.exec(c.stdout)![1]);
     agent.child.kill('SIGKILL');
-    await waitFor(async () => /^Status:\s+unknown/m.test((await run(['show', 'instance', String(id)])).stdout), 'unknown', 30_000, 500);
+    await waitFor(
+      async () => /^Status:\s+unknown/m.test((await run(['show', 'instance', String(id)])).stdout),
+      'unknown',
+      30_000,
+      500,
+    );
     const r = await run(['wait', String(id), '--interval', '1']);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`instance ${id} is unknown`);
@@ -152,27 +227,69 @@ describe('search → create --wait → ssh → stop/start → destroy', { timeou
     expect((await run(['destroy', 'instance', String(id)])).code).toBe(0);
   }, 90_000);
 
-  it.runIf(hasScript)('on a terminal, wait draws a live spinner with state and elapsed time, then times out clearly', async () => {
-    // A machine with no agent: its instance stays provisioning, so the spinner has time to turn.
-    const m = await runCli(['admin', 'create-machines', '--data', w.data, '--owner-email', 'host@example.com', '--gpu-name', 'RTX 3090', '--num-gpus', '1', '--count', '1', '--price-gpu', '0.3']);
-    const machineId = (JSON.parse(m.stdout) as { machine_ids: number[] }).machine_ids[0]!;
-    const offers = JSON.parse((await run(['search', 'offers', `machine_id=${machineId} verified=any`, '--raw'])).stdout) as { offers: { id: number }[] };
-    const c = await run(['create', 'instance', String(offers.offers[0]!.id), '--image', 'ubuntu:22.04', '--disk', '10']);
-    const id = Number(/^Created instance (\d+)/m.exec(c.stdout)![1]);
-    // `script` gives the CLI a pseudo-terminal as stdout.
-    const cmd = ['node', BIN, 'wait', String(id), '--interval', '1', '--timeout', '3'].map((a) => `'${a}'`).join(' ');
-    const r = await runProgram('script', ['-qec', cmd, '/dev/null'], { HOME: home, XDG_CONFIG_HOME: '', OPENRIG_URL: '', OPENRIG_API_KEY: '' });
-    expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(new RegExp(`\\r\\u001b\\[2K[|/\\\\-] instance ${id}: provisioning \\(\\d+s\\)`));
-    // Several different frames: the spinner turned.
-    // eslint-disable-next-line no-control-regex
-    expect(new Set(r.stdout.match(/\r\u001b\[2K[|/\\-]/g)).size).toBeGreaterThan(1);
-    expect(r.stdout).toContain(`instance ${id} is still provisioning after`);
-    expect((await run(['destroy', 'instance', String(id)])).code).toBe(0);
-  }, 90_000);
+  it.runIf(hasScript)(
+    'on a terminal, wait draws a live spinner with state and elapsed time, then times out clearly',
+    async () => {
+      // A machine with no agent: its instance stays provisioning, so the spinner has time to turn.
+      const m = await runCli([
+        'admin',
+        'create-machines',
+        '--data',
+        w.data,
+        '--owner-email',
+        'host@example.com',
+        '--gpu-name',
+        'RTX 3090',
+        '--num-gpus',
+        '1',
+        '--count',
+        '1',
+        '--price-gpu',
+        '0.3',
+      ]);
+      const machineId = (JSON.parse(m.stdout) as { machine_ids: number[] }).machine_ids[0]!;
+      const offers = JSON.parse(
+        (await run(['search', 'offers', `machine_id=${machineId} verified=any`, '--raw'])).stdout,
+      ) as { offers: { id: number }[] };
+      const c = await run([
+        'create',
+        'instance',
+        String(offers.offers[0]!.id),
+        '--image',
+        'ubuntu:22.04',
+        '--disk',
+        '10',
+      ]);
+      const id = Number(/^Created instance (\d+)/m.exec(c.stdout)![1]);
+      // `script` gives the CLI a pseudo-terminal as stdout.
+      const cmd = ['node', BIN, 'wait', String(id), '--interval', '1', '--timeout', '3']
+        .map((a) => `'${a}'`)
+        .join(' ');
+      const r = await runProgram('script', ['-qec', cmd, '/dev/null'], {
+        HOME: home,
+        XDG_CONFIG_HOME: '',
+        OPENRIG_URL: '',
+        OPENRIG_API_KEY: '',
+      });
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(
+        new RegExp(`\\r\\u001b\\[2K[|/\\\\-] instance ${id}: provisioning \\(\\d+s\\)`),
+      );
+      // Several different frames: the spinner turned.
+      // eslint-disable-next-line no-control-regex
+      expect(new Set(r.stdout.match(/\r\u001b\[2K[|/\\-]/g)).size).toBeGreaterThan(1);
+      expect(r.stdout).toContain(`instance ${id} is still provisioning after`);
+      expect((await run(['destroy', 'instance', String(id)])).code).toBe(0);
+    },
+    90_000,
+  );
 });
 
-function runProgram(file: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string }> {
+function runProgram(
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve) => {
     const child = spawn(file, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

@@ -29,7 +29,9 @@ async function mailedCode(since: number): Promise<string> {
     } catch {
       return undefined;
     }
-    const mails = lines.map((l) => JSON.parse(l) as { to: string; subject: string; text: string }).filter((m) => m.to.includes(email));
+    const mails = lines
+      .map((l) => JSON.parse(l) as { to: string; subject: string; text: string })
+      .filter((m) => m.to.includes(email));
     const fresh = mails.slice(since).filter((m) => /verification code/i.test(m.subject));
     return fresh.length > 0 ? /\b(\d{6})\b/.exec(fresh[fresh.length - 1]!.text)?.[1] : undefined;
   }, 'the e-mailed code');
@@ -149,7 +151,9 @@ describe('TOTP enrolment and 2FA login', { timeout: 90_000 }, () => {
     expect(JSON.parse((await run(['show', 'user', '--raw'])).stdout).api_key).toBe(session);
     // Wait out the session's life (OPENRIG_SESSION_TTL_S), asking the server directly.
     await waitFor(
-      async () => (await fetch(`${w.url}/api/v0/users/current/`, { headers: { authorization: `Bearer ${session}` } })).status === 404,
+      async () =>
+        (await fetch(`${w.url}/api/v0/users/current/`, { headers: { authorization: `Bearer ${session}` } }))
+          .status === 404,
       'the session to expire',
       (SESSION_TTL_S + 10) * 1000,
       500,

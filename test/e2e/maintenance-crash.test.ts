@@ -18,7 +18,10 @@ import { systemClock } from '../../src/server/clock.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin/openrig.js');
-const LINES = { 'tx-open': 'maintenance transaction open', 'in-tx': 'maintenance windows written; enqueueing e-mails' } as const;
+const LINES = {
+  'tx-open': 'maintenance transaction open',
+  'in-tx': 'maintenance windows written; enqueueing e-mails',
+} as const;
 
 interface Serve {
   child: ChildProcess;
@@ -27,17 +30,21 @@ interface Serve {
 }
 
 function serve(db: TestDb, outbox: string, opts: { killOn?: keyof typeof LINES } = {}): Promise<Serve> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', db.dataDir, '--database-url', db.url], {
-    env: {
-      ...process.env,
-      OPENRIG_SECRET_KEY: 'ef'.repeat(32),
-      OPENRIG_LOG_LEVEL: 'debug',
-      OPENRIG_MAIL_OUTBOX: outbox,
-      SMTP_URL: '',
-      OPENRIG_MAIL_RELAY_INTERVAL_MS: '100',
+  const child = spawn(
+    process.execPath,
+    [BIN, 'serve', '--port', '0', '--data', db.dataDir, '--database-url', db.url],
+    {
+      env: {
+        ...process.env,
+        OPENRIG_SECRET_KEY: 'ef'.repeat(32),
+        OPENRIG_LOG_LEVEL: 'debug',
+        OPENRIG_MAIL_OUTBOX: outbox,
+        SMTP_URL: '',
+        OPENRIG_MAIL_RELAY_INTERVAL_MS: '100',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let out = '';
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   return new Promise((resolve, reject) => {
@@ -67,21 +74,34 @@ describeEachDb('maintenance batch survives SIGKILL all-or-nothing', (dialect) =>
   beforeAll(async () => {
     if (!existsSync(path.join(ROOT, 'dist/cli/main.js'))) throw new Error('run `npm run build` first');
     db = await createTestDb(dialect);
-    const host = await createUser({ store: db.store, clock: systemClock }, { email: `crash-host-${dialect}@example.com` });
+    const host = await createUser(
+      { store: db.store, clock: systemClock },
+      { email: `crash-host-${dialect}@example.com` },
+    );
     hostKey = host.api_key;
     machines = await insertMachines(db.store.db, host.id, 100);
     const clients = await insertUsers(db.store.db, 1000, `crash-${dialect}`);
     await insertInstances(
       db.store.db,
       // One running instance per machine and nine stopped ones (stopped instances release it).
-      clients.map((userId, i) => ({ machineId: machines[i % 100]!, userId, intended: i < 100 ? ('running' as const) : ('stopped' as const) })),
+      clients.map((userId, i) => ({
+        machineId: machines[i % 100]!,
+        userId,
+        intended: i < 100 ? ('running' as const) : ('stopped' as const),
+      })),
     );
   }, 120_000);
   afterAll(async () => db?.cleanup());
 
   async function state(startMs: number) {
-    const windows = await db.store.db.selectFrom('maintenance_windows').select(['id', 'batch_id']).where('start_time', '=', startMs).execute();
-    const keys = (await db.store.db.selectFrom('email_outbox').select('idempotency_key').execute()).map((r) => r.idempotency_key);
+    const windows = await db.store.db
+      .selectFrom('maintenance_windows')
+      .select(['id', 'batch_id'])
+      .where('start_time', '=', startMs)
+      .execute();
+    const keys = (await db.store.db.selectFrom('email_outbox').select('idempotency_key').execute()).map(
+      (r) => r.idempotency_key,
+    );
     const ids = new Set(windows.map((w) => w.id));
     const client = keys.filter((k) => {
       const m = /^maint:(\d+):client:/.exec(k);
@@ -107,10 +127,15 @@ describeEachDb('maintenance batch survives SIGKILL all-or-nothing', (dialect) =>
     for (const [i, step] of plan.entries()) {
       const startS = base + i * 36_000; // 10 h apart: never overlapping
       const mailsBefore = (await state(0)).totalMails;
-      const s = await serve(db, crashOutbox, step.mode === 'tx-open' || step.mode === 'in-tx' ? { killOn: step.mode } : {});
+      const s = await serve(
+        db,
+        crashOutbox,
+        step.mode === 'tx-open' || step.mode === 'in-tx' ? { killOn: step.mode } : {},
+      );
       // PostgreSQL: hold email_outbox so the server blocks after writing the windows, before its
       // e-mails: the kill at the in-tx line then certainly lands inside the transaction.
-      const blocker = dialect === 'postgres' && step.mode === 'in-tx' ? new pg.Client({ connectionString: db.url }) : null;
+      const blocker =
+        dialect === 'postgres' && step.mode === 'in-tx' ? new pg.Client({ connectionString: db.url }) : null;
       if (blocker) {
         await blocker.connect();
         await blocker.query('begin');
@@ -119,7 +144,12 @@ describeEachDb('maintenance batch survives SIGKILL all-or-nothing', (dialect) =>
       const req = fetch(`${s.url}/api/v0/machines/maintenances/batch`, {
         method: 'POST',
         headers: { authorization: `Bearer ${hostKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ machine_ids: machines, sdate: startS, duration: 2, maintenance_category: 'power' }),
+        body: JSON.stringify({
+          machine_ids: machines,
+          sdate: startS,
+          duration: 2,
+          maintenance_category: 'power',
+        }),
       }).then(
         (r) => r.status,
         () => 'killed' as const,
@@ -149,11 +179,15 @@ describeEachDb('maintenance batch survives SIGKILL all-or-nothing', (dialect) =>
         outcomes.push({ mode: step.mode, result: 'all' });
       }
     }
-    console.log(`[crash test ${dialect}] outcomes: ${outcomes.map((o) => `${o.mode}:${o.result}`).join(', ')}`);
+    console.log(
+      `[crash test ${dialect}] outcomes: ${outcomes.map((o) => `${o.mode}:${o.result}`).join(', ')}`,
+    );
     // Kills inside the transaction leave nothing (on SQLite the in-tx point is a few ms before the
     // commit, so one may land after it: then the whole batch is there, also fine; the tx-open
     // kill, with the whole batch still to write, must find nothing).
-    const inside = outcomes.filter((o) => o.mode === 'tx-open' || (o.mode === 'in-tx' && dialect === 'postgres'));
+    const inside = outcomes.filter(
+      (o) => o.mode === 'tx-open' || (o.mode === 'in-tx' && dialect === 'postgres'),
+    );
     expect(inside.length).toBeGreaterThan(0);
     expect(inside.every((o) => o.result === 'none')).toBe(true);
     expect(outcomes.filter((o) => o.mode === 'after-reply').every((o) => o.result === 'all')).toBe(true);
@@ -161,12 +195,20 @@ describeEachDb('maintenance batch survives SIGKILL all-or-nothing', (dialect) =>
     // A killed relay's leases run out (5 minutes in real time): make them so, then let a fresh
     // `serve` deliver what was committed and flush on SIGTERM. Every row is sent, and every row
     // appears in an outbox file: nothing lost.
-    await db.store.db.updateTable('email_outbox').set({ locked_until: 0 }).where('sent_at', 'is', null).where('locked_by', 'is not', null).execute();
+    await db.store.db
+      .updateTable('email_outbox')
+      .set({ locked_until: 0 })
+      .where('sent_at', 'is', null)
+      .where('locked_by', 'is not', null)
+      .execute();
     const finalOutbox = path.join(db.dataDir, 'final-outbox.jsonl');
     const s = await serve(db, finalOutbox);
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
-    const rows = await db.store.db.selectFrom('email_outbox').select(['to_addr', 'subject', 'sent_at', 'failed_at']).execute();
+    const rows = await db.store.db
+      .selectFrom('email_outbox')
+      .select(['to_addr', 'subject', 'sent_at', 'failed_at'])
+      .execute();
     expect(rows.filter((r) => r.sent_at === null)).toEqual([]);
     const lines = [crashOutbox, finalOutbox]
       .filter((f) => existsSync(f))

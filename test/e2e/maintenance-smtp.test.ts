@@ -22,7 +22,12 @@ interface Received {
   raw: string;
 }
 
-async function waitFor<T>(what: string, fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  fn: () => T | Promise<T>,
+  ok: (v: T) => boolean,
+  ms = 20_000,
+): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
     const v = await fn();
@@ -104,21 +109,34 @@ describeEachDb('maintenance e-mail over real SMTP', (dialect) => {
     const res = await fetch(`${a!.url}/api/v0/machines/maintenances/batch`, {
       method: 'POST',
       headers: { authorization: `Bearer ${host.api_key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ machine_ids: [...machines, 77777777], sdate, duration: 2, maintenance_category: 'internet' }),
+      body: JSON.stringify({
+        machine_ids: [...machines, 77777777],
+        sdate,
+        duration: 2,
+        maintenance_category: 'internet',
+      }),
     });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { results: { notifications_sent?: number }[] };
     expect(body.results.map((r) => r.notifications_sent ?? null)).toEqual([1, 1, 1, 0, null]);
 
     // Both relays poll; all four e-mails arrive (3 clients + 1 host).
-    await waitFor('4 e-mails', () => received.length, (n) => n >= 4);
+    await waitFor(
+      '4 e-mails',
+      () => received.length,
+      (n) => n >= 4,
+    );
     // Let both relays run a few more passes: nothing more may arrive.
     await new Promise((r) => setTimeout(r, 400));
     expect(received).toHaveLength(4);
 
     const rows = await db.store.db.selectFrom('email_outbox').selectAll().orderBy('id').execute();
     expect(rows.every((r) => r.sent_at !== null && r.attempts === 1)).toBe(true);
-    const emails = await db.store.db.selectFrom('users').select(['id', 'email']).where('id', 'in', clients).execute();
+    const emails = await db.store.db
+      .selectFrom('users')
+      .select(['id', 'email'])
+      .where('id', 'in', clients)
+      .execute();
     expect(received.map((r) => r.rcpt[0]).sort()).toEqual([...emails.map((e) => e.email), host.email].sort());
 
     const startText = new Date(sdate * 1000).toISOString().replace('T', ' ').replace('.000Z', ' UTC');
@@ -144,7 +162,10 @@ describeEachDb('maintenance e-mail over real SMTP', (dialect) => {
     expect(clientMail.mail.subject).toContain(`machine ${machines[1]}`);
 
     // The outbox file got the same four, once each, in the operator-contract format.
-    const lines = readFileSync(outboxFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(outboxFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(4);
     expect(lines.map((l) => l.to).sort()).toEqual(received.map((r) => r.rcpt[0]).sort());
     for (const l of lines) expect(Object.keys(l)).toEqual(['at', 'to', 'subject', 'text']);
@@ -152,9 +173,19 @@ describeEachDb('maintenance e-mail over real SMTP', (dialect) => {
 
   it('sends a text-only e-mail (as other modules queue them) with an HTML part too', async () => {
     const n = received.length;
-    await enqueueEmail(db.store.db, Date.now(), { key: `text-only-${dialect}`, to: 'code@example.com', subject: 'Your code', text: 'Your code is 123456 <ok>', category: 'tfa.code' });
+    await enqueueEmail(db.store.db, Date.now(), {
+      key: `text-only-${dialect}`,
+      to: 'code@example.com',
+      subject: 'Your code',
+      text: 'Your code is 123456 <ok>',
+      category: 'tfa.code',
+    });
     servers[1]!.deps.kickOutbox();
-    await waitFor('the text-only e-mail', () => received.length, (x) => x > n);
+    await waitFor(
+      'the text-only e-mail',
+      () => received.length,
+      (x) => x > n,
+    );
     const r = received[received.length - 1]!;
     expect(r.mail.text?.trim()).toBe('Your code is 123456 <ok>');
     expect(r.mail.html).toContain('Your code is 123456 &lt;ok&gt;');

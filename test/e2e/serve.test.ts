@@ -19,7 +19,20 @@ describe('serve on SQLite (the embedded default)', () => {
 
   it('answers /healthz, lets admin create users while it runs, and never logs a key', async () => {
     const s = await startServe(['--data', dir], SECRET);
-    const created = await runCli(['admin', 'create-user', '--data', dir, '--email', 'ops@example.com', '--email-verified', '--balance', '5'], SECRET);
+    const created = await runCli(
+      [
+        'admin',
+        'create-user',
+        '--data',
+        dir,
+        '--email',
+        'ops@example.com',
+        '--email-verified',
+        '--balance',
+        '5',
+      ],
+      SECRET,
+    );
     expect(created.code).toBe(0);
     const user = JSON.parse(created.stdout);
     expect(user).toMatchObject({ email: 'ops@example.com' });
@@ -30,9 +43,15 @@ describe('serve on SQLite (the embedded default)', () => {
     expect(((await me.json()) as any).balance).toBe(5);
     await fetch(`${s.url}/api/v0/users/current`, { headers: { authorization: `Bearer ${user.api_key}` } });
     await fetch(`${s.url}/api/v0/users/current?api_key=or_wrongkey123`);
-    const flagged = await runCli(['admin', 'flag-sms-fraud', '--data', dir, '--email', 'ops@example.com'], SECRET);
+    const flagged = await runCli(
+      ['admin', 'flag-sms-fraud', '--data', dir, '--email', 'ops@example.com'],
+      SECRET,
+    );
     expect(JSON.parse(flagged.stdout)).toEqual({ id: user.id, sms_fraud: true });
-    const cleared = await runCli(['admin', 'flag-sms-fraud', '--data', dir, '--email', 'ops@example.com', '--clear'], SECRET);
+    const cleared = await runCli(
+      ['admin', 'flag-sms-fraud', '--data', dir, '--email', 'ops@example.com', '--clear'],
+      SECRET,
+    );
     expect(JSON.parse(cleared.stdout).sms_fraud).toBe(false);
 
     s.child.kill('SIGTERM');
@@ -53,12 +72,29 @@ describe('serve on SQLite (the embedded default)', () => {
 
   it('SIGTERM lets an in-flight request finish, then exits 0', async () => {
     const s = await startServe(['--data', dir], SECRET);
-    const user = JSON.parse((await runCli(['admin', 'create-user', '--data', dir, '--email', `drain${Date.now()}@example.com`], SECRET)).stdout);
+    const user = JSON.parse(
+      (
+        await runCli(
+          ['admin', 'create-user', '--data', dir, '--email', `drain${Date.now()}@example.com`],
+          SECRET,
+        )
+      ).stdout,
+    );
     const body = JSON.stringify({ ssh_key: ed25519KeyPair().public });
     const u = new URL(`${s.url}/api/v0/ssh/`);
     const reply = new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = http.request(
-        { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${user.api_key}` } },
+        {
+          host: u.hostname,
+          port: u.port,
+          path: u.pathname,
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            authorization: `Bearer ${user.api_key}`,
+          },
+        },
         (res) => {
           let text = '';
           res.on('data', (d) => (text += d));
@@ -91,17 +127,37 @@ describe.skipIf(pgSkip !== null)('two serve processes on one PostgreSQL database
 
   it('both answer, and a key revoked through one is refused by the other at once', async () => {
     const env = { ...SECRET, DATABASE_URL: db.url };
-    const [a, b] = await Promise.all([startServe(['--data', db.dataDir], env), startServe(['--data', db.dataDir], env)]);
-    const created = await runCli(['admin', 'create-user', '--database-url', db.url, '--email', 'pg@example.com'], SECRET);
+    const [a, b] = await Promise.all([
+      startServe(['--data', db.dataDir], env),
+      startServe(['--data', db.dataDir], env),
+    ]);
+    const created = await runCli(
+      ['admin', 'create-user', '--database-url', db.url, '--email', 'pg@example.com'],
+      SECRET,
+    );
     expect(created.code).toBe(0);
     const user = JSON.parse(created.stdout);
     const auth = { authorization: `Bearer ${user.api_key}`, 'content-type': 'application/json' };
-    const k = (await (await fetch(`${a.url}/api/v0/auth/apikeys/`, { method: "POST", headers: auth, body: JSON.stringify({ name: "shared" }) })).json()) as any;
-    const viaB = await fetch(`${b.url}/api/v0/users/current`, { headers: { authorization: `Bearer ${k.key}` } });
+    const k = (await (
+      await fetch(`${a.url}/api/v0/auth/apikeys/`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ name: 'shared' }),
+      })
+    ).json()) as any;
+    const viaB = await fetch(`${b.url}/api/v0/users/current`, {
+      headers: { authorization: `Bearer ${k.key}` },
+    });
     expect(viaB.status).toBe(200);
-    const del = await fetch(`${b.url}/api/v0/auth/apikeys/${k.id}/`, { method: 'DELETE', headers: auth, body: '{}' });
+    const del = await fetch(`${b.url}/api/v0/auth/apikeys/${k.id}/`, {
+      method: 'DELETE',
+      headers: auth,
+      body: '{}',
+    });
     expect(del.status).toBe(200);
-    const viaA = await fetch(`${a.url}/api/v0/users/current`, { headers: { authorization: `Bearer ${k.key}` } });
+    const viaA = await fetch(`${a.url}/api/v0/users/current`, {
+      headers: { authorization: `Bearer ${k.key}` },
+    });
     expect(viaA.status).toBe(401);
     a.child.kill('SIGTERM');
     b.child.kill('SIGTERM');

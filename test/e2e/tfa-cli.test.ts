@@ -22,7 +22,14 @@ describe('openrig tfa, end to end', () => {
 
   const mailCode = (to: string, after: number) =>
     waitFor(() => {
-      const mine = existsSync(mail) ? readFileSync(mail, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((m) => m.to === to && /\b\d{6}\b/.test(m.text)) : [];
+      const mine = existsSync(mail)
+        ? readFileSync(mail, 'utf8')
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l))
+            .filter((m) => m.to === to && /\b\d{6}\b/.test(m.text))
+        : [];
       return mine.length > after ? /\b(\d{6})\b/.exec(mine.at(-1).text)![1] : null;
     }, `a code e-mail to ${to}`);
 
@@ -42,26 +49,57 @@ describe('openrig tfa, end to end', () => {
     await run('tfa', 'auth-new', await mailCode(email, 0), '--secret', step1.secret);
 
     const setup = JSON.parse(await run('tfa', 'totp-setup', '--raw'));
-    const added = JSON.parse(await run('tfa', 'activate', totpAt(setup.secret, Date.now()), '--secret', setup.secret, '--label', 'phone', '--raw'));
+    const added = JSON.parse(
+      await run(
+        'tfa',
+        'activate',
+        totpAt(setup.secret, Date.now()),
+        '--secret',
+        setup.secret,
+        '--label',
+        'phone',
+        '--raw',
+      ),
+    );
     expect(added.backup_codes).toHaveLength(10);
 
     const status = JSON.parse(await run('tfa', 'status', '--raw'));
-    expect(status).toMatchObject({ tfa_enabled: true, backup_codes_remaining: 10, methods: [{ method: 'totp', label: 'phone', is_primary: true }] });
+    expect(status).toMatchObject({
+      tfa_enabled: true,
+      backup_codes_remaining: 10,
+      methods: [{ method: 'totp', label: 'phone', is_primary: true }],
+    });
 
     const login = await run('tfa', 'login', '--backup-code', added.backup_codes[0]);
     expect(login).toContain('9 backup codes left');
     // Later commands ride the stored session.
     expect(JSON.parse(await run('show', 'user', '--raw')).api_key).toMatch(/^ors_/);
 
-    const regen = JSON.parse(await run('tfa', 'regen-codes', '--backup-code', added.backup_codes[1], '--raw'));
+    const regen = JSON.parse(
+      await run('tfa', 'regen-codes', '--backup-code', added.backup_codes[1], '--raw'),
+    );
     expect(regen.backup_codes).toHaveLength(10);
     expect(regen.backup_codes).not.toContain(added.backup_codes[2]);
 
-    const bad = await cli(home, ['tfa', 'delete', '--backup-code', added.backup_codes[2], '--target-id', String(status.methods[0].id)]);
+    const bad = await cli(home, [
+      'tfa',
+      'delete',
+      '--backup-code',
+      added.backup_codes[2],
+      '--target-id',
+      String(status.methods[0].id),
+    ]);
     expect(bad.code).toBe(1);
     expect(bad.stderr + bad.stdout).toMatch(/invalid|already used/i);
 
-    const del = await run('tfa', 'delete', '--backup-code', regen.backup_codes[0], '--target-id', String(status.methods[0].id));
+    const del = await run(
+      'tfa',
+      'delete',
+      '--backup-code',
+      regen.backup_codes[0],
+      '--target-id',
+      String(status.methods[0].id),
+    );
     expect(del).toContain('2FA Successfully Disabled');
     expect(JSON.parse(await run('tfa', 'status', '--raw')).tfa_enabled).toBe(false);
   }, 180_000); // a dozen CLI processes, each a fresh Node start

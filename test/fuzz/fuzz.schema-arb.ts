@@ -70,19 +70,29 @@ export const hostile: fc.Arbitrary<unknown> = fc.oneof(
 /** A value that (mostly) satisfies `schema`. */
 export function valid(schema: Schema | undefined, depth = 0): fc.Arbitrary<unknown> {
   if (!schema || typeof schema !== 'object' || depth > 5) return fc.jsonValue({ maxDepth: 2 });
-  if (Array.isArray(schema.enum) && schema.enum.length > 0) return fc.constantFrom(...(schema.enum as unknown[]));
+  if (Array.isArray(schema.enum) && schema.enum.length > 0)
+    return fc.constantFrom(...(schema.enum as unknown[]));
   if (schema.const !== undefined) return fc.constant(schema.const);
   const alts = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
   if (Array.isArray(alts) && alts.length > 0) return fc.oneof(...alts.map((s) => valid(s, depth + 1)));
-  if (Array.isArray(schema.allOf) && schema.allOf.length > 0) return valid(Object.assign({}, ...schema.allOf), depth + 1);
-  const types: string[] = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : schema.properties ? ['object'] : [];
+  if (Array.isArray(schema.allOf) && schema.allOf.length > 0)
+    return valid(Object.assign({}, ...schema.allOf), depth + 1);
+  const types: string[] = Array.isArray(schema.type)
+    ? schema.type
+    : schema.type
+      ? [schema.type]
+      : schema.properties
+        ? ['object']
+        : [];
   if (types.length > 1) return fc.oneof(...types.map((t) => valid({ ...schema, type: t }, depth + 1)));
   switch (types[0]) {
     case 'string': {
       if (schema.format === 'email') return fc.emailAddress();
       if (typeof schema.pattern === 'string') {
         try {
-          return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length <= (schema.maxLength ?? 1e6));
+          return fc
+            .stringMatching(new RegExp(schema.pattern))
+            .filter((s) => s.length <= (schema.maxLength ?? 1e6));
         } catch {
           /* a pattern JS can't compile: plain strings */
         }
@@ -91,9 +101,17 @@ export function valid(schema: Schema | undefined, depth = 0): fc.Arbitrary<unkno
       return fc.string({ minLength: min, maxLength: Math.max(min, Math.min(schema.maxLength ?? 40, 80)) });
     }
     case 'integer':
-      return fc.integer({ min: Math.max(schema.minimum ?? -1000, -(2 ** 31)), max: Math.min(schema.maximum ?? 100_000, 2 ** 31) });
+      return fc.integer({
+        min: Math.max(schema.minimum ?? -1000, -(2 ** 31)),
+        max: Math.min(schema.maximum ?? 100_000, 2 ** 31),
+      });
     case 'number':
-      return fc.double({ min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e9, noNaN: true, noDefaultInfinity: true });
+      return fc.double({
+        min: schema.minimum ?? -1e6,
+        max: schema.maximum ?? 1e9,
+        noNaN: true,
+        noDefaultInfinity: true,
+      });
     case 'boolean':
       return fc.boolean();
     case 'null':
@@ -125,8 +143,18 @@ export type Mutation =
 export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { arbitrary: fc.constant({ kind: 'valid' as const }), weight: 4 },
   { arbitrary: fc.record({ kind: fc.constant('drop' as const), pick: fc.nat() }), weight: 1 },
-  { arbitrary: fc.record({ kind: fc.constant('unknown' as const), key: fc.string({ minLength: 1, maxLength: 12 }), value: hostile }), weight: 1 },
-  { arbitrary: fc.record({ kind: fc.constant('badValue' as const), pick: fc.nat(), value: hostile }), weight: 3 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('unknown' as const),
+      key: fc.string({ minLength: 1, maxLength: 12 }),
+      value: hostile,
+    }),
+    weight: 1,
+  },
+  {
+    arbitrary: fc.record({ kind: fc.constant('badValue' as const), pick: fc.nat(), value: hostile }),
+    weight: 3,
+  },
   { arbitrary: fc.record({ kind: fc.constant('replace' as const), value: hostile }), weight: 1 },
 );
 

@@ -15,7 +15,15 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import { describeEachDb } from '../helpers/db.js';
 import { makeTestApp, type TestApp } from '../helpers/app.js';
-import { applyMutation, deref, hostile, mutation, valid, type Mutation, type Schema } from './fuzz.schema-arb.js';
+import {
+  applyMutation,
+  deref,
+  hostile,
+  mutation,
+  valid,
+  type Mutation,
+  type Schema,
+} from './fuzz.schema-arb.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS || 300);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
@@ -57,7 +65,10 @@ function operations(doc: Schema): Op[] {
     for (const m of METHODS) {
       const op = item[m] as Schema | undefined;
       if (!op) continue;
-      const params = deref([...((item.parameters as Param[]) ?? []), ...((op.parameters as Param[]) ?? [])], doc) as Param[];
+      const params = deref(
+        [...((item.parameters as Param[]) ?? []), ...((op.parameters as Param[]) ?? [])],
+        doc,
+      ) as Param[];
       const body = deref(op.requestBody?.content?.['application/json']?.schema, doc) as Schema | undefined;
       const responses: Record<string, Schema | undefined> = {};
       for (const [status, r] of Object.entries((op.responses ?? {}) as Record<string, Schema>)) {
@@ -88,7 +99,11 @@ function requestArb(op: Op): fc.Arbitrary<Req> {
   const pathRec: Record<string, fc.Arbitrary<unknown>> = {};
   for (const p of pathParams) pathRec[p.name] = pathValue(p.schema);
   const queryRec: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const p of queryParams) queryRec[p.name] = fc.oneof(valid(p.schema), hostile.filter((v) => typeof v !== 'string' || v.length < 1000));
+  for (const p of queryParams)
+    queryRec[p.name] = fc.oneof(
+      valid(p.schema),
+      hostile.filter((v) => typeof v !== 'string' || v.length < 1000),
+    );
   const hasBody = op.body !== undefined || !['GET', 'DELETE'].includes(op.method);
   return fc.record({
     cred: fc.constantFrom<Cred>('valid', 'valid', 'valid', 'none', 'bogus', 'query'),
@@ -97,7 +112,20 @@ function requestArb(op: Op): fc.Arbitrary<Req> {
     body: valid(op.body ?? { type: 'object' }),
     mut: mutation,
     transport: hasBody
-      ? fc.constantFrom<Transport>('json', 'json', 'json', 'json', 'json', 'json-charset', 'text', 'form', 'malformed', 'empty', 'none', 'huge')
+      ? fc.constantFrom<Transport>(
+          'json',
+          'json',
+          'json',
+          'json',
+          'json',
+          'json-charset',
+          'text',
+          'form',
+          'malformed',
+          'empty',
+          'none',
+          'huge',
+        )
       : fc.constantFrom<Transport>('none', 'none', 'none', 'json', 'empty', 'text'),
   });
 }
@@ -108,7 +136,7 @@ function short(s: string, max = 400): string {
 }
 
 function stringify(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v) ?? '';
+  return typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
 }
 
 describeEachDb('OpenAPI-driven fuzzing', (dialect) => {
@@ -143,7 +171,9 @@ describeEachDb('OpenAPI-driven fuzzing', (dialect) => {
 
   /** Sends one request; returns a description of what is wrong with the reply, or null. */
   async function probe(op: Op, r: Req): Promise<string | null> {
-    let url = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(stringify(r.path[name])));
+    let url = op.path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+      encodeURIComponent(stringify(r.path[name])),
+    );
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(r.query)) qs.set(k, stringify(v));
     if (r.cred === 'query') qs.set('api_key', key);
@@ -156,7 +186,8 @@ describeEachDb('OpenAPI-driven fuzzing', (dialect) => {
     switch (r.transport) {
       case 'json':
       case 'json-charset':
-        headers['content-type'] = r.transport === 'json' ? 'application/json' : 'application/json; charset=utf-8';
+        headers['content-type'] =
+          r.transport === 'json' ? 'application/json' : 'application/json; charset=utf-8';
         payload = JSON.stringify(body) ?? 'null';
         break;
       case 'text':
@@ -188,7 +219,8 @@ describeEachDb('OpenAPI-driven fuzzing', (dialect) => {
     const ct = res.headers['content-type'];
     let parsed: unknown;
     if (res.body.length > 0) {
-      if (ct !== 'application/json') return `${where}: Content-Type ${String(ct)}, not exactly application/json`;
+      if (ct !== 'application/json')
+        return `${where}: Content-Type ${String(ct)}, not exactly application/json`;
       try {
         parsed = JSON.parse(res.body);
       } catch {
@@ -198,7 +230,8 @@ describeEachDb('OpenAPI-driven fuzzing', (dialect) => {
     const status = String(res.statusCode);
     if (res.statusCode >= 400) {
       const e = parsed as { error?: unknown; msg?: unknown } | undefined;
-      if (typeof e?.error !== 'string' || typeof e?.msg !== 'string') return `${where}: error body is not {error, msg}: ${res.body.slice(0, 300)}`;
+      if (typeof e?.error !== 'string' || typeof e?.msg !== 'string')
+        return `${where}: error body is not {error, msg}: ${res.body.slice(0, 300)}`;
     }
     if (r.cred === 'valid' && res.statusCode === 401 && /Invalid user key/.test(res.body)) {
       // The fuzzer revoked its own key (DELETE /auth/apikeys/{id}): carry on with a fresh account.
@@ -211,7 +244,8 @@ describeEachDb('OpenAPI-driven fuzzing', (dialect) => {
     }
     if (schema && parsed !== undefined) {
       const v = validatorFor(op, status, schema);
-      if (!v(parsed)) return `${where}: reply does not match its documented schema: ${ajv.errorsText(v.errors)}; body ${res.body.slice(0, 300)}`;
+      if (!v(parsed))
+        return `${where}: reply does not match its documented schema: ${ajv.errorsText(v.errors)}; body ${res.body.slice(0, 300)}`;
     }
     return null;
   }
@@ -233,7 +267,9 @@ describeEachDb('OpenAPI-driven fuzzing', (dialect) => {
         );
         if (result.failed) {
           const e = result.errorInstance as Error | undefined;
-          failures.push(`${short(e?.message ?? 'failed')}\n    (FUZZ_SEED=${result.seed}; request ${short(JSON.stringify(result.counterexample?.[0]) ?? '')})`);
+          failures.push(
+            `${short(e?.message ?? 'failed')}\n    (FUZZ_SEED=${result.seed}; request ${short(JSON.stringify(result.counterexample?.[0]) ?? '')})`,
+          );
         }
       }
       expect(failures, failures.join('\n')).toEqual([]);

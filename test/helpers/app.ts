@@ -23,17 +23,35 @@ export interface TestApp {
   app: FastifyInstance;
   clock: ManualClock;
   config: Config;
-  request(method: string, url: string, opts?: { key?: string | null; body?: unknown; headers?: Record<string, string>; rawBody?: string }): Promise<Reply>;
-  user(input?: Partial<CreateUserInput>): Promise<{ id: number; email: string; apiKey: string; teamApiKey?: string }>;
+  request(
+    method: string,
+    url: string,
+    opts?: { key?: string | null; body?: unknown; headers?: Record<string, string>; rawBody?: string },
+  ): Promise<Reply>;
+  user(
+    input?: Partial<CreateUserInput>,
+  ): Promise<{ id: number; email: string; apiKey: string; teamApiKey?: string }>;
 }
 
 let counter = 0;
 
 export async function makeTestApp(dialect: Dialect, env: Record<string, string> = {}): Promise<TestApp> {
   const db = await createTestDb(dialect);
-  const config = loadConfig({ OPENRIG_SECRET_KEY: 'ab'.repeat(32), OPENRIG_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env }, { dataDir: db.dataDir, databaseUrl: db.url });
+  const config = loadConfig(
+    {
+      OPENRIG_SECRET_KEY: 'ab'.repeat(32),
+      OPENRIG_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      ...env,
+    },
+    { dataDir: db.dataDir, databaseUrl: db.url },
+  );
   const clock = new ManualClock(Date.now());
-  const deps = makeDeps({ store: db.store, clock, config, log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const deps = makeDeps({
+    store: db.store,
+    clock,
+    config,
+    log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+  });
   const app = await buildApp(deps, { logger: process.env.TEST_LOG_LEVEL ? undefined : false });
   await app.ready();
   return {
@@ -62,7 +80,12 @@ export async function makeTestApp(dialect: Dialect, env: Record<string, string> 
     },
     async user(input = {}) {
       const n = ++counter;
-      const u = await createUser(deps, { email: `user${n}-${Date.now()}@example.com`, emailVerified: true, balanceUsd: 100, ...input });
+      const u = await createUser(deps, {
+        email: `user${n}-${Date.now()}@example.com`,
+        emailVerified: true,
+        balanceUsd: 100,
+        ...input,
+      });
       return { id: u.id, email: u.email, apiKey: u.api_key, teamApiKey: u.team_api_key };
     },
   };

@@ -3,7 +3,12 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../src/server/db/schema.js';
 
-export async function insertMachines(db: Kysely<DB>, hostId: number, count: number, now = Date.now()): Promise<number[]> {
+export async function insertMachines(
+  db: Kysely<DB>,
+  hostId: number,
+  count: number,
+  now = Date.now(),
+): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < count; i += 100) {
     const rows = Array.from({ length: Math.min(100, count - i) }, (_, k) => ({
@@ -15,7 +20,11 @@ export async function insertMachines(db: Kysely<DB>, hostId: number, count: numb
       listed: 1,
       online_state: 'online',
     }));
-    const res = await db.insertInto('machines').values(rows as any).returning('id').execute();
+    const res = await db
+      .insertInto('machines')
+      .values(rows as any)
+      .returning('id')
+      .execute();
     ids.push(...res.map((r) => r.id));
   }
   return ids;
@@ -29,7 +38,11 @@ export interface InstanceSpec {
   destroyed?: boolean;
 }
 
-export async function insertInstances(db: Kysely<DB>, specs: InstanceSpec[], now = Date.now()): Promise<number[]> {
+export async function insertInstances(
+  db: Kysely<DB>,
+  specs: InstanceSpec[],
+  now = Date.now(),
+): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < specs.length; i += 100) {
     const rows = specs.slice(i, i + 100).map((s) => ({
@@ -45,14 +58,23 @@ export async function insertInstances(db: Kysely<DB>, specs: InstanceSpec[], now
       billed_until: now,
       destroyed_at: s.destroyed ? now : null,
     }));
-    const res = await db.insertInto('instances').values(rows as any).returning('id').execute();
+    const res = await db
+      .insertInto('instances')
+      .values(rows as any)
+      .returning('id')
+      .execute();
     ids.push(...res.map((r) => r.id));
   }
   return ids;
 }
 
 /** Plain users (clients) inserted directly; returns their ids. */
-export async function insertUsers(db: Kysely<DB>, count: number, prefix: string, now = Date.now()): Promise<number[]> {
+export async function insertUsers(
+  db: Kysely<DB>,
+  count: number,
+  prefix: string,
+  now = Date.now(),
+): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < count; i += 200) {
     const rows = Array.from({ length: Math.min(200, count - i) }, (_, k) => ({
@@ -61,7 +83,11 @@ export async function insertUsers(db: Kysely<DB>, count: number, prefix: string,
       created_at: now,
       email_verified_at: now,
     }));
-    const res = await db.insertInto('users').values(rows as any).returning('id').execute();
+    const res = await db
+      .insertInto('users')
+      .values(rows as any)
+      .returning('id')
+      .execute();
     ids.push(...res.map((r) => r.id));
   }
   return ids;

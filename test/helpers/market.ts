@@ -3,8 +3,10 @@ import { expect } from 'vitest';
 import type { TestApp } from './app.js';
 import { insertMachines } from '../../src/server/modules/machines/machines.service.js';
 
-export const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl renter@laptop';
-export const PUB2 = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcH other@box';
+export const PUB =
+  'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl renter@laptop';
+export const PUB2 =
+  'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcH other@box';
 
 export async function renter(t: TestApp, over: Parameters<TestApp['user']>[0] = {}) {
   const u = await t.user(over);
@@ -13,11 +15,22 @@ export async function renter(t: TestApp, over: Parameters<TestApp['user']>[0] = 
   return u;
 }
 
-export async function offers(t: TestApp, n: number, over: { priceGpu?: number; numGpus?: number; minBid?: number; priceDisk?: number } = {}): Promise<number[]> {
+export async function offers(
+  t: TestApp,
+  n: number,
+  over: { priceGpu?: number; numGpus?: number; minBid?: number; priceDisk?: number } = {},
+): Promise<number[]> {
   const host = await t.user();
   return insertMachines(
     t.deps.db,
-    Array.from({ length: n }, () => ({ hostId: host.id, gpuName: 'RTX 4090', numGpus: over.numGpus ?? 1, priceGpu: over.priceGpu ?? 0.5, minBid: over.minBid, priceDisk: over.priceDisk })),
+    Array.from({ length: n }, () => ({
+      hostId: host.id,
+      gpuName: 'RTX 4090',
+      numGpus: over.numGpus ?? 1,
+      priceGpu: over.priceGpu ?? 0.5,
+      minBid: over.minBid,
+      priceDisk: over.priceDisk,
+    })),
     t.clock.now(),
   );
 }

@@ -41,7 +41,12 @@ export function startProc(args: string[], env: Record<string, string> = {}): Pro
   return { child, stdout: () => out, stderr: () => err, exited };
 }
 
-export async function waitFor<T>(fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, what: string, timeoutMs = 20_000, stepMs = 50): Promise<T> {
+export async function waitFor<T>(
+  fn: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 20_000,
+  stepMs = 50,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -52,7 +57,10 @@ export async function waitFor<T>(fn: () => T | undefined | null | false | Promis
 }
 
 /** Starts `openrig serve --port 0 …` and resolves once it printed its URL and /healthz is 200. */
-export async function startServe(args: string[], env: Record<string, string> = {}): Promise<Proc & { url: string }> {
+export async function startServe(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Proc & { url: string }> {
   const p = startProc(['serve', '--port', '0', ...args], env);
   const url = await waitFor(() => {
     if (p.child.exitCode !== null) throw new Error(`serve exited early: ${p.stderr()} ${p.stdout()}`);
@@ -63,7 +71,10 @@ export async function startServe(args: string[], env: Record<string, string> = {
 }
 
 /** Runs a command to completion; returns exit code and output. */
-export async function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const p = startProc(args, env);
   const { code } = await p.exited;
   return { code, stdout: p.stdout(), stderr: p.stderr() };

@@ -10,14 +10,21 @@ describeEachDb('race: API-key revocation and use', (dialect) => {
 
   it('one revoke wins among 40, uses are 200 or 401, never 5xx, and none succeeds afterwards', async () => {
     const u = await t().user();
-    const created = await t().request('POST', '/api/v0/auth/apikeys/', { key: u.apiKey, body: { name: 'ci' } });
+    const created = await t().request('POST', '/api/v0/auth/apikeys/', {
+      key: u.apiKey,
+      body: { name: 'ci' },
+    });
     expect(created.status).toBe(200);
     const k2 = created.body.key as string;
     const id = created.body.id as number;
     const ops = [
-      ...Array.from({ length: 20 }, () => t().request('DELETE', `/api/v0/auth/apikeys/${id}/`, { key: u.apiKey, body: {} })),
+      ...Array.from({ length: 20 }, () =>
+        t().request('DELETE', `/api/v0/auth/apikeys/${id}/`, { key: u.apiKey, body: {} }),
+      ),
       // A key may revoke itself.
-      ...Array.from({ length: 20 }, () => t().request('DELETE', `/api/v0/auth/apikeys/${id}/`, { key: k2, body: {} })),
+      ...Array.from({ length: 20 }, () =>
+        t().request('DELETE', `/api/v0/auth/apikeys/${id}/`, { key: k2, body: {} }),
+      ),
       ...Array.from({ length: 60 }, () => t().request('GET', '/api/v0/users/current', { key: k2 })),
     ];
     // Awaited in an interleaved order (they all run at once anyway).
@@ -35,9 +42,15 @@ describeEachDb('race: API-key revocation and use', (dialect) => {
     }
     for (const r of uses) expect([200, 401]).toContain(r.status);
     // Acknowledged: every later use is refused, on every path.
-    const after = await Promise.all(Array.from({ length: 20 }, () => t().request('GET', '/api/v0/users/current', { key: k2 })));
+    const after = await Promise.all(
+      Array.from({ length: 20 }, () => t().request('GET', '/api/v0/users/current', { key: k2 })),
+    );
     expect(after.every((r) => r.status === 401 && r.body.error === 'auth_error')).toBe(true);
-    const row = await t().db.store.db.selectFrom('api_keys').select('revoked_at').where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await t()
+      .db.store.db.selectFrom('api_keys')
+      .select('revoked_at')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(row.revoked_at).not.toBeNull();
     // The account key is untouched.
     expect((await t().request('GET', '/api/v0/users/current', { key: u.apiKey })).status).toBe(200);

@@ -13,10 +13,16 @@ describeEachDb('race: concurrent creates', (dialect) => {
     const host = await t().user();
     const [offer] = await insertOffers(t().db.store.db, host.id, 1, t().clock.now());
     const renters = await Promise.all(Array.from({ length: 20 }, () => t().user()));
-    for (const r of renters) expect((await t().request('POST', '/api/v0/ssh/', { key: r.apiKey, body: { ssh_key: publicKey() } })).status).toBe(200);
+    for (const r of renters)
+      expect(
+        (await t().request('POST', '/api/v0/ssh/', { key: r.apiKey, body: { ssh_key: publicKey() } })).status,
+      ).toBe(200);
     const replies = await Promise.all(
       Array.from({ length: 1000 }, (_, i) =>
-        t().request('PUT', `/api/v0/asks/${offer}/`, { key: renters[i % renters.length]!.apiKey, body: { client_id: 'me', image: 'ubuntu:22.04', disk: 10, runtype: 'ssh' } }),
+        t().request('PUT', `/api/v0/asks/${offer}/`, {
+          key: renters[i % renters.length]!.apiKey,
+          body: { client_id: 'me', image: 'ubuntu:22.04', disk: 10, runtype: 'ssh' },
+        }),
       ),
     );
     const won = replies.filter((r) => r.status === 200);
@@ -32,9 +38,19 @@ describeEachDb('race: concurrent creates', (dialect) => {
       expect(r.headers['content-type']).toBe('application/json');
     }
     const db = t().db.store.db;
-    const live = await db.selectFrom('instances').select(['id', 'user_id']).where('machine_id', '=', offer!).where('destroyed_at', 'is', null).execute();
+    const live = await db
+      .selectFrom('instances')
+      .select(['id', 'user_id'])
+      .where('machine_id', '=', offer!)
+      .where('destroyed_at', 'is', null)
+      .execute();
     expect(live.map((x) => Number(x.id))).toEqual([won[0]!.body.new_contract]);
-    const keys = await db.selectFrom('api_keys').select('id').where('kind', '=', 'instance').where('instance_id', '=', won[0]!.body.new_contract).execute();
+    const keys = await db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('kind', '=', 'instance')
+      .where('instance_id', '=', won[0]!.body.new_contract)
+      .execute();
     expect(keys).toHaveLength(1);
     // Nothing else was written by the losers.
     const all = await db.selectFrom('instances').select('id').where('machine_id', '=', offer!).execute();
@@ -45,9 +61,20 @@ describeEachDb('race: concurrent creates', (dialect) => {
     const host = await t().user();
     const offers = await insertOffers(t().db.store.db, host.id, 10, t().clock.now());
     const renters = await Promise.all(Array.from({ length: 100 }, () => t().user()));
-    await Promise.all(renters.map((r) => t().request('POST', '/api/v0/ssh/', { key: r.apiKey, body: { ssh_key: publicKey() } })));
+    await Promise.all(
+      renters.map((r) =>
+        t().request('POST', '/api/v0/ssh/', { key: r.apiKey, body: { ssh_key: publicKey() } }),
+      ),
+    );
     const replies = await Promise.all(
-      renters.flatMap((r, i) => [0, 1, 2].map((j) => t().request('PUT', `/api/v0/asks/${offers[(i + j) % 10]}/`, { key: r.apiKey, body: { image: 'ubuntu', disk: 10 } }))),
+      renters.flatMap((r, i) =>
+        [0, 1, 2].map((j) =>
+          t().request('PUT', `/api/v0/asks/${offers[(i + j) % 10]}/`, {
+            key: r.apiKey,
+            body: { image: 'ubuntu', disk: 10 },
+          }),
+        ),
+      ),
     );
     expect(replies.filter((r) => r.status >= 500)).toEqual([]);
     expect(replies.filter((r) => r.status === 200)).toHaveLength(10);

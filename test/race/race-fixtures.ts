@@ -4,7 +4,12 @@ import { generateKeyPairSync } from 'node:crypto';
 import type { DB } from '../../src/server/db/schema.js';
 
 /** Inserts `n` listed, online, free offers of `hostId`; returns their ids. */
-export async function insertOffers(db: Kysely<DB>, hostId: number, n: number, now = Date.now()): Promise<number[]> {
+export async function insertOffers(
+  db: Kysely<DB>,
+  hostId: number,
+  n: number,
+  now = Date.now(),
+): Promise<number[]> {
   const rows = Array.from({ length: n }, (_, i) => ({
     host_id: hostId,
     hostname: `race${i}`,
@@ -26,7 +31,11 @@ export async function insertOffers(db: Kysely<DB>, hostId: number, n: number, no
   }));
   const out: number[] = [];
   for (let i = 0; i < rows.length; i += 200) {
-    const r = await db.insertInto('machines').values(rows.slice(i, i + 200) as never).returning('id').execute();
+    const r = await db
+      .insertInto('machines')
+      .values(rows.slice(i, i + 200) as never)
+      .returning('id')
+      .execute();
     out.push(...r.map((x) => Number(x.id)));
   }
   return out;

@@ -14,7 +14,11 @@ import { buildApp } from '../../src/server/app.js';
 import { addSms, enableTotp, lastSmsCode } from '../../src/server/modules/two-factor/two-factor.testkit.js';
 import { totpAt } from '../../src/server/modules/two-factor/two-factor.codes.js';
 
-const ENV = { OPENRIG_RATE_LIMITS: 'off', OPENRIG_TFA_MAX_FAILURES: '1000', OPENRIG_TFA_CHALLENGE_MAX_TRIES: '1000' };
+const ENV = {
+  OPENRIG_RATE_LIMITS: 'off',
+  OPENRIG_TFA_MAX_FAILURES: '1000',
+  OPENRIG_TFA_CHALLENGE_MAX_TRIES: '1000',
+};
 
 describeEachDb('race: 2FA codes across two processes', (dialect) => {
   let t: TestApp;
@@ -25,8 +29,14 @@ describeEachDb('race: 2FA codes across two processes', (dialect) => {
     t = await makeTestApp(dialect, ENV);
     // A second "process": its own connections to the same database, the same clock and config.
     store2 = openStore(t.db.url);
-    const config = loadConfig({ OPENRIG_SECRET_KEY: 'ab'.repeat(32), OPENRIG_LOG_LEVEL: 'silent', ...ENV }, { dataDir: t.db.dataDir, databaseUrl: t.db.url });
-    app2 = await buildApp(makeDeps({ store: store2, clock: t.clock, config, log: pino({ level: 'silent' }) }), { logger: false });
+    const config = loadConfig(
+      { OPENRIG_SECRET_KEY: 'ab'.repeat(32), OPENRIG_LOG_LEVEL: 'silent', ...ENV },
+      { dataDir: t.db.dataDir, databaseUrl: t.db.url },
+    );
+    app2 = await buildApp(
+      makeDeps({ store: store2, clock: t.clock, config, log: pino({ level: 'silent' }) }),
+      { logger: false },
+    );
     await app2.ready();
   });
   afterAll(async () => {
@@ -37,10 +47,26 @@ describeEachDb('race: 2FA codes across two processes', (dialect) => {
   });
 
   /** The same request, sent to process 1 or 2. */
-  async function send(which: number, method: string, url: string, key: string, body?: unknown): Promise<Reply> {
+  async function send(
+    which: number,
+    method: string,
+    url: string,
+    key: string,
+    body?: unknown,
+  ): Promise<Reply> {
     if (which % 2 === 0) return t.request(method, url, { key, body });
-    const res = await app2.inject({ method: method as 'POST', url, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: JSON.stringify(body ?? {}) });
-    return { status: res.statusCode, body: JSON.parse(res.body || 'null'), headers: res.headers as Reply['headers'], raw: res.body };
+    const res = await app2.inject({
+      method: method as 'POST',
+      url,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      payload: JSON.stringify(body ?? {}),
+    });
+    return {
+      status: res.statusCode,
+      body: JSON.parse(res.body || 'null'),
+      headers: res.headers as Reply['headers'],
+      raw: res.body,
+    };
   }
 
   function expectOneWinner(rs: Reply[]): Reply {
@@ -65,7 +91,11 @@ describeEachDb('race: 2FA codes across two processes', (dialect) => {
       ['POST', '/api/v0/tfa/authorize-new-method/', { backup_code: code }],
       ['PUT', '/api/v0/tfa/regen-backup-codes/', { backup_code: code }],
     ];
-    const rs = await Promise.all(Array.from({ length: 50 }, (_, i) => send(i, calls[i % 3]![0], calls[i % 3]![1], u.apiKey, calls[i % 3]![2])));
+    const rs = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        send(i, calls[i % 3]![0], calls[i % 3]![1], u.apiKey, calls[i % 3]![2]),
+      ),
+    );
     expectOneWinner(rs);
     // The code is spent everywhere afterwards.
     const again = await send(0, 'POST', '/api/v0/tfa/', u.apiKey, { backup_code: code });
@@ -77,10 +107,18 @@ describeEachDb('race: 2FA codes across two processes', (dialect) => {
     const u = await t.user();
     const totp = await enableTotp(t, u.apiKey, u.email);
     const code = totpAt(totp.secret, t.clock.now());
-    const rs = await Promise.all(Array.from({ length: 50 }, (_, i) => send(i, 'POST', '/api/v0/tfa/', u.apiKey, { tfa_method: 'totp', code })));
+    const rs = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        send(i, 'POST', '/api/v0/tfa/', u.apiKey, { tfa_method: 'totp', code }),
+      ),
+    );
     const won = expectOneWinner(rs);
     expect(won.body.session_key).toMatch(/^ors_/);
-    const sessions = await t.deps.db.selectFrom('sessions').select('id').where('user_id', '=', u.id).execute();
+    const sessions = await t.deps.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('user_id', '=', u.id)
+      .execute();
     expect(sessions).toHaveLength(1);
   });
 
@@ -91,9 +129,17 @@ describeEachDb('race: 2FA codes across two processes', (dialect) => {
     const s = await t.request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: { tfa_method_id: sms.id } });
     expect(s.status).toBe(200);
     const code = lastSmsCode(t, phone);
-    const rs = await Promise.all(Array.from({ length: 50 }, (_, i) => send(i, 'POST', '/api/v0/tfa/', u.apiKey, { tfa_method: 'sms', code, secret: s.body.secret })));
+    const rs = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        send(i, 'POST', '/api/v0/tfa/', u.apiKey, { tfa_method: 'sms', code, secret: s.body.secret }),
+      ),
+    );
     expectOneWinner(rs);
-    const sessions = await t.deps.db.selectFrom('sessions').select('id').where('user_id', '=', u.id).execute();
+    const sessions = await t.deps.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('user_id', '=', u.id)
+      .execute();
     expect(sessions).toHaveLength(1);
   });
 
@@ -101,10 +147,18 @@ describeEachDb('race: 2FA codes across two processes', (dialect) => {
     const u = await t.user();
     const totp = await enableTotp(t, u.apiKey, u.email);
     const wrong = totpAt(totp.secret, t.clock.now() + 3_600_000);
-    const rs = await Promise.all(Array.from({ length: 50 }, (_, i) => send(i, 'POST', '/api/v0/tfa/', u.apiKey, { tfa_method: 'totp', code: wrong })));
+    const rs = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        send(i, 'POST', '/api/v0/tfa/', u.apiKey, { tfa_method: 'totp', code: wrong }),
+      ),
+    );
     expect(rs.filter((r) => r.status >= 500)).toEqual([]);
     expect(rs.every((r) => r.status === 400 && typeof r.body.error === 'string')).toBe(true);
-    const m = await t.deps.db.selectFrom('tfa_methods').select('fail_count').where('id', '=', totp.id).executeTakeFirstOrThrow();
+    const m = await t.deps.db
+      .selectFrom('tfa_methods')
+      .select('fail_count')
+      .where('id', '=', totp.id)
+      .executeTakeFirstOrThrow();
     expect(m.fail_count).toBe(50);
   });
 });

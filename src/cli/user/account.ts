@@ -21,7 +21,13 @@ export function registerAccountCommands(program: Command, show: Command): void {
         who = ` as ${u.email}`;
       }
       const p = updateConfig(
-        { url: ctx.url, api_key: ctx.apiKey ?? undefined, session_key: undefined, session_url: undefined, session_api_key_sha256: undefined },
+        {
+          url: ctx.url,
+          api_key: ctx.apiKey ?? undefined,
+          session_key: undefined,
+          session_url: undefined,
+          session_api_key_sha256: undefined,
+        },
         ctx.env,
       );
       if (ctx.raw) return ctx.printRaw();
@@ -29,7 +35,10 @@ export function registerAccountCommands(program: Command, show: Command): void {
     }),
   );
 
-  common(program.command('logout').description('forget the stored URL, API key and 2FA session'), 'openrig logout').action(
+  common(
+    program.command('logout').description('forget the stored URL, API key and 2FA session'),
+    'openrig logout',
+  ).action(
     act(
       async (ctx) => {
         const removed = removeConfig(ctx.env);

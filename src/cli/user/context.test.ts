@@ -17,12 +17,24 @@ describe('where settings come from', () => {
     env.OPENRIG_URL = 'http://env/';
     env.OPENRIG_API_KEY = 'ke';
     expect(resolveSettings({}, env)).toMatchObject({ url: 'http://env', apiKey: 'ke' });
-    expect(resolveSettings({ url: 'https://flag', apiKey: 'kx' }, env)).toMatchObject({ url: 'https://flag', apiKey: 'kx' });
+    expect(resolveSettings({ url: 'https://flag', apiKey: 'kx' }, env)).toMatchObject({
+      url: 'https://flag',
+      apiKey: 'kx',
+    });
   });
 
   it('uses a stored 2FA session only for the server and API key it was opened with', () => {
     const env: NodeJS.ProcessEnv = { HOME: home() };
-    writeConfig({ url: 'http://h', api_key: 'k', session_key: 'ors_s', session_url: 'http://h', session_api_key_sha256: sha256('k') }, env);
+    writeConfig(
+      {
+        url: 'http://h',
+        api_key: 'k',
+        session_key: 'ors_s',
+        session_url: 'http://h',
+        session_api_key_sha256: sha256('k'),
+      },
+      env,
+    );
     expect(resolveSettings({}, env).sessionKey).toBe('ors_s');
     expect(resolveSettings({ apiKey: 'other' }, env).sessionKey).toBeNull();
     expect(resolveSettings({ url: 'http://elsewhere' }, env).sessionKey).toBeNull();

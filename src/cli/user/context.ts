@@ -6,7 +6,14 @@ import { createHash } from 'node:crypto';
 import { CommanderError, type Command } from 'commander';
 import { ApiError, NetworkError, OpenrigClient } from '../../client/client.js';
 import { SearchQueryError } from '../../client/search-query.js';
-import { ConfigFileError, configMode, configPath, readConfig, updateConfig, type StoredConfig } from '../config-file.js';
+import {
+  ConfigFileError,
+  configMode,
+  configPath,
+  readConfig,
+  updateConfig,
+  type StoredConfig,
+} from '../config-file.js';
 import { relativeTime } from '../output.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
@@ -56,7 +63,8 @@ export function checkUrl(url: string): string {
   } catch {
     throw new UsageError(`--url: "${url}" is not a URL (e.g. http://127.0.0.1:8080)`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`--url must start with http:// or https://`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new UsageError(`--url must start with http:// or https://`);
   return url.replace(/\/+$/, '');
 }
 
@@ -73,7 +81,12 @@ export function resolveSettings(o: CommonOpts, env: NodeJS.ProcessEnv): Settings
   const apiKey = o.apiKey ?? nonEmpty(env.OPENRIG_API_KEY) ?? stored.api_key ?? null;
   // A stored 2FA session is used only for the server and API key it was opened with.
   const sessionKey =
-    stored.session_key && stored.session_url === url && apiKey !== null && stored.session_api_key_sha256 === sha256(apiKey) ? stored.session_key : null;
+    stored.session_key &&
+    stored.session_url === url &&
+    apiKey !== null &&
+    stored.session_api_key_sha256 === sha256(apiKey)
+      ? stored.session_key
+      : null;
   return { url, apiKey, sessionKey, stored };
 }
 
@@ -90,7 +103,10 @@ export interface ActOptions {
  * Wraps a command body: builds the context, runs it, and maps failures to exit codes.
  * Commander calls actions with (...positionals, options, command).
  */
-export function act(fn: (ctx: Ctx, args: unknown[], opts: Record<string, unknown>) => Promise<void>, ao: ActOptions = {}) {
+export function act(
+  fn: (ctx: Ctx, args: unknown[], opts: Record<string, unknown>) => Promise<void>,
+  ao: ActOptions = {},
+) {
   return async (...a: unknown[]): Promise<void> => {
     const cmd = a[a.length - 1] as Command;
     const opts = cmd.opts() as Record<string, unknown> & CommonOpts;
@@ -102,20 +118,30 @@ export function act(fn: (ctx: Ctx, args: unknown[], opts: Record<string, unknown
     try {
       const st = resolveSettings(opts, env);
       if (ao.needsKey !== false && !st.apiKey) {
-        throw new UsageError('no API key: pass --api-key KEY, set OPENRIG_API_KEY, or run `openrig login --url URL --api-key KEY`');
+        throw new UsageError(
+          'no API key: pass --api-key KEY, set OPENRIG_API_KEY, or run `openrig login --url URL --api-key KEY`',
+        );
       }
       const mode = configMode(env);
-      if (mode !== null && (mode & 0o077) !== 0) err(`openrig: warning: ${configPath(env)} is readable by others (chmod 600 it)\n`);
+      if (mode !== null && (mode & 0o077) !== 0)
+        err(`openrig: warning: ${configPath(env)} is readable by others (chmod 600 it)\n`);
       const client = new OpenrigClient({
         url: st.url,
         apiKey: st.apiKey,
         sessionKey: st.sessionKey,
         onSessionFallback: (reason) => {
-          err(`openrig: ${reason} — the 2FA session is no longer valid; using the API key (run \`openrig tfa login\` for a new session)\n`);
+          err(
+            `openrig: ${reason} — the 2FA session is no longer valid; using the API key (run \`openrig tfa login\` for a new session)\n`,
+          );
           try {
-            updateConfig({ session_key: undefined, session_url: undefined, session_api_key_sha256: undefined }, env);
+            updateConfig(
+              { session_key: undefined, session_url: undefined, session_api_key_sha256: undefined },
+              env,
+            );
           } catch (e) {
-            err(`openrig: warning: could not forget the session in ${configPath(env)}: ${(e as Error).message}\n`);
+            err(
+              `openrig: warning: could not forget the session in ${configPath(env)}: ${(e as Error).message}\n`,
+            );
           }
         },
       });
@@ -155,14 +181,16 @@ export class CliFailure extends Error {}
 function lockHint(body: unknown): string {
   if (typeof body !== 'object' || body === null) return '';
   const b = body as { locked_until?: unknown; fail_count?: unknown };
-  if (typeof b.locked_until === 'number') return ` (locked until ${new Date(b.locked_until * 1000).toISOString()}, ${relativeTime(b.locked_until, Date.now())})`;
+  if (typeof b.locked_until === 'number')
+    return ` (locked until ${new Date(b.locked_until * 1000).toISOString()}, ${relativeTime(b.locked_until, Date.now())})`;
   return '';
 }
 
 /** Parses a positive whole number argument (an ID), or a usage error naming it. */
 export function intArg(v: unknown, what: string): number {
   const s = String(v);
-  if (!/^\d+$/.test(s) || Number(s) < 1 || !Number.isSafeInteger(Number(s))) throw new UsageError(`${what} must be a positive whole number, not "${s}"`);
+  if (!/^\d+$/.test(s) || Number(s) < 1 || !Number.isSafeInteger(Number(s)))
+    throw new UsageError(`${what} must be a positive whole number, not "${s}"`);
   return Number(s);
 }
 

@@ -8,7 +8,27 @@ function leaves(c: Command, prefix: string[] = []): { path: string; cmd: Command
   return c.commands.flatMap((s) => leaves(s, [...prefix, s.name()]));
 }
 
-const USER_GROUPS = ['search', 'create', 'show', 'stop', 'start', 'destroy', 'label', 'list', 'unlist', 'schedule', 'cancel', 'api-key', 'ssh-key', 'tfa', 'login', 'logout', 'ssh-url', 'ssh', 'wait'];
+const USER_GROUPS = [
+  'search',
+  'create',
+  'show',
+  'stop',
+  'start',
+  'destroy',
+  'label',
+  'list',
+  'unlist',
+  'schedule',
+  'cancel',
+  'api-key',
+  'ssh-key',
+  'tfa',
+  'login',
+  'logout',
+  'ssh-url',
+  'ssh',
+  'wait',
+];
 
 function helpOf(cmd: Command): string {
   let out = '';
@@ -19,28 +39,61 @@ function helpOf(cmd: Command): string {
 
 describe('--help', () => {
   const program = buildProgram();
-  const all = program.commands.filter((c) => USER_GROUPS.includes(c.name())).flatMap((c) => leaves(c, [c.name()]));
+  const all = program.commands
+    .filter((c) => USER_GROUPS.includes(c.name()))
+    .flatMap((c) => leaves(c, [c.name()]));
 
   it('covers every command the issue lists', () => {
     const paths = all.map((l) => l.path);
     for (const p of [
-      'search offers', 'create instance', 'show instances', 'show instance', 'stop instance', 'start instance', 'destroy instance', 'ssh-url', 'ssh',
-      'schedule maint', 'show maints', 'cancel maint', 'show machines', 'list machine', 'api-key create', 'api-key show', 'api-key delete',
-      'ssh-key add', 'ssh-key show', 'ssh-key delete', 'show user', 'login', 'wait',
-      'tfa status', 'tfa totp-setup', 'tfa auth-new', 'tfa activate', 'tfa login', 'tfa send-sms', 'tfa send-email', 'tfa delete', 'tfa update', 'tfa regen-codes',
+      'search offers',
+      'create instance',
+      'show instances',
+      'show instance',
+      'stop instance',
+      'start instance',
+      'destroy instance',
+      'ssh-url',
+      'ssh',
+      'schedule maint',
+      'show maints',
+      'cancel maint',
+      'show machines',
+      'list machine',
+      'api-key create',
+      'api-key show',
+      'api-key delete',
+      'ssh-key add',
+      'ssh-key show',
+      'ssh-key delete',
+      'show user',
+      'login',
+      'wait',
+      'tfa status',
+      'tfa totp-setup',
+      'tfa auth-new',
+      'tfa activate',
+      'tfa login',
+      'tfa send-sms',
+      'tfa send-email',
+      'tfa delete',
+      'tfa update',
+      'tfa regen-codes',
     ]) {
       expect(paths).toContain(p);
     }
   });
 
-  it.each(buildProgram().commands.filter((c) => USER_GROUPS.includes(c.name())).flatMap((c) => leaves(c, [c.name()])).map((l) => [l.path, l.cmd] as const))(
-    '%s has an example and the common options',
-    (path, cmd) => {
-      const h = helpOf(cmd);
-      expect(h).toContain('Example:');
-      expect(h).toContain(`openrig ${path}`);
-      expect(h).toContain('--raw');
-      expect(h).toContain('--api-key');
-    },
-  );
+  it.each(
+    buildProgram()
+      .commands.filter((c) => USER_GROUPS.includes(c.name()))
+      .flatMap((c) => leaves(c, [c.name()]))
+      .map((l) => [l.path, l.cmd] as const),
+  )('%s has an example and the common options', (path, cmd) => {
+    const h = helpOf(cmd);
+    expect(h).toContain('Example:');
+    expect(h).toContain(`openrig ${path}`);
+    expect(h).toContain('--raw');
+    expect(h).toContain('--api-key');
+  });
 });

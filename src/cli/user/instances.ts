@@ -5,21 +5,41 @@ import type { Command } from 'commander';
 import type { Instance } from '../../contract/api-types.js';
 import { act, CliFailure, common, intArg, numArg, UsageError, type Ctx } from './context.js';
 import { instanceDetail, instancesTable } from './views.js';
-import { DEFAULT_INTERVAL_S, describeOutcome, sshCommand, sshUrl, stateLabel, waitForInstance } from './wait.js';
+import {
+  DEFAULT_INTERVAL_S,
+  describeOutcome,
+  sshCommand,
+  sshUrl,
+  stateLabel,
+  waitForInstance,
+} from './wait.js';
 import { fmtDuration, spinnerLine } from '../output.js';
 
-export function registerInstanceCommands(show: Command, program: Command, verbs: Record<'stop' | 'start' | 'destroy' | 'label', Command>): void {
-  common(show.command('instances').description('list your instances'), 'openrig show instances\nopenrig show instances --raw | jq \'.instances[].id\'').action(
+export function registerInstanceCommands(
+  show: Command,
+  program: Command,
+  verbs: Record<'stop' | 'start' | 'destroy' | 'label', Command>,
+): void {
+  common(
+    show.command('instances').description('list your instances'),
+    "openrig show instances\nopenrig show instances --raw | jq '.instances[].id'",
+  ).action(
     act(async (ctx) => {
       const r = await ctx.client.listInstances();
       if (ctx.raw) return ctx.printRaw();
       const rows = Array.isArray(r.instances) ? r.instances : [];
-      if (rows.length === 0) return ctx.out('No instances. Rent one: openrig search offers, then openrig create instance OFFER_ID --image IMG --disk GB\n');
+      if (rows.length === 0)
+        return ctx.out(
+          'No instances. Rent one: openrig search offers, then openrig create instance OFFER_ID --image IMG --disk GB\n',
+        );
       ctx.out(instancesTable(rows, ctx.now()));
     }),
   );
 
-  common(show.command('instance').argument('<id>', 'instance ID').description('show one instance'), 'openrig show instance 12').action(
+  common(
+    show.command('instance').argument('<id>', 'instance ID').description('show one instance'),
+    'openrig show instance 12',
+  ).action(
     act(async (ctx, [id]) => {
       const n = intArg(id, 'instance ID');
       if (ctx.raw) {
@@ -33,8 +53,16 @@ export function registerInstanceCommands(show: Command, program: Command, verbs:
     }),
   );
 
-  const each = (verb: 'stop' | 'start' | 'destroy', doc: string, run: (ctx: Ctx, id: number) => Promise<unknown>, done: string) =>
-    common(verbs[verb].command('instance').argument('<ids...>', 'instance IDs').description(doc), `openrig ${verb} instance 12\nopenrig ${verb} instance 12 13 14`).action(
+  const each = (
+    verb: 'stop' | 'start' | 'destroy',
+    doc: string,
+    run: (ctx: Ctx, id: number) => Promise<unknown>,
+    done: string,
+  ) =>
+    common(
+      verbs[verb].command('instance').argument('<ids...>', 'instance IDs').description(doc),
+      `openrig ${verb} instance 12\nopenrig ${verb} instance 12 13 14`,
+    ).action(
       act(async (ctx, [ids]) => {
         const list = (ids as string[]).map((x) => intArg(x, 'instance ID'));
         let failed = 0;
@@ -53,11 +81,33 @@ export function registerInstanceCommands(show: Command, program: Command, verbs:
         if (failed > 0) process.exitCode = 1;
       }),
     );
-  each('stop', 'stop instances (compute billing halts; disk charges continue)', (ctx, id) => ctx.client.setInstanceState(id, 'stopped'), 'stopping');
-  each('start', 'start stopped instances', (ctx, id) => ctx.client.setInstanceState(id, 'running'), 'starting');
-  each('destroy', 'destroy instances: deletes their data and stops all billing', (ctx, id) => ctx.client.destroyInstance(id), 'destroyed');
+  each(
+    'stop',
+    'stop instances (compute billing halts; disk charges continue)',
+    (ctx, id) => ctx.client.setInstanceState(id, 'stopped'),
+    'stopping',
+  );
+  each(
+    'start',
+    'start stopped instances',
+    (ctx, id) => ctx.client.setInstanceState(id, 'running'),
+    'starting',
+  );
+  each(
+    'destroy',
+    'destroy instances: deletes their data and stops all billing',
+    (ctx, id) => ctx.client.destroyInstance(id),
+    'destroyed',
+  );
 
-  common(verbs.label.command('instance').argument('<id>', 'instance ID').argument('<label>', 'new label').description('set an instance label'), 'openrig label instance 12 "training run 3"').action(
+  common(
+    verbs.label
+      .command('instance')
+      .argument('<id>', 'instance ID')
+      .argument('<label>', 'new label')
+      .description('set an instance label'),
+    'openrig label instance 12 "training run 3"',
+  ).action(
     act(async (ctx, [id, label]) => {
       await ctx.client.labelInstance(intArg(id, 'instance ID'), String(label));
       if (ctx.raw) return ctx.printRaw();
@@ -65,7 +115,13 @@ export function registerInstanceCommands(show: Command, program: Command, verbs:
     }),
   );
 
-  common(program.command('ssh-url').argument('<id>', 'instance ID').description('print the ssh:// URL of a running instance'), 'openrig ssh-url 12').action(
+  common(
+    program
+      .command('ssh-url')
+      .argument('<id>', 'instance ID')
+      .description('print the ssh:// URL of a running instance'),
+    'openrig ssh-url 12',
+  ).action(
     act(async (ctx, [id]) => {
       const inst = await runningInstance(ctx, intArg(id, 'instance ID'));
       if (ctx.raw) return ctx.printRaw();
@@ -92,7 +148,13 @@ export function registerInstanceCommands(show: Command, program: Command, verbs:
       const code = await new Promise<number>((resolve, reject) => {
         const child = spawn('ssh', args, { stdio: 'inherit' });
         child.on('error', (e) =>
-          reject(new CliFailure((e as NodeJS.ErrnoException).code === 'ENOENT' ? `ssh is not installed; connect with: ${sshCommand(inst)}` : e.message)),
+          reject(
+            new CliFailure(
+              (e as NodeJS.ErrnoException).code === 'ENOENT'
+                ? `ssh is not installed; connect with: ${sshCommand(inst)}`
+                : e.message,
+            ),
+          ),
         );
         child.on('exit', (c, sig) => resolve(c ?? (sig ? 255 : 0)));
       });
@@ -101,7 +163,13 @@ export function registerInstanceCommands(show: Command, program: Command, verbs:
   );
 
   waitOptions(
-    common(program.command('wait').argument('<id>', 'instance ID').description('wait until an instance runs, then print its ssh command'), 'openrig wait 12\nopenrig wait 12 --interval 5 --timeout 600'),
+    common(
+      program
+        .command('wait')
+        .argument('<id>', 'instance ID')
+        .description('wait until an instance runs, then print its ssh command'),
+      'openrig wait 12\nopenrig wait 12 --interval 5 --timeout 600',
+    ),
   ).action(
     act(async (ctx, [id], opts) => {
       await waitAndReport(ctx, intArg(id, 'instance ID'), opts);
@@ -111,13 +179,18 @@ export function registerInstanceCommands(show: Command, program: Command, verbs:
 
 export function waitOptions(cmd: Command): Command {
   return cmd
-    .option('--interval <seconds>', `seconds between polls (the spec recommends ${DEFAULT_INTERVAL_S})`, String(DEFAULT_INTERVAL_S))
+    .option(
+      '--interval <seconds>',
+      `seconds between polls (the spec recommends ${DEFAULT_INTERVAL_S})`,
+      String(DEFAULT_INTERVAL_S),
+    )
     .option('--timeout <seconds>', 'give up after this many seconds (0: wait forever)', '900');
 }
 
 async function getOwnInstance(ctx: Ctx, id: number): Promise<Instance> {
   const inst = await ctx.client.getInstance(id);
-  if (!inst) throw new CliFailure(`instance ${id} not found (it does not exist, was destroyed, or is not yours)`);
+  if (!inst)
+    throw new CliFailure(`instance ${id} not found (it does not exist, was destroyed, or is not yours)`);
   return inst;
 }
 
@@ -139,7 +212,8 @@ async function runningInstance(ctx: Ctx, id: number): Promise<Instance> {
 export async function waitAndReport(ctx: Ctx, id: number, opts: Record<string, unknown>): Promise<void> {
   const intervalS = numArg(opts.interval ?? DEFAULT_INTERVAL_S, '--interval');
   const timeoutS = numArg(opts.timeout ?? 0, '--timeout');
-  if (intervalS <= 0 || intervalS > 3600) throw new UsageError('--interval must be more than 0 and at most 3600 seconds');
+  if (intervalS <= 0 || intervalS > 3600)
+    throw new UsageError('--interval must be more than 0 and at most 3600 seconds');
   if (timeoutS < 0) throw new UsageError('--timeout must be 0 or more seconds');
   const tty = !!process.stdout.isTTY && !ctx.raw;
   let text = `instance ${id}: waiting`;
@@ -150,7 +224,9 @@ export async function waitAndReport(ctx: Ctx, id: number, opts: Record<string, u
   // Ctrl-C ends the wait, not the instance: say so, and how to resume.
   const onInt = () => {
     if (timer) ctx.out('\r\u001b[2K');
-    ctx.err(`openrig: stopped waiting; instance ${id} is still ${lastState || 'provisioning'} (resume with: openrig wait ${id})\n`);
+    ctx.err(
+      `openrig: stopped waiting; instance ${id} is still ${lastState || 'provisioning'} (resume with: openrig wait ${id})\n`,
+    );
     process.exit(130);
   };
   process.once('SIGINT', onInt);

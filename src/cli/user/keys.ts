@@ -12,17 +12,31 @@ export function registerKeyCommands(apiKey: Command, sshKey: Command): void {
     apiKey
       .command('create')
       .option('--name <name>', 'a name to recognise the key by')
-      .option('--permissions <p>', 'full (default), read_only, or JSON like \'{"instances":"write","offers":"read"}\'')
+      .option(
+        '--permissions <p>',
+        'full (default), read_only, or JSON like \'{"instances":"write","offers":"read"}\'',
+      )
       .description('create an API key; it is shown once, here'),
     'openrig api-key create --name ci --permissions read_only',
   ).action(
     act(async (ctx, _a, o) => {
-      const k = await ctx.client.createApiKey(o.name === undefined ? '' : String(o.name), parsePermissions(o.permissions));
+      const k = await ctx.client.createApiKey(
+        o.name === undefined ? '' : String(o.name),
+        parsePermissions(o.permissions),
+      );
       if (ctx.raw) return ctx.printRaw();
-      ctx.out(`API key ${k.id}${k.name ? ` (${k.name})` : ''} created. It is shown only this once; store it now:\n${str(k.key)}\n`);
+      ctx.out(
+        `API key ${k.id}${k.name ? ` (${k.name})` : ''} created. It is shown only this once; store it now:\n${str(k.key)}\n`,
+      );
     }),
   );
-  common(apiKey.command('show').argument('[id]', 'one key').description('list your API keys (never the keys themselves)'), 'openrig api-key show\nopenrig api-key show 3').action(
+  common(
+    apiKey
+      .command('show')
+      .argument('[id]', 'one key')
+      .description('list your API keys (never the keys themselves)'),
+    'openrig api-key show\nopenrig api-key show 3',
+  ).action(
     act(async (ctx, [id]) => {
       if (id !== undefined) {
         const k = await ctx.client.getApiKey(intArg(id, 'API key ID'));
@@ -34,7 +48,10 @@ export function registerKeyCommands(apiKey: Command, sshKey: Command): void {
       ctx.out(apiKeysTable(keys, ctx.now()));
     }),
   );
-  common(apiKey.command('delete').argument('<id>', 'API key ID').description('revoke an API key at once'), 'openrig api-key delete 3').action(
+  common(
+    apiKey.command('delete').argument('<id>', 'API key ID').description('revoke an API key at once'),
+    'openrig api-key delete 3',
+  ).action(
     act(async (ctx, [id]) => {
       const n = intArg(id, 'API key ID');
       await ctx.client.deleteApiKey(n);
@@ -44,7 +61,10 @@ export function registerKeyCommands(apiKey: Command, sshKey: Command): void {
   );
 
   common(
-    sshKey.command('add').argument('[file]', 'public key file (default: the first ~/.ssh/*.pub)').description('register an SSH public key for your instances'),
+    sshKey
+      .command('add')
+      .argument('[file]', 'public key file (default: the first ~/.ssh/*.pub)')
+      .description('register an SSH public key for your instances'),
     'openrig ssh-key add\nopenrig ssh-key add ~/.ssh/id_ed25519.pub',
   ).action(
     act(async (ctx, [file]) => {
@@ -52,12 +72,14 @@ export function registerKeyCommands(apiKey: Command, sshKey: Command): void {
       const text = readPublicKey(path);
       const k = await ctx.client.addSshKey(text);
       if (ctx.raw) return ctx.printRaw();
-      ctx.out(keyValues([
-        ['Added SSH key', str(k.id)],
-        ['From', path],
-        ['Fingerprint', str(k.fingerprint)],
-        ['Type', str(k.key_type)],
-      ]));
+      ctx.out(
+        keyValues([
+          ['Added SSH key', str(k.id)],
+          ['From', path],
+          ['Fingerprint', str(k.fingerprint)],
+          ['Type', str(k.key_type)],
+        ]),
+      );
     }),
   );
   common(sshKey.command('show').description('list your SSH public keys'), 'openrig ssh-key show').action(
@@ -68,7 +90,10 @@ export function registerKeyCommands(apiKey: Command, sshKey: Command): void {
       ctx.out(sshKeysTable(keys, ctx.now()));
     }),
   );
-  common(sshKey.command('delete').argument('<id>', 'SSH key ID').description('remove an SSH public key'), 'openrig ssh-key delete 5').action(
+  common(
+    sshKey.command('delete').argument('<id>', 'SSH key ID').description('remove an SSH public key'),
+    'openrig ssh-key delete 5',
+  ).action(
     act(async (ctx, [id]) => {
       const n = intArg(id, 'SSH key ID');
       await ctx.client.deleteSshKey(n);
@@ -88,7 +113,9 @@ export function parsePermissions(v: unknown): unknown {
   } catch {
     // fall through
   }
-  throw new UsageError('--permissions must be full, read_only, or a JSON object like \'{"instances":"write"}\'');
+  throw new UsageError(
+    '--permissions must be full, read_only, or a JSON object like \'{"instances":"write"}\'',
+  );
 }
 
 /** The first `~/.ssh/*.pub`, preferring ed25519, then ecdsa, then rsa. */
@@ -102,7 +129,8 @@ export function defaultPublicKey(env: NodeJS.ProcessEnv): string {
   }
   const rank = (f: string) => ['id_ed25519.pub', 'id_ecdsa.pub', 'id_rsa.pub'].indexOf(f);
   files.sort((a, b) => (rank(a) < 0 ? 99 : rank(a)) - (rank(b) < 0 ? 99 : rank(b)) || a.localeCompare(b));
-  if (files.length === 0) throw new UsageError(`no public key in ${dir}; create one with ssh-keygen -t ed25519, or name a file`);
+  if (files.length === 0)
+    throw new UsageError(`no public key in ${dir}; create one with ssh-keygen -t ed25519, or name a file`);
   return join(dir, files[0]!);
 }
 
@@ -111,7 +139,9 @@ export function readPublicKey(path: string): string {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new UsageError(`cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new UsageError(
+      `cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   // Never send a private key anywhere.
   if (/PRIVATE KEY/.test(text)) throw new CliFailure(`${path} is a private key; give the .pub file`);

@@ -9,12 +9,22 @@ import { str, table } from '../output.js';
 
 export const CATEGORIES: MaintenanceCategory[] = ['power', 'internet', 'disk', 'gpu', 'software', 'other'];
 
-export function registerMachineCommands(v: { show: Command; list: Command; unlist: Command; schedule: Command; cancel: Command }): void {
-  common(v.show.command('machines').description('list your machines (as a host)'), 'openrig show machines').action(
+export function registerMachineCommands(v: {
+  show: Command;
+  list: Command;
+  unlist: Command;
+  schedule: Command;
+  cancel: Command;
+}): void {
+  common(
+    v.show.command('machines').description('list your machines (as a host)'),
+    'openrig show machines',
+  ).action(
     act(async (ctx) => {
       const machines = await ctx.client.listMachines();
       if (ctx.raw) return ctx.printRaw();
-      if (machines.length === 0) return ctx.out('No machines. Start an agent on a host: openrig agent --server URL --api-key KEY\n');
+      if (machines.length === 0)
+        return ctx.out('No machines. Start an agent on a host: openrig agent --server URL --api-key KEY\n');
       ctx.out(machinesTable(machines, ctx.now()));
     }),
   );
@@ -25,7 +35,10 @@ export function registerMachineCommands(v: { show: Command; list: Command; unlis
       .argument('<id>', 'machine ID')
       .requiredOption('--price-gpu <dph>', 'on-demand price per GPU in $/hour')
       .option('--price-disk <usd>', 'disk price in $ per GB-month')
-      .option('--min-bid <dph>', 'lowest bid for interruptible rentals of the whole machine, $/hour (0: no bids)')
+      .option(
+        '--min-bid <dph>',
+        'lowest bid for interruptible rentals of the whole machine, $/hour (0: no bids)',
+      )
       .option('--end-date <epoch>', 'offer the machine until this time (epoch seconds)')
       .description('offer a machine for rent'),
     'openrig list machine 7 --price-gpu 0.45 --price-disk 0.15',
@@ -44,7 +57,13 @@ export function registerMachineCommands(v: { show: Command; list: Command; unlis
     }),
   );
 
-  common(v.unlist.command('machine').argument('<id>', 'machine ID').description('stop offering a machine for rent'), 'openrig unlist machine 7').action(
+  common(
+    v.unlist
+      .command('machine')
+      .argument('<id>', 'machine ID')
+      .description('stop offering a machine for rent'),
+    'openrig unlist machine 7',
+  ).action(
     act(async (ctx, [id]) => {
       const machine = intArg(id, 'machine ID');
       await ctx.client.unlistMachine(machine);
@@ -64,7 +83,10 @@ export function registerMachineCommands(v: { show: Command; list: Command; unlis
     'openrig schedule maint --machines 1,2,3 --sdate 2026-12-01T10:00Z --duration 2 --category gpu',
   ).action(
     act(async (ctx, _args, o) => {
-      const body: MaintBatchBody = { machine_ids: idList(o.machines, '--machines'), sdate: parseWhen(String(o.sdate)) };
+      const body: MaintBatchBody = {
+        machine_ids: idList(o.machines, '--machines'),
+        sdate: parseWhen(String(o.sdate)),
+      };
       if (o.duration !== undefined) body.duration = numArg(o.duration, '--duration');
       if (o.category !== undefined) body.maintenance_category = String(o.category) as MaintenanceCategory;
       let results: MaintBatchEntry[];
@@ -87,11 +109,16 @@ export function registerMachineCommands(v: { show: Command; list: Command; unlis
   );
 
   common(
-    v.show.command('maints').option('--machines <ids>', 'only these machine IDs, comma-separated').description('list scheduled maintenance windows'),
+    v.show
+      .command('maints')
+      .option('--machines <ids>', 'only these machine IDs, comma-separated')
+      .description('list scheduled maintenance windows'),
     'openrig show maints\nopenrig show maints --machines 1,2',
   ).action(
     act(async (ctx, _a, o) => {
-      const rows = await ctx.client.listMaintenances(o.machines === undefined ? undefined : idList(o.machines, '--machines'));
+      const rows = await ctx.client.listMaintenances(
+        o.machines === undefined ? undefined : idList(o.machines, '--machines'),
+      );
       if (ctx.raw) return ctx.printRaw();
       if (rows.length === 0) return ctx.out('No maintenance scheduled.\n');
       ctx.out(maintsTable(rows, ctx.now()));
@@ -99,7 +126,10 @@ export function registerMachineCommands(v: { show: Command; list: Command; unlis
   );
 
   common(
-    v.cancel.command('maint').argument('<machine-ids...>', 'machine IDs').description('cancel the scheduled maintenance of machines'),
+    v.cancel
+      .command('maint')
+      .argument('<machine-ids...>', 'machine IDs')
+      .description('cancel the scheduled maintenance of machines'),
     'openrig cancel maint 7\nopenrig cancel maint 7 8 9',
   ).action(
     act(async (ctx, [ids]) => {
@@ -107,11 +137,14 @@ export function registerMachineCommands(v: { show: Command; list: Command; unlis
       if (list.length === 1) {
         const r = await ctx.client.cancelMaintenance(list[0]!);
         if (ctx.raw) return ctx.printRaw();
-        return ctx.out(`machine ${list[0]}: ${typeof r.canceled === 'number' ? `${r.canceled} maintenance window(s) cancelled` : 'maintenance cancelled'}\n`);
+        return ctx.out(
+          `machine ${list[0]}: ${typeof r.canceled === 'number' ? `${r.canceled} maintenance window(s) cancelled` : 'maintenance cancelled'}\n`,
+        );
       }
       let results: CancelEntry[];
       try {
-        results = ((await ctx.client.cancelMaintenanceBatch(list)) as { results?: CancelEntry[] }).results ?? [];
+        results =
+          ((await ctx.client.cancelMaintenanceBatch(list)) as { results?: CancelEntry[] }).results ?? [];
       } catch (err) {
         const b = err instanceof ApiError ? (err.body as { results?: CancelEntry[] }) : undefined;
         if (!ctx.raw && Array.isArray(b?.results)) ctx.out(cancelTable(b.results));
@@ -147,7 +180,8 @@ function cancelTable(rows: CancelEntry[]): string {
 
 function positive(v: unknown, what: string, zeroOk = false): number {
   const n = numArg(v, what);
-  if (n < 0 || (!zeroOk && n === 0)) throw new UsageError(`${what} must be ${zeroOk ? '0 or more' : 'positive'}`);
+  if (n < 0 || (!zeroOk && n === 0))
+    throw new UsageError(`${what} must be ${zeroOk ? '0 or more' : 'positive'}`);
   return n;
 }
 
@@ -158,7 +192,8 @@ export function parseWhen(s: string): number {
   if (/^\d{4}-\d{2}-\d{2}$/.test(iso)) iso += 'T00:00Z';
   else if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2})?$/.test(iso)) iso = iso.replace(' ', 'T') + 'Z';
   const ms = Date.parse(iso);
-  if (!Number.isFinite(ms)) throw new UsageError(`--sdate: "${s}" is neither epoch seconds nor a date like 2026-12-01T10:00Z`);
+  if (!Number.isFinite(ms))
+    throw new UsageError(`--sdate: "${s}" is neither epoch seconds nor a date like 2026-12-01T10:00Z`);
   return Math.floor(ms / 1000);
 }
 
@@ -166,7 +201,11 @@ function resultsTable(rows: MaintBatchEntry[]): string {
   return table(rows, [
     { header: 'Machine', get: (r) => str(r.machine_id), align: 'right' },
     { header: 'Result', get: (r) => (r.success ? 'scheduled' : `failed: ${str(r.error)}`) },
-    { header: 'Renters notified', get: (r) => (r.success ? str(r.notifications_sent ?? 0) : '-'), align: 'right' },
+    {
+      header: 'Renters notified',
+      get: (r) => (r.success ? str(r.notifications_sent ?? 0) : '-'),
+      align: 'right',
+    },
     { header: 'Message', get: (r) => str(r.msg ?? '') },
   ]);
 }

@@ -9,7 +9,15 @@ import { UsageError } from './context.js';
 
 describe('create instance body', () => {
   it('takes image, disk, label, env and a command as onstart', () => {
-    expect(createBody({ image: 'ubuntu:22.04', disk: '20', label: 'x', onstartCmd: 'echo hi', env: ['-e A=1 -p 8080:8080', "B='two words'"] })).toEqual({
+    expect(
+      createBody({
+        image: 'ubuntu:22.04',
+        disk: '20',
+        label: 'x',
+        onstartCmd: 'echo hi',
+        env: ['-e A=1 -p 8080:8080', "B='two words'"],
+      }),
+    ).toEqual({
       image: 'ubuntu:22.04',
       disk: 20,
       runtype: 'ssh',

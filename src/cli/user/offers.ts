@@ -24,8 +24,11 @@ export function registerOfferCommands(search: Command, create: Command): void {
   common(
     search
       .command('offers')
-      .argument('[query]', 'filters, e.g. \'gpu_name=RTX_4090 num_gpus>=2 reliability>0.98\'', '')
-      .option('-o, --order <fields>', 'sort: comma-separated fields, - suffix for descending (e.g. dph_total or score-)')
+      .argument('[query]', "filters, e.g. 'gpu_name=RTX_4090 num_gpus>=2 reliability>0.98'", '')
+      .option(
+        '-o, --order <fields>',
+        'sort: comma-separated fields, - suffix for descending (e.g. dph_total or score-)',
+      )
       .option('-t, --type <type>', 'on-demand, bid (interruptible) or reserved', 'on-demand')
       .option('-l, --limit <n>', 'at most this many offers')
       .option('--storage <GB>', 'disk size to price into $/hr (allocated_storage)', '5')
@@ -50,8 +53,14 @@ export function registerOfferCommands(search: Command, create: Command): void {
           ctx.out('No offers match.\n');
           // A GPU name typo is the usual reason: say which names are on offer.
           if (body.gpu_name !== undefined) {
-            const names = await ctx.client.gpuNames().then((g) => g.gpu_names ?? [], () => []);
-            if (names.length > 0) ctx.out(`GPU names on offer: ${names.join(', ')} (write spaces as _, e.g. gpu_name=${names[0]!.replace(/ /g, '_')})\n`);
+            const names = await ctx.client.gpuNames().then(
+              (g) => g.gpu_names ?? [],
+              () => [],
+            );
+            if (names.length > 0)
+              ctx.out(
+                `GPU names on offer: ${names.join(', ')} (write spaces as _, e.g. gpu_name=${names[0]!.replace(/ /g, '_')})\n`,
+              );
           }
           return;
         }
@@ -68,14 +77,21 @@ export function registerOfferCommands(search: Command, create: Command): void {
         .option('--disk <GB>', 'disk size in GB', '10')
         .option('--onstart <file>', 'script file run once when the instance starts')
         .option('--onstart-cmd <cmd>', 'command run once when the instance starts')
-        .option('--env <spec...>', "environment and ports, docker style: '-e KEY=VALUE -p 8080:8080' (or KEY=VALUE)")
+        .option(
+          '--env <spec...>',
+          "environment and ports, docker style: '-e KEY=VALUE -p 8080:8080' (or KEY=VALUE)",
+        )
         .option('--label <label>', 'a label for the instance')
         .option('--price <dph>', 'bid price in $/hour (interruptible instances)')
-        .option('--runtype <type>', 'ssh, ssh_proxy, ssh_direc ssh_proxy, jupyter_proxy ssh_proxy or args', 'ssh')
+        .option(
+          '--runtype <type>',
+          'ssh, ssh_proxy, ssh_direc ssh_proxy, jupyter_proxy ssh_proxy or args',
+          'ssh',
+        )
         .option('--args <args...>', 'arguments for the image entrypoint (runtype args)')
         .option('--wait', 'wait until it runs, then print the ssh command')
         .description('rent an offer: create an instance from it'),
-      'openrig create instance 42 --image ubuntu:22.04 --disk 20 --wait\nopenrig create instance 42 --image pytorch/pytorch --disk 50 --onstart setup.sh --env \'-e HF_TOKEN=abc -p 8888:8888\'',
+      "openrig create instance 42 --image ubuntu:22.04 --disk 20 --wait\nopenrig create instance 42 --image pytorch/pytorch --disk 50 --onstart setup.sh --env '-e HF_TOKEN=abc -p 8888:8888'",
     ),
   ).action(
     act(async (ctx, [offer], opts) => {
@@ -93,15 +109,22 @@ export function registerOfferCommands(search: Command, create: Command): void {
 export function createBody(opts: Record<string, unknown>): CreateInstanceBody {
   const disk = numArg(opts.disk, '--disk');
   if (disk <= 0) throw new UsageError('--disk must be a positive number of GB');
-  const body: CreateInstanceBody = { image: String(opts.image), disk, runtype: String(opts.runtype ?? 'ssh') };
+  const body: CreateInstanceBody = {
+    image: String(opts.image),
+    disk,
+    runtype: String(opts.runtype ?? 'ssh'),
+  };
   if (body.image.trim() === '') throw new UsageError('--image must name a container image');
-  if (opts.onstart && opts.onstartCmd) throw new UsageError('give --onstart FILE or --onstart-cmd CMD, not both');
+  if (opts.onstart && opts.onstartCmd)
+    throw new UsageError('give --onstart FILE or --onstart-cmd CMD, not both');
   let script: string | undefined;
   if (opts.onstart) {
     try {
       script = readFileSync(String(opts.onstart), 'utf8');
     } catch (err) {
-      throw new UsageError(`--onstart: cannot read ${String(opts.onstart)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new UsageError(
+        `--onstart: cannot read ${String(opts.onstart)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     }
   } else if (opts.onstartCmd) script = String(opts.onstartCmd);
   if (script !== undefined) body.onstart = encodeOnstart(script);
@@ -121,7 +144,9 @@ export function encodeOnstart(script: string): string {
   if (script.length <= ONSTART_MAX) return script;
   const packed = gzipSync(Buffer.from(script, 'utf8'), { level: 9 }).toString('base64');
   if (packed.length > ONSTART_MAX) {
-    throw new UsageError(`onstart script is ${script.length} characters, ${packed.length} even gzip+base64 encoded; the limit is ${ONSTART_MAX}`);
+    throw new UsageError(
+      `onstart script is ${script.length} characters, ${packed.length} even gzip+base64 encoded; the limit is ${ONSTART_MAX}`,
+    );
   }
   return packed;
 }
@@ -130,7 +155,9 @@ export function encodeOnstart(script: string): string {
 export function parseEnv(specs: string[]): Record<string, string> {
   const env: Record<string, string> = {};
   // Shell-like words: quotes group spaces (`-e MSG="a b"`) and are removed.
-  const tokens = specs.flatMap((s) => s.match(/(?:[^\s"']+|"[^"]*"|'[^']*')+/g) ?? []).map((t) => t.replace(/"([^"]*)"|'([^']*)'/g, '$1$2'));
+  const tokens = specs
+    .flatMap((s) => s.match(/(?:[^\s"']+|"[^"]*"|'[^']*')+/g) ?? [])
+    .map((t) => t.replace(/"([^"]*)"|'([^']*)'/g, '$1$2'));
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
     if (t === '-e' || t === '--env') {
@@ -139,7 +166,8 @@ export function parseEnv(specs: string[]): Record<string, string> {
       setKv(kv);
     } else if (t === '-p') {
       const p = tokens[++i];
-      if (!p || !/^(\d+(\.\d+){3}:)?\d+(:\d+)?(\/(tcp|udp))?$/.test(p)) throw new UsageError(`--env: -p needs a port mapping like 8080:8080, not "${p ?? ''}"`);
+      if (!p || !/^(\d+(\.\d+){3}:)?\d+(:\d+)?(\/(tcp|udp))?$/.test(p))
+        throw new UsageError(`--env: -p needs a port mapping like 8080:8080, not "${p ?? ''}"`);
       env[`-p ${p}`] = '1';
     } else if (t.startsWith('-')) {
       throw new UsageError(`--env: unknown flag "${t}" (use -e KEY=VALUE or -p HOST:CONTAINER)`);
@@ -151,7 +179,8 @@ export function parseEnv(specs: string[]): Record<string, string> {
     const eq = kv.indexOf('=');
     if (eq <= 0) throw new UsageError(`--env: "${kv}" is not KEY=VALUE`);
     const key = kv.slice(0, eq);
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new UsageError(`--env: "${key}" is not a valid variable name`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key))
+      throw new UsageError(`--env: "${key}" is not a valid variable name`);
     env[key] = kv.slice(eq + 1);
   }
 }

@@ -12,7 +12,9 @@ import { configPath, updateConfig } from '../config-file.js';
 import { keyValues, str } from '../output.js';
 import { tfaMethodsTable } from './views.js';
 
-const qrcode = createRequire(import.meta.url)('qrcode-terminal') as { generate(text: string, opts: { small: boolean }, cb: (qr: string) => void): void };
+const qrcode = createRequire(import.meta.url)('qrcode-terminal') as {
+  generate(text: string, opts: { small: boolean }, cb: (qr: string) => void): void;
+};
 
 /** The provisioning URI as a QR code drawn with block characters (the service returns no image). */
 export function qrText(uri: string): string {
@@ -40,8 +42,13 @@ function verifyOpts(cmd: Command): Command {
     .option('--backup-code <code>', 'a backup code (XXXX-XXXX-XXXX) instead of a code');
 }
 
-function verification(code: unknown, o: Record<string, unknown>, defaultMethod?: TfaMethodName): TfaVerification {
-  if (code === undefined && o.backupCode === undefined) throw new UsageError('give the 6-digit CODE, or --backup-code');
+function verification(
+  code: unknown,
+  o: Record<string, unknown>,
+  defaultMethod?: TfaMethodName,
+): TfaVerification {
+  if (code === undefined && o.backupCode === undefined)
+    throw new UsageError('give the 6-digit CODE, or --backup-code');
   const v: TfaVerification = {
     code: code === undefined ? undefined : String(code),
     backup_code: o.backupCode === undefined ? undefined : String(o.backupCode),
@@ -50,30 +57,51 @@ function verification(code: unknown, o: Record<string, unknown>, defaultMethod?:
     tfa_method: method(o.method),
   };
   // A code without --secret can only be a TOTP code; with --secret the server's default (sms) holds.
-  if (v.code !== undefined && v.tfa_method === undefined && v.secret === undefined && v.tfa_method_id === undefined) v.tfa_method = defaultMethod;
+  if (
+    v.code !== undefined &&
+    v.tfa_method === undefined &&
+    v.secret === undefined &&
+    v.tfa_method_id === undefined
+  )
+    v.tfa_method = defaultMethod;
   return v;
 }
 
 function printBackupCodes(ctx: Ctx, codes: string[] | undefined): void {
   if (!codes || codes.length === 0) return;
-  ctx.out(`\nBackup codes (each works once; they are shown only now, store them safely):\n${codes.map((c) => `  ${c}`).join('\n')}\n`);
+  ctx.out(
+    `\nBackup codes (each works once; they are shown only now, store them safely):\n${codes.map((c) => `  ${c}`).join('\n')}\n`,
+  );
 }
 
 export function registerTfaCommands(tfa: Command): void {
-  common(tfa.command('status').description('show your 2FA methods and backup codes'), 'openrig tfa status').action(
+  common(
+    tfa.command('status').description('show your 2FA methods and backup codes'),
+    'openrig tfa status',
+  ).action(
     act(async (ctx) => {
       const s = await ctx.client.tfaStatus();
       if (ctx.raw) return ctx.printRaw();
-      ctx.out(keyValues([
-        ['2FA', s.tfa_enabled ? 'enabled' : 'disabled'],
-        ['Backup codes left', str(s.backup_codes_remaining)],
-        ['May add a method', s.new_method_authorized ? 'yes (authorized)' : 'no (run: openrig tfa auth-new)'],
-      ]));
+      ctx.out(
+        keyValues([
+          ['2FA', s.tfa_enabled ? 'enabled' : 'disabled'],
+          ['Backup codes left', str(s.backup_codes_remaining)],
+          [
+            'May add a method',
+            s.new_method_authorized ? 'yes (authorized)' : 'no (run: openrig tfa auth-new)',
+          ],
+        ]),
+      );
       if (s.methods.length > 0) ctx.out('\n' + tfaMethodsTable(s.methods, ctx.now()));
     }),
   );
 
-  common(tfa.command('totp-setup').description('start adding an authenticator app: shows a QR code and the secret'), 'openrig tfa totp-setup').action(
+  common(
+    tfa
+      .command('totp-setup')
+      .description('start adding an authenticator app: shows a QR code and the secret'),
+    'openrig tfa totp-setup',
+  ).action(
     act(async (ctx) => {
       const r = await ctx.client.tfaTotpSetup();
       if (ctx.raw) return ctx.printRaw();
@@ -98,7 +126,8 @@ export function registerTfaCommands(tfa: Command): void {
   ).action(
     act(async (ctx, [code], o) => {
       if (code !== undefined) {
-        if (o.secret === undefined) throw new UsageError('finishing needs --secret (printed by the first step)');
+        if (o.secret === undefined)
+          throw new UsageError('finishing needs --secret (printed by the first step)');
         const r = await ctx.client.tfaAuthorizeNewConfirm({ code: String(code), secret: String(o.secret) });
         if (ctx.raw) return ctx.printRaw();
         return ctx.out(`${str(r.msg ?? 'Authorized')}. You may add a method for the next 30 minutes.\n`);
@@ -109,8 +138,11 @@ export function registerTfaCommands(tfa: Command): void {
         backup_code: o.backupCode === undefined ? undefined : String(o.backupCode),
       });
       if (ctx.raw) return ctx.printRaw();
-      if (!r.secret) return ctx.out(`${str(r.msg ?? 'Authorized')}. You may add a method for the next 30 minutes.\n`);
-      ctx.out(`${r.msg ? `${r.msg}\n` : ''}Secret: ${r.secret}\nFinish with the code you received (or from your authenticator app):\n  openrig tfa auth-new CODE --secret ${r.secret}\n`);
+      if (!r.secret)
+        return ctx.out(`${str(r.msg ?? 'Authorized')}. You may add a method for the next 30 minutes.\n`);
+      ctx.out(
+        `${r.msg ? `${r.msg}\n` : ''}Secret: ${r.secret}\nFinish with the code you received (or from your authenticator app):\n  openrig tfa auth-new CODE --secret ${r.secret}\n`,
+      );
       const typed = await prompt('Code (or Enter to finish later): ');
       if (typed) {
         const c = await ctx.client.tfaAuthorizeNewConfirm({ code: typed, secret: r.secret });
@@ -123,7 +155,10 @@ export function registerTfaCommands(tfa: Command): void {
     tfa
       .command('activate')
       .argument('<code>', 'a current code from the new method')
-      .requiredOption('--secret <secret>', 'TOTP: the base32 secret from totp-setup; SMS: the secret from send-sms')
+      .requiredOption(
+        '--secret <secret>',
+        'TOTP: the base32 secret from totp-setup; SMS: the secret from send-sms',
+      )
       .option('--method <m>', 'totp or sms', 'totp')
       .option('--phone <e164>', 'SMS: the phone number, e.g. +15551234567')
       .option('--label <label>', 'a name for the method (at most 30 characters)')
@@ -146,20 +181,31 @@ export function registerTfaCommands(tfa: Command): void {
     }),
   );
 
-  common(verifyOpts(tfa.command('login')).option('--admin', 'request an admin session').description('complete a 2FA login; later commands use the session'), 'openrig tfa login 123456\nopenrig tfa send-email && openrig tfa login 654321 --method email --secret SECRET').action(
+  common(
+    verifyOpts(tfa.command('login'))
+      .option('--admin', 'request an admin session')
+      .description('complete a 2FA login; later commands use the session'),
+    'openrig tfa login 123456\nopenrig tfa send-email && openrig tfa login 654321 --method email --secret SECRET',
+  ).action(
     act(async (ctx, [code], o) => {
       // The CLI flow: the API key itself is the Bearer, so the reply carries a session_key.
       const client = new OpenrigClient({ url: ctx.url, apiKey: ctx.apiKey });
       const v = verification(code, o, 'totp');
       const u = await client.tfaLogin({ ...v, admin: o.admin ? true : undefined });
       if (u.session_key && ctx.apiKey) {
-        updateConfig({ session_key: u.session_key, session_url: ctx.url, session_api_key_sha256: sha256(ctx.apiKey) }, ctx.env);
+        updateConfig(
+          { session_key: u.session_key, session_url: ctx.url, session_api_key_sha256: sha256(ctx.apiKey) },
+          ctx.env,
+        );
       }
       if (ctx.raw) return ctx.out(client.lastRaw + '\n');
-      ctx.out(`Logged in as ${u.email} with 2FA.${u.session_key ? ` The session is stored in ${configPath(ctx.env)} and used from now on.` : ''}\n`);
+      ctx.out(
+        `Logged in as ${u.email} with 2FA.${u.session_key ? ` The session is stored in ${configPath(ctx.env)} and used from now on.` : ''}\n`,
+      );
       if (!u.session_key) ctx.err('openrig: warning: the server returned no session_key\n');
       if (u.backup_codes_remaining !== undefined) ctx.out(`${u.backup_codes_remaining} backup codes left.\n`);
-      if (u.legacy_tfa_user) ctx.out('This account uses legacy 2FA: run openrig tfa regen-codes to get backup codes.\n');
+      if (u.legacy_tfa_user)
+        ctx.out('This account uses legacy 2FA: run openrig tfa regen-codes to get backup codes.\n');
     }),
   );
 
@@ -178,29 +224,50 @@ export function registerTfaCommands(tfa: Command): void {
         phone_number: o.phone === undefined ? undefined : String(o.phone),
         tfa_method_id: o.methodId === undefined ? undefined : intArg(o.methodId, '--method-id'),
       };
-      const r = o.resend ? await ctx.client.tfaResendSms({ ...b, secret: o.secret === undefined ? undefined : String(o.secret) }) : await ctx.client.tfaSendSms(b);
+      const r = o.resend
+        ? await ctx.client.tfaResendSms({
+            ...b,
+            secret: o.secret === undefined ? undefined : String(o.secret),
+          })
+        : await ctx.client.tfaSendSms(b);
       if (ctx.raw) return ctx.printRaw();
-      ctx.out(`${str(r.msg ?? 'Code sent')}\nSecret: ${r.secret}\n(pass it back with --secret ${r.secret})\n`);
-    }),
-  );
-
-  common(tfa.command('send-email').description('send a 2FA code by e-mail; prints the secret to pass back with the code'), 'openrig tfa send-email').action(
-    act(async (ctx) => {
-      const r = await ctx.client.tfaSendEmail();
-      if (ctx.raw) return ctx.printRaw();
-      ctx.out(`${str(r.msg ?? 'Code sent')}\nSecret: ${r.secret}\n(pass it back with --method email --secret ${r.secret})\n`);
+      ctx.out(
+        `${str(r.msg ?? 'Code sent')}\nSecret: ${r.secret}\n(pass it back with --secret ${r.secret})\n`,
+      );
     }),
   );
 
   common(
-    verifyOpts(tfa.command('delete')).option('--target-id <id>', 'the method to remove (default: the one you verify with)').description('remove a 2FA method (the last one disables 2FA)'),
+    tfa
+      .command('send-email')
+      .description('send a 2FA code by e-mail; prints the secret to pass back with the code'),
+    'openrig tfa send-email',
+  ).action(
+    act(async (ctx) => {
+      const r = await ctx.client.tfaSendEmail();
+      if (ctx.raw) return ctx.printRaw();
+      ctx.out(
+        `${str(r.msg ?? 'Code sent')}\nSecret: ${r.secret}\n(pass it back with --method email --secret ${r.secret})\n`,
+      );
+    }),
+  );
+
+  common(
+    verifyOpts(tfa.command('delete'))
+      .option('--target-id <id>', 'the method to remove (default: the one you verify with)')
+      .description('remove a 2FA method (the last one disables 2FA)'),
     'openrig tfa delete 123456\nopenrig tfa delete --backup-code ABCD-EFGH-IJKL --target-id 3',
   ).action(
     act(async (ctx, [code], o) => {
       const v = verification(code, o, 'totp');
-      const r = await ctx.client.tfaDelete({ ...v, target_id: o.targetId === undefined ? undefined : intArg(o.targetId, '--target-id') });
+      const r = await ctx.client.tfaDelete({
+        ...v,
+        target_id: o.targetId === undefined ? undefined : intArg(o.targetId, '--target-id'),
+      });
       if (ctx.raw) return ctx.printRaw();
-      ctx.out(`${str(r.msg ?? 'Removed')}${r.remaining_methods !== undefined ? ` (${r.remaining_methods} methods left)` : ''}\n`);
+      ctx.out(
+        `${str(r.msg ?? 'Removed')}${r.remaining_methods !== undefined ? ` (${r.remaining_methods} methods left)` : ''}\n`,
+      );
     }),
   );
 
@@ -215,8 +282,10 @@ export function registerTfaCommands(tfa: Command): void {
     'openrig tfa update --method-id 3 --label "work phone" --primary',
   ).action(
     act(async (ctx, _a, o) => {
-      if (o.methodId === undefined && o.method === undefined) throw new UsageError('give --method-id or --method');
-      if (o.label === undefined && !o.primary) throw new UsageError('nothing to change: give --label and/or --primary');
+      if (o.methodId === undefined && o.method === undefined)
+        throw new UsageError('give --method-id or --method');
+      if (o.label === undefined && !o.primary)
+        throw new UsageError('nothing to change: give --label and/or --primary');
       const r = await ctx.client.tfaUpdate({
         tfa_method_id: o.methodId === undefined ? undefined : intArg(o.methodId, '--method-id'),
         tfa_method: method(o.method, ['sms', 'totp']) as 'sms' | 'totp' | undefined,
@@ -228,7 +297,10 @@ export function registerTfaCommands(tfa: Command): void {
     }),
   );
 
-  common(verifyOpts(tfa.command('regen-codes')).description('replace all backup codes with 10 new ones'), 'openrig tfa regen-codes 123456').action(
+  common(
+    verifyOpts(tfa.command('regen-codes')).description('replace all backup codes with 10 new ones'),
+    'openrig tfa regen-codes 123456',
+  ).action(
     act(async (ctx, [code], o) => {
       const r = await ctx.client.tfaRegenBackupCodes(verification(code, o, 'totp'));
       if (ctx.raw) return ctx.printRaw();

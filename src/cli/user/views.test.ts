@@ -6,7 +6,20 @@ const NOW = 1_800_000_000_000;
 describe('tables with units', () => {
   it('offers: VRAM and RAM in GB from MB, $/hr, reliability in %, duration in days', () => {
     const out = offersTable([
-      { id: 7, num_gpus: 2, gpu_name: 'RTX 4090', gpu_ram: 24_564, cpu_ram: 64_000, disk_space: 500, dph_total: 1.0123, reliability: 0.987, duration: 3 * 86_400, inet_up: 800, inet_down: 900, machine_id: 3 },
+      {
+        id: 7,
+        num_gpus: 2,
+        gpu_name: 'RTX 4090',
+        gpu_ram: 24_564,
+        cpu_ram: 64_000,
+        disk_space: 500,
+        dph_total: 1.0123,
+        reliability: 0.987,
+        duration: 3 * 86_400,
+        inet_up: 800,
+        inet_down: 900,
+        machine_id: 3,
+      },
     ]);
     const [head, row] = out.split('\n');
     expect(head).toMatch(/^ID\s+GPUs\s+VRAM\s+CUDA/);
@@ -19,7 +32,19 @@ describe('tables with units', () => {
   it('instances: status with a pending change, ssh endpoint, start relative to now', () => {
     const out = instancesTable(
       [
-        { id: 1, machine_id: 2, actual_status: 'running', intended_status: 'stopped', num_gpus: 1, gpu_name: 'A100', ssh_host: 'h', ssh_port: 2222, start_date: NOW / 1000 - 3600, label: 'x', dph_total: 0.5 },
+        {
+          id: 1,
+          machine_id: 2,
+          actual_status: 'running',
+          intended_status: 'stopped',
+          num_gpus: 1,
+          gpu_name: 'A100',
+          ssh_host: 'h',
+          ssh_port: 2222,
+          start_date: NOW / 1000 - 3600,
+          label: 'x',
+          dph_total: 0.5,
+        },
         { id: 2, machine_id: 2, actual_status: null, intended_status: 'running' },
       ],
       NOW,
@@ -29,14 +54,38 @@ describe('tables with units', () => {
   });
 
   it('maintenance windows in UTC with relative start and duration', () => {
-    const out = maintsTable([{ id: 4, machine_id: 9, start_time: NOW / 1000 + 7200, end_time: NOW / 1000 + 7200 + 5400, duration_hours: 1.5, maintenance_category: 'gpu' }], NOW);
+    const out = maintsTable(
+      [
+        {
+          id: 4,
+          machine_id: 9,
+          start_time: NOW / 1000 + 7200,
+          end_time: NOW / 1000 + 7200 + 5400,
+          duration_hours: 1.5,
+          maintenance_category: 'gpu',
+        },
+      ],
+      NOW,
+    );
     expect(out).toMatch(/^\s*4\s+9\s+gpu\s+2027-01-15 10:00 UTC\s+in 2h\s+2027-01-15 11:30 UTC\s+1h 30m$/m);
   });
 
   it('API key permissions read as full, read_only or family:access', () => {
     expect(permissionsText(undefined)).toBe('full');
     expect(permissionsText('full')).toBe('full');
-    const all = Object.fromEntries(['user', 'api_keys', 'ssh_keys', 'offers', 'instances', 'machines', 'maintenance', 'tfa', 'billing'].map((f) => [f, 'read']));
+    const all = Object.fromEntries(
+      [
+        'user',
+        'api_keys',
+        'ssh_keys',
+        'offers',
+        'instances',
+        'machines',
+        'maintenance',
+        'tfa',
+        'billing',
+      ].map((f) => [f, 'read']),
+    );
     expect(permissionsText(all)).toBe('read_only');
     expect(permissionsText({ instances: 'write', offers: 'read' })).toBe('instances:write,offers:read');
   });

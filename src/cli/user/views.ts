@@ -1,8 +1,30 @@
 // The tables of the user CLI, one per record kind. Units: prices $/hour, RAM and VRAM in GB (the
 // API sends MB), disk in GB, network in Mbps, times relative to now (and UTC for maintenance).
 import { PERMISSION_FAMILIES } from '../../contract/permissions.js';
-import type { ApiKey, Instance, Machine, Maintenance, Offer, SshKey, TfaMethod } from '../../contract/api-types.js';
-import { DASH, fmtDuration, fmtGb, fmtMbAsGb, fmtNum, fmtPercent, fmtUsd, keyValues, relativeTime, str, table, utcTime, type Column } from '../output.js';
+import type {
+  ApiKey,
+  Instance,
+  Machine,
+  Maintenance,
+  Offer,
+  SshKey,
+  TfaMethod,
+} from '../../contract/api-types.js';
+import {
+  DASH,
+  fmtDuration,
+  fmtGb,
+  fmtMbAsGb,
+  fmtNum,
+  fmtPercent,
+  fmtUsd,
+  keyValues,
+  relativeTime,
+  str,
+  table,
+  utcTime,
+  type Column,
+} from '../output.js';
 
 function gpus(r: { [k: string]: unknown }): string {
   if (r.gpu_name === undefined && r.num_gpus === undefined) return DASH;
@@ -10,7 +32,9 @@ function gpus(r: { [k: string]: unknown }): string {
 }
 
 function days(seconds: unknown): string {
-  return typeof seconds === 'number' && Number.isFinite(seconds) ? `${(seconds / 86_400).toFixed(1)} d` : DASH;
+  return typeof seconds === 'number' && Number.isFinite(seconds)
+    ? `${(seconds / 86_400).toFixed(1)} d`
+    : DASH;
 }
 
 /** Reliability arrives as a fraction (0.98) in the compat rows. */
@@ -60,7 +84,11 @@ export function instancesTable(rows: Instance[], nowMs: number): string {
     { header: 'Machine', get: (i) => str(i.machine_id), align: 'right' },
     { header: 'Status', get: status },
     { header: 'GPUs', get: (i) => gpus(i) },
-    { header: 'Util', get: (i) => (typeof i.gpu_util === 'number' ? `${fmtNum(i.gpu_util, 0)}%` : DASH), align: 'right' },
+    {
+      header: 'Util',
+      get: (i) => (typeof i.gpu_util === 'number' ? `${fmtNum(i.gpu_util, 0)}%` : DASH),
+      align: 'right',
+    },
     { header: 'vCPUs', get: (i) => fmtNum(i.cpu_cores_effective, 1), align: 'right' },
     { header: 'RAM', get: (i) => fmtMbAsGb(i.cpu_ram), align: 'right' },
     { header: 'Disk', get: (i) => fmtGb(i.disk_space), align: 'right' },
@@ -97,9 +125,24 @@ export function machinesTable(rows: Machine[], nowMs: number): string {
     { header: 'ID', get: (m) => str(m.id), align: 'right' },
     { header: 'GPUs', get: (m) => gpus(m) },
     { header: 'Listed', get: (m) => str(typeof m.listed === 'number' ? m.listed === 1 : m.listed) },
-    { header: 'State', get: (m) => str(m.online_state ?? (typeof m.online === 'boolean' ? (m.online ? 'online' : 'offline') : undefined)) },
-    { header: '$/GPU/hr', get: (m) => (m.listed === false || m.listed === 0 ? DASH : fmtUsd(m.listed_gpu_cost, 4)), align: 'right' },
-    { header: 'Rented', get: (m) => (typeof m.current_rentals_running === 'number' ? String(m.current_rentals_running) : str(m.rented)), align: 'right' },
+    {
+      header: 'State',
+      get: (m) =>
+        str(
+          m.online_state ?? (typeof m.online === 'boolean' ? (m.online ? 'online' : 'offline') : undefined),
+        ),
+    },
+    {
+      header: '$/GPU/hr',
+      get: (m) => (m.listed === false || m.listed === 0 ? DASH : fmtUsd(m.listed_gpu_cost, 4)),
+      align: 'right',
+    },
+    {
+      header: 'Rented',
+      get: (m) =>
+        typeof m.current_rentals_running === 'number' ? String(m.current_rentals_running) : str(m.rented),
+      align: 'right',
+    },
     { header: 'Heartbeat', get: (m) => relativeTime(m.last_heartbeat_at, nowMs) },
     { header: 'Maintenance', get: (m) => maintSummary(m.maintenances, nowMs) },
     { header: 'Hostname', get: (m) => str(m.hostname) },
@@ -122,7 +165,11 @@ export function maintsTable(rows: Maintenance[], nowMs: number): string {
     { header: 'Start', get: (m) => utcTime(m.start_time) },
     { header: 'When', get: (m) => relativeTime(m.start_time, nowMs) },
     { header: 'End', get: (m) => utcTime(m.end_time) },
-    { header: 'Duration', get: (m) => (typeof m.duration_hours === 'number' ? fmtDuration(m.duration_hours * 3600) : DASH), align: 'right' },
+    {
+      header: 'Duration',
+      get: (m) => (typeof m.duration_hours === 'number' ? fmtDuration(m.duration_hours * 3600) : DASH),
+      align: 'right',
+    },
   ];
   return table(rows, cols);
 }
@@ -144,7 +191,8 @@ export function permissionsText(p: unknown): string {
   if (typeof p === 'string') return p;
   if (typeof p !== 'object' || Array.isArray(p)) return str(p);
   const entries = Object.entries(p as Record<string, unknown>);
-  if (entries.length >= PERMISSION_FAMILIES.length && entries.every(([, v]) => v === 'read')) return 'read_only';
+  if (entries.length >= PERMISSION_FAMILIES.length && entries.every(([, v]) => v === 'read'))
+    return 'read_only';
   return entries.map(([k, v]) => `${k}:${str(v)}`).join(',');
 }
 
@@ -166,7 +214,13 @@ export function tfaMethodsTable(rows: TfaMethod[], nowMs: number): string {
     { header: 'Phone', get: (m) => str(m.phone_number) },
     { header: 'Primary', get: (m) => str(m.is_primary) },
     { header: 'Failures', get: (m) => str(m.fail_count), align: 'right' },
-    { header: 'Locked', get: (m) => (m.locked_until && m.locked_until * 1000 > nowMs ? `until ${relativeTime(m.locked_until, nowMs).replace(/^in /, '+')}` : 'no') },
+    {
+      header: 'Locked',
+      get: (m) =>
+        m.locked_until && m.locked_until * 1000 > nowMs
+          ? `until ${relativeTime(m.locked_until, nowMs).replace(/^in /, '+')}`
+          : 'no',
+    },
     { header: 'Last used', get: (m) => (m.last_used ? relativeTime(m.last_used, nowMs) : 'never') },
     { header: 'Added', get: (m) => relativeTime(m.created_at, nowMs) },
   ]);

@@ -26,12 +26,22 @@ function fake(script: (Instance | null | Error)[]) {
   return { seams, polls, sleeps, states };
 }
 
-const inst = (actual_status: string | null, more: Partial<Instance> = {}): Instance => ({ id: 7, actual_status, intended_status: 'running', ...more });
+const inst = (actual_status: string | null, more: Partial<Instance> = {}): Instance => ({
+  id: 7,
+  actual_status,
+  intended_status: 'running',
+  ...more,
+});
 const opts = { intervalMs: 10_000, timeoutMs: 0 };
 
 describe('waiting for an instance', () => {
   it('polls every 10 s through null and loading, and returns running with the ssh command', async () => {
-    const f = fake([inst(null), inst(null), inst('loading'), inst('running', { ssh_host: '10.0.0.5', ssh_port: 40022 })]);
+    const f = fake([
+      inst(null),
+      inst(null),
+      inst('loading'),
+      inst('running', { ssh_host: '10.0.0.5', ssh_port: 40022 }),
+    ]);
     const r = await waitForInstance(7, f.seams, opts);
     expect(r.kind).toBe('running');
     expect(f.sleeps).toEqual([10_000, 10_000, 10_000]);
@@ -48,26 +58,39 @@ describe('waiting for an instance', () => {
     expect(f.polls.length).toBe(2);
   });
 
-  it.each(['exited', 'unknown', 'offline'])('stops at once on %s, suggesting destroy and another offer', async (state) => {
-    const f = fake([inst('loading'), inst(state, { status_msg: 'main process died' })]);
-    const r = await waitForInstance(7, f.seams, opts);
-    expect(r).toMatchObject({ kind: 'failed', state });
-    const d = describeOutcome(7, r);
-    expect(d.ok).toBe(false);
-    expect(d.text).toContain(`instance 7 is ${state}: main process died`);
-    expect(d.text).toContain('openrig destroy instance 7');
-    expect(d.text).toContain('another offer');
-    expect(f.sleeps).toEqual([10_000]);
-  });
+  it.each(['exited', 'unknown', 'offline'])(
+    'stops at once on %s, suggesting destroy and another offer',
+    async (state) => {
+      const f = fake([inst('loading'), inst(state, { status_msg: 'main process died' })]);
+      const r = await waitForInstance(7, f.seams, opts);
+      expect(r).toMatchObject({ kind: 'failed', state });
+      const d = describeOutcome(7, r);
+      expect(d.ok).toBe(false);
+      expect(d.text).toContain(`instance 7 is ${state}: main process died`);
+      expect(d.text).toContain('openrig destroy instance 7');
+      expect(d.text).toContain('another offer');
+      expect(f.sleeps).toEqual([10_000]);
+    },
+  );
 
   it('says so when the instance is gone or stopped', async () => {
-    expect(describeOutcome(7, await waitForInstance(7, fake([null]).seams, opts)).text).toContain('does not exist');
-    const stopped = await waitForInstance(7, fake([inst('stopped', { intended_status: 'stopped' })]).seams, opts);
+    expect(describeOutcome(7, await waitForInstance(7, fake([null]).seams, opts)).text).toContain(
+      'does not exist',
+    );
+    const stopped = await waitForInstance(
+      7,
+      fake([inst('stopped', { intended_status: 'stopped' })]).seams,
+      opts,
+    );
     expect(describeOutcome(7, stopped).text).toContain('openrig start instance 7');
   });
 
   it('waits for a stopped instance that was just started', async () => {
-    const f = fake([inst('stopped', { intended_status: 'running' }), inst('loading'), inst('running', { ssh_host: 'h', ssh_port: 22 })]);
+    const f = fake([
+      inst('stopped', { intended_status: 'running' }),
+      inst('loading'),
+      inst('running', { ssh_host: 'h', ssh_port: 22 }),
+    ]);
     expect((await waitForInstance(7, f.seams, opts)).kind).toBe('running');
     expect(f.polls.length).toBe(3);
   });
@@ -81,7 +104,11 @@ describe('waiting for an instance', () => {
   });
 
   it('rides out a few network failures but not a client error', async () => {
-    const f = fake([new NetworkError('down'), new NetworkError('down'), inst('running', { ssh_host: 'h', ssh_port: 2 })]);
+    const f = fake([
+      new NetworkError('down'),
+      new NetworkError('down'),
+      inst('running', { ssh_host: 'h', ssh_port: 2 }),
+    ]);
     expect((await waitForInstance(7, f.seams, opts)).kind).toBe('running');
     const g = fake([new NetworkError('down')]);
     await expect(waitForInstance(7, g.seams, opts)).rejects.toThrow('down');

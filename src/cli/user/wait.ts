@@ -54,7 +54,11 @@ export async function waitForInstance(id: number, s: WaitSeams, o: WaitOptions):
       // A blip (server restarting, 5xx) is retried a few times; any 4xx is final.
       const transient = err instanceof NetworkError || (err instanceof ApiError && err.status >= 500);
       if (!transient || ++netFailures > MAX_NETWORK_FAILURES) throw err;
-      s.onPoll?.({ state: `${lastState} (server not answering, retrying)`, elapsedMs: s.now() - start, instance: null });
+      s.onPoll?.({
+        state: `${lastState} (server not answering, retrying)`,
+        elapsedMs: s.now() - start,
+        instance: null,
+      });
       await s.sleep(o.intervalMs);
       continue;
     }
@@ -63,14 +67,20 @@ export async function waitForInstance(id: number, s: WaitSeams, o: WaitOptions):
     lastState = state;
     s.onPoll?.({ state, elapsedMs, instance: inst });
     if (!inst) return { kind: 'gone', elapsedMs };
-    if (inst.actual_status === 'running' && inst.ssh_host && inst.ssh_port) return { kind: 'running', instance: inst, elapsedMs };
-    if (inst.actual_status !== null && NEVER_RUNS.has(inst.actual_status)) return { kind: 'failed', state: inst.actual_status, instance: inst, elapsedMs };
+    if (inst.actual_status === 'running' && inst.ssh_host && inst.ssh_port)
+      return { kind: 'running', instance: inst, elapsedMs };
+    if (inst.actual_status !== null && NEVER_RUNS.has(inst.actual_status))
+      return { kind: 'failed', state: inst.actual_status, instance: inst, elapsedMs };
     // Stopped on purpose: waiting would never end. A stopped instance that was just started
     // (intended running) is on its way and is waited for.
-    if (inst.intended_status === 'stopped' || (inst.actual_status === 'stopped' && inst.intended_status === undefined)) {
+    if (
+      inst.intended_status === 'stopped' ||
+      (inst.actual_status === 'stopped' && inst.intended_status === undefined)
+    ) {
       return { kind: 'stopped', instance: inst, elapsedMs };
     }
-    if (o.timeoutMs > 0 && elapsedMs + o.intervalMs > o.timeoutMs) return { kind: 'timeout', state, elapsedMs };
+    if (o.timeoutMs > 0 && elapsedMs + o.intervalMs > o.timeoutMs)
+      return { kind: 'timeout', state, elapsedMs };
     await s.sleep(o.intervalMs);
   }
 }
@@ -89,7 +99,10 @@ export function describeOutcome(id: number, r: WaitOutcome): { ok: boolean; text
   const took = fmtDuration(r.elapsedMs / 1000);
   switch (r.kind) {
     case 'running':
-      return { ok: true, text: `instance ${id} is running (after ${took}). Connect with:\n  ${sshCommand(r.instance)}\n` };
+      return {
+        ok: true,
+        text: `instance ${id} is running (after ${took}). Connect with:\n  ${sshCommand(r.instance)}\n`,
+      };
     case 'failed': {
       const why = r.instance.status_msg ? `: ${r.instance.status_msg}` : '';
       return {
@@ -102,7 +115,10 @@ export function describeOutcome(id: number, r: WaitOutcome): { ok: boolean; text
     case 'stopped':
       return { ok: false, text: `instance ${id} is stopped; start it with: openrig start instance ${id}` };
     case 'timeout':
-      return { ok: false, text: `instance ${id} is still ${r.state} after ${took}; gave up waiting (raise --timeout, or check: openrig show instance ${id})` };
+      return {
+        ok: false,
+        text: `instance ${id} is still ${r.state} after ${took}; gave up waiting (raise --timeout, or check: openrig show instance ${id})`,
+      };
     default:
       return assertNever(r, 'wait outcome');
   }

@@ -175,7 +175,8 @@ function readerConnection(conn: Database.Database) {
 /** Store.read for an in-memory SQLite database (no second connection can see it). */
 function viaKysely(db: Kysely<DB>) {
   return {
-    read: async <R>(sqlText: string, params: readonly unknown[]): Promise<R[]> => (await db.executeQuery<R>(CompiledQuery.raw(sqlText, [...params]))).rows as R[],
+    read: async <R>(sqlText: string, params: readonly unknown[]): Promise<R[]> =>
+      (await db.executeQuery<R>(CompiledQuery.raw(sqlText, [...params]))).rows as R[],
     close: () => {},
   };
 }
@@ -230,7 +231,11 @@ export async function tx<T>(store: Store, fn: (trx: Kysely<DB>) => Promise<T>): 
 /** True for a unique-constraint violation on either dialect. */
 export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
-  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+  return (
+    e?.code === '23505' ||
+    e?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+  );
 }
 
 /** True when the database could not be reached (used by /readyz and 503 mapping). */

@@ -19,7 +19,9 @@ describeEachDb('migrations beside concurrent DDL', (dialect) => {
         while (!stop) {
           const s = `churn_${randomBytes(5).toString('hex')}`;
           await c.query(`create schema ${s}`);
-          await c.query(`create table ${s}.a (id int primary key, v text); create table ${s}.b (id int references ${s}.a)`);
+          await c.query(
+            `create table ${s}.a (id int primary key, v text); create table ${s}.b (id int references ${s}.a)`,
+          );
           await c.query(`drop schema ${s} cascade`);
         }
       } finally {

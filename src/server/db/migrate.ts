@@ -53,12 +53,16 @@ export async function migrateToLatest(store: Store): Promise<void> {
 function withSchemaIntrospection(db: Kysely<DB>): Kysely<DB> {
   const getTables = async () =>
     (
-      await sql<{ name: string; schema: string }>`select c.relname as name, n.nspname as schema from pg_catalog.pg_class c
+      await sql<{
+        name: string;
+        schema: string;
+      }>`select c.relname as name, n.nspname as schema from pg_catalog.pg_class c
         join pg_catalog.pg_namespace n on n.oid = c.relnamespace
         where n.nspname = current_schema() and c.relkind in ('r', 'p')`.execute(db)
     ).rows.map((r) => ({ name: r.name, schema: r.schema, isView: false, columns: [] }));
   const introspection = {
-    getSchemas: async () => (await sql<{ name: string }>`select nspname as name from pg_catalog.pg_namespace`.execute(db)).rows,
+    getSchemas: async () =>
+      (await sql<{ name: string }>`select nspname as name from pg_catalog.pg_namespace`.execute(db)).rows,
     getTables,
     getMetadata: async () => ({ tables: await getTables() }),
   };
@@ -71,4 +75,3 @@ function withSchemaIntrospection(db: Kysely<DB>): Kysely<DB> {
     },
   });
 }
-

@@ -19,14 +19,18 @@ interface Compiled {
  * `build` receives placeholders in place of its arguments and must only pass them through as
  * values (never inspect them: they are marker strings at build time).
  */
-export function preparedRead<A extends unknown[], R>(build: (db: Kysely<DB>, ...args: A) => Compilable<R>): (store: Store, ...args: A) => Promise<R[]> {
+export function preparedRead<A extends unknown[], R>(
+  build: (db: Kysely<DB>, ...args: A) => Compilable<R>,
+): (store: Store, ...args: A) => Promise<R[]> {
   const compiled = new WeakMap<Store, Compiled>();
   return async (store, ...args) => {
     let c = compiled.get(store);
     if (!c) {
       const marks = args.map((_, i) => `${MARK}${i}`) as A;
       const q = build(store.db, ...marks).compile();
-      const slots = q.parameters.map((p) => (typeof p === 'string' && p.startsWith(MARK) ? { arg: Number(p.slice(MARK.length)) } : { value: p }));
+      const slots = q.parameters.map((p) =>
+        typeof p === 'string' && p.startsWith(MARK) ? { arg: Number(p.slice(MARK.length)) } : { value: p },
+      );
       c = { sql: q.sql, slots };
       compiled.set(store, c);
     }

@@ -8,9 +8,4 @@ import type { AgentTables } from './tables/agent.js';
 import type { PlatformTables } from './tables/platform.js';
 
 export interface DB
-  extends FoundationTables,
-    MarketTables,
-    MaintenanceTables,
-    TwoFactorTables,
-    AgentTables,
-    PlatformTables {}
+  extends FoundationTables, MarketTables, MaintenanceTables, TwoFactorTables, AgentTables, PlatformTables {}

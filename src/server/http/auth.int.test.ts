@@ -43,7 +43,11 @@ describeEachDb('authentication', (dialect) => {
 
   it('stores keys only as SHA-256 hashes', async () => {
     const u = await t().user();
-    const rows = await t().db.store.db.selectFrom('api_keys').selectAll().where('user_id', '=', u.id).execute();
+    const rows = await t()
+      .db.store.db.selectFrom('api_keys')
+      .selectAll()
+      .where('user_id', '=', u.id)
+      .execute();
     expect(rows).toHaveLength(1);
     expect(rows[0]!.key_hash).toBe(sha256Hex(u.apiKey));
     expect(JSON.stringify(rows)).not.toContain(u.apiKey);

@@ -74,7 +74,14 @@ const sessionByHash = preparedRead((db, hash: string) =>
     .selectFrom('sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')
     .selectAll('u')
-    .select(['s.id as sid', 's.team_id as s_team', 's.expires_at', 's.revoked_at', 's.is_admin as s_admin', 's.kind as s_kind'])
+    .select([
+      's.id as sid',
+      's.team_id as s_team',
+      's.expires_at',
+      's.revoked_at',
+      's.is_admin as s_admin',
+      's.kind as s_kind',
+    ])
     .where('s.token_hash', '=', hash),
 );
 
@@ -83,12 +90,23 @@ const apiKeyByHash = preparedRead((db, hash: string) =>
     .selectFrom('api_keys as k')
     .innerJoin('users as u', 'u.id', 'k.user_id')
     .selectAll('u')
-    .select(['k.id as kid', 'k.team_id as k_team', 'k.kind as k_kind', 'k.instance_id as k_instance', 'k.permissions as k_perms', 'k.revoked_at as k_revoked'])
+    .select([
+      'k.id as kid',
+      'k.team_id as k_team',
+      'k.kind as k_kind',
+      'k.instance_id as k_instance',
+      'k.permissions as k_perms',
+      'k.revoked_at as k_revoked',
+    ])
     .where('k.key_hash', '=', hash),
 );
 
 /** A live session of the given kind as an AuthContext; null when unknown, revoked or another kind. */
-async function resolveSession(deps: Deps, token: string, kind: 'cli' | 'cookie'): Promise<AuthContext | null> {
+async function resolveSession(
+  deps: Deps,
+  token: string,
+  kind: 'cli' | 'cookie',
+): Promise<AuthContext | null> {
   const [row] = await sessionByHash(deps.store, sha256Hex(token));
   if (!row || row.revoked_at !== null || row.s_kind !== kind) return null;
   if (row.expires_at <= deps.clock.now()) {
@@ -163,7 +181,11 @@ function enforceScope(req: FastifyRequest, auth: AuthContext, cfg: RouteAuthConf
     // api-spec "Authentication" 3: it can only start, stop or destroy that one instance.
     const id = Number((req.params as Record<string, string> | undefined)?.id);
     if (!cfg?.instanceKey || id !== auth.instanceId) {
-      throw new AppError(403, 'forbidden', 'An instance API key can only start, stop or destroy its own instance');
+      throw new AppError(
+        403,
+        'forbidden',
+        'An instance API key can only start, stop or destroy its own instance',
+      );
     }
     return;
   }

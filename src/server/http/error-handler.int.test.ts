@@ -16,7 +16,11 @@ describeEachDb('error handling', (dialect) => {
 
   it('malformed JSON: 400 bad_request', async () => {
     const u = await t().user();
-    const r = await t().request('POST', '/api/v0/ssh/', { key: u.apiKey, rawBody: '{"ssh_key": ', headers: { 'content-type': 'application/json' } });
+    const r = await t().request('POST', '/api/v0/ssh/', {
+      key: u.apiKey,
+      rawBody: '{"ssh_key": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ error: 'bad_request', msg: 'Malformed JSON body' });
   });
@@ -36,17 +40,29 @@ describeEachDb('error handling', (dialect) => {
 
   it('a body that is not JSON: 415', async () => {
     const u = await t().user();
-    const r = await t().request('POST', '/api/v0/ssh/', { key: u.apiKey, rawBody: 'ssh_key=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const r = await t().request('POST', '/api/v0/ssh/', {
+      key: u.apiKey,
+      rawBody: 'ssh_key=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(r.status).toBe(415);
     expect(r.body.error).toBe('unsupported_media_type');
-    const plain = await t().request('POST', '/api/v0/ssh/', { key: u.apiKey, rawBody: 'x', headers: { 'content-type': 'text/plain' } });
+    const plain = await t().request('POST', '/api/v0/ssh/', {
+      key: u.apiKey,
+      rawBody: 'x',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(plain.status).toBe(415);
   });
 
   it('an oversized body: 413', async () => {
     const u = await t().user();
     const big = JSON.stringify({ ssh_key: 'x'.repeat(t().config.bodyLimitBytes + 10) });
-    const r = await t().request('POST', '/api/v0/ssh/', { key: u.apiKey, rawBody: big, headers: { 'content-type': 'application/json' } });
+    const r = await t().request('POST', '/api/v0/ssh/', {
+      key: u.apiKey,
+      rawBody: big,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(r.status).toBe(413);
     expect(r.body.error).toBe('payload_too_large');
   });
@@ -54,7 +70,11 @@ describeEachDb('error handling', (dialect) => {
   it('DELETE with Content-Type JSON and an empty body, or {}, is accepted', async () => {
     const u = await t().user();
     const c = await t().request('POST', '/api/v0/auth/apikeys', { key: u.apiKey, body: {} });
-    const r = await t().request('DELETE', `/api/v0/auth/apikeys/${c.body.id}`, { key: u.apiKey, rawBody: '', headers: { 'content-type': 'application/json' } });
+    const r = await t().request('DELETE', `/api/v0/auth/apikeys/${c.body.id}`, {
+      key: u.apiKey,
+      rawBody: '',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(r.status).toBe(200);
   });
 

@@ -29,8 +29,17 @@ export function validationMessage(context: string | undefined, items: Validation
   return `${where} ${first.message ?? 'is invalid'}`;
 }
 
-export function sendError(reply: FastifyReply, status: number, code: string, msg: string, extra: Record<string, unknown> = {}): FastifyReply {
-  return reply.code(status).type('application/json').send({ ...extra, error: code, msg });
+export function sendError(
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  msg: string,
+  extra: Record<string, unknown> = {},
+): FastifyReply {
+  return reply
+    .code(status)
+    .type('application/json')
+    .send({ ...extra, error: code, msg });
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

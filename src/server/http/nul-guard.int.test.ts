@@ -11,7 +11,10 @@ describeEachDb('NUL characters in requests', (dialect) => {
   const t = useTestApp(dialect);
 
   it('a login with U+0000 in the e-mail or password: 400, not a 5xx', async () => {
-    for (const body of [{ email: '\u0000', password: '' }, { email: 'a@example.com', password: 'x\u0000y' }]) {
+    for (const body of [
+      { email: '\u0000', password: '' },
+      { email: 'a@example.com', password: 'x\u0000y' },
+    ]) {
       const r = await t().request('POST', '/api/v0/users/login/', { body });
       expect(r.status).toBe(400);
       expect(r.body).toEqual({ error: 'bad_request', msg: NUL_MESSAGE });
@@ -21,19 +24,33 @@ describeEachDb('NUL characters in requests', (dialect) => {
 
   it('U+0000 anywhere in a JSON body is refused and nothing is written', async () => {
     const u = await t().user();
-    const r = await t().request('POST', '/api/v0/ssh/', { key: u.apiKey, body: { ssh_key: `${ED25519}\u0000` } });
+    const r = await t().request('POST', '/api/v0/ssh/', {
+      key: u.apiKey,
+      body: { ssh_key: `${ED25519}\u0000` },
+    });
     expect(r.status).toBe(400);
     expect(r.body.msg).toBe(NUL_MESSAGE);
-    const keys = await t().db.store.db.selectFrom('ssh_keys').select('id').where('user_id', '=', u.id).execute();
+    const keys = await t()
+      .db.store.db.selectFrom('ssh_keys')
+      .select('id')
+      .where('user_id', '=', u.id)
+      .execute();
     expect(keys).toEqual([]);
-    const nested = await t().request('POST', '/api/v0/bundles/', { key: u.apiKey, body: { gpu_name: { in: ['RTX 4090', 'A\u0000'] } } });
+    const nested = await t().request('POST', '/api/v0/bundles/', {
+      key: u.apiKey,
+      body: { gpu_name: { in: ['RTX 4090', 'A\u0000'] } },
+    });
     expect(nested.status).toBe(400);
     expect(nested.body.msg).toBe(NUL_MESSAGE);
   });
 
   it('%00 in the path or the query (api_key included): 400 before authentication', async () => {
     const u = await t().user();
-    for (const url of ['/api/v0/instances/%00/', `/api/v0/instances/?api_key=${u.apiKey}%00`, '/api/v0/users/current/?x=%00']) {
+    for (const url of [
+      '/api/v0/instances/%00/',
+      `/api/v0/instances/?api_key=${u.apiKey}%00`,
+      '/api/v0/users/current/?x=%00',
+    ]) {
       const r = await t().request('GET', url, { key: url.includes('api_key') ? null : u.apiKey });
       expect(r.status, url).toBe(400);
       expect(r.body.msg, url).toBe(NUL_MESSAGE);
@@ -41,7 +58,9 @@ describeEachDb('NUL characters in requests', (dialect) => {
   });
 
   it('the text "\\u0000" (a backslash, not a NUL) is ordinary input', async () => {
-    const r = await t().request('POST', '/api/v0/users/login/', { body: { email: 'nobody@example.com', password: '\\u0000' } });
+    const r = await t().request('POST', '/api/v0/users/login/', {
+      body: { email: 'nobody@example.com', password: '\\u0000' },
+    });
     expect(r.status).toBeGreaterThanOrEqual(400);
     expect(r.status).toBeLessThan(500);
     expect(r.body.msg).not.toBe(NUL_MESSAGE);
@@ -51,7 +70,10 @@ describeEachDb('NUL characters in requests', (dialect) => {
     it("recognises PostgreSQL's own refusal of U+0000 (the handler's last line of defence)", async () => {
       const err = await t()
         .db.store.read('select $1::text as v', ['a\u0000b'])
-        .then(() => null, (e: unknown) => e);
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       expect(isPgNulError(err)).toBe(true);
       expect(isPgNulError(new Error('other'))).toBe(false);
     });

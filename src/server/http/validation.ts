@@ -10,7 +10,12 @@
 import { Ajv, type Options } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
-import type { FastifyInstance, FastifySchema, FastifySchemaValidationError, FastifyServerOptions } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifySchema,
+  FastifySchemaValidationError,
+  FastifyServerOptions,
+} from 'fastify';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 
@@ -24,7 +29,9 @@ function make(opts: Options): Ajv {
 
 type Serialize = (data: unknown) => string;
 type RouteSchemaArg = { schema: object; method: string; url: string; httpStatus?: string };
-type BuildSerializer = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']>;
+type BuildSerializer = NonNullable<
+  NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']
+>;
 
 export interface SchemaCompilers {
   /** For `Fastify({ schemaController: { compilersFactory: { buildSerializer } } })`. */
@@ -50,7 +57,9 @@ export function schemaCompilers(): SchemaCompilers {
   let stopped = false;
 
   const buildSerializer = ((externalSchemas: unknown, options: unknown) => {
-    const inner = (SerializerSelector as unknown as () => (e: unknown, o: unknown) => (r: RouteSchemaArg) => Serialize)()(externalSchemas, options);
+    const inner = (
+      SerializerSelector as unknown as () => (e: unknown, o: unknown) => (r: RouteSchemaArg) => Serialize
+    )()(externalSchemas, options);
     const bySchema = new WeakMap<object, Serialize>();
     return (route: RouteSchemaArg): Serialize => {
       const known = bySchema.get(route.schema);

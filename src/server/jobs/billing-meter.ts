@@ -6,8 +6,13 @@ import { runMeter } from '../modules/billing/billing.service.js';
 import { every, type Job } from './index.js';
 
 export function startBillingMeter(deps: Deps, onError: (err: unknown) => void): Job {
-  return every('billing-meter', deps.config.billing.meterIntervalMs, async () => {
-    const r = await runMeter(deps);
-    if (r.stopped.length > 0) deps.log.info({ stopped: r.stopped }, 'instances stopped: balance exhausted');
-  }, onError);
+  return every(
+    'billing-meter',
+    deps.config.billing.meterIntervalMs,
+    async () => {
+      const r = await runMeter(deps);
+      if (r.stopped.length > 0) deps.log.info({ stopped: r.stopped }, 'instances stopped: balance exhausted');
+    },
+    onError,
+  );
 }

@@ -7,7 +7,10 @@
 // Machines that never heartbeated (admin create-machines, no agent) are left alone.
 import type { Deps } from '../deps.js';
 import { every, type Job } from './index.js';
-import { quietMachinesWithInstances, sweepMachinesOffline } from '../modules/agent-gateway/agent-gateway.repo.js';
+import {
+  quietMachinesWithInstances,
+  sweepMachinesOffline,
+} from '../modules/agent-gateway/agent-gateway.repo.js';
 import { sweepMachineInstances } from '../modules/instances/instances.service.js';
 import { GATEWAY_CLOSED_SEAM } from '../modules/agent-gateway/agent-gateway.routes.js';
 import { flushHeartbeats } from '../modules/agent-gateway/agent-gateway.heartbeats.js';
@@ -19,7 +22,9 @@ export interface SweepResult {
   machinesOffline: number;
 }
 
-export async function sweepHeartbeats(deps: Pick<Deps, 'store' | 'db' | 'clock' | 'config'>): Promise<SweepResult> {
+export async function sweepHeartbeats(
+  deps: Pick<Deps, 'store' | 'db' | 'clock' | 'config'>,
+): Promise<SweepResult> {
   const now = deps.clock.now();
   const { unknownAfterS, offlineAfterS } = deps.config.agent;
   const offlineBefore = now - offlineAfterS * 1000;
@@ -52,7 +57,10 @@ export function startHeartbeatSweep(deps: Deps, onError: (err: unknown) => void)
       if (deps.clock.now() < sweepFrom || deps.seams[GATEWAY_CLOSED_SEAM]) return;
       const r = await sweepHeartbeats(deps);
       if (r.unknown.length || r.offline.length || r.machinesOffline) {
-        deps.log.warn({ unknown: r.unknown, offline: r.offline, machines_offline: r.machinesOffline }, 'heartbeats lapsed');
+        deps.log.warn(
+          { unknown: r.unknown, offline: r.offline, machines_offline: r.machinesOffline },
+          'heartbeats lapsed',
+        );
       }
     },
     onError,

@@ -11,7 +11,12 @@ export interface Job {
 }
 
 /** Runs `fn` every `ms` (never overlapping itself) until stopped. */
-export function every(name: string, ms: number, fn: () => Promise<unknown>, onError: (err: unknown) => void): Job & { kick(): void } {
+export function every(
+  name: string,
+  ms: number,
+  fn: () => Promise<unknown>,
+  onError: (err: unknown) => void,
+): Job & { kick(): void } {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<unknown> | null = null;
   let stopped = false;
@@ -59,7 +64,8 @@ export function every(name: string, ms: number, fn: () => Promise<unknown>, onEr
 /** Starts every background loop; main.ts stops them on SIGTERM (after the HTTP server drains). */
 export function startJobs(deps: Deps): Job[] {
   const jobs: Job[] = [];
-  const onError = (name: string) => (err: unknown) => deps.log.error({ err, job: name }, 'background job failed');
+  const onError = (name: string) => (err: unknown) =>
+    deps.log.error({ err, job: name }, 'background job failed');
   void onError;
   // The e-mail relay (issue 5): woken by deps.kickOutbox after a commit that enqueued mail; its
   // stop() flushes what is due (operator contract, SIGTERM).

@@ -7,8 +7,18 @@ import { createTestDb, describeEachDb, type TestDb } from '../../../test/helpers
 import { ManualClock } from '../clock.js';
 import { loadConfig, type Config } from '../config.js';
 import { enqueueEmails, type EmailMessage } from '../modules/notifications/notifications.outbox.js';
-import { createMailer, type Mailer, type OutgoingEmail } from '../modules/notifications/notifications.mailer.js';
-import { backoffMs, deliverDue, startOutboxRelay, RELAY_LEASE_MS, type RelayContext } from './outbox-relay.js';
+import {
+  createMailer,
+  type Mailer,
+  type OutgoingEmail,
+} from '../modules/notifications/notifications.mailer.js';
+import {
+  backoffMs,
+  deliverDue,
+  startOutboxRelay,
+  RELAY_LEASE_MS,
+  type RelayContext,
+} from './outbox-relay.js';
 import { claimDue, pruneOld } from '../modules/notifications/notifications.repo.js';
 
 class FakeMailer implements Mailer {
@@ -39,7 +49,14 @@ function logCapture() {
 }
 
 function msgs(n: number, prefix = 'k'): EmailMessage[] {
-  return Array.from({ length: n }, (_, i) => ({ key: `${prefix}:${i}`, to: `u${i}@example.com`, subject: `s${i}`, text: `t${i}`, html: `<p>t${i}</p>`, category: 'test' }));
+  return Array.from({ length: n }, (_, i) => ({
+    key: `${prefix}:${i}`,
+    to: `u${i}@example.com`,
+    subject: `s${i}`,
+    text: `t${i}`,
+    html: `<p>t${i}</p>`,
+    category: 'test',
+  }));
 }
 
 describeEachDb('outbox relay', (dialect) => {
@@ -48,23 +65,43 @@ describeEachDb('outbox relay', (dialect) => {
   const clock = new ManualClock();
   beforeAll(async () => {
     db = await createTestDb(dialect);
-    config = loadConfig({ OPENRIG_SECRET_KEY: 'ab'.repeat(32), OPENRIG_MAIL_MAX_ATTEMPTS: '3', SMTP_URL: 'smtp://mailer:hunter2secret@127.0.0.1:1' }, { dataDir: db.dataDir, databaseUrl: db.url });
+    config = loadConfig(
+      {
+        OPENRIG_SECRET_KEY: 'ab'.repeat(32),
+        OPENRIG_MAIL_MAX_ATTEMPTS: '3',
+        SMTP_URL: 'smtp://mailer:hunter2secret@127.0.0.1:1',
+      },
+      { dataDir: db.dataDir, databaseUrl: db.url },
+    );
   });
   afterAll(async () => db.cleanup());
   beforeEach(async () => {
     await db.store.db.deleteFrom('email_outbox').execute();
   });
-  const ctx = (mailer: Mailer, worker = 'w1', log = pino({ level: 'silent' })): RelayContext => ({ db: db.store.db, clock, log, config, mailer, worker });
+  const ctx = (mailer: Mailer, worker = 'w1', log = pino({ level: 'silent' })): RelayContext => ({
+    db: db.store.db,
+    clock,
+    log,
+    config,
+    mailer,
+    worker,
+  });
 
   it('delivers each due e-mail once and marks it sent', async () => {
     await enqueueEmails(db.store.db, clock.now(), msgs(7));
     const m = new FakeMailer();
     expect(await deliverDue(ctx(m))).toEqual({ sent: 7, retried: 0, failed: 0 });
-    expect(m.sent.map((s) => s.key).sort()).toEqual(msgs(7).map((x) => x.key).sort());
+    expect(m.sent.map((s) => s.key).sort()).toEqual(
+      msgs(7)
+        .map((x) => x.key)
+        .sort(),
+    );
     expect(m.sent[0]!.html).toBe('<p>t0</p>');
     expect(await deliverDue(ctx(m))).toEqual({ sent: 0, retried: 0, failed: 0 });
     const rows = await db.store.db.selectFrom('email_outbox').selectAll().execute();
-    expect(rows.every((r) => r.sent_at === clock.now() && r.locked_by === null && r.attempts === 1)).toBe(true);
+    expect(rows.every((r) => r.sent_at === clock.now() && r.locked_by === null && r.attempts === 1)).toBe(
+      true,
+    );
   });
 
   it('never sends one e-mail twice when several relays run at once', async () => {
@@ -99,7 +136,15 @@ describeEachDb('outbox relay', (dialect) => {
   });
 
   it('gives up visibly after maxAttempts, logging no secret', async () => {
-    await enqueueEmails(db.store.db, clock.now(), [{ key: 'code:1', to: 'x@example.com', subject: 'Your code 123456', text: 'Code: 123456', category: 'tfa.code' }]);
+    await enqueueEmails(db.store.db, clock.now(), [
+      {
+        key: 'code:1',
+        to: 'x@example.com',
+        subject: 'Your code 123456',
+        text: 'Code: 123456',
+        category: 'tfa.code',
+      },
+    ]);
     const m = new FakeMailer();
     m.failures = 99;
     m.failWith = 'Invalid login for smtp://mailer:hunter2secret@127.0.0.1:1 (hunter2secret)';
@@ -118,7 +163,12 @@ describeEachDb('outbox relay', (dialect) => {
     const all = lines.join('\n');
     expect(all).not.toContain('hunter2secret');
     expect(all).not.toContain('123456');
-    expect(JSON.parse(given[0]!)).toMatchObject({ level: 50, outbox_id: row.id, category: 'tfa.code', attempts: 3 });
+    expect(JSON.parse(given[0]!)).toMatchObject({
+      level: 50,
+      outbox_id: row.id,
+      category: 'tfa.code',
+      attempts: 3,
+    });
     // Given up is final.
     clock.advance(1e9);
     expect(await deliverDue(ctx(m))).toEqual({ sent: 0, retried: 0, failed: 0 });
@@ -126,7 +176,12 @@ describeEachDb('outbox relay', (dialect) => {
 
   it('takes over the lease of a relay that died mid-send, once the lease has run out', async () => {
     await enqueueEmails(db.store.db, clock.now(), msgs(3));
-    const dead = await claimDue(db.store.db, { worker: 'dead', now: clock.now(), leaseMs: RELAY_LEASE_MS, limit: 10 });
+    const dead = await claimDue(db.store.db, {
+      worker: 'dead',
+      now: clock.now(),
+      leaseMs: RELAY_LEASE_MS,
+      limit: 10,
+    });
     expect(dead).toHaveLength(3);
     const m = new FakeMailer();
     expect(await deliverDue(ctx(m, 'alive'))).toEqual({ sent: 0, retried: 0, failed: 0 });
@@ -144,16 +199,33 @@ describeEachDb('outbox relay', (dialect) => {
     clock.advance(1000);
     expect(await pruneOld(db.store.db, clock.now() - 2000)).toBe(0);
     expect(await pruneOld(db.store.db, clock.now())).toBe(3);
-    expect((await db.store.db.selectFrom('email_outbox').select('idempotency_key').execute()).map((r) => r.idempotency_key)).toEqual(['pending:0']);
+    expect(
+      (await db.store.db.selectFrom('email_outbox').select('idempotency_key').execute()).map(
+        (r) => r.idempotency_key,
+      ),
+    ).toEqual(['pending:0']);
   });
 
   it('writes the outbox file in the operator-contract format, and stop() flushes what is due', async () => {
     const file = path.join(db.dataDir, `mail-${dialect}.jsonl`);
-    const cfg = loadConfig({ OPENRIG_SECRET_KEY: 'ab'.repeat(32), OPENRIG_MAIL_OUTBOX: file, OPENRIG_MAIL_RELAY_INTERVAL_MS: '3600000' }, { dataDir: db.dataDir, databaseUrl: db.url });
-    const relay = startOutboxRelay({ db: db.store.db, clock, log: pino({ level: 'silent' }), config: cfg }, createMailer(cfg.mail));
+    const cfg = loadConfig(
+      {
+        OPENRIG_SECRET_KEY: 'ab'.repeat(32),
+        OPENRIG_MAIL_OUTBOX: file,
+        OPENRIG_MAIL_RELAY_INTERVAL_MS: '3600000',
+      },
+      { dataDir: db.dataDir, databaseUrl: db.url },
+    );
+    const relay = startOutboxRelay(
+      { db: db.store.db, clock, log: pino({ level: 'silent' }), config: cfg },
+      createMailer(cfg.mail),
+    );
     await enqueueEmails(db.store.db, clock.now(), msgs(2, 'file'));
     await relay.stop();
-    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(2);
     for (const l of lines) expect(Object.keys(l)).toEqual(['at', 'to', 'subject', 'text']);
     expect(lines.map((l) => l.subject).sort()).toEqual(['s0', 's1']);

@@ -14,7 +14,14 @@ import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { every, type Job } from './index.js';
 import { createMailer, redactSmtp, type Mailer } from '../modules/notifications/notifications.mailer.js';
-import { claimDue, markFailedAttempt, markSent, pruneOld, releaseLease, type OutboxRow } from '../modules/notifications/notifications.repo.js';
+import {
+  claimDue,
+  markFailedAttempt,
+  markSent,
+  pruneOld,
+  releaseLease,
+  type OutboxRow,
+} from '../modules/notifications/notifications.repo.js';
 
 export const RELAY_LEASE_MS = 5 * 60_000;
 /** A row is only sent with at least this much lease left (nodemailer timeouts are below it). */
@@ -51,25 +58,50 @@ export interface PassResult {
 }
 
 /** Sends one leased row; true when it was handed over (marked sent by the caller, per batch). */
-async function deliverOne(ctx: RelayContext, row: OutboxRow, leaseEnd: number, out: PassResult): Promise<boolean> {
+async function deliverOne(
+  ctx: RelayContext,
+  row: OutboxRow,
+  leaseEnd: number,
+  out: PassResult,
+): Promise<boolean> {
   const { db, clock, log, config, worker } = ctx;
   if (leaseEnd - clock.now() < RELAY_MIN_LEASE_LEFT_MS) {
     await releaseLease(db, { id: row.id, worker });
     return false;
   }
   try {
-    await ctx.mailer.send({ key: row.idempotency_key, to: row.to_addr, subject: row.subject, text: row.text_body, html: row.html_body, date: new Date(clock.now()) });
+    await ctx.mailer.send({
+      key: row.idempotency_key,
+      to: row.to_addr,
+      subject: row.subject,
+      text: row.text_body,
+      html: row.html_body,
+      date: new Date(clock.now()),
+    });
   } catch (err) {
     const now = clock.now();
     const error = redactSmtp((err as Error)?.message ?? String(err), config.mail.smtpUrl);
     const giveUp = row.attempts >= config.mail.maxAttempts;
-    await markFailedAttempt(db, { id: row.id, worker, now, error, giveUp, availableAt: now + backoffMs(row.attempts) });
+    await markFailedAttempt(db, {
+      id: row.id,
+      worker,
+      now,
+      error,
+      giveUp,
+      availableAt: now + backoffMs(row.attempts),
+    });
     if (giveUp) {
       out.failed++;
-      log.error({ outbox_id: row.id, category: row.category, attempts: row.attempts, error }, 'e-mail delivery given up');
+      log.error(
+        { outbox_id: row.id, category: row.category, attempts: row.attempts, error },
+        'e-mail delivery given up',
+      );
     } else {
       out.retried++;
-      log.warn({ outbox_id: row.id, category: row.category, attempts: row.attempts, error }, 'e-mail delivery failed; will retry');
+      log.warn(
+        { outbox_id: row.id, category: row.category, attempts: row.attempts, error },
+        'e-mail delivery failed; will retry',
+      );
     }
     return false;
   }
@@ -82,7 +114,12 @@ export async function deliverDue(ctx: RelayContext, opts: { until?: number } = {
   for (;;) {
     const now = ctx.clock.now();
     if (opts.until !== undefined && now >= opts.until) return out;
-    const rows = await claimDue(ctx.db, { worker: ctx.worker, now, leaseMs: RELAY_LEASE_MS, limit: RELAY_BATCH });
+    const rows = await claimDue(ctx.db, {
+      worker: ctx.worker,
+      now,
+      leaseMs: RELAY_LEASE_MS,
+      limit: RELAY_BATCH,
+    });
     if (rows.length === 0) return out;
     const leaseEnd = now + RELAY_LEASE_MS;
     let next = 0;
@@ -117,7 +154,14 @@ export function startOutboxRelay(
   deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config'>,
   mailer: Mailer = createMailer(deps.config.mail),
 ): OutboxRelay {
-  const ctx: RelayContext = { db: deps.db, clock: deps.clock, log: deps.log, config: deps.config, mailer, worker: newWorkerId() };
+  const ctx: RelayContext = {
+    db: deps.db,
+    clock: deps.clock,
+    log: deps.log,
+    config: deps.config,
+    mailer,
+    worker: newWorkerId(),
+  };
   let lastPrune = 0;
   const pass = async () => {
     await deliverDue(ctx);
@@ -128,7 +172,13 @@ export function startOutboxRelay(
     }
   };
   const loop = every('outbox-relay', deps.config.mail.relayIntervalMs, pass, (err) =>
-    deps.log.error({ err: redactSmtp((err as Error)?.message ?? String(err), deps.config.mail.smtpUrl), job: 'outbox-relay' }, 'background job failed'),
+    deps.log.error(
+      {
+        err: redactSmtp((err as Error)?.message ?? String(err), deps.config.mail.smtpUrl),
+        job: 'outbox-relay',
+      },
+      'background job failed',
+    ),
   );
   let stopping: Promise<void> | null = null;
   return {
@@ -142,7 +192,10 @@ export function startOutboxRelay(
           const r = await deliverDue(ctx, { until: deps.clock.now() + FLUSH_BUDGET_MS });
           if (r.sent + r.failed + r.retried > 0) deps.log.info({ ...r }, 'outbox flushed');
         } catch (err) {
-          deps.log.error({ err: redactSmtp((err as Error)?.message ?? String(err), deps.config.mail.smtpUrl) }, 'outbox flush failed');
+          deps.log.error(
+            { err: redactSmtp((err as Error)?.message ?? String(err), deps.config.mail.smtpUrl) },
+            'outbox flush failed',
+          );
         } finally {
           await mailer.close();
         }

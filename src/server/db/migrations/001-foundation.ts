@@ -87,8 +87,17 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('sent_at', 'bigint')
     .addColumn('failed_at', 'bigint')
     .execute();
-  await db.schema.createIndex('email_outbox_key_uq').unique().on('email_outbox').column('idempotency_key').execute();
-  await db.schema.createIndex('email_outbox_due_idx').on('email_outbox').columns(['sent_at', 'failed_at', 'available_at']).execute();
+  await db.schema
+    .createIndex('email_outbox_key_uq')
+    .unique()
+    .on('email_outbox')
+    .column('idempotency_key')
+    .execute();
+  await db.schema
+    .createIndex('email_outbox_due_idx')
+    .on('email_outbox')
+    .columns(['sent_at', 'failed_at', 'available_at'])
+    .execute();
 }
 
 export async function down(): Promise<void> {

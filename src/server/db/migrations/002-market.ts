@@ -36,7 +36,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     // The default search order (score desc) reads this stored column through an index instead of
     // computing it for every machine: dlperf per on-demand $/h, weighted by reliability.
     .addColumn('score', 'double precision', (c) =>
-      c.generatedAlwaysAs(sql`(case when price_gpu_dph * num_gpus > 0 then dlperf / (price_gpu_dph * num_gpus) else 0 end) * reliability`).stored(),
+      c
+        .generatedAlwaysAs(
+          sql`(case when price_gpu_dph * num_gpus > 0 then dlperf / (price_gpu_dph * num_gpus) else 0 end) * reliability`,
+        )
+        .stored(),
     )
     .addColumn('online_state', 'text', (c) => c.notNull().defaultTo('offline'))
     .addColumn('last_heartbeat_at', 'bigint')
@@ -94,10 +98,18 @@ export async function up(db: Kysely<any>): Promise<void> {
     .where(sql.ref('intended_status'), '<>', 'stopped')
     .execute();
   // The instances of a machine (the agent's desired state, maintenance notices).
-  await db.schema.createIndex('instances_machine_idx').on('instances').columns(['machine_id', 'id']).execute();
+  await db.schema
+    .createIndex('instances_machine_idx')
+    .on('instances')
+    .columns(['machine_id', 'id'])
+    .execute();
   await db.schema.createIndex('instances_user_idx').on('instances').columns(['user_id', 'id']).execute();
   // The billing meter walks live instances.
-  await db.schema.createIndex('instances_live_idx').on('instances').columns(['destroyed_at', 'billed_until']).execute();
+  await db.schema
+    .createIndex('instances_live_idx')
+    .on('instances')
+    .columns(['destroyed_at', 'billed_until'])
+    .execute();
 
   await withId(db, db.schema.createTable('instance_ssh_keys'))
     .addColumn('instance_id', 'bigint', (c) => c.notNull().references('instances.id'))
@@ -107,7 +119,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
   // Attaching the same key twice is harmless: the index keeps one row.
-  await db.schema.createIndex('instance_ssh_keys_uq').unique().on('instance_ssh_keys').columns(['instance_id', 'ssh_key_id']).execute();
+  await db.schema
+    .createIndex('instance_ssh_keys_uq')
+    .unique()
+    .on('instance_ssh_keys')
+    .columns(['instance_id', 'ssh_key_id'])
+    .execute();
 
   await withId(db, db.schema.createTable('idempotency_keys'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id'))
@@ -118,7 +135,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
   // Two concurrent creates with one key: the second insert waits for the first and then fails.
-  await db.schema.createIndex('idempotency_keys_uq').unique().on('idempotency_keys').columns(['user_id', 'idem_key']).execute();
+  await db.schema
+    .createIndex('idempotency_keys_uq')
+    .unique()
+    .on('idempotency_keys')
+    .columns(['user_id', 'idem_key'])
+    .execute();
 
   await withId(db, db.schema.createTable('billing_ledger'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id'))
@@ -129,8 +151,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('period_end', 'bigint', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('billing_ledger_user_idx').on('billing_ledger').columns(['user_id', 'id']).execute();
-  await db.schema.createIndex('billing_ledger_instance_idx').on('billing_ledger').columns(['instance_id', 'id']).execute();
+  await db.schema
+    .createIndex('billing_ledger_user_idx')
+    .on('billing_ledger')
+    .columns(['user_id', 'id'])
+    .execute();
+  await db.schema
+    .createIndex('billing_ledger_instance_idx')
+    .on('billing_ledger')
+    .columns(['instance_id', 'id'])
+    .execute();
 }
 
 export async function down(): Promise<void> {

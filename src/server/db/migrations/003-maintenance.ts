@@ -16,10 +16,23 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('canceled_at', 'bigint')
     .execute();
   // Lookups by machine (overlap check, instance and offer views) and by host (listing).
-  await db.schema.createIndex('maintenance_windows_machine_idx').on('maintenance_windows').columns(['machine_id', 'end_time']).execute();
-  await db.schema.createIndex('maintenance_windows_host_idx').on('maintenance_windows').columns(['host_id', 'start_time']).execute();
+  await db.schema
+    .createIndex('maintenance_windows_machine_idx')
+    .on('maintenance_windows')
+    .columns(['machine_id', 'end_time'])
+    .execute();
+  await db.schema
+    .createIndex('maintenance_windows_host_idx')
+    .on('maintenance_windows')
+    .columns(['host_id', 'start_time'])
+    .execute();
   // One window per machine per scheduling call: the database refuses a second (duplicate IDs).
-  await db.schema.createIndex('maintenance_windows_batch_machine_uq').unique().on('maintenance_windows').columns(['batch_id', 'machine_id']).execute();
+  await db.schema
+    .createIndex('maintenance_windows_batch_machine_uq')
+    .unique()
+    .on('maintenance_windows')
+    .columns(['batch_id', 'machine_id'])
+    .execute();
 }
 
 export async function down(): Promise<void> {

@@ -52,9 +52,22 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('expires_at', 'bigint', (c) => c.notNull())
     .addColumn('consumed_at', 'bigint')
     .execute();
-  await db.schema.createIndex('tfa_challenges_secret_uq').unique().on('tfa_challenges').column('secret_hash').execute();
-  await db.schema.createIndex('tfa_challenges_user_idx').on('tfa_challenges').columns(['user_id', 'created_at']).execute();
-  await db.schema.createIndex('tfa_challenges_expires_idx').on('tfa_challenges').column('expires_at').execute();
+  await db.schema
+    .createIndex('tfa_challenges_secret_uq')
+    .unique()
+    .on('tfa_challenges')
+    .column('secret_hash')
+    .execute();
+  await db.schema
+    .createIndex('tfa_challenges_user_idx')
+    .on('tfa_challenges')
+    .columns(['user_id', 'created_at'])
+    .execute();
+  await db.schema
+    .createIndex('tfa_challenges_expires_idx')
+    .on('tfa_challenges')
+    .column('expires_at')
+    .execute();
 
   await withId(db, db.schema.createTable('tfa_backup_codes'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id').onDelete('cascade'))
@@ -63,7 +76,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('used_at', 'bigint')
     .addColumn('deleted_at', 'bigint')
     .execute();
-  await db.schema.createIndex('tfa_backup_codes_user_idx').on('tfa_backup_codes').columns(['user_id', 'code_hmac']).execute();
+  await db.schema
+    .createIndex('tfa_backup_codes_user_idx')
+    .on('tfa_backup_codes')
+    .columns(['user_id', 'code_hmac'])
+    .execute();
 
   await db.schema
     .createTable('tfa_authorizations')
@@ -81,7 +98,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('ip', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('auth_events_user_idx').on('auth_events').columns(['user_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('auth_events_user_idx')
+    .on('auth_events')
+    .columns(['user_id', 'created_at'])
+    .execute();
 
   await withId(db, db.schema.createTable('sms_sends'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id').onDelete('cascade'))
@@ -89,8 +110,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('purpose', 'text', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('sms_sends_user_idx').on('sms_sends').columns(['user_id', 'created_at']).execute();
-  await db.schema.createIndex('sms_sends_phone_idx').on('sms_sends').columns(['phone_number', 'created_at']).execute();
+  await db.schema
+    .createIndex('sms_sends_user_idx')
+    .on('sms_sends')
+    .columns(['user_id', 'created_at'])
+    .execute();
+  await db.schema
+    .createIndex('sms_sends_phone_idx')
+    .on('sms_sends')
+    .columns(['phone_number', 'created_at'])
+    .execute();
   await db.schema.createIndex('sms_sends_created_idx').on('sms_sends').column('created_at').execute();
 }
 

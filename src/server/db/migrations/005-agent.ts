@@ -10,12 +10,21 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('machines').addColumn('agent_uid', 'text').execute();
   await db.schema.alterTable('machines').addColumn('agent_slot', 'integer').execute();
-  await db.schema.createIndex('machines_agent_slot_uq').unique().on('machines').columns(['agent_uid', 'agent_slot']).execute();
+  await db.schema
+    .createIndex('machines_agent_slot_uq')
+    .unique()
+    .on('machines')
+    .columns(['agent_uid', 'agent_slot'])
+    .execute();
   await db.schema.alterTable('instances').addColumn('container_key_enc', 'text').execute();
   await db.schema.alterTable('instances').addColumn('agent_state', 'text').execute();
   await db.schema.alterTable('instances').addColumn('agent_reported_at', 'bigint').execute();
   // The heartbeat sweep scans machines by heartbeat age.
-  await db.schema.createIndex('machines_heartbeat_idx').on('machines').columns(['online_state', 'last_heartbeat_at']).execute();
+  await db.schema
+    .createIndex('machines_heartbeat_idx')
+    .on('machines')
+    .columns(['online_state', 'last_heartbeat_at'])
+    .execute();
 }
 
 export async function down(): Promise<void> {

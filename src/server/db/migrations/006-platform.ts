@@ -11,7 +11,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     // The primary key is the conflict target of the counting upsert (platform.rate-limit.ts).
     .addPrimaryKeyConstraint('rate_limit_counters_pk', ['bucket', 'window_start'])
     .execute();
-  await db.schema.createIndex('rate_limit_counters_expires_idx').on('rate_limit_counters').column('expires_at').execute();
+  await db.schema
+    .createIndex('rate_limit_counters_expires_idx')
+    .on('rate_limit_counters')
+    .column('expires_at')
+    .execute();
 }
 
 export async function down(): Promise<void> {

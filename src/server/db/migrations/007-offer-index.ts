@@ -77,20 +77,31 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`UPDATE machines SET row_version = id`.execute(db);
   await sql`CREATE INDEX machines_row_version_idx ON machines (row_version)`.execute(db);
   // The trigger's own UPDATE changes row_version only, so it does not fire the UPDATE trigger.
-  const bump = 'UPDATE machines SET row_version = (SELECT coalesce(max(row_version), 0) + 1 FROM machines) WHERE id = NEW.id;';
-  await sql.raw(`CREATE TRIGGER machines_row_version_ins AFTER INSERT ON machines FOR EACH ROW BEGIN ${bump} END`).execute(db);
+  const bump =
+    'UPDATE machines SET row_version = (SELECT coalesce(max(row_version), 0) + 1 FROM machines) WHERE id = NEW.id;';
+  await sql
+    .raw(`CREATE TRIGGER machines_row_version_ins AFTER INSERT ON machines FOR EACH ROW BEGIN ${bump} END`)
+    .execute(db);
   const oldImg = rowImage('OLD');
   const newImg = rowImage('NEW');
   const changed = oldImg.map((o, i) => `${o} IS NOT ${newImg[i]}`).join(' OR ');
-  await sql.raw(`CREATE TRIGGER machines_row_version_upd AFTER UPDATE ON machines FOR EACH ROW WHEN ${changed} BEGIN ${bump} END`).execute(db);
+  await sql
+    .raw(
+      `CREATE TRIGGER machines_row_version_upd AFTER UPDATE ON machines FOR EACH ROW WHEN ${changed} BEGIN ${bump} END`,
+    )
+    .execute(db);
 }
 
 async function upPostgres(db: Kysely<any>): Promise<void> {
   // Unqualified names: the sequence and function land in the connection's current schema, like
   // the tables (operators may give each deployment, and tests each file, its own schema).
   await sql`CREATE SEQUENCE machines_row_version_seq`.execute(db);
-  await sql`ALTER TABLE machines ADD COLUMN row_version bigint NOT NULL DEFAULT 0, ADD COLUMN row_xid xid8`.execute(db);
-  await sql`UPDATE machines SET row_version = nextval('machines_row_version_seq'), row_xid = pg_current_xact_id()`.execute(db);
+  await sql`ALTER TABLE machines ADD COLUMN row_version bigint NOT NULL DEFAULT 0, ADD COLUMN row_xid xid8`.execute(
+    db,
+  );
+  await sql`UPDATE machines SET row_version = nextval('machines_row_version_seq'), row_xid = pg_current_xact_id()`.execute(
+    db,
+  );
   await sql`CREATE INDEX machines_row_version_idx ON machines (row_version)`.execute(db);
   await sql`CREATE INDEX machines_row_xid_idx ON machines (row_xid)`.execute(db);
   // The function finds the sequence in the schema of the table that fired it (not through the
@@ -107,9 +118,15 @@ END
 $fn$`,
     )
     .execute(db);
-  await sql`CREATE TRIGGER machines_row_version_ins BEFORE INSERT ON machines FOR EACH ROW EXECUTE FUNCTION machines_row_version()`.execute(db);
+  await sql`CREATE TRIGGER machines_row_version_ins BEFORE INSERT ON machines FOR EACH ROW EXECUTE FUNCTION machines_row_version()`.execute(
+    db,
+  );
   const changed = `((${rowImage('OLD').join(', ')}) IS DISTINCT FROM (${rowImage('NEW').join(', ')}))`;
-  await sql.raw(`CREATE TRIGGER machines_row_version_upd BEFORE UPDATE ON machines FOR EACH ROW WHEN ${changed} EXECUTE FUNCTION machines_row_version()`).execute(db);
+  await sql
+    .raw(
+      `CREATE TRIGGER machines_row_version_upd BEFORE UPDATE ON machines FOR EACH ROW WHEN ${changed} EXECUTE FUNCTION machines_row_version()`,
+    )
+    .execute(db);
 }
 
 export async function down(): Promise<void> {

@@ -9,7 +9,12 @@
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.createIndex('instances_live_billing_idx').on('instances').column('billed_until').where(sql.ref('destroyed_at'), 'is', null).execute();
+  await db.schema
+    .createIndex('instances_live_billing_idx')
+    .on('instances')
+    .column('billed_until')
+    .where(sql.ref('destroyed_at'), 'is', null)
+    .execute();
   await db.schema.dropIndex('instances_live_idx').execute();
 }
 

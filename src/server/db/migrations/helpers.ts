@@ -10,9 +10,11 @@ export function dialectOf(db: Kysely<any>): Dialect {
 }
 
 /** An auto-incrementing integer primary key named `id`. */
-export function withId<T extends string>(db: Kysely<any>, tb: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'> {
+export function withId<T extends string>(
+  db: Kysely<any>,
+  tb: CreateTableBuilder<T, never>,
+): CreateTableBuilder<T, 'id'> {
   return dialectOf(db) === 'postgres'
     ? tb.addColumn('id', 'bigserial', (c) => c.primaryKey())
     : tb.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
 }
-

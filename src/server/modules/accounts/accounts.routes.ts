@@ -37,7 +37,10 @@ export async function accountsRoutes(app: FastifyInstance, deps: Deps): Promise<
         body: {
           type: 'object',
           required: ['email', 'password'],
-          properties: { email: { type: 'string', maxLength: 320 }, password: { type: 'string', maxLength: 1024 } },
+          properties: {
+            email: { type: 'string', maxLength: 320 },
+            password: { type: 'string', maxLength: 1024 },
+          },
         },
         response: {
           200: {
@@ -51,7 +54,12 @@ export async function accountsRoutes(app: FastifyInstance, deps: Deps): Promise<
                 type: 'array',
                 items: {
                   type: 'object',
-                  properties: { id: { type: 'integer' }, method: { type: 'string' }, label: { type: 'string' }, is_primary: { type: 'boolean' } },
+                  properties: {
+                    id: { type: 'integer' },
+                    method: { type: 'string' },
+                    label: { type: 'string' },
+                    is_primary: { type: 'boolean' },
+                  },
                 },
               },
             },
@@ -76,7 +84,12 @@ export async function accountsRoutes(app: FastifyInstance, deps: Deps): Promise<
         now: deps.clock.now(),
         ttlS: deps.config.sessionTtlS,
       });
-      reply.setCookie(SESSION_COOKIE, s.token, { httpOnly: true, sameSite: 'lax', path: '/', expires: new Date(s.expiresAt) });
+      reply.setCookie(SESSION_COOKIE, s.token, {
+        httpOnly: true,
+        sameSite: 'lax',
+        path: '/',
+        expires: new Date(s.expiresAt),
+      });
       return userView(user);
     },
   );

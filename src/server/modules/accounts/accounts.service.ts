@@ -54,11 +54,15 @@ export async function insertApiKey(
   return { id: row.id, key };
 }
 
-export async function createUser(deps: Pick<Deps, 'store' | 'clock'>, input: CreateUserInput): Promise<CreatedUser> {
+export async function createUser(
+  deps: Pick<Deps, 'store' | 'clock'>,
+  input: CreateUserInput,
+): Promise<CreatedUser> {
   const email = input.email.trim().toLowerCase();
   if (!EMAIL_RE.test(email)) throw AccountErrors.badEmail();
   if (input.phone && !E164_RE.test(input.phone)) throw AccountErrors.badPhone();
-  if (input.legacyTfa && !input.phone) throw AccountErrors.badPhone('--legacy-tfa needs --phone: legacy 2FA sends codes to the number on file');
+  if (input.legacyTfa && !input.phone)
+    throw AccountErrors.badPhone('--legacy-tfa needs --phone: legacy 2FA sends codes to the number on file');
   // Hash outside the transaction: it is slow on purpose and must not hold the write lock.
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   const now = deps.clock.now();
@@ -80,7 +84,13 @@ export async function createUser(deps: Pick<Deps, 'store' | 'clock'>, input: Cre
         })
         .returning('id')
         .executeTakeFirstOrThrow();
-      const personal = await insertApiKey(db, { userId: user.id, teamId: null, name: 'default', permissions: null, now });
+      const personal = await insertApiKey(db, {
+        userId: user.id,
+        teamId: null,
+        name: 'default',
+        permissions: null,
+        now,
+      });
       const out: CreatedUser = { id: user.id, email, api_key: personal.key };
       if (input.team) {
         const teamId = await findOrCreateTeam(db, input.team, now);
@@ -89,7 +99,15 @@ export async function createUser(deps: Pick<Deps, 'store' | 'clock'>, input: Cre
           .values({ team_id: teamId, user_id: user.id, role: 'member', created_at: now })
           .onConflict((oc) => oc.columns(['team_id', 'user_id']).doNothing())
           .execute();
-        out.team_api_key = (await insertApiKey(db, { userId: user.id, teamId, name: `team:${input.team}`, permissions: null, now })).key;
+        out.team_api_key = (
+          await insertApiKey(db, {
+            userId: user.id,
+            teamId,
+            name: `team:${input.team}`,
+            permissions: null,
+            now,
+          })
+        ).key;
       }
       return out;
     });
@@ -107,7 +125,11 @@ export async function checkPassword(deps: Pick<Deps, 'db'>, email: string, passw
   return user;
 }
 
-export async function setSmsFraud(deps: Pick<Deps, 'db'>, email: string, flag: boolean): Promise<{ id: number; sms_fraud: boolean }> {
+export async function setSmsFraud(
+  deps: Pick<Deps, 'db'>,
+  email: string,
+  flag: boolean,
+): Promise<{ id: number; sms_fraud: boolean }> {
   const row = await deps.db
     .updateTable('users')
     .set({ sms_fraud: flag ? 1 : 0 })

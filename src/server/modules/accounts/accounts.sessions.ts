@@ -7,7 +7,14 @@ import { SESSION_KEY_PREFIX } from '../../http/auth.js';
 
 export async function createSession(
   db: Kysely<DB>,
-  p: { userId: number; teamId: number | null; kind: 'cli' | 'cookie'; isAdmin: boolean; now: number; ttlS: number },
+  p: {
+    userId: number;
+    teamId: number | null;
+    kind: 'cli' | 'cookie';
+    isAdmin: boolean;
+    now: number;
+    ttlS: number;
+  },
 ): Promise<{ token: string; id: number; expiresAt: number }> {
   const token = newToken(p.kind === 'cli' ? SESSION_KEY_PREFIX : 'orc_');
   const expiresAt = p.now + p.ttlS * 1000;

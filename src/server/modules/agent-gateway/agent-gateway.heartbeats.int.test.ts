@@ -9,22 +9,46 @@ import { flushHeartbeats, writeTimes } from './agent-gateway.heartbeats.js';
 import { CompiledQuery } from 'kysely';
 
 const P = '/api/agent/v1';
-const hw = (slot: number) => ({ slot, hostname: `h${slot}`, gpu_name: 'RTX 4090', num_gpus: 1, gpu_ram: 24564, cpu_ram: 64000, disk_space: 500 });
+const hw = (slot: number) => ({
+  slot,
+  hostname: `h${slot}`,
+  gpu_name: 'RTX 4090',
+  num_gpus: 1,
+  gpu_ram: 24564,
+  cpu_ram: 64000,
+  disk_space: 500,
+});
 
 describeEachDb('heartbeats in batches', (dialect) => {
-  const t = useTestApp(dialect, { OPENRIG_UNKNOWN_AFTER_S: '60', OPENRIG_OFFLINE_AFTER_S: '300', OPENRIG_HEARTBEAT_S: '10' });
+  const t = useTestApp(dialect, {
+    OPENRIG_UNKNOWN_AFTER_S: '60',
+    OPENRIG_OFFLINE_AFTER_S: '300',
+    OPENRIG_HEARTBEAT_S: '10',
+  });
 
   async function agent(uid: string) {
     const host = await t().user();
-    const r = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: uid, machines: [hw(0), hw(1)], price_gpu: 0.4 } });
+    const r = await t().request('POST', `${P}/register`, {
+      key: host.apiKey,
+      body: { agent_uid: uid, machines: [hw(0), hw(1)], price_gpu: 0.4 },
+    });
     expect(r.status).toBe(200);
     const ids: number[] = r.body.machines.map((m: { machine_id: number }) => m.machine_id);
-    const sync = () => t().request('POST', `${P}/sync`, { key: host.apiKey, body: { agent_uid: uid, machine_ids: ids, instances: [] } });
+    const sync = () =>
+      t().request('POST', `${P}/sync`, {
+        key: host.apiKey,
+        body: { agent_uid: uid, machine_ids: ids, instances: [] },
+      });
     return { host, ids, sync };
   }
-  const machine = (id: number) => t().deps.db.selectFrom('machines').select(['online_state', 'last_heartbeat_at']).where('id', '=', id).executeTakeFirstOrThrow();
+  const machine = (id: number) =>
+    t()
+      .deps.db.selectFrom('machines')
+      .select(['online_state', 'last_heartbeat_at'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
 
-  it('keeps an online machine\'s new timestamp in memory until the flush, then writes it', async () => {
+  it("keeps an online machine's new timestamp in memory until the flush, then writes it", async () => {
     const a = await agent('hb-batch-0001');
     const t0 = (await machine(a.ids[0]!)).last_heartbeat_at!;
     t().clock.advance(10_000);
@@ -33,15 +57,23 @@ describeEachDb('heartbeats in batches', (dialect) => {
     expect(r.body.unknown_machine_ids).toEqual([]);
     expect((await machine(a.ids[0]!)).last_heartbeat_at).toBe(t0);
     await flushHeartbeats(t().deps);
-    for (const id of a.ids) expect(await machine(id)).toEqual({ online_state: 'online', last_heartbeat_at: t0 + 10_000 });
+    for (const id of a.ids)
+      expect(await machine(id)).toEqual({ online_state: 'online', last_heartbeat_at: t0 + 10_000 });
   });
 
-  it('writes a machine coming back online at once, and answers only the agent\'s own machines', async () => {
+  it("writes a machine coming back online at once, and answers only the agent's own machines", async () => {
     const a = await agent('hb-batch-0002');
     const other = await agent('hb-batch-0003');
-    await t().deps.db.updateTable('machines').set({ online_state: 'offline' }).where('id', '=', a.ids[1]!).execute();
+    await t()
+      .deps.db.updateTable('machines')
+      .set({ online_state: 'offline' })
+      .where('id', '=', a.ids[1]!)
+      .execute();
     t().clock.advance(5_000);
-    const r = await t().request('POST', `${P}/sync`, { key: a.host.apiKey, body: { agent_uid: 'hb-batch-0002', machine_ids: [...a.ids, other.ids[0]], instances: [] } });
+    const r = await t().request('POST', `${P}/sync`, {
+      key: a.host.apiKey,
+      body: { agent_uid: 'hb-batch-0002', machine_ids: [...a.ids, other.ids[0]], instances: [] },
+    });
     expect(r.body.unknown_machine_ids).toEqual([other.ids[0]]);
     expect(await machine(a.ids[1]!)).toEqual({ online_state: 'online', last_heartbeat_at: t().clock.now() });
   });
@@ -52,10 +84,21 @@ describeEachDb('heartbeats in batches', (dialect) => {
     await a.sync(); // pending at now
     const pendingAt = t().clock.now();
     // Another process wrote a later heartbeat of machine 0 and took machine 1 offline.
-    await t().deps.db.updateTable('machines').set({ last_heartbeat_at: pendingAt + 5_000 }).where('id', '=', a.ids[0]!).execute();
-    await t().deps.db.updateTable('machines').set({ online_state: 'offline', last_heartbeat_at: 1 }).where('id', '=', a.ids[1]!).execute();
+    await t()
+      .deps.db.updateTable('machines')
+      .set({ last_heartbeat_at: pendingAt + 5_000 })
+      .where('id', '=', a.ids[0]!)
+      .execute();
+    await t()
+      .deps.db.updateTable('machines')
+      .set({ online_state: 'offline', last_heartbeat_at: 1 })
+      .where('id', '=', a.ids[1]!)
+      .execute();
     await flushHeartbeats(t().deps);
-    expect(await machine(a.ids[0]!)).toEqual({ online_state: 'online', last_heartbeat_at: pendingAt + 5_000 });
+    expect(await machine(a.ids[0]!)).toEqual({
+      online_state: 'online',
+      last_heartbeat_at: pendingAt + 5_000,
+    });
     expect(await machine(a.ids[1]!)).toEqual({ online_state: 'offline', last_heartbeat_at: 1 });
   });
 
@@ -71,17 +114,27 @@ describeEachDb('heartbeats in batches', (dialect) => {
   });
 
   it('writes many machines in one flush, concurrent flushes included', async () => {
-    const agents = await Promise.all(Array.from({ length: 6 }, (_, i) => agent(`hb-batch-1${String(i).padStart(3, '0')}`)));
+    const agents = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => agent(`hb-batch-1${String(i).padStart(3, '0')}`)),
+    );
     t().clock.advance(10_000);
     await Promise.all(agents.map((a) => a.sync()));
     await Promise.all([flushHeartbeats(t().deps), flushHeartbeats(t().deps)]);
-    for (const a of agents) for (const id of a.ids) expect((await machine(id)).last_heartbeat_at).toBe(t().clock.now());
+    for (const a of agents)
+      for (const id of a.ids) expect((await machine(id)).last_heartbeat_at).toBe(t().clock.now());
   });
 
   it('finds each machine of a flush by its primary key, never by a walk over all machines', async () => {
-    const q = writeTimes(dialect, [[1, 1], [2, 2]]);
+    const q = writeTimes(dialect, [
+      [1, 1],
+      [2, 2],
+    ]);
     const explain = dialect === 'sqlite' ? `EXPLAIN QUERY PLAN ${q.sql}` : `EXPLAIN ${q.sql}`;
-    const plan = (await t().deps.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(explain, [...q.parameters]))).rows.map((r) => String(Object.values(r).at(-1))).join('\n');
+    const plan = (
+      await t().deps.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(explain, [...q.parameters]))
+    ).rows
+      .map((r) => String(Object.values(r).at(-1)))
+      .join('\n');
     if (dialect === 'sqlite') {
       expect(plan).toContain('USING INTEGER PRIMARY KEY');
       expect(plan).not.toMatch(/SCAN machines|SEARCH machines USING INDEX/);

@@ -38,18 +38,29 @@ function pendingOf(store: Store): Pending {
 }
 
 /** Records a heartbeat of the agent's machines among `ids`; returns the ids that are its own. */
-export async function heartbeat(deps: Pick<Deps, 'store' | 'db' | 'config' | 'log'>, hostId: number, agentUid: string, ids: number[], now: number): Promise<number[]> {
+export async function heartbeat(
+  deps: Pick<Deps, 'store' | 'db' | 'config' | 'log'>,
+  hostId: number,
+  agentUid: string,
+  ids: number[],
+  now: number,
+): Promise<number[]> {
   if (ids.length === 0) return [];
   const rows = await repo.ownMachines(deps.store, hostId, agentUid, ids);
   const transitions = rows.filter((r) => r.online_state !== 'online').map((r) => r.id);
-  const written = transitions.length > 0 ? new Set(await repo.touchMachines(deps.db, hostId, agentUid, transitions, now)) : new Set<number>();
+  const written =
+    transitions.length > 0
+      ? new Set(await repo.touchMachines(deps.db, hostId, agentUid, transitions, now))
+      : new Set<number>();
   const p = pendingOf(deps.store);
   for (const r of rows) if (r.online_state === 'online') p.times.set(r.id, now);
   if (p.times.size > 0 && !p.timer) {
     const ms = Math.min(1000, (deps.config.agent.heartbeatS * 1000) / 4);
     p.timer = setTimeout(() => {
       p.timer = null;
-      flushHeartbeats(deps).catch((err: unknown) => deps.log.warn({ err }, 'writing heartbeats failed; retrying'));
+      flushHeartbeats(deps).catch((err: unknown) =>
+        deps.log.warn({ err }, 'writing heartbeats failed; retrying'),
+      );
     }, ms);
     p.timer.unref();
   }
@@ -82,7 +93,8 @@ export function flushHeartbeats(deps: Pick<Deps, 'store' | 'db'>): Promise<void>
 }
 
 export function writeTimes(dialect: Store['dialect'], part: [number, number][]): CompiledQuery {
-  const guard = 'machines.online_state = \'online\' AND machines.deleted_at IS NULL AND (machines.last_heartbeat_at IS NULL OR machines.last_heartbeat_at < v.t)';
+  const guard =
+    "machines.online_state = 'online' AND machines.deleted_at IS NULL AND (machines.last_heartbeat_at IS NULL OR machines.last_heartbeat_at < v.t)";
   if (dialect === 'postgres') {
     return CompiledQuery.raw(
       `UPDATE machines SET last_heartbeat_at = v.t FROM unnest($1::bigint[], $2::bigint[]) AS v(id, t) WHERE machines.id = v.id AND ${guard}`,

@@ -8,10 +8,23 @@ import { sweepHeartbeats } from '../../jobs/heartbeat-sweep.js';
 import { resolveCredential } from '../../http/auth.js';
 
 const P = '/api/agent/v1';
-const hw = (slot: number, gpu = 'RTX 4090', n = 2) => ({ slot, hostname: `h${slot}`, gpu_name: gpu, num_gpus: n, gpu_ram: 24564, cpu_ram: 64000, disk_space: 500 });
+const hw = (slot: number, gpu = 'RTX 4090', n = 2) => ({
+  slot,
+  hostname: `h${slot}`,
+  gpu_name: gpu,
+  num_gpus: n,
+  gpu_ram: 24564,
+  cpu_ram: 64000,
+  disk_space: 500,
+});
 const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl renter@laptop';
 
-async function newInstance(t: TestApp, machineId: number, userId: number, over: Record<string, unknown> = {}): Promise<number> {
+async function newInstance(
+  t: TestApp,
+  machineId: number,
+  userId: number,
+  over: Record<string, unknown> = {},
+): Promise<number> {
   const now = t.clock.now();
   const row = await t.deps.db
     .insertInto('instances')
@@ -49,49 +62,105 @@ async function newInstance(t: TestApp, machineId: number, userId: number, over: 
   return row.id;
 }
 
-const inst = (t: TestApp, id: number) => t.deps.db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const inst = (t: TestApp, id: number) =>
+  t.deps.db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 describeEachDb('agent gateway', (dialect) => {
-  const t = useTestApp(dialect, { OPENRIG_UNKNOWN_AFTER_S: '60', OPENRIG_OFFLINE_AFTER_S: '300', OPENRIG_HEARTBEAT_S: '10' });
+  const t = useTestApp(dialect, {
+    OPENRIG_UNKNOWN_AFTER_S: '60',
+    OPENRIG_OFFLINE_AFTER_S: '300',
+    OPENRIG_HEARTBEAT_S: '10',
+  });
 
   describe('register', () => {
     it('upserts one machine per (agent_uid, slot), lists it at the per-GPU price, and refuses the uid to another host', async () => {
       const host = await t().user();
-      const body = { agent_uid: 'agent-aaaa-0001', machines: [hw(0), hw(1, 'RTX 3090', 1)], price_gpu: 0.4, price_disk: 0.1 };
+      const body = {
+        agent_uid: 'agent-aaaa-0001',
+        machines: [hw(0), hw(1, 'RTX 3090', 1)],
+        price_gpu: 0.4,
+        price_disk: 0.1,
+      };
       const r1 = await t().request('POST', `${P}/register`, { key: host.apiKey, body });
       expect(r1.status).toBe(200);
-      expect(r1.body).toMatchObject({ success: true, heartbeat_s: 10, unknown_after_s: 60, offline_after_s: 300 });
+      expect(r1.body).toMatchObject({
+        success: true,
+        heartbeat_s: 10,
+        unknown_after_s: 60,
+        offline_after_s: 300,
+      });
       const ids = r1.body.machines.map((m: { machine_id: number }) => m.machine_id);
       expect(ids).toHaveLength(2);
-      const r2 = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { ...body, price_gpu: undefined } });
+      const r2 = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { ...body, price_gpu: undefined },
+      });
       expect(r2.body.machines.map((m: { machine_id: number }) => m.machine_id)).toEqual(ids);
-      const m = await t().deps.db.selectFrom('machines').selectAll().where('id', '=', ids[0]).executeTakeFirstOrThrow();
-      expect(m).toMatchObject({ host_id: host.id, gpu_name: 'RTX 4090', num_gpus: 2, listed: 1, price_gpu_dph: 0.4, price_disk_gb_month: 0.1, online_state: 'online' });
+      const m = await t()
+        .deps.db.selectFrom('machines')
+        .selectAll()
+        .where('id', '=', ids[0])
+        .executeTakeFirstOrThrow();
+      expect(m).toMatchObject({
+        host_id: host.id,
+        gpu_name: 'RTX 4090',
+        num_gpus: 2,
+        listed: 1,
+        price_gpu_dph: 0.4,
+        price_disk_gb_month: 0.1,
+        online_state: 'online',
+      });
       const other = await t().user();
       const r3 = await t().request('POST', `${P}/register`, { key: other.apiKey, body });
       expect(r3.status).toBe(409);
       expect(r3.body.error).toBe('agent_conflict');
-      const still = await t().deps.db.selectFrom('machines').select('host_id').where('id', '=', ids[0]).executeTakeFirstOrThrow();
+      const still = await t()
+        .deps.db.selectFrom('machines')
+        .select('host_id')
+        .where('id', '=', ids[0])
+        .executeTakeFirstOrThrow();
       expect(still.host_id).toBe(host.id);
       // All or nothing: a new slot beside a refused one is not left behind.
-      const r4 = await t().request('POST', `${P}/register`, { key: other.apiKey, body: { ...body, machines: [hw(7), hw(0)] } });
+      const r4 = await t().request('POST', `${P}/register`, {
+        key: other.apiKey,
+        body: { ...body, machines: [hw(7), hw(0)] },
+      });
       expect(r4.status).toBe(409);
-      const slot7 = await t().deps.db.selectFrom('machines').select('id').where('agent_uid', '=', body.agent_uid).where('agent_slot', '=', 7).execute();
+      const slot7 = await t()
+        .deps.db.selectFrom('machines')
+        .select('id')
+        .where('agent_uid', '=', body.agent_uid)
+        .where('agent_slot', '=', 7)
+        .execute();
       expect(slot7).toEqual([]);
     });
 
     it('refuses bad bodies with 400 and a key without the machines scope with 403', async () => {
       const host = await t().user();
-      const bad = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'x', machines: [] } });
+      const bad = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'x', machines: [] },
+      });
       expect(bad.status).toBe(400);
       expect(bad.body).toHaveProperty('msg');
-      const dup = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-dup-0001', machines: [hw(0), hw(0)] } });
+      const dup = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-dup-0001', machines: [hw(0), hw(0)] },
+      });
       expect(dup.status).toBe(400);
-      const k = await t().request('POST', '/api/v0/auth/apikeys/', { key: host.apiKey, body: { name: 'ro', permissions: { offers: 'read' } } });
+      const k = await t().request('POST', '/api/v0/auth/apikeys/', {
+        key: host.apiKey,
+        body: { name: 'ro', permissions: { offers: 'read' } },
+      });
       const key = k.body.key ?? k.body.api_key;
-      const r = await t().request('POST', `${P}/register`, { key, body: { agent_uid: 'agent-scope-01', machines: [hw(0)] } });
+      const r = await t().request('POST', `${P}/register`, {
+        key,
+        body: { agent_uid: 'agent-scope-01', machines: [hw(0)] },
+      });
       expect(r.status).toBe(403);
-      const none = await t().request('POST', `${P}/sync`, { body: { agent_uid: 'agent-scope-01', machine_ids: [], instances: [] } });
+      const none = await t().request('POST', `${P}/sync`, {
+        body: { agent_uid: 'agent-scope-01', machine_ids: [], instances: [] },
+      });
       expect(none.status).toBe(401);
     });
   });
@@ -101,16 +170,30 @@ describeEachDb('agent gateway', (dialect) => {
       const host = await t().user();
       const renter = await t().user();
       await t().request('POST', '/api/v0/ssh/', { key: renter.apiKey, body: { ssh_key: PUB } });
-      const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-sync-0001', machines: [hw(0)] } });
+      const reg = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-sync-0001', machines: [hw(0)] },
+      });
       const mid = reg.body.machines[0].machine_id;
       const id = await newInstance(t(), mid, renter.id);
-      const sync = (instances: unknown[]) => t().request('POST', `${P}/sync`, { key: host.apiKey, body: { agent_uid: 'agent-sync-0001', machine_ids: [mid], instances } });
+      const sync = (instances: unknown[]) =>
+        t().request('POST', `${P}/sync`, {
+          key: host.apiKey,
+          body: { agent_uid: 'agent-sync-0001', machine_ids: [mid], instances },
+        });
 
       const s1 = await sync([]);
       expect(s1.status).toBe(200);
       expect(s1.body.unknown_machine_ids).toEqual([]);
       const d = s1.body.instances.find((i: { id: number }) => i.id === id);
-      expect(d).toMatchObject({ id, machine_id: mid, desired: 'running', image: 'pytorch/pytorch', onstart: 'echo hi', env: { FOO: 'bar', N: '3' } });
+      expect(d).toMatchObject({
+        id,
+        machine_id: mid,
+        desired: 'running',
+        image: 'pytorch/pytorch',
+        onstart: 'echo hi',
+        env: { FOO: 'bar', N: '3' },
+      });
       expect(d.authorized_keys).toEqual([PUB]);
       expect(d.actual_status).toBeNull();
       expect(d.container_api_key).toMatch(/^ori_/);
@@ -125,22 +208,40 @@ describeEachDb('agent gateway', (dialect) => {
       expect((await inst(t(), id)).actual_status).toBe('loading');
       await sync([{ id, state: 'running', ssh_port: 41022, status_msg: 'ok' }]);
       const row = await inst(t(), id);
-      expect(row).toMatchObject({ actual_status: 'running', ssh_host: t().config.publicHost, ssh_port: 41022 });
+      expect(row).toMatchObject({
+        actual_status: 'running',
+        ssh_host: t().config.publicHost,
+        ssh_port: 41022,
+      });
       expect(JSON.parse(row.ports)).toEqual({ '22/tcp': [{ HostIp: '0.0.0.0', HostPort: '41022' }] });
 
       // Stopped, then started by the client: a start that finished between two syncs is reported
       // `running` straight away, and passes through loading.
-      await t().deps.db.updateTable('instances').set({ actual_status: 'stopped', intended_status: 'running' }).where('id', '=', id).execute();
+      await t()
+        .deps.db.updateTable('instances')
+        .set({ actual_status: 'stopped', intended_status: 'running' })
+        .where('id', '=', id)
+        .execute();
       await sync([{ id, state: 'running', ssh_port: 41023 }]);
       expect(await inst(t(), id)).toMatchObject({ actual_status: 'running', ssh_port: 41023 });
       // But a stop the client asked for is not undone by a late `running`.
-      await t().deps.db.updateTable('instances').set({ actual_status: 'stopped', intended_status: 'stopped' }).where('id', '=', id).execute();
+      await t()
+        .deps.db.updateTable('instances')
+        .set({ actual_status: 'stopped', intended_status: 'stopped' })
+        .where('id', '=', id)
+        .execute();
       await sync([{ id, state: 'running', ssh_port: 41023 }]);
       expect((await inst(t(), id)).actual_status).toBe('stopped');
 
-      await t().deps.db.updateTable('instances').set({ destroyed_at: t().clock.now() }).where('id', '=', id).execute();
+      await t()
+        .deps.db.updateTable('instances')
+        .set({ destroyed_at: t().clock.now() })
+        .where('id', '=', id)
+        .execute();
       const s3 = await sync([{ id, state: 'running', ssh_port: 41022 }]);
-      expect(s3.body.instances).toEqual([expect.objectContaining({ id, desired: 'destroyed', container_api_key: null })]);
+      expect(s3.body.instances).toEqual([
+        expect.objectContaining({ id, desired: 'destroyed', container_api_key: null }),
+      ]);
       const s4 = await sync([{ id: 999999, state: 'running', ssh_port: 1 }]);
       expect(s4.body.instances).toEqual([expect.objectContaining({ id: 999999, desired: 'destroyed' })]);
     });
@@ -148,23 +249,41 @@ describeEachDb('agent gateway', (dialect) => {
     it('a client start of an exited instance goes back to null; the stale exited report does not undo it; the agent restarts it', async () => {
       const host = await t().user();
       const renter = await t().user();
-      const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-restart-01', machines: [hw(0)] } });
+      const reg = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-restart-01', machines: [hw(0)] },
+      });
       const mid = reg.body.machines[0].machine_id;
       const id = await newInstance(t(), mid, renter.id, { env: JSON.stringify({ FOO: 'bar' }) });
-      const sync = (instances: unknown[]) => t().request('POST', `${P}/sync`, { key: host.apiKey, body: { agent_uid: 'agent-restart-01', machine_ids: [mid], instances } });
+      const sync = (instances: unknown[]) =>
+        t().request('POST', `${P}/sync`, {
+          key: host.apiKey,
+          body: { agent_uid: 'agent-restart-01', machine_ids: [mid], instances },
+        });
       await sync([{ id, state: 'running', ssh_port: 41030 }]);
       const dead = { id, state: 'exited', status_msg: 'main process exited (signal SIGKILL)' };
       await sync([dead]);
-      expect(await inst(t(), id)).toMatchObject({ actual_status: 'exited', intended_status: 'running', status_msg: dead.status_msg });
+      expect(await inst(t(), id)).toMatchObject({
+        actual_status: 'exited',
+        intended_status: 'running',
+        status_msg: dead.status_msg,
+      });
       // A late `running` does not bring it back by itself.
       await sync([{ id, state: 'running', ssh_port: 41030 }]);
       expect((await inst(t(), id)).actual_status).toBe('exited');
       await sync([dead]); // what the agent keeps saying while the instance is dead
       expect((await inst(t(), id)).agent_state).toBe('exited');
 
-      const put = await t().request('PUT', `/api/v0/instances/${id}/`, { key: renter.apiKey, body: { state: 'running' } });
+      const put = await t().request('PUT', `/api/v0/instances/${id}/`, {
+        key: renter.apiKey,
+        body: { state: 'running' },
+      });
       expect(put.status).toBe(200);
-      expect(await inst(t(), id)).toMatchObject({ actual_status: null, intended_status: 'running', status_msg: 'Start requested' });
+      expect(await inst(t(), id)).toMatchObject({
+        actual_status: null,
+        intended_status: 'running',
+        status_msg: 'Start requested',
+      });
       const view = await t().request('GET', `/api/v0/instances/${id}/`, { key: renter.apiKey });
       const shown = view.body.instances;
       expect(shown.actual_status).toBeNull();
@@ -173,7 +292,10 @@ describeEachDb('agent gateway', (dialect) => {
       // answer tells it to run the instance the server shows null (the agent's restart signal).
       const s1 = await sync([dead]);
       expect((await inst(t(), id)).actual_status).toBeNull();
-      expect(s1.body.instances.find((i: { id: number }) => i.id === id)).toMatchObject({ desired: 'running', actual_status: null });
+      expect(s1.body.instances.find((i: { id: number }) => i.id === id)).toMatchObject({
+        desired: 'running',
+        actual_status: null,
+      });
       await sync([{ id, state: 'loading', status_msg: 'preparing the instance' }]);
       expect((await inst(t(), id)).actual_status).toBe('loading');
       await sync([{ id, state: 'running', ssh_port: 41031 }]);
@@ -182,38 +304,63 @@ describeEachDb('agent gateway', (dialect) => {
       // Crashes again; started again; this time the restart itself fails: announced as loading
       // first, its `exited` lands.
       await sync([dead]);
-      await t().request('PUT', `/api/v0/instances/${id}/`, { key: renter.apiKey, body: { state: 'running' } });
+      await t().request('PUT', `/api/v0/instances/${id}/`, {
+        key: renter.apiKey,
+        body: { state: 'running' },
+      });
       expect((await inst(t(), id)).actual_status).toBeNull();
       await sync([{ id, state: 'loading' }]);
       await sync([{ id, state: 'exited', status_msg: 'failed to start: boom' }]);
-      expect(await inst(t(), id)).toMatchObject({ actual_status: 'exited', status_msg: 'failed to start: boom' });
+      expect(await inst(t(), id)).toMatchObject({
+        actual_status: 'exited',
+        status_msg: 'failed to start: boom',
+      });
     });
 
     it('a client start of unknown or offline instances stays refused and changes nothing', async () => {
       const host = await t().user();
       const renter = await t().user();
-      const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-restart-02', machines: [hw(0)] } });
+      const reg = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-restart-02', machines: [hw(0)] },
+      });
       const mid = reg.body.machines[0].machine_id;
       for (const actual of ['unknown', 'offline'] as const) {
         const id = await newInstance(t(), mid, renter.id, { actual_status: actual });
-        const put = await t().request('PUT', `/api/v0/instances/${id}/`, { key: renter.apiKey, body: { state: 'running' } });
+        const put = await t().request('PUT', `/api/v0/instances/${id}/`, {
+          key: renter.apiKey,
+          body: { state: 'running' },
+        });
         expect(put.status).toBe(409);
         expect(put.body.error).toBe('invalid_state');
         expect(put.body.msg).toContain(actual);
         expect(await inst(t(), id)).toMatchObject({ actual_status: actual, intended_status: 'running' });
-        await t().deps.db.updateTable('instances').set({ destroyed_at: t().clock.now() }).where('id', '=', id).execute();
+        await t()
+          .deps.db.updateTable('instances')
+          .set({ destroyed_at: t().clock.now() })
+          .where('id', '=', id)
+          .execute();
       }
     });
 
     it("names machines that are not the agent's and never touches them", async () => {
       const host = await t().user();
       const other = await t().user();
-      const reg = await t().request('POST', `${P}/register`, { key: other.apiKey, body: { agent_uid: 'agent-other-001', machines: [hw(0)] } });
+      const reg = await t().request('POST', `${P}/register`, {
+        key: other.apiKey,
+        body: { agent_uid: 'agent-other-001', machines: [hw(0)] },
+      });
       const theirs = reg.body.machines[0].machine_id;
-      const s = await t().request('POST', `${P}/sync`, { key: host.apiKey, body: { agent_uid: 'agent-other-001', machine_ids: [theirs], instances: [] } });
+      const s = await t().request('POST', `${P}/sync`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-other-001', machine_ids: [theirs], instances: [] },
+      });
       expect(s.body.unknown_machine_ids).toEqual([theirs]);
       expect(s.body.instances).toEqual([]);
-      const none = await t().request('POST', `${P}/sync`, { key: host.apiKey, body: { agent_uid: 'agent-none-0001', machine_ids: [], instances: [{ id: 1, state: 'loading' }] } });
+      const none = await t().request('POST', `${P}/sync`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-none-0001', machine_ids: [], instances: [{ id: 1, state: 'loading' }] },
+      });
       expect(none.status).toBe(200);
       expect(none.body.instances).toEqual([expect.objectContaining({ id: 1, desired: 'destroyed' })]);
     });
@@ -223,7 +370,10 @@ describeEachDb('agent gateway', (dialect) => {
     it('sweeps quiet machines to unknown, then offline; a late report does not bring them back', async () => {
       const host = await t().user();
       const renter = await t().user();
-      const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-sweep-001', machines: [hw(0)] } });
+      const reg = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-sweep-001', machines: [hw(0)] },
+      });
       const mid = reg.body.machines[0].machine_id;
       const id = await newInstance(t(), mid, renter.id, { actual_status: 'running' });
       t().clock.advance(59_000);
@@ -234,21 +384,36 @@ describeEachDb('agent gateway', (dialect) => {
       expect((await inst(t(), id)).actual_status).toBe('unknown');
       expect((await sweepHeartbeats(t().deps)).unknown).not.toContain(id); // idempotent
       // A sync now: the machine is alive again, but unknown never reaches running by itself.
-      await t().request('POST', `${P}/sync`, { key: host.apiKey, body: { agent_uid: 'agent-sweep-001', machine_ids: [mid], instances: [{ id, state: 'running', ssh_port: 2222 }] } });
+      await t().request('POST', `${P}/sync`, {
+        key: host.apiKey,
+        body: {
+          agent_uid: 'agent-sweep-001',
+          machine_ids: [mid],
+          instances: [{ id, state: 'running', ssh_port: 2222 }],
+        },
+      });
       expect((await inst(t(), id)).actual_status).toBe('unknown');
       t().clock.advance(301_000);
       const r2 = await sweepHeartbeats(t().deps);
       expect(r2.offline).toContain(id);
       expect((await inst(t(), id)).actual_status).toBe('offline');
-      const m = await t().deps.db.selectFrom('machines').select('online_state').where('id', '=', mid).executeTakeFirstOrThrow();
+      const m = await t()
+        .deps.db.selectFrom('machines')
+        .select('online_state')
+        .where('id', '=', mid)
+        .executeTakeFirstOrThrow();
       expect(m.online_state).toBe('offline');
     });
 
     it('several sweeps at once (several serve processes) move each instance exactly once', async () => {
       const host = await t().user();
-      const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-race-0001', machines: [hw(0), hw(1), hw(2), hw(3)] } });
+      const reg = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-race-0001', machines: [hw(0), hw(1), hw(2), hw(3)] },
+      });
       const ids: number[] = [];
-      for (const m of reg.body.machines) ids.push(await newInstance(t(), m.machine_id, (await t().user()).id, { actual_status: 'running' }));
+      for (const m of reg.body.machines)
+        ids.push(await newInstance(t(), m.machine_id, (await t().user()).id, { actual_status: 'running' }));
       t().clock.advance(61_000);
       const results = await Promise.all([1, 2, 3, 4].map(() => sweepHeartbeats(t().deps)));
       const moved = results.flatMap((r) => r.unknown).filter((id) => ids.includes(id));
@@ -259,20 +424,34 @@ describeEachDb('agent gateway', (dialect) => {
     it('a clean shutdown takes the machines and their instances offline at once', async () => {
       const host = await t().user();
       const renter = await t().user();
-      const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-shut-0001', machines: [hw(0)] } });
+      const reg = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-shut-0001', machines: [hw(0)] },
+      });
       const mid = reg.body.machines[0].machine_id;
       const id = await newInstance(t(), mid, renter.id, { actual_status: 'running' });
-      const r = await t().request('POST', `${P}/shutdown`, { key: host.apiKey, body: { agent_uid: 'agent-shut-0001', machine_ids: [mid] } });
+      const r = await t().request('POST', `${P}/shutdown`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-shut-0001', machine_ids: [mid] },
+      });
       expect(r.body).toEqual({ success: true, machines_offline: 1, instances_offline: 1 });
       expect((await inst(t(), id)).actual_status).toBe('offline');
-      const m = await t().deps.db.selectFrom('machines').select('online_state').where('id', '=', mid).executeTakeFirstOrThrow();
+      const m = await t()
+        .deps.db.selectFrom('machines')
+        .select('online_state')
+        .where('id', '=', mid)
+        .executeTakeFirstOrThrow();
       expect(m.online_state).toBe('offline');
     });
 
     it('lets the event loop serve other work between machines', async () => {
       const host = await t().user();
-      const reg = await t().request('POST', `${P}/register`, { key: host.apiKey, body: { agent_uid: 'agent-turn-0001', machines: [hw(0), hw(1), hw(2), hw(3)] } });
-      for (const m of reg.body.machines) await newInstance(t(), m.machine_id, (await t().user()).id, { actual_status: 'running' });
+      const reg = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-turn-0001', machines: [hw(0), hw(1), hw(2), hw(3)] },
+      });
+      for (const m of reg.body.machines)
+        await newInstance(t(), m.machine_id, (await t().user()).id, { actual_status: 'running' });
       t().clock.advance(61_000);
       const { result: r, turns } = await turnsDuring(() => sweepHeartbeats(t().deps));
       expect(r.unknown.length).toBeGreaterThanOrEqual(4);
@@ -285,7 +464,36 @@ describeEachDb('agent gateway', (dialect) => {
       const now = t().clock.now();
       const m = await t()
         .deps.db.insertInto('machines')
-        .values({ host_id: host.id, gpu_name: 'RTX 4090', num_gpus: 1, hostname: '', gpu_ram: 0, cpu_name: '', cpu_cores: 0, cpu_ghz: 0, cpu_ram: 0, disk_space: 0, disk_bw: 0, inet_up: 0, inet_down: 0, pcie_bw: 0, direct_port_count: 0, cuda_max_good: 0, driver_version: '', reliability: 0, verified: 0, geolocation: '', dlperf: 0, listed: 1, price_gpu_dph: 1, price_disk_gb_month: 0, min_bid_dph: 0, rented: 0, online_state: 'offline', created_at: now })
+        .values({
+          host_id: host.id,
+          gpu_name: 'RTX 4090',
+          num_gpus: 1,
+          hostname: '',
+          gpu_ram: 0,
+          cpu_name: '',
+          cpu_cores: 0,
+          cpu_ghz: 0,
+          cpu_ram: 0,
+          disk_space: 0,
+          disk_bw: 0,
+          inet_up: 0,
+          inet_down: 0,
+          pcie_bw: 0,
+          direct_port_count: 0,
+          cuda_max_good: 0,
+          driver_version: '',
+          reliability: 0,
+          verified: 0,
+          geolocation: '',
+          dlperf: 0,
+          listed: 1,
+          price_gpu_dph: 1,
+          price_disk_gb_month: 0,
+          min_bid_dph: 0,
+          rented: 0,
+          online_state: 'offline',
+          created_at: now,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       const id = await newInstance(t(), m.id, renter.id);

@@ -17,7 +17,14 @@ export interface PriceInput {
  * gets its machines back and two racing registrations make one row. The DO UPDATE only applies
  * when the row belongs to the same host; otherwise nothing is returned (another host's agent_uid).
  */
-export async function upsertMachine(db: Kysely<DB>, hostId: number, agentUid: string, m: AgentMachineHardware, p: PriceInput, now: number) {
+export async function upsertMachine(
+  db: Kysely<DB>,
+  hostId: number,
+  agentUid: string,
+  m: AgentMachineHardware,
+  p: PriceInput,
+  now: number,
+) {
   const hw = {
     hostname: m.hostname,
     gpu_name: m.gpu_name,
@@ -34,7 +41,13 @@ export async function upsertMachine(db: Kysely<DB>, hostId: number, agentUid: st
   };
   // --price-gpu is per GPU, like the column; the minimum bid (whole machine) defaults to half of it.
   const price =
-    p.priceGpu !== undefined ? { listed: 1, price_gpu_dph: roundPrice(p.priceGpu), min_bid_dph: roundPrice(p.priceGpu * m.num_gpus * 0.5) } : {};
+    p.priceGpu !== undefined
+      ? {
+          listed: 1,
+          price_gpu_dph: roundPrice(p.priceGpu),
+          min_bid_dph: roundPrice(p.priceGpu * m.num_gpus * 0.5),
+        }
+      : {};
   const disk = p.priceDisk !== undefined ? { price_disk_gb_month: roundPrice(p.priceDisk) } : {};
   return db
     .insertInto('machines')
@@ -75,7 +88,12 @@ export async function upsertMachine(db: Kysely<DB>, hostId: number, agentUid: st
 }
 
 /** Which of `ids` are this agent's live machines, with their online state (a committed read). */
-export async function ownMachines(store: Store, hostId: number, agentUid: string, ids: number[]): Promise<{ id: number; online_state: string }[]> {
+export async function ownMachines(
+  store: Store,
+  hostId: number,
+  agentUid: string,
+  ids: number[],
+): Promise<{ id: number; online_state: string }[]> {
   const pg = store.dialect === 'postgres';
   const text = pg
     ? 'SELECT id, online_state FROM machines WHERE id = ANY($1::bigint[]) AND host_id = $2 AND agent_uid = $3 AND deleted_at IS NULL'
@@ -84,7 +102,13 @@ export async function ownMachines(store: Store, hostId: number, agentUid: string
 }
 
 /** The heartbeat: marks the agent's machines alive; returns the ids that are really its own. */
-export async function touchMachines(db: Kysely<DB>, hostId: number, agentUid: string, ids: number[], now: number): Promise<number[]> {
+export async function touchMachines(
+  db: Kysely<DB>,
+  hostId: number,
+  agentUid: string,
+  ids: number[],
+  now: number,
+): Promise<number[]> {
   if (ids.length === 0) return [];
   const rows = await db
     .updateTable('machines')
@@ -98,7 +122,12 @@ export async function touchMachines(db: Kysely<DB>, hostId: number, agentUid: st
   return rows.map((r) => r.id);
 }
 
-export async function setMachinesOffline(db: Kysely<DB>, hostId: number, agentUid: string, ids: number[]): Promise<number[]> {
+export async function setMachinesOffline(
+  db: Kysely<DB>,
+  hostId: number,
+  agentUid: string,
+  ids: number[],
+): Promise<number[]> {
   if (ids.length === 0) return [];
   const rows = await db
     .updateTable('machines')
@@ -116,15 +145,40 @@ export async function instancesForAgent(db: Kysely<DB>, machineIds: number[], re
   if (machineIds.length === 0) return [];
   return db
     .selectFrom('instances')
-    .select(['id', 'machine_id', 'user_id', 'image', 'disk', 'onstart', 'env', 'label', 'intended_status', 'actual_status', 'status_msg', 'ssh_port', 'agent_state', 'destroyed_at', 'container_key_enc'])
+    .select([
+      'id',
+      'machine_id',
+      'user_id',
+      'image',
+      'disk',
+      'onstart',
+      'env',
+      'label',
+      'intended_status',
+      'actual_status',
+      'status_msg',
+      'ssh_port',
+      'agent_state',
+      'destroyed_at',
+      'container_key_enc',
+    ])
     .where('machine_id', 'in', machineIds)
-    .where((eb) => (reportedIds.length > 0 ? eb.or([eb('destroyed_at', 'is', null), eb('id', 'in', reportedIds)]) : eb('destroyed_at', 'is', null)))
+    .where((eb) =>
+      reportedIds.length > 0
+        ? eb.or([eb('destroyed_at', 'is', null), eb('id', 'in', reportedIds)])
+        : eb('destroyed_at', 'is', null),
+    )
     .orderBy('id')
     .execute();
 }
 
 /** The agent's own view of each instance (agent_state; agent_reported_at = when it last changed). */
-export async function recordAgentState(db: Kysely<DB>, machineIds: number[], reports: { id: number; state: string }[], now: number): Promise<void> {
+export async function recordAgentState(
+  db: Kysely<DB>,
+  machineIds: number[],
+  reports: { id: number; state: string }[],
+  now: number,
+): Promise<void> {
   if (machineIds.length === 0) return; // `IN ()` is not SQL
   for (const r of reports) {
     // Written when it changes, not at every heartbeat.
@@ -142,19 +196,38 @@ export async function recordAgentState(db: Kysely<DB>, machineIds: number[], rep
  * Seals the container key once: the first writer wins (`WHERE container_key_enc IS NULL`), so two
  * `serve` processes racing to seal never leave two different keys behind.
  */
-export async function sealContainerKeyOnce(db: Kysely<DB>, instanceId: number, sealed: string): Promise<boolean> {
-  const res = await db.updateTable('instances').set({ container_key_enc: sealed }).where('id', '=', instanceId).where('container_key_enc', 'is', null).executeTakeFirst();
+export async function sealContainerKeyOnce(
+  db: Kysely<DB>,
+  instanceId: number,
+  sealed: string,
+): Promise<boolean> {
+  const res = await db
+    .updateTable('instances')
+    .set({ container_key_enc: sealed })
+    .where('id', '=', instanceId)
+    .where('container_key_enc', 'is', null)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
 }
 
 export async function readContainerKey(db: Kysely<DB>, instanceId: number): Promise<string | null> {
-  const r = await db.selectFrom('instances').select('container_key_enc').where('id', '=', instanceId).executeTakeFirst();
+  const r = await db
+    .selectFrom('instances')
+    .select('container_key_enc')
+    .where('id', '=', instanceId)
+    .executeTakeFirst();
   return r?.container_key_enc ?? null;
 }
 
 /** The renter's registered public keys (fallback when the instances module offers none). */
 export async function renterKeys(db: Kysely<DB>, userId: number): Promise<string[]> {
-  const rows = await db.selectFrom('ssh_keys').select('public_key').where('user_id', '=', userId).where('deleted_at', 'is', null).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('ssh_keys')
+    .select('public_key')
+    .where('user_id', '=', userId)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .execute();
   return rows.map((r) => r.public_key);
 }
 
@@ -162,7 +235,11 @@ export async function renterKeys(db: Kysely<DB>, userId: number): Promise<string
  * Machines whose last heartbeat is older than `before` and that still hold a live instance not
  * yet in `to`: the candidates of a sweep (the moves themselves are conditional, per instance).
  */
-export async function quietMachinesWithInstances(db: Kysely<DB>, before: number, to: 'unknown' | 'offline'): Promise<number[]> {
+export async function quietMachinesWithInstances(
+  db: Kysely<DB>,
+  before: number,
+  to: 'unknown' | 'offline',
+): Promise<number[]> {
   const rows = await db
     .selectFrom('machines as m')
     .select('m.id')
@@ -176,7 +253,10 @@ export async function quietMachinesWithInstances(db: Kysely<DB>, before: number,
           .where('i.destroyed_at', 'is', null)
           .where((eb) =>
             to === 'unknown'
-              ? eb.or([eb('i.actual_status', 'is', null), eb('i.actual_status', 'in', ['loading', 'running'])])
+              ? eb.or([
+                  eb('i.actual_status', 'is', null),
+                  eb('i.actual_status', 'in', ['loading', 'running']),
+                ])
               : eb.or([eb('i.actual_status', 'is', null), eb('i.actual_status', '<>', 'offline')]),
           ),
       ),
@@ -195,4 +275,3 @@ export async function sweepMachinesOffline(db: Kysely<DB>, heartbeatBefore: numb
     .executeTakeFirst();
   return Number(res.numUpdatedRows);
 }
-

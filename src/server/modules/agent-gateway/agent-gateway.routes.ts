@@ -4,8 +4,20 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
 import { errorSchema } from '../../http/schemas.js';
-import { AGENT_API_PREFIX, type RegisterRequest, type ShutdownRequest, type SyncRequest } from '../../../contract/agent-protocol.js';
-import { registerBody, registerReply, shutdownBody, shutdownReply, syncBody, syncReply } from './agent-gateway.schemas.js';
+import {
+  AGENT_API_PREFIX,
+  type RegisterRequest,
+  type ShutdownRequest,
+  type SyncRequest,
+} from '../../../contract/agent-protocol.js';
+import {
+  registerBody,
+  registerReply,
+  shutdownBody,
+  shutdownReply,
+  syncBody,
+  syncReply,
+} from './agent-gateway.schemas.js';
 import { register, shutdown, sync } from './agent-gateway.service.js';
 import { flushHeartbeats } from './agent-gateway.heartbeats.js';
 
@@ -23,7 +35,9 @@ export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Prom
   });
   // Heartbeats still in memory are written before the store closes (agent-gateway.heartbeats.ts).
   app.addHook('onClose', async () => {
-    await flushHeartbeats(deps).catch((err: unknown) => deps.log.warn({ err }, 'writing the last heartbeats failed'));
+    await flushHeartbeats(deps).catch((err: unknown) =>
+      deps.log.warn({ err }, 'writing the last heartbeats failed'),
+    );
   });
   app.post(
     `${AGENT_API_PREFIX}/register`,
@@ -31,7 +45,8 @@ export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Prom
       config: { scope: 'machines', access: 'write' },
       schema: {
         tags,
-        summary: 'Register the agent\'s machines (hardware, price); answers their ids and the heartbeat timing',
+        summary:
+          "Register the agent's machines (hardware, price); answers their ids and the heartbeat timing",
         body: registerBody,
         response: { 200: registerReply, ...errors },
       },
@@ -46,7 +61,8 @@ export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Prom
       config: { scope: 'machines', access: 'write' },
       schema: {
         tags,
-        summary: 'Heartbeat and reconcile: report each instance\'s actual state, receive the instances to hold and their desired state',
+        summary:
+          "Heartbeat and reconcile: report each instance's actual state, receive the instances to hold and their desired state",
         body: syncBody,
         response: { 200: syncReply, ...errors },
       },

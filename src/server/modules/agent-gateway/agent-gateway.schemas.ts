@@ -1,6 +1,10 @@
 // JSON schemas of the agent protocol (contract/agent-protocol.ts); they validate the agent's
 // bodies strictly and document the protocol in the OpenAPI document under "agent".
-const agentUid = { type: 'string', pattern: '^[A-Za-z0-9-]{8,64}$', description: 'Stable id of the agent process, kept in its --state-dir' } as const;
+const agentUid = {
+  type: 'string',
+  pattern: '^[A-Za-z0-9-]{8,64}$',
+  description: 'Stable id of the agent process, kept in its --state-dir',
+} as const;
 const machineIds = { type: 'array', maxItems: 256, items: { type: 'integer', minimum: 1 } } as const;
 const str = (max: number) => ({ type: 'string', maxLength: max }) as const;
 const nonNeg = { type: 'number', minimum: 0 } as const;
@@ -13,7 +17,12 @@ export const registerBody = {
     agent_uid: agentUid,
     version: str(64),
     runtime: { type: 'string', enum: ['process', 'docker'] },
-    price_gpu: { type: 'number', minimum: 0, maximum: 1000, description: '$/hour per GPU; lists each machine as an on-demand offer' },
+    price_gpu: {
+      type: 'number',
+      minimum: 0,
+      maximum: 1000,
+      description: '$/hour per GPU; lists each machine as an on-demand offer',
+    },
     price_disk: { type: 'number', minimum: 0, maximum: 1000, description: '$ per GB-month' },
     machines: {
       type: 'array',
@@ -47,7 +56,10 @@ export const registerReply = {
   type: 'object',
   properties: {
     success: { type: 'boolean' },
-    machines: { type: 'array', items: { type: 'object', properties: { slot: { type: 'integer' }, machine_id: { type: 'integer' } } } },
+    machines: {
+      type: 'array',
+      items: { type: 'object', properties: { slot: { type: 'integer' }, machine_id: { type: 'integer' } } },
+    },
     heartbeat_s: { type: 'number' },
     unknown_after_s: { type: 'number' },
     offline_after_s: { type: 'number' },
@@ -117,5 +129,9 @@ export const shutdownBody = {
 
 export const shutdownReply = {
   type: 'object',
-  properties: { success: { type: 'boolean' }, machines_offline: { type: 'integer' }, instances_offline: { type: 'integer' } },
+  properties: {
+    success: { type: 'boolean' },
+    machines_offline: { type: 'integer' },
+    instances_offline: { type: 'integer' },
+  },
 } as const;

@@ -6,8 +6,20 @@ import { tx } from '../../db/connection.js';
 import type { AuthContext } from '../../http/auth.js';
 import { INSTANCE_KEY_PREFIX } from '../../http/auth.js';
 import { decryptSecret, encryptSecret, newToken, sha256Hex } from '../../crypto.js';
-import { reportInstanceStatus, authorizedKeysFor, sweepMachineInstances, type StatusFields } from '../instances/instances.service.js';
-import type { DesiredInstance, RegisterRequest, RegisterResponse, ShutdownRequest, SyncRequest, SyncResponse } from '../../../contract/agent-protocol.js';
+import {
+  reportInstanceStatus,
+  authorizedKeysFor,
+  sweepMachineInstances,
+  type StatusFields,
+} from '../instances/instances.service.js';
+import type {
+  DesiredInstance,
+  RegisterRequest,
+  RegisterResponse,
+  ShutdownRequest,
+  SyncRequest,
+  SyncResponse,
+} from '../../../contract/agent-protocol.js';
 import { AgentErrors } from './agent-gateway.errors.js';
 import * as repo from './agent-gateway.repo.js';
 import { heartbeat } from './agent-gateway.heartbeats.js';
@@ -19,7 +31,11 @@ function timing(deps: Deps) {
   return { heartbeat_s: a.heartbeatS, unknown_after_s: a.unknownAfterS, offline_after_s: a.offlineAfterS };
 }
 
-export async function register(deps: Deps, auth: AuthContext, body: RegisterRequest): Promise<RegisterResponse> {
+export async function register(
+  deps: Deps,
+  auth: AuthContext,
+  body: RegisterRequest,
+): Promise<RegisterResponse> {
   const slots = new Set(body.machines.map((m) => m.slot));
   if (slots.size !== body.machines.length) throw AgentErrors.duplicateSlot();
   const now = deps.clock.now();
@@ -27,7 +43,14 @@ export async function register(deps: Deps, auth: AuthContext, body: RegisterRequ
   const out = await tx(deps.store, async (trx) => {
     const acc: RegisterResponse['machines'] = [];
     for (const m of body.machines) {
-      const row = await repo.upsertMachine(trx, auth.user.id, body.agent_uid, m, { priceGpu: body.price_gpu, priceDisk: body.price_disk }, now);
+      const row = await repo.upsertMachine(
+        trx,
+        auth.user.id,
+        body.agent_uid,
+        m,
+        { priceGpu: body.price_gpu, priceDisk: body.price_disk },
+        now,
+      );
       if (!row) throw AgentErrors.agentUidTaken();
       // A machine the host deleted stays deleted: the agent is not told about it.
       if (row.deleted_at === null) acc.push({ slot: m.slot, machine_id: row.id });
@@ -49,7 +72,8 @@ function parseEnv(raw: string): Record<string, string> {
   if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return out;
   // Port requests ("-p 8080:8080": "1") and other non-variable keys are not environment.
   for (const [k, v] of Object.entries(obj as Record<string, unknown>)) {
-    if (ENV_NAME.test(k) && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) out[k] = String(v);
+    if (ENV_NAME.test(k) && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean'))
+      out[k] = String(v);
   }
   return out;
 }
@@ -59,7 +83,10 @@ function parseEnv(raw: string): Record<string, string> {
  * (instances.container_key_enc); for an instance created without it, one restricted key is
  * minted here and sealed once (first writer wins; a loser's key is deleted again).
  */
-async function containerKey(deps: Deps, inst: { id: number; user_id: number; container_key_enc: string | null }): Promise<string> {
+async function containerKey(
+  deps: Deps,
+  inst: { id: number; user_id: number; container_key_enc: string | null },
+): Promise<string> {
   if (inst.container_key_enc) {
     const k = decryptSecret(deps.config.secretKey, inst.container_key_enc);
     if (k === null) throw AgentErrors.containerKeyUnreadable();
@@ -81,7 +108,8 @@ async function containerKey(deps: Deps, inst: { id: number; user_id: number; con
     })
     .returning('id')
     .executeTakeFirstOrThrow();
-  if (await repo.sealContainerKeyOnce(deps.db, inst.id, encryptSecret(deps.config.secretKey, key))) return key;
+  if (await repo.sealContainerKeyOnce(deps.db, inst.id, encryptSecret(deps.config.secretKey, key)))
+    return key;
   await deps.db.deleteFrom('api_keys').where('id', '=', row.id).execute();
   const sealed = await repo.readContainerKey(deps.db, inst.id);
   const k = sealed ? decryptSecret(deps.config.secretKey, sealed) : null;
@@ -94,7 +122,10 @@ async function containerKey(deps: Deps, inst: { id: number; user_id: number; con
  * the ones attached to this instance, each once.
  */
 async function authorizedKeys(deps: Deps, inst: { id: number; user_id: number }): Promise<string[]> {
-  const all = [...(await repo.renterKeys(deps.db, inst.user_id)), ...(await authorizedKeysFor(deps.db, inst.id))];
+  const all = [
+    ...(await repo.renterKeys(deps.db, inst.user_id)),
+    ...(await authorizedKeysFor(deps.db, inst.id)),
+  ];
   const seen = new Set<string>();
   return all.filter((k) => {
     const id = k.trim().split(/\s+/).slice(0, 2).join(' ');
@@ -133,7 +164,11 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     const fields: StatusFields = { status_msg: msg };
     if (state === 'running') {
       const port = rep.ssh_port!;
-      Object.assign(fields, { ssh_host: deps.config.publicHost, ssh_port: port, ports: { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(port) }] } });
+      Object.assign(fields, {
+        ssh_host: deps.config.publicHost,
+        ssh_port: port,
+        ports: { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(port) }] },
+      });
     }
     let d = await reportInstanceStatus(deps, row.id, state, fields);
     if (d.kind === 'reject' && state === 'running') {
@@ -150,7 +185,8 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
 
   // 2. What the agent should hold, read after the reports moved it (never a stale state). The
   //    usual heartbeat moved nothing: the first read stands (no second query per sync).
-  const rows = moved || changedStates.length > 0 ? await repo.instancesForAgent(deps.db, mine, reportedIds) : before;
+  const rows =
+    moved || changedStates.length > 0 ? await repo.instancesForAgent(deps.db, mine, reportedIds) : before;
   const reported = new Set(reportedIds);
   const instances: DesiredInstance[] = [];
   for (const r of rows) {
@@ -173,14 +209,38 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
   // Reported instances the server has no live row for on this agent's machines: remove them.
   for (const id of reported) {
     if (!byId.has(id)) {
-      instances.push({ id, machine_id: 0, desired: 'destroyed', actual_status: null, image: '', disk: 0, onstart: '', env: {}, label: '', container_api_key: null, authorized_keys: [] });
+      instances.push({
+        id,
+        machine_id: 0,
+        desired: 'destroyed',
+        actual_status: null,
+        image: '',
+        disk: 0,
+        onstart: '',
+        env: {},
+        label: '',
+        container_api_key: null,
+        authorized_keys: [],
+      });
     }
   }
-  return { success: true, heartbeat_s: deps.config.agent.heartbeatS, unknown_machine_ids: unknown, instances, server_time: now / 1000 };
+  return {
+    success: true,
+    heartbeat_s: deps.config.agent.heartbeatS,
+    unknown_machine_ids: unknown,
+    instances,
+    server_time: now / 1000,
+  };
 }
 
-export async function shutdown(deps: Deps, auth: AuthContext, body: ShutdownRequest): Promise<{ success: boolean; machines_offline: number; instances_offline: number }> {
-  const ids = await repo.setMachinesOffline(deps.db, auth.user.id, body.agent_uid, [...new Set(body.machine_ids)]);
+export async function shutdown(
+  deps: Deps,
+  auth: AuthContext,
+  body: ShutdownRequest,
+): Promise<{ success: boolean; machines_offline: number; instances_offline: number }> {
+  const ids = await repo.setMachinesOffline(deps.db, auth.user.id, body.agent_uid, [
+    ...new Set(body.machine_ids),
+  ]);
   let n = 0;
   for (const id of ids) n += (await sweepMachineInstances(deps, id, 'offline')).length;
   deps.log.info({ host: auth.user.id, machines: ids, instances: n }, 'agent shut down: machines offline');

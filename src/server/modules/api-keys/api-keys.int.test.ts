@@ -32,21 +32,30 @@ describeEachDb('api keys', (dialect) => {
     expect(after.status).toBe(401);
     expect(after.body).toEqual({ error: 'auth_error', msg: 'Invalid user key' });
     // Revoking again, or someone else's key, is a 404.
-    expect((await t().request('DELETE', `/api/v0/auth/apikeys/${c.body.id}/`, { key: u.apiKey })).status).toBe(404);
+    expect(
+      (await t().request('DELETE', `/api/v0/auth/apikeys/${c.body.id}/`, { key: u.apiKey })).status,
+    ).toBe(404);
   });
 
   it("does not show or revoke another user's key", async () => {
     const a = await t().user();
     const b = await t().user();
     const c = await t().request('POST', '/api/v0/auth/apikeys', { key: a.apiKey, body: {} });
-    expect((await t().request('GET', `/api/v0/auth/apikeys/${c.body.id}`, { key: b.apiKey })).status).toBe(404);
-    expect((await t().request('DELETE', `/api/v0/auth/apikeys/${c.body.id}`, { key: b.apiKey })).status).toBe(404);
+    expect((await t().request('GET', `/api/v0/auth/apikeys/${c.body.id}`, { key: b.apiKey })).status).toBe(
+      404,
+    );
+    expect((await t().request('DELETE', `/api/v0/auth/apikeys/${c.body.id}`, { key: b.apiKey })).status).toBe(
+      404,
+    );
     expect((await t().request('GET', '/api/v0/users/current', { key: c.body.key })).status).toBe(200);
   });
 
   it('a read-only key reads but gets 403 on writes, and nothing changes', async () => {
     const u = await t().user();
-    const ro = await t().request('POST', '/api/v0/auth/apikeys', { key: u.apiKey, body: { permissions: 'read_only' } });
+    const ro = await t().request('POST', '/api/v0/auth/apikeys', {
+      key: u.apiKey,
+      body: { permissions: 'read_only' },
+    });
     expect(ro.status).toBe(200);
     expect((await t().request('GET', '/api/v0/auth/apikeys', { key: ro.body.key })).status).toBe(200);
     const w = await t().request('POST', '/api/v0/auth/apikeys', { key: ro.body.key, body: { name: 'x' } });
@@ -60,7 +69,10 @@ describeEachDb('api keys', (dialect) => {
 
   it('a key scoped to one family is refused elsewhere', async () => {
     const u = await t().user();
-    const k = await t().request('POST', '/api/v0/auth/apikeys', { key: u.apiKey, body: { permissions: { ssh_keys: 'write' } } });
+    const k = await t().request('POST', '/api/v0/auth/apikeys', {
+      key: u.apiKey,
+      body: { permissions: { ssh_keys: 'write' } },
+    });
     expect(k.body.permissions).toEqual({ ssh_keys: 'write' });
     expect((await t().request('GET', '/api/v0/ssh/', { key: k.body.key })).status).toBe(200);
     expect((await t().request('GET', '/api/v0/users/current', { key: k.body.key })).status).toBe(403);
@@ -69,30 +81,52 @@ describeEachDb('api keys', (dialect) => {
 
   it('a key cannot mint a key with more power than itself', async () => {
     const u = await t().user();
-    const k = await t().request('POST', '/api/v0/auth/apikeys', { key: u.apiKey, body: { permissions: { api_keys: 'write', offers: 'read' } } });
-    const wider = await t().request('POST', '/api/v0/auth/apikeys', { key: k.body.key, body: { permissions: 'full' } });
+    const k = await t().request('POST', '/api/v0/auth/apikeys', {
+      key: u.apiKey,
+      body: { permissions: { api_keys: 'write', offers: 'read' } },
+    });
+    const wider = await t().request('POST', '/api/v0/auth/apikeys', {
+      key: k.body.key,
+      body: { permissions: 'full' },
+    });
     expect(wider.status).toBe(403);
-    const more = await t().request('POST', '/api/v0/auth/apikeys', { key: k.body.key, body: { permissions: { offers: 'write' } } });
+    const more = await t().request('POST', '/api/v0/auth/apikeys', {
+      key: k.body.key,
+      body: { permissions: { offers: 'write' } },
+    });
     expect(more.status).toBe(403);
-    const same = await t().request('POST', '/api/v0/auth/apikeys', { key: k.body.key, body: { permissions: { offers: 'read' } } });
+    const same = await t().request('POST', '/api/v0/auth/apikeys', {
+      key: k.body.key,
+      body: { permissions: { offers: 'read' } },
+    });
     expect(same.status).toBe(200);
   });
 
   it('rejects bad permissions with 400 naming the problem', async () => {
     const u = await t().user();
-    const r = await t().request('POST', '/api/v0/auth/apikeys', { key: u.apiKey, body: { permissions: { rockets: 'write' } } });
+    const r = await t().request('POST', '/api/v0/auth/apikeys', {
+      key: u.apiKey,
+      body: { permissions: { rockets: 'write' } },
+    });
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('bad_request');
     expect(r.body.msg).toContain('rockets');
-    const r2 = await t().request('POST', '/api/v0/auth/apikeys', { key: u.apiKey, body: { permissions: { offers: 'admin' } } });
+    const r2 = await t().request('POST', '/api/v0/auth/apikeys', {
+      key: u.apiKey,
+      body: { permissions: { offers: 'admin' } },
+    });
     expect(r2.status).toBe(400);
   });
 
   it('decides concurrent revocation and use in the database: after revoke returns, every use fails', async () => {
     const u = await t().user();
     const c = await t().request('POST', '/api/v0/auth/apikeys', { key: u.apiKey, body: {} });
-    const uses = Array.from({ length: 20 }, () => t().request('GET', '/api/v0/users/current', { key: c.body.key }));
-    const revokes = Array.from({ length: 5 }, () => t().request('DELETE', `/api/v0/auth/apikeys/${c.body.id}`, { key: u.apiKey }));
+    const uses = Array.from({ length: 20 }, () =>
+      t().request('GET', '/api/v0/users/current', { key: c.body.key }),
+    );
+    const revokes = Array.from({ length: 5 }, () =>
+      t().request('DELETE', `/api/v0/auth/apikeys/${c.body.id}`, { key: u.apiKey }),
+    );
     const [useRes, revRes] = await Promise.all([Promise.all(uses), Promise.all(revokes)]);
     expect(revRes.filter((r) => r.status === 200)).toHaveLength(1);
     expect(revRes.filter((r) => r.status === 404)).toHaveLength(4);

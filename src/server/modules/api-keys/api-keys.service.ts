@@ -4,7 +4,12 @@ import type { Deps } from '../../deps.js';
 import type { AuthContext } from '../../http/auth.js';
 import { AppError, CommonErrors } from '../../errors.js';
 import { insertApiKey } from '../accounts/accounts.service.js';
-import { PERMISSION_FAMILIES, allows, parsePermissions, type Permissions } from '../../../contract/permissions.js';
+import {
+  PERMISSION_FAMILIES,
+  allows,
+  parsePermissions,
+  type Permissions,
+} from '../../../contract/permissions.js';
 
 export interface ApiKeyView {
   id: number;
@@ -16,7 +21,15 @@ export interface ApiKeyView {
   last_used_at: number | null;
 }
 
-function view(r: { id: number; name: string; key_prefix: string; permissions: string | null; team_id: number | null; created_at: number; last_used_at: number | null }): ApiKeyView {
+function view(r: {
+  id: number;
+  name: string;
+  key_prefix: string;
+  permissions: string | null;
+  team_id: number | null;
+  created_at: number;
+  last_used_at: number | null;
+}): ApiKeyView {
   return {
     id: r.id,
     name: r.name,
@@ -37,7 +50,11 @@ function isSubset(requested: Permissions | null, held: Permissions | null): bool
   });
 }
 
-export async function createApiKey(deps: Deps, auth: AuthContext, body: { name?: string; permissions?: unknown }) {
+export async function createApiKey(
+  deps: Deps,
+  auth: AuthContext,
+  body: { name?: string; permissions?: unknown },
+) {
   const parsed = parsePermissions(body.permissions);
   if (!parsed.ok) throw CommonErrors.badRequest(parsed.msg);
   if (!isSubset(parsed.value, auth.permissions)) {

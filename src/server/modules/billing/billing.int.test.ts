@@ -22,8 +22,16 @@ async function running(t: TestApp, key: string, offer: number): Promise<number> 
   return id;
 }
 
-const row = (t: TestApp, id: number) => t.deps.db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const balance = async (t: TestApp, userId: number) => (await t.deps.db.selectFrom('users').select('balance_micros').where('id', '=', userId).executeTakeFirstOrThrow()).balance_micros;
+const row = (t: TestApp, id: number) =>
+  t.deps.db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const balance = async (t: TestApp, userId: number) =>
+  (
+    await t.deps.db
+      .selectFrom('users')
+      .select('balance_micros')
+      .where('id', '=', userId)
+      .executeTakeFirstOrThrow()
+  ).balance_micros;
 
 describeEachDb('billing', (dialect) => {
   const t = useTestApp(dialect);
@@ -36,28 +44,43 @@ describeEachDb('billing', (dialect) => {
     t().clock.advance(100_000);
     await runMeter(t().deps);
     expect((await row(t(), id)).accrued_micros).toBe(100 * COMPUTE_PER_S + diskMicros(100));
-    expect((await t().request('PUT', `/api/v0/instances/${id}/`, { key: u.apiKey, body: { state: 'stopped' } })).status).toBe(200);
+    expect(
+      (await t().request('PUT', `/api/v0/instances/${id}/`, { key: u.apiKey, body: { state: 'stopped' } }))
+        .status,
+    ).toBe(200);
     t().clock.advance(3_600_000);
     await runMeter(t().deps);
-    expect((await row(t(), id)).accrued_micros).toBe(100 * COMPUTE_PER_S + diskMicros(100) + diskMicros(3600));
+    expect((await row(t(), id)).accrued_micros).toBe(
+      100 * COMPUTE_PER_S + diskMicros(100) + diskMicros(3600),
+    );
     // Destroy settles up to now and then nothing more.
     t().clock.advance(10_000);
-    expect((await t().request('DELETE', `/api/v0/instances/${id}/`, { key: u.apiKey, body: {} })).status).toBe(200);
+    expect(
+      (await t().request('DELETE', `/api/v0/instances/${id}/`, { key: u.apiKey, body: {} })).status,
+    ).toBe(200);
     const total = 100 * COMPUTE_PER_S + diskMicros(100) + diskMicros(3600) + diskMicros(10);
     t().clock.advance(3_600_000);
     await runMeter(t().deps);
     const r = await row(t(), id);
     expect(r.accrued_micros).toBe(total);
     expect(start - (await balance(t(), u.id))).toBe(total);
-    const ledger = await t().deps.db.selectFrom('billing_ledger').select(['kind', 'amount_micros']).where('instance_id', '=', id).execute();
+    const ledger = await t()
+      .deps.db.selectFrom('billing_ledger')
+      .select(['kind', 'amount_micros'])
+      .where('instance_id', '=', id)
+      .execute();
     expect(ledger.reduce((s, l) => s + l.amount_micros, 0)).toBe(total);
-    expect(ledger.filter((l) => l.kind === 'compute').reduce((s, l) => s + l.amount_micros, 0)).toBe(100 * COMPUTE_PER_S);
+    expect(ledger.filter((l) => l.kind === 'compute').reduce((s, l) => s + l.amount_micros, 0)).toBe(
+      100 * COMPUTE_PER_S,
+    );
 
     const b = await t().request('GET', '/api/v0/billing/', { key: u.apiKey });
     expect(b.status).toBe(200);
     expect(b.body.balance_micros).toBe(await balance(t(), u.id));
     const c = await t().request('GET', `/api/v0/billing/charges/?instance_id=${id}`, { key: u.apiKey });
-    expect(c.body.charges.reduce((s: number, x: { amount_micros: number }) => s + x.amount_micros, 0)).toBe(total);
+    expect(c.body.charges.reduce((s: number, x: { amount_micros: number }) => s + x.amount_micros, 0)).toBe(
+      total,
+    );
   });
 
   it('shows each live instance its accrued cost', async () => {
@@ -69,7 +92,9 @@ describeEachDb('billing', (dialect) => {
     const one = await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey });
     expect(one.body.instances.accrued_cost).toBeCloseTo((10 * COMPUTE_PER_S + diskMicros(10)) / 1e6, 9);
     const b = await t().request('GET', '/api/v0/billing/', { key: u.apiKey });
-    expect(b.body.instances).toEqual([expect.objectContaining({ id, accrued_cost: one.body.instances.accrued_cost })]);
+    expect(b.body.instances).toEqual([
+      expect.objectContaining({ id, accrued_cost: one.body.instances.accrued_cost }),
+    ]);
   });
 
   it('stops (never destroys) the instances of a user whose balance runs out; start is refused until credit is added', async () => {
@@ -85,7 +110,10 @@ describeEachDb('billing', (dialect) => {
       expect(x).toMatchObject({ actual_status: 'stopped', intended_status: 'stopped', destroyed_at: null });
     }
     expect(await balance(t(), u.id)).toBeLessThanOrEqual(0);
-    const start = await t().request('PUT', `/api/v0/instances/${ia}/`, { key: u.apiKey, body: { state: 'running' } });
+    const start = await t().request('PUT', `/api/v0/instances/${ia}/`, {
+      key: u.apiKey,
+      body: { state: 'running' },
+    });
     expect(start.status).toBe(402);
     // Disk keeps accruing while stopped, compute does not.
     const before = (await row(t(), ia)).accrued_micros;
@@ -128,8 +156,12 @@ describeEachDb('billing', (dialect) => {
     expect(r.settled).toBeGreaterThanOrEqual(6);
     expect(turns).toBeGreaterThanOrEqual(2); // at least one turn between each of 3+ chunks
   });
-  it('settles a chunk of several users\' instances in a fixed number of statements, each user charged for their own', async () => {
-    const users = [await renter(t(), { balanceUsd: 100 }), await renter(t(), { balanceUsd: 100 }), await renter(t(), { balanceUsd: 100 })];
+  it("settles a chunk of several users' instances in a fixed number of statements, each user charged for their own", async () => {
+    const users = [
+      await renter(t(), { balanceUsd: 100 }),
+      await renter(t(), { balanceUsd: 100 }),
+      await renter(t(), { balanceUsd: 100 }),
+    ];
     const list = await offers(t(), 7, { priceGpu: 3.6, priceDisk: 0.1 });
     const owned: { id: number; user: number }[] = [];
     for (const [i, o] of list.entries()) {
@@ -137,7 +169,14 @@ describeEachDb('billing', (dialect) => {
       owned.push({ id: await running(t(), u.apiKey, o), user: u.id });
     }
     // One stopped (disk only), so the chunk mixes rates.
-    expect((await t().request('PUT', `/api/v0/instances/${owned[0]!.id}/`, { key: users[0]!.apiKey, body: { state: 'stopped' } })).status).toBe(200);
+    expect(
+      (
+        await t().request('PUT', `/api/v0/instances/${owned[0]!.id}/`, {
+          key: users[0]!.apiKey,
+          body: { state: 'stopped' },
+        })
+      ).status,
+    ).toBe(200);
     const before = await Promise.all(users.map((u) => balance(t(), u.id)));
     t().clock.advance(20_000);
     let statements = 0;
@@ -146,7 +185,9 @@ describeEachDb('billing', (dialect) => {
       transformResult: (a) => Promise.resolve(a.result),
     };
     const store = { ...t().deps.store, db: t().deps.store.db.withPlugin(counting) };
-    const live = (await t().deps.db.selectFrom('instances').select('id').where('destroyed_at', 'is', null).execute()).length;
+    const live = (
+      await t().deps.db.selectFrom('instances').select('id').where('destroyed_at', 'is', null).execute()
+    ).length;
     const r = await runMeter({ store, clock: t().deps.clock });
     // Earlier tests' instances share the database and are settled too: all of them in one chunk.
     expect(r.settled).toBeGreaterThanOrEqual(7);
@@ -160,7 +201,12 @@ describeEachDb('billing', (dialect) => {
       const mine = owned.filter((o) => o.user === u.id);
       const expected = mine.reduce((s, o) => s + (o.id === owned[0]!.id ? diskMicros(20) : each), 0);
       expect(before[i]! - (await balance(t(), u.id))).toBe(expected);
-      const ledger = await t().deps.db.selectFrom('billing_ledger').select((eb) => eb.fn.sum<number>('amount_micros').as('s')).where('user_id', '=', u.id).where('created_at', '=', t().clock.now()).executeTakeFirstOrThrow();
+      const ledger = await t()
+        .deps.db.selectFrom('billing_ledger')
+        .select((eb) => eb.fn.sum<number>('amount_micros').as('s'))
+        .where('user_id', '=', u.id)
+        .where('created_at', '=', t().clock.now())
+        .executeTakeFirstOrThrow();
       expect(Number(ledger.s)).toBe(expected);
     }
     for (const o of owned) expect((await row(t(), o.id)).billed_until).toBe(t().clock.now());

@@ -9,7 +9,10 @@ describe('billing meter', () => {
   it('charges compute per whole second only while running and wanted running; disk in every state', () => {
     for (const actual of ACTUAL_STATUSES) {
       for (const intended of INTENDED_STATUSES) {
-        const m = meter({ ...base, actual_status: actual, intended_status: intended }, base.billed_until + 10_500);
+        const m = meter(
+          { ...base, actual_status: actual, intended_status: intended },
+          base.billed_until + 10_500,
+        );
         expect(m.seconds).toBe(10);
         expect(m.until).toBe(base.billed_until + 10_000);
         // 3.6 $/h = 1000 micro-dollars per second; 0.36 $/h = 100.
@@ -20,9 +23,15 @@ describe('billing meter', () => {
   });
 
   it('charges nothing for less than a second and never goes backwards', () => {
-    const m = meter({ ...base, actual_status: 'running', intended_status: 'running' }, base.billed_until + 999);
+    const m = meter(
+      { ...base, actual_status: 'running', intended_status: 'running' },
+      base.billed_until + 999,
+    );
     expect(m).toEqual({ until: base.billed_until, seconds: 0, computeMicros: 0, diskMicros: 0 });
-    const back = meter({ ...base, actual_status: 'running', intended_status: 'running' }, base.billed_until - 5000);
+    const back = meter(
+      { ...base, actual_status: 'running', intended_status: 'running' },
+      base.billed_until - 5000,
+    );
     expect(back.seconds).toBe(0);
   });
 
@@ -33,17 +42,22 @@ describe('billing meter', () => {
 
   it('splitting a period never changes the total by more than a micro-dollar per split', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 10 }), fc.double({ min: 0, max: 50, noNaN: true }), (secs, parts, dph) => {
-        const whole = chargeMicros(dph, secs);
-        let sum = 0;
-        let left = secs;
-        for (let i = 0; i < parts; i++) {
-          const s = i === parts - 1 ? left : Math.floor(secs / parts);
-          sum += chargeMicros(dph, s);
-          left -= s;
-        }
-        expect(Math.abs(sum - whole)).toBeLessThanOrEqual(parts);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.integer({ min: 1, max: 10 }),
+        fc.double({ min: 0, max: 50, noNaN: true }),
+        (secs, parts, dph) => {
+          const whole = chargeMicros(dph, secs);
+          let sum = 0;
+          let left = secs;
+          for (let i = 0; i < parts; i++) {
+            const s = i === parts - 1 ? left : Math.floor(secs / parts);
+            sum += chargeMicros(dph, s);
+            left -= s;
+          }
+          expect(Math.abs(sum - whole)).toBeLessThanOrEqual(parts);
+        },
+      ),
     );
   });
 });

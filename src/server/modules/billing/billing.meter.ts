@@ -7,7 +7,11 @@
 //   the host's $/GB-month with a month of 30 days = 720 h).
 // Every state change settles the instance first (billing.service settleInstance), so between two
 // settlements the state is constant and one rate applies to the whole period.
-import { isComputeBilled, type ActualStatus, type IntendedStatus } from '../../../contract/instance-states.js';
+import {
+  isComputeBilled,
+  type ActualStatus,
+  type IntendedStatus,
+} from '../../../contract/instance-states.js';
 
 /** Hours in the billing month that turns $/GB-month into $/GB-hour. */
 export const HOURS_PER_MONTH = 720;

@@ -8,7 +8,12 @@ import type { InstancesTable } from '../../db/tables/market.js';
 import { tx, type Store } from '../../db/connection.js';
 import { meter } from './billing.meter.js';
 import { releaseMachine } from '../machines/machines.claim.js';
-import { isActualStatus, isIntendedStatus, type ActualStatus, type IntendedStatus } from '../../../contract/instance-states.js';
+import {
+  isActualStatus,
+  isIntendedStatus,
+  type ActualStatus,
+  type IntendedStatus,
+} from '../../../contract/instance-states.js';
 import { nextTurn } from '../../clock.js';
 
 export type InstanceRow = Selectable<InstancesTable>;
@@ -42,7 +47,10 @@ export async function txRetry<T>(store: Store, fn: (trx: Kysely<DB>) => Promise<
   }
 }
 
-export function statusOf(row: Pick<InstanceRow, 'actual_status' | 'intended_status'>): { actual: ActualStatus; intended: IntendedStatus } {
+export function statusOf(row: Pick<InstanceRow, 'actual_status' | 'intended_status'>): {
+  actual: ActualStatus;
+  intended: IntendedStatus;
+} {
   const actual = isActualStatus(row.actual_status) ? row.actual_status : null;
   const intended = isIntendedStatus(row.intended_status) ? row.intended_status : 'running';
   return { actual, intended };
@@ -76,12 +84,25 @@ function caseById(values: [number, RawBuilder<unknown>][], col: string): RawBuil
  * a row another writer settled first (its billed_until moved) is left out, and nothing was
  * written for it. Rows with less than a second to charge come back unchanged.
  */
-export async function settleMany(trx: Kysely<DB>, rows: readonly InstanceRow[], now: number): Promise<InstanceRow[]> {
+export async function settleMany(
+  trx: Kysely<DB>,
+  rows: readonly InstanceRow[],
+  now: number,
+): Promise<InstanceRow[]> {
   const due: { row: InstanceRow; m: ReturnType<typeof meter>; total: number }[] = [];
   const out: InstanceRow[] = [];
   for (const row of rows) {
     const s = statusOf(row);
-    const m = meter({ actual_status: s.actual, intended_status: s.intended, dph_compute: row.dph_compute, dph_disk: row.dph_disk, billed_until: row.billed_until }, now);
+    const m = meter(
+      {
+        actual_status: s.actual,
+        intended_status: s.intended,
+        dph_compute: row.dph_compute,
+        dph_disk: row.dph_disk,
+        billed_until: row.billed_until,
+      },
+      now,
+    );
     if (m.seconds === 0) out.push(row);
     else due.push({ row, m, total: m.computeMicros + m.diskMicros });
   }
@@ -100,7 +121,9 @@ export async function settleMany(trx: Kysely<DB>, rows: readonly InstanceRow[], 
       ),
     })
     .where('destroyed_at', 'is', null)
-    .where((eb) => eb.or(due.map((d) => eb.and([eb('id', '=', d.row.id), eb('billed_until', '=', d.row.billed_until)]))))
+    .where((eb) =>
+      eb.or(due.map((d) => eb.and([eb('id', '=', d.row.id), eb('billed_until', '=', d.row.billed_until)]))),
+    )
     .returning('id')
     .execute();
   const won = new Set(charged.map((c) => Number(c.id)));
@@ -109,7 +132,13 @@ export async function settleMany(trx: Kysely<DB>, rows: readonly InstanceRow[], 
   for (const d of due) {
     if (!won.has(d.row.id)) continue;
     out.push({ ...d.row, billed_until: d.m.until, accrued_micros: d.row.accrued_micros + d.total });
-    const at = { user_id: d.row.user_id, instance_id: d.row.id, period_start: d.row.billed_until, period_end: d.m.until, created_at: now };
+    const at = {
+      user_id: d.row.user_id,
+      instance_id: d.row.id,
+      period_start: d.row.billed_until,
+      period_end: d.m.until,
+      created_at: now,
+    };
     if (d.m.computeMicros > 0) ledger.push({ ...at, kind: 'compute', amount_micros: d.m.computeMicros });
     if (d.m.diskMicros > 0) ledger.push({ ...at, kind: 'disk', amount_micros: d.m.diskMicros });
     if (d.total > 0) byUser.set(d.row.user_id, (byUser.get(d.row.user_id) ?? 0) + d.total);
@@ -142,7 +171,11 @@ export const BALANCE_EXHAUSTED_MSG = 'Stopped: account balance exhausted; add cr
  * so the compute time up to the stop is charged. Disk keeps accruing (the spec's disk rule); the
  * machines are released for other clients.
  */
-export async function stopForExhaustedBalance(trx: Kysely<DB>, userId: number, now: number): Promise<number[]> {
+export async function stopForExhaustedBalance(
+  trx: Kysely<DB>,
+  userId: number,
+  now: number,
+): Promise<number[]> {
   const rows = await trx
     .selectFrom('instances')
     .selectAll()
@@ -181,7 +214,10 @@ export async function balanceOf(db: Kysely<DB>, userId: number): Promise<number>
  * One meter run: settles every live instance billed more than a second ago, then stops the
  * instances of users whose balance is exhausted. Safe with several processes running it at once.
  */
-export async function runMeter(deps: { store: Store; clock: { now(): number } }, opts: { batch?: number; chunk?: number } = {}): Promise<{ settled: number; stopped: number[] }> {
+export async function runMeter(
+  deps: { store: Store; clock: { now(): number } },
+  opts: { batch?: number; chunk?: number } = {},
+): Promise<{ settled: number; stopped: number[] }> {
   const now = deps.clock.now();
   const ids = await deps.store.db
     .selectFrom('instances')
@@ -220,7 +256,14 @@ export async function runMeter(deps: { store: Store; clock: { now(): number } },
       const did = after.filter((r) => r.billed_until !== before.get(r.id)).length;
       // Users whose balance is gone: their running instances stop (settled first, in this transaction).
       const userIds = [...new Set(after.map((r) => r.user_id))];
-      const broke = userIds.length ? await trx.selectFrom('users').select('id').where('id', 'in', userIds).where('balance_micros', '<=', 0).execute() : [];
+      const broke = userIds.length
+        ? await trx
+            .selectFrom('users')
+            .select('id')
+            .where('id', 'in', userIds)
+            .where('balance_micros', '<=', 0)
+            .execute()
+        : [];
       const stoppedHere: number[] = [];
       for (const u of broke) stoppedHere.push(...(await stopForExhaustedBalance(trx, u.id, now)));
       return { did, stopped: stoppedHere };

@@ -8,7 +8,14 @@ import type { Deps } from '../../deps.js';
 import type { AuthContext } from '../../http/auth.js';
 import { AppError } from '../../errors.js';
 import { decideStateRequest, type IntendedStatus } from '../../../contract/instance-states.js';
-import { LostRace, balanceOf, settleInstance, statusOf, txRetry, type InstanceRow } from '../billing/billing.service.js';
+import {
+  LostRace,
+  balanceOf,
+  settleInstance,
+  statusOf,
+  txRetry,
+  type InstanceRow,
+} from '../billing/billing.service.js';
 import { addSshKey } from '../ssh-keys/ssh-keys.service.js';
 import { claimMachine, releaseMachine } from '../machines/machines.claim.js';
 import { isUniqueViolation } from '../../db/connection.js';
@@ -17,7 +24,12 @@ import { diskMb } from './instances.create.js';
 
 /** The caller's live instance (in the transaction), or 404. */
 async function ownRow(db: Kysely<DB>, auth: AuthContext, id: number): Promise<InstanceRow> {
-  const row = await db.selectFrom('instances').selectAll().where('id', '=', id).where('user_id', '=', auth.user.id).executeTakeFirst();
+  const row = await db
+    .selectFrom('instances')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', auth.user.id)
+    .executeTakeFirst();
   if (!row) throw InstanceErrors.notFound(`No such instance: ${id}`);
   return row;
 }
@@ -33,7 +45,12 @@ function destroyedError(id: number): AppError {
  * conditional update; if another client rented it meanwhile, 409 machine_unavailable and nothing
  * changes (the transaction, with its billing settlement, rolls back).
  */
-export async function changeState(deps: Deps, auth: AuthContext, id: number, want: IntendedStatus): Promise<{ changed: boolean }> {
+export async function changeState(
+  deps: Deps,
+  auth: AuthContext,
+  id: number,
+  want: IntendedStatus,
+): Promise<{ changed: boolean }> {
   const now = deps.clock.now();
   try {
     return await txRetry(deps.store, async (db) => {
@@ -43,26 +60,50 @@ export async function changeState(deps: Deps, auth: AuthContext, id: number, wan
       const d = decideStateRequest(s, want);
       if (d.kind === 'noop') return { changed: false };
       if (d.kind === 'refuse') throw InstanceErrors.invalidState(d.msg);
-      if (want === 'running' && (await balanceOf(db, row.user_id)) <= 0) throw InstanceErrors.insufficientBalance();
+      if (want === 'running' && (await balanceOf(db, row.user_id)) <= 0)
+        throw InstanceErrors.insufficientBalance();
       await settleInstance(db, row, now);
       const claims = s.intended === 'stopped' && d.next.intended === 'running';
       const releases = s.intended === 'running' && d.next.intended === 'stopped';
       if (claims && !(await claimMachine(db, row.machine_id))) {
         // The claim lost. If this very instance moved meanwhile (a concurrent start of it won),
         // decide again on its new state (a repeat is a no-op); otherwise someone else holds it.
-        const now2 = await db.selectFrom('instances').select(['intended_status', 'actual_status', 'destroyed_at']).where('id', '=', id).executeTakeFirst();
-        if (!now2 || now2.destroyed_at !== null || now2.intended_status !== row.intended_status || now2.actual_status !== row.actual_status) throw new LostRace(`state of instance ${id}`);
-        const m = await db.selectFrom('machines').select('deleted_at').where('id', '=', row.machine_id).executeTakeFirst();
-        if (!m || m.deleted_at !== null) throw InstanceErrors.machineUnavailable('The machine was removed by its host; destroy this instance and rent another offer');
+        const now2 = await db
+          .selectFrom('instances')
+          .select(['intended_status', 'actual_status', 'destroyed_at'])
+          .where('id', '=', id)
+          .executeTakeFirst();
+        if (
+          !now2 ||
+          now2.destroyed_at !== null ||
+          now2.intended_status !== row.intended_status ||
+          now2.actual_status !== row.actual_status
+        )
+          throw new LostRace(`state of instance ${id}`);
+        const m = await db
+          .selectFrom('machines')
+          .select('deleted_at')
+          .where('id', '=', row.machine_id)
+          .executeTakeFirst();
+        if (!m || m.deleted_at !== null)
+          throw InstanceErrors.machineUnavailable(
+            'The machine was removed by its host; destroy this instance and rent another offer',
+          );
         throw InstanceErrors.machineUnavailable();
       }
       const res = await db
         .updateTable('instances')
-        .set({ actual_status: d.next.actual, intended_status: d.next.intended, status_msg: want === 'stopped' ? 'Stopped on request' : 'Start requested' })
+        .set({
+          actual_status: d.next.actual,
+          intended_status: d.next.intended,
+          status_msg: want === 'stopped' ? 'Stopped on request' : 'Start requested',
+        })
         .where('id', '=', id)
         .where('destroyed_at', 'is', null)
         .where('intended_status', '=', s.intended)
-        .where((eb) => (s.actual === null ? eb('actual_status', 'is', null) : eb('actual_status', '=', s.actual)))
+        .where((eb) =>
+          s.actual === null ? eb('actual_status', 'is', null) : eb('actual_status', '=', s.actual),
+        )
         .executeTakeFirst();
       if (Number(res.numUpdatedRows) !== 1) throw new LostRace(`state of instance ${id}`);
       // This instance was the machine's active one (it held `rented`): free the machine.
@@ -79,7 +120,13 @@ export async function changeState(deps: Deps, auth: AuthContext, id: number, wan
 
 export async function setLabel(deps: Deps, auth: AuthContext, id: number, label: string): Promise<void> {
   if (label.length > 1024) throw InstanceErrors.badRequest('label must be at most 1024 characters');
-  const res = await deps.db.updateTable('instances').set({ label }).where('id', '=', id).where('user_id', '=', auth.user.id).where('destroyed_at', 'is', null).executeTakeFirst();
+  const res = await deps.db
+    .updateTable('instances')
+    .set({ label })
+    .where('id', '=', id)
+    .where('user_id', '=', auth.user.id)
+    .where('destroyed_at', 'is', null)
+    .executeTakeFirst();
   if (Number(res.numUpdatedRows) === 0) {
     const row = await ownRow(deps.db, auth, id);
     if (row.destroyed_at !== null) throw destroyedError(id);
@@ -90,7 +137,11 @@ export async function setLabel(deps: Deps, auth: AuthContext, id: number, label:
  * DELETE: destroys from any state; all billing stops (settled up to now), the machine is free
  * to rent again (if this instance held it), and the instance key is revoked. Destroying a destroyed instance is a success.
  */
-export async function destroyInstance(deps: Deps, auth: AuthContext, id: number): Promise<{ changed: boolean }> {
+export async function destroyInstance(
+  deps: Deps,
+  auth: AuthContext,
+  id: number,
+): Promise<{ changed: boolean }> {
   const now = deps.clock.now();
   return txRetry(deps.store, async (db) => {
     const row = await ownRow(db, auth, id);
@@ -115,7 +166,13 @@ export async function destroyInstance(deps: Deps, auth: AuthContext, id: number)
       .set((eb) => ({ disk_held_mb: eb('disk_held_mb', '-', diskMb(row.disk)) }))
       .where('id', '=', row.machine_id)
       .execute();
-    await db.updateTable('api_keys').set({ revoked_at: now }).where('instance_id', '=', id).where('kind', '=', 'instance').where('revoked_at', 'is', null).execute();
+    await db
+      .updateTable('api_keys')
+      .set({ revoked_at: now })
+      .where('instance_id', '=', id)
+      .where('kind', '=', 'instance')
+      .where('revoked_at', 'is', null)
+      .execute();
     return { changed: true };
   });
 }
@@ -127,7 +184,10 @@ export interface BulkResult {
   msg?: string;
 }
 
-async function bulk(ids: number[], fn: (id: number) => Promise<unknown>): Promise<{ success: boolean; results: BulkResult[] }> {
+async function bulk(
+  ids: number[],
+  fn: (id: number) => Promise<unknown>,
+): Promise<{ success: boolean; results: BulkResult[] }> {
   const results: BulkResult[] = [];
   for (const id of [...new Set(ids)]) {
     try {
@@ -142,23 +202,41 @@ async function bulk(ids: number[], fn: (id: number) => Promise<unknown>): Promis
 }
 
 export function checkIds(name: string, ids: unknown): number[] {
-  if (!Array.isArray(ids) || ids.length === 0 || ids.length > 1000 || !ids.every((x) => Number.isSafeInteger(x) && (x as number) > 0)) {
+  if (
+    !Array.isArray(ids) ||
+    ids.length === 0 ||
+    ids.length > 1000 ||
+    !ids.every((x) => Number.isSafeInteger(x) && (x as number) > 0)
+  ) {
     throw InstanceErrors.badRequest(`${name} must be a non-empty array of at most 1000 instance ids`);
   }
   return ids as number[];
 }
 
-export const bulkChangeState = (deps: Deps, auth: AuthContext, ids: number[], want: IntendedStatus) => bulk(ids, (id) => changeState(deps, auth, id, want));
-export const bulkDestroy = (deps: Deps, auth: AuthContext, ids: number[]) => bulk(ids, (id) => destroyInstance(deps, auth, id));
+export const bulkChangeState = (deps: Deps, auth: AuthContext, ids: number[], want: IntendedStatus) =>
+  bulk(ids, (id) => changeState(deps, auth, id, want));
+export const bulkDestroy = (deps: Deps, auth: AuthContext, ids: number[]) =>
+  bulk(ids, (id) => destroyInstance(deps, auth, id));
 
 /** Attaches an SSH key (registered to the account if new) to a live instance. Repeats are harmless. */
-export async function attachSshKey(deps: Deps, auth: AuthContext, id: number, raw: unknown): Promise<{ key_id: number }> {
+export async function attachSshKey(
+  deps: Deps,
+  auth: AuthContext,
+  id: number,
+  raw: unknown,
+): Promise<{ key_id: number }> {
   const row = await ownRow(deps.db, auth, id);
   if (row.destroyed_at !== null) throw destroyedError(id);
   const key = await addSshKey(deps, auth, raw);
   await deps.db
     .insertInto('instance_ssh_keys')
-    .values({ instance_id: id, ssh_key_id: key.id, public_key: key.public_key, fingerprint: key.fingerprint, created_at: deps.clock.now() })
+    .values({
+      instance_id: id,
+      ssh_key_id: key.id,
+      public_key: key.public_key,
+      fingerprint: key.fingerprint,
+      created_at: deps.clock.now(),
+    })
     .onConflict((oc) => oc.columns(['instance_id', 'ssh_key_id']).doNothing())
     .execute();
   return { key_id: key.id };
@@ -167,6 +245,11 @@ export async function attachSshKey(deps: Deps, auth: AuthContext, id: number, ra
 export async function detachSshKey(deps: Deps, auth: AuthContext, id: number, keyId: number): Promise<void> {
   const row = await ownRow(deps.db, auth, id);
   if (row.destroyed_at !== null) throw destroyedError(id);
-  const res = await deps.db.deleteFrom('instance_ssh_keys').where('instance_id', '=', id).where('ssh_key_id', '=', keyId).executeTakeFirst();
-  if (Number(res.numDeletedRows) === 0) throw InstanceErrors.notFound(`SSH key ${keyId} is not attached to instance ${id}`);
+  const res = await deps.db
+    .deleteFrom('instance_ssh_keys')
+    .where('instance_id', '=', id)
+    .where('ssh_key_id', '=', keyId)
+    .executeTakeFirst();
+  if (Number(res.numDeletedRows) === 0)
+    throw InstanceErrors.notFound(`SSH key ${keyId} is not attached to instance ${id}`);
 }

@@ -65,7 +65,13 @@ async function replay(deps: Deps, userId: number, key: string, hash: string): Pr
   return JSON.parse(plain) as CreateReply;
 }
 
-export async function createInstance(deps: Deps, auth: AuthContext, offerId: number, body: unknown, idemHeader: unknown): Promise<CreateReply> {
+export async function createInstance(
+  deps: Deps,
+  auth: AuthContext,
+  offerId: number,
+  body: unknown,
+  idemHeader: unknown,
+): Promise<CreateReply> {
   const idemKey = checkIdempotencyKey(idemHeader);
   const req = parseCreateBody(body);
   const hash = sha256Hex(canonicalJson({ offer: offerId, body }));
@@ -79,13 +85,39 @@ export async function createInstance(deps: Deps, auth: AuthContext, offerId: num
     return await tx(deps.store, async (db) => {
       if (idemKey) {
         // Expired keys are forgotten; then claim this one before anything else.
-        await db.deleteFrom('idempotency_keys').where('user_id', '=', userId).where('idem_key', '=', idemKey).where('created_at', '<', now - IDEMPOTENCY_TTL_MS).execute();
-        await db.insertInto('idempotency_keys').values({ user_id: userId, idem_key: idemKey, request_hash: hash, instance_id: 0, response_enc: '', created_at: now }).execute();
+        await db
+          .deleteFrom('idempotency_keys')
+          .where('user_id', '=', userId)
+          .where('idem_key', '=', idemKey)
+          .where('created_at', '<', now - IDEMPOTENCY_TTL_MS)
+          .execute();
+        await db
+          .insertInto('idempotency_keys')
+          .values({
+            user_id: userId,
+            idem_key: idemKey,
+            request_hash: hash,
+            instance_id: 0,
+            response_enc: '',
+            created_at: now,
+          })
+          .execute();
       }
-      const keys = await db.selectFrom('ssh_keys').select(['id', 'public_key', 'fingerprint']).where('user_id', '=', userId).where('deleted_at', 'is', null).orderBy('id').execute();
+      const keys = await db
+        .selectFrom('ssh_keys')
+        .select(['id', 'public_key', 'fingerprint'])
+        .where('user_id', '=', userId)
+        .where('deleted_at', 'is', null)
+        .orderBy('id')
+        .execute();
       if (keys.length === 0) throw InstanceErrors.noSshKey();
-      const user = await db.selectFrom('users').select('balance_micros').where('id', '=', userId).executeTakeFirstOrThrow();
-      if (user.balance_micros <= 0) throw InstanceErrors.insufficientBalance('Your balance is exhausted: add credit before renting');
+      const user = await db
+        .selectFrom('users')
+        .select('balance_micros')
+        .where('id', '=', userId)
+        .executeTakeFirstOrThrow();
+      if (user.balance_micros <= 0)
+        throw InstanceErrors.insufficientBalance('Your balance is exhausted: add credit before renting');
 
       // The race for the offer is decided here, by the database (see the header comment).
       const m = await db
@@ -100,10 +132,18 @@ export async function createInstance(deps: Deps, auth: AuthContext, offerId: num
         .returningAll()
         .executeTakeFirst();
       if (!m) {
-        const ex = await db.selectFrom('machines').select(['id', 'rented', 'listed', 'deleted_at']).where('id', '=', offerId).executeTakeFirst();
+        const ex = await db
+          .selectFrom('machines')
+          .select(['id', 'rented', 'listed', 'deleted_at'])
+          .where('id', '=', offerId)
+          .executeTakeFirst();
         if (!ex || ex.deleted_at !== null) throw InstanceErrors.offerNotFound(`No such offer: ${offerId}`);
-        if (ex.rented === 1) throw InstanceErrors.offerUnavailable(`Offer ${offerId} is no longer available: it is rented`);
-        if (ex.listed === 1) throw InstanceErrors.offerUnavailable(`Offer ${offerId} is no longer available: its host is offline or the listing ended`);
+        if (ex.rented === 1)
+          throw InstanceErrors.offerUnavailable(`Offer ${offerId} is no longer available: it is rented`);
+        if (ex.listed === 1)
+          throw InstanceErrors.offerUnavailable(
+            `Offer ${offerId} is no longer available: its host is offline or the listing ended`,
+          );
         throw InstanceErrors.offerUnavailable(`Offer ${offerId} is no longer available: it is not listed`);
       }
       // Stopped instances of earlier renters keep their data on the host: their disk is taken.
@@ -118,7 +158,9 @@ export async function createInstance(deps: Deps, auth: AuthContext, offerId: num
         );
       }
       if (req.ports.length + 1 > m.direct_port_count) {
-        throw InstanceErrors.badRequest(`${req.ports.length} port requests and SSH need ${req.ports.length + 1} direct ports; this offer has ${m.direct_port_count}`);
+        throw InstanceErrors.badRequest(
+          `${req.ports.length} port requests and SSH need ${req.ports.length + 1} direct ports; this offer has ${m.direct_port_count}`,
+        );
       }
       // Atomic increment (never read-then-write); the destroy transaction takes it back.
       await db
@@ -128,8 +170,12 @@ export async function createInstance(deps: Deps, auth: AuthContext, offerId: num
         .execute();
       let dphCompute = m.price_gpu_dph * m.num_gpus;
       if (req.price !== null) {
-        if (m.min_bid_dph <= 0) throw InstanceErrors.badRequest(`Offer ${offerId} takes no bids: rent it on demand (price null)`);
-        if (req.price < m.min_bid_dph) throw InstanceErrors.badRequest(`price ${req.price} is below this offer's minimum bid of ${m.min_bid_dph} $/hour`);
+        if (m.min_bid_dph <= 0)
+          throw InstanceErrors.badRequest(`Offer ${offerId} takes no bids: rent it on demand (price null)`);
+        if (req.price < m.min_bid_dph)
+          throw InstanceErrors.badRequest(
+            `price ${req.price} is below this offer's minimum bid of ${m.min_bid_dph} $/hour`,
+          );
         dphCompute = req.price;
       }
       // The restricted key: looked up by hash; the auth hook lets it start/stop/destroy this
@@ -163,7 +209,8 @@ export async function createInstance(deps: Deps, auth: AuthContext, offerId: num
           destroyed_at: null,
           accrued_micros: 0,
           billed_until: now,
-          image_login_enc: req.imageLogin === null ? null : encryptSecret(deps.config.secretKey, req.imageLogin),
+          image_login_enc:
+            req.imageLogin === null ? null : encryptSecret(deps.config.secretKey, req.imageLogin),
           extra: req.extra,
           container_key_enc: encryptSecret(deps.config.secretKey, key),
         })
@@ -171,17 +218,38 @@ export async function createInstance(deps: Deps, auth: AuthContext, offerId: num
         .executeTakeFirstOrThrow();
       await db
         .insertInto('instance_ssh_keys')
-        .values(keys.map((k) => ({ instance_id: inst.id, ssh_key_id: k.id, public_key: k.public_key, fingerprint: k.fingerprint, created_at: now })))
+        .values(
+          keys.map((k) => ({
+            instance_id: inst.id,
+            ssh_key_id: k.id,
+            public_key: k.public_key,
+            fingerprint: k.fingerprint,
+            created_at: now,
+          })),
+        )
         .execute();
       await db
         .insertInto('api_keys')
-        .values({ user_id: userId, team_id: auth.teamId, kind: 'instance', instance_id: inst.id, name: `instance ${inst.id}`, key_hash: sha256Hex(key), key_prefix: key.slice(0, 10), permissions: null, created_at: now })
+        .values({
+          user_id: userId,
+          team_id: auth.teamId,
+          kind: 'instance',
+          instance_id: inst.id,
+          name: `instance ${inst.id}`,
+          key_hash: sha256Hex(key),
+          key_prefix: key.slice(0, 10),
+          permissions: null,
+          created_at: now,
+        })
         .execute();
       const reply: CreateReply = { success: true, new_contract: inst.id, instance_api_key: key };
       if (idemKey) {
         await db
           .updateTable('idempotency_keys')
-          .set({ instance_id: inst.id, response_enc: encryptSecret(deps.config.secretKey, JSON.stringify(reply)) })
+          .set({
+            instance_id: inst.id,
+            response_enc: encryptSecret(deps.config.secretKey, JSON.stringify(reply)),
+          })
           .where('user_id', '=', userId)
           .where('idem_key', '=', idemKey)
           .execute();
@@ -194,7 +262,8 @@ export async function createInstance(deps: Deps, auth: AuthContext, offerId: num
       const done = await replay(deps, userId, idemKey, hash);
       if (done) return done;
     }
-    if (isUniqueViolation(err)) throw InstanceErrors.offerUnavailable(`Offer ${offerId} is no longer available: it is rented`);
+    if (isUniqueViolation(err))
+      throw InstanceErrors.offerUnavailable(`Offer ${offerId} is no longer available: it is rented`);
     throw err;
   }
 }

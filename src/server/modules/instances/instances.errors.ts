@@ -4,14 +4,30 @@ import { AppError, defineErrors } from '../../errors.js';
 
 const E = defineErrors({
   badRequest: [400, 'bad_request', 'Bad request'],
-  noSshKey: [400, 'no_ssh_key', 'Register an SSH key first (POST /api/v0/ssh/ {ssh_key}): instances are reached over SSH'],
-  insufficientBalance: [402, 'insufficient_balance', 'Your balance is exhausted: add credit before starting an instance'],
+  noSshKey: [
+    400,
+    'no_ssh_key',
+    'Register an SSH key first (POST /api/v0/ssh/ {ssh_key}): instances are reached over SSH',
+  ],
+  insufficientBalance: [
+    402,
+    'insufficient_balance',
+    'Your balance is exhausted: add credit before starting an instance',
+  ],
   notFound: [404, 'not_found', 'No such instance'],
   offerNotFound: [404, 'not_found', 'No such offer'],
   offerUnavailable: [409, 'offer_unavailable', 'This offer is no longer available'],
   invalidState: [409, 'invalid_state', 'That action is not possible in the instance state'],
-  machineUnavailable: [409, 'machine_unavailable', 'The machine is rented by another client; destroy this instance and rent another offer'],
-  idempotencyMismatch: [422, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request'],
+  machineUnavailable: [
+    409,
+    'machine_unavailable',
+    'The machine is rented by another client; destroy this instance and rent another offer',
+  ],
+  idempotencyMismatch: [
+    422,
+    'idempotency_key_reused',
+    'This Idempotency-Key was already used with a different request',
+  ],
 });
 
 type Factory = (msg?: string) => AppError;

@@ -19,32 +19,75 @@ describeEachDb('instances', (dialect) => {
     pool = await offers(t(), 40);
   });
 
-  const create = (offer: number, body: unknown, key = u.apiKey, headers: Record<string, string> = {}) => t().request('PUT', `/api/v0/asks/${offer}/`, { key, body, headers });
+  const create = (offer: number, body: unknown, key = u.apiKey, headers: Record<string, string> = {}) =>
+    t().request('PUT', `/api/v0/asks/${offer}/`, { key, body, headers });
 
   it('creates an instance: {success, new_contract, instance_api_key}, then shows it with the compat row fields', async () => {
     const offer = next();
-    const r = await create(offer, { client_id: 'me', image: 'pytorch/pytorch:latest', disk: 20, env: { FOO: 'bar', '-p 8080:8080': '1' }, label: 'train', onstart: 'echo hi', runtype: 'ssh_proxy', price: null, python_utf8: false });
+    const r = await create(offer, {
+      client_id: 'me',
+      image: 'pytorch/pytorch:latest',
+      disk: 20,
+      env: { FOO: 'bar', '-p 8080:8080': '1' },
+      label: 'train',
+      onstart: 'echo hi',
+      runtype: 'ssh_proxy',
+      price: null,
+      python_utf8: false,
+    });
     expect(r.status).toBe(200);
     expect(r.body.success).toBe(true);
     expect(r.body.new_contract).toBeTypeOf('number');
     expect(r.body.instance_api_key).toMatch(/^ori_/);
     const id = r.body.new_contract;
-    const keyRow = await t().deps.db.selectFrom('api_keys').selectAll().where('instance_id', '=', id).executeTakeFirstOrThrow();
+    const keyRow = await t()
+      .deps.db.selectFrom('api_keys')
+      .selectAll()
+      .where('instance_id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(keyRow.kind).toBe('instance');
     expect(JSON.stringify(keyRow)).not.toContain(r.body.instance_api_key);
     // The same key is sealed for the agent to inject as CONTAINER_API_KEY.
-    const sealed = await t().deps.db.selectFrom('instances').select('container_key_enc').where('id', '=', id).executeTakeFirstOrThrow();
+    const sealed = await t()
+      .deps.db.selectFrom('instances')
+      .select('container_key_enc')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(decryptSecret(t().config.secretKey, sealed.container_key_enc!)).toBe(r.body.instance_api_key);
 
     const one = await t().request('GET', `/api/v0/instances/${id}/?owner=me`, { key: u.apiKey });
     expect(one.status).toBe(200);
     const row = one.body.instances;
-    expect(row).toMatchObject({ id, machine_id: offer, actual_status: null, intended_status: 'running', image_uuid: 'pytorch/pytorch:latest', label: 'train', disk_space: 20, gpu_name: 'RTX 4090', num_gpus: 1, ssh_host: null, ssh_port: null, ports: {}, status_msg: '' });
+    expect(row).toMatchObject({
+      id,
+      machine_id: offer,
+      actual_status: null,
+      intended_status: 'running',
+      image_uuid: 'pytorch/pytorch:latest',
+      label: 'train',
+      disk_space: 20,
+      gpu_name: 'RTX 4090',
+      num_gpus: 1,
+      ssh_host: null,
+      ssh_port: null,
+      ports: {},
+      status_msg: '',
+    });
     expect(row.extra_env).toEqual([['FOO', 'bar']]);
     expect(row.start_date).toBeTypeOf('number');
     expect(row.dph_total).toBeCloseTo(0.5 + (0.1 * 20) / 720, 9);
     expect(row.allowed_actions).toEqual(['stop', 'destroy', 'label', 'ssh_attach']);
-    for (const f of ['gpu_util', 'cpu_cores_effective', 'cpu_ram', 'public_ipaddr', 'inet_up', 'inet_down', 'reliability2', 'accrued_cost']) expect(row).toHaveProperty(f);
+    for (const f of [
+      'gpu_util',
+      'cpu_cores_effective',
+      'cpu_ram',
+      'public_ipaddr',
+      'inet_up',
+      'inet_down',
+      'reliability2',
+      'accrued_cost',
+    ])
+      expect(row).toHaveProperty(f);
 
     const list = await t().request('GET', '/api/v0/instances/?owner=me', { key: u.apiKey });
     expect(list.body.instances_found).toBe(list.body.instances.length);
@@ -55,7 +98,9 @@ describeEachDb('instances', (dialect) => {
   it('answers {instances: null} for a missing or foreign instance', async () => {
     const r = await create(next(), { image: 'ubuntu' });
     const other = await renter(t());
-    const foreign = await t().request('GET', `/api/v0/instances/${r.body.new_contract}/`, { key: other.apiKey });
+    const foreign = await t().request('GET', `/api/v0/instances/${r.body.new_contract}/`, {
+      key: other.apiKey,
+    });
     expect(foreign.status).toBe(200);
     expect(foreign.body).toEqual({ instances: null });
     const missing = await t().request('GET', '/api/v0/instances/99999999/', { key: u.apiKey });
@@ -80,9 +125,15 @@ describeEachDb('instances', (dialect) => {
       expect(r.body.msg).toContain(text);
       expect(r.body.success).toBe(false);
     }
-    const m = await t().deps.db.selectFrom('machines').select('rented').where('id', '=', offer).executeTakeFirstOrThrow();
+    const m = await t()
+      .deps.db.selectFrom('machines')
+      .select('rented')
+      .where('id', '=', offer)
+      .executeTakeFirstOrThrow();
     expect(m.rented).toBe(0);
-    expect(await t().deps.db.selectFrom('instances').select('id').where('machine_id', '=', offer).execute()).toEqual([]);
+    expect(
+      await t().deps.db.selectFrom('instances').select('id').where('machine_id', '=', offer).execute(),
+    ).toEqual([]);
     const unknown = await create(987654321, { image: 'x' });
     expect(unknown.status).toBe(404);
     const noKey = await t().user();
@@ -99,7 +150,11 @@ describeEachDb('instances', (dialect) => {
     const long = enc.length > 4048 ? enc : enc + ' '.repeat(4049 - enc.length);
     const r = await create(next(), { image: 'x', onstart: long });
     expect(r.status).toBe(200);
-    const row = await t().deps.db.selectFrom('instances').select('onstart').where('id', '=', r.body.new_contract).executeTakeFirstOrThrow();
+    const row = await t()
+      .deps.db.selectFrom('instances')
+      .select('onstart')
+      .where('id', '=', r.body.new_contract)
+      .executeTakeFirstOrThrow();
     expect(row.onstart).toBe(script);
   });
 
@@ -122,22 +177,39 @@ describeEachDb('instances', (dialect) => {
     expect(b.body).toEqual(a.body);
     const c = await create(offer, { image: 'y', disk: 10 }, u.apiKey, h);
     expect(c.status).toBe(422);
-    const n = await t().deps.db.selectFrom('instances').select('id').where('machine_id', '=', offer).execute();
+    const n = await t()
+      .deps.db.selectFrom('instances')
+      .select('id')
+      .where('machine_id', '=', offer)
+      .execute();
     expect(n).toHaveLength(1);
   });
 
   it('stops and starts (repeats harmless), refuses actions that make no sense, and destroys', async () => {
     const r = await create(next(), { image: 'x' });
     const id = r.body.new_contract as number;
-    const put = (state: string) => t().request('PUT', `/api/v0/instances/${id}/`, { key: u.apiKey, body: { state } });
+    const put = (state: string) =>
+      t().request('PUT', `/api/v0/instances/${id}/`, { key: u.apiKey, body: { state } });
     await reportInstanceStatus(t().deps, id, 'loading');
-    await reportInstanceStatus(t().deps, id, 'running', { ssh_host: '10.0.0.1', ssh_port: 40022, ports: { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: '40022' }] } });
+    await reportInstanceStatus(t().deps, id, 'running', {
+      ssh_host: '10.0.0.1',
+      ssh_port: 40022,
+      ports: { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: '40022' }] },
+    });
     const shown = await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey });
-    expect(shown.body.instances).toMatchObject({ actual_status: 'running', ssh_host: '10.0.0.1', ssh_port: 40022 });
+    expect(shown.body.instances).toMatchObject({
+      actual_status: 'running',
+      ssh_host: '10.0.0.1',
+      ssh_port: 40022,
+    });
     expect((await put('stopped')).body).toMatchObject({ success: true });
     expect((await put('stopped')).status).toBe(200);
     let row = (await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey })).body.instances;
-    expect(row).toMatchObject({ actual_status: 'stopped', intended_status: 'stopped', allowed_actions: ['start', 'destroy', 'label', 'ssh_attach'] });
+    expect(row).toMatchObject({
+      actual_status: 'stopped',
+      intended_status: 'stopped',
+      allowed_actions: ['start', 'destroy', 'label', 'ssh_attach'],
+    });
     expect((await put('running')).status).toBe(200);
     row = (await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey })).body.instances;
     expect(row).toMatchObject({ actual_status: 'stopped', intended_status: 'running' });
@@ -149,34 +221,63 @@ describeEachDb('instances', (dialect) => {
     expect(bad.body.msg).toContain('offline');
     expect((await put('sideways')).status).toBe(400);
     // A refused state change leaves the label alone too (nothing half-written).
-    const both = await t().request('PUT', `/api/v0/instances/${id}/`, { key: u.apiKey, body: { state: 'running', label: 'never' } });
+    const both = await t().request('PUT', `/api/v0/instances/${id}/`, {
+      key: u.apiKey,
+      body: { state: 'running', label: 'never' },
+    });
     expect(both.status).toBe(409);
-    const lab = await t().request('PUT', `/api/v0/instances/${id}/`, { key: u.apiKey, body: { label: 'renamed' } });
+    const lab = await t().request('PUT', `/api/v0/instances/${id}/`, {
+      key: u.apiKey,
+      body: { label: 'renamed' },
+    });
     expect(lab.status).toBe(200);
-    expect((await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey })).body.instances.label).toBe('renamed');
+    expect(
+      (await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey })).body.instances.label,
+    ).toBe('renamed');
     const del = await t().request('DELETE', `/api/v0/instances/${id}/`, { key: u.apiKey, body: {} });
     expect(del.status).toBe(200);
     expect(del.body.success).toBe(true);
     const again = await t().request('DELETE', `/api/v0/instances/${id}/`, { key: u.apiKey, body: {} });
     expect(again.body.success).toBe(true);
-    expect((await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey })).body.instances).toBeNull();
+    expect(
+      (await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey })).body.instances,
+    ).toBeNull();
     expect((await put('stopped')).status).toBe(409);
-    const m = await t().deps.db.selectFrom('machines').select('rented').where('id', '=', row.machine_id).executeTakeFirstOrThrow();
+    const m = await t()
+      .deps.db.selectFrom('machines')
+      .select('rented')
+      .where('id', '=', row.machine_id)
+      .executeTakeFirstOrThrow();
     expect(m.rented).toBe(0);
   });
 
   it('bulk stops and destroys; repeating the bulk destroy is harmless', async () => {
-    const ids = [(await create(next(), { image: 'x' })).body.new_contract, (await create(next(), { image: 'x' })).body.new_contract];
-    const stop = await t().request('PUT', '/api/v0/instances/', { key: u.apiKey, body: { state: 'stopped', ids } });
+    const ids = [
+      (await create(next(), { image: 'x' })).body.new_contract,
+      (await create(next(), { image: 'x' })).body.new_contract,
+    ];
+    const stop = await t().request('PUT', '/api/v0/instances/', {
+      key: u.apiKey,
+      body: { state: 'stopped', ids },
+    });
     expect(stop.body.success).toBe(true);
     for (let i = 0; i < 3; i++) {
-      const d = await t().request('DELETE', '/api/v0/instances/', { key: u.apiKey, body: { instance_ids: ids } });
+      const d = await t().request('DELETE', '/api/v0/instances/', {
+        key: u.apiKey,
+        body: { instance_ids: ids },
+      });
       expect(d.status).toBe(200);
       expect(d.body.success).toBe(true);
     }
-    const bad = await t().request('DELETE', '/api/v0/instances/', { key: u.apiKey, body: { instance_ids: [] } });
+    const bad = await t().request('DELETE', '/api/v0/instances/', {
+      key: u.apiKey,
+      body: { instance_ids: [] },
+    });
     expect(bad.status).toBe(400);
-    const foreign = await t().request('DELETE', '/api/v0/instances/', { key: u.apiKey, body: { instance_ids: [99999999] } });
+    const foreign = await t().request('DELETE', '/api/v0/instances/', {
+      key: u.apiKey,
+      body: { instance_ids: [99999999] },
+    });
     expect(foreign.body.success).toBe(false);
     expect(foreign.body.results[0]).toMatchObject({ id: 99999999, success: false, error: 'not_found' });
   });
@@ -184,7 +285,10 @@ describeEachDb('instances', (dialect) => {
   it('pages the v1 list with next_token, filters and orders', async () => {
     const v = await renter(t());
     const ids: number[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await create(next(), { image: i % 2 ? 'odd' : 'even', label: `l${i}` }, v.apiKey)).body.new_contract);
+    for (let i = 0; i < 5; i++)
+      ids.push(
+        (await create(next(), { image: i % 2 ? 'odd' : 'even', label: `l${i}` }, v.apiKey)).body.new_contract,
+      );
     const seen: number[] = [];
     let token: string | null = null;
     for (let page = 0; page < 5; page++) {
@@ -197,34 +301,72 @@ describeEachDb('instances', (dialect) => {
       if (!token) break;
     }
     expect(seen).toEqual([...ids].reverse());
-    const f = await t().request('GET', `/api/v1/instances/?select_filters=${encodeURIComponent(JSON.stringify({ image_uuid: { eq: 'odd' } }))}`, { key: v.apiKey });
+    const f = await t().request(
+      'GET',
+      `/api/v1/instances/?select_filters=${encodeURIComponent(JSON.stringify({ image_uuid: { eq: 'odd' } }))}`,
+      { key: v.apiKey },
+    );
     expect(f.body.instances.map((i: { id: number }) => i.id)).toEqual([ids[1], ids[3]]);
-    const sf = (o: unknown) => t().request('GET', `/api/v1/instances/?select_filters=${encodeURIComponent(JSON.stringify(o))}`, { key: v.apiKey });
+    const sf = (o: unknown) =>
+      t().request('GET', `/api/v1/instances/?select_filters=${encodeURIComponent(JSON.stringify(o))}`, {
+        key: v.apiKey,
+      });
     expect((await sf({ actual_status: { in: [null] } })).body.instances).toHaveLength(5);
     expect((await sf({ actual_status: { in: [null, 'running'] } })).body.instances).toHaveLength(5);
     expect((await sf({ actual_status: { notin: [null] } })).body.instances).toHaveLength(0);
     expect((await sf({ actual_status: { eq: 'running' } })).body.instances).toHaveLength(0);
-    expect((await sf({ label: { in: ['l1', 'l2'] }, num_gpus: { gte: '1' } })).body.instances.map((i: { id: number }) => i.id)).toEqual([ids[1], ids[2]]);
+    expect(
+      (await sf({ label: { in: ['l1', 'l2'] }, num_gpus: { gte: '1' } })).body.instances.map(
+        (i: { id: number }) => i.id,
+      ),
+    ).toEqual([ids[1], ids[2]]);
     const forged = Buffer.from(JSON.stringify({ o: 'id:asc', v: ['abc'] })).toString('base64url');
-    expect((await t().request('GET', `/api/v1/instances/?after_token=${forged}`, { key: v.apiKey })).status).toBe(400);
-    expect((await t().request('GET', '/api/v1/instances/?after_token=%25%25', { key: v.apiKey })).status).toBe(400);
-    const bad = await t().request('GET', `/api/v1/instances/?select_filters=${encodeURIComponent(JSON.stringify({ nope: { eq: 1 } }))}`, { key: v.apiKey });
+    expect(
+      (await t().request('GET', `/api/v1/instances/?after_token=${forged}`, { key: v.apiKey })).status,
+    ).toBe(400);
+    expect(
+      (await t().request('GET', '/api/v1/instances/?after_token=%25%25', { key: v.apiKey })).status,
+    ).toBe(400);
+    const bad = await t().request(
+      'GET',
+      `/api/v1/instances/?select_filters=${encodeURIComponent(JSON.stringify({ nope: { eq: 1 } }))}`,
+      { key: v.apiKey },
+    );
     expect(bad.status).toBe(400);
     expect(bad.body.msg).toContain('nope');
   });
 
   it('attaches and detaches SSH keys', async () => {
     const id = (await create(next(), { image: 'x' })).body.new_contract;
-    const a = await t().request('POST', `/api/v0/instances/${id}/ssh/`, { key: u.apiKey, body: { ssh_key: PUB2 } });
+    const a = await t().request('POST', `/api/v0/instances/${id}/ssh/`, {
+      key: u.apiKey,
+      body: { ssh_key: PUB2 },
+    });
     expect(a.status).toBe(200);
     expect(await authorizedKeysFor(t().deps.db, id)).toEqual([PUB, PUB2]);
-    const again = await t().request('POST', `/api/v0/instances/${id}/ssh/`, { key: u.apiKey, body: { ssh_key: PUB2 } });
+    const again = await t().request('POST', `/api/v0/instances/${id}/ssh/`, {
+      key: u.apiKey,
+      body: { ssh_key: PUB2 },
+    });
     expect(again.status).toBe(200);
-    const d = await t().request('DELETE', `/api/v0/instances/${id}/ssh/${a.body.key_id}/`, { key: u.apiKey, body: {} });
+    const d = await t().request('DELETE', `/api/v0/instances/${id}/ssh/${a.body.key_id}/`, {
+      key: u.apiKey,
+      body: {},
+    });
     expect(d.status).toBe(200);
     expect(await authorizedKeysFor(t().deps.db, id)).toEqual([PUB]);
-    expect((await t().request('DELETE', `/api/v0/instances/${id}/ssh/${a.body.key_id}/`, { key: u.apiKey })).status).toBe(404);
-    expect((await t().request('POST', `/api/v0/instances/${id}/ssh/`, { key: u.apiKey, body: { ssh_key: 'not a key' } })).status).toBe(400);
+    expect(
+      (await t().request('DELETE', `/api/v0/instances/${id}/ssh/${a.body.key_id}/`, { key: u.apiKey }))
+        .status,
+    ).toBe(404);
+    expect(
+      (
+        await t().request('POST', `/api/v0/instances/${id}/ssh/`, {
+          key: u.apiKey,
+          body: { ssh_key: 'not a key' },
+        })
+      ).status,
+    ).toBe(400);
   });
 
   describe('the instance_api_key', () => {
@@ -256,10 +398,22 @@ describeEachDb('instances', (dialect) => {
         const r = await t().request(method, url, { key: ik, body });
         expect(r.status, `${method} ${url}`).toBe(403);
       }
-      expect((await t().request('PUT', `/api/v0/instances/${id}/`, { key: ik, body: { state: 'stopped' } })).status).toBe(200);
-      expect((await t().request('PUT', `/api/v0/instances/${id}/`, { key: ik, body: { state: 'running' } })).status).toBe(200);
-      expect((await t().request('DELETE', `/api/v0/instances/${id}/`, { key: ik, body: {} })).status).toBe(200);
-      const row = await t().deps.db.selectFrom('instances').select('destroyed_at').where('id', '=', id).executeTakeFirstOrThrow();
+      expect(
+        (await t().request('PUT', `/api/v0/instances/${id}/`, { key: ik, body: { state: 'stopped' } }))
+          .status,
+      ).toBe(200);
+      expect(
+        (await t().request('PUT', `/api/v0/instances/${id}/`, { key: ik, body: { state: 'running' } }))
+          .status,
+      ).toBe(200);
+      expect((await t().request('DELETE', `/api/v0/instances/${id}/`, { key: ik, body: {} })).status).toBe(
+        200,
+      );
+      const row = await t()
+        .deps.db.selectFrom('instances')
+        .select('destroyed_at')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       expect(row.destroyed_at).not.toBeNull();
     });
   });

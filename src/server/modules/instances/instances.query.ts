@@ -22,7 +22,11 @@ function base(db: Kysely<DB>, userId: number) {
 /** Rows as views, each with its machine's maintenance windows (one query for all). */
 async function views(db: Kysely<DB>, rows: JoinedRow[], now: number): Promise<InstanceView[]> {
   if (rows.length === 0) return [];
-  const windows = await maintenanceWindowsFor(db, rows.map((r) => r.machine_id), now);
+  const windows = await maintenanceWindowsFor(
+    db,
+    rows.map((r) => r.machine_id),
+    now,
+  );
   return rows.map((r) => instanceView(r, windows.get(r.machine_id) ?? []));
 }
 
@@ -42,7 +46,12 @@ const oneInstance = preparedRead((db, userId: number, id: number, now: number) =
  * path (clients poll every few seconds): one prepared read with the machine's maintenance windows
  * in a subquery, no query building.
  */
-export async function getInstance(store: Store, userId: number, id: number, now: number): Promise<InstanceView | null> {
+export async function getInstance(
+  store: Store,
+  userId: number,
+  id: number,
+  now: number,
+): Promise<InstanceView | null> {
   const [row] = (await oneInstance(store, userId, id, now)) as (JoinedRow & { windows_json: unknown })[];
   if (!row) return null;
   return instanceView(row, windowsFromJson(row.windows_json));
@@ -68,7 +77,16 @@ const ORDER_COLS: Record<string, { col: string; kind: 'int' | 'string' }> = {
   label: { col: 'i.label', kind: 'string' },
   image_uuid: { col: 'i.image', kind: 'string' },
 };
-const OPS: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=', in: 'in', notin: 'not in' };
+const OPS: Record<string, string> = {
+  eq: '=',
+  neq: '<>',
+  gt: '>',
+  gte: '>=',
+  lt: '<',
+  lte: '<=',
+  in: 'in',
+  notin: 'not in',
+};
 export const V1_DEFAULT_LIMIT = 25;
 export const V1_MAX_LIMIT = 1000;
 
@@ -88,7 +106,8 @@ function coerce(field: string, kind: Kind, v: unknown): string | number | null {
   if (v === null && kind === 'nstring') return null;
   if (kind === 'int') {
     const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
-    if (!Number.isSafeInteger(n)) throw bad(`select_filters: ${field} takes integers, not ${JSON.stringify(v)}`);
+    if (!Number.isSafeInteger(n))
+      throw bad(`select_filters: ${field} takes integers, not ${JSON.stringify(v)}`);
     return n;
   }
   if (typeof v === 'number') return String(v);
@@ -108,37 +127,57 @@ interface Token {
   v: (string | number)[];
 }
 
-export async function listInstancesV1(db: Kysely<DB>, userId: number, q: V1Query, now: number): Promise<{ instances: InstanceView[]; next_token: string | null; instances_found: number }> {
+export async function listInstancesV1(
+  db: Kysely<DB>,
+  userId: number,
+  q: V1Query,
+  now: number,
+): Promise<{ instances: InstanceView[]; next_token: string | null; instances_found: number }> {
   const filters = parseJson('select_filters', q.select_filters) ?? {};
-  if (typeof filters !== 'object' || filters === null || Array.isArray(filters)) throw bad('select_filters must be a JSON object of field: {op: value}');
+  if (typeof filters !== 'object' || filters === null || Array.isArray(filters))
+    throw bad('select_filters must be a JSON object of field: {op: value}');
   const orderRaw = parseJson('order_by', q.order_by) ?? [{ col: 'id', dir: 'asc' }];
-  if (!Array.isArray(orderRaw) || orderRaw.length > 4) throw bad('order_by must be a JSON array of {"col", "dir"} (at most 4)');
+  if (!Array.isArray(orderRaw) || orderRaw.length > 4)
+    throw bad('order_by must be a JSON array of {"col", "dir"} (at most 4)');
   const order = orderRaw.map((o: unknown) => {
     const e = o as { col?: unknown; dir?: unknown };
-    if (!e || typeof e.col !== 'string' || !Object.hasOwn(ORDER_COLS, e.col)) throw bad(`order_by: unknown column ${JSON.stringify(e?.col)} (use ${Object.keys(ORDER_COLS).join(', ')})`);
+    if (!e || typeof e.col !== 'string' || !Object.hasOwn(ORDER_COLS, e.col))
+      throw bad(
+        `order_by: unknown column ${JSON.stringify(e?.col)} (use ${Object.keys(ORDER_COLS).join(', ')})`,
+      );
     const dir = e.dir === undefined ? 'asc' : String(e.dir).toLowerCase();
-    if (dir !== 'asc' && dir !== 'desc') throw bad(`order_by: dir must be asc or desc, not ${JSON.stringify(e.dir)}`);
+    if (dir !== 'asc' && dir !== 'desc')
+      throw bad(`order_by: dir must be asc or desc, not ${JSON.stringify(e.dir)}`);
     return { name: e.col, ...ORDER_COLS[e.col]!, dir: dir as 'asc' | 'desc' };
   });
   if (!order.some((o) => o.name === 'id')) order.push({ name: 'id', ...ORDER_COLS.id!, dir: 'asc' });
   let limit = V1_DEFAULT_LIMIT;
   if (q.limit !== undefined && q.limit !== '') {
     limit = typeof q.limit === 'number' ? q.limit : /^\d+$/.test(String(q.limit)) ? Number(q.limit) : NaN;
-    if (!Number.isInteger(limit) || limit < 1 || limit > V1_MAX_LIMIT) throw bad(`limit must be an integer from 1 to ${V1_MAX_LIMIT}`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > V1_MAX_LIMIT)
+      throw bad(`limit must be an integer from 1 to ${V1_MAX_LIMIT}`);
   }
   const signature = order.map((o) => `${o.name}:${o.dir}`).join(',');
 
   let qb = base(db, userId);
   for (const [field, spec] of Object.entries(filters as Record<string, unknown>)) {
     const def = FILTER_COLS[field];
-    if (!def || !Object.hasOwn(FILTER_COLS, field)) throw bad(`select_filters: unknown field ${JSON.stringify(field)} (use ${Object.keys(FILTER_COLS).join(', ')})`);
-    const ops = spec !== null && typeof spec === 'object' && !Array.isArray(spec) ? Object.entries(spec as Record<string, unknown>) : [['eq', spec] as [string, unknown]];
+    if (!def || !Object.hasOwn(FILTER_COLS, field))
+      throw bad(
+        `select_filters: unknown field ${JSON.stringify(field)} (use ${Object.keys(FILTER_COLS).join(', ')})`,
+      );
+    const ops =
+      spec !== null && typeof spec === 'object' && !Array.isArray(spec)
+        ? Object.entries(spec as Record<string, unknown>)
+        : [['eq', spec] as [string, unknown]];
     for (const [op, v] of ops) {
       const sqlOp = OPS[op];
-      if (!sqlOp || !Object.hasOwn(OPS, op)) throw bad(`select_filters: unknown operator ${JSON.stringify(op)} on ${field}`);
+      if (!sqlOp || !Object.hasOwn(OPS, op))
+        throw bad(`select_filters: unknown operator ${JSON.stringify(op)} on ${field}`);
       const col = def.col as 'i.id';
       if (op === 'in' || op === 'notin') {
-        if (!Array.isArray(v) || v.length === 0 || v.length > 1000) throw bad(`select_filters: ${field}.${op} takes a non-empty array`);
+        if (!Array.isArray(v) || v.length === 0 || v.length > 1000)
+          throw bad(`select_filters: ${field}.${op} takes a non-empty array`);
         const all = v.map((x) => coerce(field, def.kind, x));
         const vals = all.filter((x) => x !== null);
         const withNull = vals.length !== all.length;
@@ -152,10 +191,12 @@ export async function listInstancesV1(db: Kysely<DB>, userId: number, q: V1Query
       } else {
         const val = coerce(field, def.kind, v);
         if (val === null) {
-          if (op !== 'eq' && op !== 'neq') throw bad(`select_filters: ${field}.${op} cannot compare with null`);
+          if (op !== 'eq' && op !== 'neq')
+            throw bad(`select_filters: ${field}.${op} cannot compare with null`);
           qb = qb.where(col, op === 'eq' ? 'is' : 'is not', null);
         } else {
-          if (def.kind !== 'int' && !['eq', 'neq'].includes(op)) throw bad(`select_filters: ${op} does not apply to ${field}`);
+          if (def.kind !== 'int' && !['eq', 'neq'].includes(op))
+            throw bad(`select_filters: ${op} does not apply to ${field}`);
           qb = qb.where(col, sqlOp as '=', val as never);
         }
       }
@@ -169,11 +210,13 @@ export async function listInstancesV1(db: Kysely<DB>, userId: number, q: V1Query
     } catch {
       throw bad('after_token is not a token this API gave out');
     }
-    if (!tok || tok.o !== signature || !Array.isArray(tok.v) || tok.v.length !== order.length) throw bad('after_token does not belong to this order_by');
+    if (!tok || tok.o !== signature || !Array.isArray(tok.v) || tok.v.length !== order.length)
+      throw bad('after_token does not belong to this order_by');
     // A token is the client's to tamper with: every value must have its column's type.
     order.forEach((o, i) => {
       const v = tok.v[i];
-      if (o.kind === 'int' ? !Number.isSafeInteger(v) : typeof v !== 'string') throw bad('after_token is not a token this API gave out');
+      if (o.kind === 'int' ? !Number.isSafeInteger(v) : typeof v !== 'string')
+        throw bad('after_token is not a token this API gave out');
     });
     // Keyset: rows strictly after the last one in the (col1, col2, …) order, per column direction.
     qb = qb.where((eb) =>

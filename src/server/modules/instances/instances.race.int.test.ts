@@ -12,15 +12,30 @@ describeEachDb('renting races', (dialect) => {
     const users = await Promise.all(Array.from({ length: 10 }, () => renter(t())));
     const [offer] = await offers(t(), 1);
     const replies = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => t().request('PUT', `/api/v0/asks/${offer}/`, { key: users[i % users.length]!.apiKey, body: { image: 'pytorch/pytorch', disk: 10 } })),
+      Array.from({ length: 200 }, (_, i) =>
+        t().request('PUT', `/api/v0/asks/${offer}/`, {
+          key: users[i % users.length]!.apiKey,
+          body: { image: 'pytorch/pytorch', disk: 10 },
+        }),
+      ),
     );
     const byStatus = new Map<number, number>();
     for (const r of replies) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
     expect(Object.fromEntries(byStatus)).toEqual({ 200: 1, 409: 199 });
-    for (const r of replies.filter((x) => x.status === 409)) expect(r.body).toMatchObject({ error: 'offer_unavailable', success: false });
-    const rows = await t().deps.db.selectFrom('instances').select('id').where('machine_id', '=', offer!).execute();
+    for (const r of replies.filter((x) => x.status === 409))
+      expect(r.body).toMatchObject({ error: 'offer_unavailable', success: false });
+    const rows = await t()
+      .deps.db.selectFrom('instances')
+      .select('id')
+      .where('machine_id', '=', offer!)
+      .execute();
     expect(rows).toHaveLength(1);
-    const keys = await t().deps.db.selectFrom('api_keys').select('id').where('kind', '=', 'instance').where('instance_id', '=', rows[0]!.id).execute();
+    const keys = await t()
+      .deps.db.selectFrom('api_keys')
+      .select('id')
+      .where('kind', '=', 'instance')
+      .where('instance_id', '=', rows[0]!.id)
+      .execute();
     expect(keys).toHaveLength(1);
   });
 
@@ -28,21 +43,34 @@ describeEachDb('renting races', (dialect) => {
     const u = await renter(t());
     const [offer] = await offers(t(), 1);
     const replies = await Promise.all(
-      Array.from({ length: 20 }, () => t().request('PUT', `/api/v0/asks/${offer}/`, { key: u.apiKey, body: { image: 'x' }, headers: { 'idempotency-key': 'same' } })),
+      Array.from({ length: 20 }, () =>
+        t().request('PUT', `/api/v0/asks/${offer}/`, {
+          key: u.apiKey,
+          body: { image: 'x' },
+          headers: { 'idempotency-key': 'same' },
+        }),
+      ),
     );
     expect(replies.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(new Set(replies.map((r) => r.body.new_contract)).size).toBe(1);
-    const rows = await t().deps.db.selectFrom('instances').select('id').where('machine_id', '=', offer!).execute();
+    const rows = await t()
+      .deps.db.selectFrom('instances')
+      .select('id')
+      .where('machine_id', '=', offer!)
+      .execute();
     expect(rows).toHaveLength(1);
   });
 
   it('concurrent destroys and stops of one instance: every reply succeeds, the machine is freed once', async () => {
     const u = await renter(t());
     const [offer] = await offers(t(), 1);
-    const id = (await t().request('PUT', `/api/v0/asks/${offer}/`, { key: u.apiKey, body: { image: 'x' } })).body.new_contract;
+    const id = (await t().request('PUT', `/api/v0/asks/${offer}/`, { key: u.apiKey, body: { image: 'x' } }))
+      .body.new_contract;
     const replies = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        i % 2 ? t().request('DELETE', `/api/v0/instances/${id}/`, { key: u.apiKey, body: {} }) : t().request('PUT', `/api/v0/instances/${id}/`, { key: u.apiKey, body: { state: 'stopped' } }),
+        i % 2
+          ? t().request('DELETE', `/api/v0/instances/${id}/`, { key: u.apiKey, body: {} })
+          : t().request('PUT', `/api/v0/instances/${id}/`, { key: u.apiKey, body: { state: 'stopped' } }),
       ),
     );
     for (const r of replies.filter((_, i) => i % 2)) expect(r.status).toBe(200);

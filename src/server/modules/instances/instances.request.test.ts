@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { AppError } from '../../errors.js';
-import { ONSTART_MAX_CHARS, ONSTART_MAX_DECODED, decodeOnstart, parseCreateBody } from './instances.request.js';
+import {
+  ONSTART_MAX_CHARS,
+  ONSTART_MAX_DECODED,
+  decodeOnstart,
+  parseCreateBody,
+} from './instances.request.js';
 
 function refused(fn: () => unknown, text: string): void {
   try {
@@ -30,14 +35,28 @@ describe('create-instance body', () => {
     expect(decodeOnstart(b64gz('echo hi\n'))).toBe('echo hi\n');
     const long = 'echo 0123456789abcdef\n'.repeat(20000).slice(0, ONSTART_MAX_DECODED);
     const wrapped = b64gz(long).replace(/(.{76})/g, '$1\n');
-    expect(decodeOnstart(wrapped.length > ONSTART_MAX_CHARS ? wrapped : wrapped + '\n'.repeat(ONSTART_MAX_CHARS))).toBe(long);
-    refused(() => decodeOnstart(b64gz('x'.repeat(ONSTART_MAX_DECODED + 1)) + '\n'.repeat(ONSTART_MAX_CHARS)), String(ONSTART_MAX_DECODED));
-    refused(() => decodeOnstart(gzipSync(Buffer.from([0x00, 0xff, 0xfe])).toString('base64') + '\n'.repeat(ONSTART_MAX_CHARS)), 'UTF-8');
+    expect(
+      decodeOnstart(wrapped.length > ONSTART_MAX_CHARS ? wrapped : wrapped + '\n'.repeat(ONSTART_MAX_CHARS)),
+    ).toBe(long);
+    refused(
+      () => decodeOnstart(b64gz('x'.repeat(ONSTART_MAX_DECODED + 1)) + '\n'.repeat(ONSTART_MAX_CHARS)),
+      String(ONSTART_MAX_DECODED),
+    );
+    refused(
+      () =>
+        decodeOnstart(
+          gzipSync(Buffer.from([0x00, 0xff, 0xfe])).toString('base64') + '\n'.repeat(ONSTART_MAX_CHARS),
+        ),
+      'UTF-8',
+    );
     refused(() => decodeOnstart('H4sI' + '!'.repeat(ONSTART_MAX_CHARS)), '4048');
   });
 
   it('reads port requests from env and keeps the rest as variables', () => {
-    const r = parseCreateBody({ image: 'img', env: { '-p 8080:8080': '1', '-p 9000/udp': '1', A: 'b', N: 3 } });
+    const r = parseCreateBody({
+      image: 'img',
+      env: { '-p 8080:8080': '1', '-p 9000/udp': '1', A: 'b', N: 3 },
+    });
     expect(r.ports).toEqual([
       { container: 8080, host: 8080, proto: 'tcp' },
       { container: 9000, host: null, proto: 'udp' },
@@ -52,8 +71,18 @@ describe('create-instance body', () => {
   });
 
   it('validates image, disk, price, runtype, args and defaults what is missing', () => {
-    expect(parseCreateBody({ image: ' img:1 ' })).toMatchObject({ image: 'img:1', disk: 10, runtype: 'ssh', price: null, label: '', onstart: '', args: null });
-    expect(parseCreateBody({ image: 'i', runtype: 'jupyter_proxy  ssh_proxy', price: 0.3, args: ['a'] })).toMatchObject({ runtype: 'jupyter_proxy ssh_proxy', price: 0.3, args: ['a'] });
+    expect(parseCreateBody({ image: ' img:1 ' })).toMatchObject({
+      image: 'img:1',
+      disk: 10,
+      runtype: 'ssh',
+      price: null,
+      label: '',
+      onstart: '',
+      args: null,
+    });
+    expect(
+      parseCreateBody({ image: 'i', runtype: 'jupyter_proxy  ssh_proxy', price: 0.3, args: ['a'] }),
+    ).toMatchObject({ runtype: 'jupyter_proxy ssh_proxy', price: 0.3, args: ['a'] });
     refused(() => parseCreateBody({ image: 'two words' }), 'image');
     refused(() => parseCreateBody({ image: 'i', disk: '10' }), 'disk');
     refused(() => parseCreateBody({ image: 'i', price: -1 }), 'price');

@@ -10,7 +10,17 @@ export const ONSTART_MAX_CHARS = 4048;
 /** Largest decoded onstart script we accept (64 KiB). */
 export const ONSTART_MAX_DECODED = 65536;
 export const DEFAULT_DISK_GB = 10;
-export const RUNTYPE_TOKENS = ['ssh', 'ssh_proxy', 'ssh_direc', 'ssh_direct', 'jupyter', 'jupyter_proxy', 'jupyter_direc', 'jupyter_direct', 'args'] as const;
+export const RUNTYPE_TOKENS = [
+  'ssh',
+  'ssh_proxy',
+  'ssh_direc',
+  'ssh_direct',
+  'jupyter',
+  'jupyter_proxy',
+  'jupyter_direc',
+  'jupyter_direct',
+  'args',
+] as const;
 const RESERVED_ENV = new Set(['CONTAINER_API_KEY', 'CONTAINER_ID']);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 const PORT_KEY = /^-p\s+(?:(\d{1,5}):)?(\d{1,5})(?:\/(tcp|udp))?$/;
@@ -61,8 +71,10 @@ export function decodeOnstart(raw: string): string {
     try {
       const buf = gunzipSync(Buffer.from(compact, 'base64'), { maxOutputLength: ONSTART_MAX_DECODED + 1 });
       const s = buf.toString('utf8');
-      if (buf.length > ONSTART_MAX_DECODED) throw bad(`onstart decodes to more than ${ONSTART_MAX_DECODED} bytes`);
-      if (!Buffer.from(s, 'utf8').equals(buf) || s.includes('\0')) throw bad('onstart decodes to something that is not a UTF-8 text script');
+      if (buf.length > ONSTART_MAX_DECODED)
+        throw bad(`onstart decodes to more than ${ONSTART_MAX_DECODED} bytes`);
+      if (!Buffer.from(s, 'utf8').equals(buf) || s.includes('\0'))
+        throw bad('onstart decodes to something that is not a UTF-8 text script');
       text = s;
     } catch (err) {
       if (err instanceof Error && err.name === 'AppError') throw err;
@@ -71,19 +83,27 @@ export function decodeOnstart(raw: string): string {
   }
   if (text !== null) return text;
   if (chars <= ONSTART_MAX_CHARS) return raw; // short and not really encoded: a plain script
-  throw bad(`onstart is ${chars} characters; at most ${ONSTART_MAX_CHARS} are allowed unless it is gzip+base64 encoded`);
+  throw bad(
+    `onstart is ${chars} characters; at most ${ONSTART_MAX_CHARS} are allowed unless it is gzip+base64 encoded`,
+  );
 }
 
-function parseEnv(v: unknown): { env: Record<string, string>; ports: PortRequest[]; raw: Record<string, string> } {
+function parseEnv(v: unknown): {
+  env: Record<string, string>;
+  ports: PortRequest[];
+  raw: Record<string, string>;
+} {
   const env: Record<string, string> = {};
   const raw: Record<string, string> = {};
   const ports: PortRequest[] = [];
   if (v === undefined || v === null) return { env, ports, raw };
-  if (typeof v !== 'object' || Array.isArray(v)) throw bad('env must be an object of NAME: value (port requests as "-p 8080:8080": "1")');
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw bad('env must be an object of NAME: value (port requests as "-p 8080:8080": "1")');
   const entries = Object.entries(v as Record<string, unknown>);
   if (entries.length > 256) throw bad('env takes at most 256 entries');
   for (const [k, val] of entries) {
-    if (typeof val !== 'string' && typeof val !== 'number' && typeof val !== 'boolean') throw bad(`env.${k} must be a string`);
+    if (typeof val !== 'string' && typeof val !== 'number' && typeof val !== 'boolean')
+      throw bad(`env.${k} must be a string`);
     const s = String(val);
     if (s.length > 16384) throw bad(`env.${k} must be at most 16384 characters`);
     const key = k.trim();
@@ -92,14 +112,18 @@ function parseEnv(v: unknown): { env: Record<string, string>; ports: PortRequest
       const host = m?.[1] === undefined ? null : Number(m[1]);
       const container = m ? Number(m[2]) : 0;
       if (!m || container < 1 || container > 65535 || (host !== null && (host < 1 || host > 65535))) {
-        throw bad(`env: bad port request ${JSON.stringify(k)}: use "-p CONTAINER_PORT" or "-p HOST_PORT:CONTAINER_PORT" (1-65535, optional /tcp or /udp)`);
+        throw bad(
+          `env: bad port request ${JSON.stringify(k)}: use "-p CONTAINER_PORT" or "-p HOST_PORT:CONTAINER_PORT" (1-65535, optional /tcp or /udp)`,
+        );
       }
       const proto = m[3] === 'udp' ? 'udp' : 'tcp';
-      if (!ports.some((p) => p.container === container && p.proto === proto)) ports.push({ container, host, proto });
+      if (!ports.some((p) => p.container === container && p.proto === proto))
+        ports.push({ container, host, proto });
       raw[k] = s;
       continue;
     }
-    if (!ENV_NAME.test(key) || key.length > 256) throw bad(`env: ${JSON.stringify(k)} is not a valid variable name`);
+    if (!ENV_NAME.test(key) || key.length > 256)
+      throw bad(`env: ${JSON.stringify(k)} is not a valid variable name`);
     if (RESERVED_ENV.has(key)) throw bad(`env: ${key} is set by openrig and cannot be given`);
     env[key] = s;
     raw[key] = s;
@@ -109,38 +133,51 @@ function parseEnv(v: unknown): { env: Record<string, string>; ports: PortRequest
 
 function parseRuntype(v: unknown): string {
   if (v === undefined || v === null || v === '') return 'ssh';
-  if (typeof v !== 'string' || v.length > 100) throw bad('runtype must be a string such as "ssh", "ssh_proxy", "jupyter_proxy ssh_proxy" or "args"');
+  if (typeof v !== 'string' || v.length > 100)
+    throw bad('runtype must be a string such as "ssh", "ssh_proxy", "jupyter_proxy ssh_proxy" or "args"');
   const tokens = v.trim().split(/\s+/);
   for (const t of tokens) {
-    if (!(RUNTYPE_TOKENS as readonly string[]).includes(t)) throw bad(`runtype: unknown mode ${JSON.stringify(t)} (use ${RUNTYPE_TOKENS.join(', ')})`);
+    if (!(RUNTYPE_TOKENS as readonly string[]).includes(t))
+      throw bad(`runtype: unknown mode ${JSON.stringify(t)} (use ${RUNTYPE_TOKENS.join(', ')})`);
   }
   return tokens.join(' ');
 }
 
 export function parseCreateBody(body: unknown): CreateRequest {
-  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) throw bad('The body must be a JSON object with at least image');
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body))
+    throw bad('The body must be a JSON object with at least image');
   const b = body as Record<string, unknown>;
   const image = b.image;
-  if (typeof image !== 'string' || image.trim() === '') throw bad('image is required: a container image such as "pytorch/pytorch:latest"');
-  if (image.length > 512 || /\s/.test(image.trim())) throw bad('image must be one image reference (no spaces, at most 512 characters)');
+  if (typeof image !== 'string' || image.trim() === '')
+    throw bad('image is required: a container image such as "pytorch/pytorch:latest"');
+  if (image.length > 512 || /\s/.test(image.trim()))
+    throw bad('image must be one image reference (no spaces, at most 512 characters)');
   let disk = DEFAULT_DISK_GB;
   if (b.disk !== undefined && b.disk !== null) {
-    if (typeof b.disk !== 'number' || !Number.isFinite(b.disk) || b.disk <= 0 || b.disk > 1_000_000) throw bad('disk must be a positive number of GB');
+    if (typeof b.disk !== 'number' || !Number.isFinite(b.disk) || b.disk <= 0 || b.disk > 1_000_000)
+      throw bad('disk must be a positive number of GB');
     disk = b.disk;
   }
   let price: number | null = null;
   if (b.price !== undefined && b.price !== null) {
-    if (typeof b.price !== 'number' || !Number.isFinite(b.price) || b.price <= 0 || b.price > 100000) throw bad('price (a bid, $/hour) must be a positive number, or null for on-demand');
+    if (typeof b.price !== 'number' || !Number.isFinite(b.price) || b.price <= 0 || b.price > 100000)
+      throw bad('price (a bid, $/hour) must be a positive number, or null for on-demand');
     price = b.price;
   }
   const onstartRaw = optString(b, 'onstart', 1_000_000) ?? '';
   const label = optString(b, 'label', 1024) ?? '';
   let args: string[] | null = null;
   if (b.args !== undefined && b.args !== null) {
-    if (!Array.isArray(b.args) || b.args.length > 256 || !b.args.every((a) => typeof a === 'string' && a.length <= 16384)) throw bad('args must be an array of strings');
+    if (
+      !Array.isArray(b.args) ||
+      b.args.length > 256 ||
+      !b.args.every((a) => typeof a === 'string' && a.length <= 16384)
+    )
+      throw bad('args must be an array of strings');
     args = b.args as string[];
   }
-  if (b.client_id !== undefined && b.client_id !== null && typeof b.client_id !== 'string') throw bad('client_id must be a string ("me")');
+  if (b.client_id !== undefined && b.client_id !== null && typeof b.client_id !== 'string')
+    throw bad('client_id must be a string ("me")');
   const { env, ports, raw } = parseEnv(b.env);
   return {
     image: image.trim(),

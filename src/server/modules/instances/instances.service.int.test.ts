@@ -5,17 +5,26 @@ import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
 import { offers, renter } from '../../../../test/helpers/market.js';
-import { instancesForMachine, reportInstanceStatus, setActualStatus, sweepMachineInstances } from './instances.service.js';
+import {
+  instancesForMachine,
+  reportInstanceStatus,
+  setActualStatus,
+  sweepMachineInstances,
+} from './instances.service.js';
 
 async function fresh(t: TestApp): Promise<{ id: number; machine: number }> {
   const u = await renter(t);
   const [machine] = await offers(t, 1, { priceGpu: 3.6, priceDisk: 0 });
-  const r = await t.request('PUT', `/api/v0/asks/${machine}/`, { key: u.apiKey, body: { image: 'img', env: { A: '1', '-p 8080:8080': '1' }, onstart: 'echo hi' } });
+  const r = await t.request('PUT', `/api/v0/asks/${machine}/`, {
+    key: u.apiKey,
+    body: { image: 'img', env: { A: '1', '-p 8080:8080': '1' }, onstart: 'echo hi' },
+  });
   expect(r.status).toBe(200);
   return { id: r.body.new_contract, machine: machine! };
 }
 
-const row = (t: TestApp, id: number) => t.deps.db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const row = (t: TestApp, id: number) =>
+  t.deps.db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 describeEachDb('instances service (agent side)', (dialect) => {
   const t = useTestApp(dialect);
@@ -26,9 +35,16 @@ describeEachDb('instances service (agent side)', (dialect) => {
     expect((await row(t(), id)).actual_status).toBeNull();
     expect(await setActualStatus(t().deps, id, null, 'loading', { status_msg: 'pulling' })).toBe(true);
     expect(await row(t(), id)).toMatchObject({ actual_status: 'loading', status_msg: 'pulling' });
-    const both = await Promise.all([setActualStatus(t().deps, id, 'loading', 'running'), setActualStatus(t().deps, id, 'loading', 'exited')]);
+    const both = await Promise.all([
+      setActualStatus(t().deps, id, 'loading', 'running'),
+      setActualStatus(t().deps, id, 'loading', 'exited'),
+    ]);
     expect(both.filter(Boolean)).toHaveLength(1);
-    await t().deps.db.updateTable('instances').set({ destroyed_at: t().clock.now() }).where('id', '=', id).execute();
+    await t()
+      .deps.db.updateTable('instances')
+      .set({ destroyed_at: t().clock.now() })
+      .where('id', '=', id)
+      .execute();
     const now = (await row(t(), id)).actual_status as 'running' | 'exited';
     expect(await setActualStatus(t().deps, id, now, 'offline')).toBe(false);
   });
@@ -39,9 +55,19 @@ describeEachDb('instances service (agent side)', (dialect) => {
     expect(await reportInstanceStatus(t().deps, id, 'loading')).toEqual({ kind: 'apply', next: 'loading' });
     expect((await reportInstanceStatus(t().deps, id, 'loading')).kind).toBe('noop');
     const ports = { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: '40100' }] };
-    expect(await reportInstanceStatus(t().deps, id, 'running', { ssh_host: 'h.example', ssh_port: 40100, ports })).toEqual({ kind: 'apply', next: 'running' });
-    expect(await row(t(), id)).toMatchObject({ actual_status: 'running', ssh_host: 'h.example', ssh_port: 40100, ports: JSON.stringify(ports) });
-    expect(await reportInstanceStatus(t().deps, id, 'exited', { status_msg: 'crashed' })).toEqual({ kind: 'apply', next: 'exited' });
+    expect(
+      await reportInstanceStatus(t().deps, id, 'running', { ssh_host: 'h.example', ssh_port: 40100, ports }),
+    ).toEqual({ kind: 'apply', next: 'running' });
+    expect(await row(t(), id)).toMatchObject({
+      actual_status: 'running',
+      ssh_host: 'h.example',
+      ssh_port: 40100,
+      ports: JSON.stringify(ports),
+    });
+    expect(await reportInstanceStatus(t().deps, id, 'exited', { status_msg: 'crashed' })).toEqual({
+      kind: 'apply',
+      next: 'exited',
+    });
     const again = await reportInstanceStatus(t().deps, id, 'running');
     expect(again.kind).toBe('reject');
     expect((await row(t(), id)).actual_status).toBe('exited');
@@ -74,6 +100,15 @@ describeEachDb('instances service (agent side)', (dialect) => {
   it('hands the agent what to run', async () => {
     const { id, machine } = await fresh(t());
     const list = await instancesForMachine(t().deps.db, machine);
-    expect(list).toEqual([expect.objectContaining({ id, image: 'img', onstart: 'echo hi', env: { A: '1', '-p 8080:8080': '1' }, actual_status: null, intended_status: 'running' })]);
+    expect(list).toEqual([
+      expect.objectContaining({
+        id,
+        image: 'img',
+        onstart: 'echo hi',
+        env: { A: '1', '-p 8080:8080': '1' },
+        actual_status: null,
+        intended_status: 'running',
+      }),
+    ]);
   });
 });

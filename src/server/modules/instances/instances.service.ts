@@ -42,7 +42,13 @@ function fieldsToSet(f: StatusFields): Record<string, unknown> {
  * in `expected`; settles its billing up to now first. Returns false when the row was not in
  * `expected` (someone else moved it, or it was destroyed): nothing changed then.
  */
-export async function setActualStatus(deps: StoreDeps, id: number, expected: ActualStatus, next: ActualStatus, fields: StatusFields = {}): Promise<boolean> {
+export async function setActualStatus(
+  deps: StoreDeps,
+  id: number,
+  expected: ActualStatus,
+  next: ActualStatus,
+  fields: StatusFields = {},
+): Promise<boolean> {
   const now = deps.clock.now();
   return txRetry(deps.store, async (trx) => {
     const row = await trx.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirst();
@@ -53,7 +59,9 @@ export async function setActualStatus(deps: StoreDeps, id: number, expected: Act
       .set({ ...fieldsToSet(fields), actual_status: next })
       .where('id', '=', id)
       .where('destroyed_at', 'is', null)
-      .where((eb) => (expected === null ? eb('actual_status', 'is', null) : eb('actual_status', '=', expected)))
+      .where((eb) =>
+        expected === null ? eb('actual_status', 'is', null) : eb('actual_status', '=', expected),
+      )
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) throw new LostRace(`status of instance ${id}`);
     return true;
@@ -64,7 +72,12 @@ export async function setActualStatus(deps: StoreDeps, id: number, expected: Act
 export async function setInstanceFields(db: Kysely<DB>, id: number, fields: StatusFields): Promise<boolean> {
   const set = fieldsToSet(fields);
   if (Object.keys(set).length === 0) return true;
-  const res = await db.updateTable('instances').set(set).where('id', '=', id).where('destroyed_at', 'is', null).executeTakeFirst();
+  const res = await db
+    .updateTable('instances')
+    .set(set)
+    .where('id', '=', id)
+    .where('destroyed_at', 'is', null)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
 }
 
@@ -73,10 +86,20 @@ export async function setInstanceFields(db: Kysely<DB>, id: number, fields: Stat
  * (applyAgentReport), written with setActualStatus. Returns the decision ('reject' with a reason
  * for the agent's log when the report contradicts the machine; 'noop' when it already holds).
  */
-export async function reportInstanceStatus(deps: StoreDeps, id: number, reported: ReportedStatus, fields: StatusFields = {}): Promise<AgentDecision> {
+export async function reportInstanceStatus(
+  deps: StoreDeps,
+  id: number,
+  reported: ReportedStatus,
+  fields: StatusFields = {},
+): Promise<AgentDecision> {
   for (let attempt = 0; attempt < 8; attempt++) {
-    const row = await deps.store.db.selectFrom('instances').select(['actual_status', 'intended_status', 'destroyed_at']).where('id', '=', id).executeTakeFirst();
-    if (!row || row.destroyed_at !== null) return { kind: 'reject', reason: `instance ${id} does not exist or was destroyed` };
+    const row = await deps.store.db
+      .selectFrom('instances')
+      .select(['actual_status', 'intended_status', 'destroyed_at'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row || row.destroyed_at !== null)
+      return { kind: 'reject', reason: `instance ${id} does not exist or was destroyed` };
     const s = statusOf(row);
     const d = applyAgentReport(s, reported);
     if (d.kind === 'noop') {
@@ -94,7 +117,11 @@ export async function reportInstanceStatus(deps: StoreDeps, id: number, reported
  * Heartbeat sweeps: marks the live instances of a machine `unknown` or `offline` (state machine
  * applySweep). Returns the ids that moved.
  */
-export async function sweepMachineInstances(deps: StoreDeps, machineId: number, to: SweepStatus): Promise<number[]> {
+export async function sweepMachineInstances(
+  deps: StoreDeps,
+  machineId: number,
+  to: SweepStatus,
+): Promise<number[]> {
   const rows = await deps.store.db
     .selectFrom('instances')
     .select(['id', 'actual_status', 'intended_status'])
@@ -127,7 +154,13 @@ export interface AgentInstanceView {
 
 /** The live instances the agent of a machine must run (or keep stopped). */
 export async function instancesForMachine(db: Kysely<DB>, machineId: number): Promise<AgentInstanceView[]> {
-  const rows = await db.selectFrom('instances').selectAll().where('machine_id', '=', machineId).where('destroyed_at', 'is', null).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('instances')
+    .selectAll()
+    .where('machine_id', '=', machineId)
+    .where('destroyed_at', 'is', null)
+    .orderBy('id')
+    .execute();
   return rows.map((r) => {
     const s = statusOf(r);
     return {
@@ -153,7 +186,9 @@ export async function authorizedKeysFor(db: Kysely<DB>, instanceId: number): Pro
     .selectFrom('instance_ssh_keys')
     .select('public_key')
     .where('instance_id', '=', instanceId)
-    .where(sql<boolean>`exists (select 1 from instances i where i.id = instance_ssh_keys.instance_id and i.destroyed_at is null)`)
+    .where(
+      sql<boolean>`exists (select 1 from instances i where i.id = instance_ssh_keys.instance_id and i.destroyed_at is null)`,
+    )
     .orderBy('id')
     .execute();
   return rows.map((r) => r.public_key);

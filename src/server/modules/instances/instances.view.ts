@@ -11,7 +11,25 @@ import { maintenanceWindowSchema } from '../machines/machines.routes.js';
 
 type M = Selectable<MachinesTable>;
 export type JoinedRow = Selectable<InstancesTable> &
-  Pick<M, 'rented' | 'host_id' | 'gpu_name' | 'num_gpus' | 'gpu_ram' | 'cpu_name' | 'cpu_cores' | 'cpu_ram' | 'inet_up' | 'inet_down' | 'reliability' | 'geolocation' | 'driver_version' | 'cuda_max_good' | 'direct_port_count' | 'price_disk_gb_month'>;
+  Pick<
+    M,
+    | 'rented'
+    | 'host_id'
+    | 'gpu_name'
+    | 'num_gpus'
+    | 'gpu_ram'
+    | 'cpu_name'
+    | 'cpu_cores'
+    | 'cpu_ram'
+    | 'inet_up'
+    | 'inet_down'
+    | 'reliability'
+    | 'geolocation'
+    | 'driver_version'
+    | 'cuda_max_good'
+    | 'direct_port_count'
+    | 'price_disk_gb_month'
+  >;
 
 /** Machine columns selected with an instance (aliased `m`). */
 export const MACHINE_COLS = [
@@ -45,7 +63,14 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[] = []) {
     host_id: r.host_id,
     actual_status: s.actual,
     intended_status: s.intended,
-    cur_state: s.actual === 'running' ? 'running' : s.actual === 'stopped' ? 'stopped' : s.actual === null ? 'loading' : s.actual,
+    cur_state:
+      s.actual === 'running'
+        ? 'running'
+        : s.actual === 'stopped'
+          ? 'stopped'
+          : s.actual === null
+            ? 'loading'
+            : s.actual,
     next_state: s.intended,
     // A stopped instance whose machine another client rents now cannot start (409
     // machine_unavailable): the row says so instead of offering `start`.
@@ -83,7 +108,8 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[] = []) {
     dph_base: r.dph_compute,
     dph_total: r.dph_compute + r.dph_disk,
     disk_dph: r.dph_disk,
-    storage_cost: r.dph_disk > 0 && r.disk > 0 ? (r.dph_disk * HOURS_PER_MONTH) / r.disk : r.price_disk_gb_month,
+    storage_cost:
+      r.dph_disk > 0 && r.disk > 0 ? (r.dph_disk * HOURS_PER_MONTH) / r.disk : r.price_disk_gb_month,
     accrued_cost: r.accrued_micros / MICROS_PER_USD,
     billed_until: r.billed_until / 1000,
     start_date: (r.start_date ?? r.created_at) / 1000,
@@ -110,7 +136,10 @@ export const instanceSchema = {
     cur_state: str,
     next_state: str,
     allowed_actions: { type: 'array', items: str },
-    machine_available: { type: 'boolean', description: 'false when this stopped instance cannot start: another client rents its machine now' },
+    machine_available: {
+      type: 'boolean',
+      description: 'false when this stopped instance cannot start: another client rents its machine now',
+    },
     status_msg: str,
     label: str,
     image_uuid: str,
@@ -138,7 +167,13 @@ export const instanceSchema = {
     ssh_host: nstr,
     ssh_port: { type: ['integer', 'null'] },
     public_ipaddr: nstr,
-    ports: { type: 'object', additionalProperties: { type: 'array', items: { type: 'object', properties: { HostIp: str, HostPort: str } } } },
+    ports: {
+      type: 'object',
+      additionalProperties: {
+        type: 'array',
+        items: { type: 'object', properties: { HostIp: str, HostPort: str } },
+      },
+    },
     is_bid: { type: 'boolean' },
     dph_base: { type: 'number', description: 'compute $/hour (charged only while running)' },
     dph_total: { type: 'number', description: 'compute + disk $/hour' },

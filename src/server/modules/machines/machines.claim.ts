@@ -11,7 +11,13 @@ import type { DB } from '../../db/schema.js';
  * others (on PostgreSQL after waiting for the winner's commit) see rented = 1 and get false.
  */
 export async function claimMachine(trx: Kysely<DB>, id: number): Promise<boolean> {
-  const res = await trx.updateTable('machines').set({ rented: 1 }).where('id', '=', id).where('rented', '=', 0).where('deleted_at', 'is', null).executeTakeFirst();
+  const res = await trx
+    .updateTable('machines')
+    .set({ rented: 1 })
+    .where('id', '=', id)
+    .where('rented', '=', 0)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
 }
 

@@ -51,33 +51,76 @@ export const machineSchema = {
 const prices = {
   price_gpu: { type: 'number', minimum: 0, maximum: 1000, description: '$/hour per GPU, on-demand' },
   price_disk: { type: 'number', minimum: 0, maximum: 1000, description: '$/GB-month' },
-  min_bid: { type: 'number', minimum: 0, maximum: 100000, description: '$/hour for the machine, interruptible; 0 = no bids' },
+  min_bid: {
+    type: 'number',
+    minimum: 0,
+    maximum: 100000,
+    description: '$/hour for the machine, interruptible; 0 = no bids',
+  },
   end_date: { type: ['number', 'null'], description: 'Unix time the listing ends; null = open-ended' },
 } as const;
 
-const oneReply = { 200: { type: 'object', properties: { success: { type: 'boolean' }, machine: machineSchema } }, ...authErrors } as const;
+const oneReply = {
+  200: { type: 'object', properties: { success: { type: 'boolean' }, machine: machineSchema } },
+  ...authErrors,
+} as const;
 
 export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   app.get(
     '/api/v0/machines',
     {
       config: { scope: 'machines' },
-      schema: { tags: ['machines'], summary: "The caller's machines", response: { 200: { type: 'object', properties: { machines: { type: 'array', items: machineSchema } } }, 401: errorSchema, 403: errorSchema } },
+      schema: {
+        tags: ['machines'],
+        summary: "The caller's machines",
+        response: {
+          200: { type: 'object', properties: { machines: { type: 'array', items: machineSchema } } },
+          401: errorSchema,
+          403: errorSchema,
+        },
+      },
     },
-    async (req) => ({ machines: await listHostMachines(deps.db, requireAuth(req).user.id, deps.clock.now()) }),
+    async (req) => ({
+      machines: await listHostMachines(deps.db, requireAuth(req).user.id, deps.clock.now()),
+    }),
   );
   app.put(
     '/api/v0/machines/:id/list',
     {
       config: { scope: 'machines' },
-      schema: { tags: ['machines'], summary: 'List a machine for rent (make it an offer) at these prices', params: idParams, body: { type: 'object', additionalProperties: false, properties: prices }, response: oneReply },
+      schema: {
+        tags: ['machines'],
+        summary: 'List a machine for rent (make it an offer) at these prices',
+        params: idParams,
+        body: { type: 'object', additionalProperties: false, properties: prices },
+        response: oneReply,
+      },
     },
-    async (req) => ({ success: true, machine: await listMachine(deps, requireAuth(req).user.id, (req.params as { id: number }).id, (req.body ?? {}) as ListPrices) }),
+    async (req) => ({
+      success: true,
+      machine: await listMachine(
+        deps,
+        requireAuth(req).user.id,
+        (req.params as { id: number }).id,
+        (req.body ?? {}) as ListPrices,
+      ),
+    }),
   );
   app.put(
     '/api/v0/machines/:id/unlist',
-    { config: { scope: 'machines' }, schema: { tags: ['machines'], summary: 'Unlist a machine (no new rentals; a current one goes on)', params: idParams, response: oneReply } },
-    async (req) => ({ success: true, machine: await unlistMachine(deps.db, requireAuth(req).user.id, (req.params as { id: number }).id) }),
+    {
+      config: { scope: 'machines' },
+      schema: {
+        tags: ['machines'],
+        summary: 'Unlist a machine (no new rentals; a current one goes on)',
+        params: idParams,
+        response: oneReply,
+      },
+    },
+    async (req) => ({
+      success: true,
+      machine: await unlistMachine(deps.db, requireAuth(req).user.id, (req.params as { id: number }).id),
+    }),
   );
   // The CLI's `list machine`: PUT /machines/create_asks/ {machine, price_gpu, price_disk, price_min_bid, end_date, …}.
   app.put(
@@ -91,20 +134,51 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
           type: 'object',
           required: ['machine'],
           additionalProperties: true,
-          properties: { machine: { type: 'integer', minimum: 1, maximum: 9007199254740991 }, price_gpu: prices.price_gpu, price_disk: prices.price_disk, price_min_bid: prices.min_bid, end_date: prices.end_date },
+          properties: {
+            machine: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
+            price_gpu: prices.price_gpu,
+            price_disk: prices.price_disk,
+            price_min_bid: prices.min_bid,
+            end_date: prices.end_date,
+          },
         },
         response: oneReply,
       },
     },
     async (req) => {
-      const b = req.body as { machine: number; price_gpu?: number; price_disk?: number; price_min_bid?: number; end_date?: number | null };
-      return { success: true, machine: await listMachine(deps, requireAuth(req).user.id, b.machine, { price_gpu: b.price_gpu, price_disk: b.price_disk, min_bid: b.price_min_bid, end_date: b.end_date }) };
+      const b = req.body as {
+        machine: number;
+        price_gpu?: number;
+        price_disk?: number;
+        price_min_bid?: number;
+        end_date?: number | null;
+      };
+      return {
+        success: true,
+        machine: await listMachine(deps, requireAuth(req).user.id, b.machine, {
+          price_gpu: b.price_gpu,
+          price_disk: b.price_disk,
+          min_bid: b.price_min_bid,
+          end_date: b.end_date,
+        }),
+      };
     },
   );
   // The CLI's `unlist machine`.
   app.delete(
     '/api/v0/machines/:id/asks',
-    { config: { scope: 'machines' }, schema: { tags: ['machines'], summary: 'Unlist a machine (CLI form)', params: idParams, response: oneReply } },
-    async (req) => ({ success: true, machine: await unlistMachine(deps.db, requireAuth(req).user.id, (req.params as { id: number }).id) }),
+    {
+      config: { scope: 'machines' },
+      schema: {
+        tags: ['machines'],
+        summary: 'Unlist a machine (CLI form)',
+        params: idParams,
+        response: oneReply,
+      },
+    },
+    async (req) => ({
+      success: true,
+      machine: await unlistMachine(deps.db, requireAuth(req).user.id, (req.params as { id: number }).id),
+    }),
   );
 }

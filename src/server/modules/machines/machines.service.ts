@@ -21,7 +21,7 @@ const KNOWN_GPUS: Record<string, { ram: number; dlperf: number }> = {
   'A100 SXM4': { ram: 81920, dlperf: 60 },
   'H100 PCIE': { ram: 81559, dlperf: 90 },
   'H100 SXM': { ram: 81559, dlperf: 110 },
-  'L40S': { ram: 46068, dlperf: 45 },
+  L40S: { ram: 46068, dlperf: 45 },
 };
 
 export interface MachineSpec {
@@ -80,7 +80,11 @@ export function machineValues(spec: MachineSpec, now: number): Insertable<Machin
 export async function insertMachines(db: Kysely<DB>, specs: MachineSpec[], now: number): Promise<number[]> {
   const ids: number[] = [];
   for (const s of specs) {
-    const r = await db.insertInto('machines').values(machineValues(s, now)).returning('id').executeTakeFirstOrThrow();
+    const r = await db
+      .insertInto('machines')
+      .values(machineValues(s, now))
+      .returning('id')
+      .executeTakeFirstOrThrow();
     ids.push(r.id);
   }
   return ids;
@@ -95,21 +99,43 @@ export interface CreateMachinesInput {
 }
 
 /** `admin create-machines` (operator contract): listed machines with no agent. */
-export async function createMachines(deps: { store: Store; clock: { now(): number } }, input: CreateMachinesInput): Promise<{ machine_ids: number[] }> {
+export async function createMachines(
+  deps: { store: Store; clock: { now(): number } },
+  input: CreateMachinesInput,
+): Promise<{ machine_ids: number[] }> {
   if (!input.gpuName.trim()) throw MachineErrors.badRequest('--gpu-name must not be empty');
-  if (!Number.isInteger(input.numGpus) || input.numGpus < 1 || input.numGpus > 64) throw MachineErrors.badRequest('--num-gpus must be an integer from 1 to 64');
-  if (!Number.isInteger(input.count) || input.count < 1 || input.count > 100000) throw MachineErrors.badRequest('--count must be an integer from 1 to 100000');
-  if (input.priceGpu !== undefined && !(Number.isFinite(input.priceGpu) && input.priceGpu >= 0 && input.priceGpu <= 1000)) throw MachineErrors.badPrice('--price-gpu must be a number of $/hour per GPU, from 0 to 1000');
+  if (!Number.isInteger(input.numGpus) || input.numGpus < 1 || input.numGpus > 64)
+    throw MachineErrors.badRequest('--num-gpus must be an integer from 1 to 64');
+  if (!Number.isInteger(input.count) || input.count < 1 || input.count > 100000)
+    throw MachineErrors.badRequest('--count must be an integer from 1 to 100000');
+  if (
+    input.priceGpu !== undefined &&
+    !(Number.isFinite(input.priceGpu) && input.priceGpu >= 0 && input.priceGpu <= 1000)
+  )
+    throw MachineErrors.badPrice('--price-gpu must be a number of $/hour per GPU, from 0 to 1000');
   const now = deps.clock.now();
   return tx(deps.store, async (db) => {
-    const owner = await db.selectFrom('users').select('id').where('email', '=', input.ownerEmail.trim().toLowerCase()).executeTakeFirst();
+    const owner = await db
+      .selectFrom('users')
+      .select('id')
+      .where('email', '=', input.ownerEmail.trim().toLowerCase())
+      .executeTakeFirst();
     if (!owner) throw MachineErrors.noOwner(`No user with e-mail ${input.ownerEmail}`);
-    const spec: MachineSpec = { hostId: owner.id, gpuName: input.gpuName.trim(), numGpus: input.numGpus, priceGpu: input.priceGpu };
+    const spec: MachineSpec = {
+      hostId: owner.id,
+      gpuName: input.gpuName.trim(),
+      numGpus: input.numGpus,
+      priceGpu: input.priceGpu,
+    };
     const ids: number[] = [];
     // Chunks keep each statement under SQLite's bound-parameter limit.
     for (let i = 0; i < input.count; i += 200) {
       const n = Math.min(200, input.count - i);
-      const rows = await db.insertInto('machines').values(Array.from({ length: n }, () => machineValues(spec, now))).returning('id').execute();
+      const rows = await db
+        .insertInto('machines')
+        .values(Array.from({ length: n }, () => machineValues(spec, now)))
+        .returning('id')
+        .execute();
       ids.push(...rows.map((r) => r.id));
     }
     return { machine_ids: ids.sort((a, b) => a - b) };
@@ -171,18 +197,32 @@ export function machineView(m: MachineRow, running: number, maintenances: Window
 
 /** The caller's machines (operator-contract GET /api/v0/machines/), with their maintenance windows. */
 export async function listHostMachines(db: Kysely<DB>, hostId: number, now: number): Promise<MachineView[]> {
-  const rows = await db.selectFrom('machines').selectAll().where('host_id', '=', hostId).where('deleted_at', 'is', null).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('machines')
+    .selectAll()
+    .where('host_id', '=', hostId)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .execute();
   if (rows.length === 0) return [];
   const counts = await db
     .selectFrom('instances')
     .select(['machine_id', (eb) => eb.fn.countAll<number>().as('n')])
-    .where('machine_id', 'in', rows.map((r) => r.id))
+    .where(
+      'machine_id',
+      'in',
+      rows.map((r) => r.id),
+    )
     .where('destroyed_at', 'is', null)
     .where('actual_status', '=', 'running')
     .groupBy('machine_id')
     .execute();
   const byId = new Map(counts.map((c) => [c.machine_id, Number(c.n)]));
-  const windows = await maintenanceWindowsFor(db, rows.map((r) => r.id), now);
+  const windows = await maintenanceWindowsFor(
+    db,
+    rows.map((r) => r.id),
+    now,
+  );
   return rows.map((r) => machineView(r, byId.get(r.id) ?? 0, windows.get(r.id) ?? []));
 }
 
@@ -196,7 +236,8 @@ export interface ListPrices {
 
 function checkPrice(name: string, v: unknown, max: number): number | undefined {
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > max) throw MachineErrors.badRequest(`${name} must be a number from 0 to ${max}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > max)
+    throw MachineErrors.badRequest(`${name} must be a number from 0 to ${max}`);
   return roundPrice(v);
 }
 
@@ -204,7 +245,12 @@ function checkPrice(name: string, v: unknown, max: number): number | undefined {
  * Lists a machine (makes it an offer) with its prices; prices not given keep their value. The
  * host must own it. A rented machine can be listed: it is offered again once its rental ends.
  */
-export async function listMachine(deps: { db: Kysely<DB>; clock: { now(): number } }, hostId: number, machineId: number, p: ListPrices): Promise<MachineView> {
+export async function listMachine(
+  deps: { db: Kysely<DB>; clock: { now(): number } },
+  hostId: number,
+  machineId: number,
+  p: ListPrices,
+): Promise<MachineView> {
   const priceGpu = checkPrice('price_gpu', p.price_gpu, 1000);
   const priceDisk = checkPrice('price_disk', p.price_disk, 1000);
   const minBid = checkPrice('min_bid', p.min_bid, 100000);
@@ -212,8 +258,15 @@ export async function listMachine(deps: { db: Kysely<DB>; clock: { now(): number
   let until: number | null = null;
   if (p.end_date !== undefined && p.end_date !== null) {
     const maxEnd = now + 10 * 365 * 86400 * 1000;
-    if (typeof p.end_date !== 'number' || !Number.isFinite(p.end_date) || p.end_date * 1000 <= now || p.end_date * 1000 > maxEnd) {
-      throw MachineErrors.badRequest('end_date must be a future Unix timestamp (seconds), at most 10 years ahead');
+    if (
+      typeof p.end_date !== 'number' ||
+      !Number.isFinite(p.end_date) ||
+      p.end_date * 1000 <= now ||
+      p.end_date * 1000 > maxEnd
+    ) {
+      throw MachineErrors.badRequest(
+        'end_date must be a future Unix timestamp (seconds), at most 10 years ahead',
+      );
     }
     until = Math.round(p.end_date * 1000);
   }
@@ -221,14 +274,28 @@ export async function listMachine(deps: { db: Kysely<DB>; clock: { now(): number
   if (priceGpu !== undefined) set.price_gpu_dph = priceGpu;
   if (priceDisk !== undefined) set.price_disk_gb_month = priceDisk;
   if (minBid !== undefined) set.min_bid_dph = minBid;
-  const row = await deps.db.updateTable('machines').set(set).where('id', '=', machineId).where('host_id', '=', hostId).where('deleted_at', 'is', null).returningAll().executeTakeFirst();
+  const row = await deps.db
+    .updateTable('machines')
+    .set(set)
+    .where('id', '=', machineId)
+    .where('host_id', '=', hostId)
+    .where('deleted_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
   if (!row) throw MachineErrors.notFound();
   return machineView(row, 0);
 }
 
 /** Unlists a machine: no new rentals; a current rental goes on. Repeats are harmless. */
 export async function unlistMachine(db: Kysely<DB>, hostId: number, machineId: number): Promise<MachineView> {
-  const row = await db.updateTable('machines').set({ listed: 0 }).where('id', '=', machineId).where('host_id', '=', hostId).where('deleted_at', 'is', null).returningAll().executeTakeFirst();
+  const row = await db
+    .updateTable('machines')
+    .set({ listed: 0 })
+    .where('id', '=', machineId)
+    .where('host_id', '=', hostId)
+    .where('deleted_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
   if (!row) throw MachineErrors.notFound();
   return machineView(row, 0);
 }

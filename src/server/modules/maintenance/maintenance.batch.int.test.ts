@@ -19,7 +19,8 @@ describeEachDb('maintenance batch', (dialect) => {
   const windows = () => t().db.store.db.selectFrom('maintenance_windows').selectAll().orderBy('id').execute();
   const outbox = () => t().db.store.db.selectFrom('email_outbox').selectAll().orderBy('id').execute();
   const sdate = (hoursAhead = 24) => Math.floor(t().clock.now() / 1000) + hoursAhead * 3600;
-  const batch = (body: unknown, key = host.apiKey) => t().request('POST', '/api/v0/machines/maintenances/batch', { key, body });
+  const batch = (body: unknown, key = host.apiKey) =>
+    t().request('POST', '/api/v0/machines/maintenances/batch', { key, body });
   const clear = async () => {
     await t().db.store.db.deleteFrom('maintenance_windows').execute();
     await t().db.store.db.deleteFrom('email_outbox').execute();
@@ -49,7 +50,12 @@ describeEachDb('maintenance batch', (dialect) => {
   it('schedules owned machines, reports the others as not_found in submitted order, and notifies', async () => {
     await clear();
     const s = sdate(48);
-    const r = await batch({ machine_ids: [m[3], 999999, m[0], foreign, m[1], m[2]], sdate: s, duration: 3, maintenance_category: 'gpu' });
+    const r = await batch({
+      machine_ids: [m[3], 999999, m[0], foreign, m[1], m[2]],
+      sdate: s,
+      duration: 3,
+      maintenance_category: 'gpu',
+    });
     expect(r.status).toBe(200);
     expect(r.body.success).toBe(true);
     const notFound = { success: false, error: 'not_found', msg: 'Machine not found or not owned by you' };
@@ -67,13 +73,23 @@ describeEachDb('maintenance batch', (dialect) => {
 
     const w = await windows();
     expect(w.map((x) => x.machine_id).sort()).toEqual([m[0], m[1], m[2], m[3]].sort());
-    expect(w.every((x) => x.start_time === s * 1000 && x.end_time === s * 1000 + 3 * HOUR && x.category === 'gpu' && x.duration_hours === 3)).toBe(true);
+    expect(
+      w.every(
+        (x) =>
+          x.start_time === s * 1000 &&
+          x.end_time === s * 1000 + 3 * HOUR &&
+          x.category === 'gpu' &&
+          x.duration_hours === 3,
+      ),
+    ).toBe(true);
 
     const mails = await outbox();
     const clientMails = mails.filter((x) => x.category === 'maintenance.client');
     // alice: one for m0 and one for m1 (one per client per machine window); bob: m2.
     expect(clientMails.map((x) => x.to_addr).sort()).toEqual([alice.email, alice.email, bob.email].sort());
-    const aliceM0 = clientMails.find((x) => x.to_addr === alice.email && x.subject.includes(`machine ${m[0]}:`))!;
+    const aliceM0 = clientMails.find(
+      (x) => x.to_addr === alice.email && x.subject.includes(`machine ${m[0]}:`),
+    )!;
     const start = new Date(s * 1000).toISOString().replace('T', ' ').replace('.000Z', ' UTC');
     const end = new Date(s * 1000 + 3 * HOUR).toISOString().replace('T', ' ').replace('.000Z', ' UTC');
     for (const text of [aliceM0.subject, aliceM0.text_body, aliceM0.html_body!]) {
@@ -88,7 +104,8 @@ describeEachDb('maintenance batch', (dialect) => {
     expect(hostMails).toHaveLength(1);
     expect(hostMails[0]!.to_addr).toBe(host.email);
     expect(hostMails[0]!.subject).toContain('4 machines, 2 failed');
-    for (const id of [m[0], m[1], m[2], m[3], foreign, 999999]) expect(hostMails[0]!.text_body).toContain(`machine ${id}`);
+    for (const id of [m[0], m[1], m[2], m[3], foreign, 999999])
+      expect(hostMails[0]!.text_body).toContain(`machine ${id}`);
     expect(hostMails[0]!.text_body).toContain('not_found');
   });
 
@@ -96,8 +113,13 @@ describeEachDb('maintenance batch', (dialect) => {
     await clear();
     const s = sdate(10);
     expect((await batch({ machine_ids: [m[0]], sdate: s })).status).toBe(200);
-    expect((await batch({ machine_ids: [m[1]], sdate: s, duration: 0.25, maintenance_category: null })).status).toBe(200);
-    expect((await batch({ machine_ids: [m[2]], sdate: s + 0.5, duration: 2.5, maintenance_category: 'power' })).status).toBe(200);
+    expect(
+      (await batch({ machine_ids: [m[1]], sdate: s, duration: 0.25, maintenance_category: null })).status,
+    ).toBe(200);
+    expect(
+      (await batch({ machine_ids: [m[2]], sdate: s + 0.5, duration: 2.5, maintenance_category: 'power' }))
+        .status,
+    ).toBe(200);
     const w = await windows();
     expect(w.map((x) => [x.duration_hours, x.end_time - x.start_time, x.category])).toEqual([
       [1, HOUR, 'other'],
@@ -111,7 +133,12 @@ describeEachDb('maintenance batch', (dialect) => {
     ['no body fields', {}, 400, 'machine_ids must be a non-empty list'],
     ['machine_ids not a list', { machine_ids: 5, sdate: 1 }, 400, 'machine_ids must be a non-empty list'],
     ['machine_ids empty', { machine_ids: [] }, 400, 'machine_ids must be a non-empty list'],
-    ['101 machine_ids', { machine_ids: Array.from({ length: 101 }, (_, i) => i + 1) }, 400, 'machine_ids must contain at most 100 entries'],
+    [
+      '101 machine_ids',
+      { machine_ids: Array.from({ length: 101 }, (_, i) => i + 1) },
+      400,
+      'machine_ids must contain at most 100 entries',
+    ],
     ['no valid ID', { machine_ids: ['a', -1, 0, 1.5, null] }, 400, 'No valid machine_ids provided'],
     ['sdate missing', { machine_ids: [1] }, 422, 'Missing sdate'],
     ['sdate null', { machine_ids: [1], sdate: null }, 422, 'Missing sdate'],
@@ -136,10 +163,18 @@ describeEachDb('maintenance batch', (dialect) => {
     const none = await t().request('POST', url, { key: host.apiKey });
     expect([none.status, none.body.msg]).toEqual([400, 'machine_ids must be a non-empty list']);
     for (const rawBody of ['', '[1,2]', '"x"', 'null', '7']) {
-      const r = await t().request('POST', url, { key: host.apiKey, rawBody, headers: { 'content-type': 'application/json' } });
+      const r = await t().request('POST', url, {
+        key: host.apiKey,
+        rawBody,
+        headers: { 'content-type': 'application/json' },
+      });
       expect([r.status, r.body.msg]).toEqual([400, 'machine_ids must be a non-empty list']);
     }
-    const bad = await t().request('POST', url, { key: host.apiKey, rawBody: '{"machine_ids": [1', headers: { 'content-type': 'application/json' } });
+    const bad = await t().request('POST', url, {
+      key: host.apiKey,
+      rawBody: '{"machine_ids": [1',
+      headers: { 'content-type': 'application/json' },
+    });
     expect([bad.status, bad.body.error]).toEqual([400, 'bad_request']);
     expect(await windows()).toHaveLength(0);
   });
@@ -148,12 +183,17 @@ describeEachDb('maintenance batch', (dialect) => {
     await clear();
     const now = Math.floor(t().clock.now() / 1000);
     const ids = [m[0]];
-    expect((await batch({ machine_ids: ids, sdate: now })).body).toEqual({ error: 'invalid_sdate', msg: 'sdate must be in the future' });
+    expect((await batch({ machine_ids: ids, sdate: now })).body).toEqual({
+      error: 'invalid_sdate',
+      msg: 'sdate must be in the future',
+    });
     expect((await batch({ machine_ids: ids, sdate: now - 100 })).status).toBe(422);
     const far = await batch({ machine_ids: ids, sdate: now + 365 * 86400 + 1 });
     expect([far.status, far.body.msg]).toEqual([422, 'sdate must be within 1 year']);
     // Milliseconds by mistake: far beyond a year.
-    expect((await batch({ machine_ids: ids, sdate: t().clock.now() })).body.msg).toBe('sdate must be within 1 year');
+    expect((await batch({ machine_ids: ids, sdate: t().clock.now() })).body.msg).toBe(
+      'sdate must be within 1 year',
+    );
     expect((await batch({ machine_ids: ids, sdate: now + 365 * 86400 })).status).toBe(200);
   });
 
@@ -167,7 +207,10 @@ describeEachDb('maintenance batch', (dialect) => {
     expect((await batch({ ...base, duration: 8761 })).body.msg).toBe('duration must be at most 8760 hours');
     for (const maintenance_category of ['GPU', 'network', 3, '']) {
       const r = await batch({ ...base, maintenance_category });
-      expect([r.status, r.body.msg]).toEqual([400, 'maintenance_category must be one of: disk, gpu, internet, other, power, software']);
+      expect([r.status, r.body.msg]).toEqual([
+        400,
+        'maintenance_category must be one of: disk, gpu, internet, other, power, software',
+      ]);
     }
     expect(await windows()).toHaveLength(0);
   });
@@ -176,16 +219,26 @@ describeEachDb('maintenance batch', (dialect) => {
     await clear();
     const allBad = { machine_ids: [], sdate: 'x', duration: -1, maintenance_category: 'x' };
     expect((await batch(allBad)).body.msg).toBe('machine_ids must be a non-empty list');
-    expect((await batch({ ...allBad, machine_ids: [foreign] })).body.msg).toBe('sdate must be a numeric timestamp');
-    expect((await batch({ ...allBad, machine_ids: [foreign], sdate: sdate() })).body.msg).toBe('duration must be a positive number');
+    expect((await batch({ ...allBad, machine_ids: [foreign] })).body.msg).toBe(
+      'sdate must be a numeric timestamp',
+    );
+    expect((await batch({ ...allBad, machine_ids: [foreign], sdate: sdate() })).body.msg).toBe(
+      'duration must be a positive number',
+    );
     expect((await batch({ ...allBad, machine_ids: [foreign], sdate: sdate(), duration: 1 })).body.msg).toBe(
       'maintenance_category must be one of: disk, gpu, internet, other, power, software',
     );
-    const r = await batch({ ...allBad, machine_ids: [foreign], sdate: sdate(), duration: 1, maintenance_category: 'disk' });
+    const r = await batch({
+      ...allBad,
+      machine_ids: [foreign],
+      sdate: sdate(),
+      duration: 1,
+      maintenance_category: 'disk',
+    });
     expect([r.status, r.body.success, r.body.error]).toEqual([400, false, 'not_found']);
   });
 
-  it('answers 400 success:false when no submitted machine is the caller\'s, and writes nothing', async () => {
+  it("answers 400 success:false when no submitted machine is the caller's, and writes nothing", async () => {
     await clear();
     const r = await batch({ machine_ids: [foreign, 424242, 'junk'], sdate: sdate() });
     expect(r.status).toBe(400);
@@ -196,7 +249,10 @@ describeEachDb('maintenance batch', (dialect) => {
     expect(await outbox()).toHaveLength(0);
     // The other host can schedule its own machine, and never ours.
     const o = await batch({ machine_ids: [m[0], foreign], sdate: sdate() }, other.apiKey);
-    expect(o.body.results).toMatchObject([{ success: false, error: 'not_found' }, { success: true, machine_id: foreign }]);
+    expect(o.body.results).toMatchObject([
+      { success: false, error: 'not_found' },
+      { success: true, machine_id: foreign },
+    ]);
   });
 
   it('handles duplicate and invalid IDs per entry: a machine is scheduled and notified once', async () => {
@@ -234,10 +290,24 @@ describeEachDb('maintenance batch', (dialect) => {
 
   it('needs the maintenance scope', async () => {
     const db = t().db.store.db;
-    const readOnly = await insertApiKey(db, { userId: host.id, teamId: null, name: 'ro', permissions: JSON.stringify({ maintenance: 'read' }), now: t().clock.now() });
-    const none = await insertApiKey(db, { userId: host.id, teamId: null, name: 'inst', permissions: JSON.stringify({ instances: 'write' }), now: t().clock.now() });
+    const readOnly = await insertApiKey(db, {
+      userId: host.id,
+      teamId: null,
+      name: 'ro',
+      permissions: JSON.stringify({ maintenance: 'read' }),
+      now: t().clock.now(),
+    });
+    const none = await insertApiKey(db, {
+      userId: host.id,
+      teamId: null,
+      name: 'inst',
+      permissions: JSON.stringify({ instances: 'write' }),
+      now: t().clock.now(),
+    });
     expect((await batch({ machine_ids: [m[0]], sdate: sdate() }, readOnly.key)).status).toBe(403);
-    expect((await t().request('GET', '/api/v0/machines/maintenances', { key: readOnly.key })).status).toBe(200);
+    expect((await t().request('GET', '/api/v0/machines/maintenances', { key: readOnly.key })).status).toBe(
+      200,
+    );
     expect((await t().request('GET', '/api/v0/machines/maintenances', { key: none.key })).status).toBe(403);
     expect((await batch({ machine_ids: [m[0]], sdate: sdate() }, 'or_bogus')).status).toBe(401);
   });

@@ -17,7 +17,12 @@ const LOCK_NS = 0x6d61696e;
  * heartbeats, sweeps). On SQLite the transaction is BEGIN IMMEDIATE (db/connection `tx`), which
  * already serialises writers.
  */
-export async function lockOwnedMachines(db: Kysely<DB>, dialect: Dialect, hostId: number, ids: number[]): Promise<MachineInfo[]> {
+export async function lockOwnedMachines(
+  db: Kysely<DB>,
+  dialect: Dialect,
+  hostId: number,
+  ids: number[],
+): Promise<MachineInfo[]> {
   if (ids.length === 0) return [];
   const machines = await db
     .selectFrom('machines')
@@ -30,13 +35,21 @@ export async function lockOwnedMachines(db: Kysely<DB>, dialect: Dialect, hostId
   if (dialect === 'postgres' && machines.length > 0) {
     // Ids beyond 2^31 share a key with a smaller one: that only serialises a little more.
     const sorted = machines.map((m) => m.id);
-    await sql`select pg_advisory_xact_lock(${LOCK_NS}, (id % 2147483647)::int) from unnest(${sorted}::bigint[]) with ordinality as t(id, n) order by n`.execute(db);
+    await sql`select pg_advisory_xact_lock(${LOCK_NS}, (id % 2147483647)::int) from unnest(${sorted}::bigint[]) with ordinality as t(id, n) order by n`.execute(
+      db,
+    );
   }
   return machines;
 }
 
 /** Live (not cancelled, not ended) windows on these machines that overlap [start, end). */
-export async function findOverlaps(db: Kysely<DB>, machineIds: number[], startMs: number, endMs: number, now: number) {
+export async function findOverlaps(
+  db: Kysely<DB>,
+  machineIds: number[],
+  startMs: number,
+  endMs: number,
+  now: number,
+) {
   if (machineIds.length === 0) return [];
   return db
     .selectFrom('maintenance_windows')
@@ -83,7 +96,11 @@ export type NewWindow = Omit<Selectable<MaintenanceWindowsTable>, 'id' | 'cancel
 export async function insertWindows(db: Kysely<DB>, rows: NewWindow[]): Promise<Map<number, number>> {
   const ids = new Map<number, number>();
   for (let i = 0; i < rows.length; i += 100) {
-    const res = await db.insertInto('maintenance_windows').values(rows.slice(i, i + 100)).returning(['id', 'machine_id']).execute();
+    const res = await db
+      .insertInto('maintenance_windows')
+      .values(rows.slice(i, i + 100))
+      .returning(['id', 'machine_id'])
+      .execute();
     for (const r of res) ids.set(r.machine_id, r.id);
   }
   return ids;
@@ -99,7 +116,12 @@ export async function cancelWindows(db: Kysely<DB>, hostId: number, ids: number[
     .updateTable('maintenance_windows')
     .set({ canceled_at: now })
     .where('machine_id', 'in', (eb) =>
-      eb.selectFrom('machines').select('id').where('id', 'in', ids).where('host_id', '=', hostId).where('deleted_at', 'is', null),
+      eb
+        .selectFrom('machines')
+        .select('id')
+        .where('id', 'in', ids)
+        .where('host_id', '=', hostId)
+        .where('deleted_at', 'is', null),
     )
     .where('canceled_at', 'is', null)
     .where('end_time', '>', now)
@@ -110,19 +132,41 @@ export async function cancelWindows(db: Kysely<DB>, hostId: number, ids: number[
 /** The machines' details for e-mails (no lock: read for text only). */
 export async function machineInfos(db: Kysely<DB>, ids: number[]): Promise<MachineInfo[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('machines').select(['id', 'gpu_name', 'num_gpus', 'hostname']).where('id', 'in', ids).execute();
+  return db
+    .selectFrom('machines')
+    .select(['id', 'gpu_name', 'num_gpus', 'hostname'])
+    .where('id', 'in', ids)
+    .execute();
 }
 
 export async function ownedMachineIds(db: Kysely<DB>, hostId: number, ids: number[]): Promise<Set<number>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('machines').select('id').where('id', 'in', ids).where('host_id', '=', hostId).where('deleted_at', 'is', null).execute();
+  const rows = await db
+    .selectFrom('machines')
+    .select('id')
+    .where('id', 'in', ids)
+    .where('host_id', '=', hostId)
+    .where('deleted_at', 'is', null)
+    .execute();
   return new Set(rows.map((r) => r.id));
 }
 
-const viewColumns = ['w.id', 'w.machine_id', 'w.start_time', 'w.end_time', 'w.duration_hours', 'w.category'] as const;
+const viewColumns = [
+  'w.id',
+  'w.machine_id',
+  'w.start_time',
+  'w.end_time',
+  'w.duration_hours',
+  'w.category',
+] as const;
 
 /** The live windows of the caller's machines (optionally only `machineIds`), by start time. */
-export async function listHostWindows(db: Kysely<DB>, hostId: number, machineIds: number[] | null, now: number) {
+export async function listHostWindows(
+  db: Kysely<DB>,
+  hostId: number,
+  machineIds: number[] | null,
+  now: number,
+) {
   let q = db
     .selectFrom('maintenance_windows as w')
     .innerJoin('machines as m', 'm.id', 'w.machine_id')
@@ -159,21 +203,36 @@ export async function listMachineWindows(db: Kysely<DB>, machineIds: number[], n
  * listMachineWindows on Store.read: one statement text whatever the number of ids (a JSON array
  * on SQLite, an array parameter on PostgreSQL), so it is prepared once.
  */
-export async function readMachineWindows(store: Store, machineIds: number[], now: number): Promise<WindowRow[]> {
+export async function readMachineWindows(
+  store: Store,
+  machineIds: number[],
+  now: number,
+): Promise<WindowRow[]> {
   if (machineIds.length === 0) return [];
   const pg = store.dialect === 'postgres';
   // One machine (an instance poll): a plain equality, the cheapest plan.
   const one = machineIds.length === 1;
-  const match = one ? `w.machine_id = ${pg ? '$1' : '?'}` : pg ? 'w.machine_id = ANY($1::bigint[])' : 'w.machine_id IN (SELECT value FROM json_each(?))';
+  const match = one
+    ? `w.machine_id = ${pg ? '$1' : '?'}`
+    : pg
+      ? 'w.machine_id = ANY($1::bigint[])'
+      : 'w.machine_id IN (SELECT value FROM json_each(?))';
   const text = `SELECT ${viewColumns.join(', ')} FROM maintenance_windows w WHERE ${match} AND w.canceled_at IS NULL AND w.end_time > ${pg ? '$2' : '?'} ORDER BY w.start_time, w.id`;
-  return store.read<WindowRow>(text, [one ? machineIds[0] : pg ? machineIds : JSON.stringify(machineIds), now]);
+  return store.read<WindowRow>(text, [
+    one ? machineIds[0] : pg ? machineIds : JSON.stringify(machineIds),
+    now,
+  ]);
 }
 
 /**
  * One machine's live windows as a JSON array, for a correlated subquery (the instance poll reads
  * its row and its windows in one statement: one round trip fewer on PostgreSQL).
  */
-export function windowsJson(db: Kysely<DB>, machineId: RawBuilder<unknown>, now: number): RawBuilder<unknown> {
+export function windowsJson(
+  db: Kysely<DB>,
+  machineId: RawBuilder<unknown>,
+  now: number,
+): RawBuilder<unknown> {
   const where = sql`w.machine_id = ${machineId} AND w.canceled_at IS NULL AND w.end_time > ${now}`;
   if (dialectOf(db) === 'postgres') {
     return sql`(SELECT coalesce(json_agg(json_build_object('id', w.id, 'machine_id', w.machine_id, 'start_time', w.start_time, 'end_time', w.end_time, 'duration_hours', w.duration_hours, 'category', w.category) ORDER BY w.start_time, w.id), '[]'::json) FROM maintenance_windows w WHERE ${where})`;

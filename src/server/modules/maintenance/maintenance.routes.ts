@@ -7,8 +7,19 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
 import { authErrors, errorSchema, idParams } from '../../http/schemas.js';
-import { cancelBatch, cancelMachine, listMaintenances, scheduleMaintenance, scheduleOne } from './maintenance.service.js';
-import { parseBatchRequest, parseMachineIds, parseMachineIdsQuery, parseWindow } from './maintenance.validate.js';
+import {
+  cancelBatch,
+  cancelMachine,
+  listMaintenances,
+  scheduleMaintenance,
+  scheduleOne,
+} from './maintenance.service.js';
+import {
+  parseBatchRequest,
+  parseMachineIds,
+  parseMachineIdsQuery,
+  parseWindow,
+} from './maintenance.validate.js';
 
 const categoryDoc = { description: 'power, internet, disk, gpu, software or other (default other)' };
 const windowFields = {
@@ -30,13 +41,20 @@ const entrySchema = {
   },
 } as const;
 
-const batchReply = { type: 'object', properties: { success: { type: 'boolean' }, results: { type: 'array', items: entrySchema } } } as const;
+const batchReply = {
+  type: 'object',
+  properties: { success: { type: 'boolean' }, results: { type: 'array', items: entrySchema } },
+} as const;
 const batchError = {
   type: 'object',
   required: ['error', 'msg'],
-  properties: { success: { type: 'boolean' }, error: { type: 'string' }, msg: { type: 'string' }, results: { type: 'array', items: entrySchema } },
+  properties: {
+    success: { type: 'boolean' },
+    error: { type: 'string' },
+    msg: { type: 'string' },
+    results: { type: 'array', items: entrySchema },
+  },
 } as const;
-
 
 const machineIdsBody = { properties: { machine_ids: { description: '1 to 100 machine IDs' } } } as const;
 
@@ -74,7 +92,9 @@ export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promi
     async (req) => {
       const host = requireAuth(req).user;
       const body = req.body as Record<string, unknown> | undefined;
-      const entries = parseMachineIds(body && typeof body === 'object' && !Array.isArray(body) ? body.machine_ids : undefined);
+      const entries = parseMachineIds(
+        body && typeof body === 'object' && !Array.isArray(body) ? body.machine_ids : undefined,
+      );
       return { success: true, results: await cancelBatch(deps, host, entries) };
     },
   );
@@ -88,9 +108,21 @@ export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promi
         summary: "The caller's current and upcoming maintenance windows",
         querystring: {
           type: 'object',
-          properties: { machine_ids: { type: 'string', description: 'JSON list, e.g. [1,2]' }, owner: { type: 'string' } },
+          properties: {
+            machine_ids: { type: 'string', description: 'JSON list, e.g. [1,2]' },
+            owner: { type: 'string' },
+          },
         },
-        response: { 200: { type: 'object', properties: { success: { type: 'boolean' }, maintenances: { type: 'array', items: maintenanceWindowSchema } } }, ...authErrors },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              success: { type: 'boolean' },
+              maintenances: { type: 'array', items: maintenanceWindowSchema },
+            },
+          },
+          ...authErrors,
+        },
       },
     },
     async (req) => {
@@ -110,7 +142,14 @@ export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promi
         params: idParams,
         body: { properties: { client_id: { description: 'ignored ("me")' }, ...windowFields } },
         response: {
-          200: { type: 'object', properties: { success: { type: 'boolean' }, notifications_sent: { type: 'integer' }, maintenance_id: { type: 'integer' } } },
+          200: {
+            type: 'object',
+            properties: {
+              success: { type: 'boolean' },
+              notifications_sent: { type: 'integer' },
+              maintenance_id: { type: 'integer' },
+            },
+          },
           ...authErrors,
           409: errorSchema,
           422: errorSchema,
@@ -133,7 +172,13 @@ export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promi
         tags: ['maintenance'],
         summary: 'Cancel the current and upcoming maintenance windows of one machine',
         params: idParams,
-        response: { 200: { type: 'object', properties: { success: { type: 'boolean' }, canceled: { type: 'integer' } } }, ...authErrors },
+        response: {
+          200: {
+            type: 'object',
+            properties: { success: { type: 'boolean' }, canceled: { type: 'integer' } },
+          },
+          ...authErrors,
+        },
       },
     },
     async (req) => {

@@ -7,9 +7,30 @@ import { tx, type Store } from '../../db/connection.js';
 import { AppError } from '../../errors.js';
 import type { User } from '../../http/auth.js';
 import { enqueueEmails, type EmailMessage } from '../notifications/notifications.outbox.js';
-import { maintenanceCancelledEmail, maintenanceClientEmail, maintenanceHostEmail, utc, type FailedLine, type MachineInfo } from '../notifications/notifications.templates.js';
+import {
+  maintenanceCancelledEmail,
+  maintenanceClientEmail,
+  maintenanceHostEmail,
+  utc,
+  type FailedLine,
+  type MachineInfo,
+} from '../notifications/notifications.templates.js';
 import { MaintenanceErrors as E, ENTRY_NOT_FOUND_MSG } from './maintenance.errors.js';
-import { affectedInstances, cancelWindows, findOverlaps, insertWindows, listHostWindows, listMachineWindows, lockOwnedMachines, readMachineWindows, type WindowRow, machineInfos, ownedMachineIds, type AffectedInstance, type NewWindow } from './maintenance.repo.js';
+import {
+  affectedInstances,
+  cancelWindows,
+  findOverlaps,
+  insertWindows,
+  listHostWindows,
+  listMachineWindows,
+  lockOwnedMachines,
+  readMachineWindows,
+  type WindowRow,
+  machineInfos,
+  ownedMachineIds,
+  type AffectedInstance,
+  type NewWindow,
+} from './maintenance.repo.js';
 import type { IdEntry, WindowSpec } from './maintenance.validate.js';
 
 export type EntryResult =
@@ -47,7 +68,12 @@ function groupByClient(rows: AffectedInstance[]): Map<number, Map<number, Affect
  * Throws the 400 of rule 4 (none owned) or of "none scheduled" with the per-entry results in the
  * body; nothing is written then.
  */
-export async function scheduleMaintenance(ctx: Ctx, host: User, entries: IdEntry[], window: WindowSpec): Promise<ScheduleOutcome> {
+export async function scheduleMaintenance(
+  ctx: Ctx,
+  host: User,
+  entries: IdEntry[],
+  window: WindowSpec,
+): Promise<ScheduleOutcome> {
   const now = ctx.clock.now();
   const batchId = randomUUID();
   const wanted = entries.flatMap((e) => (e.kind === 'id' ? [e.id] : []));
@@ -81,18 +107,43 @@ export async function scheduleMaintenance(ctx: Ctx, host: User, entries: IdEntry
     for (const e of entries) {
       let r: EntryResult;
       if (e.kind === 'invalid') {
-        r = { success: false, machine_id: echoId(e), error: 'invalid_id', msg: `Not a valid machine ID: ${JSON.stringify(e.raw) ?? String(e.raw)}` };
+        r = {
+          success: false,
+          machine_id: echoId(e),
+          error: 'invalid_id',
+          msg: `Not a valid machine ID: ${JSON.stringify(e.raw) ?? String(e.raw)}`,
+        };
       } else if (e.kind === 'duplicate') {
-        r = { success: false, machine_id: e.id, error: 'duplicate', msg: `machine_ids lists ${e.id} more than once; only its first entry is processed` };
+        r = {
+          success: false,
+          machine_id: e.id,
+          error: 'duplicate',
+          msg: `machine_ids lists ${e.id} more than once; only its first entry is processed`,
+        };
       } else if (!owned.has(e.id)) {
         r = { success: false, machine_id: e.id, error: 'not_found', msg: ENTRY_NOT_FOUND_MSG };
       } else if (overlaps.has(e.id)) {
         const o = overlaps.get(e.id)!;
-        r = { success: false, machine_id: e.id, error: 'maintenance_overlap', msg: `Machine ${e.id} already has a maintenance window from ${utc(o.start_time)} to ${utc(o.end_time)} that overlaps this one; cancel it first` };
+        r = {
+          success: false,
+          machine_id: e.id,
+          error: 'maintenance_overlap',
+          msg: `Machine ${e.id} already has a maintenance window from ${utc(o.start_time)} to ${utc(o.end_time)} that overlaps this one; cancel it first`,
+        };
       } else {
-        r = { success: true, machine_id: e.id, notifications_sent: clients.get(e.id)?.size ?? 0, maintenance_id: windowIds.get(e.id)! };
+        r = {
+          success: true,
+          machine_id: e.id,
+          notifications_sent: clients.get(e.id)?.size ?? 0,
+          maintenance_id: windowIds.get(e.id)!,
+        };
       }
-      if (!r.success) failed.push({ machineId: r.machine_id ?? (e.kind === 'invalid' ? e.raw : null), error: r.error, msg: r.msg });
+      if (!r.success)
+        failed.push({
+          machineId: r.machine_id ?? (e.kind === 'invalid' ? e.raw : null),
+          error: r.error,
+          msg: r.msg,
+        });
       results.push(r);
     }
     if (owned.size === 0) throw E.noneOwned(undefined, { success: false, results });
@@ -106,23 +157,51 @@ export async function scheduleMaintenance(ctx: Ctx, host: User, entries: IdEntry
         const first = insts[0]!;
         const m = maintenanceClientEmail({
           machine,
-          window: { start: window.startMs, end: window.endMs, durationHours: window.durationHours, category: window.category },
+          window: {
+            start: window.startMs,
+            end: window.endMs,
+            durationHours: window.durationHours,
+            category: window.category,
+          },
           instanceIds: insts.map((i) => i.instance_id),
           name: first.full_name,
         });
-        mails.push({ key: `maint:${windowId}:client:${userId}`, to: first.email, ...m, category: 'maintenance.client' });
+        mails.push({
+          key: `maint:${windowId}:client:${userId}`,
+          to: first.email,
+          ...m,
+          category: 'maintenance.client',
+        });
       }
     }
     const hostMail = maintenanceHostEmail({
-      window: { start: window.startMs, end: window.endMs, durationHours: window.durationHours, category: window.category },
-      scheduled: toSchedule.map((id) => ({ machineId: id, start: window.startMs, end: window.endMs, notificationsSent: clients.get(id)?.size ?? 0 })),
+      window: {
+        start: window.startMs,
+        end: window.endMs,
+        durationHours: window.durationHours,
+        category: window.category,
+      },
+      scheduled: toSchedule.map((id) => ({
+        machineId: id,
+        start: window.startMs,
+        end: window.endMs,
+        notificationsSent: clients.get(id)?.size ?? 0,
+      })),
       failed,
       name: host.full_name,
     });
-    mails.push({ key: `maint-batch:${batchId}:host`, to: host.email, ...hostMail, category: 'maintenance.host' });
+    mails.push({
+      key: `maint-batch:${batchId}:host`,
+      to: host.email,
+      ...hostMail,
+      category: 'maintenance.host',
+    });
     // Logged inside the transaction, between the windows and their e-mails (the crash test
     // kills the process when it sees this line): nothing of it may survive a crash here.
-    ctx.log.info({ batch_id: batchId, windows: rows.length, emails: mails.length }, 'maintenance windows written; enqueueing e-mails');
+    ctx.log.info(
+      { batch_id: batchId, windows: rows.length, emails: mails.length },
+      'maintenance windows written; enqueueing e-mails',
+    );
     await enqueueEmails(trx, now, mails);
     return { results, scheduled: rows.length };
   });
@@ -139,7 +218,14 @@ export interface WindowView {
   maintenance_category: string;
 }
 
-function view(r: { id: number; machine_id: number; start_time: number; end_time: number; duration_hours: number; category: string }): WindowView {
+function view(r: {
+  id: number;
+  machine_id: number;
+  start_time: number;
+  end_time: number;
+  duration_hours: number;
+  category: string;
+}): WindowView {
   return {
     id: r.id,
     machine_id: r.machine_id,
@@ -150,7 +236,11 @@ function view(r: { id: number; machine_id: number; start_time: number; end_time:
   };
 }
 
-export async function listMaintenances(ctx: Pick<Deps, 'db' | 'clock'>, host: User, machineIds: number[] | null): Promise<WindowView[]> {
+export async function listMaintenances(
+  ctx: Pick<Deps, 'db' | 'clock'>,
+  host: User,
+  machineIds: number[] | null,
+): Promise<WindowView[]> {
   return (await listHostWindows(ctx.db, host.id, machineIds, ctx.clock.now())).map(view);
 }
 
@@ -159,12 +249,20 @@ export async function listMaintenances(ctx: Pick<Deps, 'db' | 'clock'>, host: Us
  * maintenance windows of each machine, by start time. Machines without one are absent.
  * Times in epoch seconds, like every time the API shows.
  */
-export async function maintenanceWindowsFor(db: Deps['db'], machineIds: number[], now: number): Promise<Map<number, WindowView[]>> {
+export async function maintenanceWindowsFor(
+  db: Deps['db'],
+  machineIds: number[],
+  now: number,
+): Promise<Map<number, WindowView[]>> {
   return byMachine(await listMachineWindows(db, [...new Set(machineIds)], now));
 }
 
 /** maintenanceWindowsFor outside any transaction, on the hot read path (Store.read). */
-export async function readMaintenanceWindows(store: Store, machineIds: number[], now: number): Promise<Map<number, WindowView[]>> {
+export async function readMaintenanceWindows(
+  store: Store,
+  machineIds: number[],
+  now: number,
+): Promise<Map<number, WindowView[]>> {
   return byMachine(await readMachineWindows(store, [...new Set(machineIds)], now));
 }
 
@@ -201,18 +299,32 @@ async function notifyCancelled(trx: Deps['db'], now: number, cancelled: Cancelle
     for (const [userId, insts] of clients.get(w.machine_id) ?? []) {
       const m = maintenanceCancelledEmail({
         machine: machines.get(w.machine_id)!,
-        window: { start: w.start_time, end: w.end_time, durationHours: w.duration_hours, category: w.category },
+        window: {
+          start: w.start_time,
+          end: w.end_time,
+          durationHours: w.duration_hours,
+          category: w.category,
+        },
         instanceIds: insts.map((i) => i.instance_id),
         name: insts[0]!.full_name,
       });
-      mails.push({ key: `maint:${w.id}:cancel:${userId}`, to: insts[0]!.email, ...m, category: 'maintenance.cancel' });
+      mails.push({
+        key: `maint:${w.id}:cancel:${userId}`,
+        to: insts[0]!.email,
+        ...m,
+        category: 'maintenance.cancel',
+      });
     }
   }
   await enqueueEmails(trx, now, mails);
 }
 
 /** Cancels the live windows of one owned machine; 404 when it isn't the caller's. */
-export async function cancelMachine(ctx: Pick<Deps, 'store' | 'clock' | 'kickOutbox'>, host: User, machineId: number): Promise<number> {
+export async function cancelMachine(
+  ctx: Pick<Deps, 'store' | 'clock' | 'kickOutbox'>,
+  host: User,
+  machineId: number,
+): Promise<number> {
   const now = ctx.clock.now();
   const n = await tx(ctx.store, async (trx) => {
     const owned = await ownedMachineIds(trx, host.id, [machineId]);
@@ -225,10 +337,16 @@ export async function cancelMachine(ctx: Pick<Deps, 'store' | 'clock' | 'kickOut
   return n;
 }
 
-export type CancelResult = { success: true; machine_id: number; canceled: number } | { success: false; machine_id: number | null; error: string; msg: string };
+export type CancelResult =
+  | { success: true; machine_id: number; canceled: number }
+  | { success: false; machine_id: number | null; error: string; msg: string };
 
 /** Batch cancel: per-entry results in submitted order; 400 (rule 4 by analogy) when none owned. */
-export async function cancelBatch(ctx: Pick<Deps, 'store' | 'clock' | 'kickOutbox'>, host: User, entries: IdEntry[]): Promise<CancelResult[]> {
+export async function cancelBatch(
+  ctx: Pick<Deps, 'store' | 'clock' | 'kickOutbox'>,
+  host: User,
+  entries: IdEntry[],
+): Promise<CancelResult[]> {
   const now = ctx.clock.now();
   const wanted = entries.flatMap((e) => (e.kind === 'id' ? [e.id] : []));
   const out = await tx(ctx.store, async (trx) => {
@@ -239,9 +357,22 @@ export async function cancelBatch(ctx: Pick<Deps, 'store' | 'clock' | 'kickOutbo
     for (const r of cancelled) counts.set(r.machine_id, (counts.get(r.machine_id) ?? 0) + 1);
     await notifyCancelled(trx, now, cancelled);
     for (const e of entries) {
-      if (e.kind === 'invalid') results.push({ success: false, machine_id: echoId(e), error: 'invalid_id', msg: `Not a valid machine ID: ${JSON.stringify(e.raw) ?? String(e.raw)}` });
-      else if (e.kind === 'duplicate') results.push({ success: false, machine_id: e.id, error: 'duplicate', msg: `machine_ids lists ${e.id} more than once; only its first entry is processed` });
-      else if (!owned.has(e.id)) results.push({ success: false, machine_id: e.id, error: 'not_found', msg: ENTRY_NOT_FOUND_MSG });
+      if (e.kind === 'invalid')
+        results.push({
+          success: false,
+          machine_id: echoId(e),
+          error: 'invalid_id',
+          msg: `Not a valid machine ID: ${JSON.stringify(e.raw) ?? String(e.raw)}`,
+        });
+      else if (e.kind === 'duplicate')
+        results.push({
+          success: false,
+          machine_id: e.id,
+          error: 'duplicate',
+          msg: `machine_ids lists ${e.id} more than once; only its first entry is processed`,
+        });
+      else if (!owned.has(e.id))
+        results.push({ success: false, machine_id: e.id, error: 'not_found', msg: ENTRY_NOT_FOUND_MSG });
       else results.push({ success: true, machine_id: e.id, canceled: counts.get(e.id) ?? 0 });
     }
     if (owned.size === 0) throw E.noneOwned(undefined, { success: false, results });
@@ -252,14 +383,20 @@ export async function cancelBatch(ctx: Pick<Deps, 'store' | 'clock' | 'kickOutbo
 }
 
 /** `PUT /machines/{id}/dnotify/`: one window on one machine; 404 if not the caller's, 409 on overlap. */
-export async function scheduleOne(ctx: Ctx, host: User, machineId: number, window: WindowSpec): Promise<{ notifications_sent: number; maintenance_id: number }> {
+export async function scheduleOne(
+  ctx: Ctx,
+  host: User,
+  machineId: number,
+  window: WindowSpec,
+): Promise<{ notifications_sent: number; maintenance_id: number }> {
   try {
     const { results } = await scheduleMaintenance(ctx, host, [{ kind: 'id', id: machineId }], window);
     const r = results[0]!;
     if (!r.success) throw E.machineNotFound();
     return { notifications_sent: r.notifications_sent, maintenance_id: r.maintenance_id };
   } catch (err) {
-    if (err instanceof AppError && err.code === E.noneOwned.code && err.status === E.noneOwned.status) throw E.machineNotFound();
+    if (err instanceof AppError && err.code === E.noneOwned.code && err.status === E.noneOwned.status)
+      throw E.machineNotFound();
     if (err instanceof AppError && err.code === E.noneScheduled.code) {
       const entry = (err.extra.results as EntryResult[] | undefined)?.[0];
       throw E.overlap(entry && !entry.success ? entry.msg : undefined);

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { AppError } from '../../errors.js';
-import { MAX_AHEAD_MS, parseBatchRequest, parseMachineIds, parseMachineIdsQuery, parseWindow } from './maintenance.validate.js';
+import {
+  MAX_AHEAD_MS,
+  parseBatchRequest,
+  parseMachineIds,
+  parseMachineIdsQuery,
+  parseWindow,
+} from './maintenance.validate.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const S = NOW / 1000 + 3600;
@@ -33,33 +39,55 @@ describe('maintenance validation', () => {
   });
 
   it('treats a body that is not an object as one without fields', () => {
-    expect(fails(() => parseBatchRequest(undefined, NOW))).toEqual([400, 'machine_ids must be a non-empty list']);
-    expect(fails(() => parseBatchRequest([1, 2], NOW))).toEqual([400, 'machine_ids must be a non-empty list']);
+    expect(fails(() => parseBatchRequest(undefined, NOW))).toEqual([
+      400,
+      'machine_ids must be a non-empty list',
+    ]);
+    expect(fails(() => parseBatchRequest([1, 2], NOW))).toEqual([
+      400,
+      'machine_ids must be a non-empty list',
+    ]);
     expect(fails(() => parseBatchRequest('x', NOW))).toEqual([400, 'machine_ids must be a non-empty list']);
   });
 
   it('puts the window one effective duration after sdate; the boundaries of "future" and "1 year"', () => {
-    expect(parseWindow({ sdate: S }, NOW)).toEqual({ startMs: S * 1000, endMs: S * 1000 + 3_600_000, durationHours: 1, category: 'other' });
-    expect(fails(() => parseWindow({ sdate: NOW / 1000 }, NOW))).toEqual([422, 'sdate must be in the future']);
+    expect(parseWindow({ sdate: S }, NOW)).toEqual({
+      startMs: S * 1000,
+      endMs: S * 1000 + 3_600_000,
+      durationHours: 1,
+      category: 'other',
+    });
+    expect(fails(() => parseWindow({ sdate: NOW / 1000 }, NOW))).toEqual([
+      422,
+      'sdate must be in the future',
+    ]);
     expect(parseWindow({ sdate: NOW / 1000 + 0.001 }, NOW).startMs).toBe(NOW + 1);
     expect(parseWindow({ sdate: (NOW + MAX_AHEAD_MS) / 1000 }, NOW).startMs).toBe(NOW + MAX_AHEAD_MS);
-    expect(fails(() => parseWindow({ sdate: (NOW + MAX_AHEAD_MS) / 1000 + 0.001 }, NOW))).toEqual([422, 'sdate must be within 1 year']);
+    expect(fails(() => parseWindow({ sdate: (NOW + MAX_AHEAD_MS) / 1000 + 0.001 }, NOW))).toEqual([
+      422,
+      'sdate must be within 1 year',
+    ]);
   });
 
   it('property: any body either parses to a sane window or throws one of the spec errors', () => {
     fc.assert(
-      fc.property(fc.anything(), fc.option(fc.double({ noNaN: false }), { nil: undefined }), fc.anything(), (dur, sd, cat) => {
-        try {
-          const w = parseWindow({ sdate: sd, duration: dur, maintenance_category: cat }, NOW);
-          expect(w.durationHours).toBeGreaterThanOrEqual(1);
-          expect(w.endMs - w.startMs).toBe(Math.round(w.durationHours * 3_600_000));
-          expect(w.startMs).toBeGreaterThan(NOW);
-          expect(w.startMs).toBeLessThanOrEqual(NOW + MAX_AHEAD_MS);
-        } catch (e) {
-          expect(e).toBeInstanceOf(AppError);
-          expect([400, 422]).toContain((e as AppError).status);
-        }
-      }),
+      fc.property(
+        fc.anything(),
+        fc.option(fc.double({ noNaN: false }), { nil: undefined }),
+        fc.anything(),
+        (dur, sd, cat) => {
+          try {
+            const w = parseWindow({ sdate: sd, duration: dur, maintenance_category: cat }, NOW);
+            expect(w.durationHours).toBeGreaterThanOrEqual(1);
+            expect(w.endMs - w.startMs).toBe(Math.round(w.durationHours * 3_600_000));
+            expect(w.startMs).toBeGreaterThan(NOW);
+            expect(w.startMs).toBeLessThanOrEqual(NOW + MAX_AHEAD_MS);
+          } catch (e) {
+            expect(e).toBeInstanceOf(AppError);
+            expect([400, 422]).toContain((e as AppError).status);
+          }
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -69,6 +97,7 @@ describe('maintenance validation', () => {
     expect(parseMachineIdsQuery('[1,2,2]')).toEqual([1, 2]);
     expect(parseMachineIdsQuery('1, 2')).toEqual([1, 2]);
     expect(parseMachineIdsQuery('[]')).toEqual([]);
-    for (const bad of ['[1,', '{"a":1}', '[0]', 'a,b', '[1.5]']) expect(fails(() => parseMachineIdsQuery(bad))[0]).toBe(400);
+    for (const bad of ['[1,', '{"a":1}', '[0]', 'a,b', '[1.5]'])
+      expect(fails(() => parseMachineIdsQuery(bad))[0]).toBe(400);
   });
 });

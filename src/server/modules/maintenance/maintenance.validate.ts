@@ -9,7 +9,14 @@
 import type { MaintenanceCategory } from '../../db/tables/maintenance.js';
 import { MaintenanceErrors as E } from './maintenance.errors.js';
 
-export const CATEGORIES: readonly MaintenanceCategory[] = ['power', 'internet', 'disk', 'gpu', 'software', 'other'];
+export const CATEGORIES: readonly MaintenanceCategory[] = [
+  'power',
+  'internet',
+  'disk',
+  'gpu',
+  'software',
+  'other',
+];
 export const MAX_MACHINE_IDS = 100;
 /** "within 1 year": 365 days of 86,400 s after now. */
 export const MAX_AHEAD_MS = 365 * 86_400_000;
@@ -39,7 +46,9 @@ export function isMachineId(v: unknown): v is number {
 }
 
 function field(body: unknown, name: string): unknown {
-  return body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>)[name] : undefined;
+  return body !== null && typeof body === 'object' && !Array.isArray(body)
+    ? (body as Record<string, unknown>)[name]
+    : undefined;
 }
 
 /** Step 1. Entries in submitted order; throws the spec's 400s. */
@@ -69,7 +78,8 @@ export function parseWindow(body: unknown, nowMs: number): WindowSpec {
   const duration = field(body, 'duration');
   let durationHours = MIN_DURATION_HOURS;
   if (duration !== undefined && duration !== null) {
-    if (typeof duration !== 'number' || !Number.isFinite(duration) || duration <= 0) throw E.durationInvalid();
+    if (typeof duration !== 'number' || !Number.isFinite(duration) || duration <= 0)
+      throw E.durationInvalid();
     if (duration > MAX_DURATION_HOURS) throw E.durationTooLong();
     durationHours = Math.max(MIN_DURATION_HOURS, duration);
   }
@@ -77,7 +87,8 @@ export function parseWindow(body: unknown, nowMs: number): WindowSpec {
   const cat = field(body, 'maintenance_category');
   let category: MaintenanceCategory = 'other';
   if (cat !== undefined && cat !== null) {
-    if (typeof cat !== 'string' || !(CATEGORIES as readonly string[]).includes(cat)) throw E.categoryInvalid();
+    if (typeof cat !== 'string' || !(CATEGORIES as readonly string[]).includes(cat))
+      throw E.categoryInvalid();
     category = cat as MaintenanceCategory;
   }
   return { startMs, endMs: startMs + Math.round(durationHours * HOUR_MS), durationHours, category };

@@ -13,18 +13,32 @@ describe('mail helpers', () => {
   });
 
   it('writes the outbox line with exactly at, to, subject, text', () => {
-    const line = outboxLine({ to: 'a@b.c', subject: 's', text: 't\nu', date: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)) });
+    const line = outboxLine({
+      to: 'a@b.c',
+      subject: 's',
+      text: 't\nu',
+      date: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)),
+    });
     expect(line.endsWith('\n')).toBe(true);
     expect(line.trim().includes('\n')).toBe(false);
-    expect(JSON.parse(line)).toEqual({ at: '2026-01-02T03:04:05.000Z', to: 'a@b.c', subject: 's', text: 't\nu' });
+    expect(JSON.parse(line)).toEqual({
+      at: '2026-01-02T03:04:05.000Z',
+      to: 'a@b.c',
+      subject: 's',
+      text: 't\nu',
+    });
   });
 
   it('gives a text-only e-mail an escaped HTML part', () => {
-    expect(textToHtml('Code: 123456 <b>')).toContain('<pre style="font-family:sans-serif;white-space:pre-wrap">Code: 123456 &lt;b&gt;</pre>');
+    expect(textToHtml('Code: 123456 <b>')).toContain(
+      '<pre style="font-family:sans-serif;white-space:pre-wrap">Code: 123456 &lt;b&gt;</pre>',
+    );
   });
 
   it('removes SMTP passwords from error messages', () => {
-    expect(redactSmtp('failed smtp://u:p%40ss@h:25 and p@ss', 'smtp://u:p%40ss@h:25')).toBe('failed smtp://u:[redacted]@h:25 and [redacted]');
+    expect(redactSmtp('failed smtp://u:p%40ss@h:25 and p@ss', 'smtp://u:p%40ss@h:25')).toBe(
+      'failed smtp://u:[redacted]@h:25 and [redacted]',
+    );
     expect(redactSmtp('plain', null)).toBe('plain');
   });
 

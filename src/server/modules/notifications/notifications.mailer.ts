@@ -47,7 +47,10 @@ export function messageIdFor(key: string, from: string): string {
 
 /** The outbox file line of operator-contract "Notifications", exactly these four fields. */
 export function outboxLine(mail: Pick<OutgoingEmail, 'to' | 'subject' | 'text' | 'date'>): string {
-  return JSON.stringify({ at: mail.date.toISOString(), to: mail.to, subject: mail.subject, text: mail.text }) + '\n';
+  return (
+    JSON.stringify({ at: mail.date.toISOString(), to: mail.to, subject: mail.subject, text: mail.text }) +
+    '\n'
+  );
 }
 
 /** The HTML part of an e-mail queued with text only (every e-mail goes out with both parts). */
@@ -74,7 +77,14 @@ export function createMailer(mail: Config['mail']): Mailer {
   // stalled server can't keep a leased e-mail past its lease (which would let another relay send it).
   // Query parameters of SMTP_URL (e.g. ?pool=false&secure=true) override these.
   const transport = mail.smtpUrl
-    ? nodemailer().createTransport({ url: mail.smtpUrl, pool: true, maxConnections: 4, connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000 })
+    ? nodemailer().createTransport({
+        url: mail.smtpUrl,
+        pool: true,
+        maxConnections: 4,
+        connectionTimeout: 30_000,
+        greetingTimeout: 30_000,
+        socketTimeout: 60_000,
+      })
     : null;
   let dirReady: Promise<unknown> | null = null;
   return {

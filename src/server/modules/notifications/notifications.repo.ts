@@ -24,7 +24,10 @@ function due(eb: ExpressionBuilder<DB, 'email_outbox'>, now: number) {
  * loser skips it; on SQLite writers are serialised. The attempt is counted at claim time, so an
  * e-mail that crashes its sender still runs out of attempts.
  */
-export async function claimDue(db: Kysely<DB>, p: { worker: string; now: number; leaseMs: number; limit: number }): Promise<OutboxRow[]> {
+export async function claimDue(
+  db: Kysely<DB>,
+  p: { worker: string; now: number; leaseMs: number; limit: number },
+): Promise<OutboxRow[]> {
   const rows = await db
     .updateTable('email_outbox')
     .set((eb) => ({ locked_by: p.worker, locked_until: p.now + p.leaseMs, attempts: eb('attempts', '+', 1) }))
@@ -47,7 +50,10 @@ export async function claimDue(db: Kysely<DB>, p: { worker: string; now: number;
  * Marks leased rows sent, in one statement per relay batch (one commit, not one per e-mail); only
  * the lease holder may (a row whose lease ran out and was taken over is not touched).
  */
-export async function markSent(db: Kysely<DB>, p: { ids: number[]; worker: string; now: number }): Promise<number> {
+export async function markSent(
+  db: Kysely<DB>,
+  p: { ids: number[]; worker: string; now: number },
+): Promise<number> {
   if (p.ids.length === 0) return 0;
   const r = await db
     .updateTable('email_outbox')

@@ -8,12 +8,18 @@ export interface Rendered {
 }
 
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  return s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
 }
 
 /** `2026-11-23 14:00:00 UTC` */
 export function utc(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC');
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d{3}Z$/, ' UTC');
 }
 
 export function hours(h: number): string {
@@ -44,7 +50,12 @@ export function machineLabel(m: MachineInfo): string {
 }
 
 /** To a client with running or stopped instances on the machine: one per client per window. */
-export function maintenanceClientEmail(p: { machine: MachineInfo; window: WindowInfo; instanceIds: number[]; name: string }): Rendered {
+export function maintenanceClientEmail(p: {
+  machine: MachineInfo;
+  window: WindowInfo;
+  instanceIds: number[];
+  name: string;
+}): Rendered {
   const { machine, window: w } = p;
   const label = machineLabel(machine);
   const subject = `Scheduled maintenance on machine ${machine.id}: ${utc(w.start)} to ${utc(w.end)} (${w.category})`;
@@ -100,12 +111,18 @@ export interface FailedLine {
 }
 
 /** To the host: exactly one per scheduling call, listing what was scheduled and what failed. */
-export function maintenanceHostEmail(p: { window: WindowInfo; scheduled: ScheduledLine[]; failed: FailedLine[]; name: string }): Rendered {
+export function maintenanceHostEmail(p: {
+  window: WindowInfo;
+  scheduled: ScheduledLine[];
+  failed: FailedLine[];
+  name: string;
+}): Rendered {
   const { window: w, scheduled, failed } = p;
   const subject = `Maintenance scheduled: ${scheduled.length} machine${scheduled.length === 1 ? '' : 's'}, ${failed.length} failed (${utc(w.start)}, ${w.category})`;
   const greeting = p.name ? `Hello ${p.name},` : 'Hello,';
   const sLines = scheduled.map(
-    (s) => `  machine ${s.machineId}: ${utc(s.start)} to ${utc(s.end)}, ${s.notificationsSent} client${s.notificationsSent === 1 ? '' : 's'} notified`,
+    (s) =>
+      `  machine ${s.machineId}: ${utc(s.start)} to ${utc(s.end)}, ${s.notificationsSent} client${s.notificationsSent === 1 ? '' : 's'} notified`,
   );
   const fLines = failed.map((f) => `  machine ${JSON.stringify(f.machineId)}: ${f.error} (${f.msg})`);
   const text = [
@@ -121,7 +138,8 @@ export function maintenanceHostEmail(p: { window: WindowInfo; scheduled: Schedul
     '',
     '-- openrig',
   ].join('\n');
-  const li = (xs: string[]) => (xs.length ? `<ul>${xs.map((x) => `<li>${escapeHtml(x.trim())}</li>`).join('')}</ul>` : '<p>none</p>');
+  const li = (xs: string[]) =>
+    xs.length ? `<ul>${xs.map((x) => `<li>${escapeHtml(x.trim())}</li>`).join('')}</ul>` : '<p>none</p>';
   const html = page(
     subject,
     `<p>${escapeHtml(greeting)}</p>` +
@@ -134,7 +152,12 @@ export function maintenanceHostEmail(p: { window: WindowInfo; scheduled: Schedul
 }
 
 /** To a client with instances on the machine when the host cancels a window (one per client per window). */
-export function maintenanceCancelledEmail(p: { machine: MachineInfo; window: WindowInfo; instanceIds: number[]; name: string }): Rendered {
+export function maintenanceCancelledEmail(p: {
+  machine: MachineInfo;
+  window: WindowInfo;
+  instanceIds: number[];
+  name: string;
+}): Rendered {
   const { machine, window: w } = p;
   const subject = `Maintenance cancelled on machine ${machine.id}: ${utc(w.start)} to ${utc(w.end)} (${w.category})`;
   const greeting = p.name ? `Hello ${p.name},` : 'Hello,';

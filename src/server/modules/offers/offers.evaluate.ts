@@ -93,10 +93,18 @@ function viewKey(plan: SearchPlan, ctx: JsContext): string | null {
 }
 
 /** Rows from `sources` matching the plan, in the plan's order then id, at most plan.limit. */
-export function selectPage(sources: readonly RowSource[], plan: SearchPlan, ctx: JsContext, settled?: ReadonlySet<Condition>): OfferRow[] {
+export function selectPage(
+  sources: readonly RowSource[],
+  plan: SearchPlan,
+  ctx: JsContext,
+  settled?: ReadonlySet<Condition>,
+): OfferRow[] {
   const test = compileTester(plan, ctx, settled);
   if (!test) return [];
-  const [first, ...rest] = plan.order.map((o) => ({ js: OFFER_FIELDS[o.field]!.js, sign: o.dir === 'desc' ? -1 : 1 }));
+  const [first, ...rest] = plan.order.map((o) => ({
+    js: OFFER_FIELDS[o.field]!.js,
+    sign: o.dir === 'desc' ? -1 : 1,
+  }));
   const firstKey = first ? compileKey(plan.order[0]!.field, ctx) : null;
   const cmp = (a: Entry, b: Entry): number => {
     if (first) {
@@ -125,7 +133,8 @@ export function selectPage(sources: readonly RowSource[], plan: SearchPlan, ctx:
     const sorted = key === null ? null : viewOf(src, key, entry, cmp);
     if (sorted) {
       const page: Entry[] = [];
-      for (let j = 0; j < sorted.length && page.length < limit; j++) if (test(sorted[j]!.row)) page.push(sorted[j]!);
+      for (let j = 0; j < sorted.length && page.length < limit; j++)
+        if (test(sorted[j]!.row)) page.push(sorted[j]!);
       pages.push(page);
       continue;
     }
@@ -147,7 +156,12 @@ export function selectPage(sources: readonly RowSource[], plan: SearchPlan, ctx:
 }
 
 /** The source's rows sorted for `key`, when kept or worth keeping now; null: scan it. */
-function viewOf(src: RowSource, key: string, entry: (row: OfferRow) => Entry, cmp: (a: Entry, b: Entry) => number): Entry[] | null {
+function viewOf(
+  src: RowSource,
+  key: string,
+  entry: (row: OfferRow) => Entry,
+  cmp: (a: Entry, b: Entry) => number,
+): Entry[] | null {
   const views = src.views;
   const version = src.version;
   if (!views || version === undefined) return null;

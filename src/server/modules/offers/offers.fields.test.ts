@@ -43,7 +43,11 @@ const rowArb: fc.Arbitrary<OfferRow> = fc.record({
 });
 
 describe('offer fields: usesNow, usesPlan', () => {
-  const ctxArb = fc.record({ bid: fc.boolean(), storage: fc.double({ min: 0, max: 1e4, noNaN: true }), now: fc.integer({ min: NOW - 20_000, max: NOW + 20_000 }) });
+  const ctxArb = fc.record({
+    bid: fc.boolean(),
+    storage: fc.double({ min: 0, max: 1e4, noNaN: true }),
+    now: fc.integer({ min: NOW - 20_000, max: NOW + 20_000 }),
+  });
 
   it('a field without usesNow has the same value at any time', () => {
     fc.assert(
@@ -70,7 +74,14 @@ describe('offer fields: usesNow, usesPlan', () => {
   });
 
   it('each field marked usesPlan does change with the type or the storage for some row', () => {
-    const row = { ...fc.sample(rowArb, { numRuns: 1, seed: 7 })[0]!, price_gpu_dph: 1, num_gpus: 2, min_bid_dph: 0.5, price_disk_gb_month: 0.1, dlperf: 100 };
+    const row = {
+      ...fc.sample(rowArb, { numRuns: 1, seed: 7 })[0]!,
+      price_gpu_dph: 1,
+      num_gpus: 2,
+      min_bid_dph: 0.5,
+      price_disk_gb_month: 0.1,
+      dlperf: 100,
+    };
     for (const [name, def] of Object.entries(OFFER_FIELDS)) {
       if (!def.usesPlan) continue;
       const a = def.js(row, { bid: false, storage: 0, now: NOW });

@@ -27,7 +27,39 @@ export interface SqlContext {
  * not held. `has_heartbeat` is `last_heartbeat_at IS NOT NULL` (heartbeats do not bump a row's
  * version, so the timestamp itself would go stale; its nullness does not).
  */
-export type OfferRow = Pick<Selectable<MachinesTable>, 'id' | 'host_id' | 'gpu_name' | 'num_gpus' | 'gpu_ram' | 'cpu_name' | 'cpu_cores' | 'cpu_ghz' | 'cpu_ram' | 'disk_space' | 'disk_held_mb' | 'disk_bw' | 'inet_up' | 'inet_down' | 'pcie_bw' | 'direct_port_count' | 'cuda_max_good' | 'driver_version' | 'reliability' | 'verified' | 'geolocation' | 'dlperf' | 'listed' | 'price_gpu_dph' | 'price_disk_gb_month' | 'min_bid_dph' | 'rented' | 'listed_until' | 'score' | 'online_state'> & {
+export type OfferRow = Pick<
+  Selectable<MachinesTable>,
+  | 'id'
+  | 'host_id'
+  | 'gpu_name'
+  | 'num_gpus'
+  | 'gpu_ram'
+  | 'cpu_name'
+  | 'cpu_cores'
+  | 'cpu_ghz'
+  | 'cpu_ram'
+  | 'disk_space'
+  | 'disk_held_mb'
+  | 'disk_bw'
+  | 'inet_up'
+  | 'inet_down'
+  | 'pcie_bw'
+  | 'direct_port_count'
+  | 'cuda_max_good'
+  | 'driver_version'
+  | 'reliability'
+  | 'verified'
+  | 'geolocation'
+  | 'dlperf'
+  | 'listed'
+  | 'price_gpu_dph'
+  | 'price_disk_gb_month'
+  | 'min_bid_dph'
+  | 'rented'
+  | 'listed_until'
+  | 'score'
+  | 'online_state'
+> & {
   has_heartbeat: boolean;
 };
 
@@ -60,7 +92,10 @@ export interface FieldDef {
  * (`(r) => r.num_gpus`, not `(r) => r[name]`): a shared keyed read would see every column name and
  * go megamorphic, several times slower over 50,000 rows.
  */
-const col = <K extends keyof OfferRow>(name: K, get: (r: OfferRow) => OfferRow[K]) => ({ sql: (): string => `m.${name}`, js: get });
+const col = <K extends keyof OfferRow>(name: K, get: (r: OfferRow) => OfferRow[K]) => ({
+  sql: (): string => `m.${name}`,
+  js: get,
+});
 
 /** Open-ended listings report this duration (one year, in seconds). */
 export const OPEN_ENDED_DURATION_S = 365 * 86400;
@@ -69,7 +104,8 @@ const dphTotal = (c: SqlContext) => `(${c.base} + m.price_disk_gb_month * ${lit(
 const perDph = (c: SqlContext) => `(CASE WHEN ${dphTotal(c)} > 0 THEN m.dlperf / ${dphTotal(c)} ELSE 0 END)`;
 /** The base price for the search type (searchSql's `base`). */
 const baseJs = (r: OfferRow, c: JsContext): number => (c.bid ? r.min_bid_dph : r.price_gpu_dph * r.num_gpus);
-const dphTotalJs = (r: OfferRow, c: JsContext): number => baseJs(r, c) + (r.price_disk_gb_month * c.storage) / 720;
+const dphTotalJs = (r: OfferRow, c: JsContext): number =>
+  baseJs(r, c) + (r.price_disk_gb_month * c.storage) / 720;
 const perDphJs = (r: OfferRow, c: JsContext): number => {
   const t = dphTotalJs(r, c);
   return t > 0 ? r.dlperf / t : 0;
@@ -79,10 +115,14 @@ const perDphJs = (r: OfferRow, c: JsContext): number => {
  * machine: the stopped ones, which release the machine but keep their data there). A stored
  * counter, so search computes no per-row subquery.
  */
-export const FREE_DISK_SQL = '(m.disk_space - CASE WHEN m.disk_held_mb > 0 THEN m.disk_held_mb / 1000.0 ELSE 0 END)';
-export const freeDiskJs = (r: OfferRow): number => r.disk_space - (r.disk_held_mb > 0 ? r.disk_held_mb / 1000 : 0);
-const listed = (c: SqlContext) => `(m.listed = 1 AND (m.listed_until IS NULL OR m.listed_until > ${Math.trunc(c.now)}))`;
-const listedJs = (r: OfferRow, c: JsContext): boolean => r.listed === 1 && (r.listed_until === null || r.listed_until > c.now);
+export const FREE_DISK_SQL =
+  '(m.disk_space - CASE WHEN m.disk_held_mb > 0 THEN m.disk_held_mb / 1000.0 ELSE 0 END)';
+export const freeDiskJs = (r: OfferRow): number =>
+  r.disk_space - (r.disk_held_mb > 0 ? r.disk_held_mb / 1000 : 0);
+const listed = (c: SqlContext) =>
+  `(m.listed = 1 AND (m.listed_until IS NULL OR m.listed_until > ${Math.trunc(c.now)}))`;
+const listedJs = (r: OfferRow, c: JsContext): boolean =>
+  r.listed === 1 && (r.listed_until === null || r.listed_until > c.now);
 
 /** A finite number as an SQL literal (callers validate; this refuses anything else). */
 export function lit(n: number): string {
@@ -91,29 +131,107 @@ export function lit(n: number): string {
 }
 
 export const OFFER_FIELDS: Record<string, FieldDef> = {
-  id: { type: 'int', unit: '', doc: 'offer id (the value to rent with; equals machine_id)', ...col('id', (r) => r.id) },
+  id: {
+    type: 'int',
+    unit: '',
+    doc: 'offer id (the value to rent with; equals machine_id)',
+    ...col('id', (r) => r.id),
+  },
   machine_id: { type: 'int', unit: '', doc: 'machine id', ...col('id', (r) => r.id) },
-  host_id: { type: 'int', unit: '', doc: 'id of the host (the machine owner)', ...col('host_id', (r) => r.host_id) },
-  gpu_name: { type: 'string', unit: '', doc: 'GPU model, with spaces ("RTX 4090"; underscores are read as spaces)', ...col('gpu_name', (r) => r.gpu_name) },
+  host_id: {
+    type: 'int',
+    unit: '',
+    doc: 'id of the host (the machine owner)',
+    ...col('host_id', (r) => r.host_id),
+  },
+  gpu_name: {
+    type: 'string',
+    unit: '',
+    doc: 'GPU model, with spaces ("RTX 4090"; underscores are read as spaces)',
+    ...col('gpu_name', (r) => r.gpu_name),
+  },
   num_gpus: { type: 'int', unit: 'GPUs', doc: 'number of GPUs', ...col('num_gpus', (r) => r.num_gpus) },
   gpu_ram: { type: 'int', unit: 'MB', doc: 'memory per GPU', ...col('gpu_ram', (r) => r.gpu_ram) },
-  gpu_total_ram: { type: 'int', unit: 'MB', doc: 'gpu_ram × num_gpus', sql: () => '(m.gpu_ram * m.num_gpus)', js: (r) => r.gpu_ram * r.num_gpus },
+  gpu_total_ram: {
+    type: 'int',
+    unit: 'MB',
+    doc: 'gpu_ram × num_gpus',
+    sql: () => '(m.gpu_ram * m.num_gpus)',
+    js: (r) => r.gpu_ram * r.num_gpus,
+  },
   cpu_name: { type: 'string', unit: '', doc: 'CPU model', ...col('cpu_name', (r) => r.cpu_name) },
-  cpu_cores: { type: 'int', unit: 'cores', doc: 'CPU cores of the machine', ...col('cpu_cores', (r) => r.cpu_cores) },
-  cpu_cores_effective: { type: 'float', unit: 'cores', doc: 'CPU cores the instance gets (the whole machine is rented)', ...col('cpu_cores', (r) => r.cpu_cores) },
+  cpu_cores: {
+    type: 'int',
+    unit: 'cores',
+    doc: 'CPU cores of the machine',
+    ...col('cpu_cores', (r) => r.cpu_cores),
+  },
+  cpu_cores_effective: {
+    type: 'float',
+    unit: 'cores',
+    doc: 'CPU cores the instance gets (the whole machine is rented)',
+    ...col('cpu_cores', (r) => r.cpu_cores),
+  },
   cpu_ghz: { type: 'float', unit: 'GHz', doc: 'CPU clock', ...col('cpu_ghz', (r) => r.cpu_ghz) },
   cpu_ram: { type: 'int', unit: 'MB', doc: 'system memory', ...col('cpu_ram', (r) => r.cpu_ram) },
-  disk_space: { type: 'float', unit: 'GB', doc: "disk available for the instance (the machine's, less what stopped instances on it hold)", sql: () => FREE_DISK_SQL, js: freeDiskJs },
+  disk_space: {
+    type: 'float',
+    unit: 'GB',
+    doc: "disk available for the instance (the machine's, less what stopped instances on it hold)",
+    sql: () => FREE_DISK_SQL,
+    js: freeDiskJs,
+  },
   disk_bw: { type: 'float', unit: 'MB/s', doc: 'disk bandwidth', ...col('disk_bw', (r) => r.disk_bw) },
   inet_up: { type: 'float', unit: 'Mbps', doc: 'upload bandwidth', ...col('inet_up', (r) => r.inet_up) },
-  inet_down: { type: 'float', unit: 'Mbps', doc: 'download bandwidth', ...col('inet_down', (r) => r.inet_down) },
-  pcie_bw: { type: 'float', unit: 'GB/s', doc: 'PCIe bandwidth per GPU', ...col('pcie_bw', (r) => r.pcie_bw) },
-  direct_port_count: { type: 'int', unit: 'ports', doc: 'directly reachable ports (SSH needs one)', ...col('direct_port_count', (r) => r.direct_port_count) },
-  cuda_max_good: { type: 'float', unit: 'CUDA version', doc: 'highest CUDA version the driver supports', ...col('cuda_max_good', (r) => r.cuda_max_good) },
-  driver_version: { type: 'string', unit: '', doc: 'NVIDIA driver version', ...col('driver_version', (r) => r.driver_version) },
-  reliability: { type: 'float', unit: '0..1', doc: 'host reliability score', ...col('reliability', (r) => r.reliability) },
-  reliability2: { type: 'float', unit: '0..1', doc: 'same as reliability (the name the CLI sends)', ...col('reliability', (r) => r.reliability) },
-  verified: { type: 'bool', unit: '', doc: 'machine verified by the operator', sql: () => '(m.verified = 1)', js: (r) => r.verified === 1 },
+  inet_down: {
+    type: 'float',
+    unit: 'Mbps',
+    doc: 'download bandwidth',
+    ...col('inet_down', (r) => r.inet_down),
+  },
+  pcie_bw: {
+    type: 'float',
+    unit: 'GB/s',
+    doc: 'PCIe bandwidth per GPU',
+    ...col('pcie_bw', (r) => r.pcie_bw),
+  },
+  direct_port_count: {
+    type: 'int',
+    unit: 'ports',
+    doc: 'directly reachable ports (SSH needs one)',
+    ...col('direct_port_count', (r) => r.direct_port_count),
+  },
+  cuda_max_good: {
+    type: 'float',
+    unit: 'CUDA version',
+    doc: 'highest CUDA version the driver supports',
+    ...col('cuda_max_good', (r) => r.cuda_max_good),
+  },
+  driver_version: {
+    type: 'string',
+    unit: '',
+    doc: 'NVIDIA driver version',
+    ...col('driver_version', (r) => r.driver_version),
+  },
+  reliability: {
+    type: 'float',
+    unit: '0..1',
+    doc: 'host reliability score',
+    ...col('reliability', (r) => r.reliability),
+  },
+  reliability2: {
+    type: 'float',
+    unit: '0..1',
+    doc: 'same as reliability (the name the CLI sends)',
+    ...col('reliability', (r) => r.reliability),
+  },
+  verified: {
+    type: 'bool',
+    unit: '',
+    doc: 'machine verified by the operator',
+    sql: () => '(m.verified = 1)',
+    js: (r) => r.verified === 1,
+  },
   verification: {
     type: 'string',
     unit: '',
@@ -121,8 +239,18 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
     sql: () => "(CASE WHEN m.verified = 1 THEN 'verified' ELSE 'unverified' END)",
     js: (r) => (r.verified === 1 ? 'verified' : 'unverified'),
   },
-  geolocation: { type: 'string', unit: '', doc: 'location as the host gave it ("Oregon, US")', ...col('geolocation', (r) => r.geolocation) },
-  dlperf: { type: 'float', unit: 'DLPerf', doc: 'deep-learning performance score of the machine', ...col('dlperf', (r) => r.dlperf) },
+  geolocation: {
+    type: 'string',
+    unit: '',
+    doc: 'location as the host gave it ("Oregon, US")',
+    ...col('geolocation', (r) => r.geolocation),
+  },
+  dlperf: {
+    type: 'float',
+    unit: 'DLPerf',
+    doc: 'deep-learning performance score of the machine',
+    ...col('dlperf', (r) => r.dlperf),
+  },
   dph_base: {
     type: 'float',
     unit: '$/h',
@@ -131,10 +259,34 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
     js: baseJs,
     usesPlan: true,
   },
-  storage_cost: { type: 'float', unit: '$/GB-month', doc: 'disk price', ...col('price_disk_gb_month', (r) => r.price_disk_gb_month) },
-  min_bid: { type: 'float', unit: '$/h', doc: 'lowest bid accepted for an interruptible rental (0: no bids)', ...col('min_bid_dph', (r) => r.min_bid_dph) },
-  dph_total: { type: 'float', unit: '$/h', doc: 'dph_base + storage_cost × allocated_storage / 720', sql: dphTotal, js: dphTotalJs, usesPlan: true },
-  dlperf_per_dphtotal: { type: 'float', unit: 'DLPerf per $/h', doc: 'dlperf / dph_total (0 when dph_total is 0)', sql: perDph, js: perDphJs, usesPlan: true },
+  storage_cost: {
+    type: 'float',
+    unit: '$/GB-month',
+    doc: 'disk price',
+    ...col('price_disk_gb_month', (r) => r.price_disk_gb_month),
+  },
+  min_bid: {
+    type: 'float',
+    unit: '$/h',
+    doc: 'lowest bid accepted for an interruptible rental (0: no bids)',
+    ...col('min_bid_dph', (r) => r.min_bid_dph),
+  },
+  dph_total: {
+    type: 'float',
+    unit: '$/h',
+    doc: 'dph_base + storage_cost × allocated_storage / 720',
+    sql: dphTotal,
+    js: dphTotalJs,
+    usesPlan: true,
+  },
+  dlperf_per_dphtotal: {
+    type: 'float',
+    unit: 'DLPerf per $/h',
+    doc: 'dlperf / dph_total (0 when dph_total is 0)',
+    sql: perDph,
+    js: perDphJs,
+    usesPlan: true,
+  },
   score: {
     type: 'float',
     unit: '',
@@ -146,22 +298,49 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
     type: 'float',
     unit: 's',
     doc: `seconds until the listing ends (${OPEN_ENDED_DURATION_S} for an open-ended listing)`,
-    sql: (c) => `(CASE WHEN m.listed_until IS NULL THEN ${lit(OPEN_ENDED_DURATION_S)} ELSE (m.listed_until - ${Math.trunc(c.now)}) / 1000.0 END)`,
+    sql: (c) =>
+      `(CASE WHEN m.listed_until IS NULL THEN ${lit(OPEN_ENDED_DURATION_S)} ELSE (m.listed_until - ${Math.trunc(c.now)}) / 1000.0 END)`,
     js: (r, c) => (r.listed_until === null ? OPEN_ENDED_DURATION_S : (r.listed_until - c.now) / 1000),
     usesNow: true,
   },
-  listed: { type: 'bool', unit: '', doc: 'listed for rent by its host (default filter: true)', sql: listed, js: listedJs, usesNow: true },
-  rented: { type: 'bool', unit: '', doc: 'an instance holds the machine (default filter: false)', sql: () => '(m.rented = 1)', js: (r) => r.rented === 1 },
+  listed: {
+    type: 'bool',
+    unit: '',
+    doc: 'listed for rent by its host (default filter: true)',
+    sql: listed,
+    js: listedJs,
+    usesNow: true,
+  },
+  rented: {
+    type: 'bool',
+    unit: '',
+    doc: 'an instance holds the machine (default filter: false)',
+    sql: () => '(m.rented = 1)',
+    js: (r) => r.rented === 1,
+  },
   rentable: {
     type: 'bool',
     unit: '',
     doc: 'listed, not rented, and its host not offline',
-    sql: (c) => `(${listed(c)} AND m.rented = 0 AND NOT (m.online_state = 'offline' AND m.last_heartbeat_at IS NOT NULL))`,
+    sql: (c) =>
+      `(${listed(c)} AND m.rented = 0 AND NOT (m.online_state = 'offline' AND m.last_heartbeat_at IS NOT NULL))`,
     js: (r, c) => listedJs(r, c) && r.rented === 0 && !(r.online_state === 'offline' && r.has_heartbeat),
     usesNow: true,
   },
-  online: { type: 'bool', unit: '', doc: "the machine's agent is heartbeating", sql: () => "(m.online_state = 'online')", js: (r) => r.online_state === 'online' },
-  external: { type: 'bool', unit: '', doc: 'offer from another marketplace: always false here', sql: () => '(1 = 0)', js: () => false },
+  online: {
+    type: 'bool',
+    unit: '',
+    doc: "the machine's agent is heartbeating",
+    sql: () => "(m.online_state = 'online')",
+    js: (r) => r.online_state === 'online',
+  },
+  external: {
+    type: 'bool',
+    unit: '',
+    doc: 'offer from another marketplace: always false here',
+    sql: () => '(1 = 0)',
+    js: () => false,
+  },
 };
 
 export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'notin'] as const;

@@ -6,8 +6,30 @@ import { OFFER_FIELDS, OPERATORS } from './offers.fields.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, coerce, compileSearch, searchSql } from './offers.filter.js';
 
 const COMPAT_FIELDS = [
-  'id', 'cuda_max_good', 'num_gpus', 'gpu_name', 'pcie_bw', 'cpu_ghz', 'cpu_cores_effective', 'cpu_ram', 'gpu_ram', 'disk_space', 'dph_total', 'dlperf',
-  'dlperf_per_dphtotal', 'score', 'driver_version', 'inet_up', 'inet_down', 'reliability', 'duration', 'machine_id', 'verification', 'host_id', 'direct_port_count', 'geolocation',
+  'id',
+  'cuda_max_good',
+  'num_gpus',
+  'gpu_name',
+  'pcie_bw',
+  'cpu_ghz',
+  'cpu_cores_effective',
+  'cpu_ram',
+  'gpu_ram',
+  'disk_space',
+  'dph_total',
+  'dlperf',
+  'dlperf_per_dphtotal',
+  'score',
+  'driver_version',
+  'inet_up',
+  'inet_down',
+  'reliability',
+  'duration',
+  'machine_id',
+  'verification',
+  'host_id',
+  'direct_port_count',
+  'geolocation',
 ];
 
 function badRequest(fn: () => unknown): AppError {
@@ -22,11 +44,17 @@ function badRequest(fn: () => unknown): AppError {
   throw new Error('expected a 400');
 }
 
-const sample: Record<string, [unknown, unknown]> = { int: ['3', 3], float: ['0.98', 0.98], bool: ['true', true], string: [42, '42'] };
+const sample: Record<string, [unknown, unknown]> = {
+  int: ['3', 3],
+  float: ['0.98', 0.98],
+  bool: ['true', true],
+  string: [42, '42'],
+};
 
 describe('search filter compiler', () => {
   it('knows every field of the client-compat offer table, plus the default filters', () => {
-    for (const f of [...COMPAT_FIELDS, 'verified', 'external', 'rentable', 'rented']) expect(OFFER_FIELDS).toHaveProperty(f);
+    for (const f of [...COMPAT_FIELDS, 'verified', 'external', 'rentable', 'rented'])
+      expect(OFFER_FIELDS).toHaveProperty(f);
   });
 
   for (const [field, def] of Object.entries(OFFER_FIELDS)) {
@@ -41,10 +69,14 @@ describe('search filter compiler', () => {
           return;
         }
         const plan = compileSearch({ [field]: { [op]: value } });
-        expect(plan.conditions).toEqual([{ field, op, value: op === 'in' || op === 'notin' ? [want] : want }]);
+        expect(plan.conditions).toEqual([
+          { field, op, value: op === 'in' || op === 'notin' ? [want] : want },
+        ]);
         for (const d of ['sqlite', 'postgres'] as const) {
           const q = searchSql(plan, d, 1_700_000_000_000);
-          expect(q.sql).toMatch(/^SELECT .* FROM machines m WHERE m\.id IN \(SELECT m\.id FROM machines m WHERE .* ORDER BY .* LIMIT 64\) ORDER BY .*$/);
+          expect(q.sql).toMatch(
+            /^SELECT .* FROM machines m WHERE m\.id IN \(SELECT m\.id FROM machines m WHERE .* ORDER BY .* LIMIT 64\) ORDER BY .*$/,
+          );
           expect(q.params.length).toBe(def.type === 'bool' ? 0 : 1);
         }
       });
@@ -58,7 +90,16 @@ describe('search filter compiler', () => {
     expect(coerce('verified', OFFER_FIELDS.verified!, 'False')).toBe(false);
     expect(coerce('verified', OFFER_FIELDS.verified!, 1)).toBe(true);
     expect(coerce('gpu_name', OFFER_FIELDS.gpu_name!, 'RTX_4090')).toBe('RTX 4090');
-    for (const [field, v] of [['num_gpus', '2.5'], ['num_gpus', ''], ['num_gpus', true], ['reliability', 'high'], ['reliability', null], ['verified', 'yes'], ['gpu_name', {}], ['gpu_name', true]] as const) {
+    for (const [field, v] of [
+      ['num_gpus', '2.5'],
+      ['num_gpus', ''],
+      ['num_gpus', true],
+      ['reliability', 'high'],
+      ['reliability', null],
+      ['verified', 'yes'],
+      ['gpu_name', {}],
+      ['gpu_name', true],
+    ] as const) {
       expect(badRequest(() => coerce(field, OFFER_FIELDS[field]!, v)).message).toContain(field);
     }
   });
@@ -82,7 +123,13 @@ describe('search filter compiler', () => {
 
   it('defaults: order score desc, on-demand, limit 64, 5 GB, unrented listed machines only', () => {
     const plan = compileSearch({});
-    expect(plan).toEqual({ conditions: [], order: [{ field: 'score', dir: 'desc' }], type: 'on-demand', limit: DEFAULT_LIMIT, storage: 5 });
+    expect(plan).toEqual({
+      conditions: [],
+      order: [{ field: 'score', dir: 'desc' }],
+      type: 'on-demand',
+      limit: DEFAULT_LIMIT,
+      storage: 5,
+    });
     const q = searchSql(plan, 'sqlite', 0);
     expect(q.sql).toContain('m.rented = 0');
     expect(q.sql).toContain('m.listed = 1');
@@ -90,22 +137,41 @@ describe('search filter compiler', () => {
   });
 
   it('drops the implicit rented/listed filters only when the filter names them', () => {
-    const where = (body: unknown) => searchSql(compileSearch(body), 'sqlite', 0).sql.split('FROM machines m WHERE ')[2]!.split(' ORDER BY ')[0]!;
+    const where = (body: unknown) =>
+      searchSql(compileSearch(body), 'sqlite', 0)
+        .sql.split('FROM machines m WHERE ')[2]!
+        .split(' ORDER BY ')[0]!;
     expect(where({ rented: { eq: true } })).not.toContain('m.rented = 0');
     expect(where({ rented: { eq: true } })).toContain('(m.rented = 1)');
     expect(where({ rented: { eq: true } })).toContain('m.listed = 1');
     expect(where({ listed: { eq: false } })).toContain('NOT (m.listed = 1');
     expect(where({ listed: { eq: false } })).toContain('AND m.rented = 0 AND');
     // Naming rentable drops both implicit filters: its own condition follows the fixed ones.
-    expect(where({ rentable: { eq: false } })).toMatch(/^m\.deleted_at IS NULL AND m\.disk_space >= 5\.0 AND NOT \(\(m\.listed = 1/);
+    expect(where({ rentable: { eq: false } })).toMatch(
+      /^m\.deleted_at IS NULL AND m\.disk_space >= 5\.0 AND NOT \(\(m\.listed = 1/,
+    );
     // The free disk (less stopped instances) is tested last, after the cheap conditions.
-    expect(where({ rentable: { eq: false } })).toMatch(/ AND \(m\.disk_space - CASE WHEN m\.disk_held_mb > 0 .*\) >= 5\.0$/);
+    expect(where({ rentable: { eq: false } })).toMatch(
+      / AND \(m\.disk_space - CASE WHEN m\.disk_held_mb > 0 .*\) >= 5\.0$/,
+    );
   });
 
   it('parses several order fields, multi-op ranges, limit and type aliases', () => {
-    const plan = compileSearch({ num_gpus: { gte: '1', lte: '4' }, order: [['dph_total', 'ASC'], ['score', 'desc']], limit: '10', type: 'interruptible', allocated_storage: '20' });
+    const plan = compileSearch({
+      num_gpus: { gte: '1', lte: '4' },
+      order: [
+        ['dph_total', 'ASC'],
+        ['score', 'desc'],
+      ],
+      limit: '10',
+      type: 'interruptible',
+      allocated_storage: '20',
+    });
     expect(plan.conditions).toHaveLength(2);
-    expect(plan.order).toEqual([{ field: 'dph_total', dir: 'asc' }, { field: 'score', dir: 'desc' }]);
+    expect(plan.order).toEqual([
+      { field: 'dph_total', dir: 'asc' },
+      { field: 'score', dir: 'desc' },
+    ]);
     expect(plan).toMatchObject({ limit: 10, type: 'bid', storage: 20 });
     const q = searchSql(plan, 'postgres', 0);
     expect(q.sql).toContain('$1::bigint');
@@ -115,7 +181,9 @@ describe('search filter compiler', () => {
   });
 
   it('accepts the older {"q": {...}} wrapper and a bare value as eq', () => {
-    expect(compileSearch({ q: { num_gpus: 2 } }).conditions).toEqual([{ field: 'num_gpus', op: 'eq', value: 2 }]);
+    expect(compileSearch({ q: { num_gpus: 2 } }).conditions).toEqual([
+      { field: 'num_gpus', op: 'eq', value: 2 },
+    ]);
   });
 
   it('never puts a value into the SQL text', () => {

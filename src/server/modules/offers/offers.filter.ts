@@ -9,7 +9,15 @@
 // - Rented or unlisted machines appear only when the filter names `rented`, `listed` or
 //   `rentable`; deleted machines never do.
 import { CommonErrors } from '../../errors.js';
-import { FREE_DISK_SQL, OFFER_FIELDS, OPERATORS, lit, type FieldDef, type Operator, type SqlContext } from './offers.fields.js';
+import {
+  FREE_DISK_SQL,
+  OFFER_FIELDS,
+  OPERATORS,
+  lit,
+  type FieldDef,
+  type Operator,
+  type SqlContext,
+} from './offers.fields.js';
 
 export const DEFAULT_LIMIT = 64;
 export const MAX_LIMIT = 1000;
@@ -48,7 +56,12 @@ function show(v: unknown): string {
 export function coerce(field: string, def: FieldDef, v: unknown): Scalar {
   switch (def.type) {
     case 'int': {
-      const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*[+-]?\d+(\.0*)?\s*$/.test(v) ? Number(v) : NaN;
+      const n =
+        typeof v === 'number'
+          ? v
+          : typeof v === 'string' && /^\s*[+-]?\d+(\.0*)?\s*$/.test(v)
+            ? Number(v)
+            : NaN;
       if (!Number.isSafeInteger(n)) bad(`Invalid value for ${field}: ${show(v)} is not an integer`);
       return n;
     }
@@ -82,8 +95,16 @@ function isOperator(op: string): op is Operator {
 
 function condition(field: string, def: FieldDef, op: string, raw: unknown): Condition {
   if (!isOperator(op)) bad(`Unknown operator ${show(op)} for field ${field} (use ${OPERATORS.join(', ')})`);
-  if ((def.type === 'bool' || def.type === 'string') && op !== 'eq' && op !== 'neq' && op !== 'in' && op !== 'notin') {
-    bad(`Operator ${op} does not apply to ${field} (a ${def.type === 'bool' ? 'boolean' : 'string'}; use eq, neq, in, notin)`);
+  if (
+    (def.type === 'bool' || def.type === 'string') &&
+    op !== 'eq' &&
+    op !== 'neq' &&
+    op !== 'in' &&
+    op !== 'notin'
+  ) {
+    bad(
+      `Operator ${op} does not apply to ${field} (a ${def.type === 'bool' ? 'boolean' : 'string'}; use eq, neq, in, notin)`,
+    );
   }
   if (op === 'in' || op === 'notin') {
     if (!Array.isArray(raw)) bad(`Invalid value for ${field}.${op}: expected an array`);
@@ -106,7 +127,8 @@ function parseOrder(raw: unknown): SearchPlan['order'] {
     const field = pair[0] as string;
     if (!Object.hasOwn(OFFER_FIELDS, field)) bad(`Unknown order field ${show(field)}`);
     const dir = pair[1] === undefined ? 'asc' : typeof pair[1] === 'string' ? pair[1].toLowerCase() : '';
-    if (dir !== 'asc' && dir !== 'desc') bad(`Invalid order direction ${show(pair[1])} for ${field} (use asc or desc)`);
+    if (dir !== 'asc' && dir !== 'desc')
+      bad(`Invalid order direction ${show(pair[1])} for ${field} (use asc or desc)`);
     return { field, dir };
   });
 }
@@ -122,25 +144,30 @@ function parseType(raw: unknown): SearchType {
 
 function parseLimit(raw: unknown): number {
   if (raw === undefined || raw === null) return DEFAULT_LIMIT;
-  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > MAX_LIMIT) bad(`Invalid limit ${show(raw)}: an integer from 1 to ${MAX_LIMIT}`);
+  const n =
+    typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_LIMIT)
+    bad(`Invalid limit ${show(raw)}: an integer from 1 to ${MAX_LIMIT}`);
   return n;
 }
 
 function parseStorage(raw: unknown): number {
   if (raw === undefined || raw === null) return DEFAULT_STORAGE_GB;
   const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
-  if (!Number.isFinite(n) || n < 0 || n > 1_000_000) bad(`Invalid allocated_storage ${show(raw)}: a number of GB from 0 to 1000000`);
+  if (!Number.isFinite(n) || n < 0 || n > 1_000_000)
+    bad(`Invalid allocated_storage ${show(raw)}: a number of GB from 0 to 1000000`);
   return n;
 }
 
 /** Validates a search body into a plan; a 400 bad_request naming the culprit otherwise. */
 export function compileSearch(body: unknown): SearchPlan {
   if (body === undefined || body === null) body = {};
-  if (typeof body !== 'object' || Array.isArray(body)) bad('The search body must be a JSON object of filters');
+  if (typeof body !== 'object' || Array.isArray(body))
+    bad('The search body must be a JSON object of filters');
   let obj = body as Record<string, unknown>;
   // Older clients wrap the filter as {"q": {...}}.
-  if (Object.keys(obj).length === 1 && obj.q && typeof obj.q === 'object' && !Array.isArray(obj.q)) obj = obj.q as Record<string, unknown>;
+  if (Object.keys(obj).length === 1 && obj.q && typeof obj.q === 'object' && !Array.isArray(obj.q))
+    obj = obj.q as Record<string, unknown>;
   const conditions: Condition[] = [];
   for (const [key, raw] of Object.entries(obj)) {
     if (RESERVED_KEYS.has(key)) continue;
@@ -154,8 +181,15 @@ export function compileSearch(body: unknown): SearchPlan {
       conditions.push(condition(key, def, 'eq', raw));
     }
   }
-  if (obj.disable_bundling !== undefined && typeof obj.disable_bundling !== 'boolean') bad('disable_bundling must be a boolean');
-  return { conditions, order: parseOrder(obj.order), type: parseType(obj.type), limit: parseLimit(obj.limit), storage: parseStorage(obj.allocated_storage) };
+  if (obj.disable_bundling !== undefined && typeof obj.disable_bundling !== 'boolean')
+    bad('disable_bundling must be a boolean');
+  return {
+    conditions,
+    order: parseOrder(obj.order),
+    type: parseType(obj.type),
+    limit: parseLimit(obj.limit),
+    storage: parseStorage(obj.allocated_storage),
+  };
 }
 
 export interface CompiledSql {
@@ -163,7 +197,14 @@ export interface CompiledSql {
   params: unknown[];
 }
 
-const CMP: Record<Exclude<Operator, 'in' | 'notin'>, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' };
+const CMP: Record<Exclude<Operator, 'in' | 'notin'>, string> = {
+  eq: '=',
+  neq: '<>',
+  gt: '>',
+  gte: '>=',
+  lt: '<',
+  lte: '<=',
+};
 
 /** The fields every reply row carries, selected by their SQL (derived ones included). */
 export const SELECTED_FIELDS = Object.keys(OFFER_FIELDS);
@@ -173,7 +214,12 @@ export function searchSql(plan: SearchPlan, dialect: 'sqlite' | 'postgres', now:
   const params: unknown[] = [];
   // PostgreSQL infers a placeholder's type from the column it meets (1.5 against an integer
   // column would fail): cast every parameter to the field's type.
-  const PG_CAST: Record<FieldDef['type'], string> = { int: '::bigint', float: '::float8', string: '::text', bool: '' };
+  const PG_CAST: Record<FieldDef['type'], string> = {
+    int: '::bigint',
+    float: '::float8',
+    string: '::text',
+    bool: '',
+  };
   const p =
     (type: FieldDef['type']) =>
     (v: unknown): string => {

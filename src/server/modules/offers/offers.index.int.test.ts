@@ -23,13 +23,18 @@ const GPU_NAMES = ['RTX 4090', 'RTX 3090', 'rtx 4090', 'H100 SXM', 'Ａ100', '�
 const CPU_NAMES = ['AMD EPYC 7B13', 'Intel Xeon', '', 'épyc'];
 const GEOS = ['US', 'Oregon, US', 'DE', '日本', '😀', ''];
 const DRIVERS = ['550.54.15', '535.1', ''];
-const STRINGS = [...new Set([...GPU_NAMES, ...CPU_NAMES, ...GEOS, ...DRIVERS, 'RTX_4090', 'verified', 'unverified', 'nope'])];
+const STRINGS = [
+  ...new Set([...GPU_NAMES, ...CPU_NAMES, ...GEOS, ...DRIVERS, 'RTX_4090', 'verified', 'unverified', 'nope']),
+];
 
 /** Doubles PostgreSQL and SQLite both take as parameters (PostgreSQL sends subnormals as 0). */
-const double = (min: number, max: number) => fc.double({ min, max, noNaN: true, noDefaultInfinity: true }).filter((v) => v === 0 || Math.abs(v) >= 1e-300);
+const double = (min: number, max: number) =>
+  fc
+    .double({ min, max, noNaN: true, noDefaultInfinity: true })
+    .filter((v) => v === 0 || Math.abs(v) >= 1e-300);
 /** Machine measurements: zero or plausible magnitudes (PostgreSQL's generated score would underflow on 1e-300²). */
 const measure = (max: number) => fc.double({ min: 0, max, noNaN: true }).filter((v) => v === 0 || v >= 1e-6);
-const pick = <T,>(...vs: T[]) => fc.constantFrom(...vs);
+const pick = <T>(...vs: T[]) => fc.constantFrom(...vs);
 
 function machineArb(now: number) {
   return fc.record({
@@ -40,7 +45,11 @@ function machineArb(now: number) {
     cpu_cores: pick(0, 8, 16, 64),
     cpu_ghz: pick(0, 2.5, 3),
     cpu_ram: pick(0, 32768, 65536),
-    disk_space: fc.oneof({ arbitrary: pick(0, 4.9, 5, 10), weight: 1 }, { arbitrary: pick(100, 500, 500.5), weight: 3 }, { arbitrary: measure(2000), weight: 2 }),
+    disk_space: fc.oneof(
+      { arbitrary: pick(0, 4.9, 5, 10), weight: 1 },
+      { arbitrary: pick(100, 500, 500.5), weight: 3 },
+      { arbitrary: measure(2000), weight: 2 },
+    ),
     disk_held_mb: pick(0, 0, 0, 1, 5000, 95_001, 600_000),
     disk_bw: fc.oneof(pick(0, 2000), measure(1e4)),
     inet_up: pick(0, 100, 1000),
@@ -61,7 +70,10 @@ function machineArb(now: number) {
     listed_until: fc.option(pick(now - 1000, now, now + 1, now + 3_600_000, now + 123_457), { freq: 2 }),
     online_state: pick('online', 'offline'),
     last_heartbeat_at: fc.option(pick(now - 5000, now), { freq: 2 }),
-    deleted_at: fc.oneof({ arbitrary: fc.constant(null), weight: 8 }, { arbitrary: fc.constant(now - 1), weight: 1 }),
+    deleted_at: fc.oneof(
+      { arbitrary: fc.constant(null), weight: 8 },
+      { arbitrary: fc.constant(now - 1), weight: 1 },
+    ),
   });
 }
 
@@ -83,9 +95,17 @@ const updateArb = fc.record({
 function valueArb(type: string): fc.Arbitrary<unknown> {
   switch (type) {
     case 'int':
-      return fc.oneof(pick(0, 1, 2, 4, 8, 10, 16, 100, 24564, 49128), fc.integer({ min: -10, max: 200_000 }), pick('2', '8', ' 10 ')) as fc.Arbitrary<unknown>;
+      return fc.oneof(
+        pick(0, 1, 2, 4, 8, 10, 16, 100, 24564, 49128),
+        fc.integer({ min: -10, max: 200_000 }),
+        pick('2', '8', ' 10 '),
+      ) as fc.Arbitrary<unknown>;
     case 'float':
-      return fc.oneof(pick(0, 0.1, 0.5, 0.99, 1, 4.9, 5, 10, 24.9, 100, 480, 500, 31_536_000, 3600), double(-1e6, 1e6), pick('0.5', '1e1')) as fc.Arbitrary<unknown>;
+      return fc.oneof(
+        pick(0, 0.1, 0.5, 0.99, 1, 4.9, 5, 10, 24.9, 100, 480, 500, 31_536_000, 3600),
+        double(-1e6, 1e6),
+        pick('0.5', '1e1'),
+      ) as fc.Arbitrary<unknown>;
     case 'bool':
       return pick<unknown>(true, false, 'true', 'false', 1, 0);
     default:
@@ -97,16 +117,26 @@ const FIELDS = Object.keys(OFFER_FIELDS);
 const conditionArb = fc.constantFrom(...FIELDS).chain((field) => {
   const type = OFFER_FIELDS[field]!.type;
   const ops = type === 'bool' || type === 'string' ? ['eq', 'neq', 'in', 'notin'] : [...OPERATORS];
-  return fc.constantFrom(...ops).chain((op) =>
-    (op === 'in' || op === 'notin' ? fc.array(valueArb(type), { maxLength: 3 }) : valueArb(type)).map((value) => ({ field, op, value })),
-  );
+  return fc
+    .constantFrom(...ops)
+    .chain((op) =>
+      (op === 'in' || op === 'notin' ? fc.array(valueArb(type), { maxLength: 3 }) : valueArb(type)).map(
+        (value) => ({ field, op, value }),
+      ),
+    );
 });
 
 const bodyArb = fc
   .record(
     {
       conditions: fc.array(conditionArb, { maxLength: 3 }),
-      order: fc.array(fc.oneof(fc.tuple(fc.constantFrom(...FIELDS), pick('asc', 'desc', 'DESC')), fc.constantFrom(...FIELDS)), { maxLength: 3 }),
+      order: fc.array(
+        fc.oneof(
+          fc.tuple(fc.constantFrom(...FIELDS), pick('asc', 'desc', 'DESC')),
+          fc.constantFrom(...FIELDS),
+        ),
+        { maxLength: 3 },
+      ),
       type: pick('on-demand', 'bid', 'reserved', 'interruptible'),
       limit: pick(1, 2, 3, 5, 64, 64, MAX_LIMIT),
       allocated_storage: fc.oneof(pick(0, 5, 10, 100, 4.9, 0.1, 480), double(0, 600)),
@@ -115,7 +145,8 @@ const bodyArb = fc
   )
   .map(({ conditions, ...rest }) => {
     const body: Record<string, unknown> = { ...rest };
-    for (const c of conditions) body[c.field] = { ...((body[c.field] as object | undefined) ?? {}), [c.op]: c.value };
+    for (const c of conditions)
+      body[c.field] = { ...((body[c.field] as object | undefined) ?? {}), [c.op]: c.value };
     return body;
   });
 
@@ -161,46 +192,76 @@ describeEachDb('offer index matches searchSql', (dialect) => {
     }
 
     await fc.assert(
-      fc.asyncProperty(fc.array(machineArb(now), { minLength: 10, maxLength: 40 }), fc.array(updateArb, { minLength: 1, maxLength: 6 }), fc.array(bodyArb, { minLength: 1, maxLength: 5 }), async (machines, updates, bodies) => {
-        // Earlier runs' machines leave the picture the way machines do: soft-deleted.
-        await db.updateTable('machines').set({ deleted_at: now - 1 }).where('deleted_at', 'is', null).execute();
-        const ids: number[] = [];
-        for (const m of machines) {
-          const values = machineValues({ hostId: host.id, gpuName: m.gpu_name, numGpus: m.num_gpus, hardware: m }, now);
-          ids.push((await db.insertInto('machines').values(values).returning('id').executeTakeFirstOrThrow()).id);
-        }
-        // Last, a search that shows every live machine with every field: a change the index
-        // missed shows there whatever the random searches asked.
-        const everything = { rentable: { in: [true, false] }, allocated_storage: 0, limit: MAX_LIMIT, order: [['id', 'asc']] };
-        // Updates land between searches, after the index has seen the rows (before that, a
-        // missed update would hide in the rows' first load); the last search sees the rest.
-        const update = async (k: number) => {
-          const u = updates[k];
-          if (u && ids.length) await db.updateTable('machines').set(u.set).where('id', '=', ids[u.i % ids.length]!).execute();
-        };
-        for (const [k, body] of [...bodies, everything].entries()) {
-          if (body === everything) for (let j = k; j < updates.length; j++) await update(j);
-          const plan = compileSearch(body);
-          const got = (await searchOffers(deps, body)).offers;
-          const want = await expected(plan);
-          expect(got.map((o) => o.id), JSON.stringify(body)).toEqual(want.map((o) => o.id));
-          expect(got, JSON.stringify(body)).toEqual(want);
-          // Asked again with nothing changed, a bucket answers from its sorted view (built on its
-          // second search by an order): the same page.
-          const again = (await searchOffers(deps, body)).offers;
-          expect(again.map((o) => o.id), `again: ${JSON.stringify(body)}`).toEqual(want.map((o) => o.id));
-          expect(again, `again: ${JSON.stringify(body)}`).toEqual(want);
-          if (body !== everything) await update(k);
-        }
-        // A fresh index (one full load) holds what the long-lived one reached incrementally.
-        const fresh = new OfferIndex(t().deps.store);
-        await fresh.sync();
-        for (const body of bodies) {
-          const plan = compileSearch(body);
-          const got = (await searchOffers(deps, body)).offers.map((o) => o.id);
-          expect(fresh.search(plan, now).map((r) => r.id)).toEqual(got);
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(machineArb(now), { minLength: 10, maxLength: 40 }),
+        fc.array(updateArb, { minLength: 1, maxLength: 6 }),
+        fc.array(bodyArb, { minLength: 1, maxLength: 5 }),
+        async (machines, updates, bodies) => {
+          // Earlier runs' machines leave the picture the way machines do: soft-deleted.
+          await db
+            .updateTable('machines')
+            .set({ deleted_at: now - 1 })
+            .where('deleted_at', 'is', null)
+            .execute();
+          const ids: number[] = [];
+          for (const m of machines) {
+            const values = machineValues(
+              { hostId: host.id, gpuName: m.gpu_name, numGpus: m.num_gpus, hardware: m },
+              now,
+            );
+            ids.push(
+              (await db.insertInto('machines').values(values).returning('id').executeTakeFirstOrThrow()).id,
+            );
+          }
+          // Last, a search that shows every live machine with every field: a change the index
+          // missed shows there whatever the random searches asked.
+          const everything = {
+            rentable: { in: [true, false] },
+            allocated_storage: 0,
+            limit: MAX_LIMIT,
+            order: [['id', 'asc']],
+          };
+          // Updates land between searches, after the index has seen the rows (before that, a
+          // missed update would hide in the rows' first load); the last search sees the rest.
+          const update = async (k: number) => {
+            const u = updates[k];
+            if (u && ids.length)
+              await db
+                .updateTable('machines')
+                .set(u.set)
+                .where('id', '=', ids[u.i % ids.length]!)
+                .execute();
+          };
+          for (const [k, body] of [...bodies, everything].entries()) {
+            if (body === everything) for (let j = k; j < updates.length; j++) await update(j);
+            const plan = compileSearch(body);
+            const got = (await searchOffers(deps, body)).offers;
+            const want = await expected(plan);
+            expect(
+              got.map((o) => o.id),
+              JSON.stringify(body),
+            ).toEqual(want.map((o) => o.id));
+            expect(got, JSON.stringify(body)).toEqual(want);
+            // Asked again with nothing changed, a bucket answers from its sorted view (built on its
+            // second search by an order): the same page.
+            const again = (await searchOffers(deps, body)).offers;
+            expect(
+              again.map((o) => o.id),
+              `again: ${JSON.stringify(body)}`,
+            ).toEqual(want.map((o) => o.id));
+            expect(again, `again: ${JSON.stringify(body)}`).toEqual(want);
+            if (body !== everything) await update(k);
+          }
+          // A fresh index (one full load) holds what the long-lived one reached incrementally.
+          const fresh = new OfferIndex(t().deps.store);
+          await fresh.sync();
+          for (const body of bodies) {
+            const plan = compileSearch(body);
+            const got = (await searchOffers(deps, body)).offers.map((o) => o.id);
+            expect(fresh.search(plan, now).map((r) => r.id)).toEqual(got);
+          }
+        },
+      ),
       { numRuns: RUNS },
     );
   });

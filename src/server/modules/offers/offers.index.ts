@@ -327,7 +327,9 @@ export class OfferIndex {
     const names = pinned('gpu_name');
     const counts = pinned('num_gpus');
     const out: Bucket[] = [];
-    const byCount = names ? [...names].map((n) => (typeof n === 'string' ? this.buckets.get(n) : undefined)) : [...this.buckets.values()];
+    const byCount = names
+      ? [...names].map((n) => (typeof n === 'string' ? this.buckets.get(n) : undefined))
+      : [...this.buckets.values()];
     for (const m of byCount) {
       if (!m) continue;
       if (!counts) out.push(...m.values());

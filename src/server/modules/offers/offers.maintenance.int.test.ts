@@ -11,19 +11,36 @@ describeEachDb('maintenance windows seen by renters', (dialect) => {
 
   it('offers, v0 and v1 instance lists and the single instance show the machine windows; empty when none', async () => {
     const host = await t().user();
-    const { machine_ids: ids } = await createMachines(t().deps, { ownerEmail: host.email, gpuName: 'RTX 4090', numGpus: 1, count: 3, priceGpu: 0.5 });
+    const { machine_ids: ids } = await createMachines(t().deps, {
+      ownerEmail: host.email,
+      gpuName: 'RTX 4090',
+      numGpus: 1,
+      count: 3,
+      priceGpu: 0.5,
+    });
     const [a, b, c] = ids as [number, number, number];
     const now = Math.floor(t().clock.now() / 1000);
     const dn = (id: number, sdate: number, duration: number, cat: string) =>
-      t().request('PUT', `/api/v0/machines/${id}/dnotify/`, { key: host.apiKey, body: { client_id: 'me', sdate, duration, maintenance_category: cat } });
+      t().request('PUT', `/api/v0/machines/${id}/dnotify/`, {
+        key: host.apiKey,
+        body: { client_id: 'me', sdate, duration, maintenance_category: cat },
+      });
     expect((await dn(a, now + 7200, 2, 'gpu')).status).toBe(200);
     expect((await dn(a, now + 86400, 1, 'power')).status).toBe(200);
     expect((await dn(b, now + 3600, 3, 'disk')).status).toBe(200);
 
-    const search = await t().request('POST', '/api/v0/bundles/', { key: host.apiKey, body: { id: { in: [a, b, c] }, order: [['id', 'asc']] } });
+    const search = await t().request('POST', '/api/v0/bundles/', {
+      key: host.apiKey,
+      body: { id: { in: [a, b, c] }, order: [['id', 'asc']] },
+    });
     expect(search.status).toBe(200);
     const byId = new Map(search.body.offers.map((o: { id: number }) => [o.id, o]));
-    const win = (machine_id: number, start_time: number, duration_hours: number, maintenance_category: string) => ({
+    const win = (
+      machine_id: number,
+      start_time: number,
+      duration_hours: number,
+      maintenance_category: string,
+    ) => ({
       id: expect.any(Number),
       machine_id,
       start_time,
@@ -31,31 +48,49 @@ describeEachDb('maintenance windows seen by renters', (dialect) => {
       duration_hours,
       maintenance_category,
     });
-    expect((byId.get(a) as any).maintenances).toEqual([win(a, now + 7200, 2, 'gpu'), win(a, now + 86400, 1, 'power')]);
+    expect((byId.get(a) as any).maintenances).toEqual([
+      win(a, now + 7200, 2, 'gpu'),
+      win(a, now + 86400, 1, 'power'),
+    ]);
     expect((byId.get(b) as any).maintenances).toEqual([win(b, now + 3600, 3, 'disk')]);
     expect((byId.get(c) as any).maintenances).toEqual([]);
 
     const renter = await t().user();
-    expect((await t().request('POST', '/api/v0/ssh/', { key: renter.apiKey, body: { ssh_key: PUB } })).status).toBe(200);
-    const ia = (await t().request('PUT', `/api/v0/asks/${a}/`, { key: renter.apiKey, body: { image: 'x' } })).body.new_contract;
-    const ic = (await t().request('PUT', `/api/v0/asks/${c}/`, { key: renter.apiKey, body: { image: 'x' } })).body.new_contract;
+    expect(
+      (await t().request('POST', '/api/v0/ssh/', { key: renter.apiKey, body: { ssh_key: PUB } })).status,
+    ).toBe(200);
+    const ia = (await t().request('PUT', `/api/v0/asks/${a}/`, { key: renter.apiKey, body: { image: 'x' } }))
+      .body.new_contract;
+    const ic = (await t().request('PUT', `/api/v0/asks/${c}/`, { key: renter.apiKey, body: { image: 'x' } }))
+      .body.new_contract;
 
     const v0 = (await t().request('GET', '/api/v0/instances/', { key: renter.apiKey })).body.instances;
     const v1 = (await t().request('GET', '/api/v1/instances/', { key: renter.apiKey })).body.instances;
     const one = (await t().request('GET', `/api/v0/instances/${ia}/`, { key: renter.apiKey })).body.instances;
     for (const rows of [v0, v1]) {
-      expect(rows.find((r: { id: number }) => r.id === ia).maintenances).toEqual((byId.get(a) as any).maintenances);
+      expect(rows.find((r: { id: number }) => r.id === ia).maintenances).toEqual(
+        (byId.get(a) as any).maintenances,
+      );
       expect(rows.find((r: { id: number }) => r.id === ic).maintenances).toEqual([]);
     }
     expect(one.maintenances).toEqual((byId.get(a) as any).maintenances);
 
     // A cancelled window disappears; an ended one too.
-    expect((await t().request('PUT', `/api/v0/machines/${b}/cancel_maint/`, { key: host.apiKey, body: {} })).status).toBe(200);
+    expect(
+      (await t().request('PUT', `/api/v0/machines/${b}/cancel_maint/`, { key: host.apiKey, body: {} }))
+        .status,
+    ).toBe(200);
     t().clock.advance(5 * 3600 * 1000); // a's gpu window (now+2h..now+4h) has ended
-    const later = await t().request('POST', '/api/v0/bundles/', { key: host.apiKey, body: { id: { in: [a, b] }, rented: { in: [true, false] } } });
+    const later = await t().request('POST', '/api/v0/bundles/', {
+      key: host.apiKey,
+      body: { id: { in: [a, b] }, rented: { in: [true, false] } },
+    });
     const later2 = new Map(later.body.offers.map((o: { id: number }) => [o.id, o]));
     expect((later2.get(b) as any).maintenances).toEqual([]);
     expect((later2.get(a) as any).maintenances).toEqual([win(a, now + 86400, 1, 'power')]);
-    expect((await t().request('GET', `/api/v0/instances/${ia}/`, { key: renter.apiKey })).body.instances.maintenances).toEqual([win(a, now + 86400, 1, 'power')]);
+    expect(
+      (await t().request('GET', `/api/v0/instances/${ia}/`, { key: renter.apiKey })).body.instances
+        .maintenances,
+    ).toEqual([win(a, now + 86400, 1, 'power')]);
   });
 });

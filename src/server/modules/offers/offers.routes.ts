@@ -12,23 +12,41 @@ import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import { CommonErrors } from '../../errors.js';
 import { maintenanceWindowSchema } from '../machines/machines.routes.js';
 
-const JSON_TYPE: Record<FieldType, string> = { int: 'integer', float: 'number', bool: 'boolean', string: 'string' };
+const JSON_TYPE: Record<FieldType, string> = {
+  int: 'integer',
+  float: 'number',
+  bool: 'boolean',
+  string: 'string',
+};
 
 export const offerSchema = {
   type: 'object',
   properties: {
     ...Object.fromEntries(
-      Object.entries(OFFER_FIELDS).map(([k, d]) => [k, { type: d.type === 'float' || d.type === 'int' ? [JSON_TYPE[d.type], 'null'] : JSON_TYPE[d.type], description: `${d.doc}${d.unit ? ` (${d.unit})` : ''}` }]),
+      Object.entries(OFFER_FIELDS).map(([k, d]) => [
+        k,
+        {
+          type: d.type === 'float' || d.type === 'int' ? [JSON_TYPE[d.type], 'null'] : JSON_TYPE[d.type],
+          description: `${d.doc}${d.unit ? ` (${d.unit})` : ''}`,
+        },
+      ]),
     ),
     ask_contract_id: { type: 'integer' },
     is_bid: { type: 'boolean' },
     search_type: { type: 'string' },
     allocated_storage: { type: 'number' },
-    maintenances: { type: 'array', items: maintenanceWindowSchema, description: 'current and upcoming maintenance windows of the machine (empty when none)' },
+    maintenances: {
+      type: 'array',
+      items: maintenanceWindowSchema,
+      description: 'current and upcoming maintenance windows of the machine (empty when none)',
+    },
   },
 } as const;
 
-const searchReply = { 200: { type: 'object', properties: { offers: { type: 'array', items: offerSchema } } }, ...authErrors } as const;
+const searchReply = {
+  200: { type: 'object', properties: { offers: { type: 'array', items: offerSchema } } },
+  ...authErrors,
+} as const;
 
 // The search reply's JSON (issue 9: search p99). Serialising 64 offers of 45 fields was a third of
 // a search's CPU, mostly numbers to text. An offer's fields are written in three parts, each by
@@ -47,7 +65,12 @@ const fieldNames = (keep: (d: (typeof OFFER_FIELDS)[string]) => boolean) =>
     .filter(([, d]) => keep(d))
     .map(([k]) => k);
 const ROW_PART = [...fieldNames((d) => !d.usesNow && !d.usesPlan), 'ask_contract_id'];
-const PLAN_PART = [...fieldNames((d) => !d.usesNow && !!d.usesPlan), 'is_bid', 'search_type', 'allocated_storage'];
+const PLAN_PART = [
+  ...fieldNames((d) => !d.usesNow && !!d.usesPlan),
+  'is_bid',
+  'search_type',
+  'allocated_storage',
+];
 const NOW_PART = fieldNames((d) => !!d.usesNow);
 const nowOf = offerBuilder(NOW_PART, false);
 
@@ -62,14 +85,25 @@ let serializers: Serializers | null = null;
 
 function offerSerializers(): Serializers {
   if (!serializers) {
-    const compile = (SerializerSelector as unknown as () => (e: unknown, o: unknown) => (r: { schema: object; method: string; url: string; httpStatus: string }) => Serialize)()({}, {});
-    const of = (schema: object): Serialize => compile({ schema, method: 'POST', url: '/api/v0/bundles', httpStatus: '200' });
+    const compile = (
+      SerializerSelector as unknown as () => (
+        e: unknown,
+        o: unknown,
+      ) => (r: { schema: object; method: string; url: string; httpStatus: string }) => Serialize
+    )()({}, {});
+    const of = (schema: object): Serialize =>
+      compile({ schema, method: 'POST', url: '/api/v0/bundles', httpStatus: '200' });
     const part = (names: readonly string[]): Serialize => {
       const props = offerSchema.properties as Record<string, object>;
       const ser = of({ type: 'object', properties: Object.fromEntries(names.map((n) => [n, props[n]!])) });
       return (o) => ser(o).slice(1, -1); // the members alone: '"a":1,"b":2'
     };
-    serializers = { row: part(ROW_PART), plan: part(PLAN_PART), now: part(NOW_PART), windows: of(offerSchema.properties.maintenances) };
+    serializers = {
+      row: part(ROW_PART),
+      plan: part(PLAN_PART),
+      now: part(NOW_PART),
+      windows: of(offerSchema.properties.maintenances),
+    };
   }
   return serializers;
 }
@@ -126,7 +160,8 @@ export async function marketRoutes(app: FastifyInstance, deps: Deps): Promise<vo
       schema: {
         tags: ['offers'],
         summary: 'Search offers',
-        description: 'Flat filter object: each field as {op: value} (eq neq gt gte lt lte in notin), plus order, type, limit, allocated_storage. See docs/market.md.',
+        description:
+          'Flat filter object: each field as {op: value} (eq neq gt gte lt lte in notin), plus order, type, limit, allocated_storage. See docs/market.md.',
         body: { type: 'object', additionalProperties: true },
         response: searchReply,
       },
@@ -140,7 +175,12 @@ export async function marketRoutes(app: FastifyInstance, deps: Deps): Promise<vo
     '/api/v0/bundles',
     {
       config: { scope: 'offers' },
-      schema: { tags: ['offers'], summary: 'Search offers (older clients: ?q=JSON)', querystring: { type: 'object', properties: { q: { type: 'string' } } }, response: searchReply },
+      schema: {
+        tags: ['offers'],
+        summary: 'Search offers (older clients: ?q=JSON)',
+        querystring: { type: 'object', properties: { q: { type: 'string' } } },
+        response: searchReply,
+      },
     },
     async (req, reply) => {
       const q = (req.query as { q?: string }).q;
@@ -159,7 +199,15 @@ export async function marketRoutes(app: FastifyInstance, deps: Deps): Promise<vo
     '/api/v0/gpu_names/unique',
     {
       config: { scope: 'offers' },
-      schema: { tags: ['offers'], summary: 'Distinct GPU names currently offered', response: { 200: { type: 'object', properties: { gpu_names: { type: 'array', items: { type: 'string' } } } }, 401: errorSchema, 403: errorSchema } },
+      schema: {
+        tags: ['offers'],
+        summary: 'Distinct GPU names currently offered',
+        response: {
+          200: { type: 'object', properties: { gpu_names: { type: 'array', items: { type: 'string' } } } },
+          401: errorSchema,
+          403: errorSchema,
+        },
+      },
     },
     async () => ({ gpu_names: await gpuNames(deps) }),
   );

@@ -20,7 +20,14 @@ describeEachDb('offer search', (dialect) => {
       [
         { hostId: host.id, gpuName: 'RTX 4090', numGpus: 1, priceGpu: 0.5, priceDisk: 0.1 },
         { hostId: host.id, gpuName: 'RTX 4090', numGpus: 2, priceGpu: 0.4, priceDisk: 0.2 },
-        { hostId: host.id, gpuName: 'RTX 3090', numGpus: 4, priceGpu: 0.2, priceDisk: 0.1, hardware: { reliability: 0.9 } },
+        {
+          hostId: host.id,
+          gpuName: 'RTX 3090',
+          numGpus: 4,
+          priceGpu: 0.2,
+          priceDisk: 0.1,
+          hardware: { reliability: 0.9 },
+        },
         { hostId: host.id, gpuName: 'H100 SXM', numGpus: 8, priceGpu: 2.5, verified: false },
         { hostId: host.id, gpuName: 'A100 SXM4', numGpus: 1, priceGpu: 1, listed: false },
         { hostId: host.id, gpuName: 'L40S', numGpus: 1, priceGpu: 0.7, hardware: { rented: 1 } },
@@ -30,10 +37,20 @@ describeEachDb('offer search', (dialect) => {
   });
 
   const search = (body: unknown) => t().request('POST', '/api/v0/bundles/', { key, body });
-  const cliDefaults = { verified: { eq: true }, external: { eq: false }, rentable: { eq: true }, rented: { eq: false } };
+  const cliDefaults = {
+    verified: { eq: true },
+    external: { eq: false },
+    rentable: { eq: true },
+    rented: { eq: false },
+  };
 
   it('answers the CLI default query with verified, rentable offers ordered by score desc', async () => {
-    const r = await search({ ...cliDefaults, order: [['score', 'desc']], type: 'on-demand', allocated_storage: 10 });
+    const r = await search({
+      ...cliDefaults,
+      order: [['score', 'desc']],
+      type: 'on-demand',
+      allocated_storage: 10,
+    });
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
     const got = r.body.offers.map((o: { id: number }) => o.id);
@@ -70,7 +87,9 @@ describeEachDb('offer search', (dialect) => {
     for (const [body, want] of cases) {
       const r = await search(body);
       expect(r.status, JSON.stringify(body)).toBe(200);
-      expect(r.body.offers.map((o: { id: number }) => o.id).sort(), JSON.stringify(body)).toEqual([...want].sort());
+      expect(r.body.offers.map((o: { id: number }) => o.id).sort(), JSON.stringify(body)).toEqual(
+        [...want].sort(),
+      );
     }
   });
 
@@ -88,7 +107,13 @@ describeEachDb('offer search', (dialect) => {
   });
 
   it('orders over several fields and limits', async () => {
-    const r = await search({ order: [['num_gpus', 'asc'], ['dph_total', 'desc']], limit: '3' });
+    const r = await search({
+      order: [
+        ['num_gpus', 'asc'],
+        ['dph_total', 'desc'],
+      ],
+      limit: '3',
+    });
     expect(r.body.offers.map((o: { id: number }) => o.id)).toEqual([ids[0], ids[1], ids[2]]);
     const d = await search({ order: [['gpu_name', 'desc']], limit: 1 });
     expect(d.body.offers.map((o: { gpu_name: string }) => o.gpu_name)).toEqual(['RTX 4090']);
@@ -142,27 +167,69 @@ describeEachDb('offer search', (dialect) => {
   });
   it('writes the reply JSON from kept per-row parts exactly as the plain offers, and never from a stale part', async () => {
     const bodies = [
-      { rentable: { in: [true, false] }, order: [['dph_total', 'asc']], allocated_storage: 7, type: 'bid', limit: 50 },
-      { rentable: { in: [true, false] }, order: [['dph_total', 'asc']], allocated_storage: 7, type: 'on-demand', limit: 50 },
-      { rentable: { in: [true, false] }, order: [['dph_total', 'asc']], allocated_storage: 30, type: 'on-demand', limit: 50 },
+      {
+        rentable: { in: [true, false] },
+        order: [['dph_total', 'asc']],
+        allocated_storage: 7,
+        type: 'bid',
+        limit: 50,
+      },
+      {
+        rentable: { in: [true, false] },
+        order: [['dph_total', 'asc']],
+        allocated_storage: 7,
+        type: 'on-demand',
+        limit: 50,
+      },
+      {
+        rentable: { in: [true, false] },
+        order: [['dph_total', 'asc']],
+        allocated_storage: 30,
+        type: 'on-demand',
+        limit: 50,
+      },
     ];
-    const plain = async (body: unknown) => JSON.parse(JSON.stringify((await searchOffers(t().deps, body)).offers));
+    const plain = async (body: unknown) =>
+      JSON.parse(JSON.stringify((await searchOffers(t().deps, body)).offers));
     const json = async (body: unknown) => JSON.parse(await searchReplyJson(t().deps, body)).offers;
     // Each plan twice in turn: rows' parts are kept, and the plan-dependent part follows the plan.
     for (const body of [...bodies, ...bodies]) {
-      const from = (await searchPage(t().deps, body, () => 'index', () => 'sql')).items;
+      const from = (
+        await searchPage(
+          t().deps,
+          body,
+          () => 'index',
+          () => 'sql',
+        )
+      ).items;
       expect(from.length).toBeGreaterThan(0);
       expect(from.every((x) => x === 'index')).toBe(true); // parts are kept for index rows
       expect(await json(body), JSON.stringify(body)).toEqual(await plain(body));
     }
     // A machine whose price and hardware change is a new row: its reply shows the new values.
-    await t().deps.db.updateTable('machines').set({ price_gpu_dph: 3.25, inet_up: 777, geolocation: 'Mars' }).where('id', '=', ids[0]!).execute();
+    await t()
+      .deps.db.updateTable('machines')
+      .set({ price_gpu_dph: 3.25, inet_up: 777, geolocation: 'Mars' })
+      .where('id', '=', ids[0]!)
+      .execute();
     const shown = await json(bodies[0]);
     expect(shown).toEqual(await plain(bodies[0]));
-    expect(shown.find((o: { id: number }) => o.id === ids[0])).toMatchObject({ inet_up: 777, geolocation: 'Mars' });
+    expect(shown.find((o: { id: number }) => o.id === ids[0])).toMatchObject({
+      inet_up: 777,
+      geolocation: 'Mars',
+    });
     // SQL's answers (ordered by score alone) are written by the same parts.
     const byScore = { order: [['score', 'desc']], rentable: { in: [true, false] } };
-    expect((await searchPage(t().deps, byScore, () => 'index', () => 'sql')).items.every((x) => x === 'sql')).toBe(true);
+    expect(
+      (
+        await searchPage(
+          t().deps,
+          byScore,
+          () => 'index',
+          () => 'sql',
+        )
+      ).items.every((x) => x === 'sql'),
+    ).toBe(true);
     expect(await json(byScore)).toEqual(await plain(byScore));
     // Over HTTP: the same offers, the CLI's content type.
     const r = await search(bodies[0]);

@@ -35,10 +35,14 @@ export function offerView(row: Record<string, unknown>, plan: SearchPlan): Offer
  * sees every name), a third of a search. The source holds only field names (checked identifiers)
  * and indexes; every value comes from the fields' own `js` functions.
  */
-export function offerBuilder(names: readonly string[], extras: boolean): (r: OfferRow, ctx: JsContext, plan: SearchPlan) => Offer {
+export function offerBuilder(
+  names: readonly string[],
+  extras: boolean,
+): (r: OfferRow, ctx: JsContext, plan: SearchPlan) => Offer {
   const defs = names.map((n) => {
     const def = OFFER_FIELDS[n];
-    if (!def || !/^[a-z_][a-z0-9_]*$/.test(n)) throw new Error(`offer field name ${n} is not a plain identifier of OFFER_FIELDS`);
+    if (!def || !/^[a-z_][a-z0-9_]*$/.test(n))
+      throw new Error(`offer field name ${n} is not a plain identifier of OFFER_FIELDS`);
     return def;
   });
   const props = names.map((name, i) => {
@@ -47,7 +51,9 @@ export function offerBuilder(names: readonly string[], extras: boolean): (r: Off
     const conv = def.type === 'bool' ? `${v} === true` : def.type === 'string' ? `S(${v})` : `N(${v})`;
     return `${name}: ${conv}`;
   });
-  const more = extras ? ", ask_contract_id: 0, is_bid: plan.type === 'bid', search_type: plan.type, allocated_storage: plan.storage" : '';
+  const more = extras
+    ? ", ask_contract_id: 0, is_bid: plan.type === 'bid', search_type: plan.type, allocated_storage: plan.storage"
+    : '';
   const src = `return function offerOf(r, c, plan) {
     const o = { ${props.join(', ')}${more} };
     ${extras ? 'o.ask_contract_id = o.id;' : ''}
@@ -55,7 +61,11 @@ export function offerBuilder(names: readonly string[], extras: boolean): (r: Off
   };`;
   const S = (v: FieldValue): string => (v === null ? '' : String(v));
   const N = (v: FieldValue): number | null => (v === null ? null : Number(v));
-  return new Function('F', 'S', 'N', src)(defs.map((d) => d.js), S, N) as (r: OfferRow, ctx: JsContext, plan: SearchPlan) => Offer;
+  return new Function('F', 'S', 'N', src)(
+    defs.map((d) => d.js),
+    S,
+    N,
+  ) as (r: OfferRow, ctx: JsContext, plan: SearchPlan) => Offer;
 }
 
 /** offerView of the row searchSql would select for `r`: every field and the extras. */
@@ -70,14 +80,21 @@ export const offerOf = offerBuilder(Object.keys(OFFER_FIELDS), true);
  */
 function sqlIsFaster(plan: SearchPlan): boolean {
   if (plan.order.length !== 1 || plan.order[0]!.field !== 'score') return false;
-  return !plan.conditions.some((c) => (c.field === 'gpu_name' || c.field === 'id' || c.field === 'machine_id') && (c.op === 'eq' || c.op === 'in'));
+  return !plan.conditions.some(
+    (c) =>
+      (c.field === 'gpu_name' || c.field === 'id' || c.field === 'machine_id') &&
+      (c.op === 'eq' || c.op === 'in'),
+  );
 }
 
 /**
  * Search (issue 9): the plan is evaluated over this process's offer index, synced first so the
  * answer is exactly as fresh as the database (offers.index.ts); it gives what searchSql gives.
  */
-export async function searchOffers(deps: Pick<Deps, 'store' | 'db' | 'dialect' | 'clock'>, body: unknown): Promise<{ offers: Offer[] }> {
+export async function searchOffers(
+  deps: Pick<Deps, 'store' | 'db' | 'dialect' | 'clock'>,
+  body: unknown,
+): Promise<{ offers: Offer[] }> {
   const page = await searchPage(deps, body, offerOf, (o) => o);
   page.items.forEach((o, i) => (o.maintenances = page.windows.get(page.ids[i]!) ?? []));
   return { offers: page.items };
@@ -124,7 +141,9 @@ export async function searchPage<T>(
   }
   // Renters see the machine's current and upcoming maintenance windows on each offer: one query
   // for all the machine ids of the page (never one per row), so search stays fast.
-  const windows = ids.length ? await readMaintenanceWindows(deps.store, ids, now) : new Map<number, WindowView[]>();
+  const windows = ids.length
+    ? await readMaintenanceWindows(deps.store, ids, now)
+    : new Map<number, WindowView[]>();
   return { items, ids, windows };
 }
 

@@ -26,11 +26,12 @@ function factoryFor(body: string): Factory {
   let f = factories.get(body);
   if (!f) {
     const fields = FIELD_NAMES.map((_, i) => `const F${i} = F[${i}];`).join(' ');
-    f = new Function('F', 'LISTED', 'FREE_DISK', `${fields} return function (V, S, c) { return function (r) { let x; return ${body}; }; };`)(
-      FIELD_FNS,
-      OFFER_FIELDS.listed!.js,
-      freeDiskJs,
-    ) as Factory;
+    f = new Function(
+      'F',
+      'LISTED',
+      'FREE_DISK',
+      `${fields} return function (V, S, c) { return function (r) { let x; return ${body}; }; };`,
+    )(FIELD_FNS, OFFER_FIELDS.listed!.js, freeDiskJs) as Factory;
     // Bounded like the statement cache: shapes are few, but a client could vary them.
     if (factories.size >= 1000) factories.clear();
     factories.set(body, f);
@@ -43,7 +44,11 @@ function factoryFor(body: string): Factory {
  * given already meets (the index chose the rows by them). Order of the conjuncts is free (they
  * are pure): the filter's eq/in conditions first, its others next, the implicit filters last.
  */
-export function compileTester(plan: SearchPlan, ctx: JsContext, settled: ReadonlySet<Condition> = new Set()): Predicate | null {
+export function compileTester(
+  plan: SearchPlan,
+  ctx: JsContext,
+  settled: ReadonlySet<Condition> = new Set(),
+): Predicate | null {
   const V: Scalar[] = [];
   const S: Set<unknown>[] = [];
   const terms: string[] = [];
@@ -97,7 +102,9 @@ const keys = new Map<string, (c: JsContext) => (r: OfferRow) => unknown>();
 export function compileKey(field: string, ctx: JsContext): (r: OfferRow) => FieldValue {
   let k = keys.get(field);
   if (!k) {
-    k = new Function('F', 'return function (c) { return function (r) { return F(r, c); }; };')(OFFER_FIELDS[field]!.js) as (c: JsContext) => (r: OfferRow) => unknown;
+    k = new Function('F', 'return function (c) { return function (r) { return F(r, c); }; };')(
+      OFFER_FIELDS[field]!.js,
+    ) as (c: JsContext) => (r: OfferRow) => unknown;
     keys.set(field, k);
   }
   return k(ctx) as (r: OfferRow) => FieldValue;

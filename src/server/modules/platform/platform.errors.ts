@@ -7,5 +7,11 @@ export const PlatformErrors = defineErrors({
 
 /** 429 with the spec's `{error, msg}` body and a Retry-After header (RFC 9110, 10.2.3). */
 export function rateLimited(what: string, retryAfterS: number): AppError {
-  return new AppError(429, 'rate_limited', `Too many ${what}; retry in ${retryAfterS} seconds`, {}, { 'retry-after': String(retryAfterS) });
+  return new AppError(
+    429,
+    'rate_limited',
+    `Too many ${what}; retry in ${retryAfterS} seconds`,
+    {},
+    { 'retry-after': String(retryAfterS) },
+  );
 }

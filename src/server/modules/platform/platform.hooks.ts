@@ -16,7 +16,12 @@ export function installPlatformHooks(app: FastifyInstance, deps: Deps): void {
     schema.response = { ...(schema.response ?? {}), 429: errorSchema };
     // The limiter runs on limited routes only (route-level hooks run after the app's onRequest
     // hooks, so after authentication): every other request, polling first, pays nothing for it.
-    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    const own =
+      route.onRequest === undefined
+        ? []
+        : Array.isArray(route.onRequest)
+          ? route.onRequest
+          : [route.onRequest];
     route.onRequest = [...own, limit];
   });
   app.addHook('onResponse', metricsHook(deps));

@@ -39,11 +39,22 @@ describeEachDb('metrics', (dialect) => {
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = r.raw;
-    expect(sample(text, 'openrig_http_requests_total{method="GET",route="/api/v0/users/current",status="200"}')).toBe(2);
-    expect(sample(text, 'openrig_http_requests_total{method="GET",route="/api/v0/users/current",status="401"}')).toBe(1);
+    expect(
+      sample(text, 'openrig_http_requests_total{method="GET",route="/api/v0/users/current",status="200"}'),
+    ).toBe(2);
+    expect(
+      sample(text, 'openrig_http_requests_total{method="GET",route="/api/v0/users/current",status="401"}'),
+    ).toBe(1);
     expect(sample(text, 'openrig_http_requests_total{method="GET",route="unmatched",status="404"}')).toBe(1);
-    expect(sample(text, 'openrig_http_request_duration_seconds_count{method="GET",route="/api/v0/users/current",status="200"}')).toBe(2);
-    expect(text).toContain('openrig_http_request_duration_seconds_bucket{le="0.015",method="GET",route="/api/v0/users/current",status="200"}');
+    expect(
+      sample(
+        text,
+        'openrig_http_request_duration_seconds_count{method="GET",route="/api/v0/users/current",status="200"}',
+      ),
+    ).toBe(2);
+    expect(text).toContain(
+      'openrig_http_request_duration_seconds_bucket{le="0.015",method="GET",route="/api/v0/users/current",status="200"}',
+    );
     expect(sample(text, 'openrig_db_up')).toBe(1);
     expect(text).toContain('openrig_process_resident_memory_bytes');
   });
@@ -81,7 +92,11 @@ describeEachDb('metrics', (dialect) => {
     });
     await t.db.store.db
       .insertInto('instances')
-      .values([inst(ms[0]!.id, 'running', null), inst(ms[1]!.id, null, null), inst(ms[2]!.id, 'running', now)] as never)
+      .values([
+        inst(ms[0]!.id, 'running', null),
+        inst(ms[1]!.id, null, null),
+        inst(ms[2]!.id, 'running', now),
+      ] as never)
       .execute();
     t.clock.advance(0);
     await enqueueEmails(t.db.store.db, now - 12_000, [
@@ -143,7 +158,10 @@ describeEachDb('readyz', (dialect) => {
               return { db, dialect: 'sqlite', read, scratch: () => null, destroy: () => db.destroy() };
             })()
           : openStore(url);
-      const config = loadConfig({ OPENRIG_SECRET_KEY: 'ab'.repeat(32) }, { dataDir: t.db.dataDir, databaseUrl: url });
+      const config = loadConfig(
+        { OPENRIG_SECRET_KEY: 'ab'.repeat(32) },
+        { dataDir: t.db.dataDir, databaseUrl: url },
+      );
       const deps = makeDeps({ store, clock: new ManualClock(), config, log: pino({ level: 'silent' }) });
       const app = await buildApp(deps, { logger: false });
       const r = await app.inject({ method: 'GET', url: '/readyz' });

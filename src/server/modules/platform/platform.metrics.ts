@@ -41,7 +41,12 @@ function createMetrics(deps: Deps): Metrics {
   const registers = [registry];
   collectDefaultMetrics({ register: registry, prefix: 'openrig_' });
   const labelNames = ['method', 'route', 'status'] as const;
-  const requests = new Counter({ name: 'openrig_http_requests_total', help: 'HTTP requests by route pattern and status', labelNames, registers });
+  const requests = new Counter({
+    name: 'openrig_http_requests_total',
+    help: 'HTTP requests by route pattern and status',
+    labelNames,
+    registers,
+  });
   const latency = new Histogram({
     name: 'openrig_http_request_duration_seconds',
     help: 'HTTP request latency by route pattern and status',
@@ -49,7 +54,12 @@ function createMetrics(deps: Deps): Metrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers,
   });
-  const rateLimited = new Counter({ name: 'openrig_rate_limited_total', help: 'Requests refused with 429 by route family', labelNames: ['family'], registers });
+  const rateLimited = new Counter({
+    name: 'openrig_rate_limited_total',
+    help: 'Requests refused with 429 by route family',
+    labelNames: ['family'],
+    registers,
+  });
 
   // One set of queries per scrape, shared by the gauges below (prom-client collects them in parallel).
   let pending: Promise<Snapshot> | null = null;
@@ -59,7 +69,12 @@ function createMetrics(deps: Deps): Metrics {
     });
     return pending;
   };
-  const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge<string>, s: Snapshot) => void) =>
+  const gauge = (
+    name: string,
+    help: string,
+    labelNames: string[],
+    fill: (g: Gauge<string>, s: Snapshot) => void,
+  ) =>
     new Gauge({
       name,
       help,
@@ -73,20 +88,43 @@ function createMetrics(deps: Deps): Metrics {
     });
 
   gauge('openrig_db_up', '1 when the database answers, else 0', [], (g, s) => g.set(s.dbUp ? 1 : 0));
-  gauge('openrig_instances', 'Live (not destroyed) instances by actual_status; "provisioning" is the null status', ['state'], (g, s) => {
-    for (const [state, n] of s.instances) g.set({ state }, n);
-  });
-  gauge('openrig_email_outbox_backlog', 'E-mails in the outbox by state: pending (not yet delivered) or failed (gave up)', ['state'], (g, s) => {
-    g.set({ state: 'pending' }, s.outboxPending);
-    g.set({ state: 'failed' }, s.outboxFailed);
-  });
-  gauge('openrig_email_outbox_oldest_age_seconds', 'Age of the oldest undelivered e-mail (0 when none)', [], (g, s) => g.set(s.outboxOldestAgeS));
-  gauge('openrig_heartbeat_lag_seconds', 'Time since the last heartbeat over online machines: max and average', ['stat'], (g, s) => {
-    g.set({ stat: 'max' }, s.lagMaxS);
-    g.set({ stat: 'avg' }, s.lagAvgS);
-  });
-  gauge('openrig_machines_heartbeat_overdue', 'Machines marked online whose last heartbeat is older than twice the heartbeat interval', [], (g, s) =>
-    g.set(s.overdue),
+  gauge(
+    'openrig_instances',
+    'Live (not destroyed) instances by actual_status; "provisioning" is the null status',
+    ['state'],
+    (g, s) => {
+      for (const [state, n] of s.instances) g.set({ state }, n);
+    },
+  );
+  gauge(
+    'openrig_email_outbox_backlog',
+    'E-mails in the outbox by state: pending (not yet delivered) or failed (gave up)',
+    ['state'],
+    (g, s) => {
+      g.set({ state: 'pending' }, s.outboxPending);
+      g.set({ state: 'failed' }, s.outboxFailed);
+    },
+  );
+  gauge(
+    'openrig_email_outbox_oldest_age_seconds',
+    'Age of the oldest undelivered e-mail (0 when none)',
+    [],
+    (g, s) => g.set(s.outboxOldestAgeS),
+  );
+  gauge(
+    'openrig_heartbeat_lag_seconds',
+    'Time since the last heartbeat over online machines: max and average',
+    ['stat'],
+    (g, s) => {
+      g.set({ stat: 'max' }, s.lagMaxS);
+      g.set({ stat: 'avg' }, s.lagAvgS);
+    },
+  );
+  gauge(
+    'openrig_machines_heartbeat_overdue',
+    'Machines marked online whose last heartbeat is older than twice the heartbeat interval',
+    [],
+    (g, s) => g.set(s.overdue),
   );
   gauge('openrig_machines', 'Machines (not deleted) by online_state', ['state'], (g, s) => {
     for (const [state, n] of s.machines) g.set({ state }, n);
@@ -124,7 +162,9 @@ async function loadSnapshot(deps: Deps): Promise<Snapshot> {
       .select([
         sql<number>`sum(case when sent_at is null and failed_at is null then 1 else 0 end)`.as('pending'),
         sql<number>`sum(case when failed_at is not null then 1 else 0 end)`.as('failed'),
-        sql<number | null>`min(case when sent_at is null and failed_at is null then created_at end)`.as('oldest'),
+        sql<number | null>`min(case when sent_at is null and failed_at is null then created_at end)`.as(
+          'oldest',
+        ),
       ])
       .executeTakeFirst(),
   );

@@ -17,8 +17,20 @@ import { countersOf, rateLimitHook } from './platform.rate-limit.js';
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0); // on a minute boundary
 
 /** A small app: a fake authentication (x-user header) then the real limiter, on `store`. */
-async function limitedApp(store: Store, clock: ManualClock, env: Record<string, string> = {}): Promise<{ app: FastifyInstance; deps: Deps }> {
-  const config = loadConfig({ OPENRIG_SECRET_KEY: 'ab'.repeat(32), OPENRIG_RATE_LIMIT_SEARCH: '3/60', OPENRIG_RATE_LIMIT_LOGINS: '2/60', ...env }, { dataDir: '/tmp/openrig-rl-test' });
+async function limitedApp(
+  store: Store,
+  clock: ManualClock,
+  env: Record<string, string> = {},
+): Promise<{ app: FastifyInstance; deps: Deps }> {
+  const config = loadConfig(
+    {
+      OPENRIG_SECRET_KEY: 'ab'.repeat(32),
+      OPENRIG_RATE_LIMIT_SEARCH: '3/60',
+      OPENRIG_RATE_LIMIT_LOGINS: '2/60',
+      ...env,
+    },
+    { dataDir: '/tmp/openrig-rl-test' },
+  );
   const deps = makeDeps({ store, clock, config, log: pino({ level: 'silent' }) });
   const app = Fastify({ logger: false, routerOptions: { ignoreTrailingSlash: true } });
   installErrorHandling(app);
@@ -71,7 +83,10 @@ describeEachDb('rate limits', (dialect) => {
     expect(r4.statusCode).toBe(429);
     expect(r4.headers['retry-after']).toBe('42');
     expect(r4.headers.ratelimit).toBe('"search";r=0;t=42');
-    expect(JSON.parse(r4.body)).toEqual({ error: 'rate_limited', msg: 'Too many offer searches; retry in 42 seconds' });
+    expect(JSON.parse(r4.body)).toEqual({
+      error: 'rate_limited',
+      msg: 'Too many offer searches; retry in 42 seconds',
+    });
     // Another account has its own budget; the next window starts afresh.
     expect((await search(a, '2')).statusCode).toBe(200);
     clock.set(T0 + 60_000);
@@ -90,7 +105,9 @@ describeEachDb('rate limits', (dialect) => {
     const other = await a.inject({ method: 'POST', url: '/api/v0/users/login', remoteAddress: '10.9.9.9' });
     expect(other.statusCode).toBe(200);
     // The search family of the same IP is untouched, and polling is never limited.
-    expect((await a.inject({ method: 'POST', url: '/api/v0/bundles', remoteAddress: '10.1.2.3' })).statusCode).toBe(200);
+    expect(
+      (await a.inject({ method: 'POST', url: '/api/v0/bundles', remoteAddress: '10.1.2.3' })).statusCode,
+    ).toBe(200);
     for (let i = 0; i < 10; i++) {
       const g = await a.inject({ method: 'GET', url: '/api/v0/instances/5/', remoteAddress: '10.1.2.3' });
       expect(g.statusCode).toBe(200);
@@ -115,7 +132,9 @@ describeEachDb('rate limits', (dialect) => {
   });
 
   it('counts atomically: 50 concurrent upserts on one bucket return 1..50', async () => {
-    const hits = await Promise.all(Array.from({ length: 50 }, (_, i) => countersOf(i % 2 ? db.store : second).hit('race:1', 0, 1)));
+    const hits = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => countersOf(i % 2 ? db.store : second).hit('race:1', 0, 1)),
+    );
     expect([...hits].sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
   });
 
@@ -131,7 +150,11 @@ describeEachDb('rate limits', (dialect) => {
 
   it('keeps the counters of a SQLite deployment out of the main database (no fsync per limited request)', async () => {
     await search(a, '77');
-    const inMain = await db.store.db.selectFrom('rate_limit_counters').select('bucket').where('bucket', '=', 'search:u:77').execute();
+    const inMain = await db.store.db
+      .selectFrom('rate_limit_counters')
+      .select('bucket')
+      .where('bucket', '=', 'search:u:77')
+      .execute();
     expect(inMain.length).toBe(dialect === 'sqlite' ? 0 : 1);
     expect(db.store.scratch() !== null).toBe(dialect === 'sqlite');
   });
@@ -155,7 +178,10 @@ describeEachDb('rate limits in the real app', (dialect) => {
     await t.request('POST', '/api/v0/users/login', { body });
     const third = await t.request('POST', '/api/v0/users/login/', { body });
     expect(third.status).toBe(429);
-    expect(third.body).toEqual({ error: 'rate_limited', msg: expect.stringMatching(/^Too many login attempts; retry in \d+ seconds$/) });
+    expect(third.body).toEqual({
+      error: 'rate_limited',
+      msg: expect.stringMatching(/^Too many login attempts; retry in \d+ seconds$/),
+    });
     expect(third.headers['content-type']).toBe('application/json');
     expect(Number(third.headers['retry-after'])).toBeGreaterThan(0);
     const doc = (await t.request('GET', '/api/v0/openapi.json')).body;

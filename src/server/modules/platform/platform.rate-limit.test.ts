@@ -60,13 +60,20 @@ describe('rate-limit configuration', () => {
       creates: { limit: 30, windowS: 60 },
       search: { limit: 120, windowS: 60 },
     });
-    const o = loadConfig({ ...base, OPENRIG_RATE_LIMIT_SEARCH: '5/10', OPENRIG_RATE_LIMITS: 'off' }, { dataDir: '/tmp/openrig-config-test' });
+    const o = loadConfig(
+      { ...base, OPENRIG_RATE_LIMIT_SEARCH: '5/10', OPENRIG_RATE_LIMITS: 'off' },
+      { dataDir: '/tmp/openrig-config-test' },
+    );
     expect(o.rateLimits.search).toEqual({ limit: 5, windowS: 10 });
     expect(o.rateLimits.enabled).toBe(false);
   });
 
   it('refuses a malformed threshold at start', () => {
-    expect(() => loadConfig({ ...base, OPENRIG_RATE_LIMIT_LOGINS: 'lots' }, { dataDir: '/tmp/openrig-config-test' })).toThrow(/OPENRIG_RATE_LIMIT_LOGINS/);
-    expect(() => loadConfig({ ...base, OPENRIG_RATE_LIMIT_LOGINS: '0/60' }, { dataDir: '/tmp/openrig-config-test' })).toThrow(/LIMIT\/WINDOW/);
+    expect(() =>
+      loadConfig({ ...base, OPENRIG_RATE_LIMIT_LOGINS: 'lots' }, { dataDir: '/tmp/openrig-config-test' }),
+    ).toThrow(/OPENRIG_RATE_LIMIT_LOGINS/);
+    expect(() =>
+      loadConfig({ ...base, OPENRIG_RATE_LIMIT_LOGINS: '0/60' }, { dataDir: '/tmp/openrig-config-test' }),
+    ).toThrow(/LIMIT\/WINDOW/);
   });
 });

@@ -72,7 +72,12 @@ export function windowAt(now: number, rule: RateLimitRule): WindowState {
 }
 
 /** Header values for a family after `hits` requests in the window. Pure. */
-export function rateLimitHeaders(family: RateLimitFamily, rule: RateLimitRule, hits: number, resetS: number): Record<string, string> {
+export function rateLimitHeaders(
+  family: RateLimitFamily,
+  rule: RateLimitRule,
+  hits: number,
+  resetS: number,
+): Record<string, string> {
   const name = FAMILIES[family].name;
   return {
     'ratelimit-policy': `"${name}";q=${rule.limit};w=${rule.windowS}`,
@@ -81,9 +86,16 @@ export function rateLimitHeaders(family: RateLimitFamily, rule: RateLimitRule, h
 }
 
 /** Counts one request in the bucket's window; returns the window's hits including this one. */
-export async function countHit(db: Kysely<DB>, bucket: string, windowStart: number, expiresAt: number): Promise<number> {
+export async function countHit(
+  db: Kysely<DB>,
+  bucket: string,
+  windowStart: number,
+  expiresAt: number,
+): Promise<number> {
   // One atomic statement on both dialects: concurrent requests (any process) each get a distinct count.
-  const r = await sql<{ hits: number }>`insert into rate_limit_counters (bucket, window_start, hits, expires_at)
+  const r = await sql<{
+    hits: number;
+  }>`insert into rate_limit_counters (bucket, window_start, hits, expires_at)
     values (${bucket}, ${windowStart}, 1, ${expiresAt})
     on conflict (bucket, window_start) do update set hits = rate_limit_counters.hits + 1
     returning hits`.execute(db);
@@ -95,7 +107,12 @@ export async function countHit(db: Kysely<DB>, bucket: string, windowStart: numb
 // search cost about 15 % more CPU, in the server and in PostgreSQL alike (bench, side runs).
 const PG_HIT = `insert into rate_limit_counters (bucket, window_start, hits, expires_at) values ($1, $2, 1, $3)
   on conflict (bucket, window_start) do update set hits = rate_limit_counters.hits + 1 returning hits`;
-async function countHitPrepared(store: Store, bucket: string, windowStart: number, expiresAt: number): Promise<number> {
+async function countHitPrepared(
+  store: Store,
+  bucket: string,
+  windowStart: number,
+  expiresAt: number,
+): Promise<number> {
   const [row] = await store.read<{ hits: number }>(PG_HIT, [bucket, windowStart, expiresAt]);
   return Number(row!.hits);
 }
@@ -119,7 +136,8 @@ export function countersOf(store: Store): Counters {
   if (!c) {
     const scratch = store.scratch();
     if (scratch) c = scratchCounters(scratch);
-    else if (store.dialect === 'postgres') c = { hit: (...a) => countHitPrepared(store, ...a), sweep: (now) => sweepCounters(store.db, now) };
+    else if (store.dialect === 'postgres')
+      c = { hit: (...a) => countHitPrepared(store, ...a), sweep: (now) => sweepCounters(store.db, now) };
     else c = { hit: (...a) => countHit(store.db, ...a), sweep: (now) => sweepCounters(store.db, now) };
     countersOfStore.set(store, c);
   }
@@ -140,7 +158,8 @@ function scratchCounters(db: Database.Database): Counters {
   // Synchronous statements, each its own transaction: a rejected promise on failure, like the
   // main-database path, so the hook fails open the same way.
   return {
-    hit: (bucket, windowStart, expiresAt) => new Promise((resolve) => resolve(upsert.get(bucket, windowStart, expiresAt)!.hits)),
+    hit: (bucket, windowStart, expiresAt) =>
+      new Promise((resolve) => resolve(upsert.get(bucket, windowStart, expiresAt)!.hits)),
     sweep: (now) => new Promise((resolve) => resolve(sweep.run(now).changes)),
   };
 }
@@ -161,7 +180,11 @@ export function rateLimitHook(deps: Deps) {
     const who = req.auth ? `u:${req.auth.user.id}` : `ip:${req.ip}`;
     let hits: number;
     try {
-      hits = await counters.hit(`${FAMILIES[family].name}:${who}`, windowStart, windowStart + rule.windowS * 1000);
+      hits = await counters.hit(
+        `${FAMILIES[family].name}:${who}`,
+        windowStart,
+        windowStart + rule.windowS * 1000,
+      );
     } catch (err) {
       // Fail open: an unreachable database fails the request itself with a clear error; the
       // limiter must not turn a counting hiccup into a refusal.

@@ -30,12 +30,19 @@ export function assertNotFlagged(user: User): void {
 
 /** Serialises SMS sends to one number across accounts (PostgreSQL; SQLite writers are serial). */
 export async function lockNumber(db: Kysely<DB>, dialect: Dialect, phone: string): Promise<void> {
-  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${'sms:' + phone}))`.execute(db);
+  if (dialect === 'postgres')
+    await sql`select pg_advisory_xact_lock(hashtext(${'sms:' + phone}))`.execute(db);
 }
 
 function rateLimited(retryAfterS: number, msg?: string): AppError {
   const e = TfaErrors.smsRateLimited(msg);
-  return new AppError(e.status, e.code, e.message, { retry_after: retryAfterS }, { 'Retry-After': String(retryAfterS) });
+  return new AppError(
+    e.status,
+    e.code,
+    e.message,
+    { retry_after: retryAfterS },
+    { 'Retry-After': String(retryAfterS) },
+  );
 }
 
 export async function checkSmsLimits(
@@ -51,7 +58,10 @@ export async function checkSmsLimits(
     .where('created_at', '>', since)
     .executeTakeFirstOrThrow();
   if (Number(byUser.n) >= cfg.perUserLimit) {
-    throw rateLimited(retryAfter(byUser.first, cfg.windowS, p.now), 'Too many SMS codes requested for this account; wait before requesting another');
+    throw rateLimited(
+      retryAfter(byUser.first, cfg.windowS, p.now),
+      'Too many SMS codes requested for this account; wait before requesting another',
+    );
   }
   const byNumber = await db
     .selectFrom('sms_sends')
@@ -60,7 +70,10 @@ export async function checkSmsLimits(
     .where('created_at', '>', since)
     .executeTakeFirstOrThrow();
   if (Number(byNumber.n) >= cfg.perNumberLimit) {
-    throw rateLimited(retryAfter(byNumber.first, cfg.windowS, p.now), 'Too many SMS codes requested for this phone number; wait before requesting another');
+    throw rateLimited(
+      retryAfter(byNumber.first, cfg.windowS, p.now),
+      'Too many SMS codes requested for this phone number; wait before requesting another',
+    );
   }
   if (PREAUTH_PURPOSES.includes(p.purpose)) {
     const others = await db
@@ -82,6 +95,12 @@ function retryAfter(first: unknown, windowS: number, now: number): number {
   return Math.max(1, Math.ceil((f + windowS * 1000 - now) / 1000));
 }
 
-export async function recordSmsSend(db: Kysely<DB>, p: { userId: number; phone: string; purpose: string; now: number }): Promise<void> {
-  await db.insertInto('sms_sends').values({ user_id: p.userId, phone_number: p.phone, purpose: p.purpose, created_at: p.now }).execute();
+export async function recordSmsSend(
+  db: Kysely<DB>,
+  p: { userId: number; phone: string; purpose: string; now: number },
+): Promise<void> {
+  await db
+    .insertInto('sms_sends')
+    .values({ user_id: p.userId, phone_number: p.phone, purpose: p.purpose, created_at: p.now })
+    .execute();
 }

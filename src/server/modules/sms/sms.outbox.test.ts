@@ -17,7 +17,10 @@ describe('outbox SMS provider', () => {
       expect(p.codes).toBe('local');
       await p.send({ to: '+14155550001', code: '012345', previousRef: null });
       await p.send({ to: '+14155550002', code: '987654', previousRef: null });
-      const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const lines = readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(lines).toHaveLength(2);
       expect(Object.keys(lines[0])).toEqual(['at', 'to', 'body']);
       expect(lines[0]).toMatchObject({ at: '2026-01-02T03:04:05.000Z', to: '+14155550001' });
@@ -31,7 +34,10 @@ describe('outbox SMS provider', () => {
 });
 
 describe('SMS abuse rules (pure parts)', () => {
-  const cfg = { blockedPrefixes: ['+881', '99', '+14155550999'], resendAfterS: 60 } as unknown as Config['sms'];
+  const cfg = {
+    blockedPrefixes: ['+881', '99', '+14155550999'],
+    resendAfterS: 60,
+  } as unknown as Config['sms'];
 
   it('blocks numbers by prefix (with or without +) or whole number', () => {
     expect(isBlockedNumber(cfg, '+8816123456')).toBe(true);

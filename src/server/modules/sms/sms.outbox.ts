@@ -18,10 +18,18 @@ export class OutboxSmsProvider implements SmsProvider {
     private readonly ttlS: number,
   ) {}
 
-  async send(p: { to: string; code: string | null; previousRef: string | null }): Promise<{ ref: string | null }> {
+  async send(p: {
+    to: string;
+    code: string | null;
+    previousRef: string | null;
+  }): Promise<{ ref: string | null }> {
     if (!p.code) throw new Error('the outbox provider needs the code');
     await mkdir(path.dirname(this.file), { recursive: true });
-    const line = JSON.stringify({ at: new Date(this.clock.now()).toISOString(), to: p.to, body: smsBody(p.code, this.ttlS) });
+    const line = JSON.stringify({
+      at: new Date(this.clock.now()).toISOString(),
+      to: p.to,
+      body: smsBody(p.code, this.ttlS),
+    });
     await appendFile(this.file, line + '\n', { mode: 0o600 });
     return { ref: null };
   }

@@ -40,7 +40,13 @@ export async function startTwilioStandin(): Promise<TwilioStandin> {
   const server: Server = createServer(async (req, res) => {
     const form = Object.fromEntries(new URLSearchParams(await readBody(req)));
     const path = req.url ?? '';
-    requests.push({ method: req.method ?? '', path, authorization: req.headers.authorization, contentType: req.headers['content-type'], form });
+    requests.push({
+      method: req.method ?? '',
+      path,
+      authorization: req.headers.authorization,
+      contentType: req.headers['content-type'],
+      form,
+    });
     const isCheck = path.endsWith('/VerificationCheck');
     const m = isCheck ? mode.check : mode.send;
     const json = (status: number, body: unknown) => {

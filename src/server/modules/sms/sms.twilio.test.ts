@@ -10,7 +10,12 @@ describe('twilio SMS provider', () => {
   let p: TwilioSmsProvider;
   beforeAll(async () => {
     s = await startTwilioStandin();
-    p = new TwilioSmsProvider({ accountSid: 'AC123', authToken: 'tok456', verifyServiceSid: 'VA789', apiBase: s.url + '/' });
+    p = new TwilioSmsProvider({
+      accountSid: 'AC123',
+      authToken: 'tok456',
+      verifyServiceSid: 'VA789',
+      apiBase: s.url + '/',
+    });
   });
   afterAll(() => s.close());
   beforeEach(() => {
@@ -44,7 +49,9 @@ describe('twilio SMS provider', () => {
   it('checks a code: POST VerificationCheck with the verification sid and Code; approved only for the right one', async () => {
     const { ref } = await p.send({ to: '+14155550142', code: null, previousRef: null });
     const code = s.codes.get('+14155550142')!;
-    expect(await p.check({ to: '+14155550142', code: code === '111111' ? '222222' : '111111', ref })).toBe(false);
+    expect(await p.check({ to: '+14155550142', code: code === '111111' ? '222222' : '111111', ref })).toBe(
+      false,
+    );
     expect(await p.check({ to: '+14155550142', code, ref })).toBe(true);
     const checks = s.requests.filter((q) => q.path === '/v2/Services/VA789/VerificationCheck');
     expect(checks[1]!.form).toEqual({ VerificationSid: ref, Code: code });
@@ -59,25 +66,53 @@ describe('twilio SMS provider', () => {
     expect(s.requests[1]!.path).toBe(`/v2/Services/VA789/Verifications/${first.ref}`);
     expect(s.requests[1]!.form).toEqual({ Status: 'canceled' });
     expect(await p.check({ to: '+14155550143', code: old, ref: first.ref })).toBe(false);
-    expect(await p.check({ to: '+14155550143', code: s.codes.get('+14155550143')!, ref: second.ref })).toBe(true);
+    expect(await p.check({ to: '+14155550143', code: s.codes.get('+14155550143')!, ref: second.ref })).toBe(
+      true,
+    );
   });
 
   it('maps a failed send to twilio_error (400) and the provider 429 to twilio_rate_limited', async () => {
     s.mode.send = 'fail';
-    expect(await errorOf(() => p.send({ to: '+14155550144', code: null, previousRef: null }))).toEqual({ status: 400, code: 'twilio_error' });
+    expect(await errorOf(() => p.send({ to: '+14155550144', code: null, previousRef: null }))).toEqual({
+      status: 400,
+      code: 'twilio_error',
+    });
     s.mode.send = 'down';
-    expect(await errorOf(() => p.send({ to: '+14155550144', code: null, previousRef: null }))).toEqual({ status: 400, code: 'twilio_error' });
+    expect(await errorOf(() => p.send({ to: '+14155550144', code: null, previousRef: null }))).toEqual({
+      status: 400,
+      code: 'twilio_error',
+    });
     s.mode.send = 'rate_limited';
-    expect(await errorOf(() => p.send({ to: '+14155550144', code: null, previousRef: null }))).toEqual({ status: 429, code: 'twilio_rate_limited' });
+    expect(await errorOf(() => p.send({ to: '+14155550144', code: null, previousRef: null }))).toEqual({
+      status: 429,
+      code: 'twilio_rate_limited',
+    });
   });
 
   it('maps an unreachable provider during a check (a gate) to service_unavailable 503, its 429 to twilio_rate_limited', async () => {
     s.mode.check = 'down';
-    expect(await errorOf(() => p.check({ to: '+14155550145', code: '123456', ref: 'VEx' }))).toEqual({ status: 503, code: 'service_unavailable' });
+    expect(await errorOf(() => p.check({ to: '+14155550145', code: '123456', ref: 'VEx' }))).toEqual({
+      status: 503,
+      code: 'service_unavailable',
+    });
     s.mode.check = 'rate_limited';
-    expect(await errorOf(() => p.check({ to: '+14155550145', code: '123456', ref: 'VEx' }))).toEqual({ status: 429, code: 'twilio_rate_limited' });
-    const nowhere = new TwilioSmsProvider({ accountSid: 'a', authToken: 'b', verifyServiceSid: 'c', apiBase: 'http://127.0.0.1:1' });
-    expect(await errorOf(() => nowhere.check({ to: '+14155550145', code: '123456', ref: null }))).toEqual({ status: 503, code: 'service_unavailable' });
-    expect(await errorOf(() => nowhere.send({ to: '+14155550145', code: null, previousRef: null }))).toEqual({ status: 400, code: 'twilio_error' });
+    expect(await errorOf(() => p.check({ to: '+14155550145', code: '123456', ref: 'VEx' }))).toEqual({
+      status: 429,
+      code: 'twilio_rate_limited',
+    });
+    const nowhere = new TwilioSmsProvider({
+      accountSid: 'a',
+      authToken: 'b',
+      verifyServiceSid: 'c',
+      apiBase: 'http://127.0.0.1:1',
+    });
+    expect(await errorOf(() => nowhere.check({ to: '+14155550145', code: '123456', ref: null }))).toEqual({
+      status: 503,
+      code: 'service_unavailable',
+    });
+    expect(await errorOf(() => nowhere.send({ to: '+14155550145', code: null, previousRef: null }))).toEqual({
+      status: 400,
+      code: 'twilio_error',
+    });
   });
 });

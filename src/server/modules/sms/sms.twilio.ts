@@ -30,7 +30,8 @@ export class TwilioSmsProvider implements SmsProvider {
     return fetch(this.url(p), {
       method: 'POST',
       headers: {
-        authorization: 'Basic ' + Buffer.from(`${this.cfg.accountSid}:${this.cfg.authToken}`).toString('base64'),
+        authorization:
+          'Basic ' + Buffer.from(`${this.cfg.accountSid}:${this.cfg.authToken}`).toString('base64'),
         'content-type': 'application/x-www-form-urlencoded',
         accept: 'application/json',
       },
@@ -39,7 +40,11 @@ export class TwilioSmsProvider implements SmsProvider {
     });
   }
 
-  async send(p: { to: string; code: string | null; previousRef: string | null }): Promise<{ ref: string | null }> {
+  async send(p: {
+    to: string;
+    code: string | null;
+    previousRef: string | null;
+  }): Promise<{ ref: string | null }> {
     if (p.previousRef) {
       // A resend invalidates the previous code: cancel that verification first. Best effort: one
       // that already expired answers 404, which is what we want anyway.

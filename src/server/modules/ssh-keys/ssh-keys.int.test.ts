@@ -15,7 +15,10 @@ describeEachDb('ssh keys', (dialect) => {
     expect(c.body.fingerprint).toMatch(/^SHA256:/);
     const again = await t().request('POST', '/api/v0/ssh/', { key: u.apiKey, body: { ssh_key: k1.public } });
     expect(again.body.id).toBe(c.body.id);
-    const p = await t().request('PUT', `/api/v0/ssh/${c.body.id}/`, { key: u.apiKey, body: { ssh_key: k2.public } });
+    const p = await t().request('PUT', `/api/v0/ssh/${c.body.id}/`, {
+      key: u.apiKey,
+      body: { ssh_key: k2.public },
+    });
     expect(p.body.comment).toBe('two');
     const l = await t().request('GET', '/api/v0/ssh/', { key: u.apiKey });
     expect(l.body.ssh_keys).toHaveLength(1);
@@ -31,7 +34,11 @@ describeEachDb('ssh keys', (dialect) => {
     const r = await t().request('POST', '/api/v0/ssh/', { key: u.apiKey, body: { ssh_key: k.private } });
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('bad_request');
-    const rows = await t().db.store.db.selectFrom('ssh_keys').selectAll().where('user_id', '=', u.id).execute();
+    const rows = await t()
+      .db.store.db.selectFrom('ssh_keys')
+      .selectAll()
+      .where('user_id', '=', u.id)
+      .execute();
     expect(rows).toHaveLength(0);
   });
 
@@ -41,6 +48,9 @@ describeEachDb('ssh keys', (dialect) => {
     const k = ed25519KeyPair();
     const c = await t().request('POST', '/api/v0/ssh/', { key: a.apiKey, body: { ssh_key: k.public } });
     expect((await t().request('DELETE', `/api/v0/ssh/${c.body.id}/`, { key: b.apiKey })).status).toBe(404);
-    expect((await t().request('PUT', `/api/v0/ssh/${c.body.id}/`, { key: b.apiKey, body: { ssh_key: k.public } })).status).toBe(404);
+    expect(
+      (await t().request('PUT', `/api/v0/ssh/${c.body.id}/`, { key: b.apiKey, body: { ssh_key: k.public } }))
+        .status,
+    ).toBe(404);
   });
 });

@@ -28,7 +28,9 @@ describe('ssh public key parsing', () => {
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     const blob = Buffer.from(k.public.split(' ')[1]!, 'base64');
-    expect(r.key.fingerprint).toBe('SHA256:' + createHash('sha256').update(blob).digest('base64').replace(/=+$/, ''));
+    expect(r.key.fingerprint).toBe(
+      'SHA256:' + createHash('sha256').update(blob).digest('base64').replace(/=+$/, ''),
+    );
     expect(r.key.type).toBe('ssh-ed25519');
     expect(r.key.comment).toBe('alice@laptop');
   });
@@ -52,7 +54,9 @@ describe('ssh public key parsing', () => {
     const r = parseSshPublicKey(k.private);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.msg).toMatch(/private/);
-    const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    const pem = generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .privateKey.export({ type: 'pkcs1', format: 'pem' })
+      .toString();
     expect(parseSshPublicKey(pem).ok).toBe(false);
     expect(parseSshPublicKey(`ssh-ed25519 AAAA x\n${k.private}`).ok).toBe(false);
   });

@@ -18,7 +18,13 @@ export interface ParsedSshKey {
 
 export type ParseResult = { ok: true; key: ParsedSshKey } | { ok: false; msg: string };
 
-const ALLOWED = new Set(['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'ssh-rsa']);
+const ALLOWED = new Set([
+  'ssh-ed25519',
+  'ecdsa-sha2-nistp256',
+  'ecdsa-sha2-nistp384',
+  'ecdsa-sha2-nistp521',
+  'ssh-rsa',
+]);
 
 function rsaBits(blob: Buffer): number | null {
   // string "ssh-rsa", mpint e, mpint n (RFC 4253 §6.6)
@@ -42,26 +48,42 @@ function rsaBits(blob: Buffer): number | null {
 }
 
 export function parseSshPublicKey(input: unknown): ParseResult {
-  if (typeof input !== 'string' || input.trim() === '') return { ok: false, msg: 'ssh_key must be an OpenSSH public key line' };
+  if (typeof input !== 'string' || input.trim() === '')
+    return { ok: false, msg: 'ssh_key must be an OpenSSH public key line' };
   const text = input.trim();
   if (/PRIVATE KEY/i.test(text) || /^-----BEGIN/m.test(text)) {
-    return { ok: false, msg: 'ssh_key looks like a private key; send the public key (the .pub file) and keep the private key secret' };
+    return {
+      ok: false,
+      msg: 'ssh_key looks like a private key; send the public key (the .pub file) and keep the private key secret',
+    };
   }
   if (text.includes('\n')) return { ok: false, msg: 'ssh_key must be a single public key line' };
   const parsed = ssh2().utils.parseKey(text);
-  if (parsed instanceof Error || Array.isArray(parsed)) return { ok: false, msg: 'ssh_key is not a valid OpenSSH public key' };
-  if (parsed.isPrivateKey()) return { ok: false, msg: 'ssh_key is a private key; send the public key instead' };
+  if (parsed instanceof Error || Array.isArray(parsed))
+    return { ok: false, msg: 'ssh_key is not a valid OpenSSH public key' };
+  if (parsed.isPrivateKey())
+    return { ok: false, msg: 'ssh_key is a private key; send the public key instead' };
   if (!ALLOWED.has(parsed.type)) {
-    return { ok: false, msg: `ssh_key type ${parsed.type} is not accepted (ed25519, ecdsa or rsa of at least 2048 bits)` };
+    return {
+      ok: false,
+      msg: `ssh_key type ${parsed.type} is not accepted (ed25519, ecdsa or rsa of at least 2048 bits)`,
+    };
   }
   const blob = parsed.getPublicSSH();
   let bits: number | null = null;
   if (parsed.type === 'ssh-rsa') {
     bits = rsaBits(blob);
-    if (bits === null || bits < 2048) return { ok: false, msg: `ssh_key: RSA keys must have at least 2048 bits (this one has ${bits ?? 'unknown'})` };
+    if (bits === null || bits < 2048)
+      return {
+        ok: false,
+        msg: `ssh_key: RSA keys must have at least 2048 bits (this one has ${bits ?? 'unknown'})`,
+      };
   }
   const comment = (parsed.comment ?? '').trim();
   const fingerprint = 'SHA256:' + createHash('sha256').update(blob).digest('base64').replace(/=+$/, '');
   const base = `${parsed.type} ${blob.toString('base64')}`;
-  return { ok: true, key: { type: parsed.type, publicKey: comment ? `${base} ${comment}` : base, fingerprint, comment, bits } };
+  return {
+    ok: true,
+    key: { type: parsed.type, publicKey: comment ? `${base} ${comment}` : base, fingerprint, comment, bits },
+  };
 }

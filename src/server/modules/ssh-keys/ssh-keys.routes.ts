@@ -23,12 +23,23 @@ const body = {
   properties: { ssh_key: { type: 'string', maxLength: 16384 } },
 } as const;
 
-const one = { type: 'object', properties: { success: { type: 'boolean' }, key: sshKeySchema, ...sshKeySchema.properties } } as const;
+const one = {
+  type: 'object',
+  properties: { success: { type: 'boolean' }, key: sshKeySchema, ...sshKeySchema.properties },
+} as const;
 
 export async function sshKeysRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   app.post(
     '/api/v0/ssh',
-    { config: { scope: 'ssh_keys' }, schema: { tags: ['ssh keys'], summary: 'Register an OpenSSH public key', body, response: { 200: one, ...authErrors } } },
+    {
+      config: { scope: 'ssh_keys' },
+      schema: {
+        tags: ['ssh keys'],
+        summary: 'Register an OpenSSH public key',
+        body,
+        response: { 200: one, ...authErrors },
+      },
+    },
     async (req) => {
       const k = await addSshKey(deps, requireAuth(req), (req.body as { ssh_key: string }).ssh_key);
       return { success: true, key: k, ...k };
@@ -36,20 +47,51 @@ export async function sshKeysRoutes(app: FastifyInstance, deps: Deps): Promise<v
   );
   app.get(
     '/api/v0/ssh',
-    { config: { scope: 'ssh_keys' }, schema: { tags: ['ssh keys'], response: { 200: { type: 'object', properties: { success: { type: 'boolean' }, ssh_keys: { type: 'array', items: sshKeySchema } } }, 401: errorSchema, 403: errorSchema } } },
+    {
+      config: { scope: 'ssh_keys' },
+      schema: {
+        tags: ['ssh keys'],
+        response: {
+          200: {
+            type: 'object',
+            properties: { success: { type: 'boolean' }, ssh_keys: { type: 'array', items: sshKeySchema } },
+          },
+          401: errorSchema,
+          403: errorSchema,
+        },
+      },
+    },
     async (req) => ({ success: true, ssh_keys: await listSshKeys(deps, requireAuth(req).user.id) }),
   );
   app.put(
     '/api/v0/ssh/:id',
-    { config: { scope: 'ssh_keys' }, schema: { tags: ['ssh keys'], params: idParams, body, response: { 200: one, ...authErrors } } },
+    {
+      config: { scope: 'ssh_keys' },
+      schema: { tags: ['ssh keys'], params: idParams, body, response: { 200: one, ...authErrors } },
+    },
     async (req) => {
-      const k = await replaceSshKey(deps, requireAuth(req), (req.params as { id: number }).id, (req.body as { ssh_key: string }).ssh_key);
+      const k = await replaceSshKey(
+        deps,
+        requireAuth(req),
+        (req.params as { id: number }).id,
+        (req.body as { ssh_key: string }).ssh_key,
+      );
       return { success: true, key: k, ...k };
     },
   );
   app.delete(
     '/api/v0/ssh/:id',
-    { config: { scope: 'ssh_keys' }, schema: { tags: ['ssh keys'], params: idParams, response: { 200: { type: 'object', properties: { success: { type: 'boolean' }, msg: { type: 'string' } } }, ...authErrors } } },
+    {
+      config: { scope: 'ssh_keys' },
+      schema: {
+        tags: ['ssh keys'],
+        params: idParams,
+        response: {
+          200: { type: 'object', properties: { success: { type: 'boolean' }, msg: { type: 'string' } } },
+          ...authErrors,
+        },
+      },
+    },
     async (req) => {
       await deleteSshKey(deps, requireAuth(req), (req.params as { id: number }).id);
       return { success: true, msg: 'SSH key deleted' };

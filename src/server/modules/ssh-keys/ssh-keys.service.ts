@@ -15,10 +15,25 @@ export interface SshKeyView {
   created_at: number;
 }
 
-type Row = { id: number; public_key: string; key_type: string; fingerprint: string; comment: string; created_at: number };
+type Row = {
+  id: number;
+  public_key: string;
+  key_type: string;
+  fingerprint: string;
+  comment: string;
+  created_at: number;
+};
 
 export function sshKeyView(r: Row): SshKeyView {
-  return { id: r.id, ssh_key: r.public_key, public_key: r.public_key, key_type: r.key_type, fingerprint: r.fingerprint, comment: r.comment, created_at: r.created_at / 1000 };
+  return {
+    id: r.id,
+    ssh_key: r.public_key,
+    public_key: r.public_key,
+    key_type: r.key_type,
+    fingerprint: r.fingerprint,
+    comment: r.comment,
+    created_at: r.created_at / 1000,
+  };
 }
 
 function parseOrThrow(raw: unknown) {
@@ -40,22 +55,45 @@ export async function addSshKey(deps: Deps, auth: AuthContext, raw: unknown): Pr
   if (existing) return sshKeyView(existing);
   const row = await deps.db
     .insertInto('ssh_keys')
-    .values({ user_id: auth.user.id, public_key: key.publicKey, key_type: key.type, fingerprint: key.fingerprint, comment: key.comment, created_at: deps.clock.now() })
+    .values({
+      user_id: auth.user.id,
+      public_key: key.publicKey,
+      key_type: key.type,
+      fingerprint: key.fingerprint,
+      comment: key.comment,
+      created_at: deps.clock.now(),
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
   return sshKeyView(row);
 }
 
 export async function listSshKeys(deps: Deps, userId: number): Promise<SshKeyView[]> {
-  const rows = await deps.db.selectFrom('ssh_keys').selectAll().where('user_id', '=', userId).where('deleted_at', 'is', null).orderBy('id').execute();
+  const rows = await deps.db
+    .selectFrom('ssh_keys')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .execute();
   return rows.map(sshKeyView);
 }
 
-export async function replaceSshKey(deps: Deps, auth: AuthContext, id: number, raw: unknown): Promise<SshKeyView> {
+export async function replaceSshKey(
+  deps: Deps,
+  auth: AuthContext,
+  id: number,
+  raw: unknown,
+): Promise<SshKeyView> {
   const key = parseOrThrow(raw);
   const row = await deps.db
     .updateTable('ssh_keys')
-    .set({ public_key: key.publicKey, key_type: key.type, fingerprint: key.fingerprint, comment: key.comment })
+    .set({
+      public_key: key.publicKey,
+      key_type: key.type,
+      fingerprint: key.fingerprint,
+      comment: key.comment,
+    })
     .where('id', '=', id)
     .where('user_id', '=', auth.user.id)
     .where('deleted_at', 'is', null)

@@ -30,7 +30,12 @@ export function codeHmac(key: Buffer, challengeSecretHash: string, code: string)
   return hmacHex(key, `code:${challengeSecretHash}:${code}`);
 }
 
-export function codeMatches(key: Buffer, challengeSecretHash: string, code: string, stored: string | null): boolean {
+export function codeMatches(
+  key: Buffer,
+  challengeSecretHash: string,
+  code: string,
+  stored: string | null,
+): boolean {
   if (!stored) return false;
   return safeEqual(codeHmac(key, challengeSecretHash, code), stored);
 }

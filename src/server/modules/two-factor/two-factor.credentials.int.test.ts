@@ -25,14 +25,18 @@ describeEachDb('2FA credential table', (dialect) => {
   }
   const cookieOf = (r: { headers: Record<string, unknown> }) => {
     const raw = r.headers['set-cookie'];
-    const c = (Array.isArray(raw) ? raw : [raw]).find((x) => typeof x === 'string' && x.startsWith('openrig_session=')) as string | undefined;
+    const c = (Array.isArray(raw) ? raw : [raw]).find(
+      (x) => typeof x === 'string' && x.startsWith('openrig_session='),
+    ) as string | undefined;
     return c?.split(';')[0];
   };
 
   it('POST tfa/ (login): logged-out UI with the secret only → cookie session, no session_key', async () => {
     const u = await totpUser();
     const secret = await passwordLogin(u.email);
-    const r = await t().request('POST', '/api/v0/tfa/', { body: { tfa_method: 'totp', code: totpAt(u.totp.secret, t().clock.now()), secret } });
+    const r = await t().request('POST', '/api/v0/tfa/', {
+      body: { tfa_method: 'totp', code: totpAt(u.totp.secret, t().clock.now()), secret },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ id: u.id, email: u.email, tfa_status: 'enabled' });
     expect(r.body.session_key).toBeUndefined();
@@ -43,14 +47,19 @@ describeEachDb('2FA credential table', (dialect) => {
     expect(me.body.id).toBe(u.id);
     // The login secret works once.
     t().clock.advance(30_000);
-    const again = await t().request('POST', '/api/v0/tfa/', { body: { tfa_method: 'totp', code: totpAt(u.totp.secret, t().clock.now()), secret } });
+    const again = await t().request('POST', '/api/v0/tfa/', {
+      body: { tfa_method: 'totp', code: totpAt(u.totp.secret, t().clock.now()), secret },
+    });
     expect(again.status).toBe(400);
     expect(again.body.error).toBe('no_challenge_found');
   });
 
   it('POST tfa/ (login): CLI with Bearer → session_key, usable as the Bearer, expiring with 404', async () => {
     const u = await totpUser();
-    const r = await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'totp', code: totpAt(u.totp.secret, t().clock.now()) } });
+    const r = await t().request('POST', '/api/v0/tfa/', {
+      key: u.apiKey,
+      body: { tfa_method: 'totp', code: totpAt(u.totp.secret, t().clock.now()) },
+    });
     expect(r.status).toBe(200);
     expect(r.body.session_key).toMatch(/^ors_/);
     expect(r.headers['set-cookie']).toBeUndefined();
@@ -69,7 +78,9 @@ describeEachDb('2FA credential table', (dialect) => {
     expect(none.status).toBe(401);
     expect(none.body.error).toBe('missing_auth_value');
     const e = await t().request('POST', '/api/v0/tfa/email/', { key: u.apiKey });
-    const alone = await t().request('POST', '/api/v0/tfa/', { body: { tfa_method: 'email', code: await lastEmailCode(t(), u.email), secret: e.body.secret } });
+    const alone = await t().request('POST', '/api/v0/tfa/', {
+      body: { tfa_method: 'email', code: await lastEmailCode(t(), u.email), secret: e.body.secret },
+    });
     expect(alone.status).toBe(403);
     expect(alone.body.error).toBe('auth_error');
   });
@@ -80,7 +91,9 @@ describeEachDb('2FA credential table', (dialect) => {
     const out = await t().request('POST', '/api/v0/tfa/email/', { body: { secret } });
     expect(out.status).toBe(200);
     expect(out.body).toEqual({ success: true, msg: expect.any(String), secret });
-    const login = await t().request('POST', '/api/v0/tfa/', { body: { tfa_method: 'email', code: await lastEmailCode(t(), u.email), secret } });
+    const login = await t().request('POST', '/api/v0/tfa/', {
+      body: { tfa_method: 'email', code: await lastEmailCode(t(), u.email), secret },
+    });
     expect(login.status).toBe(200);
     const a = await t().request('POST', '/api/v0/tfa/email/', { key: u.apiKey });
     const b = await t().request('POST', '/api/v0/tfa/email/', { key: u.apiKey });
@@ -102,12 +115,17 @@ describeEachDb('2FA credential table', (dialect) => {
     t().clock.advance(t().config.sms.resendAfterS * 1000);
     const rs = await t().request('POST', '/api/v0/tfa/sms/resend/', { body: { secret } });
     expect(rs.status).toBe(200);
-    const login = await t().request('POST', '/api/v0/tfa/', { body: { tfa_method: 'sms', code: lastSmsCode(t(), '+14155550121'), secret } });
+    const login = await t().request('POST', '/api/v0/tfa/', {
+      body: { tfa_method: 'sms', code: lastSmsCode(t(), '+14155550121'), secret },
+    });
     expect(login.status).toBe(200);
     const b = await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: {} });
     expect(b.status).toBe(200);
     t().clock.advance(t().config.sms.resendAfterS * 1000);
-    const rb = await t().request('POST', '/api/v0/tfa/sms/resend/', { key: u.apiKey, body: { secret: b.body.secret } });
+    const rb = await t().request('POST', '/api/v0/tfa/sms/resend/', {
+      key: u.apiKey,
+      body: { secret: b.body.secret },
+    });
     expect(rb.status).toBe(200);
     for (const path of ['/api/v0/tfa/sms/', '/api/v0/tfa/sms/resend/']) {
       const none = await t().request('POST', path, { body: {} });
@@ -130,7 +148,11 @@ describeEachDb('2FA credential table', (dialect) => {
       ['PUT', '/api/v0/tfa/regen-backup-codes/'],
     ];
     for (const [method, url] of calls) {
-      const r = await t().request(method, url, method === 'GET' ? {} : { body: { secret, tfa_method: 'totp', code: '123456' } });
+      const r = await t().request(
+        method,
+        url,
+        method === 'GET' ? {} : { body: { secret, tfa_method: 'totp', code: '123456' } },
+      );
       expect([method, url, r.status, r.body.error]).toEqual([method, url, 403, 'auth_error']);
     }
     expect((await t().request('GET', '/api/v0/tfa/status/', { key: u.apiKey })).status).toBe(200);
@@ -140,23 +162,38 @@ describeEachDb('2FA credential table', (dialect) => {
   it('logged-in UI: Bearer plus session cookie works on the Bearer rows', async () => {
     const u = await totpUser();
     const secret = await passwordLogin(u.email);
-    const login = await t().request('POST', '/api/v0/tfa/', { body: { tfa_method: 'totp', code: totpAt(u.totp.secret, t().clock.now()), secret } });
+    const login = await t().request('POST', '/api/v0/tfa/', {
+      body: { tfa_method: 'totp', code: totpAt(u.totp.secret, t().clock.now()), secret },
+    });
     const cookie = cookieOf(login)!;
-    const r = await t().request('PUT', '/api/v0/tfa/update/', { key: u.apiKey, headers: { cookie }, body: { tfa_method: 'totp', label: 'work phone' } });
+    const r = await t().request('PUT', '/api/v0/tfa/update/', {
+      key: u.apiKey,
+      headers: { cookie },
+      body: { tfa_method: 'totp', label: 'work phone' },
+    });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ success: true, method: { method: 'totp', label: 'work phone', is_primary: true } });
+    expect(r.body).toMatchObject({
+      success: true,
+      method: { method: 'totp', label: 'work phone', is_primary: true },
+    });
   });
 
   it('PUT authorize-new-method needs Bearer + secret: without the secret, missing_params', async () => {
     const u = await t().user();
-    const r = await t().request('PUT', '/api/v0/tfa/authorize-new-method/', { key: u.apiKey, body: { code: '123456' } });
+    const r = await t().request('PUT', '/api/v0/tfa/authorize-new-method/', {
+      key: u.apiKey,
+      body: { code: '123456' },
+    });
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('missing_params');
   });
 
   it('confirm-new: Bearer + secret, the secret always required (missing_params)', async () => {
     const u = await t().user();
-    const r = await t().request('POST', '/api/v0/tfa/confirm-new/', { key: u.apiKey, body: { tfa_method: 'totp', code: '123456' } });
+    const r = await t().request('POST', '/api/v0/tfa/confirm-new/', {
+      key: u.apiKey,
+      body: { tfa_method: 'totp', code: '123456' },
+    });
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('missing_params');
   });
@@ -164,21 +201,39 @@ describeEachDb('2FA credential table', (dialect) => {
   it('DELETE and regen-backup-codes: the secret only for SMS / e-mail; TOTP and backup codes go without (rule 7)', async () => {
     const u = await totpUser();
     await addSms(t(), u.apiKey, u.email, '+14155550122', { skipAuthorize: true });
-    const regen = await t().request('PUT', '/api/v0/tfa/regen-backup-codes/', { key: u.apiKey, body: { tfa_method: 'totp', code: totpAt(u.totp.secret, t().clock.now()) } });
+    const regen = await t().request('PUT', '/api/v0/tfa/regen-backup-codes/', {
+      key: u.apiKey,
+      body: { tfa_method: 'totp', code: totpAt(u.totp.secret, t().clock.now()) },
+    });
     expect(regen.status).toBe(200);
     expect(regen.body.backup_codes).toHaveLength(10);
-    const regen2 = await t().request('PUT', '/api/v0/tfa/regen-backup-codes/', { key: u.apiKey, body: { backup_code: regen.body.backup_codes[0] } });
+    const regen2 = await t().request('PUT', '/api/v0/tfa/regen-backup-codes/', {
+      key: u.apiKey,
+      body: { backup_code: regen.body.backup_codes[0] },
+    });
     expect(regen2.status).toBe(200);
-    const smsNoSecret = await t().request('PUT', '/api/v0/tfa/regen-backup-codes/', { key: u.apiKey, body: { tfa_method: 'sms', code: '123456' } });
+    const smsNoSecret = await t().request('PUT', '/api/v0/tfa/regen-backup-codes/', {
+      key: u.apiKey,
+      body: { tfa_method: 'sms', code: '123456' },
+    });
     expect(smsNoSecret.status).toBe(400);
     expect(smsNoSecret.body.error).toBe('missing_params');
-    const emailNoSecret = await t().request('DELETE', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'email', code: '123456', target_id: u.totp.id } });
+    const emailNoSecret = await t().request('DELETE', '/api/v0/tfa/', {
+      key: u.apiKey,
+      body: { tfa_method: 'email', code: '123456', target_id: u.totp.id },
+    });
     expect(emailNoSecret.body.error).toBe('missing_params');
-    const del = await t().request('DELETE', '/api/v0/tfa/', { key: u.apiKey, body: { backup_code: regen2.body.backup_codes[0], target_id: u.totp.id } });
+    const del = await t().request('DELETE', '/api/v0/tfa/', {
+      key: u.apiKey,
+      body: { backup_code: regen2.body.backup_codes[0], target_id: u.totp.id },
+    });
     expect(del.status).toBe(200);
     expect(del.body.remaining_methods).toBe(1);
     const e = await t().request('POST', '/api/v0/tfa/email/', { key: u.apiKey });
-    const viaEmail = await t().request('DELETE', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'email', code: await lastEmailCode(t(), u.email), secret: e.body.secret } });
+    const viaEmail = await t().request('DELETE', '/api/v0/tfa/', {
+      key: u.apiKey,
+      body: { tfa_method: 'email', code: await lastEmailCode(t(), u.email), secret: e.body.secret },
+    });
     expect(viaEmail.status).toBe(200);
     expect(viaEmail.body.msg).toBe('2FA Successfully Disabled');
   });
@@ -200,7 +255,10 @@ describeEachDb('2FA credential table', (dialect) => {
       ['PUT', '/api/v0/tfa/regen-backup-codes/'],
     ];
     for (const [method, url] of calls) {
-      const r = await t().request(method, url, { key: u.teamApiKey!, ...(method === 'GET' ? {} : { body: {} }) });
+      const r = await t().request(method, url, {
+        key: u.teamApiKey!,
+        ...(method === 'GET' ? {} : { body: {} }),
+      });
       expect([url, r.status, r.body.error]).toEqual([url, 403, 'team_user_forbidden']);
     }
   });

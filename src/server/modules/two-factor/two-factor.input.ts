@@ -8,14 +8,23 @@ import type { AuthContext } from '../../http/auth.js';
 import { TfaErrors } from './two-factor.errors.js';
 import type { TfaMethodName } from './two-factor.verify.js';
 
-const idField = { anyOf: [{ type: 'integer', minimum: 1, maximum: 9007199254740991 }, { type: 'string', pattern: '^[0-9]{1,15}$' }] } as const;
+const idField = {
+  anyOf: [
+    { type: 'integer', minimum: 1, maximum: 9007199254740991 },
+    { type: 'string', pattern: '^[0-9]{1,15}$' },
+  ],
+} as const;
 
 export const bodyFields = {
   tfa_method: { type: 'string', description: 'sms, totp or email' },
   tfa_method_id: { ...idField, description: 'Method id (an integer; a string of digits is accepted)' },
   target_id: { ...idField, description: 'Method to remove' },
   code: { type: 'string', description: '6-digit code' },
-  secret: { type: 'string', maxLength: 200, description: 'tfa_secret of a challenge (for confirm-new TOTP: the base32 secret)' },
+  secret: {
+    type: 'string',
+    maxLength: 200,
+    description: 'tfa_secret of a challenge (for confirm-new TOTP: the base32 secret)',
+  },
   backup_code: { type: 'string', maxLength: 64, description: 'XXXX-XXXX-XXXX' },
   phone_number: { type: 'string', maxLength: 32, description: 'E.164' },
   label: { type: 'string', description: 'At most 30 characters' },

@@ -11,7 +11,13 @@ import { createSession } from '../accounts/accounts.sessions.js';
 import { userView } from '../accounts/accounts.view.js';
 import { findUserById } from '../accounts/accounts.repo.js';
 import { TfaErrors } from './two-factor.errors.js';
-import { activeMethods, consumeChallenge, insertChallenge, pruneExpired, type Challenge } from './two-factor.repo.js';
+import {
+  activeMethods,
+  consumeChallenge,
+  insertChallenge,
+  pruneExpired,
+  type Challenge,
+} from './two-factor.repo.js';
 import { newSecret } from './two-factor.send.js';
 import { actOnVerified, liveChallenge, verifyFactor, type FactorInput } from './two-factor.verify.js';
 
@@ -23,15 +29,36 @@ export interface TfaLoginStart {
 export async function beginTfaLogin(deps: Deps, user: User): Promise<TfaLoginStart> {
   const now = deps.clock.now();
   const s = newSecret();
-  await insertChallenge(deps.db, { userId: user.id, secretHash: s.hash, purpose: 'login', method: null, tfaMethodId: null, phone: null, now, ttlMs: deps.config.tfa.challengeTtlS * 1000 });
+  await insertChallenge(deps.db, {
+    userId: user.id,
+    secretHash: s.hash,
+    purpose: 'login',
+    method: null,
+    tfaMethodId: null,
+    phone: null,
+    now,
+    ttlMs: deps.config.tfa.challengeTtlS * 1000,
+  });
   const methods = await activeMethods(deps.db, user.id);
   const sms = deps.config.sms;
   await pruneExpired(deps.db, now, Math.max(sms.windowS, sms.preauthPhoneWindowS) * 1000);
-  return { tfa_secret: s.secret, methods: methods.map((m) => ({ id: m.id, method: m.method, label: m.label, is_primary: m.is_primary === 1 })) };
+  return {
+    tfa_secret: s.secret,
+    methods: methods.map((m) => ({
+      id: m.id,
+      method: m.method,
+      label: m.label,
+      is_primary: m.is_primary === 1,
+    })),
+  };
 }
 
 /** Who is logging in: the Bearer's user, or the user of a login challenge (logged-out UI). */
-export async function loginCaller(deps: Deps, auth: AuthContext | null, secret: string | undefined): Promise<{ user: User; login: Challenge | null }> {
+export async function loginCaller(
+  deps: Deps,
+  auth: AuthContext | null,
+  secret: string | undefined,
+): Promise<{ user: User; login: Challenge | null }> {
   if (auth) {
     if (auth.teamId !== null) throw TfaErrors.teamForbidden();
     return { user: auth.user, login: null };
@@ -50,9 +77,15 @@ export interface LoginResult {
   cookie: { token: string; expiresAt: number } | null;
 }
 
-export async function completeLogin(deps: Deps, auth: AuthContext | null, input: FactorInput & { admin?: boolean }, ip: string | null): Promise<LoginResult> {
+export async function completeLogin(
+  deps: Deps,
+  auth: AuthContext | null,
+  input: FactorInput & { admin?: boolean },
+  ip: string | null,
+): Promise<LoginResult> {
   const { user, login } = await loginCaller(deps, auth, input.secret);
-  if (user.tfa_status === 'disabled') throw TfaErrors.loginFailed('2FA is not enabled on this account', { fail_count: 0, locked_until: null });
+  if (user.tfa_status === 'disabled')
+    throw TfaErrors.loginFailed('2FA is not enabled on this account', { fail_count: 0, locked_until: null });
   const verification = await verifyFactor(deps, user, input, {
     action: 'login',
     purposes: login ? ['login'] : ['verify', 'login'],
@@ -66,7 +99,8 @@ export async function completeLogin(deps: Deps, auth: AuthContext | null, input:
   const { verified, fresh, s } = await actOnVerified(deps, verification, async (db, done) => {
     // The login secret works once: whichever factor completed it, it is spent now. A code on the
     // login challenge already consumed it (verify.ts); a TOTP or backup code did not.
-    if (login && done.challenge?.id !== login.id && !(await consumeChallenge(db, login.id, now))) throw TfaErrors.noChallenge();
+    if (login && done.challenge?.id !== login.id && !(await consumeChallenge(db, login.id, now)))
+      throw TfaErrors.noChallenge();
     const row = (await findUserById(db, user.id)) ?? user;
     const session = await createSession(db, {
       userId: user.id,
@@ -81,7 +115,8 @@ export async function completeLogin(deps: Deps, auth: AuthContext | null, input:
   });
   const body: Record<string, unknown> = { ...userView(fresh), success: true };
   if (cli) body.session_key = s.token;
-  if (verified.via === 'backup_code' && verified.backupRemaining !== null && verified.backupRemaining > 0) body.backup_codes_remaining = verified.backupRemaining;
+  if (verified.via === 'backup_code' && verified.backupRemaining !== null && verified.backupRemaining > 0)
+    body.backup_codes_remaining = verified.backupRemaining;
   if (fresh.tfa_status === 'legacy') body.legacy_tfa_user = true;
   return { body, cookie: cli ? null : { token: s.token, expiresAt: s.expiresAt } };
 }

@@ -10,7 +10,14 @@ import type { User } from '../../http/auth.js';
 import { encryptSecret } from '../../crypto.js';
 import { isUniqueViolation, tx } from '../../db/connection.js';
 import { E164_RE } from '../accounts/accounts.service.js';
-import { backupCodeHmac, canonicalTotpSecret, isTotpSecret, matchTotp, newBackupCodeSet, LABEL_MAX } from './two-factor.codes.js';
+import {
+  backupCodeHmac,
+  canonicalTotpSecret,
+  isTotpSecret,
+  matchTotp,
+  newBackupCodeSet,
+  LABEL_MAX,
+} from './two-factor.codes.js';
 import { TfaErrors, lockedExtra } from './two-factor.errors.js';
 import { enqueueNotice } from './two-factor.mail.js';
 import {
@@ -24,7 +31,14 @@ import {
   softDeleteBackupCodes,
   type TfaMethod,
 } from './two-factor.repo.js';
-import { actOnVerified, liveChallenge, methodById, verifyFactor, type FactorInput, type Verification } from './two-factor.verify.js';
+import {
+  actOnVerified,
+  liveChallenge,
+  methodById,
+  verifyFactor,
+  type FactorInput,
+  type Verification,
+} from './two-factor.verify.js';
 
 type SvcDeps = Pick<Deps, 'db' | 'store' | 'dialect' | 'clock' | 'config' | 'seams' | 'kickOutbox'>;
 export const DISABLED_MSG = '2FA Successfully Disabled';
@@ -33,7 +47,12 @@ export const DISABLED_MSG = '2FA Successfully Disabled';
 async function issueBackupCodes(db: Kysely<DB>, key: Buffer, userId: number, now: number): Promise<string[]> {
   const codes = newBackupCodeSet();
   await softDeleteBackupCodes(db, userId, now);
-  await insertBackupCodes(db, userId, codes.map((c) => backupCodeHmac(key, c)), now);
+  await insertBackupCodes(
+    db,
+    userId,
+    codes.map((c) => backupCodeHmac(key, c)),
+    now,
+  );
   return codes;
 }
 
@@ -48,8 +67,10 @@ export interface ConfirmInput {
 /** POST confirm-new: adds an SMS or TOTP method inside the add-method window. */
 export async function confirmNew(deps: SvcDeps, user: User, input: ConfirmInput, ip: string | null) {
   if (input.tfa_method === undefined) throw TfaErrors.badRequest('body.tfa_method is required');
-  if (input.tfa_method === 'email') throw TfaErrors.invalidMethod('E-mail cannot be added as a method: use sms or totp');
-  if (input.tfa_method !== 'sms' && input.tfa_method !== 'totp') throw TfaErrors.invalidMethod('tfa_method must be sms or totp');
+  if (input.tfa_method === 'email')
+    throw TfaErrors.invalidMethod('E-mail cannot be added as a method: use sms or totp');
+  if (input.tfa_method !== 'sms' && input.tfa_method !== 'totp')
+    throw TfaErrors.invalidMethod('tfa_method must be sms or totp');
   if (input.code === undefined || input.secret === undefined) throw TfaErrors.missingParams();
   if (!/^\d{6}$/.test(input.code)) throw TfaErrors.badRequest('code must be a 6-digit string');
   const label = (input.label ?? '').trim();
@@ -60,41 +81,77 @@ export async function confirmNew(deps: SvcDeps, user: User, input: ConfirmInput,
   const existing = await activeMethods(deps.db, user.id);
 
   let verification: Verification | null = null;
-  let values: { method: 'sms' | 'totp'; phone_number: string | null; totp_secret_enc: string | null; last_totp_step: number | null };
+  let values: {
+    method: 'sms' | 'totp';
+    phone_number: string | null;
+    totp_secret_enc: string | null;
+    last_totp_step: number | null;
+  };
   if (input.tfa_method === 'totp') {
-    if (!isTotpSecret(input.secret)) throw TfaErrors.badRequest('secret must be the base32 secret from /api/v0/tfa/totp-setup/');
-    if (existing.some((m) => m.method === 'totp')) throw TfaErrors.duplicate('A TOTP method is already configured');
+    if (!isTotpSecret(input.secret))
+      throw TfaErrors.badRequest('secret must be the base32 secret from /api/v0/tfa/totp-setup/');
+    if (existing.some((m) => m.method === 'totp'))
+      throw TfaErrors.duplicate('A TOTP method is already configured');
     const secret = canonicalTotpSecret(input.secret);
     const step = matchTotp(secret, input.code, now);
     if (step === null) {
-      await recordEvent(deps.db, now, { userId: user.id, kind: 'failure', action: 'confirm_new', method: 'totp', ip });
+      await recordEvent(deps.db, now, {
+        userId: user.id,
+        kind: 'failure',
+        action: 'confirm_new',
+        method: 'totp',
+        ip,
+      });
       throw TfaErrors.verificationFailed(undefined, lockedExtra(0, null));
     }
     // The step that confirmed the method is spent: it can't also log in.
-    values = { method: 'totp', phone_number: null, totp_secret_enc: encryptSecret(deps.config.secretKey, secret), last_totp_step: step };
+    values = {
+      method: 'totp',
+      phone_number: null,
+      totp_secret_enc: encryptSecret(deps.config.secretKey, secret),
+      last_totp_step: step,
+    };
   } else {
     if (input.phone_number === undefined) throw TfaErrors.missingPhone();
     const phone = input.phone_number.trim();
-    if (!E164_RE.test(phone)) throw TfaErrors.badRequest('phone_number must be an E.164 number such as +14155550123');
-    if (existing.some((m) => m.method === 'sms' && m.phone_number === phone)) throw TfaErrors.duplicate('This phone number is already an SMS method');
+    if (!E164_RE.test(phone))
+      throw TfaErrors.badRequest('phone_number must be an E.164 number such as +14155550123');
+    if (existing.some((m) => m.method === 'sms' && m.phone_number === phone))
+      throw TfaErrors.duplicate('This phone number is already an SMS method');
     const challenge = await liveChallenge(deps, user, input.secret, ['setup']);
     if (challenge.method !== 'sms') throw TfaErrors.noChallenge('No SMS code was sent for this secret');
     if (challenge.phone_number !== phone) throw TfaErrors.phoneMismatch();
-    verification = await verifyFactor(deps, user, { tfa_method: 'sms', code: input.code, secret: input.secret }, { action: 'confirm_new', purposes: ['setup'], fail: TfaErrors.verificationFailed, ip });
+    verification = await verifyFactor(
+      deps,
+      user,
+      { tfa_method: 'sms', code: input.code, secret: input.secret },
+      { action: 'confirm_new', purposes: ['setup'], fail: TfaErrors.verificationFailed, ip },
+    );
     values = { method: 'sms', phone_number: phone, totp_secret_enc: null, last_totp_step: null };
   }
 
   // The SMS code's challenge is consumed in the same transaction as the insert (a duplicate rolls
   // both back); a TOTP confirmation's spent step is stored in the new row itself.
   const v = verification;
-  const inTx = <T>(act: (db: Kysely<DB>) => Promise<T>): Promise<T> => (v ? actOnVerified(deps, v, (db) => act(db)) : tx(deps.store, act));
+  const inTx = <T>(act: (db: Kysely<DB>) => Promise<T>): Promise<T> =>
+    v ? actOnVerified(deps, v, (db) => act(db)) : tx(deps.store, act);
   try {
     const out = await inTx(async (db) => {
       await lockUser(db, user.id);
       const first = (await activeMethods(db, user.id)).length === 0;
       const row = await db
         .insertInto('tfa_methods')
-        .values({ user_id: user.id, ...values, label, is_primary: first ? 1 : 0, fail_count: 0, locked_until: null, created_at: now, last_used: now, deleted_at: null })
+        .values({
+          user_id: user.id,
+          ...values,
+          label,
+          is_primary: first ? 1 : 0,
+          fail_count: 0,
+          locked_until: null,
+          created_at: now,
+          last_used: now,
+          deleted_at: null,
+        })
         .returningAll()
         .executeTakeFirstOrThrow();
       let backupCodes: string[] | undefined;
@@ -102,12 +159,24 @@ export async function confirmNew(deps: SvcDeps, user: User, input: ConfirmInput,
         await db.updateTable('users').set({ tfa_status: 'enabled' }).where('id', '=', user.id).execute();
         backupCodes = await issueBackupCodes(db, deps.config.secretKey, user.id, now);
       }
-      await recordEvent(db, now, { userId: user.id, kind: 'change', action: 'method_added', method: row.method, tfaMethodId: row.id, ip });
-      await enqueueNotice(db, now, user.email, String(row.id), { kind: 'method_added', method: row.method, label: row.label });
+      await recordEvent(db, now, {
+        userId: user.id,
+        kind: 'change',
+        action: 'method_added',
+        method: row.method,
+        tfaMethodId: row.id,
+        ip,
+      });
+      await enqueueNotice(db, now, user.email, String(row.id), {
+        kind: 'method_added',
+        method: row.method,
+        label: row.label,
+      });
       return { row, backupCodes };
     });
     deps.kickOutbox();
-    const msg = out.row.method === 'sms' ? 'SMS 2FA method added' : 'Authenticator app (TOTP) 2FA method added';
+    const msg =
+      out.row.method === 'sms' ? 'SMS 2FA method added' : 'Authenticator app (TOTP) 2FA method added';
     return out.backupCodes ? { success: true, msg, backup_codes: out.backupCodes } : { success: true, msg };
   } catch (err) {
     if (isUniqueViolation(err)) throw TfaErrors.duplicate();
@@ -120,19 +189,43 @@ export interface RemoveInput extends FactorInput {
 }
 
 /** DELETE tfa/: removes a method after verification; the last one disables 2FA. */
-export async function removeMethod(deps: SvcDeps, user: User, input: RemoveInput, ip: string | null): Promise<{ success: true; msg: string; remaining_methods?: number }> {
-  if (input.backup_code !== undefined && input.target_id === undefined) throw TfaErrors.badRequest('target_id is required with backup_code');
+export async function removeMethod(
+  deps: SvcDeps,
+  user: User,
+  input: RemoveInput,
+  ip: string | null,
+): Promise<{ success: true; msg: string; remaining_methods?: number }> {
+  if (input.backup_code !== undefined && input.target_id === undefined)
+    throw TfaErrors.badRequest('target_id is required with backup_code');
   const methods = await activeMethods(deps.db, user.id);
-  if (methods.length === 0 && user.tfa_status !== 'legacy') throw TfaErrors.badRequest('2FA is not enabled on this account');
-  let target: TfaMethod | null = input.target_id !== undefined ? await methodById(deps, user, input.target_id) : null;
-  const verified = await verifyFactor(deps, user, input, { action: 'remove_method', purposes: ['verify'], fail: TfaErrors.verificationFailed, ip });
+  if (methods.length === 0 && user.tfa_status !== 'legacy')
+    throw TfaErrors.badRequest('2FA is not enabled on this account');
+  let target: TfaMethod | null =
+    input.target_id !== undefined ? await methodById(deps, user, input.target_id) : null;
+  const verified = await verifyFactor(deps, user, input, {
+    action: 'remove_method',
+    purposes: ['verify'],
+    fail: TfaErrors.verificationFailed,
+    ip,
+  });
   const now = deps.clock.now();
 
   if (methods.length === 0) {
     // A legacy account (no method rows): DELETE disables 2FA; no backup codes exist.
     await actOnVerified(deps, verified, async (db) => {
-      await db.updateTable('users').set({ tfa_status: 'disabled' }).where('id', '=', user.id).where('tfa_status', '=', 'legacy').execute();
-      await recordEvent(db, now, { userId: user.id, kind: 'change', action: 'tfa_disabled', method: verified.via, ip });
+      await db
+        .updateTable('users')
+        .set({ tfa_status: 'disabled' })
+        .where('id', '=', user.id)
+        .where('tfa_status', '=', 'legacy')
+        .execute();
+      await recordEvent(db, now, {
+        userId: user.id,
+        kind: 'change',
+        action: 'tfa_disabled',
+        method: verified.via,
+        ip,
+      });
       await enqueueNotice(db, now, user.email, `legacy:${user.id}:${now}`, { kind: 'tfa_disabled' });
     });
     deps.kickOutbox();
@@ -144,11 +237,28 @@ export async function removeMethod(deps: SvcDeps, user: User, input: RemoveInput
 
   const out = await actOnVerified(deps, verified, async (db) => {
     await lockUser(db, user.id);
-    const r = await db.updateTable('tfa_methods').set({ deleted_at: now, is_primary: 0 }).where('id', '=', removed.id).where('deleted_at', 'is', null).executeTakeFirst();
+    const r = await db
+      .updateTable('tfa_methods')
+      .set({ deleted_at: now, is_primary: 0 })
+      .where('id', '=', removed.id)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) throw TfaErrors.notFound();
     const remaining = await activeMethods(db, user.id);
-    await recordEvent(db, now, { userId: user.id, kind: 'change', action: 'method_removed', method: removed.method, tfaMethodId: removed.id, ip });
-    await enqueueNotice(db, now, user.email, String(removed.id), { kind: 'method_removed', method: removed.method, label: removed.label, disabled: remaining.length === 0 });
+    await recordEvent(db, now, {
+      userId: user.id,
+      kind: 'change',
+      action: 'method_removed',
+      method: removed.method,
+      tfaMethodId: removed.id,
+      ip,
+    });
+    await enqueueNotice(db, now, user.email, String(removed.id), {
+      kind: 'method_removed',
+      method: removed.method,
+      label: removed.label,
+      disabled: remaining.length === 0,
+    });
     if (remaining.length === 0) {
       // The last method: 2FA off, every backup code soft-deleted, no open add-method window.
       await softDeleteBackupCodes(db, user.id, now);
@@ -162,7 +272,9 @@ export async function removeMethod(deps: SvcDeps, user: User, input: RemoveInput
     return remaining.length;
   });
   deps.kickOutbox();
-  return out === 0 ? { success: true, msg: DISABLED_MSG } : { success: true, msg: '2FA method removed', remaining_methods: out };
+  return out === 0
+    ? { success: true, msg: DISABLED_MSG }
+    : { success: true, msg: '2FA method removed', remaining_methods: out };
 }
 
 /**
@@ -176,17 +288,42 @@ async function adoptLegacyMethod(db: Kysely<DB>, user: User, now: number): Promi
   if ((await countAllMethodRows(db, user.id)) > 0) return;
   const row = await db
     .insertInto('tfa_methods')
-    .values({ user_id: user.id, method: 'sms', label: '', phone_number: user.phone_number, totp_secret_enc: null, last_totp_step: null, is_primary: 1, fail_count: 0, locked_until: null, created_at: now, last_used: null, deleted_at: null })
+    .values({
+      user_id: user.id,
+      method: 'sms',
+      label: '',
+      phone_number: user.phone_number,
+      totp_secret_enc: null,
+      last_totp_step: null,
+      is_primary: 1,
+      fail_count: 0,
+      locked_until: null,
+      created_at: now,
+      last_used: null,
+      deleted_at: null,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
-  await recordEvent(db, now, { userId: user.id, kind: 'change', action: 'legacy_method_created', method: 'sms', tfaMethodId: row.id });
+  await recordEvent(db, now, {
+    userId: user.id,
+    kind: 'change',
+    action: 'legacy_method_created',
+    method: 'sms',
+    tfaMethodId: row.id,
+  });
 }
 
 /** PUT regen-backup-codes. */
 export async function regenBackupCodes(deps: SvcDeps, user: User, input: FactorInput, ip: string | null) {
   const methods = await activeMethods(deps.db, user.id);
-  if (methods.length === 0 && user.tfa_status !== 'legacy') throw TfaErrors.badRequest('2FA is not enabled on this account');
-  const verified = await verifyFactor(deps, user, input, { action: 'regen_backup_codes', purposes: ['verify'], fail: TfaErrors.verificationFailed, ip });
+  if (methods.length === 0 && user.tfa_status !== 'legacy')
+    throw TfaErrors.badRequest('2FA is not enabled on this account');
+  const verified = await verifyFactor(deps, user, input, {
+    action: 'regen_backup_codes',
+    purposes: ['verify'],
+    fail: TfaErrors.verificationFailed,
+    ip,
+  });
   const now = deps.clock.now();
   // The backup code (or challenge, or TOTP step) is spent in the transaction that issues the new
   // set: a crash between the two can't leave the user with the code spent and no new set.
@@ -196,12 +333,27 @@ export async function regenBackupCodes(deps: SvcDeps, user: User, input: FactorI
     const c = await issueBackupCodes(db, deps.config.secretKey, user.id, now);
     // A legacy account is tracked once it has method rows and backup codes.
     if (user.tfa_status === 'legacy' && (await activeMethods(db, user.id)).length > 0) {
-      await db.updateTable('users').set({ tfa_status: 'enabled' }).where('id', '=', user.id).where('tfa_status', '=', 'legacy').execute();
+      await db
+        .updateTable('users')
+        .set({ tfa_status: 'enabled' })
+        .where('id', '=', user.id)
+        .where('tfa_status', '=', 'legacy')
+        .execute();
     }
-    await recordEvent(db, now, { userId: user.id, kind: 'change', action: 'backup_codes_regenerated', method: verified.via, ip });
+    await recordEvent(db, now, {
+      userId: user.id,
+      kind: 'change',
+      action: 'backup_codes_regenerated',
+      method: verified.via,
+      ip,
+    });
     await enqueueNotice(db, now, user.email, `${user.id}:${now}`, { kind: 'backup_regenerated' });
     return c;
   });
   deps.kickOutbox();
-  return { success: true, msg: 'Backup codes regenerated; the previous codes no longer work', backup_codes: codes };
+  return {
+    success: true,
+    msg: 'Backup codes regenerated; the previous codes no longer work',
+    backup_codes: codes,
+  };
 }

@@ -22,12 +22,26 @@ describeEachDb('2FA races', (dialect) => {
     const u = await t().user();
     const totp = await enableTotp(t(), u.apiKey, u.email);
     const wrong = totpAt(totp.secret, t().clock.now() + 3600_000);
-    const rs = await Promise.all(Array.from({ length: 50 }, () => t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'totp', code: wrong } })));
+    const rs = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'totp', code: wrong } }),
+      ),
+    );
     const max = t().config.tfa.maxFailures;
     expect(tally(rs)).toEqual({ '2fa_login_failed': max, tfa_locked: 50 - max });
-    const failures = await t().deps.db.selectFrom('auth_events').selectAll().where('user_id', '=', u.id).where('kind', '=', 'failure').execute();
+    const failures = await t()
+      .deps.db.selectFrom('auth_events')
+      .selectAll()
+      .where('user_id', '=', u.id)
+      .where('kind', '=', 'failure')
+      .execute();
     expect(failures).toHaveLength(max);
-    const locks = await t().deps.db.selectFrom('auth_events').selectAll().where('user_id', '=', u.id).where('kind', '=', 'lock').execute();
+    const locks = await t()
+      .deps.db.selectFrom('auth_events')
+      .selectAll()
+      .where('user_id', '=', u.id)
+      .where('kind', '=', 'lock')
+      .execute();
     expect(locks).toHaveLength(1);
   });
 
@@ -35,9 +49,17 @@ describeEachDb('2FA races', (dialect) => {
     const u = await t().user();
     const totp = await enableTotp(t(), u.apiKey, u.email);
     const code = totpAt(totp.secret, t().clock.now());
-    const rs = await Promise.all(Array.from({ length: 20 }, () => t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'totp', code } })));
+    const rs = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'totp', code } }),
+      ),
+    );
     expect(rs.filter((r) => r.status === 200)).toHaveLength(1);
-    const sessions = await t().deps.db.selectFrom('sessions').selectAll().where('user_id', '=', u.id).execute();
+    const sessions = await t()
+      .deps.db.selectFrom('sessions')
+      .selectAll()
+      .where('user_id', '=', u.id)
+      .execute();
     expect(sessions).toHaveLength(1);
   });
 
@@ -45,7 +67,11 @@ describeEachDb('2FA races', (dialect) => {
     const u = await t().user();
     const totp = await enableTotp(t(), u.apiKey, u.email);
     const code = totp.backupCodes[3];
-    const rs = await Promise.all(Array.from({ length: 20 }, () => t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { backup_code: code } })));
+    const rs = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { backup_code: code } }),
+      ),
+    );
     expect(tally(rs)).toEqual({ ok: 1, invalid_backup_code: 19 });
     expect(rs.find((r) => r.status === 200)!.body.backup_codes_remaining).toBe(9);
   });
@@ -56,7 +82,12 @@ describeEachDb('2FA races', (dialect) => {
     const e = await t().request('POST', '/api/v0/tfa/email/', { key: u.apiKey });
     const code = await lastEmailCode(t(), u.email);
     const rs = await Promise.all(
-      Array.from({ length: 20 }, () => t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'email', code, secret: e.body.secret } })),
+      Array.from({ length: 20 }, () =>
+        t().request('POST', '/api/v0/tfa/', {
+          key: u.apiKey,
+          body: { tfa_method: 'email', code, secret: e.body.secret },
+        }),
+      ),
     );
     expect(rs.filter((r) => r.status === 200)).toHaveLength(1);
     expect(rs.filter((r) => r.status !== 200).every((r) => r.body.error === 'no_challenge_found')).toBe(true);
@@ -65,9 +96,19 @@ describeEachDb('2FA races', (dialect) => {
   it('20 concurrent uses of one right SMS code succeed exactly once', async () => {
     const u = await t().user();
     const sms = await addSms(t(), u.apiKey, u.email, '+14155550131');
-    const s = await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: { tfa_method_id: sms.id } });
+    const s = await t().request('POST', '/api/v0/tfa/sms/', {
+      key: u.apiKey,
+      body: { tfa_method_id: sms.id },
+    });
     const code = lastSmsCode(t(), '+14155550131');
-    const rs = await Promise.all(Array.from({ length: 20 }, () => t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'sms', code, secret: s.body.secret } })));
+    const rs = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        t().request('POST', '/api/v0/tfa/', {
+          key: u.apiKey,
+          body: { tfa_method: 'sms', code, secret: s.body.secret },
+        }),
+      ),
+    );
     expect(rs.filter((r) => r.status === 200)).toHaveLength(1);
   });
 
@@ -77,10 +118,20 @@ describeEachDb('2FA races', (dialect) => {
     const e = await t().request('POST', '/api/v0/tfa/email/', { key: u.apiKey });
     const right = await lastEmailCode(t(), u.email);
     const wrong = right === '000000' ? '000001' : '000000';
-    const rs = await Promise.all(Array.from({ length: 12 }, () => t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'email', code: wrong, secret: e.body.secret } })));
+    const rs = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        t().request('POST', '/api/v0/tfa/', {
+          key: u.apiKey,
+          body: { tfa_method: 'email', code: wrong, secret: e.body.secret },
+        }),
+      ),
+    );
     const max = t().config.tfa.challengeMaxTries;
     expect(tally(rs)).toEqual({ '2fa_login_failed': max, no_challenge_found: 12 - max });
-    const late = await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'email', code: right, secret: e.body.secret } });
+    const late = await t().request('POST', '/api/v0/tfa/', {
+      key: u.apiKey,
+      body: { tfa_method: 'email', code: right, secret: e.body.secret },
+    });
     expect(late.body.error).toBe('no_challenge_found');
   });
 
@@ -88,17 +139,37 @@ describeEachDb('2FA races', (dialect) => {
     const u = await t().user();
     const totp = await enableTotp(t(), u.apiKey, u.email);
     // Open a window again with a backup code, then race two SMS adds of one number.
-    await t().request('POST', '/api/v0/tfa/authorize-new-method/', { key: u.apiKey, body: { backup_code: totp.backupCodes[0] } });
-    const a = await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: { phone_number: '+14155550132' } });
+    await t().request('POST', '/api/v0/tfa/authorize-new-method/', {
+      key: u.apiKey,
+      body: { backup_code: totp.backupCodes[0] },
+    });
+    const a = await t().request('POST', '/api/v0/tfa/sms/', {
+      key: u.apiKey,
+      body: { phone_number: '+14155550132' },
+    });
     const codeA = lastSmsCode(t(), '+14155550132');
     // The second send to the same number is refused while the first is live.
-    const b = await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: { phone_number: '+14155550132' } });
+    const b = await t().request('POST', '/api/v0/tfa/sms/', {
+      key: u.apiKey,
+      body: { phone_number: '+14155550132' },
+    });
     expect(b.body.error).toBe('tfa_challenge_exists');
     const rs = await Promise.all(
-      Array.from({ length: 5 }, () => t().request('POST', '/api/v0/tfa/confirm-new/', { key: u.apiKey, body: { tfa_method: 'sms', code: codeA, secret: a.body.secret, phone_number: '+14155550132' } })),
+      Array.from({ length: 5 }, () =>
+        t().request('POST', '/api/v0/tfa/confirm-new/', {
+          key: u.apiKey,
+          body: { tfa_method: 'sms', code: codeA, secret: a.body.secret, phone_number: '+14155550132' },
+        }),
+      ),
     );
     expect(rs.filter((r) => r.status === 200)).toHaveLength(1);
-    const rows = await t().deps.db.selectFrom('tfa_methods').selectAll().where('user_id', '=', u.id).where('method', '=', 'sms').where('deleted_at', 'is', null).execute();
+    const rows = await t()
+      .deps.db.selectFrom('tfa_methods')
+      .selectAll()
+      .where('user_id', '=', u.id)
+      .where('method', '=', 'sms')
+      .where('deleted_at', 'is', null)
+      .execute();
     expect(rows).toHaveLength(1);
   });
 
@@ -107,8 +178,14 @@ describeEachDb('2FA races', (dialect) => {
     const totp = await enableTotp(t(), u.apiKey, u.email);
     const sms = await addSms(t(), u.apiKey, u.email, '+14155550133', { skipAuthorize: true });
     const [a, b] = await Promise.all([
-      t().request('DELETE', '/api/v0/tfa/', { key: u.apiKey, body: { backup_code: totp.backupCodes[0], target_id: totp.id } }),
-      t().request('DELETE', '/api/v0/tfa/', { key: u.apiKey, body: { backup_code: totp.backupCodes[1], target_id: sms.id } }),
+      t().request('DELETE', '/api/v0/tfa/', {
+        key: u.apiKey,
+        body: { backup_code: totp.backupCodes[0], target_id: totp.id },
+      }),
+      t().request('DELETE', '/api/v0/tfa/', {
+        key: u.apiKey,
+        body: { backup_code: totp.backupCodes[1], target_id: sms.id },
+      }),
     ]);
     expect([a.status, b.status]).toEqual([200, 200]);
     expect([a.body.msg, b.body.msg]).toContain('2FA Successfully Disabled');
@@ -116,4 +193,3 @@ describeEachDb('2FA races', (dialect) => {
     expect(s.body).toMatchObject({ tfa_enabled: false, methods: [], backup_codes_remaining: 0 });
   });
 });
-

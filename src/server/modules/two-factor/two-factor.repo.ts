@@ -2,22 +2,43 @@
 // (… WHERE used_at IS NULL, … WHERE fail_count < max) and unique indexes, never read-then-write.
 import type { Kysely, Selectable } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import type { ChallengePurpose, TfaChallengesTable, TfaMethodsTable, AuthEventsTable } from '../../db/tables/two-factor.js';
+import type {
+  ChallengePurpose,
+  TfaChallengesTable,
+  TfaMethodsTable,
+  AuthEventsTable,
+} from '../../db/tables/two-factor.js';
 
 export type TfaMethod = Selectable<TfaMethodsTable>;
 export type Challenge = Selectable<TfaChallengesTable>;
 
 export function activeMethods(db: Kysely<DB>, userId: number): Promise<TfaMethod[]> {
-  return db.selectFrom('tfa_methods').selectAll().where('user_id', '=', userId).where('deleted_at', 'is', null).orderBy('id').execute();
+  return db
+    .selectFrom('tfa_methods')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .execute();
 }
 
 export async function countAllMethodRows(db: Kysely<DB>, userId: number): Promise<number> {
-  const r = await db.selectFrom('tfa_methods').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+  const r = await db
+    .selectFrom('tfa_methods')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
 export function findActiveMethod(db: Kysely<DB>, userId: number, id: number): Promise<TfaMethod | undefined> {
-  return db.selectFrom('tfa_methods').selectAll().where('id', '=', id).where('user_id', '=', userId).where('deleted_at', 'is', null).executeTakeFirst();
+  return db
+    .selectFrom('tfa_methods')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
 }
 
 /**
@@ -26,7 +47,11 @@ export function findActiveMethod(db: Kysely<DB>, userId: number, id: number): Pr
  * count of the user's rows (the last method, the first method, SMS rate limits).
  */
 export async function lockUser(db: Kysely<DB>, userId: number): Promise<void> {
-  await db.updateTable('users').set((eb) => ({ tfa_status: eb.ref('tfa_status') })).where('id', '=', userId).execute();
+  await db
+    .updateTable('users')
+    .set((eb) => ({ tfa_status: eb.ref('tfa_status') }))
+    .where('id', '=', userId)
+    .execute();
 }
 
 export function findChallenge(db: Kysely<DB>, secretHash: string): Promise<Challenge | undefined> {
@@ -35,7 +60,16 @@ export function findChallenge(db: Kysely<DB>, secretHash: string): Promise<Chall
 
 export async function insertChallenge(
   db: Kysely<DB>,
-  c: { userId: number; secretHash: string; purpose: ChallengePurpose; method: Challenge['method']; tfaMethodId: number | null; phone: string | null; now: number; ttlMs: number },
+  c: {
+    userId: number;
+    secretHash: string;
+    purpose: ChallengePurpose;
+    method: Challenge['method'];
+    tfaMethodId: number | null;
+    phone: string | null;
+    now: number;
+    ttlMs: number;
+  },
 ): Promise<Challenge> {
   return db
     .insertInto('tfa_challenges')
@@ -60,7 +94,12 @@ export async function insertChallenge(
 
 /** Consumes a challenge exactly once; false when another request got there first. */
 export async function consumeChallenge(db: Kysely<DB>, id: number, now: number): Promise<boolean> {
-  const r = await db.updateTable('tfa_challenges').set({ consumed_at: now }).where('id', '=', id).where('consumed_at', 'is', null).executeTakeFirst();
+  const r = await db
+    .updateTable('tfa_challenges')
+    .set({ consumed_at: now })
+    .where('id', '=', id)
+    .where('consumed_at', 'is', null)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }
 
@@ -76,7 +115,11 @@ export async function countUnusedBackupCodes(db: Kysely<DB>, userId: number): Pr
 }
 
 /** Whether an unused, live backup code with this HMAC exists (a read; consumeBackupCode spends it). */
-export async function findUnusedBackupCode(db: Kysely<DB>, userId: number, codeHmac: string): Promise<boolean> {
+export async function findUnusedBackupCode(
+  db: Kysely<DB>,
+  userId: number,
+  codeHmac: string,
+): Promise<boolean> {
   const r = await db
     .selectFrom('tfa_backup_codes')
     .select('id')
@@ -89,7 +132,12 @@ export async function findUnusedBackupCode(db: Kysely<DB>, userId: number, codeH
 }
 
 /** Marks one backup code used, atomically: of 20 concurrent uses of one code, one wins. */
-export async function consumeBackupCode(db: Kysely<DB>, userId: number, codeHmac: string, now: number): Promise<boolean> {
+export async function consumeBackupCode(
+  db: Kysely<DB>,
+  userId: number,
+  codeHmac: string,
+  now: number,
+): Promise<boolean> {
   const r = await db
     .updateTable('tfa_backup_codes')
     .set({ used_at: now })
@@ -103,22 +151,43 @@ export async function consumeBackupCode(db: Kysely<DB>, userId: number, codeHmac
 
 /** Soft-deletes every live code of the user (regeneration, or 2FA disabled). */
 export async function softDeleteBackupCodes(db: Kysely<DB>, userId: number, now: number): Promise<void> {
-  await db.updateTable('tfa_backup_codes').set({ deleted_at: now }).where('user_id', '=', userId).where('deleted_at', 'is', null).execute();
+  await db
+    .updateTable('tfa_backup_codes')
+    .set({ deleted_at: now })
+    .where('user_id', '=', userId)
+    .where('deleted_at', 'is', null)
+    .execute();
 }
 
-export async function insertBackupCodes(db: Kysely<DB>, userId: number, hmacs: string[], now: number): Promise<void> {
+export async function insertBackupCodes(
+  db: Kysely<DB>,
+  userId: number,
+  hmacs: string[],
+  now: number,
+): Promise<void> {
   await db
     .insertInto('tfa_backup_codes')
-    .values(hmacs.map((h) => ({ user_id: userId, code_hmac: h, created_at: now, used_at: null, deleted_at: null })))
+    .values(
+      hmacs.map((h) => ({ user_id: userId, code_hmac: h, created_at: now, used_at: null, deleted_at: null })),
+    )
     .execute();
 }
 
 export async function authorizedUntil(db: Kysely<DB>, userId: number): Promise<number | null> {
-  const r = await db.selectFrom('tfa_authorizations').select('authorized_until').where('user_id', '=', userId).executeTakeFirst();
+  const r = await db
+    .selectFrom('tfa_authorizations')
+    .select('authorized_until')
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   return r?.authorized_until ?? null;
 }
 
-export async function grantAuthorization(db: Kysely<DB>, userId: number, until: number, now: number): Promise<void> {
+export async function grantAuthorization(
+  db: Kysely<DB>,
+  userId: number,
+  until: number,
+  now: number,
+): Promise<void> {
   await db
     .insertInto('tfa_authorizations')
     .values({ user_id: userId, authorized_until: until, created_at: now })
@@ -143,7 +212,15 @@ export interface AuthEvent {
 export async function recordEvent(db: Kysely<DB>, now: number, e: AuthEvent): Promise<void> {
   await db
     .insertInto('auth_events')
-    .values({ user_id: e.userId, kind: e.kind, action: e.action, method: e.method ?? null, tfa_method_id: e.tfaMethodId ?? null, ip: e.ip ?? null, created_at: now })
+    .values({
+      user_id: e.userId,
+      kind: e.kind,
+      action: e.action,
+      method: e.method ?? null,
+      tfa_method_id: e.tfaMethodId ?? null,
+      ip: e.ip ?? null,
+      created_at: now,
+    })
     .execute();
 }
 
@@ -152,6 +229,12 @@ export async function recordEvent(db: Kysely<DB>, now: number, e: AuthEvent): Pr
  * older than every abuse window. Cheap (indexed range deletes); run on each password login.
  */
 export async function pruneExpired(db: Kysely<DB>, now: number, keepSmsMs: number): Promise<void> {
-  await db.deleteFrom('tfa_challenges').where('expires_at', '<', now - 86_400_000).execute();
-  await db.deleteFrom('sms_sends').where('created_at', '<', now - keepSmsMs).execute();
+  await db
+    .deleteFrom('tfa_challenges')
+    .where('expires_at', '<', now - 86_400_000)
+    .execute();
+  await db
+    .deleteFrom('sms_sends')
+    .where('created_at', '<', now - keepSmsMs)
+    .execute();
 }

@@ -10,12 +10,25 @@ import type { ChallengePurpose } from '../../db/tables/two-factor.js';
 import { E164_RE } from '../accounts/accounts.service.js';
 import { maskPhone } from '../accounts/accounts.view.js';
 import { smsProvider } from '../sms/sms.provider.js';
-import { assertNotFlagged, checkSmsLimits, isBlockedNumber, lockNumber, recordSmsSend } from '../sms/sms.abuse.js';
+import {
+  assertNotFlagged,
+  checkSmsLimits,
+  isBlockedNumber,
+  lockNumber,
+  recordSmsSend,
+} from '../sms/sms.abuse.js';
 import { codeHmac, newCode } from './two-factor.codes.js';
 import { TfaErrors, lockedExtra } from './two-factor.errors.js';
 import { AppError } from '../../errors.js';
 import { enqueueCode } from './two-factor.mail.js';
-import { activeMethods, consumeChallenge, insertChallenge, lockUser, type Challenge, type TfaMethod } from './two-factor.repo.js';
+import {
+  activeMethods,
+  consumeChallenge,
+  insertChallenge,
+  lockUser,
+  type Challenge,
+  type TfaMethod,
+} from './two-factor.repo.js';
 import { liveChallenge, methodById } from './two-factor.verify.js';
 
 export const SECRET_PREFIX = 'tfa_';
@@ -59,17 +72,41 @@ export async function sendEmailCode(
     } else {
       const s = newSecret();
       secret = s.secret;
-      challenge = await insertChallenge(db, { userId: user.id, secretHash: s.hash, purpose: p.purpose ?? 'verify', method: 'email', tfaMethodId: null, phone: null, now, ttlMs });
+      challenge = await insertChallenge(db, {
+        userId: user.id,
+        secretHash: s.hash,
+        purpose: p.purpose ?? 'verify',
+        method: 'email',
+        tfaMethodId: null,
+        phone: null,
+        now,
+        ttlMs,
+      });
     }
     const code = newCode();
     const r = await db
       .updateTable('tfa_challenges')
-      .set({ method: 'email', tfa_method_id: null, phone_number: null, provider_ref: null, code_hmac: codeHmac(deps.config.secretKey, challenge.secret_hash, code), sent_at: now, expires_at: now + ttlMs })
+      .set({
+        method: 'email',
+        tfa_method_id: null,
+        phone_number: null,
+        provider_ref: null,
+        code_hmac: codeHmac(deps.config.secretKey, challenge.secret_hash, code),
+        sent_at: now,
+        expires_at: now + ttlMs,
+      })
       .where('id', '=', challenge.id)
       .where('consumed_at', 'is', null)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) throw TfaErrors.noChallenge();
-    await enqueueCode(db, now, user.email, `${challenge.id}:${now}:${code}`, code, deps.config.tfa.challengeTtlS);
+    await enqueueCode(
+      db,
+      now,
+      user.email,
+      `${challenge.id}:${now}:${code}`,
+      code,
+      deps.config.tfa.challengeTtlS,
+    );
     return { secret, challenge };
   });
   deps.kickOutbox();
@@ -92,7 +129,8 @@ export interface SmsCaller {
 
 function validPhone(raw: string): string {
   const phone = raw.trim();
-  if (!E164_RE.test(phone)) throw TfaErrors.badRequest('phone_number must be an E.164 number such as +14155550123');
+  if (!E164_RE.test(phone))
+    throw TfaErrors.badRequest('phone_number must be an E.164 number such as +14155550123');
   return phone;
 }
 
@@ -107,36 +145,57 @@ interface Target {
  * (verify), the legacy number on file (verify), or a new number to add with confirm-new (setup).
  * A login challenge only sends to a number that already protects the account.
  */
-async function resolveTarget(deps: SendDeps, user: User, req: SmsRequest, existing: Challenge | null, resend: boolean): Promise<Target> {
+async function resolveTarget(
+  deps: SendDeps,
+  user: User,
+  req: SmsRequest,
+  existing: Challenge | null,
+  resend: boolean,
+): Promise<Target> {
   const methods = (await activeMethods(deps.db, user.id)).filter((m) => m.method === 'sms');
   let method: TfaMethod | null = null;
   let phone: string | null = null;
   if (req.tfa_method_id !== undefined) {
     method = await methodById(deps, user, req.tfa_method_id);
-    if (method.method !== 'sms' || !method.phone_number) throw TfaErrors.badRequest(`tfa_method_id ${method.id} is not an SMS method`);
+    if (method.method !== 'sms' || !method.phone_number)
+      throw TfaErrors.badRequest(`tfa_method_id ${method.id} is not an SMS method`);
     phone = method.phone_number;
-    if (req.phone_number !== undefined && validPhone(req.phone_number) !== phone) throw TfaErrors.phoneMismatch();
+    if (req.phone_number !== undefined && validPhone(req.phone_number) !== phone)
+      throw TfaErrors.phoneMismatch();
   } else if (req.phone_number !== undefined) {
     phone = validPhone(req.phone_number);
     method = methods.find((m) => m.phone_number === phone) ?? null;
   } else if (existing?.phone_number) {
     phone = existing.phone_number;
-    method = existing.tfa_method_id !== null ? (methods.find((m) => m.id === existing.tfa_method_id) ?? null) : null;
+    method =
+      existing.tfa_method_id !== null ? (methods.find((m) => m.id === existing.tfa_method_id) ?? null) : null;
   } else {
     method = methods.find((m) => m.is_primary === 1) ?? methods[0] ?? null;
     phone = method?.phone_number ?? user.phone_number;
   }
   if (!phone) throw TfaErrors.missingPhone();
   // A resend goes where the original went; a login may switch to another of the account's numbers.
-  if (existing?.phone_number && existing.method === 'sms' && existing.phone_number !== phone && (resend || existing.purpose !== 'login')) {
+  if (
+    existing?.phone_number &&
+    existing.method === 'sms' &&
+    existing.phone_number !== phone &&
+    (resend || existing.purpose !== 'login')
+  ) {
     throw TfaErrors.phoneMismatch();
   }
-  if (existing && existing.purpose !== 'setup' && existing.purpose !== 'login' && existing.tfa_method_id !== null && method?.id !== existing.tfa_method_id) {
+  if (
+    existing &&
+    existing.purpose !== 'setup' &&
+    existing.purpose !== 'login' &&
+    existing.tfa_method_id !== null &&
+    method?.id !== existing.tfa_method_id
+  ) {
     throw TfaErrors.phoneMismatch();
   }
   const onFile = !method && user.tfa_status === 'legacy' && user.phone_number === phone;
   if (existing) {
-    if (existing.purpose === 'login' && !method && !onFile) throw TfaErrors.phoneMismatch('This number is not one of your 2FA methods');
+    if (existing.purpose === 'login' && !method && !onFile)
+      throw TfaErrors.phoneMismatch('This number is not one of your 2FA methods');
     return { phone, method, purpose: existing.purpose };
   }
   return { phone, method, purpose: method || onFile ? 'verify' : 'setup' };
@@ -157,7 +216,10 @@ export async function sendSmsCode(
   if (!caller.emailExempt) requireVerifiedEmail(user);
   const now = deps.clock.now();
   const ttlMs = deps.config.tfa.challengeTtlS * 1000;
-  const given = req.secret !== undefined ? await liveChallenge(deps, user, req.secret, sendPurposes(caller.viaSecret)) : null;
+  const given =
+    req.secret !== undefined
+      ? await liveChallenge(deps, user, req.secret, sendPurposes(caller.viaSecret))
+      : null;
   const target = await resolveTarget(deps, user, req, given, opts.resend);
   const purpose = opts.forcePurpose ?? target.purpose;
   if (isBlockedNumber(deps.config.sms, target.phone)) throw TfaErrors.blockedNumber();
@@ -165,7 +227,9 @@ export async function sendSmsCode(
   const lock = target.method?.locked_until ?? null;
   if (lock !== null && lock > now) {
     const e = TfaErrors.locked();
-    throw new AppError(e.status, e.code, e.message, lockedExtra(target.method!.fail_count, lock), { 'Retry-After': String(Math.ceil((lock - now) / 1000)) });
+    throw new AppError(e.status, e.code, e.message, lockedExtra(target.method!.fail_count, lock), {
+      'Retry-After': String(Math.ceil((lock - now) / 1000)),
+    });
   }
   const provider = smsProvider(deps);
   const code = provider.codes === 'local' ? newCode() : null;
@@ -175,7 +239,10 @@ export async function sendSmsCode(
     await lockNumber(db, deps.dialect, target.phone);
     // The challenge a resend replaces: the given one, or (Bearer, no secret) the latest live SMS
     // challenge to this number for this purpose, whose secret was lost.
-    let previous: Challenge | null = given && given.method === 'sms' && given.sent_at !== null && given.phone_number === target.phone ? given : null;
+    let previous: Challenge | null =
+      given && given.method === 'sms' && given.sent_at !== null && given.phone_number === target.phone
+        ? given
+        : null;
     if (!given) {
       previous =
         (await db
@@ -191,8 +258,13 @@ export async function sendSmsCode(
           .executeTakeFirst()) ?? null;
     }
     if (opts.resend) {
-      if (!previous && !given) throw TfaErrors.noChallenge('No SMS code was sent to this number recently; use /api/v0/tfa/sms/');
-    } else if (previous && previous.sent_at !== null && previous.sent_at > now - deps.config.sms.resendAfterS * 1000) {
+      if (!previous && !given)
+        throw TfaErrors.noChallenge('No SMS code was sent to this number recently; use /api/v0/tfa/sms/');
+    } else if (
+      previous &&
+      previous.sent_at !== null &&
+      previous.sent_at > now - deps.config.sms.resendAfterS * 1000
+    ) {
       // "A recent code was already sent; use resend" (api-spec): within OPENRIG_SMS_RESEND_AFTER_S
       // a plain send is refused; resend (which replaces the code) is the way to a new one. After
       // that a send replaces the older code the same way.
@@ -211,7 +283,16 @@ export async function sendSmsCode(
       if (previous) await consumeChallenge(db, previous.id, now);
       const s = newSecret();
       secret = s.secret;
-      challenge = await insertChallenge(db, { userId: user.id, secretHash: s.hash, purpose, method: 'sms', tfaMethodId: target.method?.id ?? null, phone: target.phone, now, ttlMs });
+      challenge = await insertChallenge(db, {
+        userId: user.id,
+        secretHash: s.hash,
+        purpose,
+        method: 'sms',
+        tfaMethodId: target.method?.id ?? null,
+        phone: target.phone,
+        now,
+        ttlMs,
+      });
     }
     const r = await db
       .updateTable('tfa_challenges')
@@ -233,12 +314,21 @@ export async function sendSmsCode(
 
   try {
     const { ref } = await provider.send({ to: target.phone, code, previousRef: prepared.previousRef });
-    if (ref) await deps.db.updateTable('tfa_challenges').set({ provider_ref: ref }).where('id', '=', prepared.challenge.id).execute();
+    if (ref)
+      await deps.db
+        .updateTable('tfa_challenges')
+        .set({ provider_ref: ref })
+        .where('id', '=', prepared.challenge.id)
+        .execute();
   } catch (err) {
     // Not delivered: no code may stay usable that nobody received. A new challenge dies; a given
     // one (e.g. the login challenge) only loses its code, so the caller can try another channel.
     if (given) {
-      await deps.db.updateTable('tfa_challenges').set({ method: null, code_hmac: null, provider_ref: null, sent_at: null }).where('id', '=', given.id).execute();
+      await deps.db
+        .updateTable('tfa_challenges')
+        .set({ method: null, code_hmac: null, provider_ref: null, sent_at: null })
+        .where('id', '=', given.id)
+        .execute();
     } else {
       await consumeChallenge(deps.db, prepared.challenge.id, deps.clock.now());
     }

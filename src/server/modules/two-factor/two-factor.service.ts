@@ -6,9 +6,25 @@ import { tx } from '../../db/connection.js';
 import { AppError, assertNever } from '../../errors.js';
 import { newTotpSecret, provisioningUri } from './two-factor.codes.js';
 import { TfaErrors } from './two-factor.errors.js';
-import { activeMethods, authorizedUntil, consumeChallenge, countUnusedBackupCodes, findChallenge, grantAuthorization, insertChallenge, recordEvent } from './two-factor.repo.js';
+import {
+  activeMethods,
+  authorizedUntil,
+  consumeChallenge,
+  countUnusedBackupCodes,
+  findChallenge,
+  grantAuthorization,
+  insertChallenge,
+  recordEvent,
+} from './two-factor.repo.js';
 import { newSecret, sendEmailCode, sendSmsCode, requireVerifiedEmail } from './two-factor.send.js';
-import { actOnVerified, methodById, singleOfType, verifyFactor, type FactorInput, type TfaMethodName } from './two-factor.verify.js';
+import {
+  actOnVerified,
+  methodById,
+  singleOfType,
+  verifyFactor,
+  type FactorInput,
+  type TfaMethodName,
+} from './two-factor.verify.js';
 import { methodView } from './two-factor.view.js';
 import { sha256Hex } from '../../crypto.js';
 
@@ -16,7 +32,11 @@ type SvcDeps = Pick<Deps, 'db' | 'store' | 'dialect' | 'clock' | 'config' | 'sea
 
 export async function tfaStatus(deps: SvcDeps, user: User) {
   const now = deps.clock.now();
-  const [methods, remaining, until] = await Promise.all([activeMethods(deps.db, user.id), countUnusedBackupCodes(deps.db, user.id), authorizedUntil(deps.db, user.id)]);
+  const [methods, remaining, until] = await Promise.all([
+    activeMethods(deps.db, user.id),
+    countUnusedBackupCodes(deps.db, user.id),
+    authorizedUntil(deps.db, user.id),
+  ]);
   return {
     success: true,
     tfa_enabled: user.tfa_status !== 'disabled',
@@ -44,18 +64,29 @@ export async function authorizeStart(
   const now = deps.clock.now();
   if (input.backup_code !== undefined) {
     // No send/verify round trip: a valid backup code authorizes directly.
-    const v = await verifyFactor(deps, user, { backup_code: input.backup_code }, { action: 'authorize', purposes: [], fail: TfaErrors.verificationFailed, ip });
+    const v = await verifyFactor(
+      deps,
+      user,
+      { backup_code: input.backup_code },
+      { action: 'authorize', purposes: [], fail: TfaErrors.verificationFailed, ip },
+    );
     // The code is spent in the transaction that opens the window: both or neither.
-    await actOnVerified(deps, v, (db) => grantAuthorization(db, user.id, now + deps.config.tfa.authorizationTtlS * 1000, now));
+    await actOnVerified(deps, v, (db) =>
+      grantAuthorization(db, user.id, now + deps.config.tfa.authorizationTtlS * 1000, now),
+    );
     return { success: true, msg: AUTHORIZED_MSG };
   }
   const methods = await activeMethods(deps.db, user.id);
   const byId = input.tfa_method_id !== undefined ? await methodById(deps, user, input.tfa_method_id) : null;
   // api-spec state table: a user with no methods is forced to e-mail.
   let kind: TfaMethodName =
-    methods.length === 0 ? 'email' : (input.tfa_method ?? byId?.method ?? (methods.find((m) => m.is_primary === 1) ?? methods[0]!).method);
+    methods.length === 0
+      ? 'email'
+      : (input.tfa_method ?? byId?.method ?? (methods.find((m) => m.is_primary === 1) ?? methods[0]!).method);
   if (byId && input.tfa_method && methods.length > 0 && input.tfa_method !== byId.method) {
-    throw TfaErrors.badRequest(`tfa_method_id ${byId.id} is a ${byId.method} method, not ${input.tfa_method}`);
+    throw TfaErrors.badRequest(
+      `tfa_method_id ${byId.id} is a ${byId.method} method, not ${input.tfa_method}`,
+    );
   }
   if (methods.length === 0) kind = 'email';
   try {
@@ -68,14 +99,28 @@ export async function authorizeStart(
       case 'sms': {
         const method = byId ?? singleOfType(methods, 'sms');
         if (!method) throw TfaErrors.notFound('No SMS method is configured on this account');
-        const { secret } = await sendSmsCode(deps, { user, viaSecret: false, emailExempt: false }, { tfa_method_id: method.id }, { resend: false, forcePurpose: 'authorize' });
+        const { secret } = await sendSmsCode(
+          deps,
+          { user, viaSecret: false, emailExempt: false },
+          { tfa_method_id: method.id },
+          { resend: false, forcePurpose: 'authorize' },
+        );
         return { success: true, secret };
       }
       case 'totp': {
         const method = byId ?? singleOfType(methods, 'totp');
         if (!method) throw TfaErrors.notFound('No TOTP method is configured on this account');
         const s = newSecret();
-        await insertChallenge(deps.db, { userId: user.id, secretHash: s.hash, purpose: 'authorize', method: 'totp', tfaMethodId: method.id, phone: null, now, ttlMs: deps.config.tfa.challengeTtlS * 1000 });
+        await insertChallenge(deps.db, {
+          userId: user.id,
+          secretHash: s.hash,
+          purpose: 'authorize',
+          method: 'totp',
+          tfaMethodId: method.id,
+          phone: null,
+          now,
+          ttlMs: deps.config.tfa.challengeTtlS * 1000,
+        });
         return { success: true, secret: s.secret };
       }
       default:
@@ -88,7 +133,12 @@ export async function authorizeStart(
 }
 
 /** PUT authorize-new-method (step 2): the code of the pending challenge opens the 30-minute window. */
-export async function authorizeConfirm(deps: SvcDeps, user: User, input: { code?: string; secret?: string }, ip: string | null) {
+export async function authorizeConfirm(
+  deps: SvcDeps,
+  user: User,
+  input: { code?: string; secret?: string },
+  ip: string | null,
+) {
   if (input.code === undefined || input.secret === undefined) throw TfaErrors.missingParams();
   const now = deps.clock.now();
   const c = await findChallenge(deps.db, sha256Hex(input.secret));
@@ -97,11 +147,17 @@ export async function authorizeConfirm(deps: SvcDeps, user: User, input: { code?
   if (c.expires_at <= now) throw TfaErrors.expired();
   const factor: FactorInput = { tfa_method: c.method ?? 'email', code: input.code, secret: input.secret };
   if (c.tfa_method_id !== null) factor.tfa_method_id = c.tfa_method_id;
-  const v = await verifyFactor(deps, user, factor, { action: 'authorize', purposes: ['authorize'], fail: TfaErrors.verificationFailed, ip });
+  const v = await verifyFactor(deps, user, factor, {
+    action: 'authorize',
+    purposes: ['authorize'],
+    fail: TfaErrors.verificationFailed,
+    ip,
+  });
   // The verification, the challenge and the window commit together.
   await actOnVerified(deps, v, async (db) => {
     // TOTP codes don't consume the challenge themselves; a code challenge already is consumed.
-    if (c.method === 'totp' && !(await consumeChallenge(db, c.id, now))) throw TfaErrors.noPendingAuthorization();
+    if (c.method === 'totp' && !(await consumeChallenge(db, c.id, now)))
+      throw TfaErrors.noPendingAuthorization();
     await grantAuthorization(db, user.id, now + deps.config.tfa.authorizationTtlS * 1000, now);
   });
   return { success: true, msg: AUTHORIZED_MSG };
@@ -114,24 +170,34 @@ export async function updateMethod(
   input: { tfa_method?: TfaMethodName; tfa_method_id?: number; label?: string; is_primary?: boolean },
   ip: string | null,
 ) {
-  if (input.tfa_method === 'email') throw TfaErrors.invalidMethod('E-mail is not a stored method and cannot be updated');
+  if (input.tfa_method === 'email')
+    throw TfaErrors.invalidMethod('E-mail is not a stored method and cannot be updated');
   let method;
   if (input.tfa_method_id !== undefined) {
     method = await methodById(deps, user, input.tfa_method_id);
-    if (input.tfa_method && input.tfa_method !== method.method) throw TfaErrors.badRequest(`tfa_method_id ${method.id} is a ${method.method} method`);
+    if (input.tfa_method && input.tfa_method !== method.method)
+      throw TfaErrors.badRequest(`tfa_method_id ${method.id} is a ${method.method} method`);
   } else if (input.tfa_method) {
     method = singleOfType(await activeMethods(deps.db, user.id), input.tfa_method);
     if (!method) throw TfaErrors.notFound(`No ${input.tfa_method} method is configured on this account`);
   } else {
-    throw TfaErrors.badRequest('tfa_method_id (or tfa_method when one method of that type exists) is required');
+    throw TfaErrors.badRequest(
+      'tfa_method_id (or tfa_method when one method of that type exists) is required',
+    );
   }
-  if (input.label === undefined && input.is_primary === undefined) throw TfaErrors.badRequest('Nothing to update: pass label or is_primary');
+  if (input.label === undefined && input.is_primary === undefined)
+    throw TfaErrors.badRequest('Nothing to update: pass label or is_primary');
   const now = deps.clock.now();
   const id = method.id;
   const updated = await tx(deps.store, async (db) => {
     if (input.is_primary === true) {
       // One primary per account: clear the others in the same transaction.
-      await db.updateTable('tfa_methods').set({ is_primary: 0 }).where('user_id', '=', user.id).where('id', '!=', id).execute();
+      await db
+        .updateTable('tfa_methods')
+        .set({ is_primary: 0 })
+        .where('user_id', '=', user.id)
+        .where('id', '!=', id)
+        .execute();
     }
     const row = await db
       .updateTable('tfa_methods')
@@ -144,7 +210,14 @@ export async function updateMethod(
       .returningAll()
       .executeTakeFirst();
     if (!row) throw TfaErrors.notFound();
-    await recordEvent(db, now, { userId: user.id, kind: 'change', action: 'method_updated', method: row.method, tfaMethodId: row.id, ip });
+    await recordEvent(db, now, {
+      userId: user.id,
+      kind: 'change',
+      action: 'method_updated',
+      method: row.method,
+      tfaMethodId: row.id,
+      ip,
+    });
     return row;
   });
   return { success: true, msg: '2FA method updated', method: methodView(updated, now) };

@@ -10,11 +10,15 @@ describeEachDb('2FA state table', (dialect) => {
   // The platform's per-route rate limits are tested by their module; here they would mask 2FA's own.
   const t = useTestApp(dialect, { OPENRIG_RATE_LIMITS: 'off' });
   const status = async (key: string) => (await t().request('GET', '/api/v0/tfa/status/', { key })).body;
-  const emailsTo = async (to: string) => t().deps.db.selectFrom('email_outbox').selectAll().where('to_addr', '=', to).execute();
+  const emailsTo = async (to: string) =>
+    t().deps.db.selectFrom('email_outbox').selectAll().where('to_addr', '=', to).execute();
 
   it('not authorized → POST (code flow), no methods: method forced to email, response carries secret', async () => {
     const u = await t().user();
-    const r = await t().request('POST', '/api/v0/tfa/authorize-new-method/', { key: u.apiKey, body: { tfa_method: 'totp' } });
+    const r = await t().request('POST', '/api/v0/tfa/authorize-new-method/', {
+      key: u.apiKey,
+      body: { tfa_method: 'totp' },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ success: true, secret: expect.any(String) });
     expect(await lastEmailCode(t(), u.email)).toMatch(/^\d{6}$/);
@@ -26,10 +30,16 @@ describeEachDb('2FA state table', (dialect) => {
     const totp = await enableTotp(t(), u.apiKey, u.email);
     t().clock.advance(31 * 60_000); // the first window closes
     expect((await status(u.apiKey)).new_method_authorized).toBe(false);
-    const r = await t().request('POST', '/api/v0/tfa/authorize-new-method/', { key: u.apiKey, body: { tfa_method: 'totp' } });
+    const r = await t().request('POST', '/api/v0/tfa/authorize-new-method/', {
+      key: u.apiKey,
+      body: { tfa_method: 'totp' },
+    });
     expect(r.status).toBe(200);
     expect(typeof r.body.secret).toBe('string');
-    const put = await t().request('PUT', '/api/v0/tfa/authorize-new-method/', { key: u.apiKey, body: { code: totpAt(totp.secret, t().clock.now()), secret: r.body.secret } });
+    const put = await t().request('PUT', '/api/v0/tfa/authorize-new-method/', {
+      key: u.apiKey,
+      body: { code: totpAt(totp.secret, t().clock.now()), secret: r.body.secret },
+    });
     expect(put.body).toEqual({ success: true, msg: expect.any(String) });
   });
 
@@ -38,7 +48,10 @@ describeEachDb('2FA state table', (dialect) => {
     const totp = await enableTotp(t(), u.apiKey, u.email);
     t().clock.advance(31 * 60_000);
     const before = (await emailsTo(u.email)).length;
-    const r = await t().request('POST', '/api/v0/tfa/authorize-new-method/', { key: u.apiKey, body: { backup_code: totp.backupCodes[0] } });
+    const r = await t().request('POST', '/api/v0/tfa/authorize-new-method/', {
+      key: u.apiKey,
+      body: { backup_code: totp.backupCodes[0] },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ success: true, msg: expect.any(String) });
     expect((await emailsTo(u.email)).length).toBe(before);
@@ -50,7 +63,10 @@ describeEachDb('2FA state table', (dialect) => {
   it('challenge pending → PUT with code and secret: authorized for 30 minutes', async () => {
     const u = await t().user();
     const r = await t().request('POST', '/api/v0/tfa/authorize-new-method/', { key: u.apiKey, body: {} });
-    const put = await t().request('PUT', '/api/v0/tfa/authorize-new-method/', { key: u.apiKey, body: { code: await lastEmailCode(t(), u.email), secret: r.body.secret } });
+    const put = await t().request('PUT', '/api/v0/tfa/authorize-new-method/', {
+      key: u.apiKey,
+      body: { code: await lastEmailCode(t(), u.email), secret: r.body.secret },
+    });
     expect(put.status).toBe(200);
     expect(put.body.success).toBe(true);
     expect((await status(u.apiKey)).new_method_authorized).toBe(true);
@@ -64,10 +80,20 @@ describeEachDb('2FA state table', (dialect) => {
     const u = await t().user();
     await authorize(t(), u.apiKey, u.email);
     const setup = await t().request('POST', '/api/v0/tfa/totp-setup/', { key: u.apiKey });
-    expect(setup.body).toEqual({ secret: expect.stringMatching(/^[A-Z2-7]+$/), provisioning_uri: expect.stringMatching(/^otpauth:\/\/totp\//) });
+    expect(setup.body).toEqual({
+      secret: expect.stringMatching(/^[A-Z2-7]+$/),
+      provisioning_uri: expect.stringMatching(/^otpauth:\/\/totp\//),
+    });
     // totp-setup adds nothing by itself.
     expect((await status(u.apiKey)).methods).toEqual([]);
-    const first = await t().request('POST', '/api/v0/tfa/confirm-new/', { key: u.apiKey, body: { tfa_method: 'totp', code: totpAt(setup.body.secret, t().clock.now()), secret: setup.body.secret } });
+    const first = await t().request('POST', '/api/v0/tfa/confirm-new/', {
+      key: u.apiKey,
+      body: {
+        tfa_method: 'totp',
+        code: totpAt(setup.body.secret, t().clock.now()),
+        secret: setup.body.secret,
+      },
+    });
     expect(first.status).toBe(200);
     expect(first.body.backup_codes).toHaveLength(10);
     for (const c of first.body.backup_codes) expect(c).toMatch(/^[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}$/);
@@ -83,7 +109,14 @@ describeEachDb('2FA state table', (dialect) => {
     const u = await t().user();
     await enableTotp(t(), u.apiKey, u.email);
     const setup = await t().request('POST', '/api/v0/tfa/totp-setup/', { key: u.apiKey });
-    const r = await t().request('POST', '/api/v0/tfa/confirm-new/', { key: u.apiKey, body: { tfa_method: 'totp', code: totpAt(setup.body.secret, t().clock.now()), secret: setup.body.secret } });
+    const r = await t().request('POST', '/api/v0/tfa/confirm-new/', {
+      key: u.apiKey,
+      body: {
+        tfa_method: 'totp',
+        code: totpAt(setup.body.secret, t().clock.now()),
+        secret: setup.body.secret,
+      },
+    });
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('duplicate_tfa_method');
     expect((await status(u.apiKey)).methods).toHaveLength(1);
@@ -94,7 +127,14 @@ describeEachDb('2FA state table', (dialect) => {
     await authorize(t(), u.apiKey, u.email);
     t().clock.advance(30 * 60_000 + 1000);
     const setup = await t().request('POST', '/api/v0/tfa/totp-setup/', { key: u.apiKey });
-    const r = await t().request('POST', '/api/v0/tfa/confirm-new/', { key: u.apiKey, body: { tfa_method: 'totp', code: totpAt(setup.body.secret, t().clock.now()), secret: setup.body.secret } });
+    const r = await t().request('POST', '/api/v0/tfa/confirm-new/', {
+      key: u.apiKey,
+      body: {
+        tfa_method: 'totp',
+        code: totpAt(setup.body.secret, t().clock.now()),
+        secret: setup.body.secret,
+      },
+    });
     expect(r.status).toBe(403);
     expect(r.body.error).toBe('authorization_required');
     expect((await status(u.apiKey)).methods).toEqual([]);
@@ -107,43 +147,81 @@ describeEachDb('2FA state table', (dialect) => {
     const max = t().config.tfa.maxFailures;
     const wrong = totpAt(totp.secret, t().clock.now() + 10 * 60_000);
     for (let i = 1; i <= max; i++) {
-      const r = await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'totp', code: wrong } });
+      const r = await t().request('POST', '/api/v0/tfa/', {
+        key: u.apiKey,
+        body: { tfa_method: 'totp', code: wrong },
+      });
       expect(r.status).toBe(400);
       expect(r.body.fail_count).toBe(i);
       if (i < max) expect(r.body.locked_until).toBeNull();
       else expect(r.body.locked_until).toBeGreaterThan(t().clock.now() / 1000);
     }
-    const right = await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'totp', code: totpAt(totp.secret, t().clock.now()) } });
+    const right = await t().request('POST', '/api/v0/tfa/', {
+      key: u.apiKey,
+      body: { tfa_method: 'totp', code: totpAt(totp.secret, t().clock.now()) },
+    });
     expect(right.status).toBe(429);
-    expect(right.body).toMatchObject({ error: 'tfa_locked', fail_count: max, locked_until: Math.ceil((t().clock.now() + 15 * 60_000) / 1000) });
+    expect(right.body).toMatchObject({
+      error: 'tfa_locked',
+      fail_count: max,
+      locked_until: Math.ceil((t().clock.now() + 15 * 60_000) / 1000),
+    });
     // Not account-wide: the SMS method still works.
-    const send = await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: { tfa_method_id: sms.id } });
-    const viaSms = await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'sms', code: lastSmsCode(t(), '+14155550112'), secret: send.body.secret } });
+    const send = await t().request('POST', '/api/v0/tfa/sms/', {
+      key: u.apiKey,
+      body: { tfa_method_id: sms.id },
+    });
+    const viaSms = await t().request('POST', '/api/v0/tfa/', {
+      key: u.apiKey,
+      body: { tfa_method: 'sms', code: lastSmsCode(t(), '+14155550112'), secret: send.body.secret },
+    });
     expect(viaSms.status).toBe(200);
     const s = await status(u.apiKey);
-    expect(s.methods.find((m: { id: number }) => m.id === totp.id)).toMatchObject({ fail_count: max, locked_until: expect.any(Number) });
+    expect(s.methods.find((m: { id: number }) => m.id === totp.id)).toMatchObject({
+      fail_count: max,
+      locked_until: expect.any(Number),
+    });
     // The user was told by e-mail.
     expect((await emailsTo(u.email)).some((e) => e.category === 'tfa.method_locked')).toBe(true);
     // A locked SMS method gets no SMS either.
-    const sms2 = await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: { tfa_method_id: sms.id } });
+    const sms2 = await t().request('POST', '/api/v0/tfa/sms/', {
+      key: u.apiKey,
+      body: { tfa_method_id: sms.id },
+    });
     expect(sms2.status).toBe(200);
     const wrongSms = lastSmsCode(t(), '+14155550112') === '000000' ? '111111' : '000000';
-    for (let i = 0; i < max; i++) await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'sms', code: wrongSms, secret: sms2.body.secret } });
+    for (let i = 0; i < max; i++)
+      await t().request('POST', '/api/v0/tfa/', {
+        key: u.apiKey,
+        body: { tfa_method: 'sms', code: wrongSms, secret: sms2.body.secret },
+      });
     t().clock.advance(t().config.sms.resendAfterS * 1000);
-    const refused = await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: { tfa_method_id: sms.id } });
+    const refused = await t().request('POST', '/api/v0/tfa/sms/', {
+      key: u.apiKey,
+      body: { tfa_method_id: sms.id },
+    });
     expect(refused.status).toBe(429);
     expect(refused.body).toMatchObject({ error: 'tfa_locked', fail_count: max });
     t().clock.advance(15 * 60_000 + 1000);
-    const after = await t().request('POST', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'totp', code: totpAt(totp.secret, t().clock.now()) } });
+    const after = await t().request('POST', '/api/v0/tfa/', {
+      key: u.apiKey,
+      body: { tfa_method: 'totp', code: totpAt(totp.secret, t().clock.now()) },
+    });
     expect(after.status).toBe(200);
-    expect((await status(u.apiKey)).methods.find((m: { id: number }) => m.id === totp.id)).toMatchObject({ fail_count: 0, locked_until: null });
+    expect((await status(u.apiKey)).methods.find((m: { id: number }) => m.id === totp.id)).toMatchObject({
+      fail_count: 0,
+      locked_until: null,
+    });
   });
 
   it('method active → DELETE, other methods remain: method removed, remaining_methods returned', async () => {
     const u = await t().user();
     const totp = await enableTotp(t(), u.apiKey, u.email);
     await addSms(t(), u.apiKey, u.email, '+14155550113', { skipAuthorize: true });
-    const r = await t().request('DELETE', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'totp', code: totpAt(totp.secret, t().clock.now()) } });
+    const r = await t().request('DELETE', '/api/v0/tfa/', {
+      key: u.apiKey,
+      body: { tfa_method: 'totp', code: totpAt(totp.secret, t().clock.now()) },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ msg: expect.any(String), remaining_methods: 1 });
     const s = await status(u.apiKey);
@@ -155,13 +233,20 @@ describeEachDb('2FA state table', (dialect) => {
   it('method active → DELETE the last method: 2FA disabled, all backup codes soft-deleted', async () => {
     const u = await t().user();
     const totp = await enableTotp(t(), u.apiKey, u.email);
-    const r = await t().request('DELETE', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'totp', code: totpAt(totp.secret, t().clock.now()) } });
+    const r = await t().request('DELETE', '/api/v0/tfa/', {
+      key: u.apiKey,
+      body: { tfa_method: 'totp', code: totpAt(totp.secret, t().clock.now()) },
+    });
     expect(r.status).toBe(200);
     expect(r.body.msg).toBe('2FA Successfully Disabled');
     expect(r.body.remaining_methods).toBeUndefined();
     const s = await status(u.apiKey);
     expect(s).toMatchObject({ tfa_enabled: false, methods: [], backup_codes_remaining: 0 });
-    const rows = await t().deps.db.selectFrom('tfa_backup_codes').selectAll().where('user_id', '=', u.id).execute();
+    const rows = await t()
+      .deps.db.selectFrom('tfa_backup_codes')
+      .selectAll()
+      .where('user_id', '=', u.id)
+      .execute();
     expect(rows).toHaveLength(10);
     expect(rows.every((c) => c.deleted_at !== null)).toBe(true);
     const me = await t().request('GET', '/api/v0/users/current', { key: u.apiKey });
@@ -173,11 +258,16 @@ describeEachDb('2FA state table', (dialect) => {
     expect((await status(u.apiKey)).tfa_enabled).toBe(true);
     const send = await t().request('POST', '/api/v0/tfa/sms/', { key: u.apiKey, body: {} });
     expect(send.status).toBe(200);
-    const r = await t().request('DELETE', '/api/v0/tfa/', { key: u.apiKey, body: { tfa_method: 'sms', code: lastSmsCode(t(), '+14155550114'), secret: send.body.secret } });
+    const r = await t().request('DELETE', '/api/v0/tfa/', {
+      key: u.apiKey,
+      body: { tfa_method: 'sms', code: lastSmsCode(t(), '+14155550114'), secret: send.body.secret },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ success: true, msg: '2FA Successfully Disabled' });
     expect((await status(u.apiKey)).tfa_enabled).toBe(false);
-    expect(await t().deps.db.selectFrom('tfa_backup_codes').selectAll().where('user_id', '=', u.id).execute()).toEqual([]);
+    expect(
+      await t().deps.db.selectFrom('tfa_backup_codes').selectAll().where('user_id', '=', u.id).execute(),
+    ).toEqual([]);
   });
 
   it('a challenge (secret) expires after 10 minutes: 2fa_expired', async () => {
@@ -185,7 +275,10 @@ describeEachDb('2FA state table', (dialect) => {
     const r = await t().request('POST', '/api/v0/tfa/authorize-new-method/', { key: u.apiKey, body: {} });
     const code = await lastEmailCode(t(), u.email);
     t().clock.advance(10 * 60_000 + 1);
-    const put = await t().request('PUT', '/api/v0/tfa/authorize-new-method/', { key: u.apiKey, body: { code, secret: r.body.secret } });
+    const put = await t().request('PUT', '/api/v0/tfa/authorize-new-method/', {
+      key: u.apiKey,
+      body: { code, secret: r.body.secret },
+    });
     expect(put.status).toBe(400);
     expect(put.body.error).toBe('2fa_expired');
     expect((await status(u.apiKey)).new_method_authorized).toBe(false);

@@ -31,7 +31,14 @@ import { tx } from '../../db/connection.js';
 import type { ChallengePurpose } from '../../db/tables/two-factor.js';
 import type { DB } from '../../db/schema.js';
 import { smsProvider } from '../sms/sms.provider.js';
-import { backupCodeHmac, codeMatches, isCode, isTotpSecret, matchTotp, normalizeBackupCode } from './two-factor.codes.js';
+import {
+  backupCodeHmac,
+  codeMatches,
+  isCode,
+  isTotpSecret,
+  matchTotp,
+  normalizeBackupCode,
+} from './two-factor.codes.js';
 import { TfaErrors, lockedExtra } from './two-factor.errors.js';
 import { enqueueNotice } from './two-factor.mail.js';
 import {
@@ -101,7 +108,11 @@ class LostRace extends Error {
  * Commits a verification and its action in one transaction: both or neither. A lost race is
  * settled (failure event, lockout extras) after the rollback, outside the transaction.
  */
-export async function actOnVerified<T>(deps: Pick<Deps, 'store'>, v: Verification, act: (db: Kysely<DB>, verified: Verified) => Promise<T>): Promise<T> {
+export async function actOnVerified<T>(
+  deps: Pick<Deps, 'store'>,
+  v: Verification,
+  act: (db: Kysely<DB>, verified: Verified) => Promise<T>,
+): Promise<T> {
   try {
     return await tx(deps.store, async (db) => {
       // The user's row lock first, before the commit's row writes: every 2FA change takes its
@@ -132,19 +143,32 @@ export function singleOfType(methods: TfaMethod[], type: 'sms' | 'totp'): TfaMet
 }
 
 /** Claims the attempt and evaluates the code; the caller commits it with its action (`actOnVerified`). */
-export async function verifyFactor(deps: VerifyDeps, user: User, input: FactorInput, ctx: VerifyCtx): Promise<Verification> {
+export async function verifyFactor(
+  deps: VerifyDeps,
+  user: User,
+  input: FactorInput,
+  ctx: VerifyCtx,
+): Promise<Verification> {
   if (input.backup_code !== undefined) return verifyBackupCode(deps, user, input.backup_code, ctx);
   if (input.code === undefined) throw TfaErrors.missingAuthValue();
   if (!isCode(input.code)) throw TfaErrors.badRequest('code must be a 6-digit string');
 
   const byId = input.tfa_method_id !== undefined ? await methodById(deps, user, input.tfa_method_id) : null;
-  const challenge = input.secret !== undefined ? await liveChallenge(deps, user, input.secret, ctx.purposes) : null;
+  const challenge =
+    input.secret !== undefined ? await liveChallenge(deps, user, input.secret, ctx.purposes) : null;
   const kind = input.tfa_method ?? byId?.method ?? challenge?.method ?? (await inferMethod(deps, user));
-  if (byId && kind !== byId.method) throw TfaErrors.badRequest(`tfa_method_id ${byId.id} is a ${byId.method} method, not ${kind}`);
+  if (byId && kind !== byId.method)
+    throw TfaErrors.badRequest(`tfa_method_id ${byId.id} is a ${byId.method} method, not ${kind}`);
 
   switch (kind) {
     case 'totp':
-      return verifyTotp(deps, user, byId ?? singleOfType(await activeMethods(deps.db, user.id), 'totp'), input.code, ctx);
+      return verifyTotp(
+        deps,
+        user,
+        byId ?? singleOfType(await activeMethods(deps.db, user.id), 'totp'),
+        input.code,
+        ctx,
+      );
     case 'sms':
     case 'email':
       if (!challenge) throw TfaErrors.missingParams(`secret is required to verify an ${kind} code`);
@@ -165,21 +189,38 @@ async function inferMethod(deps: VerifyDeps, user: User): Promise<TfaMethodName>
  * accepted purpose. challenge_not_found: no such secret (or another user's); 2fa_expired;
  * no_challenge_found: used, dead after too many tries, or not a challenge for this step.
  */
-export async function liveChallenge(deps: Pick<Deps, 'db' | 'clock'>, user: User | null, secret: string, purposes: ChallengePurpose[]): Promise<Challenge> {
+export async function liveChallenge(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  user: User | null,
+  secret: string,
+  purposes: ChallengePurpose[],
+): Promise<Challenge> {
   const c = await findChallenge(deps.db, sha256Hex(secret));
   if (!c || (user !== null && c.user_id !== user.id)) throw TfaErrors.challengeNotFound();
   if (c.consumed_at !== null) throw TfaErrors.noChallenge();
   if (c.expires_at <= deps.clock.now()) throw TfaErrors.expired();
-  if (!purposes.includes(c.purpose)) throw TfaErrors.noChallenge('This secret does not belong to this step; request a new code');
+  if (!purposes.includes(c.purpose))
+    throw TfaErrors.noChallenge('This secret does not belong to this step; request a new code');
   return c;
 }
 
-async function verifyBackupCode(deps: VerifyDeps, user: User, raw: string, ctx: VerifyCtx): Promise<Verification> {
+async function verifyBackupCode(
+  deps: VerifyDeps,
+  user: User,
+  raw: string,
+  ctx: VerifyCtx,
+): Promise<Verification> {
   const now = deps.clock.now();
   const normalized = normalizeBackupCode(raw);
   const hmac = normalized === null ? null : backupCodeHmac(deps.config.secretKey, normalized);
   const invalid = async (): Promise<never> => {
-    await recordEvent(deps.db, now, { userId: user.id, kind: 'failure', action: ctx.action, method: 'backup_code', ip: ctx.ip });
+    await recordEvent(deps.db, now, {
+      userId: user.id,
+      kind: 'failure',
+      action: ctx.action,
+      method: 'backup_code',
+      ip: ctx.ip,
+    });
     throw TfaErrors.invalidBackupCode();
   };
   // A read only, to fail fast: the code is spent by commit's conditional UPDATE.
@@ -191,13 +232,30 @@ async function verifyBackupCode(deps: VerifyDeps, user: User, raw: string, ctx: 
     challenge: null,
     async commit(db) {
       if (!(await consumeBackupCode(db, user.id, hmac, now))) throw new LostRace(invalid);
-      await recordEvent(db, now, { userId: user.id, kind: 'success', action: ctx.action, method: 'backup_code', ip: ctx.ip });
-      return { via: 'backup_code', method: null, challenge: null, backupRemaining: await countUnusedBackupCodes(db, user.id) };
+      await recordEvent(db, now, {
+        userId: user.id,
+        kind: 'success',
+        action: ctx.action,
+        method: 'backup_code',
+        ip: ctx.ip,
+      });
+      return {
+        via: 'backup_code',
+        method: null,
+        challenge: null,
+        backupRemaining: await countUnusedBackupCodes(db, user.id),
+      };
     },
   };
 }
 
-async function verifyTotp(deps: VerifyDeps, user: User, method: TfaMethod | null, code: string, ctx: VerifyCtx): Promise<Verification> {
+async function verifyTotp(
+  deps: VerifyDeps,
+  user: User,
+  method: TfaMethod | null,
+  code: string,
+  ctx: VerifyCtx,
+): Promise<Verification> {
   if (!method) throw ctx.fail('No TOTP method is configured on this account', lockedExtra(0, null));
   const secret = method.totp_secret_enc ? decryptSecret(deps.config.secretKey, method.totp_secret_enc) : null;
   if (!secret || !isTotpSecret(secret)) throw TfaErrors.notConfigured();
@@ -205,7 +263,8 @@ async function verifyTotp(deps: VerifyDeps, user: User, method: TfaMethod | null
   const claim = await claimAttempt(deps, method, now);
   const step = matchTotp(secret, code, now);
   // A replayed step is a failure; the row read is only a fast path, commit decides.
-  if (step === null || (method.last_totp_step !== null && method.last_totp_step >= step)) return failed(deps, user, method, claim, ctx, 'totp');
+  if (step === null || (method.last_totp_step !== null && method.last_totp_step >= step))
+    return failed(deps, user, method, claim, ctx, 'totp');
   return {
     userId: user.id,
     via: 'totp',
@@ -218,7 +277,8 @@ async function verifyTotp(deps: VerifyDeps, user: User, method: TfaMethod | null
         .where('id', '=', method.id)
         .where((eb) => eb.or([eb('last_totp_step', 'is', null), eb('last_totp_step', '<', step)]))
         .executeTakeFirst();
-      if (Number(r.numUpdatedRows) !== 1) throw new LostRace(() => failed(deps, user, method, claim, ctx, 'totp'));
+      if (Number(r.numUpdatedRows) !== 1)
+        throw new LostRace(() => failed(deps, user, method, claim, ctx, 'totp'));
       await succeeded(db, user, method, now, ctx, 'totp');
       return { via: 'totp', method, challenge: null, backupRemaining: null };
     },
@@ -234,8 +294,10 @@ async function verifyChallengeCode(
   code: string,
   ctx: VerifyCtx,
 ): Promise<Verification> {
-  if (challenge.method !== kind) throw TfaErrors.noChallenge(`No ${kind} code was sent for this secret; request one first`);
-  if (byId && challenge.tfa_method_id !== byId.id) throw TfaErrors.phoneMismatch('The code was sent for another 2FA method than tfa_method_id');
+  if (challenge.method !== kind)
+    throw TfaErrors.noChallenge(`No ${kind} code was sent for this secret; request one first`);
+  if (byId && challenge.tfa_method_id !== byId.id)
+    throw TfaErrors.phoneMismatch('The code was sent for another 2FA method than tfa_method_id');
   let method: TfaMethod | null = null;
   if (kind === 'sms' && challenge.tfa_method_id !== null) {
     method = (await findActiveMethod(deps.db, user.id, challenge.tfa_method_id)) ?? null;
@@ -255,13 +317,22 @@ async function verifyChallengeCode(
     .executeTakeFirst();
   if (!tried) throw TfaErrors.noChallenge();
   let ok: boolean;
-  if (tried.code_hmac !== null) ok = codeMatches(deps.config.secretKey, challenge.secret_hash, code, tried.code_hmac);
-  else if (kind === 'sms' && tried.phone_number) ok = await smsProvider(deps).check({ to: tried.phone_number, code, ref: tried.provider_ref });
+  if (tried.code_hmac !== null)
+    ok = codeMatches(deps.config.secretKey, challenge.secret_hash, code, tried.code_hmac);
+  else if (kind === 'sms' && tried.phone_number)
+    ok = await smsProvider(deps).check({ to: tried.phone_number, code, ref: tried.provider_ref });
   else ok = false;
   if (!ok) {
     // A challenge dies after its last allowed wrong try.
     if (tried.tries >= maxTries) await consumeChallenge(deps.db, challenge.id, now);
-    return failed(deps, user, method, claim ?? { failCount: tried.tries, lockedUntil: null, lockedNow: false }, ctx, kind);
+    return failed(
+      deps,
+      user,
+      method,
+      claim ?? { failCount: tried.tries, lockedUntil: null, lockedNow: false },
+      ctx,
+      kind,
+    );
   }
   return {
     userId: user.id,
@@ -269,7 +340,8 @@ async function verifyChallengeCode(
     method,
     challenge,
     async commit(db) {
-      if (!(await consumeChallenge(db, challenge.id, now))) throw new LostRace(() => Promise.reject(TfaErrors.noChallenge()));
+      if (!(await consumeChallenge(db, challenge.id, now)))
+        throw new LostRace(() => Promise.reject(TfaErrors.noChallenge()));
       await succeeded(db, user, method, now, ctx, kind);
       return { via: kind, method, challenge, backupRemaining: null };
     },
@@ -284,7 +356,11 @@ interface Claim {
 }
 
 /** Claims one attempt against the method's lockout, or throws 429 tfa_locked. */
-export async function claimAttempt(deps: Pick<Deps, 'db' | 'config'>, method: TfaMethod, now: number): Promise<Claim> {
+export async function claimAttempt(
+  deps: Pick<Deps, 'db' | 'config'>,
+  method: TfaMethod,
+  now: number,
+): Promise<Claim> {
   const max = deps.config.tfa.maxFailures;
   const lockMs = deps.config.tfa.lockoutS * 1000;
   // An expired lock starts a fresh count; idempotent, so concurrent callers agree. (A count at
@@ -294,33 +370,76 @@ export async function claimAttempt(deps: Pick<Deps, 'db' | 'config'>, method: Tf
     .updateTable('tfa_methods')
     .set({ fail_count: 0, locked_until: null })
     .where('id', '=', method.id)
-    .where((eb) => eb.or([eb('locked_until', '<=', now), eb.and([eb('locked_until', 'is', null), eb('fail_count', '>=', max)])]))
+    .where((eb) =>
+      eb.or([
+        eb('locked_until', '<=', now),
+        eb.and([eb('locked_until', 'is', null), eb('fail_count', '>=', max)]),
+      ]),
+    )
     .execute();
   const row = await deps.db
     .updateTable('tfa_methods')
     .set((eb) => ({
       fail_count: eb('fail_count', '+', 1),
-      locked_until: eb.case().when('fail_count', '>=', max - 1).then(now + lockMs).else(null).end(),
+      locked_until: eb
+        .case()
+        .when('fail_count', '>=', max - 1)
+        .then(now + lockMs)
+        .else(null)
+        .end(),
     }))
     .where('id', '=', method.id)
     .where('locked_until', 'is', null)
     .where('fail_count', '<', max)
     .returning(['fail_count', 'locked_until'])
     .executeTakeFirst();
-  if (row) return { failCount: row.fail_count, lockedUntil: row.locked_until, lockedNow: row.locked_until !== null };
-  const cur = await deps.db.selectFrom('tfa_methods').select(['fail_count', 'locked_until']).where('id', '=', method.id).executeTakeFirst();
+  if (row)
+    return { failCount: row.fail_count, lockedUntil: row.locked_until, lockedNow: row.locked_until !== null };
+  const cur = await deps.db
+    .selectFrom('tfa_methods')
+    .select(['fail_count', 'locked_until'])
+    .where('id', '=', method.id)
+    .executeTakeFirst();
   const until = cur?.locked_until ?? now + lockMs;
   const e = TfaErrors.locked();
-  throw new AppError(e.status, e.code, e.message, lockedExtra(cur?.fail_count ?? max, until), { 'Retry-After': String(Math.max(1, Math.ceil((until - now) / 1000))) });
+  throw new AppError(e.status, e.code, e.message, lockedExtra(cur?.fail_count ?? max, until), {
+    'Retry-After': String(Math.max(1, Math.ceil((until - now) / 1000))),
+  });
 }
 
-async function failed(deps: VerifyDeps, user: User, method: TfaMethod | null, claim: Claim, ctx: VerifyCtx, kind: string): Promise<never> {
+async function failed(
+  deps: VerifyDeps,
+  user: User,
+  method: TfaMethod | null,
+  claim: Claim,
+  ctx: VerifyCtx,
+  kind: string,
+): Promise<never> {
   const now = deps.clock.now();
   await tx(deps.store, async (db) => {
-    await recordEvent(db, now, { userId: user.id, kind: 'failure', action: ctx.action, method: kind, tfaMethodId: method?.id ?? null, ip: ctx.ip });
+    await recordEvent(db, now, {
+      userId: user.id,
+      kind: 'failure',
+      action: ctx.action,
+      method: kind,
+      tfaMethodId: method?.id ?? null,
+      ip: ctx.ip,
+    });
     if (method && claim.lockedNow && claim.lockedUntil !== null) {
-      await recordEvent(db, now, { userId: user.id, kind: 'lock', action: ctx.action, method: kind, tfaMethodId: method.id, ip: ctx.ip });
-      await enqueueNotice(db, now, user.email, `${method.id}:${claim.lockedUntil}`, { kind: 'method_locked', method: method.method, label: method.label, untilMs: claim.lockedUntil });
+      await recordEvent(db, now, {
+        userId: user.id,
+        kind: 'lock',
+        action: ctx.action,
+        method: kind,
+        tfaMethodId: method.id,
+        ip: ctx.ip,
+      });
+      await enqueueNotice(db, now, user.email, `${method.id}:${claim.lockedUntil}`, {
+        kind: 'method_locked',
+        method: method.method,
+        label: method.label,
+        untilMs: claim.lockedUntil,
+      });
     }
   });
   if (method && claim.lockedNow) deps.kickOutbox();
@@ -328,7 +447,26 @@ async function failed(deps: VerifyDeps, user: User, method: TfaMethod | null, cl
 }
 
 /** The success side of a verification: inside the action's transaction (`db`). */
-async function succeeded(db: Kysely<DB>, user: User, method: TfaMethod | null, now: number, ctx: VerifyCtx, kind: string): Promise<void> {
-  if (method) await db.updateTable('tfa_methods').set({ fail_count: 0, locked_until: null, last_used: now }).where('id', '=', method.id).execute();
-  await recordEvent(db, now, { userId: user.id, kind: 'success', action: ctx.action, method: kind, tfaMethodId: method?.id ?? null, ip: ctx.ip });
+async function succeeded(
+  db: Kysely<DB>,
+  user: User,
+  method: TfaMethod | null,
+  now: number,
+  ctx: VerifyCtx,
+  kind: string,
+): Promise<void> {
+  if (method)
+    await db
+      .updateTable('tfa_methods')
+      .set({ fail_count: 0, locked_until: null, last_used: now })
+      .where('id', '=', method.id)
+      .execute();
+  await recordEvent(db, now, {
+    userId: user.id,
+    kind: 'success',
+    action: ctx.action,
+    method: kind,
+    tfaMethodId: method?.id ?? null,
+    ip: ctx.ip,
+  });
 }

@@ -41,7 +41,11 @@ export const methodSchema = {
 /** Error replies of the 2FA routes (tfa_locked / 2fa_verification_failed add fail_count, locked_until). */
 export const tfaErrorSchema = {
   ...errorSchema,
-  properties: { ...errorSchema.properties, fail_count: { type: 'integer' }, locked_until: { type: ['number', 'null'] } },
+  properties: {
+    ...errorSchema.properties,
+    fail_count: { type: 'integer' },
+    locked_until: { type: ['number', 'null'] },
+  },
 } as const;
 
 export const tfaErrors = {
