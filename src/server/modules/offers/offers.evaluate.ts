@@ -1,5 +1,5 @@
 // Evaluates a validated SearchPlan (offers.filter.ts) over in-memory machine rows, giving exactly
-// what searchSql gives over the database (issue 9; offers.index.int.test.ts checks it against
+// what searchSql gives over the database (offers.index.int.test.ts checks it against
 // searchSql on both dialects). Pure.
 // - The implicit filters of searchSql: deleted machines are not in the index at all; then disk_space
 //   >= allocated_storage, `listed` unless the filter names listed/rentable, `rented = 0` unless it

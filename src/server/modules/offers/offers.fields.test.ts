@@ -1,4 +1,4 @@
-// OFFER_FIELDS' usesNow and usesPlan flags (issue 9): the offer index keeps rows sorted by a plan's
+// OFFER_FIELDS' usesNow and usesPlan flags: the offer index keeps rows sorted by a plan's
 // order across searches, which is right only for keys that do not move with the clock, and the
 // search reply keeps each row's JSON for the fields that depend on nothing but the row. A field
 // whose value depends on JsContext.now, or on the plan's type or storage, must say so.

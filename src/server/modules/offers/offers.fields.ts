@@ -1,4 +1,4 @@
-// The searchable offer fields (client-compat "search offers"; documented in docs/market.md).
+// The searchable offer fields (documented in docs/market.md).
 // Each field has a type (values given as strings are coerced to it), a unit, the SQL that
 // computes it over `machines m`, and the same computation in JavaScript over an in-memory row
 // (offers.index.ts serves search from memory; searchSql is its reference). Derived fields

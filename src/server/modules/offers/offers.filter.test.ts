@@ -1,4 +1,4 @@
-// The search-filter compiler, pure (issue 3 point 2): every field of the offer table, every
+// The search-filter compiler, pure: every field of the offer table, every
 // operator, coercion of string values, and a 400 naming whatever is wrong.
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../errors.js';
@@ -52,7 +52,7 @@ const sample: Record<string, [unknown, unknown]> = {
 };
 
 describe('search filter compiler', () => {
-  it('knows every field of the client-compat offer table, plus the default filters', () => {
+  it('knows every offer field the established CLI shows, plus the default filters', () => {
     for (const f of [...COMPAT_FIELDS, 'verified', 'external', 'rentable', 'rented'])
       expect(OFFER_FIELDS).toHaveProperty(f);
   });

@@ -1,4 +1,4 @@
-// The search-filter compiler (issue 3 point 2; client-compat "search offers"). Pure: a request
+// The search-filter compiler (rules in docs/api.md, "Search filters"). Pure: a request
 // body becomes a validated plan, and a plan becomes one parameterised SQL statement.
 // - Each filter field sits at the top level as {op: value} (several ops on one field are ANDed; a
 //   bare value means eq). Operators: eq neq gt gte lt lte in notin; in/notin take arrays.

@@ -1,4 +1,4 @@
-// The offer index is exactly as fresh as the database (issue 9): after a machine changes through
+// The offer index is exactly as fresh as the database: after a machine changes through
 // the normal service paths the very next search shows it; heartbeats do not bump row_version; on
 // PostgreSQL, transactions that commit out of sequence order are both picked up.
 import { expect, it } from 'vitest';

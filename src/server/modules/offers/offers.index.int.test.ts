@@ -1,4 +1,4 @@
-// Differential test of the in-memory offer index (issue 9): for random machines and random valid
+// Differential test of the in-memory offer index: for random machines and random valid
 // search bodies, search served from the index answers exactly what searchSql answers over the
 // database: the same ids in the same order and the same reply rows, on SQLite and PostgreSQL.
 // One index lives through all runs (earlier runs' machines are soft-deleted, rows are updated

@@ -1,4 +1,4 @@
-// The in-memory offer index (issue 9): every live machine row a process needs for search, kept
+// The in-memory offer index: every live machine row a process needs for search, kept
 // exactly as fresh as the database, so POST /bundles/ evaluates its plan in JavaScript
 // (offers.evaluate.ts) instead of reading a few thousand rows per query.
 //
@@ -55,11 +55,8 @@ const COLUMNS = [
   '(m.deleted_at IS NOT NULL) AS deleted',
 ].join(', ');
 
-// In chunks: the first sync reads every machine, and better-sqlite3 reads synchronously; between
-// chunks the event loop serves other requests (a 50,000-row load in one go held it for seconds).
-// Small chunks also keep little alive when V8 collects the young generation mid-chunk: at 2,000
-// rows a chunk, that survival made V8 grow the young generation to its maximum for good (serve's
-// idle RSS 161 MB against 137 MB at 500), and the load took no longer at 500.
+// Small chunks, because better-sqlite3 reads synchronously and a large first load would hold the
+// event loop and grow V8's young generation for good (measurements in bench/RESULTS.md).
 const SQLITE_CHUNK = 500;
 const SQLITE_CHANGED = `SELECT ${COLUMNS}, m.row_version FROM machines m WHERE m.row_version > ? ORDER BY m.row_version LIMIT ${SQLITE_CHUNK}`;
 // One row even when nothing changed: it carries the new snapshot (the statement's own).
@@ -80,11 +77,8 @@ interface Bucket extends RowSource {
   readonly views: Map<string, OrderView>;
 }
 
-// A held row's numbers live in pages of doubles outside the JavaScript heap; the row object keeps
-// its strings and where its numbers are. As plain fields, 50,000 rows were 50,000 objects of 32
-// fields with a boxed double each (about 20 MB of heap), and building them grew V8's young
-// generation to its maximum for good: idle RSS 160 MB (issue 9's target is 150). Reads go through
-// getters, which V8 inlines to a typed-array load.
+// A held row's numbers live in pages of doubles outside the JavaScript heap, because boxed
+// doubles in plain fields cost idle memory (bench/RESULTS.md); getters inline to a typed-array load.
 const W = 25; // numbers per row: the indexes below
 const PAGE_ROWS = 1024;
 

@@ -1,4 +1,4 @@
-// Renters see maintenance windows (issue 5 point 2) on offers and on their instance rows (v0
+// Renters see maintenance windows on offers and on their instance rows (v0
 // list, v1 list, single instance): current and upcoming windows, not cancelled or ended ones.
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';

@@ -1,6 +1,6 @@
-// Offers (issue 3 point 2): POST /api/v0/bundles/ (search) and GET /api/v0/gpu_names/unique/.
+// Offers: POST /api/v0/bundles/ (search) and GET /api/v0/gpu_names/unique/.
 // The search body is validated by the filter compiler, not by the schema: its messages name the
-// exact field, operator or value at fault (client-compat: never silently dropped).
+// exact field, operator or value at fault; nothing is silently dropped (docs/api.md, "Search filters").
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { authErrors, errorSchema } from '../../http/schemas.js';
@@ -48,8 +48,8 @@ const searchReply = {
   ...authErrors,
 } as const;
 
-// The search reply's JSON (issue 9: search p99). Serialising 64 offers of 45 fields was a third of
-// a search's CPU, mostly numbers to text. An offer's fields are written in three parts, each by
+// The search reply's JSON, written in parts and kept because serialising offers was a large share
+// of a search's CPU (bench/RESULTS.md). An offer's fields are written in three parts, each by
 // fast-json-stringify from its share of the offer schema above (as Fastify's own serializer would
 // write them, in another key order):
 // - the fields that depend on the machine alone (offers.fields.ts: neither usesNow nor usesPlan),

@@ -73,10 +73,10 @@ export const offerOf = offerBuilder(Object.keys(OFFER_FIELDS), true);
 
 /**
  * Whether SQL answers a plan faster than the index: ordered by `score` alone (the default order,
- * and the CLI's) and not narrowed to some GPU models or ids. The database walks its score index
- * and stops at the limit (~2.5 ms over 50,000 offers), where the index would evaluate every row
- * (~16 ms). A deviation from issue 9's "search uses the index", for that reason only; SQL is as
- * fresh as the database by definition, and with one key and ties by id its order is the index's.
+ * and the CLI's) and not narrowed to some GPU models or ids, the database walks its score index and
+ * stops at the limit, where the index would evaluate every row (timings in bench/RESULTS.md).
+ * SQL is as fresh as the database by definition, and with one key and ties by id its order is the
+ * index's.
  */
 function sqlIsFaster(plan: SearchPlan): boolean {
   if (plan.order.length !== 1 || plan.order[0]!.field !== 'score') return false;
@@ -88,7 +88,7 @@ function sqlIsFaster(plan: SearchPlan): boolean {
 }
 
 /**
- * Search (issue 9): the plan is evaluated over this process's offer index, synced first so the
+ * Search: the plan is evaluated over this process's offer index, synced first so the
  * answer is exactly as fresh as the database (offers.index.ts); it gives what searchSql gives.
  */
 export async function searchOffers(
@@ -147,7 +147,7 @@ export async function searchPage<T>(
   return { items, ids, windows };
 }
 
-/** The distinct GPU names currently offered (client-compat: the CLI calls it on load). */
+/** The distinct GPU names currently offered (the CLI calls it on load, without a key). */
 export async function gpuNames(deps: Pick<Deps, 'db'>): Promise<string[]> {
   const rows = await deps.db
     .selectFrom('machines')

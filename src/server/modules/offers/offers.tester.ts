@@ -1,4 +1,4 @@
-// searchSql's WHERE clause as one generated JavaScript function per plan shape (issue 9).
+// searchSql's WHERE clause as one generated JavaScript function per plan shape.
 // Semantics (see offers.evaluate.ts): every conjunct must be TRUE; a comparison with a NULL value
 // is not (also under NOT / neq / notin); bool conditions compare by truth; empty in/notin lists
 // are constants; the implicit filters are as in searchSql.
