@@ -1,4 +1,4 @@
-// Verify-then-act is all or nothing (issue 9): a verification's consuming writes (backup code
+// Verify-then-act is all or nothing: a verification's consuming writes (backup code
 // used_at, challenge consumed_at, TOTP last step, fail-count reset) commit in the action's
 // transaction, so an action that fails leaves the code usable, and a concurrent double use of
 // one code acts once.

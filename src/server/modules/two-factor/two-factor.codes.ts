@@ -1,5 +1,5 @@
-// The pure logic of 2FA codes (STYLE.md habit 6): one-time codes, backup codes, TOTP.
-// - One-time codes: 6 decimal digits from the CSPRNG (api-spec "Other 2FA values": Code).
+// The pure logic of 2FA codes, kept pure so it can be tested exhaustively: one-time codes, backup codes, TOTP.
+// - One-time codes: 6 decimal digits from the CSPRNG.
 // - Backup codes: `XXXX-XXXX-XXXX` over a 32-letter alphabet without look-alikes (0/O, 1/I),
 //   60 bits each; 10 per set; stored as HMAC-SHA256 with the server key, so a database dump
 //   alone does not reveal them (NIST SP 800-63B 5.1.2: look-up secrets of >= 64 bits may be

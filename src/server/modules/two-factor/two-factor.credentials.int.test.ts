@@ -1,5 +1,6 @@
-// api-spec "Authentication" 6-10: one test per row of the 2FA credential table (logged-out UI:
-// the login secret alone; logged-in UI: Bearer plus cookie; CLI: Bearer), and rules 7 and 10.
+// Which credential each 2FA call takes: one test per call and flow (logged-out UI: the login
+// secret alone; logged-in UI: Bearer plus cookie; CLI: Bearer), when a secret is needed besides
+// the Bearer, and the refusal of team-context keys.
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
@@ -198,7 +199,7 @@ describeEachDb('2FA credential table', (dialect) => {
     expect(r.body.error).toBe('missing_params');
   });
 
-  it('DELETE and regen-backup-codes: the secret only for SMS / e-mail; TOTP and backup codes go without (rule 7)', async () => {
+  it('DELETE and regen-backup-codes: the secret only for SMS / e-mail; TOTP and backup codes go without', async () => {
     const u = await totpUser();
     await addSms(t(), u.apiKey, u.email, '+14155550122', { skipAuthorize: true });
     const regen = await t().request('PUT', '/api/v0/tfa/regen-backup-codes/', {
@@ -238,7 +239,7 @@ describeEachDb('2FA credential table', (dialect) => {
     expect(viaEmail.body.msg).toBe('2FA Successfully Disabled');
   });
 
-  it('rule 10: every 2FA call from a team context is team_user_forbidden', async () => {
+  it('every 2FA call from a team context is team_user_forbidden', async () => {
     const u = await t().user({ team: `tfa-team-${dialect}` });
     const calls: [string, string][] = [
       ['GET', '/api/v0/tfa/status/'],

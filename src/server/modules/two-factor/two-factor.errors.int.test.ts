@@ -1,6 +1,6 @@
-// api-spec "Errors / 2FA": one test per row of the table, each asserting the code, the HTTP
-// status and the `{error, msg}` body (plus fail_count / locked_until where the spec adds them).
-// The SMS rows (issue 7 point 6) run against the outbox provider and, for the provider's own
+// Every 2FA error code: one test each, asserting the code, the HTTP status and the
+// `{error, msg}` body (plus fail_count / locked_until on the lockout codes).
+// The SMS codes run against the outbox provider and, for the provider's own
 // errors, against the twilio provider pointed at a local stand-in.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sql } from 'kysely';

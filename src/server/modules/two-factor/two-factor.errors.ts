@@ -1,4 +1,4 @@
-// The 2FA error codes of api-spec "Errors / 2FA", as data. Statuses and codes are the spec's;
+// The 2FA error codes, as data. Statuses and codes are those of the published API (docs/two-factor.md);
 // messages say what to do next. `tfa_locked` and `2fa_verification_failed` (and, on the login
 // endpoint, `2fa_login_failed`) carry `fail_count` and `locked_until` (see lockedExtra).
 import { defineErrors } from '../../errors.js';

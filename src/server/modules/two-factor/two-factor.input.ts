@@ -1,7 +1,7 @@
-// Request bodies of the 2FA routes. Schemas are permissive on purpose: the spec gives exact
+// Request bodies of the 2FA routes. Schemas are permissive on purpose: the published API gives exact
 // error codes for some bad values (invalid_tfa_method, missing_auth_value, missing_params), so
 // those are checked here in code; plain type errors are 400 bad_request from the schema.
-// client-compat: `tfa_method_id` may arrive as a string of digits; empty fields are left out
+// Existing clients may send `tfa_method_id` as a string of digits; empty fields are left out
 // (an empty string counts as absent).
 import type { FastifyRequest } from 'fastify';
 import type { AuthContext } from '../../http/auth.js';
@@ -86,13 +86,13 @@ export function readBody(req: FastifyRequest): TfaBody {
   return out;
 }
 
-/** The personal-context rule (api-spec "Authentication" 10). */
+/** 2FA is managed in the personal context only: a team-context key gets team_user_forbidden. */
 export function personal(auth: AuthContext): AuthContext {
   if (auth.teamId !== null) throw TfaErrors.teamForbidden();
   return auth;
 }
 
-/** Bearer-only 2FA routes: 403 auth_error without a valid Bearer or session (api-spec Errors). */
+/** Bearer-only 2FA routes: 403 auth_error without a valid Bearer or session (docs/api.md). */
 export function bearer(req: FastifyRequest): AuthContext {
   if (!req.auth) throw TfaErrors.authError('No valid authentication: send Authorization: Bearer <API key>');
   return personal(req.auth);

@@ -1,5 +1,4 @@
-// POST /api/v0/tfa/ replies, e-mail notices, auth events and secrets at rest (issue 6 points
-// 1, 5, 6, 8).
+// POST /api/v0/tfa/ replies, e-mail notices, auth events and secrets at rest.
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';

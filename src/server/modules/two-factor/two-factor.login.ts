@@ -1,7 +1,7 @@
-// 2FA login. `beginTfaLogin` is the 2FA branch of `POST /api/v0/users/login/`
-// (operator-contract "Endpoints the spec implies"): it creates the login challenge whose
+// 2FA login. `beginTfaLogin` is the 2FA branch of `POST /api/v0/users/login/`:
+// it creates the login challenge whose
 // `tfa_secret` then authenticates the logged-out 2FA calls. `completeLogin` is POST tfa/ in the
-// three credential flows of api-spec "Authentication" 6:
+// three credential flows (docs/api.md, "Two-factor authentication"):
 // - CLI: Bearer API key in, `session_key` out (a `cli` session, then used as the Bearer);
 // - logged-out UI: the login `secret` alone; the session is set by cookie, no session_key;
 // - logged-in UI: not a login call (the table says "-"); a cookie caller is treated like the UI.

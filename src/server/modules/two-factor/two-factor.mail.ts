@@ -1,5 +1,6 @@
 // The e-mails of the 2FA module, through the transactional outbox (call inside the transaction
-// that makes the change). operator-contract: every code appears in the text as six digits.
+// that makes the change). Every code appears in the text as six digits, which is what scripts
+// and tests read from the outbox.
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { enqueueEmails } from '../notifications/notifications.outbox.js';

@@ -279,7 +279,7 @@ export async function removeMethod(
 
 /**
  * Creates the SMS method of a legacy account from the number on file when it has no method rows
- * at all (active or soft-deleted): its 2FA predates method records (issue 7 point 4). Runs in the
+ * at all (active or soft-deleted): its 2FA predates method records. Runs in the
  * regeneration's transaction (`db`, user row locked), after the verification: a wrong code or a
  * crash changes nothing.
  */

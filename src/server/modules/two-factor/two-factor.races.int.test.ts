@@ -1,4 +1,4 @@
-// Races decided by the database (issue 6 point 4), on both dialects: the lockout claim, one-time
+// Races decided by the database, on both dialects: the lockout claim, one-time
 // TOTP steps, single-use challenges and backup codes.
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';

@@ -1,9 +1,9 @@
-// The 2FA endpoints (api-spec "2FA endpoints", "Authentication" 6-10). Thin: authenticate the
+// The 2FA endpoints (docs/two-factor.md). Thin: authenticate the
 // way the credential table says, normalise the body, call one service function.
-// Every route is `auth: 'optional'` so the module itself answers the spec's codes: 401
+// Every route is `auth: 'optional'` so the module itself answers the published codes: 401
 // missing_auth_value when neither Bearer nor secret is sent to a route that accepts a secret
 // alone, 403 auth_error when a Bearer-only route gets no Bearer. An unknown Bearer is still 401
-// "Invalid user key" and an expired session key 404 (client-compat), from the auth hook.
+// "Invalid user key" and an expired session key 404, the two answers the CLI acts on, from the auth hook.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { SESSION_COOKIE } from '../../http/auth.js';
@@ -31,7 +31,7 @@ const secretReply = obj({ ...ok, secret: { type: 'string' } });
 const codesReply = obj({ ...ok, backup_codes: { type: 'array', items: { type: 'string' } } });
 
 function deprecated(reply: FastifyReply, successor: string): void {
-  // api-spec "Versioning" 3: still active, not for new integrations (RFC 9745 / RFC 8288).
+  // Deprecated endpoints stay active but are not for new integrations (RFC 9745 / RFC 8288).
   reply.header('Deprecation', 'true');
   reply.header('Link', `<${successor}>; rel="successor-version"`);
 }
@@ -314,7 +314,7 @@ export async function twoFactorRoutes(app: FastifyInstance, deps: Deps): Promise
     },
   );
 
-  // Deprecated (api-spec "Deprecated (still active)"): same behaviour as their replacements, plus
+  // Deprecated but still active: same behaviour as their replacements, plus
   // a Deprecation header.
   app.post(
     `${BASE}/test`,

@@ -1,6 +1,6 @@
 // Sending codes: POST tfa/email/, POST tfa/sms/, POST tfa/sms/resend/ (and the codes that
 // authorize-new-method sends). A code goes out on a challenge; the challenge's `secret` is
-// returned and passed back where the code is verified. api-spec "Authentication" 9: the account
+// returned and passed back where the code is verified. The account
 // e-mail must be verified before any code is sent (admins exempt on the two SMS endpoints only).
 import type { Deps } from '../../deps.js';
 import type { User } from '../../http/auth.js';
@@ -265,7 +265,7 @@ export async function sendSmsCode(
       previous.sent_at !== null &&
       previous.sent_at > now - deps.config.sms.resendAfterS * 1000
     ) {
-      // "A recent code was already sent; use resend" (api-spec): within OPENRIG_SMS_RESEND_AFTER_S
+      // "A recent code was already sent; use resend": within OPENRIG_SMS_RESEND_AFTER_S
       // a plain send is refused; resend (which replaces the code) is the way to a new one. After
       // that a send replaces the older code the same way.
       throw TfaErrors.challengeExists();

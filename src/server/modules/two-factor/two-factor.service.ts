@@ -1,4 +1,4 @@
-// 2FA status, TOTP setup, the add-method authorization (api-spec state table) and method updates.
+// 2FA status, TOTP setup, the add-method authorization and method updates.
 // Adding, removing and backup codes: two-factor.methods.ts. Login: two-factor.login.ts.
 import type { Deps } from '../../deps.js';
 import type { User } from '../../http/auth.js';
@@ -78,7 +78,7 @@ export async function authorizeStart(
   }
   const methods = await activeMethods(deps.db, user.id);
   const byId = input.tfa_method_id !== undefined ? await methodById(deps, user, input.tfa_method_id) : null;
-  // api-spec state table: a user with no methods is forced to e-mail.
+  // A user with no methods is always verified by e-mail.
   let kind: TfaMethodName =
     methods.length === 0
       ? 'email'

@@ -1,4 +1,4 @@
-// Issue 7: SMS sending and resending, abuse controls, legacy accounts and the deprecated
+// SMS sending and resending, abuse controls, legacy accounts and the deprecated
 // endpoints.
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';

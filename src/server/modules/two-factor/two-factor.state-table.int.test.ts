@@ -1,5 +1,6 @@
-// api-spec "2FA add-method authorization and method lifecycle": one test per row of the table,
-// plus the 10-minute challenge rule under it.
+// The add-method authorization and the method lifecycle: one test per transition (authorize by
+// code or backup code, confirm, expiry of the 30-minute window, lockout, removal), plus the
+// 10-minute life of a challenge.
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';

@@ -2,7 +2,7 @@
 // challenge. Used by login, DELETE, regen-backup-codes and the PUT authorize step.
 //
 // Races are decided by the database, never read-then-write:
-// - Lockout (per method, api-spec state table): an attempt is *claimed* before the code is
+// - Lockout (per method, not per account): an attempt is *claimed* before the code is
 //   evaluated, with `UPDATE … SET fail_count = fail_count + 1 WHERE fail_count < max AND
 //   locked_until IS NULL`; the claim that reaches the maximum also sets locked_until. So of 50
 //   concurrent wrong codes at most `max` are evaluated; the rest get 429 tfa_locked. Success
@@ -13,7 +13,7 @@
 //   (a step) is never accepted twice.
 // - Backup codes: `UPDATE … SET used_at WHERE used_at IS NULL` (repo.consumeBackupCode).
 //
-// Verify-then-act is one transaction (issue 9): `verifyFactor` claims the attempt and evaluates
+// Verify-then-act is one transaction: `verifyFactor` claims the attempt and evaluates
 // the code, and returns a `Verification` whose *consuming* writes (backup code used_at, challenge
 // consumed_at, TOTP last step, fail-count reset, the success event) have not run yet. The caller
 // runs them with its action in one transaction (`actOnVerified`), so a crash or a failed action
@@ -178,7 +178,7 @@ export async function verifyFactor(
   }
 }
 
-/** Without tfa_method: the type of the user's methods if they are all one type, else sms (the spec's default). */
+/** Without tfa_method: the type of the user's methods if they are all one type, else sms (the published default). */
 async function inferMethod(deps: VerifyDeps, user: User): Promise<TfaMethodName> {
   const types = new Set((await activeMethods(deps.db, user.id)).map((m) => m.method));
   return types.size === 1 ? [...types][0]! : 'sms';

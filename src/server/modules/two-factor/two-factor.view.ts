@@ -1,4 +1,4 @@
-// Reply shapes of the 2FA module (api-spec "2FA method record", "2FA status response").
+// Reply shapes of the 2FA module: the method record and the status response.
 // Phone numbers are masked to their last 4 digits; a TOTP secret is never returned.
 import { maskPhone, toSeconds } from '../accounts/accounts.view.js';
 import { errorSchema } from '../../http/schemas.js';
