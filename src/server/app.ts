@@ -9,18 +9,19 @@ import { authHook } from './http/auth.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { jsonBodyHoldsNul, nulInText, urlHoldsNul } from './http/nul-guard.js';
 import { schemaCompilers } from './http/validation.js';
+import { redactUrl } from './http/redact.js';
+import { clientErrorHandler } from './http/client-error.js';
+import { jsonTooDeep, tooDeep } from './http/json-limits.js';
+
+export { redactUrl };
 import { ping } from './db/connection.js';
 import { registerModules } from './modules/index.js';
 import { installPlatformHooks } from './modules/platform/platform.hooks.js';
 
-/** Removes credentials from a URL before it reaches a log line (client-compat: never log a key). */
-export function redactUrl(url: string): string {
-  return url.replace(/([?&](?:api_key|secret|code|backup_code|token)=)[^&#]*/gi, '$1[redacted]');
-}
-
-export function logOptions(level: string): FastifyServerOptions['logger'] {
+export function logOptions(level: string, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
     level,
+    ...(stream ? { stream } : {}),
     redact: {
       paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
       censor: '[redacted]',
@@ -45,11 +46,14 @@ declare module 'fastify' {
   }
 }
 
-export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Promise<FastifyInstance> {
+export async function buildApp(
+  deps: Deps,
+  opts: { logger?: boolean; logStream?: NodeJS.WritableStream } = {},
+): Promise<FastifyInstance> {
   const compilers = schemaCompilers();
   const app = Fastify({
     schemaController: { compilersFactory: { buildSerializer: compilers.buildSerializer } },
-    logger: opts.logger === false ? false : logOptions(deps.config.logLevel),
+    logger: opts.logger === false ? false : logOptions(deps.config.logLevel, opts.logStream),
     genReqId: () => randomUUID(),
     bodyLimit: deps.config.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
@@ -71,6 +75,8 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Pro
         .send({ error: 'bad_request', msg });
     },
     ajv: { customOptions: { coerceTypes: 'array' } },
+    // The HTTP parser's own refusals (431, malformed requests) answer {error, msg} too.
+    clientErrorHandler,
   });
 
   // Every route, for the OpenAPI completeness test and the fuzzer.
@@ -100,6 +106,7 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Pro
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    if (jsonTooDeep(body as string)) return done(tooDeep(), undefined);
     defaultJson(req, body as string, (err, parsed) => {
       if (err) return done(err, undefined);
       if (jsonBodyHoldsNul(body as string, parsed)) return done(nulInText(), undefined);

@@ -58,3 +58,14 @@ export const CommonErrors = defineErrors({
 export function assertNever(x: never, what = 'value'): never {
   throw new Error(`unexpected ${what}: ${JSON.stringify(x)}`);
 }
+
+/** At most `max` characters of a value as JSON, for error messages: a bad value is quoted, never echoed whole. */
+export function quoteValue(v: unknown, max = 100): string {
+  let s: string;
+  try {
+    s = JSON.stringify(v) ?? String(v);
+  } catch {
+    s = String(v);
+  }
+  return s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s;
+}

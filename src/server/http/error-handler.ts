@@ -29,6 +29,9 @@ export function validationMessage(context: string | undefined, items: Validation
   return `${where} ${first.message ?? 'is invalid'}`;
 }
 
+/** Longest error message sent; longer ones are cut. */
+export const MAX_MSG = 300;
+
 export function sendError(
   reply: FastifyReply,
   status: number,
@@ -36,10 +39,12 @@ export function sendError(
   msg: string,
   extra: Record<string, unknown> = {},
 ): FastifyReply {
+  // A message quotes at most a short piece of what the caller sent (a URL, a bad value).
+  const text = msg.length > MAX_MSG ? `${msg.slice(0, MAX_MSG)}…` : msg;
   return reply
     .code(status)
     .type('application/json')
-    .send({ ...extra, error: code, msg });
+    .send({ ...extra, error: code, msg: text });
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

@@ -4,10 +4,12 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { instanceView, MACHINE_COLS, type InstanceView, type JoinedRow } from './instances.view.js';
 import { InstanceErrors } from './instances.errors.js';
+import { quoteValue } from '../../errors.js';
 import { maintenanceWindowsFor, windowsFromJson } from '../maintenance/maintenance.service.js';
 import { windowsJson } from '../maintenance/maintenance.repo.js';
 import { preparedRead } from '../../db/prepared.js';
 import type { Store } from '../../db/connection.js';
+import { jsonTooDeep, tooDeep } from '../../http/json-limits.js';
 
 function base(db: Kysely<DB>, userId: number) {
   return db
@@ -95,6 +97,7 @@ const bad = (msg: string) => InstanceErrors.badRequest(msg);
 function parseJson(name: string, raw: unknown): unknown {
   if (raw === undefined || raw === '') return undefined;
   if (typeof raw !== 'string') return raw;
+  if (jsonTooDeep(raw)) throw tooDeep();
   try {
     return JSON.parse(raw);
   } catch {
@@ -106,12 +109,11 @@ function coerce(field: string, kind: Kind, v: unknown): string | number | null {
   if (v === null && kind === 'nstring') return null;
   if (kind === 'int') {
     const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
-    if (!Number.isSafeInteger(n))
-      throw bad(`select_filters: ${field} takes integers, not ${JSON.stringify(v)}`);
+    if (!Number.isSafeInteger(n)) throw bad(`select_filters: ${field} takes integers, not ${quoteValue(v)}`);
     return n;
   }
   if (typeof v === 'number') return String(v);
-  if (typeof v !== 'string') throw bad(`select_filters: ${field} takes strings, not ${JSON.stringify(v)}`);
+  if (typeof v !== 'string') throw bad(`select_filters: ${field} takes strings, not ${quoteValue(v)}`);
   return v;
 }
 
@@ -142,12 +144,10 @@ export async function listInstancesV1(
   const order = orderRaw.map((o: unknown) => {
     const e = o as { col?: unknown; dir?: unknown };
     if (!e || typeof e.col !== 'string' || !Object.hasOwn(ORDER_COLS, e.col))
-      throw bad(
-        `order_by: unknown column ${JSON.stringify(e?.col)} (use ${Object.keys(ORDER_COLS).join(', ')})`,
-      );
+      throw bad(`order_by: unknown column ${quoteValue(e?.col)} (use ${Object.keys(ORDER_COLS).join(', ')})`);
     const dir = e.dir === undefined ? 'asc' : String(e.dir).toLowerCase();
     if (dir !== 'asc' && dir !== 'desc')
-      throw bad(`order_by: dir must be asc or desc, not ${JSON.stringify(e.dir)}`);
+      throw bad(`order_by: dir must be asc or desc, not ${quoteValue(e.dir)}`);
     return { name: e.col, ...ORDER_COLS[e.col]!, dir: dir as 'asc' | 'desc' };
   });
   if (!order.some((o) => o.name === 'id')) order.push({ name: 'id', ...ORDER_COLS.id!, dir: 'asc' });
@@ -164,7 +164,7 @@ export async function listInstancesV1(
     const def = FILTER_COLS[field];
     if (!def || !Object.hasOwn(FILTER_COLS, field))
       throw bad(
-        `select_filters: unknown field ${JSON.stringify(field)} (use ${Object.keys(FILTER_COLS).join(', ')})`,
+        `select_filters: unknown field ${quoteValue(field)} (use ${Object.keys(FILTER_COLS).join(', ')})`,
       );
     const ops =
       spec !== null && typeof spec === 'object' && !Array.isArray(spec)
@@ -173,7 +173,7 @@ export async function listInstancesV1(
     for (const [op, v] of ops) {
       const sqlOp = OPS[op];
       if (!sqlOp || !Object.hasOwn(OPS, op))
-        throw bad(`select_filters: unknown operator ${JSON.stringify(op)} on ${field}`);
+        throw bad(`select_filters: unknown operator ${quoteValue(op)} on ${field}`);
       const col = def.col as 'i.id';
       if (op === 'in' || op === 'notin') {
         if (!Array.isArray(v) || v.length === 0 || v.length > 1000)

@@ -4,6 +4,7 @@
 // here and are accepted as they are.
 import { gunzipSync } from 'node:zlib';
 import { InstanceErrors } from './instances.errors.js';
+import { quoteValue } from '../../errors.js';
 
 /** api-spec "Limits": onstart at most 4048 characters unless gzip+base64 encoded. */
 export const ONSTART_MAX_CHARS = 4048;
@@ -113,7 +114,7 @@ function parseEnv(v: unknown): {
       const container = m ? Number(m[2]) : 0;
       if (!m || container < 1 || container > 65535 || (host !== null && (host < 1 || host > 65535))) {
         throw bad(
-          `env: bad port request ${JSON.stringify(k)}: use "-p CONTAINER_PORT" or "-p HOST_PORT:CONTAINER_PORT" (1-65535, optional /tcp or /udp)`,
+          `env: bad port request ${quoteValue(k)}: use "-p CONTAINER_PORT" or "-p HOST_PORT:CONTAINER_PORT" (1-65535, optional /tcp or /udp)`,
         );
       }
       const proto = m[3] === 'udp' ? 'udp' : 'tcp';
@@ -123,7 +124,7 @@ function parseEnv(v: unknown): {
       continue;
     }
     if (!ENV_NAME.test(key) || key.length > 256)
-      throw bad(`env: ${JSON.stringify(k)} is not a valid variable name`);
+      throw bad(`env: ${quoteValue(k)} is not a valid variable name`);
     if (RESERVED_ENV.has(key)) throw bad(`env: ${key} is set by openrig and cannot be given`);
     env[key] = s;
     raw[key] = s;
@@ -138,7 +139,7 @@ function parseRuntype(v: unknown): string {
   const tokens = v.trim().split(/\s+/);
   for (const t of tokens) {
     if (!(RUNTYPE_TOKENS as readonly string[]).includes(t))
-      throw bad(`runtype: unknown mode ${JSON.stringify(t)} (use ${RUNTYPE_TOKENS.join(', ')})`);
+      throw bad(`runtype: unknown mode ${quoteValue(t)} (use ${RUNTYPE_TOKENS.join(', ')})`);
   }
   return tokens.join(' ');
 }

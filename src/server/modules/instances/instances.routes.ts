@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
 import { authErrors, errorSchema, idParams } from '../../http/schemas.js';
-import { AppError } from '../../errors.js';
+import { AppError, quoteValue } from '../../errors.js';
 import { isIntendedStatus } from '../../../contract/instance-states.js';
 import { createInstance } from './instances.create.js';
 import { getInstance, listInstances, listInstancesV1, type V1Query } from './instances.query.js';
@@ -186,9 +186,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       if (b.state === undefined && b.label === undefined)
         throw InstanceErrors.badRequest('Give state ("stopped" or "running") or label');
       if (b.state !== undefined && !isIntendedStatus(b.state))
-        throw InstanceErrors.badRequest(
-          `state must be "stopped" or "running", not ${JSON.stringify(b.state)}`,
-        );
+        throw InstanceErrors.badRequest(`state must be "stopped" or "running", not ${quoteValue(b.state)}`);
       if (b.label !== undefined && typeof b.label !== 'string')
         throw InstanceErrors.badRequest('label must be a string');
       if (b.label !== undefined && auth.via === 'instance_key')
@@ -246,9 +244,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
     async (req) => {
       const b = (req.body ?? {}) as { state?: unknown; ids?: unknown };
       if (!isIntendedStatus(b.state))
-        throw InstanceErrors.badRequest(
-          `state must be "stopped" or "running", not ${JSON.stringify(b.state)}`,
-        );
+        throw InstanceErrors.badRequest(`state must be "stopped" or "running", not ${quoteValue(b.state)}`);
       return bulkChangeState(deps, requireAuth(req), checkIds('ids', b.ids), b.state);
     },
   );

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../deps.js';
 import { tx, type Store } from '../../db/connection.js';
-import { AppError } from '../../errors.js';
+import { AppError, quoteValue } from '../../errors.js';
 import type { User } from '../../http/auth.js';
 import { enqueueEmails, type EmailMessage } from '../notifications/notifications.outbox.js';
 import {
@@ -111,7 +111,7 @@ export async function scheduleMaintenance(
           success: false,
           machine_id: echoId(e),
           error: 'invalid_id',
-          msg: `Not a valid machine ID: ${JSON.stringify(e.raw) ?? String(e.raw)}`,
+          msg: `Not a valid machine ID: ${quoteValue(e.raw)}`,
         };
       } else if (e.kind === 'duplicate') {
         r = {
@@ -362,7 +362,7 @@ export async function cancelBatch(
           success: false,
           machine_id: echoId(e),
           error: 'invalid_id',
-          msg: `Not a valid machine ID: ${JSON.stringify(e.raw) ?? String(e.raw)}`,
+          msg: `Not a valid machine ID: ${quoteValue(e.raw)}`,
         });
       else if (e.kind === 'duplicate')
         results.push({

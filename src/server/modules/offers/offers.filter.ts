@@ -8,7 +8,7 @@
 //   `limit`; `allocated_storage` (GB, priced into dph_total, and offers must have that much disk).
 // - Rented or unlisted machines appear only when the filter names `rented`, `listed` or
 //   `rentable`; deleted machines never do.
-import { CommonErrors } from '../../errors.js';
+import { CommonErrors, quoteValue } from '../../errors.js';
 import {
   FREE_DISK_SQL,
   OFFER_FIELDS,
@@ -48,9 +48,8 @@ function bad(msg: string): never {
   throw CommonErrors.badRequest(msg);
 }
 
-function show(v: unknown): string {
-  return JSON.stringify(v) ?? String(v);
-}
+/** A bad value in a message: at most about 100 characters of it. */
+const show = (v: unknown): string => quoteValue(v);
 
 /** Coerces one value to the field's type, or throws a 400 naming the field. */
 export function coerce(field: string, def: FieldDef, v: unknown): Scalar {

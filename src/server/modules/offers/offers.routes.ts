@@ -10,6 +10,7 @@ import type { JsContext, OfferRow } from './offers.fields.js';
 import type { SearchPlan } from './offers.filter.js';
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import { CommonErrors } from '../../errors.js';
+import { jsonTooDeep, tooDeep } from '../../http/json-limits.js';
 import { maintenanceWindowSchema } from '../machines/machines.routes.js';
 
 const JSON_TYPE: Record<FieldType, string> = {
@@ -186,6 +187,7 @@ export async function marketRoutes(app: FastifyInstance, deps: Deps): Promise<vo
       const q = (req.query as { q?: string }).q;
       let body: unknown = {};
       if (q) {
+        if (jsonTooDeep(q)) throw tooDeep();
         try {
           body = JSON.parse(q);
         } catch {
