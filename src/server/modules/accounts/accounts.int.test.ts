@@ -5,7 +5,7 @@ import { useTestApp } from '../../../../test/helpers/app.js';
 describeEachDb('accounts', (dialect) => {
   const t = useTestApp(dialect);
 
-  it('users/current returns the spec fields, balance, email_verified and api_key', async () => {
+  it('users/current returns the user fields, balance, email_verified and api_key', async () => {
     const u = await t().user({ fullName: 'Ada Lovelace', balanceUsd: 12.5 });
     const r = await t().request('GET', '/api/v0/users/current/', { key: u.apiKey });
     expect(r.body).toMatchObject({

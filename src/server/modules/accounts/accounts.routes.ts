@@ -1,5 +1,4 @@
-// GET /api/v0/users/current (api-spec "Instance quick path"; client-compat "current user") and
-// POST /api/v0/users/login/ (operator-contract "Endpoints the spec implies").
+// GET /api/v0/users/current and POST /api/v0/users/login/.
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth, SESSION_COOKIE } from '../../http/auth.js';
@@ -22,7 +21,7 @@ export async function accountsRoutes(app: FastifyInstance, deps: Deps): Promise<
     },
     async (req) => {
       const auth = requireAuth(req);
-      // client-compat: the CLI removes `api_key` and fails if it is missing.
+      // The CLI removes `api_key` from the user object and fails if it is missing.
       return { ...userView(auth.user, { teamId: auth.teamId }), api_key: auth.credential };
     },
   );

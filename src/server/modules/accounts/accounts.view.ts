@@ -1,4 +1,4 @@
-// The user object of api-spec "User object and login response": named fields id, email,
+// The user object of the user and login replies: named fields id, email,
 // full_name, tfa_status; the rest is what clients of a GPU cloud read (balance, email_verified).
 import type { User } from '../../http/auth.js';
 

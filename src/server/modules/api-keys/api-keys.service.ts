@@ -1,4 +1,4 @@
-// API keys (issue 2, point 5; client-compat "API keys"). The key is returned once, at creation;
+// API keys (permissions in README.md). The key is returned once, at creation;
 // only its SHA-256 is stored. A key can't mint a key with more power than itself.
 import type { Deps } from '../../deps.js';
 import type { AuthContext } from '../../http/auth.js';

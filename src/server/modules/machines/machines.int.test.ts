@@ -1,4 +1,4 @@
-// Hosts' machines (issue 3 point 1): GET /api/v0/machines/, list / unlist (and the CLI forms),
+// Hosts' machines: GET /api/v0/machines/, list / unlist (and the CLI forms),
 // and what the market shows as a result.
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';

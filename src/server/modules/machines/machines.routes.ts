@@ -1,4 +1,4 @@
-// Machines of hosts (issue 3 point 1; operator-contract GET /api/v0/machines/).
+// Machines of hosts: GET /api/v0/machines/ (docs/market.md).
 // Listing and unlisting: PUT /api/v0/machines/{id}/list/ {price_gpu, price_disk, min_bid, end_date}
 // and PUT /api/v0/machines/{id}/unlist/; the CLI's forms (PUT /machines/create_asks/ and
 // DELETE /machines/{id}/asks/) do the same.

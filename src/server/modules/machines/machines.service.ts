@@ -1,4 +1,4 @@
-// Machines of hosts (issue 3 point 1): making them (admin create-machines, the agent), the host's
+// Machines of hosts: making them (admin create-machines, the agent), the host's
 // listing, and listing/unlisting them as offers. A listed machine is an offer; its id is the
 // offer id. Prices: GPU $/hour per GPU, disk $/GB-month, minimum bid $/hour (whole machine).
 import { roundPrice } from '../../../contract/money.js';
@@ -195,7 +195,7 @@ export function machineView(m: MachineRow, running: number, maintenances: Window
   };
 }
 
-/** The caller's machines (operator-contract GET /api/v0/machines/), with their maintenance windows. */
+/** The caller's machines (GET /api/v0/machines/), with their maintenance windows. */
 export async function listHostMachines(db: Kysely<DB>, hostId: number, now: number): Promise<MachineView[]> {
   const rows = await db
     .selectFrom('machines')

@@ -1,11 +1,11 @@
-// Error codes of the platform module (issue 9), as data (STYLE.md habit 3).
+// Error codes of the platform module, as data.
 import { AppError, defineErrors } from '../../errors.js';
 
 export const PlatformErrors = defineErrors({
   metricsAuth: [401, 'auth_error', 'GET /metrics needs Authorization: Bearer <OPENRIG_METRICS_TOKEN>'],
 });
 
-/** 429 with the spec's `{error, msg}` body and a Retry-After header (RFC 9110, 10.2.3). */
+/** 429 with the usual `{error, msg}` body and a Retry-After header (RFC 9110, 10.2.3). */
 export function rateLimited(what: string, retryAfterS: number): AppError {
   return new AppError(
     429,

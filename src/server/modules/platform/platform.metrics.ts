@@ -1,4 +1,4 @@
-// Prometheus metrics (issue 9, point 6), on a Registry of this app's own (never prom-client's
+// Prometheus metrics, on a Registry of this app's own (never prom-client's
 // global one: tests build many apps in one process). Request rate and latency come from an
 // onResponse hook; instance states, outbox backlog and heartbeat lag are read from the tables at
 // scrape time, so every `serve` process reports the same, database-wide, values.

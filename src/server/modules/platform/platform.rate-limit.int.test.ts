@@ -1,5 +1,5 @@
 // Rate limits on both databases: counting is atomic, shared by several processes (two stores on
-// one database stand for two `serve` processes), answers 429 with the spec's body and the
+// one database stand for two `serve` processes), answers 429 with the `{error, msg}` body and the
 // RateLimit / RateLimit-Policy / Retry-After headers, and is switched off by OPENRIG_RATE_LIMITS=off.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';

@@ -1,4 +1,4 @@
-// Rate limits (issue 9, point 5): a fixed-window counter per route family and per caller (the
+// Rate limits (docs/platform.md): a fixed-window counter per route family and per caller (the
 // account behind the credential, or the client IP when anonymous), kept in the database.
 //
 // Why the database and not Redis: it is the one thing every `serve` process already shares, on
@@ -42,7 +42,7 @@ export const FAMILIES: Record<RateLimitFamily, FamilyInfo> = {
 
 // Route patterns with their parameters collapsed to ':' and no trailing slash.
 const ROUTES: [RegExp, RegExp, RateLimitFamily][] = [
-  // Sends of a 2FA code by SMS or e-mail, including the deprecated aliases (api-spec "Deprecated").
+  // Sends of a 2FA code by SMS or e-mail, including the deprecated aliases.
   [/^POST$/, /^\/api\/v0\/tfa\/(sms|sms\/resend|email|test|resend|authorize-new-method)$/, 'codeSends'],
   // Password login and the 2FA login that completes it.
   [/^POST$/, /^\/api\/v0\/(users\/login|tfa)$/, 'logins'],

@@ -1,4 +1,4 @@
-// GET /metrics: Prometheus text format (issue 9, point 6). Open by default (bind serve to a
+// GET /metrics: Prometheus text format. Open by default (bind serve to a
 // private address or put it behind the proxy's allow-list); with OPENRIG_METRICS_TOKEN set, it
 // needs that token as Bearer. Hidden from the OpenAPI document: it is not part of the API.
 import type { FastifyInstance } from 'fastify';

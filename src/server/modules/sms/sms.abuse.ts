@@ -1,4 +1,4 @@
-// SMS abuse controls (issue 7 point 3). Thresholds come from config (`OPENRIG_SMS_*`, documented
+// SMS abuse controls. Thresholds come from config (`OPENRIG_SMS_*`, documented
 // in docs/two-factor.md); every check runs inside the transaction that records the send, with the
 // user's row lock (and on PostgreSQL an advisory lock on the number), so two concurrent requests
 // can't both slip under a limit.

@@ -1,5 +1,5 @@
 // The development SMS provider: each message is appended to a JSONL file as
-// `{"at", "to", "body"}` (operator-contract "Notifications"); the code is six digits in `body`.
+// `{"at", "to", "body"}` (a format scripts rely on; docs/two-factor.md); the code is six digits in `body`.
 import { appendFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../clock.js';

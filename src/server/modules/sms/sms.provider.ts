@@ -1,5 +1,5 @@
-// The SMS seam (STYLE.md habit 5): one interface, two providers, chosen by OPENRIG_SMS_PROVIDER
-// (operator-contract "Notifications"). Tests may put their own provider in `deps.seams.sms`.
+// The SMS seam, so tests control what is sent: one interface, two providers, chosen by OPENRIG_SMS_PROVIDER
+// (docs/two-factor.md). Tests may put their own provider in `deps.seams.sms`.
 // - `outbox` (default, development): we generate the code; the SMS body goes to a JSONL file.
 // - `twilio`: the provider's Verify REST API generates, sends and checks the code.
 import type { Deps } from '../../deps.js';

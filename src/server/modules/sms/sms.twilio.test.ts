@@ -1,5 +1,5 @@
 // The twilio provider against a local stand-in of the Verify API: the requests it makes, and
-// each error mapping (issue 7 point 2).
+// each error mapping.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TwilioSmsProvider } from './sms.twilio.js';
 import { startTwilioStandin, type TwilioStandin } from './sms.twilio-standin.js';

@@ -1,6 +1,6 @@
 // SMS codes through the provider's Verify REST API (v2), one `fetch` per request
-// (notes/dependencies.md: the SDK weighs 29 MB). TWILIO_API_BASE points tests at a stand-in.
-// Error mapping (api-spec "Errors / 2FA"; issue 7 point 2):
+// rather than the provider's SDK, which weighs 29 MB. TWILIO_API_BASE points tests at a stand-in.
+// Error mapping (the 2FA codes of docs/two-factor.md):
 // - send: the provider's 429 → twilio_rate_limited; any other failure (4xx, 5xx, unreachable)
 //   → twilio_error (the SMS could not be sent).
 // - check (an authorization gate): unreachable or 5xx → service_unavailable (503); 429 →

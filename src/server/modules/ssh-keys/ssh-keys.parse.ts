@@ -1,4 +1,4 @@
-// OpenSSH public keys (issue 2, point 8): ed25519, ecdsa (nistp256/384/521) and rsa >= 2048 bits.
+// OpenSSH public keys: ed25519, ecdsa (nistp256/384/521) and rsa >= 2048 bits.
 // Anything that contains a private key is refused and never stored. Pure; tested beside it.
 import { createHash } from 'node:crypto';
 import type Ssh2 from 'ssh2';

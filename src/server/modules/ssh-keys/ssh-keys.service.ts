@@ -1,5 +1,5 @@
-// SSH keys of an account (client-compat "SSH keys"). Registered before renting (api-spec: "SSH
-// keys must be registered before creating an instance"); the agent installs them per instance.
+// SSH keys of an account. A key must be registered before renting, so that the instance starts
+// with it; the agent installs them per instance.
 import type { Deps } from '../../deps.js';
 import type { AuthContext } from '../../http/auth.js';
 import { CommonErrors } from '../../errors.js';
