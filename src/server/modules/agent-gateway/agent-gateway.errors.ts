@@ -1,4 +1,4 @@
-// Error codes of the agent protocol (issue 4).
+// Error codes of the agent protocol.
 import { defineErrors } from '../../errors.js';
 
 export const AgentErrors = defineErrors({

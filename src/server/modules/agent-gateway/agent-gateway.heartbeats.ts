@@ -1,5 +1,5 @@
-// Heartbeat timestamps, written in batches (issue 9: 20,000 machines heartbeating every 10 s
-// while clients poll). A heartbeat of a machine that is already online changes nothing but
+// Heartbeat timestamps, written in batches (many thousands of machines heartbeating every
+// 10 s while clients poll). A heartbeat of a machine that is already online changes nothing but
 // `last_heartbeat_at`; writing it at once cost a durable commit (an fsync on SQLite) per agent
 // sync, 2,000 a second at that scale, each holding up the requests behind it. So:
 // - which machines are the agent's own is read at once (the sync answers from it);

@@ -1,4 +1,4 @@
-// The agent protocol against a real database (issue 4, points 1 and 3): registration upserts,
+// The agent protocol against a real database: registration upserts,
 // reports moved by the state machine, container keys, heartbeat sweeps and clean shutdown.
 import { describe, expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';

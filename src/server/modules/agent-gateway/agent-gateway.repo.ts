@@ -1,5 +1,5 @@
 // Database side of the agent protocol. Every state change is a conditional UPDATE on the state it
-// was decided in (STYLE.md habit 7), so duplicated or stale reports, several `serve` processes and
+// was decided in, so duplicated or stale reports, several `serve` processes and
 // the heartbeat sweeps can interleave without one undoing another.
 import { roundPrice } from '../../../contract/money.js';
 import type { Kysely } from 'kysely';

@@ -1,4 +1,4 @@
-// The agent protocol (issue 4; contract/agent-protocol.ts): the host's own API key, scope
+// The agent protocol (contract/agent-protocol.ts, docs/agent.md): the host's own API key, scope
 // `machines` (write). Thin routes: one service call each.
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';

@@ -1,4 +1,4 @@
-// The agent protocol's server side (issue 4): register, sync (heartbeat + reconcile), shutdown.
+// The agent protocol's server side: register, sync (heartbeat + reconcile), shutdown.
 // Reports are decided by the pure instance state machine (contract/instance-states.ts) and
 // written conditionally (agent-gateway.repo.ts).
 import type { Deps } from '../../deps.js';

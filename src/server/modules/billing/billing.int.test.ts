@@ -1,4 +1,4 @@
-// Billing against a real database (issue 3 point 7): compute only while running, disk from
+// Billing against a real database: compute only while running, disk from
 // creation until destroy, ledger and balance move together, exhausted balances stop instances
 // (never destroy them), and concurrent meter runs charge each period once.
 import { expect, it } from 'vitest';

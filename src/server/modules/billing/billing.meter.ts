@@ -1,4 +1,4 @@
-// The billing meter (issue 3 point 7; api-spec "States and transitions", Other effects). Pure.
+// The billing meter (docs/market.md). Pure.
 // - Compute is charged per whole second, only while the instance runs and the client wants it
 //   running (isComputeBilled); stopping halts it at once.
 // - Disk is charged from creation until destroy, in every state (stopped, exited, unknown,

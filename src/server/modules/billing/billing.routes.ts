@@ -1,4 +1,4 @@
-// Balance and charges (issue 3 point 7). Registered by instancesRoutes (modules/index.ts is shared).
+// Balance and charges. Registered by instancesRoutes (modules/index.ts is shared).
 // GET /api/v0/billing/          → balance, and each live instance's accrued cost and rates
 // GET /api/v0/billing/charges/  → the ledger, newest first (?limit, ?before_id for the next page)
 import type { FastifyInstance } from 'fastify';

@@ -168,7 +168,7 @@ export const BALANCE_EXHAUSTED_MSG = 'Stopped: account balance exhausted; add cr
 
 /**
  * Stops (never destroys) every instance of a user whose balance has run out, settling each first
- * so the compute time up to the stop is charged. Disk keeps accruing (the spec's disk rule); the
+ * so the compute time up to the stop is charged. Disk keeps accruing until destroy; the
  * machines are released for other clients.
  */
 export async function stopForExhaustedBalance(

@@ -1,4 +1,4 @@
-// Creating an instance from an offer (api-spec "Instance quick path"; issue 3 point 3).
+// Creating an instance from an offer.
 // Renting is decided by the database: the machine is claimed by a conditional
 // UPDATE machines SET rented = 1 WHERE id = ? AND rented = 0 AND listed = 1 …, and the partial
 // unique index "one active instance per machine" backs it. Of N concurrent creates on one offer
@@ -180,7 +180,7 @@ export async function createInstance(
       }
       // The restricted key: looked up by hash; the auth hook lets it start/stop/destroy this
       // instance only. It is also sealed (AES-GCM) on the instance so the agent can inject this
-      // same key as CONTAINER_API_KEY (api-spec; column from migration 005).
+      // same key as CONTAINER_API_KEY (column from migration 005).
       const key = newToken(INSTANCE_KEY_PREFIX);
       const inst = await db
         .insertInto('instances')

@@ -1,5 +1,5 @@
-// Instance errors. Every body also carries `success: false` (client-compat: the destroy and stop
-// replies are read for `success`, which must always be present).
+// Instance errors. Every body also carries `success: false` (clients read the destroy and stop
+// replies for `success`, which must always be present).
 import { AppError, defineErrors } from '../../errors.js';
 
 const E = defineErrors({

@@ -1,4 +1,4 @@
-// Renting is decided by the database (issue 3 point 3): 200 concurrent creates on one offer give
+// Renting is decided by the database: 200 concurrent creates on one offer give
 // exactly one instance and clean 4xx answers for the rest, on SQLite and on PostgreSQL.
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';

@@ -1,5 +1,5 @@
-// A stopped instance releases its machine (issue 3 follow-up, for issue 5's "1,000 instances on
-// 100 machines"): at most one ACTIVE instance per machine (not destroyed, not stopped), decided by
+// A stopped instance releases its machine, so that many instances can share few machines over
+// time: at most one ACTIVE instance per machine (not destroyed, not stopped), decided by
 // the database; stop frees the machine, start re-claims it or answers 409 machine_unavailable.
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';

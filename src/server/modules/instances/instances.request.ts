@@ -1,4 +1,4 @@
-// Validation of the create-instance body (client-compat "create instance"). Pure.
+// Validation of the create-instance body (docs/market.md). Pure.
 // Known fields are checked strictly; the other fields the CLI sends (python_utf8, lang_utf8,
 // use_jupyter_lab, jupyter_dir, force, cancel_unavail, template_hash_id, vm …) carry no meaning
 // here and are accepted as they are.
@@ -6,7 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import { InstanceErrors } from './instances.errors.js';
 import { quoteValue } from '../../errors.js';
 
-/** api-spec "Limits": onstart at most 4048 characters unless gzip+base64 encoded. */
+/** onstart is at most 4048 characters unless gzip+base64 encoded. */
 export const ONSTART_MAX_CHARS = 4048;
 /** Largest decoded onstart script we accept (64 KiB). */
 export const ONSTART_MAX_DECODED = 65536;

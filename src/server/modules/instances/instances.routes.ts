@@ -1,4 +1,4 @@
-// Instances (issue 3 points 3-6, 8): create from an offer, list, show, stop/start/label,
+// Instances: create from an offer, list, show, stop/start/label,
 // destroy, bulk forms, SSH key attach/detach. The instance_api_key reaches only the routes marked
 // `instanceKey: true` (start/stop/destroy of its own instance); the auth hook refuses it elsewhere.
 import type { FastifyInstance } from 'fastify';

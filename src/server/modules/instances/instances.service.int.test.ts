@@ -1,5 +1,4 @@
-// The functions the agent gateway calls (issue 3 point 5, "test the transitions through the
-// service the agent will call"): conditional moves, the state machine, sweeps, and billing
+// The functions the agent gateway calls, tested as the agent calls them: conditional moves, the state machine, sweeps, and billing
 // settled at each move so compute is charged exactly while running.
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';

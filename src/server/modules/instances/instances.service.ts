@@ -1,4 +1,4 @@
-// Moving instances, for the agent gateway (issue 4) and the heartbeat sweeps. Every move is a
+// Moving instances, for the agent gateway and the heartbeat sweeps. Every move is a
 // conditional UPDATE … WHERE actual_status = <expected>, decided by the database: two reports
 // racing for one instance can't both apply. Each move settles billing first, at the rates of the
 // state being left (billing.service settleInstance), so compute is charged exactly while running.

@@ -1,4 +1,4 @@
-// The instance row as clients read it (client-compat "instance row needs"). Times in epoch
+// The instance row as clients read it (the fields the CLI reads, docs/api.md). Times in epoch
 // seconds; `extra_env` as [key, value] pairs; `ports` as {"22/tcp": [{HostIp, HostPort}]};
 // `allowed_actions` from the state machine; `accrued_cost` in dollars so far (compute + disk).
 import type { Selectable } from 'kysely';

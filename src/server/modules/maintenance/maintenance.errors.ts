@@ -1,5 +1,5 @@
-// Error codes of maintenance scheduling (api-spec "Errors", "Batch maintenance"): the exact texts
-// and the 400 vs 422 split of the spec; the codes (the spec names none) are ours.
+// Error codes of maintenance scheduling: the exact texts and the 400 vs 422 split of the published
+// API (docs/maintenance.md); the codes (it names none) are ours.
 import { defineErrors } from '../../errors.js';
 
 export const MaintenanceErrors = defineErrors({
@@ -34,5 +34,5 @@ export const MaintenanceErrors = defineErrors({
   machineIdsQuery: [400, 'bad_request', 'machine_ids must be a JSON list of machine IDs, like [1,2]'],
 });
 
-/** Per-entry failure texts inside a 200 (or the 400 of rule 4). Same text for "absent" and "not yours". */
+/** Per-entry failure texts inside a 200 (or the 400 when none is owned). Same text for "absent" and "not yours". */
 export const ENTRY_NOT_FOUND_MSG = 'Machine not found or not owned by you';

@@ -1,4 +1,4 @@
-// Queries of maintenance scheduling. Reads of machines and instances (issue 3's tables) only.
+// Queries of maintenance scheduling. Reads of machines and instances only.
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { dialectOf } from '../../db/migrations/helpers.js';
 import type { DB } from '../../db/schema.js';

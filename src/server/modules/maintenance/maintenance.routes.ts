@@ -1,6 +1,5 @@
-// Maintenance routes (api-spec "Batch schedule maintenances"; client-compat "schedule one
-// maintenance", "list maintenances", "cancel maintenance"; operator-contract row shape).
-// Bodies get permissive schemas: the spec gives exact error texts and statuses (400 vs 422), so
+// Maintenance routes (docs/maintenance.md).
+// Bodies get permissive schemas: the published API gives exact error texts and statuses (400 vs 422), so
 // maintenance.validate checks them in code, in a documented order.
 import { maintenanceWindowSchema } from '../machines/machines.routes.js';
 import type { FastifyInstance } from 'fastify';

@@ -1,6 +1,6 @@
-// Maintenance scheduling (api-spec "Batch schedule maintenances"; client-compat dnotify,
-// maintenances, cancel_maint). The windows and every e-mail about them are written in ONE
-// transaction (`tx`) through the outbox: both commit or neither does (issue 5, point 4).
+// Maintenance scheduling: the batch call, dnotify, the listing and cancel_maint
+// (docs/maintenance.md). The windows and every e-mail about them are written in ONE
+// transaction (`tx`) through the outbox: both commit or neither does.
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../deps.js';
 import { tx, type Store } from '../../db/connection.js';
@@ -65,7 +65,7 @@ function groupByClient(rows: AffectedInstance[]): Map<number, Map<number, Affect
 /**
  * Schedules `window` on every owned machine of `entries`, notifies the clients (one e-mail per
  * client per machine window) and the host (one confirmation for the call), all in one transaction.
- * Throws the 400 of rule 4 (none owned) or of "none scheduled" with the per-entry results in the
+ * Throws the 400 of "none owned" or of "none scheduled" with the per-entry results in the
  * body; nothing is written then.
  */
 export async function scheduleMaintenance(
@@ -341,7 +341,7 @@ export type CancelResult =
   | { success: true; machine_id: number; canceled: number }
   | { success: false; machine_id: number | null; error: string; msg: string };
 
-/** Batch cancel: per-entry results in submitted order; 400 (rule 4 by analogy) when none owned. */
+/** Batch cancel: per-entry results in submitted order; 400 when none is owned, as for scheduling. */
 export async function cancelBatch(
   ctx: Pick<Deps, 'store' | 'clock' | 'kickOutbox'>,
   host: User,

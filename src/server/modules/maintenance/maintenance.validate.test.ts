@@ -69,7 +69,7 @@ describe('maintenance validation', () => {
     ]);
   });
 
-  it('property: any body either parses to a sane window or throws one of the spec errors', () => {
+  it('property: any body either parses to a sane window or throws one of the published errors', () => {
     fc.assert(
       fc.property(
         fc.anything(),

@@ -1,6 +1,5 @@
-// Maintenance request validation (pure; api-spec "Maintenance batch request", "Errors",
-// "Limits"). The order of checks is fixed and tested: the fields in the order the spec's request
-// table lists them, each fully before the next:
+// Maintenance request validation (pure; docs/maintenance.md). The order of checks is fixed and
+// tested: the fields in the order the published request lists them, each fully before the next:
 //   1. machine_ids: a non-empty list (400) → at most 100 entries (400) → at least one valid ID (400)
 //   2. sdate: present (422) → a number (422) → in the future (422) → within 1 year (422)
 //   3. duration: absent/null → 1; else a positive number (400), at most 8760 (400); below 1 → 1
@@ -20,9 +19,9 @@ export const CATEGORIES: readonly MaintenanceCategory[] = [
 export const MAX_MACHINE_IDS = 100;
 /** "within 1 year": 365 days of 86,400 s after now. */
 export const MAX_AHEAD_MS = 365 * 86_400_000;
-/** api-spec "Limits": minimum effective duration 1 hour, default 1. */
+/** Minimum effective duration 1 hour, default 1. */
 export const MIN_DURATION_HOURS = 1;
-/** Not in the spec: a window longer than a year is refused (keeps end times finite and sane). */
+/** Our own limit: a window longer than a year is refused (keeps end times finite and sane). */
 export const MAX_DURATION_HOURS = 8760;
 const HOUR_MS = 3_600_000;
 
@@ -51,7 +50,7 @@ function field(body: unknown, name: string): unknown {
     : undefined;
 }
 
-/** Step 1. Entries in submitted order; throws the spec's 400s. */
+/** Step 1. Entries in submitted order; throws the published 400s. */
 export function parseMachineIds(raw: unknown): IdEntry[] {
   if (!Array.isArray(raw) || raw.length === 0) throw E.idsNotList();
   if (raw.length > MAX_MACHINE_IDS) throw E.idsTooMany();

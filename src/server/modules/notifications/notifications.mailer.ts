@@ -1,5 +1,5 @@
-// The mailer seam (STYLE.md habit 5): one method, `send`, behind which sit the two deliveries of
-// operator-contract "Notifications":
+// The mailer seam, so tests see exactly what is sent: one method, `send`, behind which sit the
+// two deliveries (configured as in .env.example):
 // - `SMTP_URL=smtp://user:pass@host:port`: a real e-mail over SMTP (nodemailer), with a text and
 //   an HTML part, `Date`, a `Message-ID` derived from the outbox idempotency key (a receiver can
 //   drop a repeat after a crash between "sent" and "marked sent"), and `From` from config;
@@ -45,7 +45,7 @@ export function messageIdFor(key: string, from: string): string {
   return `<${sha256Hex(`openrig-mail:${key}`).slice(0, 40)}@${fromDomain(from)}>`;
 }
 
-/** The outbox file line of operator-contract "Notifications", exactly these four fields. */
+/** The outbox file line, exactly these four fields (a format scripts rely on). */
 export function outboxLine(mail: Pick<OutgoingEmail, 'to' | 'subject' | 'text' | 'date'>): string {
   return (
     JSON.stringify({ at: mail.date.toISOString(), to: mail.to, subject: mail.subject, text: mail.text }) +

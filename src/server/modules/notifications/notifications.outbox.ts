@@ -1,4 +1,4 @@
-// Enqueueing into the transactional e-mail outbox (issue 5, point 4). Call it with the same
+// Enqueueing into the transactional e-mail outbox. Call it with the same
 // transaction that makes the change the e-mail is about: both commit or neither does. The relay
 // (jobs/outbox-relay) delivers what is due. The idempotency key is unique: enqueueing the same
 // e-mail twice (a retried request) stores it once.

@@ -1,6 +1,6 @@
 // Outbox queries of the relay. Work is claimed with a lease (locked_by, locked_until) by one
 // conditional UPDATE, so several `serve` processes never deliver one row twice: the database
-// decides who holds a row, never a read followed by a write (STYLE.md habit 7).
+// decides who holds a row, never a read followed by a write.
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { EmailOutboxTable } from '../../db/tables/foundation.js';

@@ -1,5 +1,5 @@
 // E-mail templates (pure): subject, plain text and HTML of each e-mail the service sends about
-// maintenance (api-spec "What the service does" 2). Times are always shown in UTC.
+// maintenance. Times are always shown in UTC.
 
 export interface Rendered {
   subject: string;
