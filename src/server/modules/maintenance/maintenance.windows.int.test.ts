@@ -82,7 +82,7 @@ describeEachDb('maintenance windows: dnotify, list, cancel, renters’ view', (d
     expect([bad.status, bad.body.error]).toEqual([400, 'bad_request']);
   });
 
-  it('dnotify: 404 for a machine that is absent or not the caller’s (same answer), 409 on overlap, the batch call's texts otherwise', async () => {
+  it('dnotify: 404 for a machine that is absent or not the caller’s (same answer), 409 on overlap, the batch call’s texts otherwise', async () => {
     const a = await req('PUT', `/api/v0/machines/${foreign}/dnotify/`, { sdate: sdate() });
     const b = await req('PUT', '/api/v0/machines/987654/dnotify/', { sdate: sdate() });
     expect([a.status, a.body]).toEqual([
