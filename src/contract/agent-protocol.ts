@@ -1,4 +1,4 @@
-// The agent protocol (issue 4): what `openrig agent` and the server's agent gateway say to each
+// The agent protocol (docs/agent.md): what `openrig agent` and the server's agent gateway say to each
 // other, under /api/agent/v1/, authenticated as the host with its API key (scope `machines`).
 //
 // 1. POST register  — once at start (and again when the server forgets a machine): the agent

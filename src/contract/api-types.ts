@@ -1,11 +1,11 @@
-// Request and response bodies of the API as the client sees them (api-spec.md, client-compat.md,
-// operator-contract.md). Records carry more fields than are named here: the index signature keeps
+// Request and response bodies of the API as the client sees them (docs/api.md).
+// Records carry more fields than are named here: the index signature keeps
 // them, and the CLI's `--raw` prints whatever the server sent.
 
 export type InstanceStatus =
   'loading' | 'running' | 'exited' | 'unknown' | 'offline' | 'stopped' | 'created' | null;
 
-/** api-spec "Instance (quick-path fields)" plus the row fields of client-compat "instance row needs". */
+/** An instance row: the quick-path fields plus those the CLI reads. */
 export interface Instance {
   id: number;
   machine_id?: number;
@@ -38,7 +38,7 @@ export interface InstanceEnvelope {
   instances: Instance | null;
 }
 
-/** An offer row (client-compat "search offers"). */
+/** An offer row (fields in docs/market.md). */
 export interface Offer {
   id: number;
   [k: string]: unknown;

@@ -48,7 +48,7 @@ describe('instance state machine: agent reports', () => {
     }
   }
 
-  it('follows the spec path null → loading → running', () => {
+  it('follows the path null → loading → running', () => {
     let s: InstanceState = { actual: null, intended: 'running' };
     for (const r of ['loading', 'running'] as const) {
       const d = applyAgentReport(s, r);

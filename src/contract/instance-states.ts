@@ -1,5 +1,5 @@
-// The instance state machine (api-spec "States and transitions", issue 3 point 5). Pure: the
-// server's instance service, the billing meter and the agent gateway (issue 4) all decide with it.
+// The instance state machine (docs/api.md, "Instances"). Pure: the server's instance service,
+// the billing meter and the agent gateway all decide with it.
 //
 // Two columns describe an instance:
 // - `actual_status`: what is running. `null` (being provisioned), `loading` (image downloading),
@@ -8,7 +8,7 @@
 // - `intended_status`: what the client asked for: `running` or `stopped`.
 // Destroying is not a status: it sets `destroyed_at` and the instance is gone from every listing.
 //
-// Spec rules encoded here:
+// Rules encoded here:
 // - null → loading → running, driven by the agent's reports;
 // - exited, unknown and offline never reach running by themselves (the client destroys, or
 //   explicitly starts an exited instance again: that sets it back to null, provisioning);
@@ -38,7 +38,7 @@ export type ClientAction = (typeof CLIENT_ACTIONS)[number];
 export const REPORTED_STATUSES = ['loading', 'running', 'exited', 'stopped'] as const;
 export type ReportedStatus = (typeof REPORTED_STATUSES)[number];
 
-/** Statuses the server's heartbeat sweeps set when a host goes quiet (operator-contract timing). */
+/** Statuses the server's heartbeat sweeps set when a host goes quiet (thresholds in .env.example). */
 export const SWEEP_STATUSES = ['unknown', 'offline'] as const;
 export type SweepStatus = (typeof SWEEP_STATUSES)[number];
 

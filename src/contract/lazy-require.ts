@@ -1,5 +1,5 @@
-// A CommonJS package loaded on its first use instead of at start-up (issue 9: `serve` ready in at
-// most 1 s; ssh2, argon2 and the database driver not in use cost a few hundred ms to load).
+// A CommonJS package loaded on its first use instead of at start-up (`serve` should be ready within
+// a second; ssh2, argon2 and the database driver not in use cost a few hundred ms to load).
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);

@@ -1,4 +1,4 @@
-// API key scopes (issue 2, point 5). A key's `permissions` is either omitted / "full" (every
+// API key scopes. A key's `permissions` is either omitted / "full" (every
 // call the owner may make), "read_only" (every family, read access), or an object that names
 // families: `{"instances": "write", "offers": "read"}`. A family not named is not allowed.
 // "write" includes "read". Reads are GET calls; every other method is a write.

@@ -114,7 +114,7 @@ export async function buildApp(
     });
   });
 
-  // client-compat: the CLI refuses a reply whose Content-Type is not exactly application/json.
+  // The CLI refuses a reply whose Content-Type is not exactly application/json.
   // (A callback hook: no promise per request.)
   app.addHook('onSend', (_req, reply, payload, done) => {
     const ct = reply.getHeader('content-type');
@@ -130,7 +130,7 @@ export async function buildApp(
       openapi: '3.1.0',
       info: {
         title: 'openrig API',
-        version: '1.0.0', // api-spec "Versioning" 2
+        version: '1.0.0', // the published interface's version
         description:
           'GPU cloud marketplace control plane: instance quick path, maintenance, 2FA, agent protocol.',
       },
@@ -153,7 +153,7 @@ export async function buildApp(
   // Before authentication, which looks up an api_key from the query (http/nul-guard.ts).
   app.addHook('onRequest', (req, _reply, done) => done(urlHoldsNul(req.url) ? nulInText() : undefined));
   app.addHook('onRequest', authHook(deps));
-  installPlatformHooks(app, deps); // rate limits (needs req.auth) and request metrics (issue 9)
+  installPlatformHooks(app, deps); // rate limits (needs req.auth) and request metrics
 
   app.get('/healthz', { config: { auth: 'none' }, schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { config: { auth: 'none' }, schema: { hide: true } }, async (_req, reply) => {

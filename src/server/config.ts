@@ -1,6 +1,6 @@
-// Configuration is parsed once, typed and validated at start, then passed in (STYLE.md habit 4).
-// Every variable is listed in .env.example with its default; names and defaults of the timing
-// variables come from operator-contract.md, "Timing and thresholds".
+// Configuration is parsed once, typed and validated at start, then passed in.
+// Every variable is listed in .env.example with its default; the names of the timing variables
+// are part of the operator interface and stay stable.
 import { isIP } from 'node:net';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -29,7 +29,7 @@ export interface Config {
     provider: 'outbox' | 'twilio';
     outboxFile: string;
     twilio: { accountSid: string; authToken: string; verifyServiceSid: string; apiBase: string };
-    /** Per user, per rolling window (abuse controls, issue 7). */
+    /** Per user, per rolling window (abuse controls). */
     perUserLimit: number;
     perNumberLimit: number;
     windowS: number;
@@ -48,7 +48,7 @@ export interface Config {
   agent: { heartbeatS: number; unknownAfterS: number; offlineAfterS: number; sweepIntervalMs: number };
   billing: { meterIntervalMs: number };
   rateLimits: { enabled: boolean } & Record<RateLimitFamily, RateLimitRule>;
-  /** Bearer token required by GET /metrics; null: no token (issue 9). */
+  /** Bearer token required by GET /metrics; null: no token. */
   metricsToken: string | null;
   /**
    * Proxies whose X-Forwarded-For is believed (OPENRIG_TRUST_PROXY): false (the default: the
@@ -57,7 +57,7 @@ export interface Config {
   trustProxy: false | string[];
 }
 
-/** Route families with their own fixed-window limit (issue 9; platform/platform.rate-limit.ts). */
+/** Route families with their own fixed-window limit (platform/platform.rate-limit.ts). */
 export type RateLimitFamily = 'codeSends' | 'logins' | 'creates' | 'search';
 /** At most `limit` requests per `windowS` seconds, per account (or per IP when anonymous). */
 export interface RateLimitRule {

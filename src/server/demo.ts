@@ -1,4 +1,4 @@
-// `openrig serve --demo` (operator-contract "Install and run"; issue 4, point 5): a demo user with
+// `openrig serve --demo`: a demo user with
 // a fresh API key and a generated SSH key pair, and a demo fleet: several hosts whose agents run
 // in this process and speak the same protocol as `openrig agent`, over loopback, with the process
 // runtime. Prints the base URL, the key and an example to paste: search, create, poll, ssh.

@@ -1,4 +1,4 @@
-// What services need, visible in their signatures (STYLE.md habit 2). Built once in main.ts (or
+// What services need, visible in their signatures. Built once in main.ts (or
 // by a test) and passed down; no module-level singletons.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';

@@ -1,6 +1,6 @@
-// Error codes are data (STYLE.md habit 3): each module lists its codes with status and message,
-// and throws them; one handler (http/error-handler.ts) turns them into the spec's
-// `{error, msg}` body. A 5xx never shows its cause.
+// Error codes are data: each module lists its codes with status and message,
+// and throws them; one handler (http/error-handler.ts) turns them into the
+// `{error, msg}` body (docs/api.md). A 5xx never shows its cause.
 
 export class AppError extends Error {
   constructor(

@@ -1,4 +1,4 @@
-// `openrig serve` (operator-contract "openrig serve"): open the store, migrate, serve, run the
+// `openrig serve`: open the store, migrate, serve, run the
 // background jobs; on SIGTERM stop accepting, finish in-flight requests, flush the outbox, exit 0.
 import pino from 'pino';
 import type { FastifyInstance } from 'fastify';

@@ -1,4 +1,4 @@
-// One query layer (Kysely) over SQLite and PostgreSQL (STYLE.md, the kysely anchor).
+// One query layer (Kysely) over SQLite and PostgreSQL.
 // Conventions shared by every table so one migration set works on both dialects:
 // - ids: integer primary keys (bigserial on PostgreSQL, autoincrement on SQLite);
 // - times: epoch milliseconds in `bigint` columns (parsed to numbers on PostgreSQL);
@@ -75,7 +75,7 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
     if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     const Sqlite = sqliteDriver();
     const raw = new Sqlite(file);
-    // operator-contract / issue 2: WAL, synchronous FULL (no acknowledged write lost on power
+    // WAL, synchronous FULL (no acknowledged write lost on power
     // loss), and a busy timeout so `admin` commands can write while `serve` runs.
     raw.pragma('journal_mode = WAL');
     raw.pragma('synchronous = FULL');
@@ -182,9 +182,9 @@ function viaKysely(db: Kysely<DB>) {
 }
 
 /**
- * Kysely prepares every statement anew on better-sqlite3; preparing costs more than a one-row
- * read (notes/performance-baseline.md). Statements are reusable, and Kysely runs each one to
- * completion synchronously, so caching them by SQL text is safe. Bounded: the cache is emptied
+ * Kysely prepares every statement anew on better-sqlite3, and preparing costs more than a one-row
+ * read. Statements are reusable, and Kysely runs each one to completion synchronously, so caching
+ * them by SQL text is safe. Bounded: the cache is emptied
  * when it grows past 1,000 distinct statements (dynamic IN-lists make new texts).
  */
 function cachingDatabase(raw: Database.Database) {

@@ -1,4 +1,4 @@
-// Migration 009 (issue 9): live-instance lookups by machine or by user use their own indexes on
+// Migration 009: live-instance lookups by machine or by user use their own indexes on
 // SQLite, which plans without statistics. Before it, `destroyed_at IS NULL` matched the leading
 // column of instances_live_idx and SQLite walked every live instance for each agent sync.
 import { expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// One migration set for both dialects, run at start (issue 2, point 2). The list is static so
+// One migration set for both dialects, run at start. The list is static so
 // it works the same from TypeScript sources (tests) and from dist/ (the installed program).
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { DB } from './schema.js';

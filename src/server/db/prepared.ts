@@ -1,5 +1,5 @@
-// Hot-path reads built once (issue 9: the polling profile spent about half its CPU in Kysely
-// building and compiling the same three queries on every request). A prepared read is written
+// Hot-path reads built once, because building and compiling the same queries with Kysely on
+// every request was about half of a poll's CPU. A prepared read is written
 // with Kysely as usual, against placeholder arguments; the first call per store compiles it and
 // notes which compiled parameter is which argument; every later call only substitutes the
 // arguments and runs the SQL through Store.read (no transaction; see connection.ts).

@@ -1,4 +1,4 @@
-// Authentication (issue 2, point 4; api-spec "Authentication"; client-compat "Transport facts").
+// Authentication (the forms are listed in docs/api.md, "Authentication").
 // - `Authorization: Bearer KEY`, or `?api_key=KEY` for older clients; the header wins.
 // - A key is found by the SHA-256 of what was presented, through a unique index: no scan, and the
 //   key itself is never stored. No cache: a revoked key is refused on its very next request, by
@@ -110,7 +110,7 @@ async function resolveSession(
   const [row] = await sessionByHash(deps.store, sha256Hex(token));
   if (!row || row.revoked_at !== null || row.s_kind !== kind) return null;
   if (row.expires_at <= deps.clock.now()) {
-    // client-compat: the CLI falls back to its API key on exactly this answer.
+    // The CLI falls back to its API key on exactly this answer.
     if (kind === 'cli') throw CommonErrors.sessionExpired();
     return null;
   }
@@ -178,7 +178,7 @@ export function authHook(deps: Deps) {
 
 function enforceScope(req: FastifyRequest, auth: AuthContext, cfg: RouteAuthConfig | undefined): void {
   if (auth.via === 'instance_key') {
-    // api-spec "Authentication" 3: it can only start, stop or destroy that one instance.
+    // An instance key can only start, stop or destroy its one instance.
     const id = Number((req.params as Record<string, string> | undefined)?.id);
     if (!cfg?.instanceKey || id !== auth.instanceId) {
       throw new AppError(

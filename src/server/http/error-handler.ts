@@ -1,4 +1,4 @@
-// One error handler (issue 2, point 10): every error becomes `{error, msg}` with the right status.
+// One error handler: every error becomes `{error, msg}` with the right status.
 // Schema violations and malformed JSON: 400 bad_request naming the field. Unknown route: 404.
 // Oversized body: 413. Non-JSON body on a JSON endpoint: 415. A 5xx never shows its cause.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -1,8 +1,8 @@
-// Validation (notes/dependencies.md): Fastify's default Ajv coerces body types and strips unknown
+// Validation: Fastify's default Ajv coerces body types and strips unknown
 // properties silently. Bodies get a strict compiler (no coercion, nothing removed: bad bodies are
 // rejected, not fixed); params and query strings a coercing one (they arrive as strings).
 //
-// Start-up (issue 9: `serve` ready in at most 1 s): Fastify compiles a validator and a serializer
+// Start-up (`serve` should be ready within a second): Fastify compiles a validator and a serializer
 // for every route and status at `ready`: 415 serializers of 40 distinct schemas (the error schema
 // alone is shared by hundreds), and 65 Ajv validators, half of the start-up CPU. Here a schema is
 // compiled once per identity, and lazily: on its first use, or by `warm()` in the idle time after

@@ -1,4 +1,4 @@
-// The heartbeat sweeps (issue 4, point 3; operator-contract "Timing and thresholds"):
+// The heartbeat sweeps (thresholds in .env.example):
 // - no heartbeat for OPENRIG_UNKNOWN_AFTER_S: the machine's live instances become `unknown`;
 // - no heartbeat for OPENRIG_OFFLINE_AFTER_S: the machine and its instances become `offline`.
 // Safe with several `serve` processes on one database: every write is conditional on the state it

@@ -67,8 +67,8 @@ export function startJobs(deps: Deps): Job[] {
   const onError = (name: string) => (err: unknown) =>
     deps.log.error({ err, job: name }, 'background job failed');
   void onError;
-  // The e-mail relay (issue 5): woken by deps.kickOutbox after a commit that enqueued mail; its
-  // stop() flushes what is due (operator contract, SIGTERM).
+  // The e-mail relay: woken by deps.kickOutbox after a commit that enqueued mail; its
+  // stop() flushes what is due, so SIGTERM loses no mail.
   const relay = startOutboxRelay(deps);
   deps.kickOutbox = () => relay.kick();
   jobs.push(relay);

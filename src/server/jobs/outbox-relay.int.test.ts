@@ -206,7 +206,7 @@ describeEachDb('outbox relay', (dialect) => {
     ).toEqual(['pending:0']);
   });
 
-  it('writes the outbox file in the operator-contract format, and stop() flushes what is due', async () => {
+  it('writes the outbox file as {at, to, subject, text} lines, and stop() flushes what is due', async () => {
     const file = path.join(db.dataDir, `mail-${dialect}.jsonl`);
     const cfg = loadConfig(
       {

@@ -1,4 +1,4 @@
-// The e-mail relay (issue 5, point 4): delivers what the transactional outbox holds.
+// The e-mail relay: delivers what the transactional outbox holds.
 // - Claims due rows with a lease (notifications.repo `claimDue`): several `serve` processes on one
 //   database never send one row twice in normal operation.
 // - Sends each through the mailer (SMTP and/or the outbox file), then marks it sent. A crash

@@ -44,7 +44,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('last_used_at', 'bigint')
     .addColumn('revoked_at', 'bigint')
     .execute();
-  // Authentication looks a key up by its hash: a unique index, never a scan (issue 2, point 4).
+  // Authentication looks a key up by its hash: a unique index, never a scan.
   await db.schema.createIndex('api_keys_hash_uq').unique().on('api_keys').column('key_hash').execute();
   await db.schema.createIndex('api_keys_user_idx').on('api_keys').column('user_id').execute();
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { withId } from './helpers.js';
 
-// Maintenance windows (issue 5). Forward-only.
+// Maintenance windows. Forward-only.
 export async function up(db: Kysely<any>): Promise<void> {
   await withId(db, db.schema.createTable('maintenance_windows'))
     .addColumn('machine_id', 'bigint', (c) => c.notNull().references('machines.id'))

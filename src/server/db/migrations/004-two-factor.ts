@@ -1,4 +1,4 @@
-// 2FA tables (issues 6, 7). Types in db/tables/two-factor.ts. Forward-only.
+// 2FA tables. Types in db/tables/two-factor.ts. Forward-only.
 import { sql, type Kysely } from 'kysely';
 import { withId } from './helpers.js';
 

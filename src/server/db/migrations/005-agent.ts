@@ -1,4 +1,4 @@
-// Agent protocol state (issue 4). Columns added to the offers module's tables (002 is theirs):
+// Agent protocol state. Columns added to the offers module's tables (002 is theirs):
 // - machines.agent_uid / agent_slot: which agent process (a UUID kept in its --state-dir) and
 //   which of its `--machines N` slots registered the machine. Unique together, so a restarted
 //   agent re-registers the same machines (an upsert decided by the index, never read-then-write).

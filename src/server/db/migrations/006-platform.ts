@@ -1,4 +1,4 @@
-// Issue 9: rate-limit counters. Forward-only.
+// Rate-limit counters. Forward-only.
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {

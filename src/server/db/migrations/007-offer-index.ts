@@ -1,4 +1,4 @@
-// Issue 9: offer search is served from an in-memory index per process (offers/offers.index.ts),
+// Offer search is served from an in-memory index per process (offers/offers.index.ts),
 // which must be exactly as fresh as the database. Every machine row gets a version that moves
 // whenever a search-relevant column changes, so a reader can fetch "rows changed since I last
 // looked" through an index instead of reloading the table. Forward-only.

@@ -1,4 +1,4 @@
-// Issue 9: rate-limit counters need not survive a crash, so on PostgreSQL their table skips the
+// Rate-limit counters need not survive a crash, so on PostgreSQL their table skips the
 // WAL (UNLOGGED: no log write and no fsync wait per limited request; emptied after a crash, which
 // only forgives the current window). SQLite keeps them in a scratch file instead
 // (platform.rate-limit.ts). Forward-only.

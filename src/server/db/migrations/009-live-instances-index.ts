@@ -1,4 +1,4 @@
-// Issue 9: 002's instances_live_idx (destroyed_at, billed_until) matched every query's
+// 002's instances_live_idx (destroyed_at, billed_until) matched every query's
 // `destroyed_at IS NULL` as an equality, and SQLite, which has no statistics unless ANALYZE ran,
 // chose it over the machine and user indexes: an agent sync's "live instances of these 10
 // machines" walked all live instances (10,000 in the bench, about 2 ms per sync, 200 syncs a

@@ -1,4 +1,4 @@
-// Table types: agent protocol state (issue 4). The columns live on the offers module's tables
+// Table types: agent protocol state. The columns live on the offers module's tables
 // (added by migration 005), so they are declared by augmenting those interfaces.
 import type { MachinesTable as _M, InstancesTable as _I } from './market.js';
 

@@ -72,7 +72,7 @@ export interface SshKeysTable {
   deleted_at: number | null;
 }
 
-/** Transactional outbox of e-mails (issue 5): written in the same transaction as the change. */
+/** Transactional outbox of e-mails: written in the same transaction as the change. */
 export interface EmailOutboxTable {
   id: Generated<number>;
   /** Unique: a retried enqueue never makes a second e-mail. Also the Message-ID seed. */

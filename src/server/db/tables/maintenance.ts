@@ -1,7 +1,7 @@
-// Table types: maintenance windows (issue 5). Conventions: see db/connection.ts (ms timestamps).
+// Table types: maintenance windows. Conventions: see db/connection.ts (ms timestamps).
 import type { Generated } from 'kysely';
 
-/** One of api-spec "Maintenance batch request": maintenance_category. */
+/** The values of a window's maintenance_category. */
 export type MaintenanceCategory = 'power' | 'internet' | 'disk' | 'gpu' | 'software' | 'other';
 
 export interface MaintenanceWindowsTable {
@@ -15,7 +15,7 @@ export interface MaintenanceWindowsTable {
   start_time: number;
   /** Epoch ms: start_time + effective duration. */
   end_time: number;
-  /** Effective duration in hours (at least 1; api-spec "Limits"). */
+  /** Effective duration in hours (at least 1). */
   duration_hours: number;
   category: MaintenanceCategory;
   /** Client e-mails enqueued for this window. */

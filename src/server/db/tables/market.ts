@@ -1,4 +1,4 @@
-// Table types: machines (offers), instances, billing (issue 3). The offers module owns this file
+// Table types: machines (offers), instances, billing. The offers module owns this file
 // and migration 002; other modules read these columns.
 import type { Generated, GeneratedAlways } from 'kysely';
 
@@ -9,7 +9,7 @@ export interface MachinesTable {
   hostname: string;
   gpu_name: string;
   num_gpus: number;
-  /** Per-GPU memory in MB (api-spec: gpu_ram is in MB). */
+  /** Per-GPU memory in MB, the API's unit for gpu_ram. */
   gpu_ram: number;
   cpu_name: string;
   cpu_cores: number;
@@ -49,7 +49,7 @@ export interface MachinesTable {
   listed_until: number | null;
   /** Stored, generated: dlperf / (price_gpu_dph × num_gpus) × reliability (0 when free). */
   score: GeneratedAlways<number>;
-  /** 'online' | 'offline' (agent heartbeats decide; issue 4). */
+  /** 'online' | 'offline' (agent heartbeats decide). */
   online_state: string;
   last_heartbeat_at: number | null;
   created_at: number;
@@ -84,7 +84,7 @@ export interface InstancesTable {
   dph_disk: number;
   /** What the client asked for: 'running' | 'stopped'. */
   intended_status: string;
-  /** api-spec "States": null, loading, running, exited, unknown, offline (and stopped). */
+  /** null, loading, running, exited, unknown, offline (and stopped). */
   actual_status: string | null;
   status_msg: string;
   ssh_host: string | null;

@@ -1,4 +1,4 @@
-// Table types: rate limits and other cross-cutting tables (issue 9).
+// Table types: rate limits and other cross-cutting tables.
 
 /**
  * Fixed-window rate-limit counters, shared by every `serve` process on the database. One row per

@@ -1,9 +1,9 @@
 // Table types: 2FA methods, challenges, backup codes, the add-method authorization window, auth
-// events and the SMS send log used by the abuse controls (issues 6, 7; api-spec "2FA").
+// events and the SMS send log used by the abuse controls (docs/two-factor.md).
 // Conventions: see db/connection.ts (ms timestamps, 0/1 booleans).
 import type { Generated } from 'kysely';
 
-/** A configured method (api-spec "2FA method record"). E-mail is never stored as a method. */
+/** A configured method. E-mail is never stored as a method. */
 export interface TfaMethodsTable {
   id: Generated<number>;
   user_id: number;
@@ -21,7 +21,7 @@ export interface TfaMethodsTable {
   locked_until: number | null;
   created_at: number;
   last_used: number | null;
-  /** Soft delete: rows are kept so a legacy account's history is known (issue 7). */
+  /** Soft delete: rows are kept so a legacy account's history is known. */
   deleted_at: number | null;
 }
 
@@ -66,7 +66,7 @@ export interface TfaBackupCodesTable {
   deleted_at: number | null;
 }
 
-/** The 30-minute add-method window (api-spec state table). One row per user. */
+/** The 30-minute add-method window. One row per user. */
 export interface TfaAuthorizationsTable {
   user_id: number;
   authorized_until: number;
@@ -85,7 +85,7 @@ export interface AuthEventsTable {
   created_at: number;
 }
 
-/** Every SMS handed to the provider, for the abuse controls (issue 7). */
+/** Every SMS handed to the provider, for the abuse controls. */
 export interface SmsSendsTable {
   id: Generated<number>;
   user_id: number;
