@@ -1,5 +1,5 @@
 // The agent's reconcile loop with a fake runtime and a stubbed server: per machine, a start waits
-// until the machine's other instance has really stopped here (issue 4 follow-up, point 1).
+// until the machine's other instance has really stopped here.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

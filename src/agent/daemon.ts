@@ -1,4 +1,4 @@
-// The host agent (issue 4, point 1; operator-contract "openrig agent"): registers its machines,
+// The host agent (docs/agent.md): registers its machines,
 // then syncs every heartbeat: the sync is the heartbeat, carries what each instance really is,
 // and brings back what each should be; the agent then makes it so with its runtime, one operation
 // at a time per instance and per machine (stops before starts), and syncs again as soon as

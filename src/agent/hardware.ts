@@ -1,4 +1,4 @@
-// What a machine has (issue 4, point 1): GPUs from `nvidia-smi` when present, else simulated from
+// What a machine has: GPUs from `nvidia-smi` when present, else simulated from
 // `--gpus "MODEL xN"`; CPU, RAM and disk from the host, shared evenly by `--machines N`.
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';

@@ -1,5 +1,5 @@
-// What the agent does for one instance, given what it sees here and what the server wants (issue
-// 4, point 1). Pure, so every combination is tested (reconcile.test.ts).
+// What the agent does for one instance, given what it sees here and what the server wants.
+// Pure, so every combination is tested (reconcile.test.ts).
 import { assertNever } from '../server/errors.js';
 import type { DesiredState } from '../contract/agent-protocol.js';
 import type { ObservedState } from './runtime.js';
@@ -11,8 +11,7 @@ export type AgentAction = 'start' | 'restart' | 'stop' | 'destroy' | 'update-key
  * - destroyed: remove whatever is here.
  * - stopped: stop what runs (or died: that clears it), keep the files.
  * - running: start what is not running; keep the keys of what runs current. A dead instance
- *   (its main process died, or its start failed) never runs again by itself (api-spec "States and
- *   transitions"): only when the server shows it null or stopped again — a client's start — is it
+ *   (its main process died, or its start failed) never runs again by itself (docs/api.md, "Instances"): only when the server shows it null or stopped again — a client's start — is it
  *   restarted. Unknown and offline never run again either: kept if still running here, never
  *   started.
  */
@@ -65,7 +64,7 @@ export interface ReconcileItem {
 export type PlannedAction = Exclude<AgentAction, 'none'> | 'wait';
 
 /**
- * The reconcile, per machine (issue 4 follow-up: one slot, one running container). A stop frees
+ * The reconcile, per machine: one slot, one running container. A stop frees
  * the machine on the server at once, so another client's instance may be due to start on the
  * same GPUs while the stopped one still runs here. Hence:
  * - stops and destroys come first;

@@ -1,5 +1,5 @@
-// The process runtime with real processes and the system's OpenSSH client (issue 4, points 2
-// and 4). Uses the built supervisor (dist/agent/supervisor.js; `npm test` builds first).
+// The process runtime with real processes and the system's OpenSSH client.
+// Uses the built supervisor (dist/agent/supervisor.js; `npm test` builds first).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

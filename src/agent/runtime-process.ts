@@ -1,4 +1,4 @@
-// The process runtime (issue 4, point 2): an instance is a working directory under
+// The process runtime: an instance is a working directory under
 // STATE_DIR/instances/ID and a process tree led by its main process (supervisor.ts), which runs
 // detached in its own process group, serves SSH and runs `onstart`. Its pid is in main.pid
 // (operator contract). The "image" is recorded, not pulled: processes run on the host itself.

@@ -1,4 +1,4 @@
-// What the agent needs from a way of running instances (issue 4, point 2). The process runtime
+// What the agent needs from a way of running instances. The process runtime
 // (runtime-process.ts) is real; a Docker runtime implements the same five steps later:
 // prepare (pull the image, create the disk) → start → stop → destroy → inspect.
 

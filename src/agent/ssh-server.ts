@@ -1,4 +1,4 @@
-// The per-instance SSH server (issue 4, point 2) with the `ssh2` library: public-key only,
+// The per-instance SSH server with the `ssh2` library: public-key only,
 // accepting exactly the keys in the instance's authorized_keys file (re-read at every attempt, so
 // a key attached later works at once), giving a shell or exec in the instance's directory.
 import { spawn, type ChildProcess } from 'node:child_process';

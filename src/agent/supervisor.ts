@@ -1,4 +1,4 @@
-// The main process of one instance under the process runtime (operator-contract "openrig agent"):
+// The main process of one instance under the process runtime (docs/agent.md):
 // `node supervisor.js INSTANCE_DIR`. It runs detached from the agent, in its own process group,
 // so the agent can restart (or be killed) while instances keep running, and re-adopt them.
 // It serves the instance's SSH, runs `onstart` once in the background (its exit does not end the

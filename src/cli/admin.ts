@@ -1,4 +1,4 @@
-// `openrig admin …` (operator-contract "openrig admin"): direct database access that works while
+// `openrig admin …`: direct database access that works while
 // `serve` runs (SQLite WAL + busy timeout, or PostgreSQL). Prints one JSON object.
 import type { Command } from 'commander';
 import type { Store } from '../server/db/connection.js';

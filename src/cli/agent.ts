@@ -1,4 +1,4 @@
-// `openrig agent` (operator-contract "openrig agent"): the host daemon.
+// `openrig agent` (docs/agent.md): the host daemon.
 import { CommanderError, type Command } from 'commander';
 import path from 'node:path';
 import type { Agent } from '../agent/daemon.js';

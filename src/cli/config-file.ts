@@ -1,4 +1,4 @@
-// The user CLI's stored settings (operator-contract "The user CLI"): `openrig login` writes the
+// The user CLI's stored settings: `openrig login` writes the
 // URL and API key to `$XDG_CONFIG_HOME/openrig/config.json` (default `~/.config/openrig/`), and
 // `tfa login` adds the session key. The file holds credentials, so it is written 0600 in a 0700
 // directory, atomically (temp file + rename), and its mode is set explicitly (umask ignored).

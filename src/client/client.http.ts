@@ -1,6 +1,6 @@
 // The transport of the typed client: one JSON request, the `{error, msg}` error body turned into an
-// ApiError, an unreachable server into a NetworkError, and the session fallback of
-// client-compat "Transport facts": after a 2FA login the session key is the Bearer; on 404
+// ApiError, an unreachable server into a NetworkError, and the session fallback
+// (docs/api.md, "Authentication"): after a 2FA login the session key is the Bearer; on 404
 // "Session expired. Please log in again." or 401 "Invalid user key" the call is repeated once with
 // the API key, and the caller is told (so the CLI can forget the dead session).
 
@@ -178,7 +178,7 @@ function codeOf(json: unknown): string | undefined {
   return isObject(json) && typeof json.error === 'string' ? json.error : undefined;
 }
 
-/** client-compat: exactly these two answers mean "the session is gone, use the API key". */
+/** Exactly these two answers mean "the session is gone, use the API key". */
 export function isSessionRefusal(status: number, json: unknown): boolean {
   const msg = messageOf(json);
   return (status === 404 && msg === SESSION_EXPIRED_MSG) || (status === 401 && msg === INVALID_KEY_MSG);

@@ -29,7 +29,7 @@ function fakeFetch(answer: (c: Call) => { status: number; body?: unknown; text?:
 }
 
 describe('the typed client', () => {
-  it('sends the API key as Bearer to the spec paths and returns the body', async () => {
+  it('sends the API key as Bearer to the API paths and returns the body', async () => {
     const { f, calls } = fakeFetch(() => ({
       status: 200,
       body: { instances: { id: 3, actual_status: 'running' } },
@@ -59,7 +59,7 @@ describe('the typed client', () => {
     expect(calls[0]!.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('sends DELETE with a {} body (client-compat)', async () => {
+  it('sends DELETE with a {} body, as existing clients do', async () => {
     const { f, calls } = fakeFetch(() => ({ status: 200, body: { success: true } }));
     await new OpenrigClient({ url: 'http://h', apiKey: 'k', fetch: f }).destroyInstance(4);
     expect(calls[0]).toMatchObject({ method: 'DELETE', body: {} });

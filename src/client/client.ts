@@ -1,5 +1,5 @@
 // The typed client of the openrig API, used by the CLI and the end-to-end tests. One method per
-// call of api-spec.md / client-compat.md / operator-contract.md, paths as the spec writes them.
+// call of the API (docs/api.md), paths as the published interface writes them.
 import { randomUUID } from 'node:crypto';
 import type {
   ApiKey,
@@ -34,7 +34,7 @@ export {
 
 const V0 = '/api/v0';
 
-/** Leaves out empty fields (client-compat "2FA": empty fields are left out). */
+/** Leaves out empty fields, as the established clients do on 2FA calls. */
 export function compact<T extends object>(o: T): Partial<T> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) if (v !== undefined && v !== null && v !== '') out[k] = v;
@@ -51,7 +51,7 @@ export class OpenrigClient extends HttpClient {
     return this.request('GET', `${V0}/users/current/`);
   }
 
-  // Offers and instances (api-spec "Instance quick path")
+  // Offers and instances
   searchOffers(body: SearchBody): Promise<OffersReply> {
     return this.request('POST', `${V0}/bundles/`, { body });
   }
@@ -91,7 +91,7 @@ export class OpenrigClient extends HttpClient {
     return this.request('POST', `${V0}/instances/${instanceId}/ssh/`, { body: { ssh_key: sshKey } });
   }
 
-  // Machines (operator-contract "Endpoints the spec implies")
+  // Machines
   async listMachines(): Promise<Machine[]> {
     const r = await this.request<{ machines: Machine[] }>('GET', `${V0}/machines/`);
     return r.machines ?? [];
@@ -109,7 +109,7 @@ export class OpenrigClient extends HttpClient {
     return this.request('DELETE', `${V0}/machines/${machineId}/asks/`, { body: {} });
   }
 
-  // Maintenance (api-spec "Batch schedule maintenances"; client-compat)
+  // Maintenance
   scheduleMaintenanceBatch(body: MaintBatchBody): Promise<MaintBatchReply> {
     // A 200 has success true; per-entry failures are inside `results`.
     return this.request('POST', `${V0}/machines/maintenances/batch`, { body, allowUnsuccessful: true });
@@ -131,7 +131,7 @@ export class OpenrigClient extends HttpClient {
     return this.request('DELETE', `${V0}/machines/maintenances/batch`, { body: { machine_ids: machineIds } });
   }
 
-  // API keys and SSH keys (client-compat)
+  // API keys and SSH keys
   createApiKey(name: string, permissions?: unknown): Promise<ApiKey> {
     return this.request('POST', `${V0}/auth/apikeys/`, { body: compact({ name, permissions }) });
   }
@@ -154,7 +154,7 @@ export class OpenrigClient extends HttpClient {
     return this.request('DELETE', `${V0}/ssh/${id}/`, { body: {} });
   }
 
-  // Two-factor authentication (api-spec "2FA endpoints")
+  // Two-factor authentication
   tfaStatus(): Promise<TfaStatus> {
     return this.request('GET', `${V0}/tfa/status/`);
   }

@@ -1,8 +1,8 @@
 // The search query of `openrig search offers`: `field op value` terms, e.g.
 // `gpu_name=RTX_4090 num_gpus>=2 reliability>0.98 gpu_ram>=24`, compiled into the flat filter
-// body of client-compat "search offers". Pure; errors are SearchQueryError (a usage error).
+// body of POST /api/v0/bundles/ (docs/api.md, "Search filters"). Pure; errors are SearchQueryError (a usage error).
 //
-// Units (client-compat "search value types"): on the wire `cpu_ram`/`gpu_ram` are MB and
+// Units: on the wire `cpu_ram`/`gpu_ram` are MB and
 // `duration` is seconds. People think in GB and days, so, as the established CLI does, a bare
 // number for those fields is GB (×1000) or days (×86400); an explicit unit (`24GB`, `512MB`, `12h`,
 // `3d`, `1w`) says what it means. `disk_space` is GB (a `TB` suffix is accepted). Other numbers are
@@ -18,7 +18,7 @@ export class SearchQueryError extends Error {
   }
 }
 
-/** client-compat: the filters the established CLI sends unless told otherwise. */
+/** The filters the established CLI sends unless told otherwise. */
 export const DEFAULT_FILTERS: Record<string, Partial<Record<FilterOp, FilterValue>>> = {
   verified: { eq: true },
   external: { eq: false },
@@ -175,7 +175,7 @@ function scalar(field: string, text: string, quoted: boolean): FilterValue {
     if (lower === 'false') return false;
     if (lower === 'null' || lower === 'none') return null;
   }
-  // Numbers stay strings (client-compat: "numbers arrive as strings"; the server coerces).
+  // Numbers stay strings, as the established CLI sends them; the server coerces.
   return quoted ? text : text.replace(/_/g, ' ');
 }
 

@@ -1,4 +1,4 @@
-// login | logout | show user (operator-contract "The user CLI").
+// login | logout | show user.
 import type { Command } from 'commander';
 import type { User } from '../../contract/api-types.js';
 import { act, common } from './context.js';

@@ -1,4 +1,4 @@
-// Every user command has --help with an example (issue 8 point 5), checked on the real program.
+// Every user command has --help with an example, checked on the real program.
 import { describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { buildProgram } from '../main.js';

@@ -1,4 +1,4 @@
-// The user commands of `openrig` (issue 8), each group in its own file, all over the typed client
+// The user commands of `openrig` (docs/cli.md), each group in its own file, all over the typed client
 // in src/client/. Exit codes: 0 success, 1 API error (the server's `msg` on stderr), 2 usage error.
 import type { Command } from 'commander';
 import { registerAccountCommands } from './account.js';

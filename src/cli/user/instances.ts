@@ -1,5 +1,5 @@
 // Instance commands: show instances | show instance ID | stop|start|destroy instance ID… |
-// label instance | ssh-url ID | ssh ID | wait ID (api-spec "Instance quick path").
+// label instance | ssh-url ID | ssh ID | wait ID.
 import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
 import type { Instance } from '../../contract/api-types.js';
@@ -181,7 +181,7 @@ export function waitOptions(cmd: Command): Command {
   return cmd
     .option(
       '--interval <seconds>',
-      `seconds between polls (the spec recommends ${DEFAULT_INTERVAL_S})`,
+      `seconds between polls (recommended: ${DEFAULT_INTERVAL_S})`,
       String(DEFAULT_INTERVAL_S),
     )
     .option('--timeout <seconds>', 'give up after this many seconds (0: wait forever)', '900');

@@ -1,4 +1,4 @@
-// api-key create|show|delete and ssh-key add|show|delete (client-compat "API keys", "SSH keys").
+// api-key create|show|delete and ssh-key add|show|delete.
 import { readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 // Host commands: show machines | list machine | unlist machine | schedule maint | show maints |
-// cancel maint (api-spec "Batch schedule maintenances"; client-compat; operator-contract).
+// cancel maint (docs/maintenance.md).
 import type { Command } from 'commander';
 import type { MaintBatchBody, MaintBatchEntry, MaintenanceCategory } from '../../contract/api-types.js';
 import { ApiError } from '../../client/client.js';

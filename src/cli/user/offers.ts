@@ -1,5 +1,4 @@
-// search offers 'QUERY' and create instance OFFER (api-spec "Instance quick path";
-// client-compat "search offers", "create instance").
+// search offers 'QUERY' and create instance OFFER (docs/cli.md).
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import type { Command } from 'commander';
@@ -9,7 +8,7 @@ import { act, common, intArg, numArg, UsageError } from './context.js';
 import { offersTable } from './views.js';
 import { waitAndReport, waitOptions } from './instances.js';
 
-/** api-spec "Limits": onstart is at most 4048 characters; longer scripts go gzip+base64. */
+/** onstart is at most 4048 characters; longer scripts go gzip+base64. */
 export const ONSTART_MAX = 4048;
 
 const SEARCH_HELP = `
@@ -139,7 +138,7 @@ export function createBody(opts: Record<string, unknown>): CreateInstanceBody {
   return body;
 }
 
-/** Scripts over the limit are sent gzip+base64 (api-spec); still too long is a usage error. */
+/** Scripts over the limit are sent gzip+base64; still too long is a usage error. */
 export function encodeOnstart(script: string): string {
   if (script.length <= ONSTART_MAX) return script;
   const packed = gzipSync(Buffer.from(script, 'utf8'), { level: 9 }).toString('base64');
@@ -151,7 +150,7 @@ export function encodeOnstart(script: string): string {
   return packed;
 }
 
-/** `-e KEY=VALUE -p 8080:8080` (or bare KEY=VALUE) → the env object of client-compat. */
+/** `-e KEY=VALUE -p 8080:8080` (or bare KEY=VALUE) → the create body's env object. */
 export function parseEnv(specs: string[]): Record<string, string> {
   const env: Record<string, string> = {};
   // Shell-like words: quotes group spaces (`-e MSG="a b"`) and are removed.

@@ -1,7 +1,7 @@
 // tfa status|totp-setup|auth-new|activate|login|send-sms|send-email|delete|update|regen-codes
-// (api-spec "2FA endpoints", "Authentication" 5–7). `tfa login` stores the returned session_key,
+// (docs/two-factor.md). `tfa login` stores the returned session_key,
 // which the client then sends as Bearer, falling back to the API key when the server says the
-// session is gone (client-compat "Transport facts").
+// session is gone (docs/api.md, "Authentication").
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';

@@ -1,6 +1,5 @@
-// Waiting for an instance to run (api-spec "States and transitions", "Limits": poll every 10 s,
-// typical boot 1–5 minutes). `null` and `loading` keep waiting; `running` with an SSH endpoint is
-// done; `exited`, `unknown` and `offline` never reach `running` (the spec: destroy and retry another
+// Waiting for an instance to run (poll every 10 s, the recommended interval; typical boot 1–5 minutes). `null` and `loading` keep waiting; `running` with an SSH endpoint is
+// done; `exited`, `unknown` and `offline` never reach `running` (the client destroys it and retries another
 // offer), so the wait stops there. Pure over its seams (client, clock, sleep) so tests drive it
 // with a fake client and a fake clock.
 import type { Instance } from '../../contract/api-types.js';
@@ -85,7 +84,7 @@ export async function waitForInstance(id: number, s: WaitSeams, o: WaitOptions):
   }
 }
 
-/** `ssh -p PORT root@HOST` (api-spec: connect with `ssh root@<ssh_host> -p <ssh_port>`). */
+/** `ssh -p PORT root@HOST`: renters connect as root to the instance's ssh_host and ssh_port. */
 export function sshCommand(i: Instance): string {
   return `ssh -p ${i.ssh_port} root@${i.ssh_host}`;
 }
