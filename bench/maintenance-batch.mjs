@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Maintenance batch bench (issue 5, point 6): one `POST /api/v0/machines/maintenances/batch` of
+// Maintenance batch bench: one `POST /api/v0/machines/maintenances/batch` of
 // 100 machines with 1,000 affected instances (10 per machine, 1,000 distinct clients), against a
 // real `node bin/openrig.js serve` over loopback, on SQLite and (when reachable) PostgreSQL.
 // Measures the call (windows + 1,001 outbox rows in one transaction) and the relay's delivery of

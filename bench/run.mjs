@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench` (issue 9, point 1): seeds a fresh database per dialect (SQLite, then
+// `npm run bench`: seeds a fresh database per dialect (SQLite, then
 // PostgreSQL when reachable), starts `node bin/openrig.js serve`, drives load over loopback with
 // autocannon, and writes its section of bench/RESULTS.md next to a bare Fastify hello world
 // measured in the same run. Targets are ratios and counts; a missed one is explained from a CPU

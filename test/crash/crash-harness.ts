@@ -1,4 +1,4 @@
-// SIGKILL harness for the crash tests (issue 9, point 3): starts the real `serve` on a database,
+// SIGKILL harness for the crash tests: starts the real `serve` on a database,
 // runs a concurrent workload against it, kills it with SIGKILL at a random moment (or when a
 // line appears in its log), and repeats; the tests then restart it and check what survived.
 import { startServe, waitFor, type Proc } from '../helpers/process.js';

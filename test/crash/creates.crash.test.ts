@@ -1,4 +1,4 @@
-// Crash test (issue 9, point 3): SIGKILL `serve` at random moments during concurrent instance
+// Crash test: SIGKILL `serve` at random moments during concurrent instance
 // creates, on SQLite and PostgreSQL. After a restart: every acknowledged instance exists, live,
 // on its offer, with its instance key; no offer is marked rented without its instance and no
 // instance exists without its key (nothing half-written); still one live instance per machine.

@@ -1,4 +1,4 @@
-// Crash test (issue 9, point 3): SIGKILL `serve` at random moments while users change their 2FA
+// Crash test: SIGKILL `serve` at random moments while users change their 2FA
 // (regenerate backup codes, relabel their method), on SQLite and PostgreSQL. After a restart:
 // every user has exactly one full set of 10 unused backup codes; a user whose last change was
 // acknowledged (nothing in flight at the kill) has exactly the acknowledged codes and label;

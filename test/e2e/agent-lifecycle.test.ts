@@ -1,4 +1,4 @@
-// The whole path with real processes (issue 4, point 6): `serve`, an `openrig agent` with the
+// The whole path with real processes: `serve`, an `openrig agent` with the
 // process runtime, a renter who registers an SSH key, searches, creates, polls every second until
 // running, runs `echo` over SSH with the system's OpenSSH client; the onstart script stops its own
 // instance with CONTAINER_API_KEY; start again; destroy. Then the agent's own restart (re-adoption)
@@ -64,7 +64,7 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
     return { status: res.status, body: (await res.json()) as any };
   };
   const show = async (id: number) => (await api('GET', `/api/v0/instances/${id}/`, renterKey)).body.instances;
-  /** Polls every second, as the spec's client does, until the instance is in `want`. */
+  /** Polls every second (faster than a real client, to keep the test short) until the instance is in `want`. */
   const pollUntil = async (id: number, want: string | null, timeoutMs = 30_000) => {
     let last: any = null;
     try {

@@ -1,5 +1,5 @@
-// Host maintenance through the built CLI against a real `serve` (api-spec "Batch schedule
-// maintenances"): a batch with a foreign ID (per-entry failure, exit 1), the spec's validation
+// Host maintenance through the built CLI against a real `serve`:
+// a batch with a foreign ID (per-entry failure, exit 1), the published validation
 // texts on stderr, the windows listed in UTC with relative times, single and batch cancel.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/process.js';
@@ -91,7 +91,7 @@ describe('schedule maint / show maints / cancel maint', { timeout: 90_000 }, () 
       'maintenance_category must be one of: disk, gpu, internet, other, power, software',
     ],
     [['--duration', '-1'], 'duration must be a positive number'],
-  ])('validation %j: the spec text on stderr, exit 1', async (extra, msg) => {
+  ])('validation %j: the published text on stderr, exit 1', async (extra, msg) => {
     const args = ['schedule', 'maint', '--machines', String(ids[0]), '--sdate', String(day), ...extra];
     const r = await run(args);
     expect(r.code).toBe(1);

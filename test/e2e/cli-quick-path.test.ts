@@ -1,4 +1,4 @@
-// The quick path of api-spec "Instance quick path", driven only through the built CLI: a real
+// The instance quick path (search, create, poll, connect, stop, destroy), driven only through the built CLI: a real
 // `serve`, a real `openrig agent` simulating an RTX 4090, and a renter who registers an SSH key,
 // searches, creates with --wait, reads the ssh command, logs in over SSH, stops, starts, waits,
 // destroys; then the agent dies and `wait` stops on `unknown` with a clear message and exit 1.

@@ -161,7 +161,7 @@ describeEachDb('maintenance e-mail over real SMTP', (dialect) => {
     const clientMail = received.find((r) => r.rcpt[0] === emails.find((e) => e.id === clients[1])!.email)!;
     expect(clientMail.mail.subject).toContain(`machine ${machines[1]}`);
 
-    // The outbox file got the same four, once each, in the operator-contract format.
+    // The outbox file got the same four, once each, as {at, to, subject, text} lines.
     const lines = readFileSync(outboxFile, 'utf8')
       .trim()
       .split('\n')

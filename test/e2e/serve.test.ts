@@ -1,4 +1,4 @@
-// `openrig serve` and `openrig admin` as real processes (issue 2, points 2 and 9).
+// `openrig serve` and `openrig admin` as real processes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import { ed25519KeyPair } from '../../src/contract/ssh-keygen.js';

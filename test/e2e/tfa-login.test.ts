@@ -1,4 +1,4 @@
-// 2FA with real processes (issues 6, 7): `openrig admin create-user`, `openrig serve` with the
+// 2FA with real processes: `openrig admin create-user`, `openrig serve` with the
 // e-mail outbox file and the SMS outbox file, then an SMS method added over HTTP, the three
 // login flows (logged-out UI by cookie, CLI by session_key), a legacy account, and the
 // `admin flag-sms-fraud` switch. Codes are read where a person would read them: the files.

@@ -1,4 +1,4 @@
-// Fuzzing generated from /api/v0/openapi.json (issue 9, point 2): for every documented route,
+// Fuzzing generated from /api/v0/openapi.json: for every documented route,
 // fast-check builds requests from its schemas (valid bodies, then bad types, huge values, unknown
 // fields, dropped fields, wrong content types, malformed JSON, oversized bodies; with a valid key,
 // a bogus key, the key in the query string, or none) and checks every reply:

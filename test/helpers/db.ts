@@ -1,4 +1,4 @@
-// One test suite, two databases (STYLE.md habit 8; issue 2, point 3). `describeEachDb` runs a
+// One test suite, two databases. `describeEachDb` runs a
 // block on SQLite (a fresh file) and on PostgreSQL (a fresh schema in DATABASE_URL_TEST, default
 // postgres://postgres@127.0.0.1:5432/test), or skips PostgreSQL with a printed reason.
 import { describe } from 'vitest';

@@ -1,5 +1,5 @@
-// Fixtures for the maintenance tests: machines and instances inserted directly (issue 3 owns
-// their API), so these tests don't wait for it.
+// Fixtures for the maintenance tests: machines and instances inserted directly, so these
+// tests depend on the tables only, not on the instances API.
 import type { Kysely } from 'kysely';
 import type { DB } from '../../src/server/db/schema.js';
 

@@ -1,4 +1,4 @@
-// Helpers for market tests (issue 3): a renter with an SSH key, and listed offers.
+// Helpers for market tests: a renter with an SSH key, and listed offers.
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
 import { insertMachines } from '../../src/server/modules/machines/machines.service.js';

@@ -1,4 +1,4 @@
-// Race (issue 9, point 4): concurrent revocations and uses of one API key, on both databases.
+// Race: concurrent revocations and uses of one API key, on both databases.
 // The database decides (a conditional UPDATE … WHERE revoked_at IS NULL): exactly one revoke
 // wins, the others are clean 4xx, no 5xx, and once the revoke is acknowledged no use succeeds.
 import { expect, it } from 'vitest';

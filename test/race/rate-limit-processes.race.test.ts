@@ -1,4 +1,4 @@
-// Rate limits across two real `serve` processes on one database (issue 9, point 5), on SQLite and
+// Rate limits across two real `serve` processes on one database, on SQLite and
 // PostgreSQL: 40 concurrent logins from one IP, spread over both processes, let exactly the
 // limit through; the rest are 429 with Retry-After and the RateLimit headers.
 import { afterAll, beforeAll, expect, it } from 'vitest';

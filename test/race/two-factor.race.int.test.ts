@@ -1,4 +1,4 @@
-// Races on 2FA codes (issue 9, point 4), on both databases, with the requests spread over two
+// Races on 2FA codes, on both databases, with the requests spread over two
 // app instances on one database (two `serve` processes) and, for backup codes, over several
 // endpoints at once: the database decides, exactly one winner, every loser a clean 4xx, no 5xx.
 // (The 2FA module's own races test covers the 20-way, single-process forms.)
