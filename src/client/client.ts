@@ -50,6 +50,14 @@ export class OpenrigClient extends HttpClient {
   currentUser(): Promise<User> {
     return this.request('GET', `${V0}/users/current/`);
   }
+  /** Ends the session this client presents (its session key). */
+  logout(): Promise<SuccessReply> {
+    return this.request('POST', `${V0}/users/logout/`, { body: {} });
+  }
+  /** Ends every session of the account, CLI and browser; API keys stay valid. */
+  logoutEverywhere(): Promise<SuccessReply & { sessions_ended: number }> {
+    return this.request('DELETE', `${V0}/users/sessions/`, { body: {} });
+  }
 
   // Offers and instances
   searchOffers(body: SearchBody): Promise<OffersReply> {

@@ -1,7 +1,7 @@
 // login | logout | show user.
 import type { Command } from 'commander';
 import type { User } from '../../contract/api-types.js';
-import { act, common } from './context.js';
+import { act, CliFailure, common } from './context.js';
 import { configPath, removeConfig, updateConfig } from '../config-file.js';
 import { fmtUsd, keyValues, relativeTime, str } from '../output.js';
 
@@ -36,11 +36,24 @@ export function registerAccountCommands(program: Command, show: Command): void {
   );
 
   common(
-    program.command('logout').description('forget the stored URL, API key and 2FA session'),
-    'openrig logout',
+    program
+      .command('logout')
+      .option('--everywhere', 'end every session of the account on the server (CLI and browser) first')
+      .description('end the stored 2FA session on the server and forget the stored URL, API key and session'),
+    'openrig logout\nopenrig logout --everywhere',
   ).action(
     act(
-      async (ctx) => {
+      async (ctx, _a, o) => {
+        if (o.everywhere) {
+          if (!ctx.apiKey) throw new CliFailure('--everywhere needs a credential: pass --api-key KEY');
+          const r = await ctx.client.logoutEverywhere();
+          ctx.out(`Ended ${r.sessions_ended} session${r.sessions_ended === 1 ? '' : 's'} on ${ctx.url}.\n`);
+        } else if (ctx.client.usingSession) {
+          // The stored session ends on the server too; forgetting it locally is not enough.
+          await ctx.client.logout().catch((e: unknown) => {
+            ctx.err(`openrig: warning: the server did not end the session: ${(e as Error).message}\n`);
+          });
+        }
         const removed = removeConfig(ctx.env);
         ctx.out(removed ? `Removed ${configPath(ctx.env)}.\n` : 'Nothing stored.\n');
       },

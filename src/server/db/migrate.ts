@@ -12,6 +12,7 @@ import * as m006 from './migrations/006-platform.js';
 import * as m007 from './migrations/007-offer-index.js';
 import * as m008 from './migrations/008-unlogged-counters.js';
 import * as m009 from './migrations/009-live-instances-index.js';
+import * as m010 from './migrations/010-session-origin.js';
 
 const migrations: Record<string, Migration> = {
   '001-foundation': m001,
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '007-offer-index': m007,
   '008-unlogged-counters': m008,
   '009-live-instances-index': m009,
+  '010-session-origin': m010,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

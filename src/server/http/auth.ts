@@ -26,6 +26,11 @@ export interface AuthContext {
   via: 'api_key' | 'instance_key' | 'session' | 'cookie';
   keyId: number | null;
   sessionId: number | null;
+  /**
+   * The API key behind the credential: the key itself, or the key whose 2FA login made the
+   * session (null for a password login's session).
+   */
+  originKeyId: number | null;
   teamId: number | null;
   permissions: Permissions | null;
   /** Set for an instance_api_key: the one instance it may start, stop or destroy. */
@@ -68,11 +73,12 @@ export function presentedCredential(req: FastifyRequest): string | null {
   return null;
 }
 
-/** A live session of the given kind as an AuthContext; null when unknown, revoked or another kind. */
+/** A session by its token's hash, with the revocation of the API key that made it. */
 const sessionByHash = preparedRead((db, hash: string) =>
   db
     .selectFrom('sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')
+    .leftJoin('api_keys as k', 'k.id', 's.api_key_id')
     .selectAll('u')
     .select([
       's.id as sid',
@@ -81,6 +87,9 @@ const sessionByHash = preparedRead((db, hash: string) =>
       's.revoked_at',
       's.is_admin as s_admin',
       's.kind as s_kind',
+      's.api_key_id as s_key',
+      's.permissions as s_perms',
+      'k.revoked_at as k_revoked',
     ])
     .where('s.token_hash', '=', hash),
 );
@@ -109,19 +118,35 @@ async function resolveSession(
 ): Promise<AuthContext | null> {
   const [row] = await sessionByHash(deps.store, sha256Hex(token));
   if (!row || row.revoked_at !== null || row.s_kind !== kind) return null;
+  // A session dies with the key that made it (revoking a key also revokes its sessions; this
+  // check holds for sessions made while the revocation was committing).
+  if (row.k_revoked !== null && row.k_revoked !== undefined) return null;
   if (row.expires_at <= deps.clock.now()) {
     // The CLI falls back to its API key on exactly this answer.
     if (kind === 'cli') throw CommonErrors.sessionExpired();
     return null;
   }
-  const { sid, s_team, expires_at: _e, revoked_at: _r, s_admin, s_kind: _k, ...user } = row;
+  const {
+    sid,
+    s_team,
+    expires_at: _e,
+    revoked_at: _r,
+    s_admin,
+    s_kind: _k,
+    s_key,
+    s_perms,
+    k_revoked: _kr,
+    ...user
+  } = row;
   return {
     user,
     via: kind === 'cli' ? 'session' : 'cookie',
     keyId: null,
     sessionId: sid,
+    originKeyId: s_key,
     teamId: s_team,
-    permissions: null,
+    // The permissions of the key that made the session; a password login's session is full.
+    permissions: s_perms ? (JSON.parse(s_perms) as Permissions) : null,
     instanceId: null,
     isAdminSession: s_admin === 1,
     credential: token,
@@ -139,6 +164,7 @@ export async function resolveCredential(deps: Deps, credential: string): Promise
     via: k_kind === 'instance' ? 'instance_key' : 'api_key',
     keyId: kid,
     sessionId: null,
+    originKeyId: kid,
     teamId: k_team,
     permissions: k_perms ? (JSON.parse(k_perms) as Permissions) : null,
     instanceId: k_instance,

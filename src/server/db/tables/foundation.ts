@@ -59,6 +59,10 @@ export interface SessionsTable {
   created_at: number;
   expires_at: number;
   revoked_at: number | null;
+  /** The API key whose 2FA login made this session; null for a password (cookie) login. */
+  api_key_id: number | null;
+  /** JSON: the permissions of that key when the session was made; null: full. */
+  permissions: string | null;
 }
 
 export interface SshKeysTable {

@@ -4,5 +4,10 @@ export const AccountErrors = defineErrors({
   badLogin: [401, 'auth_error', 'Invalid e-mail or password'],
   emailTaken: [409, 'email_taken', 'An account with this e-mail already exists'],
   badEmail: [400, 'bad_request', 'email must be a valid e-mail address'],
+  notASession: [
+    400,
+    'bad_request',
+    'This credential is an API key, not a session: revoke the key to end it (DELETE /api/v0/auth/apikeys/{id}/)',
+  ],
   badPhone: [400, 'bad_request', 'phone must be an E.164 number such as +14155550123'],
 });

@@ -1,12 +1,13 @@
 // GET /api/v0/users/current and POST /api/v0/users/login/.
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
-import { requireAuth, SESSION_COOKIE } from '../../http/auth.js';
-import { checkPassword } from './accounts.service.js';
-import { createSession } from './accounts.sessions.js';
+import { requireAuth } from '../../http/auth.js';
+import { clearSessionCookie, setSessionCookie } from '../../http/session-cookie.js';
+import { checkPassword, logout, logoutEverywhere } from './accounts.service.js';
+import { createSession, PASSWORD_LOGIN } from './accounts.sessions.js';
 import { userSchema, userView } from './accounts.view.js';
 import { beginTfaLogin } from '../two-factor/two-factor.login.js';
-import { errorSchema } from '../../http/schemas.js';
+import { authErrors, errorSchema } from '../../http/schemas.js';
 
 export async function accountsRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   app.get(
@@ -82,14 +83,56 @@ export async function accountsRoutes(app: FastifyInstance, deps: Deps): Promise<
         isAdmin: false,
         now: deps.clock.now(),
         ttlS: deps.config.sessionTtlS,
+        origin: PASSWORD_LOGIN,
       });
-      reply.setCookie(SESSION_COOKIE, s.token, {
-        httpOnly: true,
-        sameSite: 'lax',
-        path: '/',
-        expires: new Date(s.expiresAt),
-      });
+      setSessionCookie(req, reply, { token: s.token, expiresAt: s.expiresAt });
       return userView(user);
+    },
+  );
+
+  const ended = {
+    type: 'object',
+    properties: {
+      success: { type: 'boolean' },
+      msg: { type: 'string' },
+      sessions_ended: { type: 'integer' },
+    },
+  } as const;
+
+  app.post(
+    '/api/v0/users/logout',
+    {
+      schema: {
+        tags: ['users'],
+        summary: 'End the session presented (session_key Bearer or session cookie)',
+        body: { type: ['object', 'null'], additionalProperties: false, properties: {} },
+        response: { 200: ended, ...authErrors },
+      },
+    },
+    async (req, reply) => {
+      const auth = requireAuth(req);
+      await logout(deps, auth);
+      if (auth.via === 'cookie') clearSessionCookie(req, reply);
+      return { success: true, msg: 'Logged out', sessions_ended: 1 };
+    },
+  );
+
+  app.delete(
+    '/api/v0/users/sessions',
+    {
+      config: { scope: 'user', access: 'write' },
+      schema: {
+        tags: ['users'],
+        summary: "End all of the caller's sessions (CLI and browser); API keys stay valid",
+        body: { type: ['object', 'null'], additionalProperties: false, properties: {} },
+        response: { 200: ended, ...authErrors },
+      },
+    },
+    async (req, reply) => {
+      const auth = requireAuth(req);
+      const n = await logoutEverywhere(deps, auth);
+      if (auth.via === 'cookie') clearSessionCookie(req, reply);
+      return { success: true, msg: `Ended ${n} session${n === 1 ? '' : 's'}`, sessions_ended: n };
     },
   );
 }

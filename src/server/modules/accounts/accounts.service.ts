@@ -6,7 +6,8 @@ import { tx, isUniqueViolation } from '../../db/connection.js';
 import { hashPassword, newToken, sha256Hex, verifyPassword } from '../../crypto.js';
 import { API_KEY_PREFIX, type User } from '../../http/auth.js';
 import { AccountErrors } from './accounts.errors.js';
-import { findOrCreateTeam, findUserByEmail } from './accounts.repo.js';
+import { findOrCreateTeam, findUserByEmail, revokeSession, revokeUserSessions } from './accounts.repo.js';
+import type { AuthContext } from '../../http/auth.js';
 
 export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const E164_RE = /^\+[1-9]\d{6,14}$/;
@@ -138,4 +139,18 @@ export async function setSmsFraud(
     .executeTakeFirst();
   if (!row) throw new Error(`no user with e-mail ${email}`);
   return { id: row.id, sms_fraud: row.sms_fraud === 1 };
+}
+
+/**
+ * Ends the session the caller presented (a `session_key` Bearer or the session cookie). An API
+ * key is not a session: logging out with one is a 400 (revoke the key instead).
+ */
+export async function logout(deps: Pick<Deps, 'db' | 'clock'>, auth: AuthContext): Promise<void> {
+  if (auth.sessionId === null) throw AccountErrors.notASession();
+  await revokeSession(deps.db, auth.user.id, auth.sessionId, deps.clock.now());
+}
+
+/** Ends every session of the caller's account, CLI and browser alike; API keys stay valid. */
+export async function logoutEverywhere(deps: Pick<Deps, 'db' | 'clock'>, auth: AuthContext): Promise<number> {
+  return revokeUserSessions(deps.db, auth.user.id, deps.clock.now());
 }

@@ -4,6 +4,8 @@ import type { Deps } from '../../deps.js';
 import type { AuthContext } from '../../http/auth.js';
 import { AppError, CommonErrors } from '../../errors.js';
 import { insertApiKey } from '../accounts/accounts.service.js';
+import { revokeKeySessions } from '../accounts/accounts.repo.js';
+import { tx } from '../../db/connection.js';
 import {
   PERMISSION_FAMILIES,
   allows,
@@ -98,15 +100,22 @@ export async function getApiKey(deps: Deps, auth: AuthContext, id: number): Prom
   return view(row);
 }
 
-/** Revokes at once: authentication reads the row on every request, so the next one fails. */
+/**
+ * Revokes at once: authentication reads the row on every request, so the next one fails. The
+ * sessions the key's 2FA logins made end in the same transaction.
+ */
 export async function revokeApiKey(deps: Deps, auth: AuthContext, id: number): Promise<void> {
-  const res = await deps.db
-    .updateTable('api_keys')
-    .set({ revoked_at: deps.clock.now() })
-    .where('id', '=', id)
-    .where('user_id', '=', auth.user.id)
-    .where('kind', '=', 'user')
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  if (Number(res.numUpdatedRows) === 0) throw CommonErrors.notFound('No such API key');
+  const now = deps.clock.now();
+  await tx(deps.store, async (db) => {
+    const res = await db
+      .updateTable('api_keys')
+      .set({ revoked_at: now })
+      .where('id', '=', id)
+      .where('user_id', '=', auth.user.id)
+      .where('kind', '=', 'user')
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) throw CommonErrors.notFound('No such API key');
+    await revokeKeySessions(db, id, now);
+  });
 }

@@ -7,7 +7,7 @@
 // - logged-in UI: not a login call (the table says "-"); a cookie caller is treated like the UI.
 import type { Deps } from '../../deps.js';
 import type { AuthContext, User } from '../../http/auth.js';
-import { createSession } from '../accounts/accounts.sessions.js';
+import { createSession, PASSWORD_LOGIN, type SessionOrigin } from '../accounts/accounts.sessions.js';
 import { userView } from '../accounts/accounts.view.js';
 import { findUserById } from '../accounts/accounts.repo.js';
 import { TfaErrors } from './two-factor.errors.js';
@@ -110,6 +110,7 @@ export async function completeLogin(
       isAdmin: input.admin === true && user.is_admin === 1,
       now,
       ttlS: deps.config.sessionTtlS,
+      origin: sessionOrigin(auth),
     });
     return { verified: done, fresh: row, s: session };
   });
@@ -119,4 +120,13 @@ export async function completeLogin(
     body.backup_codes_remaining = verified.backupRemaining;
   if (fresh.tfa_status === 'legacy') body.legacy_tfa_user = true;
   return { body, cookie: cli ? null : { token: s.token, expiresAt: s.expiresAt } };
+}
+
+/**
+ * What the new session inherits: a login through an API key (or through a session or cookie that
+ * came from one) keeps that key and its permissions; a password login (the login secret) is full.
+ */
+export function sessionOrigin(auth: AuthContext | null): SessionOrigin {
+  if (!auth) return PASSWORD_LOGIN;
+  return { apiKeyId: auth.originKeyId, permissions: auth.permissions };
 }

@@ -6,7 +6,7 @@
 // "Invalid user key" and an expired session key 404, the two answers the CLI acts on, from the auth hook.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
-import { SESSION_COOKIE } from '../../http/auth.js';
+import { setSessionCookie } from '../../http/session-cookie.js';
 import { userSchema } from '../accounts/accounts.view.js';
 import { TfaErrors } from './two-factor.errors.js';
 import { bearer, bodySchema, personal, readBody, type TfaBody } from './two-factor.input.js';
@@ -238,13 +238,7 @@ export async function twoFactorRoutes(app: FastifyInstance, deps: Deps): Promise
     async (req, reply) => {
       const b = readBody(req);
       const r = await completeLogin(deps, req.auth, b, req.ip);
-      if (r.cookie)
-        reply.setCookie(SESSION_COOKIE, r.cookie.token, {
-          httpOnly: true,
-          sameSite: 'lax',
-          path: '/',
-          expires: new Date(r.cookie.expiresAt),
-        });
+      if (r.cookie) setSessionCookie(req, reply, r.cookie);
       return r.body;
     },
   );
