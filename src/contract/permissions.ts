@@ -12,6 +12,7 @@ export const PERMISSION_FAMILIES = [
   'maintenance', // /machines/maintenances, dnotify, cancel_maint
   'tfa', // /tfa
   'billing', // balance, charges
+  'webhooks', // /webhooks and the /events feed
 ] as const;
 
 export type PermissionFamily = (typeof PERMISSION_FAMILIES)[number];

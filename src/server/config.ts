@@ -55,6 +55,14 @@ export interface Config {
    * socket's address is the client's), or the proxies' addresses and CIDR ranges.
    */
   trustProxy: false | string[];
+  webhooks: {
+    /** OPENRIG_WEBHOOK_ALLOW_HTTP=1: http:// endpoint URLs are accepted (else https:// only). */
+    allowHttp: boolean;
+    /** OPENRIG_WEBHOOK_ALLOW_HOSTS: CIDR ranges deliveries may reach although private or loopback. */
+    allowHosts: string[];
+    /** How often the dispatcher looks for due deliveries. */
+    pollMs: number;
+  };
 }
 
 /** Route families with their own fixed-window limit (platform/platform.rate-limit.ts). */
@@ -196,6 +204,11 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
     },
     metricsToken: env.OPENRIG_METRICS_TOKEN || null,
     trustProxy: trustProxy(env),
+    webhooks: {
+      allowHttp: ['1', 'true', 'on'].includes(str(env, 'OPENRIG_WEBHOOK_ALLOW_HTTP', '0')),
+      allowHosts: webhookAllowHosts(env),
+      pollMs: num(env, 'OPENRIG_WEBHOOK_POLL_MS', 250, { min: 10 }),
+    },
   };
 }
 
@@ -222,6 +235,24 @@ function trustProxy(env: Env): false | string[] {
         `OPENRIG_TRUST_PROXY must be a comma-separated list of proxy addresses, CIDR ranges, loopback, linklocal, uniquelocal (got ${JSON.stringify(e)})`,
       );
     }
+  }
+  return list;
+}
+
+/** OPENRIG_WEBHOOK_ALLOW_HOSTS: comma-separated IP addresses and CIDR ranges, checked here. */
+function webhookAllowHosts(env: Env): string[] {
+  const list = str(env, 'OPENRIG_WEBHOOK_ALLOW_HOSTS', '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const e of list) {
+    const [addr, bits, extra] = e.split('/');
+    const version = isIP(addr ?? '');
+    const bitsOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (version === 6 ? 128 : 32));
+    if (version === 0 || !bitsOk || extra !== undefined)
+      throw new Error(
+        `OPENRIG_WEBHOOK_ALLOW_HOSTS must be a comma-separated list of IP addresses and CIDR ranges (got ${JSON.stringify(e)})`,
+      );
   }
   return list;
 }

@@ -13,6 +13,7 @@ import * as m007 from './migrations/007-offer-index.js';
 import * as m008 from './migrations/008-unlogged-counters.js';
 import * as m009 from './migrations/009-live-instances-index.js';
 import * as m010 from './migrations/010-session-origin.js';
+import * as m011 from './migrations/011-webhooks.js';
 
 const migrations: Record<string, Migration> = {
   '001-foundation': m001,
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '008-unlogged-counters': m008,
   '009-live-instances-index': m009,
   '010-session-origin': m010,
+  '011-webhooks': m011,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -6,6 +6,14 @@ import type { MaintenanceTables } from './tables/maintenance.js';
 import type { TwoFactorTables } from './tables/two-factor.js';
 import type { AgentTables } from './tables/agent.js';
 import type { PlatformTables } from './tables/platform.js';
+import type { WebhookTables } from './tables/webhooks.js';
 
 export interface DB
-  extends FoundationTables, MarketTables, MaintenanceTables, TwoFactorTables, AgentTables, PlatformTables {}
+  extends
+    FoundationTables,
+    MarketTables,
+    MaintenanceTables,
+    TwoFactorTables,
+    AgentTables,
+    PlatformTables,
+    WebhookTables {}

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import { startOutboxRelay } from './outbox-relay.js';
 import { startHeartbeatSweep } from './heartbeat-sweep.js';
 import { startBillingMeter } from './billing-meter.js';
+import { startWebhookDispatcher } from './webhook-dispatcher.js';
 
 export interface Job {
   name: string;
@@ -74,5 +75,7 @@ export function startJobs(deps: Deps): Job[] {
   jobs.push(relay);
   jobs.push(startHeartbeatSweep(deps, onError('heartbeat-sweep')));
   jobs.push(startBillingMeter(deps, onError('billing-meter')));
+  // Webhook deliveries: one lane per endpoint, so a dead endpoint delays no one else.
+  jobs.push(startWebhookDispatcher(deps));
   return jobs;
 }

@@ -11,6 +11,7 @@ import { maintenanceRoutes } from './maintenance/maintenance.routes.js';
 import { twoFactorRoutes } from './two-factor/two-factor.routes.js';
 import { agentGatewayRoutes } from './agent-gateway/agent-gateway.routes.js';
 import { platformRoutes } from './platform/platform.routes.js';
+import { webhooksRoutes } from './webhooks/webhooks.routes.js';
 
 export async function registerModules(app: FastifyInstance, deps: Deps): Promise<void> {
   await accountsRoutes(app, deps);
@@ -23,4 +24,5 @@ export async function registerModules(app: FastifyInstance, deps: Deps): Promise
   await twoFactorRoutes(app, deps);
   await agentGatewayRoutes(app, deps);
   await platformRoutes(app, deps);
+  await webhooksRoutes(app, deps);
 }

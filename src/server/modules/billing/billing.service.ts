@@ -15,6 +15,7 @@ import {
   type IntendedStatus,
 } from '../../../contract/instance-states.js';
 import { nextTurn } from '../../clock.js';
+import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 
 export type InstanceRow = Selectable<InstancesTable>;
 
@@ -200,6 +201,12 @@ export async function stopForExhaustedBalance(
       stopped.push(r.id);
       // It was its machine's active instance: the machine is free for others (same transaction).
       await releaseMachine(trx, r.machine_id);
+      if (next !== actual)
+        await recordEvent(
+          trx,
+          now,
+          instanceEvent(r, actual, next, { intended_status: 'stopped', status_msg: BALANCE_EXHAUSTED_MSG }),
+        );
     }
   }
   return stopped;

@@ -21,6 +21,7 @@ import { claimMachine, releaseMachine } from '../machines/machines.claim.js';
 import { isUniqueViolation } from '../../db/connection.js';
 import { InstanceErrors } from './instances.errors.js';
 import { diskMb } from './instances.create.js';
+import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 
 /** The caller's live instance (in the transaction), or 404. */
 async function ownRow(db: Kysely<DB>, auth: AuthContext, id: number): Promise<InstanceRow> {
@@ -108,6 +109,15 @@ export async function changeState(
       if (Number(res.numUpdatedRows) !== 1) throw new LostRace(`state of instance ${id}`);
       // This instance was the machine's active one (it held `rented`): free the machine.
       if (releases) await releaseMachine(db, row.machine_id);
+      if (d.next.actual !== s.actual)
+        await recordEvent(
+          db,
+          now,
+          instanceEvent(row, s.actual, d.next.actual, {
+            intended_status: d.next.intended,
+            status_msg: want === 'stopped' ? 'Stopped on request' : 'Start requested',
+          }),
+        );
       return { changed: true };
     });
   } catch (err) {
@@ -173,6 +183,10 @@ export async function destroyInstance(
       .where('kind', '=', 'instance')
       .where('revoked_at', 'is', null)
       .execute();
+    await recordEvent(db, now, {
+      ...instanceEvent(row, statusOf(row).actual, null, { status_msg: 'Destroyed' }),
+      type: 'instance.destroyed',
+    });
     return { changed: true };
   });
 }

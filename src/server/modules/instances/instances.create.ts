@@ -17,6 +17,7 @@ import { decryptSecret, encryptSecret, newToken, sha256Hex } from '../../crypto.
 import { diskDph } from '../billing/billing.meter.js';
 import { InstanceErrors } from './instances.errors.js';
 import { parseCreateBody } from './instances.request.js';
+import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
@@ -242,6 +243,12 @@ export async function createInstance(
           created_at: now,
         })
         .execute();
+      await recordEvent(db, now, {
+        ...instanceEvent({ id: inst.id, user_id: userId, machine_id: m.id }, null, null, {
+          intended_status: 'running',
+        }),
+        type: 'instance.created',
+      });
       const reply: CreateReply = { success: true, new_contract: inst.id, instance_api_key: key };
       if (idemKey) {
         await db

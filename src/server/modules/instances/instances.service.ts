@@ -15,6 +15,7 @@ import {
   type SweepStatus,
 } from '../../../contract/instance-states.js';
 import { LostRace, settleInstance, statusOf, txRetry } from '../billing/billing.service.js';
+import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 
 type StoreDeps = { store: Store; clock: { now(): number } };
 
@@ -64,6 +65,14 @@ export async function setActualStatus(
       )
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) throw new LostRace(`status of instance ${id}`);
+    await recordEvent(
+      trx,
+      now,
+      instanceEvent(row, expected, next, {
+        intended_status: row.intended_status,
+        status_msg: fields.status_msg?.slice(0, 1000) ?? row.status_msg,
+      }),
+    );
     return true;
   });
 }

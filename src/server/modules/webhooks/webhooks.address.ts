@@ -1,0 +1,130 @@
+// Where deliveries may go. A URL must be https:// (http:// only when the operator allows it) and
+// must carry no credentials. The address it resolves to is checked at send time, and the
+// connection is made to that very address, so a DNS answer that changes between the check and the
+// connection (DNS rebinding) cannot reach a forbidden one. Forbidden unless the operator lists
+// them in OPENRIG_WEBHOOK_ALLOW_HOSTS: loopback, private, shared (CGNAT), link-local (cloud
+// metadata at 169.254.169.254 included), unspecified, multicast and reserved ranges, in IPv4 and
+// IPv6 (IPv4-mapped and NAT64 addresses are judged by the IPv4 address they carry).
+import { BlockList, isIP } from 'node:net';
+import { lookup } from 'node:dns/promises';
+
+const FORBIDDEN_V4: [string, number][] = [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+];
+const FORBIDDEN_V6: [string, number][] = [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+  ['100::', 64],
+];
+
+function forbiddenList(): BlockList {
+  const b = new BlockList();
+  for (const [a, n] of FORBIDDEN_V4) b.addSubnet(a, n, 'ipv4');
+  for (const [a, n] of FORBIDDEN_V6) b.addSubnet(a, n, 'ipv6');
+  return b;
+}
+const FORBIDDEN = forbiddenList();
+
+/** The IPv4 address an IPv6 address carries (IPv4-mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::`), if any. */
+export function embeddedV4(addr: string): string | null {
+  const a = addr.toLowerCase();
+  const m = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(a);
+  if (m) return m[1]!;
+  const h = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(a);
+  if (h) {
+    const hi = parseInt(h[1]!, 16);
+    const lo = parseInt(h[2]!, 16);
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  return null;
+}
+
+export interface AddressPolicy {
+  allowHttp: boolean;
+  /** CIDR ranges (or single addresses) the operator allows despite the rules above. */
+  allowHosts: string[];
+}
+
+export function allowList(cidrs: readonly string[]): BlockList {
+  const b = new BlockList();
+  for (const c of cidrs) {
+    const [addr, bits] = c.split('/');
+    const v = isIP(addr ?? '');
+    if (v === 0) throw new Error(`not an IP address or CIDR range: ${JSON.stringify(c)}`);
+    const type = v === 6 ? 'ipv6' : 'ipv4';
+    b.addSubnet(addr!, bits === undefined ? (v === 6 ? 128 : 32) : Number(bits), type);
+  }
+  return b;
+}
+
+/** True when deliveries may connect to `addr` (an IP address). */
+export function addressAllowed(addr: string, allowed: BlockList): boolean {
+  const v4 = embeddedV4(addr);
+  const a = v4 ?? addr;
+  const type = isIP(a) === 6 ? 'ipv6' : 'ipv4';
+  if (allowed.check(a, type) || (v4 !== null && allowed.check(addr, 'ipv6'))) return true;
+  return !FORBIDDEN.check(a, type);
+}
+
+/** Checks a URL's form; returns the reason it is refused, or null. */
+export function urlProblem(raw: string, policy: Pick<AddressPolicy, 'allowHttp'>): string | null {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return 'url must be an absolute https:// URL';
+  }
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && policy.allowHttp))
+    return policy.allowHttp ? 'url must be http:// or https://' : 'url must be https://';
+  if (u.username || u.password) return 'url must not contain a user name or password';
+  if (!u.hostname) return 'url must name a host';
+  if (raw.length > 2000) return 'url must be at most 2000 characters';
+  return null;
+}
+
+export interface Resolved {
+  address: string;
+  family: 4 | 6;
+}
+
+/**
+ * Resolves the URL's host and picks the first address; throws when it is not allowed. The caller
+ * connects to this address (and only this one).
+ */
+export async function resolveAllowed(
+  hostname: string,
+  allowed: BlockList,
+  resolve: (host: string) => Promise<Resolved[]> = defaultResolve,
+): Promise<Resolved> {
+  const bare = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  const v = isIP(bare);
+  const list: Resolved[] = v !== 0 ? [{ address: bare, family: v as 4 | 6 }] : await resolve(bare);
+  const first = list[0];
+  if (!first) throw new Error(`${bare} has no address`);
+  if (!addressAllowed(first.address, allowed))
+    throw new Error(`${bare} resolves to ${first.address}, which deliveries may not reach`);
+  return first;
+}
+
+async function defaultResolve(host: string): Promise<Resolved[]> {
+  const r = await lookup(host, { all: true, verbatim: true });
+  return r.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+}

@@ -1,0 +1,155 @@
+// Recording events. Every code path that changes something an event reports calls recordEvents
+// with its own transaction, after the change: the event and the deliveries it fans out to commit
+// with the change or not at all, so nothing is sent for a change that rolled back and nothing is
+// lost when the process dies after the commit (the dispatcher finds the deliveries in the table).
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import * as repo from './webhooks.repo.js';
+
+export const EVENT_TYPES = [
+  'instance.created',
+  'instance.provisioning',
+  'instance.loading',
+  'instance.running',
+  'instance.stopped',
+  'instance.exited',
+  'instance.unknown',
+  'instance.offline',
+  'instance.destroyed',
+  'maintenance.scheduled',
+  'maintenance.cancelled',
+  'machine.online',
+  'machine.offline',
+  'balance.low',
+  'tfa.enabled',
+  'tfa.disabled',
+  'tfa.method_added',
+  'tfa.locked',
+  'api_key.created',
+  'api_key.revoked',
+  'webhook.disabled',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The type of the test event `POST /webhooks/{id}/test/` sends (never in the feed). */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+export interface NewEvent {
+  userId: number;
+  type: EventType;
+  /** What deliveries order by: events of one subject reach an endpoint in the order recorded. */
+  subject: string;
+  data: Record<string, unknown>;
+}
+
+export function newEventId(): string {
+  return `evt_${randomBytes(15).toString('base64url')}`;
+}
+
+/** The JSON body of an event, in the feed and in every delivery (Standard Webhooks payload shape). */
+export function eventBody(e: { id: string; type: string; created_at: number; data: unknown }): string {
+  return JSON.stringify({
+    id: e.id,
+    type: e.type,
+    timestamp: new Date(e.created_at).toISOString(),
+    created_at: e.created_at / 1000,
+    data: e.data,
+  });
+}
+
+/**
+ * True when a webhook's filter takes `type`: an exact type, a prefix ending in `.*` or `.`
+ * (`instance.*`), or `*` for everything.
+ */
+export function filterMatches(filter: readonly string[], type: string): boolean {
+  for (const f of filter) {
+    if (f === '*' || f === type) return true;
+    if (f.endsWith('.*') && type.startsWith(f.slice(0, -1))) return true;
+    if (f.endsWith('.') && type.startsWith(f)) return true;
+  }
+  return false;
+}
+
+/**
+ * Writes `events` in the caller's transaction: numbered per user in commit order, and one pending
+ * delivery for each enabled webhook of the user whose filter takes the type. Call it with the
+ * transaction that made the change, after the change.
+ */
+export async function recordEvents(trx: Kysely<DB>, now: number, events: NewEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const byUser = new Map<number, NewEvent[]>();
+  for (const e of events) {
+    const list = byUser.get(e.userId) ?? [];
+    list.push(e);
+    byUser.set(e.userId, list);
+  }
+  const ids: string[] = [];
+  // Users in ascending order: two transactions numbering the same users lock their counters in
+  // the same order (no deadlock between them on PostgreSQL).
+  for (const userId of [...byUser.keys()].sort((a, b) => a - b)) {
+    const list = byUser.get(userId)!;
+    const last = await repo.bumpEventCounter(trx, userId, list.length);
+    const rows = list.map((e, i) => ({
+      public_id: newEventId(),
+      user_id: userId,
+      seq: last - list.length + 1 + i,
+      type: e.type,
+      subject: e.subject,
+      created_at: now,
+      data: JSON.stringify(e.data),
+    }));
+    await repo.insertEvents(trx, rows);
+    ids.push(...rows.map((r) => r.public_id));
+    const hooks = await repo.enabledWebhooksOf(trx, userId);
+    if (hooks.length === 0) continue;
+    const deliveries = [];
+    for (const h of hooks) {
+      const filter = JSON.parse(h.events) as string[];
+      for (const r of rows) {
+        if (!filterMatches(filter, r.type)) continue;
+        deliveries.push({
+          webhook_id: h.id,
+          user_id: userId,
+          msg_id: r.public_id,
+          event_type: r.type,
+          subject: r.subject,
+          body: eventBody({ id: r.public_id, type: r.type, created_at: now, data: JSON.parse(r.data) }),
+          created_at: now,
+          state: 'pending',
+          next_at: now,
+          attempts: 0,
+        });
+      }
+    }
+    await repo.insertDeliveries(trx, deliveries);
+  }
+  return ids;
+}
+
+export function recordEvent(trx: Kysely<DB>, now: number, e: NewEvent): Promise<string[]> {
+  return recordEvents(trx, now, [e]);
+}
+
+/** The instance event of a move from `from` to `to` (`null` is provisioning). */
+export function instanceEvent(
+  row: { id: number; user_id: number; machine_id: number },
+  from: string | null,
+  to: string | null,
+  extra: { intended_status?: string; status_msg?: string } = {},
+): NewEvent {
+  const type = `instance.${to ?? 'provisioning'}` as EventType;
+  return {
+    userId: row.user_id,
+    type,
+    subject: `instance:${row.id}`,
+    data: {
+      instance_id: row.id,
+      machine_id: row.machine_id,
+      old_state: from,
+      new_state: to,
+      ...(extra.intended_status !== undefined ? { intended_status: extra.intended_status } : {}),
+      status_msg: extra.status_msg ?? '',
+    },
+  };
+}

@@ -1,0 +1,423 @@
+// Every SQL statement of events and webhooks. Races are decided by the database: the per-user
+// event counter is one upsert (its row lock orders a user's events by commit), a delivery lane is
+// leased by a conditional UPDATE of its webhook row, and a lane writes results only while the
+// lease is still its own.
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type {
+  EventsTable,
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhooksTable,
+} from '../../db/tables/webhooks.js';
+
+export type EventRow = Selectable<EventsTable>;
+export type WebhookRow = Selectable<WebhooksTable>;
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type AttemptRow = Selectable<WebhookAttemptsTable>;
+
+// Rows per INSERT: keeps each statement under SQLite's bound-parameter limit.
+const CHUNK = 50;
+
+/** Adds `n` to the user's event counter and returns the new value (the last number taken). */
+export async function bumpEventCounter(trx: Kysely<DB>, userId: number, n: number): Promise<number> {
+  const r = await trx
+    .insertInto('event_counters')
+    .values({ user_id: userId, seq: n })
+    .onConflict((oc) => oc.column('user_id').doUpdateSet((eb) => ({ seq: eb('event_counters.seq', '+', n) })))
+    .returning('seq')
+    .executeTakeFirstOrThrow();
+  return Number(r.seq);
+}
+
+export async function insertEvents(trx: Kysely<DB>, rows: Insertable<EventsTable>[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += CHUNK)
+    await trx
+      .insertInto('events')
+      .values(rows.slice(i, i + CHUNK))
+      .execute();
+}
+
+export function enabledWebhooksOf(
+  trx: Kysely<DB>,
+  userId: number,
+): Promise<{ id: number; events: string }[]> {
+  return trx
+    .selectFrom('webhooks')
+    .select(['id', 'events'])
+    .where('user_id', '=', userId)
+    .where('enabled', '=', 1)
+    .orderBy('id')
+    .execute();
+}
+
+export async function insertDeliveries(
+  trx: Kysely<DB>,
+  rows: Insertable<WebhookDeliveriesTable>[],
+): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const r = await trx
+      .insertInto('webhook_deliveries')
+      .values(rows.slice(i, i + CHUNK))
+      .onConflict((oc) => oc.columns(['webhook_id', 'msg_id']).doNothing())
+      .returning('id')
+      .execute();
+    ids.push(...r.map((x) => Number(x.id)));
+  }
+  return ids;
+}
+
+// ---- the feed ----
+
+export function eventSeqOf(db: Kysely<DB>, userId: number, publicId: string) {
+  return db
+    .selectFrom('events')
+    .select('seq')
+    .where('user_id', '=', userId)
+    .where('public_id', '=', publicId)
+    .executeTakeFirst();
+}
+
+/** A user's events after `afterSeq` and since `since`, filtered by exact types and prefixes. */
+export function listEvents(
+  db: Kysely<DB>,
+  p: { userId: number; afterSeq: number; since: number; exact: string[]; prefixes: string[]; limit: number },
+): Promise<EventRow[]> {
+  let q = db
+    .selectFrom('events')
+    .selectAll()
+    .where('user_id', '=', p.userId)
+    .where('seq', '>', p.afterSeq)
+    .where('created_at', '>=', p.since);
+  if (p.exact.length > 0 || p.prefixes.length > 0) {
+    q = q.where((eb) =>
+      eb.or([
+        ...(p.exact.length > 0 ? [eb('type', 'in', p.exact)] : []),
+        ...p.prefixes.map((pre) => eb(sql`substr(type, 1, ${pre.length})`, '=', pre)),
+      ]),
+    );
+  }
+  return q.orderBy('seq').limit(p.limit).execute();
+}
+
+// ---- webhooks ----
+
+export async function insertWebhook(db: Kysely<DB>, row: Insertable<WebhooksTable>): Promise<number> {
+  const r = await db.insertInto('webhooks').values(row).returning('id').executeTakeFirstOrThrow();
+  return Number(r.id);
+}
+
+export function webhooksOf(db: Kysely<DB>, userId: number): Promise<WebhookRow[]> {
+  return db.selectFrom('webhooks').selectAll().where('user_id', '=', userId).orderBy('id').execute();
+}
+
+export function webhookOf(db: Kysely<DB>, userId: number, id: number): Promise<WebhookRow | undefined> {
+  return db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export function webhookById(db: Kysely<DB>, id: number): Promise<WebhookRow | undefined> {
+  return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function countWebhooks(db: Kysely<DB>, userId: number) {
+  return db
+    .selectFrom('webhooks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
+}
+
+export async function updateWebhook(
+  db: Kysely<DB>,
+  userId: number,
+  id: number,
+  set: Partial<
+    Pick<
+      WebhooksTable,
+      | 'url'
+      | 'description'
+      | 'events'
+      | 'enabled'
+      | 'failing_since'
+      | 'disabled_reason'
+      | 'secret_enc'
+      | 'old_secret_enc'
+      | 'old_secret_until'
+      | 'updated_at'
+    >
+  >,
+): Promise<boolean> {
+  const r = await db
+    .updateTable('webhooks')
+    .set(set)
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+export async function deleteWebhook(db: Kysely<DB>, userId: number, id: number): Promise<boolean> {
+  const r = await db
+    .deleteFrom('webhooks')
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(r.numDeletedRows) === 1;
+}
+
+// ---- deliveries (the API) ----
+
+export function deliveriesOf(
+  db: Kysely<DB>,
+  webhookId: number,
+  p: { beforeId: number | null; limit: number },
+): Promise<DeliveryRow[]> {
+  let q = db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', webhookId);
+  if (p.beforeId !== null) q = q.where('id', '<', p.beforeId);
+  return q.orderBy('id', 'desc').limit(p.limit).execute();
+}
+
+export function attemptsOf(db: Kysely<DB>, deliveryIds: number[]): Promise<AttemptRow[]> {
+  if (deliveryIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where('delivery_id', 'in', deliveryIds)
+    .orderBy('delivery_id')
+    .orderBy('id')
+    .execute();
+}
+
+/** Puts a delivery back in the queue, due now (a manual retry). */
+export async function requeueDelivery(
+  db: Kysely<DB>,
+  webhookId: number,
+  deliveryId: number,
+  now: number,
+): Promise<boolean> {
+  const r = await db
+    .updateTable('webhook_deliveries')
+    .set({ state: 'pending', next_at: now })
+    .where('id', '=', deliveryId)
+    .where('webhook_id', '=', webhookId)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+export function deliveryOf(db: Kysely<DB>, webhookId: number, deliveryId: number) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('id', '=', deliveryId)
+    .where('webhook_id', '=', webhookId)
+    .executeTakeFirst();
+}
+
+// ---- the dispatcher ----
+
+/** Enabled webhooks with a due delivery and no live lease (a cheap read before any write). */
+export async function dueWebhookIds(db: Kysely<DB>, now: number, limit: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('webhooks as w')
+    .select('w.id')
+    .where('w.enabled', '=', 1)
+    .where((eb) => eb.or([eb('w.locked_until', 'is', null), eb('w.locked_until', '<', now)]))
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('webhook_deliveries as d')
+          .select('d.id')
+          .whereRef('d.webhook_id', '=', 'w.id')
+          .where('d.state', '=', 'pending')
+          .where('d.next_at', '<=', now),
+      ),
+    )
+    .orderBy('w.id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => Number(r.id));
+}
+
+/** Leases a webhook's lane to `worker`: true when this call won it. */
+export async function claimLane(
+  db: Kysely<DB>,
+  p: { id: number; worker: string; now: number; leaseMs: number },
+): Promise<boolean> {
+  const r = await db
+    .updateTable('webhooks')
+    .set({ locked_by: p.worker, locked_until: p.now + p.leaseMs })
+    .where('id', '=', p.id)
+    .where('enabled', '=', 1)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', p.now)]))
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Extends the lease; false when it is no longer `worker`'s (it ran out and was taken over). */
+export async function renewLane(
+  db: Kysely<DB>,
+  p: { id: number; worker: string; now: number; leaseMs: number },
+): Promise<boolean> {
+  const r = await db
+    .updateTable('webhooks')
+    .set({ locked_until: p.now + p.leaseMs })
+    .where('id', '=', p.id)
+    .where('locked_by', '=', p.worker)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+export async function releaseLane(db: Kysely<DB>, p: { id: number; worker: string }): Promise<void> {
+  await db
+    .updateTable('webhooks')
+    .set({ locked_by: null, locked_until: null })
+    .where('id', '=', p.id)
+    .where('locked_by', '=', p.worker)
+    .execute();
+}
+
+/** The oldest pending deliveries of an endpoint, in id order (the lane picks the due heads). */
+export function pendingWindow(db: Kysely<DB>, webhookId: number, limit: number): Promise<DeliveryRow[]> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('webhook_id', '=', webhookId)
+    .where('state', '=', 'pending')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** Due deliveries that are the oldest pending one of their subject (when the window was blocked). */
+export function dueHeads(
+  db: Kysely<DB>,
+  webhookId: number,
+  now: number,
+  limit: number,
+): Promise<DeliveryRow[]> {
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .selectAll('d')
+    .where('d.webhook_id', '=', webhookId)
+    .where('d.state', '=', 'pending')
+    .where('d.next_at', '<=', now)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('webhook_deliveries as e')
+            .select('e.id')
+            .whereRef('e.webhook_id', '=', 'd.webhook_id')
+            .where('e.state', '=', 'pending')
+            .whereRef('e.subject', '=', 'd.subject')
+            .whereRef('e.id', '<', 'd.id'),
+        ),
+      ),
+    )
+    .orderBy('d.id')
+    .limit(limit)
+    .execute();
+}
+
+export interface AttemptResult {
+  deliveryId: number;
+  at: number;
+  status: number | null;
+  latencyMs: number;
+  success: boolean;
+  error: string | null;
+  /** For a failure: the next try, or null to give up. */
+  nextAt: number | null;
+}
+
+/** Writes a lane's attempt results (inside the caller's transaction). */
+export async function writeAttempts(
+  trx: Kysely<DB>,
+  webhookId: number,
+  results: AttemptResult[],
+): Promise<void> {
+  if (results.length === 0) return;
+  for (const r of results) {
+    await trx
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({
+        attempts: eb('attempts', '+', 1),
+        last_status: r.status,
+        last_error: r.error,
+        last_latency_ms: r.latencyMs,
+        last_attempt_at: r.at,
+        ...(r.success
+          ? { state: 'delivered', delivered_at: r.at }
+          : r.nextAt === null
+            ? { state: 'failed' }
+            : { next_at: r.nextAt }),
+      }))
+      .where('id', '=', r.deliveryId)
+      .where('state', '=', 'pending')
+      .execute();
+  }
+  const rows = results.map((r) => ({
+    delivery_id: r.deliveryId,
+    webhook_id: webhookId,
+    at: r.at,
+    status_code: r.status,
+    latency_ms: r.latencyMs,
+    success: r.success ? 1 : 0,
+    error: r.error,
+  }));
+  for (let i = 0; i < rows.length; i += CHUNK)
+    await trx
+      .insertInto('webhook_attempts')
+      .values(rows.slice(i, i + CHUNK))
+      .execute();
+}
+
+/** Records the endpoint's health after a batch: a success clears `failing_since`, a failure starts it. */
+export async function setFailing(trx: Kysely<DB>, webhookId: number, since: number | null): Promise<void> {
+  let q = trx.updateTable('webhooks').set({ failing_since: since }).where('id', '=', webhookId);
+  q = since === null ? q.where('failing_since', 'is not', null) : q.where('failing_since', 'is', null);
+  await q.execute();
+}
+
+/** Disables an endpoint that kept failing; true when this call did (only once). */
+export async function disableFailing(
+  trx: Kysely<DB>,
+  p: { id: number; now: number; before: number; reason: string },
+): Promise<boolean> {
+  const r = await trx
+    .updateTable('webhooks')
+    .set({ enabled: 0, disabled_reason: p.reason, updated_at: p.now })
+    .where('id', '=', p.id)
+    .where('enabled', '=', 1)
+    .where('failing_since', '<=', p.before)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+export function userEmail(db: Kysely<DB>, userId: number) {
+  return db.selectFrom('users').select('email').where('id', '=', userId).executeTakeFirst();
+}
+
+/** Deletes events, and finished deliveries, older than `before`. */
+export async function pruneOld(db: Kysely<DB>, before: number): Promise<void> {
+  await db.deleteFrom('events').where('created_at', '<', before).execute();
+  await db
+    .deleteFrom('webhook_deliveries')
+    .where('created_at', '<', before)
+    .where('state', '<>', 'pending')
+    .execute();
+}
+
+/** Counts pending deliveries (tests, the bench). */
+export async function countPending(db: Kysely<DB>): Promise<number> {
+  const r = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('state', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
