@@ -153,4 +153,43 @@ describe('agent reconcile loop', () => {
     await settle();
     expect(rt.events).toEqual(['stop 3 begins', 'stop 3 ends', 'start 3']);
   });
+
+  it('after offline: a survivor is reported running (not restarted), a vanished one exited', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-'));
+    dirs.push(dir);
+    const rt = new FakeRuntime();
+    rt.state.set(4, { state: 'running', sshPort: 40004 }); // kept running while the agent was away
+    const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+    const agent = new Agent({
+      server: 'http://127.0.0.1:1',
+      apiKey: 'k',
+      stateDir: dir,
+      machines: [],
+      runtime: rt,
+      version: 't',
+      log: quiet,
+    });
+    agent.machineIds = [5, 6];
+    const sent: SyncRequest[] = [];
+    agent.client.sync = async (body: SyncRequest): Promise<SyncResponse> => {
+      sent.push(body);
+      return {
+        success: true,
+        heartbeat_s: 10,
+        server_time: 0,
+        unknown_machine_ids: [],
+        instances: [want(4, 'running', 'offline'), { ...want(7, 'running', 'offline'), machine_id: 6 }],
+      };
+    };
+    await agent.syncOnce();
+    expect(sent[0]!.instances).toEqual([
+      { id: 4, state: 'running', status_msg: expect.any(String), ssh_port: 40004 },
+    ]);
+    await agent.syncOnce();
+    expect(sent[1]!.instances).toEqual([
+      { id: 4, state: 'running', status_msg: expect.any(String), ssh_port: 40004 },
+      { id: 7, state: 'exited', status_msg: expect.stringMatching(/gone from the host/) },
+    ]);
+    expect(rt.events).toEqual([]); // nothing started or stopped
+  });
 });

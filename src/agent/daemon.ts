@@ -30,6 +30,8 @@ export interface AgentOptions {
   devices?: (string | null)[];
   priceGpu?: number;
   priceDisk?: number;
+  /** Where renters reach the instances: a fixed address, or found at each registration. */
+  publicHost?: string | (() => Promise<string>);
   runtime: Runtime;
   /** OPENRIG_HEARTBEAT_S when set; else the server's value from register. */
   heartbeatS?: number;
@@ -57,6 +59,8 @@ export class Agent {
   readonly uid: string;
   readonly client: AgentClient;
   machineIds: number[] = [];
+  /** The address registered for renters to reach the instances at (after register). */
+  publicHost: string | undefined;
   private slotOf = new Map<number, number>();
   private heartbeatMs = 10_000;
   private stopped = false;
@@ -86,19 +90,23 @@ export class Agent {
     let delay = 250;
     for (;;) {
       try {
+        const ph = this.o.publicHost;
+        const publicHost = typeof ph === 'function' ? await ph() : ph;
         const r = await this.client.register({
           agent_uid: this.uid,
           version: this.o.version,
           runtime: this.o.runtime.name,
+          ...(publicHost !== undefined ? { public_host: publicHost } : {}),
           ...(this.o.priceGpu !== undefined ? { price_gpu: this.o.priceGpu } : {}),
           ...(this.o.priceDisk !== undefined ? { price_disk: this.o.priceDisk } : {}),
           machines: this.o.machines,
         });
         this.machineIds = r.machines.map((m) => m.machine_id);
+        this.publicHost = publicHost;
         this.slotOf = new Map(r.machines.map((m) => [m.machine_id, m.slot]));
         this.heartbeatMs = (this.o.heartbeatS ?? r.heartbeat_s) * 1000;
         this.o.log.info(
-          `registered machines ${this.machineIds.join(', ')} (heartbeat every ${this.heartbeatMs / 1000}s)`,
+          `registered machines ${this.machineIds.join(', ')} (heartbeat every ${this.heartbeatMs / 1000}s${publicHost ? `; renters reach them at ${publicHost}` : ''})`,
         );
         return;
       } catch (err) {
@@ -145,7 +153,7 @@ export class Agent {
   }
 
   private async reports(): Promise<InstanceReport[]> {
-    const ids = new Set([...(await this.o.runtime.list()), ...this.ops.keys()]);
+    const ids = new Set([...(await this.o.runtime.list()), ...this.ops.keys(), ...this.failures.keys()]);
     const out: InstanceReport[] = [];
     for (const id of [...ids].sort((a, b) => a - b)) {
       const fail = this.failures.get(id);
@@ -248,6 +256,17 @@ export class Agent {
       // An instance under way keeps the machine taken whatever its files say right now.
       const state: LocalState = st?.state ?? 'starting';
       local.set(w.id, state);
+      // The server lost sight of this host (unknown, offline) and the instance did not survive
+      // here meanwhile: it is reported exited (the survivors are reported running, re-adopted).
+      const lost = w.actual_status === 'unknown' || w.actual_status === 'offline';
+      if (lost && w.desired === 'running' && state === 'absent' && !this.failures.has(w.id)) {
+        this.failures.set(
+          w.id,
+          'the instance is gone from the host (found missing when its agent came back)',
+        );
+        this.poke();
+      }
+      if (w.desired === 'destroyed' && state === 'absent') this.failures.delete(w.id);
       items.push({
         id: w.id,
         machineId: w.machine_id,

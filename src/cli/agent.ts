@@ -1,5 +1,6 @@
 // `openrig agent` (docs/agent.md): the host daemon.
 import { CommanderError, type Command } from 'commander';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Agent } from '../agent/daemon.js';
 import type { Runtime } from '../agent/runtime.js';
@@ -14,6 +15,42 @@ function money(flag: string, raw: string | undefined): number | undefined {
   return n;
 }
 
+/**
+ * The host's key: from OPENRIG_API_KEY or a file only its owner can read. A key on the command
+ * line is refused: every process on the host can read it in /proc/PID/cmdline.
+ */
+export function readAgentKey(opts: { apiKey?: string; apiKeyFile?: string }, env = process.env): string {
+  if (opts.apiKey !== undefined)
+    throw usage(
+      '--api-key is refused: a key on the command line is readable by every process on this host (/proc/PID/cmdline); put it in OPENRIG_API_KEY or in a file of mode 0600 passed with --api-key-file',
+    );
+  if (opts.apiKeyFile !== undefined) {
+    let st;
+    try {
+      st = statSync(opts.apiKeyFile);
+    } catch (err) {
+      throw usage(
+        `--api-key-file ${opts.apiKeyFile}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`,
+      );
+    }
+    if (!st.isFile()) throw usage(`--api-key-file ${opts.apiKeyFile} is not a file`);
+    const mode = st.mode & 0o777;
+    if ((mode & 0o077) !== 0)
+      throw usage(
+        `--api-key-file ${opts.apiKeyFile} has mode ${mode.toString(8).padStart(4, '0')}: other users can read it; chmod 600 it`,
+      );
+    const key = readFileSync(opts.apiKeyFile, 'utf8').trim();
+    if (!key) throw usage(`--api-key-file ${opts.apiKeyFile} is empty`);
+    return key;
+  }
+  const key = env.OPENRIG_API_KEY?.trim();
+  if (!key)
+    throw usage(
+      "the host's API key is required: set OPENRIG_API_KEY or pass --api-key-file FILE (mode 0600)",
+    );
+  return key;
+}
+
 export function registerAgentCommand(program: Command): void {
   program
     .command('agent')
@@ -21,7 +58,9 @@ export function registerAgentCommand(program: Command): void {
       'run the host agent: register machines, list them, heartbeat, run the instances the server assigns',
     )
     .option('--server <url>', 'openrig server base URL (or env OPENRIG_URL)')
-    .option('--api-key <key>', "the host's API key (or env OPENRIG_API_KEY)")
+    .option('--api-key-file <file>', "file holding the host's API key, mode 0600 (or env OPENRIG_API_KEY)")
+    // Accepted only to refuse it with the reason (a key in argv is readable by every process).
+    .option('--api-key <key>', 'refused: use OPENRIG_API_KEY or --api-key-file')
     .option('--gpus <spec>', 'simulate GPUs, "MODEL xN" (default: read nvidia-smi)')
     .option('--machines <n>', 'machines run by this agent', '1')
     .option('--price-gpu <dph>', 'list each machine as an on-demand offer at this $/hour per GPU')
@@ -29,9 +68,13 @@ export function registerAgentCommand(program: Command): void {
     .option('--runtime <name>', 'process or docker', 'process')
     .option('--state-dir <dir>', 'where the agent keeps its id and its instances', './agent-state')
     .option('--ssh-bind <addr>', "address the instances' SSH servers listen on", '0.0.0.0')
+    .option(
+      '--public-host <host>',
+      "address renters reach this machine's instances at (default: the address the agent reaches the server from)",
+    )
     .addHelpText(
       'after',
-      '\nExample:\n  openrig agent --server http://127.0.0.1:8080 --api-key $HOST_KEY --gpus "RTX 4090x2" --price-gpu 0.4',
+      '\nExample:\n  OPENRIG_API_KEY=$HOST_KEY openrig agent --server http://127.0.0.1:8080 --gpus "RTX 4090x2" --price-gpu 0.4',
     )
     .action(async (o) => {
       // Loaded on demand so that other commands start without the agent's modules.
@@ -42,6 +85,7 @@ export function registerAgentCommand(program: Command): void {
         { ProcessRuntime },
         { dockerRuntime, DockerRuntimeUnavailable },
         { AgentFatalError },
+        { defaultPublicHost },
       ] = await Promise.all([
         import('pino'),
         import('../agent/daemon.js'),
@@ -49,12 +93,15 @@ export function registerAgentCommand(program: Command): void {
         import('../agent/runtime-process.js'),
         import('../agent/runtime-docker.js'),
         import('../agent/agent-client.js'),
+        import('../agent/public-host.js'),
       ]);
       const server: string | undefined = o.server ?? process.env.OPENRIG_URL;
-      const apiKey: string | undefined = o.apiKey ?? process.env.OPENRIG_API_KEY;
       if (!server || !/^https?:\/\/[^/]+/.test(server))
         throw usage('--server must be the server URL, e.g. http://127.0.0.1:8080');
-      if (!apiKey) throw usage("--api-key is required: the host's API key");
+      const apiKey = readAgentKey(o);
+      const publicHost: string | undefined = o.publicHost;
+      if (publicHost !== undefined && !/^[A-Za-z0-9.:-]{1,253}$/.test(publicHost))
+        throw usage('--public-host must be a host name or an IP address');
       const n = Number(o.machines);
       if (!Number.isInteger(n) || n < 1 || n > 256)
         throw usage('--machines must be an integer from 1 to 256');
@@ -92,9 +139,14 @@ export function registerAgentCommand(program: Command): void {
         if (err instanceof DockerRuntimeUnavailable) throw usage(err.message);
         throw err;
       }
+      if (runtime.name === 'process')
+        process.stderr.write(
+          "openrig agent: the process runtime gives no isolation: instances run as plain processes of this user on this host and can read each other's files; use it for demos and a single trusted renter only (--runtime docker isolates them)\n",
+        );
       agent = new Agent({
         server,
         apiKey,
+        publicHost: publicHost ?? (() => defaultPublicHost(server)),
         stateDir,
         machines: describeMachines(gpu, n, stateDir),
         devices: share.devices,
@@ -125,7 +177,7 @@ export function registerAgentCommand(program: Command): void {
         throw err;
       }
       process.stdout.write(
-        `openrig agent ${a.uid}: machines ${a.machineIds.join(', ')} registered with ${server}\n`,
+        `openrig agent ${a.uid}: machines ${a.machineIds.join(', ')} registered with ${server}; renters reach them at ${a.publicHost}\n`,
       );
     });
 }

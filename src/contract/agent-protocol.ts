@@ -38,6 +38,11 @@ export interface RegisterRequest {
   agent_uid: string;
   version: string;
   runtime: 'process' | 'docker';
+  /**
+   * The address renters reach these machines' instances at (`--public-host`; by default the
+   * address the agent reaches the server from). Reported as their ssh_host and public_ipaddr.
+   */
+  public_host?: string;
   /** $/hour per GPU; lists every machine as an on-demand offer. Omitted: listing unchanged. */
   price_gpu?: number;
   /** $ per GB-month of disk. Omitted: unchanged. */

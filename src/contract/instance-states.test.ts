@@ -26,11 +26,9 @@ function expectedReport(s: InstanceState, r: ReportedStatus): ActualStatus | 'no
     case 'loading':
       return live && (s.actual === null || s.actual === 'stopped') ? 'loading' : 'reject';
     case 'running':
-      return live && (s.actual === null || s.actual === 'loading') ? 'running' : 'reject';
+      return live && [null, 'loading', 'unknown', 'offline'].includes(s.actual) ? 'running' : 'reject';
     case 'exited':
-      return s.actual === null || s.actual === 'loading' || s.actual === 'running' || s.actual === 'unknown'
-        ? 'exited'
-        : 'reject';
+      return [null, 'loading', 'running', 'unknown', 'offline'].includes(s.actual) ? 'exited' : 'reject';
     case 'stopped':
       return s.intended === 'stopped' ? 'stopped' : 'reject';
   }
@@ -58,20 +56,26 @@ describe('instance state machine: agent reports', () => {
     expect(s.actual).toBe('running');
   });
 
-  it('never lets exited, unknown or offline reach running by themselves', () => {
-    for (const actual of ['exited', 'unknown', 'offline'] as const) {
-      for (const intended of INTENDED_STATUSES) {
-        expect(applyAgentReport({ actual, intended }, 'running').kind).toBe('reject');
-      }
-      expect(applySweep({ actual, intended: 'running' }, 'unknown').kind).not.toBe('apply');
+  it('never lets exited reach running by itself; unknown and offline come back only when the agent still runs it', () => {
+    for (const intended of INTENDED_STATUSES) {
+      expect(applyAgentReport({ actual: 'exited', intended }, 'running').kind).toBe('reject');
     }
+    for (const actual of ['exited', 'unknown', 'offline'] as const) {
+      expect(applySweep({ actual, intended: 'running' }, 'unknown').kind).not.toBe('apply');
+      expect(applyAgentReport({ actual, intended: 'running' }, 'loading').kind).toBe('reject');
+    }
+    expect(applyAgentReport({ actual: 'offline', intended: 'running' }, 'running')).toEqual({
+      kind: 'apply',
+      next: 'running',
+    });
+    expect(applyAgentReport({ actual: 'offline', intended: 'stopped' }, 'running').kind).toBe('reject');
   });
 
   it('names both states when it rejects a report', () => {
-    const d = applyAgentReport({ actual: 'offline', intended: 'running' }, 'running');
+    const d = applyAgentReport({ actual: 'exited', intended: 'running' }, 'running');
     expect(d).toEqual({
       kind: 'reject',
-      reason: 'cannot go from offline to running: offline never reaches running by itself',
+      reason: 'cannot go from exited to running: exited never reaches running by itself',
     });
   });
 });

@@ -10,8 +10,12 @@
 //
 // Rules encoded here:
 // - null → loading → running, driven by the agent's reports;
-// - exited, unknown and offline never reach running by themselves (the client destroys, or
-//   explicitly starts an exited instance again: that sets it back to null, provisioning);
+// - exited never reaches running by itself (the client destroys, or explicitly starts it again:
+//   that sets it back to null, provisioning);
+// - unknown and offline are the server losing sight of the host, not the instance dying: when
+//   its agent comes back and reports the instance still running (the same container or process,
+//   never a new start: the agent starts nothing the server shows unknown or offline), it is
+//   running again; one whose container is gone is reported exited;
 // - PUT {state: "stopped"} halts compute billing at once; {state: "running"} resumes it;
 // - DELETE destroys from any state;
 // - repeating an action that already holds is harmless (a no-op success).
@@ -174,18 +178,15 @@ export function applyAgentReport(s: InstanceState, reported: ReportedStatus): Ag
       return reject(s, reported);
     case 'running':
       if (s.intended !== 'running') return reject(s, reported, 'the client asked for it to be stopped');
-      // Boot completes (null → running when the image was already present).
-      if (a === null || a === 'loading') return { kind: 'apply', next: 'running' };
-      return reject(
-        s,
-        reported,
-        a === 'exited' || a === 'unknown' || a === 'offline'
-          ? `${a} never reaches running by itself`
-          : undefined,
-      );
+      // Boot completes (null → running when the image was already present), or the host came
+      // back and its agent re-adopted the instance that kept running meanwhile.
+      if (a === null || a === 'loading' || a === 'unknown' || a === 'offline')
+        return { kind: 'apply', next: 'running' };
+      return reject(s, reported, a === 'exited' ? 'exited never reaches running by itself' : undefined);
     case 'exited':
-      // The container crashed (or never started). A stopped instance has no container to crash.
-      if (a === null || a === 'loading' || a === 'running' || a === 'unknown')
+      // The container crashed (or never started, or was gone when the host came back). A stopped
+      // instance has no container to crash.
+      if (a === null || a === 'loading' || a === 'running' || a === 'unknown' || a === 'offline')
         return { kind: 'apply', next: 'exited' };
       return reject(s, reported);
     case 'stopped':

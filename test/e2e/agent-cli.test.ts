@@ -2,7 +2,7 @@
 // and a refused key (exit 1).
 import { describe, expect, it } from 'vitest';
 import { runCli, startServe } from '../helpers/process.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -15,26 +15,53 @@ describe('openrig agent: usage', () => {
     expect(r.stderr).toMatch(/--server/);
     const k = await runCli(['agent', '--server', 'http://127.0.0.1:1', '--gpus', 'RTX 4090x1'], ENV);
     expect(k.code).toBe(2);
-    expect(k.stderr).toMatch(/--api-key/);
+    expect(k.stderr).toMatch(/OPENRIG_API_KEY or pass --api-key-file/);
+  });
+
+  it('takes the key from OPENRIG_API_KEY or a 0600 file, never from the command line', async () => {
+    const base = ['agent', '--server', 'http://127.0.0.1:1', '--gpus', 'RTX 4090x1'];
+    const argv = await runCli([...base, '--api-key', 'or_secret'], ENV);
+    expect(argv.code).toBe(2);
+    expect(argv.stderr).toMatch(/--api-key is refused.*\/proc\/PID\/cmdline.*--api-key-file/);
+    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-key-'));
+    try {
+      const file = path.join(dir, 'key');
+      writeFileSync(file, 'or_secret\n');
+      chmodSync(file, 0o644);
+      const open = await runCli([...base, '--api-key-file', file], ENV);
+      expect(open.code).toBe(2);
+      expect(open.stderr).toMatch(/mode 0644: other users can read it; chmod 600/);
+      const missing = await runCli([...base, '--api-key-file', path.join(dir, 'nope')], ENV);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toMatch(/ENOENT/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses bad flags clearly', async () => {
-    const base = ['agent', '--server', 'http://127.0.0.1:1', '--api-key', 'or_x'];
-    const docker = await runCli([...base, '--gpus', 'RTX 4090x1', '--runtime', 'docker'], ENV);
-    expect(docker.code).toBe(2);
-    expect(docker.stderr).toMatch(/docker runtime is not implemented.*--runtime process/);
-    const gpus = await runCli([...base, '--gpus', 'RTX 4090x0'], ENV);
+    const base = ['agent', '--server', 'http://127.0.0.1:1'];
+    const env = { ...ENV, OPENRIG_API_KEY: 'or_x' };
+    const runtime = await runCli([...base, '--gpus', 'RTX 4090x1', '--runtime', 'vm'], env);
+    expect(runtime.code).toBe(2);
+    expect(runtime.stderr).toMatch(/--runtime must be/);
+    const host = await runCli([...base, '--gpus', 'RTX 4090x1', '--public-host', 'a b'], env);
+    expect(host.code).toBe(2);
+    expect(host.stderr).toMatch(/--public-host/);
+    const gpus = await runCli([...base, '--gpus', 'RTX 4090x0'], env);
     expect(gpus.code).toBe(2);
     expect(gpus.stderr).toMatch(/count must be 1 to 64/);
-    const price = await runCli([...base, '--gpus', 'RTX 4090', '--price-gpu', 'cheap'], ENV);
+    const price = await runCli([...base, '--gpus', 'RTX 4090', '--price-gpu', 'cheap'], env);
     expect(price.code).toBe(2);
     expect(price.stderr).toMatch(/--price-gpu/);
-    const machines = await runCli([...base, '--gpus', 'RTX 4090', '--machines', '0'], ENV);
+    const machines = await runCli([...base, '--gpus', 'RTX 4090', '--machines', '0'], env);
     expect(machines.code).toBe(2);
   });
 
-  it('exits 1 when the server refuses its key', async () => {
+  it('exits 1 when the server refuses its key (read from a 0600 file); the process runtime warns', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-cli-'));
+    const keyFile = path.join(dir, 'host.key');
+    writeFileSync(keyFile, 'or_not_a_key\n', { mode: 0o600 });
     const s = await startServe(['--data', dir], {
       OPENRIG_SECRET_KEY: 'aa'.repeat(32),
       OPENRIG_LOG_LEVEL: 'warn',
@@ -45,10 +72,12 @@ describe('openrig agent: usage', () => {
           'agent',
           '--server',
           s.url,
-          '--api-key',
-          'or_not_a_key',
+          '--api-key-file',
+          keyFile,
           '--gpus',
           'RTX 4090',
+          '--runtime',
+          'process',
           '--state-dir',
           path.join(dir, 'st'),
         ],
@@ -56,6 +85,7 @@ describe('openrig agent: usage', () => {
       );
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/refused.*401/);
+      expect(r.stderr).toMatch(/process runtime gives no isolation.*demos and a single trusted renter/);
     } finally {
       s.child.kill('SIGTERM');
       await s.exited;

@@ -114,8 +114,8 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
         'agent',
         '--server',
         serve.url,
-        '--api-key',
-        hostKey,
+        '--runtime',
+        'process',
         '--gpus',
         'RTX 4090x2',
         '--price-gpu',
@@ -125,7 +125,7 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
         '--ssh-bind',
         '127.0.0.1',
       ],
-      { ...ENV, OPENRIG_LOG_LEVEL: 'info' },
+      { ...ENV, OPENRIG_LOG_LEVEL: 'info', OPENRIG_API_KEY: hostKey },
     );
   const waitRegistered = (p: Proc) =>
     waitFor(() => {

@@ -47,16 +47,16 @@ beforeAll(async () => {
       'agent',
       '--server',
       w.url,
-      '--api-key',
-      host.api_key,
       '--gpus',
       'RTX 4090x1',
+      '--runtime',
+      'process',
       '--price-gpu',
       '0.5',
       '--state-dir',
       stateDir,
     ],
-    { OPENRIG_LOG_LEVEL: 'warn' },
+    { OPENRIG_LOG_LEVEL: 'warn', OPENRIG_API_KEY: host.api_key },
   );
   await waitFor(() => /registered/.test(agent.stdout() + agent.stderr()), 'the agent to register', 30_000);
   const renter = await createUser(w, 'renter@example.com');

@@ -14,6 +14,7 @@ import * as m008 from './migrations/008-unlogged-counters.js';
 import * as m009 from './migrations/009-live-instances-index.js';
 import * as m010 from './migrations/010-session-origin.js';
 import * as m011 from './migrations/011-webhooks.js';
+import * as m012 from './migrations/012-agent-public-host.js';
 
 const migrations: Record<string, Migration> = {
   '001-foundation': m001,
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '009-live-instances-index': m009,
   '010-session-origin': m010,
   '011-webhooks': m011,
+  '012-agent-public-host': m012,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

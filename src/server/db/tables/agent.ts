@@ -8,6 +8,8 @@ declare module './market.js' {
     agent_uid: string | null;
     /** Which of that agent's `--machines N` slots (0-based). */
     agent_slot: number | null;
+    /** Where renters reach its instances (the agent's --public-host); null: OPENRIG_PUBLIC_HOST. */
+    public_host: string | null;
   }
   interface InstancesTable {
     /** The instance_api_key sealed with encryptSecret(config.secretKey, key): CONTAINER_API_KEY. */
@@ -18,7 +20,7 @@ declare module './market.js' {
   }
 }
 
-export type AgentMachineColumns = Pick<_M, 'agent_uid' | 'agent_slot'>;
+export type AgentMachineColumns = Pick<_M, 'agent_uid' | 'agent_slot' | 'public_host'>;
 export type AgentInstanceColumns = Pick<_I, 'container_key_enc' | 'agent_state' | 'agent_reported_at'>;
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type

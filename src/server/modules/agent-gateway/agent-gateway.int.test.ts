@@ -233,6 +233,27 @@ describeEachDb('agent gateway', (dialect) => {
       await sync([{ id, state: 'running', ssh_port: 41023 }]);
       expect((await inst(t(), id)).actual_status).toBe('stopped');
 
+      // The agent registers again with a public host: running instances report it as ssh_host.
+      const again = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-sync-0001', public_host: '203.0.113.7', machines: [hw(0)] },
+      });
+      expect(again.body.machines[0].machine_id).toBe(mid);
+      await t()
+        .deps.db.updateTable('instances')
+        .set({ actual_status: 'running', intended_status: 'running' })
+        .where('id', '=', id)
+        .execute();
+      await sync([{ id, state: 'running', ssh_port: 41023 }]);
+      expect(await inst(t(), id)).toMatchObject({ ssh_host: '203.0.113.7', ssh_port: 41023 });
+      const view = await t().request('GET', `/api/v0/instances/${id}/`, { key: renter.apiKey });
+      expect(view.body.instances.public_ipaddr).toBe('203.0.113.7');
+      const bad = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-sync-0001', public_host: 'a b;c', machines: [hw(0)] },
+      });
+      expect(bad.status).toBe(400);
+
       await t()
         .deps.db.updateTable('instances')
         .set({ destroyed_at: t().clock.now() })
@@ -367,15 +388,16 @@ describeEachDb('agent gateway', (dialect) => {
   });
 
   describe('heartbeats', () => {
-    it('sweeps quiet machines to unknown, then offline; a late report does not bring them back', async () => {
+    it('sweeps quiet machines to unknown, then offline; the agent coming back re-adopts what survived', async () => {
       const host = await t().user();
       const renter = await t().user();
       const reg = await t().request('POST', `${P}/register`, {
         key: host.apiKey,
-        body: { agent_uid: 'agent-sweep-001', machines: [hw(0)] },
+        body: { agent_uid: 'agent-sweep-001', machines: [hw(0), hw(1)] },
       });
-      const mid = reg.body.machines[0].machine_id;
+      const [mid, mid2] = reg.body.machines.map((m: { machine_id: number }) => m.machine_id);
       const id = await newInstance(t(), mid, renter.id, { actual_status: 'running' });
+      const gone = await newInstance(t(), mid2, renter.id, { actual_status: 'running' });
       t().clock.advance(59_000);
       expect((await sweepHeartbeats(t().deps)).unknown).not.toContain(id);
       t().clock.advance(2_000);
@@ -383,16 +405,17 @@ describeEachDb('agent gateway', (dialect) => {
       expect(r1.unknown).toContain(id);
       expect((await inst(t(), id)).actual_status).toBe('unknown');
       expect((await sweepHeartbeats(t().deps)).unknown).not.toContain(id); // idempotent
-      // A sync now: the machine is alive again, but unknown never reaches running by itself.
-      await t().request('POST', `${P}/sync`, {
-        key: host.apiKey,
-        body: {
-          agent_uid: 'agent-sweep-001',
-          machine_ids: [mid],
-          instances: [{ id, state: 'running', ssh_port: 2222 }],
-        },
-      });
-      expect((await inst(t(), id)).actual_status).toBe('unknown');
+      // The agent syncs again and still runs it: running again (a re-adoption, not a new start).
+      const sync = (instances: unknown[]) =>
+        t().request('POST', `${P}/sync`, {
+          key: host.apiKey,
+          body: { agent_uid: 'agent-sweep-001', machine_ids: [mid, mid2], instances },
+        });
+      await sync([
+        { id, state: 'running', ssh_port: 2222 },
+        { id: gone, state: 'running', ssh_port: 2223 },
+      ]);
+      expect(await inst(t(), id)).toMatchObject({ actual_status: 'running', ssh_port: 2222 });
       t().clock.advance(301_000);
       const r2 = await sweepHeartbeats(t().deps);
       expect(r2.offline).toContain(id);
@@ -403,6 +426,16 @@ describeEachDb('agent gateway', (dialect) => {
         .where('id', '=', mid)
         .executeTakeFirstOrThrow();
       expect(m.online_state).toBe('offline');
+      // Back after offline: the survivor is running, the one whose container is gone is exited.
+      await sync([
+        { id, state: 'running', ssh_port: 2222 },
+        { id: gone, state: 'exited', status_msg: 'its container is gone from the host' },
+      ]);
+      expect((await inst(t(), id)).actual_status).toBe('running');
+      expect(await inst(t(), gone)).toMatchObject({
+        actual_status: 'exited',
+        status_msg: 'its container is gone from the host',
+      });
     });
 
     it('several sweeps at once (several serve processes) move each instance exactly once', async () => {

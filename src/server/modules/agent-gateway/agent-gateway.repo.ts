@@ -10,6 +10,7 @@ import type { AgentMachineHardware } from '../../../contract/agent-protocol.js';
 export interface PriceInput {
   priceGpu?: number;
   priceDisk?: number;
+  publicHost?: string;
 }
 
 /**
@@ -49,6 +50,7 @@ export async function upsertMachine(
         }
       : {};
   const disk = p.priceDisk !== undefined ? { price_disk_gb_month: roundPrice(p.priceDisk) } : {};
+  const reach = p.publicHost !== undefined ? { public_host: p.publicHost } : {};
   return db
     .insertInto('machines')
     .values({
@@ -71,6 +73,7 @@ export async function upsertMachine(
       rented: 0,
       ...price,
       ...disk,
+      ...reach,
       // The process runtime exposes one port per instance: its SSH server.
       direct_port_count: 1,
       online_state: 'online',
@@ -80,7 +83,7 @@ export async function upsertMachine(
     .onConflict((oc) =>
       oc
         .columns(['agent_uid', 'agent_slot'])
-        .doUpdateSet({ ...hw, ...price, ...disk, online_state: 'online', last_heartbeat_at: now })
+        .doUpdateSet({ ...hw, ...price, ...disk, ...reach, online_state: 'online', last_heartbeat_at: now })
         .where('machines.host_id', '=', hostId),
     )
     .returning(['id', 'deleted_at'])
@@ -144,31 +147,34 @@ export async function setMachinesOffline(
 export async function instancesForAgent(db: Kysely<DB>, machineIds: number[], reportedIds: number[]) {
   if (machineIds.length === 0) return [];
   return db
-    .selectFrom('instances')
+    .selectFrom('instances as i')
+    .innerJoin('machines as m', 'm.id', 'i.machine_id')
     .select([
-      'id',
-      'machine_id',
-      'user_id',
-      'image',
-      'disk',
-      'onstart',
-      'env',
-      'label',
-      'intended_status',
-      'actual_status',
-      'status_msg',
-      'ssh_port',
-      'agent_state',
-      'destroyed_at',
-      'container_key_enc',
+      'i.id',
+      'i.machine_id',
+      'i.user_id',
+      'i.image',
+      'i.disk',
+      'i.onstart',
+      'i.env',
+      'i.label',
+      'i.intended_status',
+      'i.actual_status',
+      'i.status_msg',
+      'i.ssh_host',
+      'i.ssh_port',
+      'i.agent_state',
+      'i.destroyed_at',
+      'i.container_key_enc',
+      'm.public_host',
     ])
-    .where('machine_id', 'in', machineIds)
+    .where('i.machine_id', 'in', machineIds)
     .where((eb) =>
       reportedIds.length > 0
-        ? eb.or([eb('destroyed_at', 'is', null), eb('id', 'in', reportedIds)])
-        : eb('destroyed_at', 'is', null),
+        ? eb.or([eb('i.destroyed_at', 'is', null), eb('i.id', 'in', reportedIds)])
+        : eb('i.destroyed_at', 'is', null),
     )
-    .orderBy('id')
+    .orderBy('i.id')
     .execute();
 }
 

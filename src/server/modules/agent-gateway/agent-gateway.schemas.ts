@@ -17,6 +17,13 @@ export const registerBody = {
     agent_uid: agentUid,
     version: str(64),
     runtime: { type: 'string', enum: ['process', 'docker'] },
+    public_host: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 253,
+      pattern: '^[A-Za-z0-9.:-]+$',
+      description: "Host name or IP address renters reach the machines' instances at",
+    },
     price_gpu: {
       type: 'number',
       minimum: 0,

@@ -48,7 +48,7 @@ export async function register(
         auth.user.id,
         body.agent_uid,
         m,
-        { priceGpu: body.price_gpu, priceDisk: body.price_disk },
+        { priceGpu: body.price_gpu, priceDisk: body.price_disk, publicHost: body.public_host },
         now,
       );
       if (!row) throw AgentErrors.agentUidTaken();
@@ -153,9 +153,14 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     // `running` means SSH accepts connections: without a port it is still loading.
     const state = rep.state === 'running' && !rep.ssh_port ? 'loading' : rep.state;
     const msg = rep.status_msg ?? '';
+    const sshHost = row.public_host ?? deps.config.publicHost;
     // A report of the state the row already has (the usual heartbeat) writes nothing, and leaves
-    // the server's own status_msg (e.g. "Start requested") alone; a new SSH port is written.
-    if (row.actual_status === state && (state !== 'running' || row.ssh_port === rep.ssh_port)) continue;
+    // the server's own status_msg (e.g. "Start requested") alone; a new SSH port or address is written.
+    if (
+      row.actual_status === state &&
+      (state !== 'running' || (row.ssh_port === rep.ssh_port && row.ssh_host === sshHost))
+    )
+      continue;
     // A client's start of an exited instance set it back to null; the agent, which last said
     // `exited`, still says so until this answer tells it to restart. That stale report must not
     // undo the start. (A new start's failure is reported `loading` first, so it still lands.)
@@ -165,7 +170,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     if (state === 'running') {
       const port = rep.ssh_port!;
       Object.assign(fields, {
-        ssh_host: deps.config.publicHost,
+        ssh_host: sshHost,
         ssh_port: port,
         ports: { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(port) }] },
       });

@@ -73,14 +73,17 @@ describeEachDb('instances service (agent side)', (dialect) => {
     expect((await reportInstanceStatus(t().deps, 99999999, 'running')).kind).toBe('reject');
   });
 
-  it('sweeps a quiet machine: live instances unknown, then everything offline', async () => {
+  it('sweeps a quiet machine: live instances unknown, then everything offline; a survivor comes back', async () => {
     const { id, machine } = await fresh(t());
     await reportInstanceStatus(t().deps, id, 'running');
     expect(await sweepMachineInstances(t().deps, machine, 'unknown')).toEqual([id]);
     expect(await sweepMachineInstances(t().deps, machine, 'unknown')).toEqual([]);
-    expect((await reportInstanceStatus(t().deps, id, 'running')).kind).toBe('reject');
+    expect((await reportInstanceStatus(t().deps, id, 'loading')).kind).toBe('reject');
     expect(await sweepMachineInstances(t().deps, machine, 'offline')).toEqual([id]);
     expect((await row(t(), id)).actual_status).toBe('offline');
+    // Its agent came back and still runs it (re-adopted): running again.
+    expect((await reportInstanceStatus(t().deps, id, 'running')).kind).toBe('apply');
+    expect((await row(t(), id)).actual_status).toBe('running');
   });
 
   it('charges compute from the moment the instance runs until it stops running', async () => {
