@@ -1,16 +1,23 @@
-// What services need, visible in their signatures. Built once in main.ts (or
-// by a test) and passed down; no module-level singletons.
+// What services need, visible in their signatures. Built once by the composition root (main.ts,
+// or a test) and passed down; there are no module-level singletons: every piece of state a module
+// keeps (the offer index, rate-limit counters, pending heartbeats, metrics, the SMS provider) is a
+// typed field here, made once per process, and a test replaces one by passing another value.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Clock } from './clock.js';
-import type { Dialect, Store } from './db/connection.js';
+import type { SqlDialect, Store } from './db/connection.js';
 import type { DB } from './db/schema.js';
+import { OfferIndex } from './modules/offers/offers.index.js';
+import { makeCounters, type Counters } from './modules/platform/platform.rate-limit.js';
+import { HeartbeatBuffer } from './modules/agent-gateway/agent-gateway.heartbeats.js';
+import { makeMetrics, type Metrics } from './modules/platform/platform.metrics.js';
+import { smsProvider, type SmsProvider } from './modules/sms/sms.provider.js';
 
 export interface Deps {
   store: Store;
   db: Kysely<DB>;
-  dialect: Dialect;
+  dialect: SqlDialect;
   clock: Clock;
   config: Config;
   log: Logger;
@@ -18,20 +25,35 @@ export interface Deps {
   kickOutbox: () => void;
   /** Background loops started by main.ts; tests leave this empty and call the jobs directly. */
   jobs: { stop(): Promise<void> }[];
-  /** Seams other modules register (SMS sender, agent transport …), keyed by name. */
-  seams: Record<string, unknown>;
+  /** This process's in-memory offer index (offers.index.ts). */
+  offerIndex: OfferIndex;
+  /** Rate-limit counters in the store's scratch state (platform.rate-limit.ts). */
+  rateLimitCounters: Counters;
+  /** Heartbeat times not yet written (agent-gateway.heartbeats.ts). */
+  heartbeats: HeartbeatBuffer;
+  /** This app's Prometheus metrics (a registry of its own). */
+  metrics: Metrics;
+  /** The SMS provider configured by OPENRIG_SMS_PROVIDER (sms.provider.ts). */
+  sms: SmsProvider;
+  /** Set once this process stops taking agent requests (read by the heartbeat sweep). */
+  agentGateway: { closed: boolean };
 }
 
-export function makeDeps(
-  p: Omit<Deps, 'db' | 'dialect' | 'kickOutbox' | 'jobs' | 'seams'> &
-    Partial<Pick<Deps, 'kickOutbox' | 'seams'>>,
-): Deps {
+/** What a caller must give; every other field has a default built from these. */
+export type DepsInput = Pick<Deps, 'store' | 'clock' | 'config' | 'log'> &
+  Partial<Pick<Deps, 'kickOutbox' | 'offerIndex' | 'rateLimitCounters' | 'heartbeats' | 'sms'>>;
+
+export function makeDeps(p: DepsInput): Deps {
+  const base = { ...p, db: p.store.db, dialect: p.store.dialect };
   return {
-    ...p,
-    db: p.store.db,
-    dialect: p.store.dialect,
+    ...base,
     kickOutbox: p.kickOutbox ?? (() => {}),
     jobs: [],
-    seams: p.seams ?? {},
+    offerIndex: p.offerIndex ?? new OfferIndex(p.store),
+    rateLimitCounters: p.rateLimitCounters ?? makeCounters(p.store),
+    heartbeats: p.heartbeats ?? new HeartbeatBuffer(),
+    metrics: makeMetrics(base),
+    sms: p.sms ?? smsProvider(p.config, p.clock),
+    agentGateway: { closed: false },
   };
 }

@@ -9,7 +9,6 @@ import { makeDeps, type Deps } from './deps.js';
 import { systemClock } from './clock.js';
 import { buildApp } from './app.js';
 import { startJobs } from './jobs/index.js';
-import { offerIndexOf } from './modules/offers/offers.index.js';
 
 export interface Server {
   app: FastifyInstance;
@@ -33,7 +32,7 @@ export async function startServer(config: Config, opts: { logger?: boolean } = {
   // The offer index loads in the background once listening (in chunks, between requests), so the
   // first search does not wait for every machine row; a search meanwhile joins the same load.
   setImmediate(() => {
-    offerIndexOf(store)
+    deps.offerIndex
       .sync()
       .catch((err: unknown) => log.warn({ err }, 'loading the offer index failed; the first search retries'));
   });

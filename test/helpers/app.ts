@@ -2,7 +2,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
-import type { Dialect } from '../../src/server/db/connection.js';
+import type { DialectName as Dialect } from '../../src/server/db/connection.js';
 import { createTestDb, type TestDb } from './db.js';
 import { makeDeps, type Deps } from '../../src/server/deps.js';
 import { ManualClock } from '../../src/server/clock.js';

@@ -11,12 +11,15 @@ import { lazyRequire } from '../../contract/lazy-require.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { DB } from './schema.js';
+import { postgres, sqlite, type SqlDialect } from './dialect.js';
 
-export type Dialect = 'sqlite' | 'postgres';
+export type { DialectName, SqlDialect } from './dialect.js';
+export { isUniqueViolation } from './dialect.js';
 
 export interface Store {
   db: Kysely<DB>;
-  dialect: Dialect;
+  /** Which database this is, and its SQL where the two differ (db/dialect.ts). */
+  dialect: SqlDialect;
   /**
    * Runs one read statement outside any transaction, with no query building: the hot paths
    * (authentication, an instance poll, search) build their SQL once (db/prepared.ts) and run it
@@ -29,14 +32,26 @@ export interface Store {
    */
   read<R = Record<string, unknown>>(sqlText: string, params: readonly unknown[]): Promise<R[]>;
   /**
-   * On a SQLite file: a side database beside it (`FILE.scratch`), opened on first use, for state
-   * that every process must share but that need not survive a power loss (rate-limit counters):
-   * synchronous=OFF, so a write costs no fsync, and its own lock, so it never waits for (nor
-   * blocks) the main database's write transactions. null on PostgreSQL and in-memory SQLite,
-   * where such state lives in the main database.
+   * Where state lives that every process must share but that need not survive a power loss
+   * (rate-limit counters): its statements run alone, each its own transaction, never waiting for
+   * (nor blocking) the main database's write transactions.
    */
-  scratch(): Database.Database | null;
+  scratch: Scratch;
   destroy(): Promise<void>;
+}
+
+export interface Scratch {
+  /**
+   * True on a SQLite file: a side database beside it (`FILE.scratch`), opened on first use, with
+   * synchronous=OFF (a write costs no fsync) and its own lock. False on PostgreSQL (an UNLOGGED
+   * table of the main database, run as a named prepared statement on the pool) and in-memory
+   * SQLite (the main database).
+   */
+  readonly separate: boolean;
+  /** Creates the side database's tables (it is not migrated); nothing to do where it is the main one. */
+  ensure(ddl: string): void;
+  /** Runs one statement (placeholders of Store.dialect); its rows when it returns any. */
+  run<R = Record<string, unknown>>(sqlText: string, params: readonly unknown[]): Promise<R[]>;
 }
 
 // Each driver is loaded when a store of its dialect opens, not at start-up.
@@ -83,24 +98,15 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
     raw.pragma('foreign_keys = ON');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(raw) }) });
     const read = file === ':memory:' ? viaKysely(db) : readerConnection(new Sqlite(file));
-    let scratch: Database.Database | null = null;
+    const scratch = file === ':memory:' ? mainScratch(db) : scratchFile(() => new Sqlite(`${file}.scratch`));
     return {
       db,
-      dialect: 'sqlite',
+      dialect: sqlite,
       read: read.read,
-      scratch() {
-        if (file === ':memory:') return null;
-        if (!scratch) {
-          scratch = new Sqlite(`${file}.scratch`);
-          scratch.pragma('journal_mode = WAL');
-          scratch.pragma('synchronous = OFF');
-          scratch.pragma('busy_timeout = 5000');
-        }
-        return scratch;
-      },
+      scratch,
       destroy: async () => {
         read.close();
-        scratch?.close();
+        scratch.close();
         await db.destroy();
       },
     };
@@ -111,19 +117,20 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   const names = new Map<string, string>();
+  const read = async <R>(sqlText: string, params: readonly unknown[]): Promise<R[]> => {
+    let name = names.get(sqlText);
+    if (!name) {
+      name = `openrig_${createHash('sha1').update(sqlText).digest('hex').slice(0, 20)}`;
+      names.set(sqlText, name);
+    }
+    const r = await pool.query({ name, text: sqlText, values: params.map(pgParam) });
+    return r.rows as R[];
+  };
   return {
     db,
-    dialect: 'postgres',
-    async read<R>(sqlText: string, params: readonly unknown[]): Promise<R[]> {
-      let name = names.get(sqlText);
-      if (!name) {
-        name = `openrig_${createHash('sha1').update(sqlText).digest('hex').slice(0, 20)}`;
-        names.set(sqlText, name);
-      }
-      const r = await pool.query({ name, text: sqlText, values: params.map(pgParam) });
-      return r.rows as R[];
-    },
-    scratch: () => null,
+    dialect: postgres,
+    read,
+    scratch: { separate: false, ensure: () => {}, run: read },
     destroy: () => db.destroy(),
   };
 }
@@ -172,6 +179,51 @@ function readerConnection(conn: Database.Database) {
   };
 }
 
+/** The scratch side database of a SQLite file (see Scratch), opened on first use. */
+function scratchFile(open: () => Database.Database): Scratch & { close(): void } {
+  let conn: Database.Database | null = null;
+  const statements = new Map<string, Database.Statement>();
+  const db = () => {
+    if (!conn) {
+      conn = open();
+      conn.pragma('journal_mode = WAL');
+      conn.pragma('synchronous = OFF');
+      conn.pragma('busy_timeout = 5000');
+    }
+    return conn;
+  };
+  return {
+    separate: true,
+    ensure: (ddl) => db().exec(ddl),
+    // Synchronous statements: a rejected promise on failure, like the other stores' scratch.
+    run: <R>(sqlText: string, params: readonly unknown[]) =>
+      new Promise<R[]>((resolve) => {
+        let st = statements.get(sqlText);
+        if (!st) statements.set(sqlText, (st = db().prepare(sqlText)));
+        if (st.reader) resolve(st.all(...params) as R[]);
+        else {
+          st.run(...params);
+          resolve([]);
+        }
+      }),
+    close: () => {
+      statements.clear();
+      conn?.close();
+    },
+  };
+}
+
+/** Scratch state of an in-memory SQLite database: its main database (migrated like the rest). */
+function mainScratch(db: Kysely<DB>): Scratch & { close(): void } {
+  return {
+    separate: false,
+    ensure: () => {},
+    run: async <R>(sqlText: string, params: readonly unknown[]) =>
+      (await db.executeQuery<R>(CompiledQuery.raw(sqlText, [...params]))).rows as R[],
+    close: () => {},
+  };
+}
+
 /** Store.read for an in-memory SQLite database (no second connection can see it). */
 function viaKysely(db: Kysely<DB>) {
   return {
@@ -212,7 +264,7 @@ function cachingDatabase(raw: Database.Database) {
  * command, a second `serve`) writes at the same time; it waits for the busy timeout instead.
  */
 export async function tx<T>(store: Store, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
-  if (store.dialect === 'postgres') {
+  if (store.dialect.name === 'postgres') {
     return store.db.transaction().execute((trx: Transaction<DB>) => fn(trx));
   }
   return store.db.connection().execute(async (conn) => {
@@ -226,16 +278,6 @@ export async function tx<T>(store: Store, fn: (trx: Kysely<DB>) => Promise<T>): 
       throw err;
     }
   });
-}
-
-/** True for a unique-constraint violation on either dialect. */
-export function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  return (
-    e?.code === '23505' ||
-    e?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
-    e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
-  );
 }
 
 /** True when the database could not be reached (used by /readyz and 503 mapping). */

@@ -3,6 +3,7 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { DB } from './schema.js';
 import type { Store } from './connection.js';
+import type { SqlDialect } from './dialect.js';
 import * as m001 from './migrations/001-foundation.js';
 import * as m002 from './migrations/002-market.js';
 import * as m003 from './migrations/003-maintenance.js';
@@ -16,7 +17,13 @@ import * as m010 from './migrations/010-session-origin.js';
 import * as m011 from './migrations/011-webhooks.js';
 import * as m012 from './migrations/012-agent-public-host.js';
 
-const migrations: Record<string, Migration> = {
+/** A migration: its forward step, given the dialect it runs on (one set for both databases). */
+interface Step {
+  up(db: Kysely<any>, d: SqlDialect): Promise<void>;
+  down(): Promise<void>;
+}
+
+const steps: Record<string, Step> = {
   '001-foundation': m001,
   '002-market': m002,
   '003-maintenance': m003,
@@ -31,19 +38,24 @@ const migrations: Record<string, Migration> = {
   '012-agent-public-host': m012,
 };
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
+function providerFor(d: SqlDialect): MigrationProvider {
+  const migrations: Record<string, Migration> = {};
+  for (const [name, step] of Object.entries(steps))
+    migrations[name] = { up: (db) => step.up(db, d), down: () => step.down() };
+  return { getMigrations: () => Promise.resolve(migrations) };
+}
 
 export async function migrateToLatest(store: Store): Promise<void> {
   // On PostgreSQL the bookkeeping tables go into the connection's current schema explicitly:
   // Kysely otherwise looks for them in every schema and may find another database's in the same
   // cluster (operators may give each deployment, and tests each file, its own schema).
   let migrationTableSchema: string | undefined;
-  if (store.dialect === 'postgres') {
+  if (store.dialect.name === 'postgres') {
     const r = await sql<{ s: string }>`select current_schema() as s`.execute(store.db);
     migrationTableSchema = r.rows[0]?.s;
   }
   const db = migrationTableSchema ? withSchemaIntrospection(store.db) : store.db;
-  const migrator = new Migrator({ db, provider, migrationTableSchema });
+  const migrator = new Migrator({ db, provider: providerFor(store.dialect), migrationTableSchema });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
 }

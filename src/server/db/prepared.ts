@@ -1,11 +1,12 @@
 // Hot-path reads built once, because building and compiling the same queries with Kysely on
 // every request was about half of a poll's CPU. A prepared read is written
-// with Kysely as usual, against placeholder arguments; the first call per store compiles it and
+// with Kysely as usual, against placeholder arguments; the first call per dialect compiles it and
 // notes which compiled parameter is which argument; every later call only substitutes the
 // arguments and runs the SQL through Store.read (no transaction; see connection.ts).
 import type { Compilable, Kysely } from 'kysely';
 import type { Store } from './connection.js';
 import type { DB } from './schema.js';
+import type { DialectName, SqlDialect } from './dialect.js';
 
 const MARK = '\u0000openrig-arg:';
 
@@ -20,19 +21,20 @@ interface Compiled {
  * values (never inspect them: they are marker strings at build time).
  */
 export function preparedRead<A extends unknown[], R>(
-  build: (db: Kysely<DB>, ...args: A) => Compilable<R>,
+  build: (on: { db: Kysely<DB>; dialect: SqlDialect }, ...args: A) => Compilable<R>,
 ): (store: Store, ...args: A) => Promise<R[]> {
-  const compiled = new WeakMap<Store, Compiled>();
+  // The compiled text depends on the dialect alone (SQLite's `?` or PostgreSQL's `$n`).
+  const compiled: Partial<Record<DialectName, Compiled>> = {};
   return async (store, ...args) => {
-    let c = compiled.get(store);
+    let c = compiled[store.dialect.name];
     if (!c) {
       const marks = args.map((_, i) => `${MARK}${i}`) as A;
-      const q = build(store.db, ...marks).compile();
+      const q = build(store, ...marks).compile();
       const slots = q.parameters.map((p) =>
         typeof p === 'string' && p.startsWith(MARK) ? { arg: Number(p.slice(MARK.length)) } : { value: p },
       );
       c = { sql: q.sql, slots };
-      compiled.set(store, c);
+      compiled[store.dialect.name] = c;
     }
     const params = c.slots.map((s) => ('arg' in s ? args[s.arg] : s.value));
     return store.read<R>(c.sql, params);

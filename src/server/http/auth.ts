@@ -74,7 +74,7 @@ export function presentedCredential(req: FastifyRequest): string | null {
 }
 
 /** A session by its token's hash, with the revocation of the API key that made it. */
-const sessionByHash = preparedRead((db, hash: string) =>
+const sessionByHash = preparedRead(({ db }, hash: string) =>
   db
     .selectFrom('sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')
@@ -94,7 +94,7 @@ const sessionByHash = preparedRead((db, hash: string) =>
     .where('s.token_hash', '=', hash),
 );
 
-const apiKeyByHash = preparedRead((db, hash: string) =>
+const apiKeyByHash = preparedRead(({ db }, hash: string) =>
   db
     .selectFrom('api_keys as k')
     .innerJoin('users as u', 'u.id', 'k.user_id')

@@ -12,7 +12,6 @@ import {
   sweepMachinesOffline,
 } from '../modules/agent-gateway/agent-gateway.repo.js';
 import { sweepMachineInstances } from '../modules/instances/instances.service.js';
-import { GATEWAY_CLOSED_SEAM } from '../modules/agent-gateway/agent-gateway.routes.js';
 import { flushHeartbeats } from '../modules/agent-gateway/agent-gateway.heartbeats.js';
 import { nextTurn } from '../clock.js';
 
@@ -23,7 +22,7 @@ export interface SweepResult {
 }
 
 export async function sweepHeartbeats(
-  deps: Pick<Deps, 'store' | 'db' | 'clock' | 'config'>,
+  deps: Pick<Deps, 'store' | 'db' | 'clock' | 'config' | 'heartbeats'>,
 ): Promise<SweepResult> {
   const now = deps.clock.now();
   const { unknownAfterS, offlineAfterS } = deps.config.agent;
@@ -54,7 +53,7 @@ export function startHeartbeatSweep(deps: Deps, onError: (err: unknown) => void)
     'heartbeat-sweep',
     deps.config.agent.sweepIntervalMs,
     async () => {
-      if (deps.clock.now() < sweepFrom || deps.seams[GATEWAY_CLOSED_SEAM]) return;
+      if (deps.clock.now() < sweepFrom || deps.agentGateway.closed) return;
       const r = await sweepHeartbeats(deps);
       if (r.unknown.length || r.offline.length || r.machinesOffline) {
         deps.log.warn(

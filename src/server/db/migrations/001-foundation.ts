@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
-import { withId } from './helpers.js';
+import type { SqlDialect } from '../dialect.js';
 
-export async function up(db: Kysely<any>): Promise<void> {
-  await withId(db, db.schema.createTable('users'))
+export async function up(db: Kysely<any>, d: SqlDialect): Promise<void> {
+  await d
+    .withId(db.schema.createTable('users'))
     .addColumn('email', 'text', (c) => c.notNull())
     .addColumn('full_name', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('password_hash', 'text')
@@ -16,7 +17,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('users_email_uq').unique().on('users').column('email').execute();
 
-  await withId(db, db.schema.createTable('teams'))
+  await d
+    .withId(db.schema.createTable('teams'))
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
@@ -31,7 +33,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('team_members_pk', ['team_id', 'user_id'])
     .execute();
 
-  await withId(db, db.schema.createTable('api_keys'))
+  await d
+    .withId(db.schema.createTable('api_keys'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('team_id', 'bigint', (c) => c.references('teams.id'))
     .addColumn('kind', 'text', (c) => c.notNull().defaultTo('user'))
@@ -48,7 +51,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('api_keys_hash_uq').unique().on('api_keys').column('key_hash').execute();
   await db.schema.createIndex('api_keys_user_idx').on('api_keys').column('user_id').execute();
 
-  await withId(db, db.schema.createTable('sessions'))
+  await d
+    .withId(db.schema.createTable('sessions'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('team_id', 'bigint')
     .addColumn('kind', 'text', (c) => c.notNull())
@@ -60,7 +64,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('sessions_hash_uq').unique().on('sessions').column('token_hash').execute();
 
-  await withId(db, db.schema.createTable('ssh_keys'))
+  await d
+    .withId(db.schema.createTable('ssh_keys'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('public_key', 'text', (c) => c.notNull())
     .addColumn('key_type', 'text', (c) => c.notNull())
@@ -71,7 +76,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('ssh_keys_user_idx').on('ssh_keys').column('user_id').execute();
 
-  await withId(db, db.schema.createTable('email_outbox'))
+  await d
+    .withId(db.schema.createTable('email_outbox'))
     .addColumn('idempotency_key', 'text', (c) => c.notNull())
     .addColumn('to_addr', 'text', (c) => c.notNull())
     .addColumn('subject', 'text', (c) => c.notNull())

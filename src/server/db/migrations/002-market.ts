@@ -1,8 +1,9 @@
 import { sql, type Kysely } from 'kysely';
-import { withId } from './helpers.js';
+import type { SqlDialect } from '../dialect.js';
 
-export async function up(db: Kysely<any>): Promise<void> {
-  await withId(db, db.schema.createTable('machines'))
+export async function up(db: Kysely<any>, d: SqlDialect): Promise<void> {
+  await d
+    .withId(db.schema.createTable('machines'))
     .addColumn('host_id', 'bigint', (c) => c.notNull().references('users.id'))
     .addColumn('hostname', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('gpu_name', 'text', (c) => c.notNull())
@@ -54,7 +55,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('machines_score_idx').on('machines').column('score').execute();
   await db.schema.createIndex('machines_gpu_idx').on('machines').columns(['gpu_name', 'num_gpus']).execute();
 
-  await withId(db, db.schema.createTable('instances'))
+  await d
+    .withId(db.schema.createTable('instances'))
     .addColumn('machine_id', 'bigint', (c) => c.notNull().references('machines.id'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id'))
     .addColumn('team_id', 'bigint')
@@ -111,7 +113,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['destroyed_at', 'billed_until'])
     .execute();
 
-  await withId(db, db.schema.createTable('instance_ssh_keys'))
+  await d
+    .withId(db.schema.createTable('instance_ssh_keys'))
     .addColumn('instance_id', 'bigint', (c) => c.notNull().references('instances.id'))
     .addColumn('ssh_key_id', 'bigint', (c) => c.notNull().references('ssh_keys.id'))
     .addColumn('public_key', 'text', (c) => c.notNull())
@@ -126,7 +129,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['instance_id', 'ssh_key_id'])
     .execute();
 
-  await withId(db, db.schema.createTable('idempotency_keys'))
+  await d
+    .withId(db.schema.createTable('idempotency_keys'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id'))
     .addColumn('idem_key', 'text', (c) => c.notNull())
     .addColumn('request_hash', 'text', (c) => c.notNull())
@@ -142,7 +146,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['user_id', 'idem_key'])
     .execute();
 
-  await withId(db, db.schema.createTable('billing_ledger'))
+  await d
+    .withId(db.schema.createTable('billing_ledger'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id'))
     .addColumn('instance_id', 'bigint')
     .addColumn('kind', 'text', (c) => c.notNull())

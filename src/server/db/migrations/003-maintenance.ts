@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
-import { withId } from './helpers.js';
+import type { SqlDialect } from '../dialect.js';
 
 // Maintenance windows. Forward-only.
-export async function up(db: Kysely<any>): Promise<void> {
-  await withId(db, db.schema.createTable('maintenance_windows'))
+export async function up(db: Kysely<any>, d: SqlDialect): Promise<void> {
+  await d
+    .withId(db.schema.createTable('maintenance_windows'))
     .addColumn('machine_id', 'bigint', (c) => c.notNull().references('machines.id'))
     .addColumn('host_id', 'bigint', (c) => c.notNull().references('users.id'))
     .addColumn('batch_id', 'text', (c) => c.notNull())

@@ -1,9 +1,10 @@
 // 2FA tables. Types in db/tables/two-factor.ts. Forward-only.
 import { sql, type Kysely } from 'kysely';
-import { withId } from './helpers.js';
+import type { SqlDialect } from '../dialect.js';
 
-export async function up(db: Kysely<any>): Promise<void> {
-  await withId(db, db.schema.createTable('tfa_methods'))
+export async function up(db: Kysely<any>, d: SqlDialect): Promise<void> {
+  await d
+    .withId(db.schema.createTable('tfa_methods'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('method', 'text', (c) => c.notNull())
     .addColumn('label', 'text', (c) => c.notNull().defaultTo(''))
@@ -37,7 +38,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .where(sql.ref('deleted_at'), 'is', null)
     .execute();
 
-  await withId(db, db.schema.createTable('tfa_challenges'))
+  await d
+    .withId(db.schema.createTable('tfa_challenges'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('secret_hash', 'text', (c) => c.notNull())
     .addColumn('purpose', 'text', (c) => c.notNull())
@@ -69,7 +71,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .column('expires_at')
     .execute();
 
-  await withId(db, db.schema.createTable('tfa_backup_codes'))
+  await d
+    .withId(db.schema.createTable('tfa_backup_codes'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('code_hmac', 'text', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
@@ -89,7 +92,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
 
-  await withId(db, db.schema.createTable('auth_events'))
+  await d
+    .withId(db.schema.createTable('auth_events'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('kind', 'text', (c) => c.notNull())
     .addColumn('action', 'text', (c) => c.notNull())
@@ -104,7 +108,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['user_id', 'created_at'])
     .execute();
 
-  await withId(db, db.schema.createTable('sms_sends'))
+  await d
+    .withId(db.schema.createTable('sms_sends'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('phone_number', 'text', (c) => c.notNull())
     .addColumn('purpose', 'text', (c) => c.notNull())

@@ -19,7 +19,7 @@
 //
 // Machines are only ever soft-deleted (deleted_at); a hard DELETE would not be seen by readers.
 import { sql, type Kysely } from 'kysely';
-import { dialectOf } from './helpers.js';
+import type { SqlDialect } from '../dialect.js';
 
 /**
  * Every machines column whose change bumps row_version: all of them except last_heartbeat_at
@@ -70,8 +70,8 @@ function rowImage(ref: 'OLD' | 'NEW'): string[] {
   return [...VERSIONED_COLUMNS.map((c) => `${ref}.${c}`), `(${ref}.last_heartbeat_at IS NULL)`];
 }
 
-export async function up(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) === 'postgres') return upPostgres(db);
+export async function up(db: Kysely<any>, d: SqlDialect): Promise<void> {
+  if (d.name === 'postgres') return upPostgres(db);
   await sql`ALTER TABLE machines ADD COLUMN row_version bigint NOT NULL DEFAULT 0`.execute(db);
   // Existing rows: distinct versions (ids are distinct), so the counter continues above them.
   await sql`UPDATE machines SET row_version = id`.execute(db);

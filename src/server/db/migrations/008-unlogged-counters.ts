@@ -2,11 +2,11 @@
 // WAL (UNLOGGED: no log write and no fsync wait per limited request; emptied after a crash, which
 // only forgives the current window). SQLite keeps them in a scratch file instead
 // (platform.rate-limit.ts). Forward-only.
-import { sql, type Kysely } from 'kysely';
-import { dialectOf } from './helpers.js';
+import type { Kysely } from 'kysely';
+import type { SqlDialect } from '../dialect.js';
 
-export async function up(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) === 'postgres') await sql`alter table rate_limit_counters set unlogged`.execute(db);
+export async function up(db: Kysely<any>, d: SqlDialect): Promise<void> {
+  await d.setUnlogged(db, 'rate_limit_counters');
 }
 
 export async function down(): Promise<void> {

@@ -5,7 +5,8 @@ import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
 import { sweepHeartbeats } from '../../jobs/heartbeat-sweep.js';
-import { flushHeartbeats, writeTimes } from './agent-gateway.heartbeats.js';
+import { flushHeartbeats } from './agent-gateway.heartbeats.js';
+import { writeTimes } from './agent-gateway.repo.js';
 import { CompiledQuery } from 'kysely';
 
 const P = '/api/agent/v1';
@@ -125,7 +126,7 @@ describeEachDb('heartbeats in batches', (dialect) => {
   });
 
   it('finds each machine of a flush by its primary key, never by a walk over all machines', async () => {
-    const q = writeTimes(dialect, [
+    const q = writeTimes(t().deps.dialect, [
       [1, 1],
       [2, 2],
     ]);

@@ -10,36 +10,25 @@
 // A timestamp only moves forward and only on an online, live machine, so a flush racing another
 // process's sweep never brings an offline machine back (its next heartbeat does, as a transition).
 // A crash loses at most one interval of timestamps: the sweep thresholds are many intervals long.
-import { CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.js';
-import type { Store } from '../../db/connection.js';
 import * as repo from './agent-gateway.repo.js';
 import { nextTurn } from '../../clock.js';
 
-interface Pending {
-  times: Map<number, number>;
-  timer: NodeJS.Timeout | null;
-  flushing: Promise<void>;
+/** Heartbeat times not yet written, of one process (deps.ts `heartbeats`). */
+export class HeartbeatBuffer {
+  readonly times = new Map<number, number>();
+  timer: NodeJS.Timeout | null = null;
+  flushing: Promise<void> = Promise.resolve();
 }
 
-const pendingByStore = new WeakMap<Store, Pending>();
 // Rows per statement: on SQLite a statement runs synchronously (about 30 µs a row with its index
 // and trigger upkeep), so a flush is cut into statements of a few milliseconds each, with a turn
 // of the event loop between them for the requests waiting.
 const CHUNK = 500;
 
-function pendingOf(store: Store): Pending {
-  let p = pendingByStore.get(store);
-  if (!p) {
-    p = { times: new Map(), timer: null, flushing: Promise.resolve() };
-    pendingByStore.set(store, p);
-  }
-  return p;
-}
-
 /** Records a heartbeat of the agent's machines among `ids`; returns the ids that are its own. */
 export async function heartbeat(
-  deps: Pick<Deps, 'store' | 'db' | 'config' | 'log'>,
+  deps: Pick<Deps, 'store' | 'db' | 'config' | 'log' | 'heartbeats'>,
   hostId: number,
   agentUid: string,
   ids: number[],
@@ -52,7 +41,7 @@ export async function heartbeat(
     transitions.length > 0
       ? new Set(await repo.touchMachines(deps.db, hostId, agentUid, transitions, now))
       : new Set<number>();
-  const p = pendingOf(deps.store);
+  const p = deps.heartbeats;
   for (const r of rows) if (r.online_state === 'online') p.times.set(r.id, now);
   if (p.times.size > 0 && !p.timer) {
     const ms = Math.min(1000, (deps.config.agent.heartbeatS * 1000) / 4);
@@ -68,8 +57,8 @@ export async function heartbeat(
 }
 
 /** Writes every pending heartbeat now (one statement per 500 machines). */
-export function flushHeartbeats(deps: Pick<Deps, 'store' | 'db'>): Promise<void> {
-  const p = pendingOf(deps.store);
+export function flushHeartbeats(deps: Pick<Deps, 'store' | 'db' | 'heartbeats'>): Promise<void> {
+  const p = deps.heartbeats;
   // One flush at a time: a second caller waits for the running one, then writes what came since.
   p.flushing = p.flushing.then(async () => {
     if (p.times.size === 0) return;
@@ -79,7 +68,7 @@ export function flushHeartbeats(deps: Pick<Deps, 'store' | 'db'>): Promise<void>
       for (let i = 0; i < batch.length; i += CHUNK) {
         const part = batch.slice(i, i + CHUNK);
         if (i > 0) await nextTurn();
-        await deps.db.executeQuery(writeTimes(deps.store.dialect, part));
+        await deps.db.executeQuery(repo.writeTimes(deps.store.dialect, part));
       }
     } catch (err) {
       // Not lost: back in the queue (unless a newer heartbeat of the machine came meanwhile).
@@ -90,22 +79,4 @@ export function flushHeartbeats(deps: Pick<Deps, 'store' | 'db'>): Promise<void>
   const mine = p.flushing;
   p.flushing = mine.catch(() => {});
   return mine;
-}
-
-export function writeTimes(dialect: Store['dialect'], part: [number, number][]): CompiledQuery {
-  const guard =
-    "machines.online_state = 'online' AND machines.deleted_at IS NULL AND (machines.last_heartbeat_at IS NULL OR machines.last_heartbeat_at < v.t)";
-  if (dialect === 'postgres') {
-    return CompiledQuery.raw(
-      `UPDATE machines SET last_heartbeat_at = v.t FROM unnest($1::bigint[], $2::bigint[]) AS v(id, t) WHERE machines.id = v.id AND ${guard}`,
-      [part.map(([id]) => id), part.map(([, t]) => t)],
-    );
-  }
-  // NOT INDEXED: left to itself the planner walks every online machine through the heartbeat
-  // index and scans the JSON for each (quadratic: seconds at 20,000 machines); this way it reads
-  // the JSON once and finds each machine by its primary key (rowid lookups stay allowed).
-  return CompiledQuery.raw(
-    `UPDATE machines NOT INDEXED SET last_heartbeat_at = v.t FROM (SELECT CAST(key AS INTEGER) AS id, value AS t FROM json_each(?)) AS v WHERE machines.id = v.id AND ${guard}`,
-    [JSON.stringify(Object.fromEntries(part))],
-  );
 }

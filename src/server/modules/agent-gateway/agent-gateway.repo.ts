@@ -2,9 +2,9 @@
 // was decided in, so duplicated or stale reports, several `serve` processes and
 // the heartbeat sweeps can interleave without one undoing another.
 import { roundPrice } from '../../../contract/money.js';
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import type { Store } from '../../db/connection.js';
+import type { SqlDialect, Store } from '../../db/connection.js';
 import type { AgentMachineHardware } from '../../../contract/agent-protocol.js';
 
 export interface PriceInput {
@@ -97,11 +97,9 @@ export async function ownMachines(
   agentUid: string,
   ids: number[],
 ): Promise<{ id: number; online_state: string }[]> {
-  const pg = store.dialect === 'postgres';
-  const text = pg
-    ? 'SELECT id, online_state FROM machines WHERE id = ANY($1::bigint[]) AND host_id = $2 AND agent_uid = $3 AND deleted_at IS NULL'
-    : 'SELECT id, online_state FROM machines WHERE id IN (SELECT value FROM json_each(?)) AND host_id = ? AND agent_uid = ? AND deleted_at IS NULL';
-  return store.read(text, [pg ? ids : JSON.stringify(ids), hostId, agentUid]);
+  const d = store.dialect;
+  const text = `SELECT id, online_state FROM machines WHERE ${d.inIds('id', 1)} AND host_id = ${d.param(2)} AND agent_uid = ${d.param(3)} AND deleted_at IS NULL`;
+  return store.read(text, [d.idsParam(ids), hostId, agentUid]);
 }
 
 /** The heartbeat: marks the agent's machines alive; returns the ids that are really its own. */
@@ -280,4 +278,14 @@ export async function sweepMachinesOffline(db: Kysely<DB>, heartbeatBefore: numb
     .where('last_heartbeat_at', '<', heartbeatBefore)
     .executeTakeFirst();
   return Number(res.numUpdatedRows);
+}
+
+/** The statement writing a batch of heartbeat times: forward only, online live machines only. */
+export function writeTimes(dialect: SqlDialect, part: [number, number][]): CompiledQuery {
+  return dialect.updateByIds(
+    'machines',
+    'last_heartbeat_at',
+    part,
+    "machines.online_state = 'online' AND machines.deleted_at IS NULL AND (machines.last_heartbeat_at IS NULL OR machines.last_heartbeat_at < v.t)",
+  );
 }

@@ -24,14 +24,11 @@ import { flushHeartbeats } from './agent-gateway.heartbeats.js';
 const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 409: errorSchema } as const;
 const tags = ['agent'];
 
-/** Set in deps.seams once this process stops taking agent requests (read by the heartbeat sweep). */
-export const GATEWAY_CLOSED_SEAM = 'agentGatewayClosed';
-
 export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   // While the HTTP server drains on shutdown, agents cannot heartbeat to this process: its sweep
   // must not judge them meanwhile (main.ts stops the jobs only after the server closed).
   app.addHook('preClose', async () => {
-    deps.seams[GATEWAY_CLOSED_SEAM] = true;
+    deps.agentGateway.closed = true;
   });
   // Heartbeats still in memory are written before the store closes (agent-gateway.heartbeats.ts).
   app.addHook('onClose', async () => {

@@ -5,7 +5,8 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { InstancesTable } from '../../db/tables/market.js';
-import { tx, type Store } from '../../db/connection.js';
+import type { Store } from '../../db/connection.js';
+import { LostRace, txRetry } from '../../db/tx.js';
 import { meter } from './billing.meter.js';
 import { releaseMachine } from '../machines/machines.claim.js';
 import {
@@ -18,35 +19,6 @@ import { nextTurn } from '../../clock.js';
 import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 
 export type InstanceRow = Selectable<InstancesTable>;
-
-/** Thrown inside a transaction when a conditional update found the row changed: retry it all. */
-export class LostRace extends Error {
-  constructor(what: string) {
-    super(`lost a race on ${what}`);
-    this.name = 'LostRace';
-  }
-}
-
-/** PostgreSQL aborted the transaction to break a deadlock or a serialization conflict. */
-function isTransient(err: unknown): boolean {
-  const code = (err as { code?: string })?.code;
-  return code === '40P01' || code === '40001';
-}
-
-/**
- * Runs `fn` in a write transaction, again (up to `tries`) when it lost a conditional update or
- * PostgreSQL broke a deadlock (settling locks instance then user; stopping a user's instances for
- * an exhausted balance holds the user and then takes more instances).
- */
-export async function txRetry<T>(store: Store, fn: (trx: Kysely<DB>) => Promise<T>, tries = 8): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await tx(store, fn);
-    } catch (err) {
-      if (!(err instanceof LostRace || isTransient(err)) || i >= tries) throw err;
-    }
-  }
-}
 
 export function statusOf(row: Pick<InstanceRow, 'actual_status' | 'intended_status'>): {
   actual: ActualStatus;

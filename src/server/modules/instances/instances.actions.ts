@@ -8,14 +8,8 @@ import type { Deps } from '../../deps.js';
 import type { AuthContext } from '../../http/auth.js';
 import { AppError } from '../../errors.js';
 import { decideStateRequest, type IntendedStatus } from '../../../contract/instance-states.js';
-import {
-  LostRace,
-  balanceOf,
-  settleInstance,
-  statusOf,
-  txRetry,
-  type InstanceRow,
-} from '../billing/billing.service.js';
+import { balanceOf, settleInstance, statusOf, type InstanceRow } from '../billing/billing.service.js';
+import { LostRace, txRetry } from '../../db/tx.js';
 import { addSshKey } from '../ssh-keys/ssh-keys.service.js';
 import { claimMachine, releaseMachine } from '../machines/machines.claim.js';
 import { isUniqueViolation } from '../../db/connection.js';

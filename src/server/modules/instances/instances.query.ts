@@ -37,10 +37,10 @@ export async function listInstances(db: Kysely<DB>, userId: number, now: number)
   return views(db, rows, now);
 }
 
-const oneInstance = preparedRead((db, userId: number, id: number, now: number) =>
+const oneInstance = preparedRead(({ db, dialect }, userId: number, id: number, now: number) =>
   base(db, userId)
     .where('i.id', '=', id)
-    .select(windowsJson(db, sql.ref('i.machine_id'), now).as('windows_json')),
+    .select(windowsJson(dialect, sql.ref('i.machine_id'), now).as('windows_json')),
 );
 
 /**

@@ -14,7 +14,8 @@ import {
   type ReportedStatus,
   type SweepStatus,
 } from '../../../contract/instance-states.js';
-import { LostRace, settleInstance, statusOf, txRetry } from '../billing/billing.service.js';
+import { settleInstance, statusOf } from '../billing/billing.service.js';
+import { LostRace, txRetry } from '../../db/tx.js';
 import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 
 type StoreDeps = { store: Store; clock: { now(): number } };

@@ -1,8 +1,7 @@
 // Queries of maintenance scheduling. Reads of machines and instances only.
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import { dialectOf } from '../../db/migrations/helpers.js';
 import type { DB } from '../../db/schema.js';
-import type { Dialect, Store } from '../../db/connection.js';
+import type { SqlDialect, Store } from '../../db/connection.js';
 import type { MaintenanceWindowsTable } from '../../db/tables/maintenance.js';
 import type { MachineInfo } from '../notifications/notifications.templates.js';
 
@@ -11,15 +10,13 @@ const LOCK_NS = 0x6d61696e;
 
 /**
  * The caller's live machines among `ids`, with scheduling on them serialised for the rest of the
- * transaction, so the overlap check that follows can't be raced by a concurrent schedule. On
- * PostgreSQL: a transaction-scoped advisory lock per machine, taken in id order (two batches can't
- * deadlock), which, unlike a row lock, never holds up other modules' writes to `machines` (agent
- * heartbeats, sweeps). On SQLite the transaction is BEGIN IMMEDIATE (db/connection `tx`), which
- * already serialises writers.
+ * transaction, so the overlap check that follows can't be raced by a concurrent schedule. The
+ * lock (SqlDialect.lockKeys) never holds up other modules' writes to `machines` (agent
+ * heartbeats, sweeps).
  */
 export async function lockOwnedMachines(
   db: Kysely<DB>,
-  dialect: Dialect,
+  dialect: SqlDialect,
   hostId: number,
   ids: number[],
 ): Promise<MachineInfo[]> {
@@ -32,13 +29,11 @@ export async function lockOwnedMachines(
     .where('deleted_at', 'is', null)
     .orderBy('id')
     .execute();
-  if (dialect === 'postgres' && machines.length > 0) {
-    // Ids beyond 2^31 share a key with a smaller one: that only serialises a little more.
-    const sorted = machines.map((m) => m.id);
-    await sql`select pg_advisory_xact_lock(${LOCK_NS}, (id % 2147483647)::int) from unnest(${sorted}::bigint[]) with ordinality as t(id, n) order by n`.execute(
-      db,
-    );
-  }
+  await dialect.lockKeys(
+    db,
+    LOCK_NS,
+    machines.map((m) => m.id),
+  );
   return machines;
 }
 
@@ -209,19 +204,12 @@ export async function readMachineWindows(
   now: number,
 ): Promise<WindowRow[]> {
   if (machineIds.length === 0) return [];
-  const pg = store.dialect === 'postgres';
+  const d = store.dialect;
   // One machine (an instance poll): a plain equality, the cheapest plan.
   const one = machineIds.length === 1;
-  const match = one
-    ? `w.machine_id = ${pg ? '$1' : '?'}`
-    : pg
-      ? 'w.machine_id = ANY($1::bigint[])'
-      : 'w.machine_id IN (SELECT value FROM json_each(?))';
-  const text = `SELECT ${viewColumns.join(', ')} FROM maintenance_windows w WHERE ${match} AND w.canceled_at IS NULL AND w.end_time > ${pg ? '$2' : '?'} ORDER BY w.start_time, w.id`;
-  return store.read<WindowRow>(text, [
-    one ? machineIds[0] : pg ? machineIds : JSON.stringify(machineIds),
-    now,
-  ]);
+  const match = one ? `w.machine_id = ${d.param(1)}` : d.inIds('w.machine_id', 1);
+  const text = `SELECT ${viewColumns.join(', ')} FROM maintenance_windows w WHERE ${match} AND w.canceled_at IS NULL AND w.end_time > ${d.param(2)} ORDER BY w.start_time, w.id`;
+  return store.read<WindowRow>(text, [one ? machineIds[0] : d.idsParam(machineIds), now]);
 }
 
 /**
@@ -229,15 +217,16 @@ export async function readMachineWindows(
  * its row and its windows in one statement: one round trip fewer on PostgreSQL).
  */
 export function windowsJson(
-  db: Kysely<DB>,
+  dialect: SqlDialect,
   machineId: RawBuilder<unknown>,
   now: number,
 ): RawBuilder<unknown> {
-  const where = sql`w.machine_id = ${machineId} AND w.canceled_at IS NULL AND w.end_time > ${now}`;
-  if (dialectOf(db) === 'postgres') {
-    return sql`(SELECT coalesce(json_agg(json_build_object('id', w.id, 'machine_id', w.machine_id, 'start_time', w.start_time, 'end_time', w.end_time, 'duration_hours', w.duration_hours, 'category', w.category) ORDER BY w.start_time, w.id), '[]'::json) FROM maintenance_windows w WHERE ${where})`;
-  }
-  return sql`(SELECT json_group_array(json_object('id', w.id, 'machine_id', w.machine_id, 'start_time', w.start_time, 'end_time', w.end_time, 'duration_hours', w.duration_hours, 'category', w.category)) FROM (SELECT w.* FROM maintenance_windows w WHERE ${where} ORDER BY w.start_time, w.id) AS w)`;
+  return dialect.jsonRows(
+    'w',
+    ['id', 'machine_id', 'start_time', 'end_time', 'duration_hours', 'category'],
+    sql`maintenance_windows w WHERE w.machine_id = ${machineId} AND w.canceled_at IS NULL AND w.end_time > ${now}`,
+    'w.start_time, w.id',
+  );
 }
 
 export interface WindowRow {

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../errors.js';
 import { OFFER_FIELDS, OPERATORS } from './offers.fields.js';
+import { postgres, sqlite } from '../../db/dialect.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, coerce, compileSearch, searchSql } from './offers.filter.js';
 
 const COMPAT_FIELDS = [
@@ -72,7 +73,7 @@ describe('search filter compiler', () => {
         expect(plan.conditions).toEqual([
           { field, op, value: op === 'in' || op === 'notin' ? [want] : want },
         ]);
-        for (const d of ['sqlite', 'postgres'] as const) {
+        for (const d of [sqlite, postgres]) {
           const q = searchSql(plan, d, 1_700_000_000_000);
           expect(q.sql).toMatch(
             /^SELECT .* FROM machines m WHERE m\.id IN \(SELECT m\.id FROM machines m WHERE .* ORDER BY .* LIMIT 64\) ORDER BY .*$/,
@@ -130,7 +131,7 @@ describe('search filter compiler', () => {
       limit: DEFAULT_LIMIT,
       storage: 5,
     });
-    const q = searchSql(plan, 'sqlite', 0);
+    const q = searchSql(plan, sqlite, 0);
     expect(q.sql).toContain('m.rented = 0');
     expect(q.sql).toContain('m.listed = 1');
     expect(q.sql).toContain('m.deleted_at IS NULL');
@@ -138,7 +139,7 @@ describe('search filter compiler', () => {
 
   it('drops the implicit rented/listed filters only when the filter names them', () => {
     const where = (body: unknown) =>
-      searchSql(compileSearch(body), 'sqlite', 0)
+      searchSql(compileSearch(body), sqlite, 0)
         .sql.split('FROM machines m WHERE ')[2]!
         .split(' ORDER BY ')[0]!;
     expect(where({ rented: { eq: true } })).not.toContain('m.rented = 0');
@@ -173,7 +174,7 @@ describe('search filter compiler', () => {
       { field: 'score', dir: 'desc' },
     ]);
     expect(plan).toMatchObject({ limit: 10, type: 'bid', storage: 20 });
-    const q = searchSql(plan, 'postgres', 0);
+    const q = searchSql(plan, postgres, 0);
     expect(q.sql).toContain('$1::bigint');
     expect(q.sql).toContain('$2::bigint');
     expect(q.sql).toContain('m.min_bid_dph > 0');
@@ -187,7 +188,7 @@ describe('search filter compiler', () => {
   });
 
   it('never puts a value into the SQL text', () => {
-    const q = searchSql(compileSearch({ gpu_name: { eq: "x'; drop table machines; --" } }), 'sqlite', 0);
+    const q = searchSql(compileSearch({ gpu_name: { eq: "x'; drop table machines; --" } }), sqlite, 0);
     expect(q.sql).not.toContain('drop table');
     expect(q.params).toEqual(["x'; drop table machines; --"]);
   });

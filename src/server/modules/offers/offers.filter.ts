@@ -9,6 +9,7 @@
 // - Rented or unlisted machines appear only when the filter names `rented`, `listed` or
 //   `rentable`; deleted machines never do.
 import { CommonErrors, quoteValue } from '../../errors.js';
+import type { ParamType, SqlDialect } from '../../db/dialect.js';
 import {
   FREE_DISK_SQL,
   OFFER_FIELDS,
@@ -209,21 +210,21 @@ const CMP: Record<Exclude<Operator, 'in' | 'notin'>, string> = {
 export const SELECTED_FIELDS = Object.keys(OFFER_FIELDS);
 
 /** Turns a plan into one SELECT over machines (placeholders for the dialect). */
-export function searchSql(plan: SearchPlan, dialect: 'sqlite' | 'postgres', now: number): CompiledSql {
+export function searchSql(plan: SearchPlan, dialect: SqlDialect, now: number): CompiledSql {
   const params: unknown[] = [];
-  // PostgreSQL infers a placeholder's type from the column it meets (1.5 against an integer
-  // column would fail): cast every parameter to the field's type.
-  const PG_CAST: Record<FieldDef['type'], string> = {
-    int: '::bigint',
-    float: '::float8',
-    string: '::text',
-    bool: '',
+  // Every parameter is read as its field's type (a placeholder's type is otherwise inferred from
+  // the column it meets, and 1.5 against an integer column would fail).
+  const TYPE: Record<FieldDef['type'], ParamType> = {
+    int: 'bigint',
+    float: 'float8',
+    string: 'text',
+    bool: 'untyped',
   };
   const p =
     (type: FieldDef['type']) =>
     (v: unknown): string => {
       params.push(v);
-      return dialect === 'postgres' ? `$${params.length}${PG_CAST[type]}` : '?';
+      return dialect.param(params.length, TYPE[type]);
     };
   const base = plan.type === 'bid' ? 'm.min_bid_dph' : '(m.price_gpu_dph * m.num_gpus)';
   const ctx: SqlContext = { base, storage: plan.storage, now };

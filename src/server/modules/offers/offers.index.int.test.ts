@@ -168,7 +168,7 @@ describeEachDb('offer index matches searchSql', (dialect) => {
     const deps = { ...t().deps, clock: { now: () => now } };
 
     async function viaSql(plan: SearchPlan): Promise<Offer[]> {
-      const q = searchSql(plan, dialect, now);
+      const q = searchSql(plan, t().deps.dialect, now);
       const res = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(q.sql, q.params));
       return res.rows.map((r) => ({ ...offerView(r, plan), maintenances: [] }));
     }

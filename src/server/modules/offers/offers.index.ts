@@ -3,7 +3,8 @@
 // (offers.evaluate.ts) instead of reading a few thousand rows per query.
 //
 // Freshness: search calls sync() first, and sync() applies every change committed before it was
-// called. Rows carry a version that triggers move on every search-relevant change (migration 007):
+// called. Rows carry a version that triggers move on every search-relevant change (migration 007),
+// and the store's change feed (SqlDialect.machineChanges in db/dialect.ts) reads what moved:
 // - SQLite: one global counter, exact because writers are serialised; sync() reads the rows with
 //   row_version above the highest it has seen.
 // - PostgreSQL: versions come from a sequence and may commit out of order, so sync() remembers the
@@ -13,11 +14,11 @@
 //   index skip them.
 // So a search never answers from anything staler than a direct SQL query started at the same time
 // would (read-your-writes: a create that committed before the search began is seen).
-import type { Dialect, Store } from '../../db/connection.js';
+import type { Store } from '../../db/connection.js';
+import type { ChangeFeed, Raw } from '../../db/dialect.js';
 import type { OfferRow } from './offers.fields.js';
 import type { Condition, SearchPlan } from './offers.filter.js';
 import { jsContext, selectPage, type OrderView, type RowSource } from './offers.evaluate.js';
-import { nextTurn } from '../../clock.js';
 
 // The columns search reads (offers.fields.ts OfferRow), plus whether the row is deleted.
 const COLUMNS = [
@@ -54,21 +55,6 @@ const COLUMNS = [
   '(m.last_heartbeat_at IS NOT NULL) AS has_heartbeat',
   '(m.deleted_at IS NOT NULL) AS deleted',
 ].join(', ');
-
-// Small chunks, because better-sqlite3 reads synchronously and a large first load would hold the
-// event loop and grow V8's young generation for good (measurements in bench/RESULTS.md).
-const SQLITE_CHUNK = 500;
-const SQLITE_CHANGED = `SELECT ${COLUMNS}, m.row_version FROM machines m WHERE m.row_version > ? ORDER BY m.row_version LIMIT ${SQLITE_CHUNK}`;
-// One row even when nothing changed: it carries the new snapshot (the statement's own).
-// The first load: the snapshot first, then every row in chunks by id (as on SQLite, so little is
-// alive at once). Each chunk sees at least what the snapshot saw; whatever committed after it, or
-// was in progress then, has a row_xid the snapshot does not see, so the next sync reads it again.
-const PG_SNAPSHOT = 'SELECT pg_current_snapshot()::text AS snap';
-const PG_CHUNK = 500;
-const PG_FROM = `SELECT ${COLUMNS} FROM machines m WHERE m.id > $1 ORDER BY m.id LIMIT ${PG_CHUNK}`;
-const PG_CHANGED = `SELECT s.snap, ${COLUMNS} FROM (SELECT pg_current_snapshot()::text AS snap) s LEFT JOIN machines m ON m.row_xid >= pg_snapshot_xmin($1::pg_snapshot) AND NOT pg_visible_in_snapshot(m.row_xid, $1::pg_snapshot)`;
-
-type Raw = Record<string, unknown>;
 
 /** A bucket's rows; `version` moves on every change of them, which retires their sorted views. */
 interface Bucket extends RowSource {
@@ -251,17 +237,13 @@ export class OfferIndex {
   /** One copy of each distinct string (50,000 machines share a few GPU and CPU names). */
   private readonly strings = new Map<string, string>();
   private readonly numbers = new NumberPages();
-  /** SQLite: the highest row_version applied. */
-  private version = -1;
-  /** PostgreSQL: the snapshot of the last read (null before the first). */
-  private snapshot: string | null = null;
+  /** Where the last sync left off in the machines' changes. */
+  private readonly changes: ChangeFeed;
   private running: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
 
-  private readonly dialect: Dialect;
-
   constructor(private readonly store: Store) {
-    this.dialect = store.dialect;
+    this.changes = store.dialect.machineChanges(COLUMNS);
   }
 
   get size(): number {
@@ -336,40 +318,12 @@ export class OfferIndex {
     return out;
   }
 
-  private async read(): Promise<void> {
-    if (this.dialect === 'sqlite') {
-      for (;;) {
-        const rows = await this.query(SQLITE_CHANGED, [this.version]);
-        for (const r of rows) {
-          this.apply(r);
-          this.version = Math.max(this.version, Number(r.row_version));
-        }
-        if (rows.length < SQLITE_CHUNK) return;
-        await nextTurn();
-      }
-    }
-    if (this.snapshot === null) {
-      const snap = String((await this.query(PG_SNAPSHOT, []))[0]!.snap);
-      let after = 0; // ids start at 1
-      for (;;) {
-        const chunk = await this.query(PG_FROM, [after]);
-        for (const r of chunk) {
-          this.apply(r);
-          after = Number(r.id);
-        }
-        if (chunk.length < PG_CHUNK) break;
-      }
-      this.snapshot = snap;
-      return;
-    }
-    const rows = await this.query(PG_CHANGED, [this.snapshot]);
-    for (const r of rows) if (r.id !== null && r.id !== undefined) this.apply(r);
-    this.snapshot = String(rows[0]!.snap);
-  }
-
-  /** Committed rows only, off the write path (Store.read: SQLite's query-only connection). */
-  private query(sqlText: string, params: unknown[]): Promise<Raw[]> {
-    return this.store.read<Raw>(sqlText, params);
+  /** Applies the committed changes since the last read (Store.read: off the write path). */
+  private read(): Promise<void> {
+    return this.changes.next(
+      (sqlText, params) => this.store.read(sqlText, params),
+      (r) => this.apply(r),
+    );
   }
 
   private apply(r: Raw): void {
@@ -409,14 +363,4 @@ export class OfferIndex {
     this.strings.set(s, s);
     return s;
   }
-}
-
-// One index per open database (a process normally has one). Keyed weakly so a closed store (tests
-// open many) takes its index with it.
-const indexes = new WeakMap<Store, OfferIndex>();
-
-export function offerIndexOf(store: Store): OfferIndex {
-  let ix = indexes.get(store);
-  if (!ix) indexes.set(store, (ix = new OfferIndex(store)));
-  return ix;
 }

@@ -4,7 +4,6 @@ import type { Deps } from '../../deps.js';
 import { OFFER_FIELDS, type FieldValue, type JsContext, type OfferRow } from './offers.fields.js';
 import { compileSearch, searchSql, type SearchPlan } from './offers.filter.js';
 import { jsContext } from './offers.evaluate.js';
-import { offerIndexOf } from './offers.index.js';
 import { readMaintenanceWindows, type WindowView } from '../maintenance/maintenance.service.js';
 
 export type Offer = Record<string, number | string | boolean | null | WindowView[]>;
@@ -92,7 +91,7 @@ function sqlIsFaster(plan: SearchPlan): boolean {
  * answer is exactly as fresh as the database (offers.index.ts); it gives what searchSql gives.
  */
 export async function searchOffers(
-  deps: Pick<Deps, 'store' | 'db' | 'dialect' | 'clock'>,
+  deps: Pick<Deps, 'store' | 'db' | 'dialect' | 'clock' | 'offerIndex'>,
   body: unknown,
 ): Promise<{ offers: Offer[] }> {
   const page = await searchPage(deps, body, offerOf, (o) => o);
@@ -116,7 +115,7 @@ export interface SearchPage<T> {
  * the row leaves it, and another request's sync may run at the next await.
  */
 export async function searchPage<T>(
-  deps: Pick<Deps, 'store' | 'db' | 'dialect' | 'clock'>,
+  deps: Pick<Deps, 'store' | 'db' | 'dialect' | 'clock' | 'offerIndex'>,
   body: unknown,
   fromRow: (r: OfferRow, ctx: JsContext, plan: SearchPlan) => T,
   fromSql: (o: Offer) => T,
@@ -132,7 +131,7 @@ export async function searchPage<T>(
     items = offers.map(fromSql);
     ids = offers.map((o) => o.id as number);
   } else {
-    const index = offerIndexOf(deps.store);
+    const index = deps.offerIndex;
     await index.sync();
     const ctx = jsContext(plan, now);
     const rows = index.search(plan, now);

@@ -6,6 +6,7 @@ import { describeEachDb, PG_URL } from '../../../../test/helpers/db.js';
 import { makeTestApp, type TestApp } from '../../../../test/helpers/app.js';
 import { Kysely, SqliteDialect } from 'kysely';
 import { openStore, type Store } from '../../db/connection.js';
+import { sqlite } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { makeDeps } from '../../deps.js';
 import { ManualClock } from '../../clock.js';
@@ -155,7 +156,13 @@ describeEachDb('readyz', (dialect) => {
                 }),
               });
               const read = () => Promise.reject(new Error('unable to open database file'));
-              return { db, dialect: 'sqlite', read, scratch: () => null, destroy: () => db.destroy() };
+              return {
+                db,
+                dialect: sqlite,
+                read,
+                scratch: { separate: false, ensure: () => {}, run: read },
+                destroy: () => db.destroy(),
+              };
             })()
           : openStore(url);
       const config = loadConfig(

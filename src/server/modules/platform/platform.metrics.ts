@@ -14,20 +14,11 @@ export interface Metrics {
   rateLimited: Counter<'family'>;
 }
 
-const byDeps = new WeakMap<Deps, Metrics>();
-
-/** The metrics of one app (made on first use). */
-export function metricsOf(deps: Deps): Metrics {
-  let m = byDeps.get(deps);
-  if (!m) {
-    m = createMetrics(deps);
-    byDeps.set(deps, m);
-  }
-  return m;
-}
+/** What the scrape-time queries read. */
+type MetricsDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'log'>;
 
 /** Runs a scrape-time query; a table that does not exist yet (or a dead database) reports nothing. */
-async function safely<T>(deps: Deps, what: string, fn: () => Promise<T>): Promise<T | null> {
+async function safely<T>(deps: MetricsDeps, what: string, fn: () => Promise<T>): Promise<T | null> {
   try {
     return await fn();
   } catch (err) {
@@ -36,7 +27,8 @@ async function safely<T>(deps: Deps, what: string, fn: () => Promise<T>): Promis
   }
 }
 
-function createMetrics(deps: Deps): Metrics {
+/** The metrics of one app, on a registry of its own (made once, deps.ts). */
+export function makeMetrics(deps: MetricsDeps): Metrics {
   const registry = new Registry();
   const registers = [registry];
   collectDefaultMetrics({ register: registry, prefix: 'openrig_' });
@@ -145,7 +137,7 @@ interface Snapshot {
   machines: [string, number][];
 }
 
-async function loadSnapshot(deps: Deps): Promise<Snapshot> {
+async function loadSnapshot(deps: MetricsDeps): Promise<Snapshot> {
   const now = deps.clock.now();
   const dbUp = (await safely(deps, 'db_up', () => sql`select 1`.execute(deps.db))) !== null;
   const inst = await safely(deps, 'instances', () =>
@@ -206,7 +198,7 @@ async function loadSnapshot(deps: Deps): Promise<Snapshot> {
 
 /** onResponse hook: one observation per request, labelled by route pattern (bounded cardinality). */
 export function metricsHook(deps: Deps) {
-  const m = metricsOf(deps);
+  const m = deps.metrics;
   // The series of one (method, route, status), bound once: prom-client hashes a label object on
   // every call otherwise. Bounded like the labels themselves (route patterns × methods × statuses).
   const series = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();

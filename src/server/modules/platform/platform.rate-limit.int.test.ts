@@ -12,7 +12,7 @@ import { makeDeps, type Deps } from '../../deps.js';
 import { ManualClock } from '../../clock.js';
 import { loadConfig } from '../../config.js';
 import { installErrorHandling } from '../../http/error-handler.js';
-import { countersOf, rateLimitHook } from './platform.rate-limit.js';
+import { makeCounters, rateLimitHook } from './platform.rate-limit.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0); // on a minute boundary
 
@@ -132,14 +132,15 @@ describeEachDb('rate limits', (dialect) => {
   });
 
   it('counts atomically: 50 concurrent upserts on one bucket return 1..50', async () => {
+    const counters = [makeCounters(db.store), makeCounters(second)];
     const hits = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => countersOf(i % 2 ? db.store : second).hit('race:1', 0, 1)),
+      Array.from({ length: 50 }, (_, i) => counters[i % 2]!.hit('race:1', 0, 1)),
     );
     expect([...hits].sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
   });
 
   it('sweeps ended windows', async () => {
-    const c = countersOf(db.store);
+    const c = makeCounters(db.store);
     await c.hit('old:1', 0, 1000);
     await c.hit('new:1', 0, T0 + 10_000_000);
     expect(await c.sweep(T0)).toBeGreaterThanOrEqual(1);
@@ -156,7 +157,7 @@ describeEachDb('rate limits', (dialect) => {
       .where('bucket', '=', 'search:u:77')
       .execute();
     expect(inMain.length).toBe(dialect === 'sqlite' ? 0 : 1);
-    expect(db.store.scratch() !== null).toBe(dialect === 'sqlite');
+    expect(db.store.scratch.separate).toBe(dialect === 'sqlite');
   });
 });
 

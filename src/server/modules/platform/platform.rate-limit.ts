@@ -17,14 +17,10 @@
 // Headers: RateLimit-Policy and RateLimit as in draft-ietf-httpapi-ratelimit-headers (structured
 // fields: `"search";q=120;w=60` and `"search";r=119;t=42`), and Retry-After (RFC 9110) on 429.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sql, type Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
-import type { DB } from '../../db/schema.js';
 import type { Store } from '../../db/connection.js';
-import type Database from 'better-sqlite3';
 import type { RateLimitFamily, RateLimitRule } from '../../config.js';
 import { rateLimited } from './platform.errors.js';
-import { metricsOf } from './platform.metrics.js';
 
 interface FamilyInfo {
   /** Policy name in the headers. */
@@ -85,82 +81,33 @@ export function rateLimitHeaders(
   };
 }
 
-/** Counts one request in the bucket's window; returns the window's hits including this one. */
-export async function countHit(
-  db: Kysely<DB>,
-  bucket: string,
-  windowStart: number,
-  expiresAt: number,
-): Promise<number> {
-  // One atomic statement on both dialects: concurrent requests (any process) each get a distinct count.
-  const r = await sql<{
-    hits: number;
-  }>`insert into rate_limit_counters (bucket, window_start, hits, expires_at)
-    values (${bucket}, ${windowStart}, 1, ${expiresAt})
-    on conflict (bucket, window_start) do update set hits = rate_limit_counters.hits + 1
-    returning hits`.execute(db);
-  return Number(r.rows[0]!.hits);
-}
-
-// countHit's statement on PostgreSQL, as a named prepared statement (Store.read runs it alone,
-// outside any transaction). Every search pays for it: parsed and planned each time, it made a
-// search cost about 15 % more CPU, in the server and in PostgreSQL alike (bench, side runs).
-const PG_HIT = `insert into rate_limit_counters (bucket, window_start, hits, expires_at) values ($1, $2, 1, $3)
-  on conflict (bucket, window_start) do update set hits = rate_limit_counters.hits + 1 returning hits`;
-async function countHitPrepared(
-  store: Store,
-  bucket: string,
-  windowStart: number,
-  expiresAt: number,
-): Promise<number> {
-  const [row] = await store.read<{ hits: number }>(PG_HIT, [bucket, windowStart, expiresAt]);
-  return Number(row!.hits);
-}
-
-/** Deletes windows that have ended. */
-export async function sweepCounters(db: Kysely<DB>, now: number): Promise<number> {
-  const r = await db.deleteFrom('rate_limit_counters').where('expires_at', '<', now).executeTakeFirst();
-  return Number(r.numDeletedRows);
-}
-
 /** Where a store keeps its counters (see the head of this file). */
 export interface Counters {
+  /** Counts one request in the bucket's window; returns the window's hits including this one. */
   hit(bucket: string, windowStart: number, expiresAt: number): Promise<number>;
+  /** Deletes windows that have ended. */
   sweep(now: number): Promise<number>;
 }
 
-const countersOfStore = new WeakMap<Store, Counters>();
-
-export function countersOf(store: Store): Counters {
-  let c = countersOfStore.get(store);
-  if (!c) {
-    const scratch = store.scratch();
-    if (scratch) c = scratchCounters(scratch);
-    else if (store.dialect === 'postgres')
-      c = { hit: (...a) => countHitPrepared(store, ...a), sweep: (now) => sweepCounters(store.db, now) };
-    else c = { hit: (...a) => countHit(store.db, ...a), sweep: (now) => sweepCounters(store.db, now) };
-    countersOfStore.set(store, c);
-  }
-  return c;
-}
-
-function scratchCounters(db: Database.Database): Counters {
-  // The scratch database is not migrated: this table is its whole schema.
-  db.exec(`CREATE TABLE IF NOT EXISTS rate_limit_counters (
+/** The counters of a store, in its scratch state (Store.scratch). Built once per process (deps.ts). */
+export function makeCounters(store: Store): Counters {
+  const scratch = store.scratch;
+  // Where the scratch state is a side database, this table is its whole schema.
+  scratch.ensure(`CREATE TABLE IF NOT EXISTS rate_limit_counters (
     bucket TEXT NOT NULL, window_start INTEGER NOT NULL, hits INTEGER NOT NULL, expires_at INTEGER NOT NULL,
     PRIMARY KEY (bucket, window_start)) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS rate_limit_counters_expires_idx ON rate_limit_counters (expires_at);`);
-  const upsert = db.prepare<[string, number, number], { hits: number }>(
-    `INSERT INTO rate_limit_counters (bucket, window_start, hits, expires_at) VALUES (?, ?, 1, ?)
-     ON CONFLICT (bucket, window_start) DO UPDATE SET hits = hits + 1 RETURNING hits`,
-  );
-  const sweep = db.prepare<[number]>('DELETE FROM rate_limit_counters WHERE expires_at < ?');
-  // Synchronous statements, each its own transaction: a rejected promise on failure, like the
-  // main-database path, so the hook fails open the same way.
+  const p = (n: number) => store.dialect.param(n);
+  // One atomic statement: concurrent requests (any process) each get a distinct count. On
+  // PostgreSQL it runs as a named prepared statement: parsed and planned on every search, it made
+  // a search cost about 15 % more CPU, in the server and in PostgreSQL alike.
+  const upsert = `INSERT INTO rate_limit_counters (bucket, window_start, hits, expires_at) VALUES (${p(1)}, ${p(2)}, 1, ${p(3)})
+    ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_limit_counters.hits + 1 RETURNING hits`;
+  const sweep = `DELETE FROM rate_limit_counters WHERE expires_at < ${p(1)} RETURNING 1 AS n`;
   return {
-    hit: (bucket, windowStart, expiresAt) =>
-      new Promise((resolve) => resolve(upsert.get(bucket, windowStart, expiresAt)!.hits)),
-    sweep: (now) => new Promise((resolve) => resolve(sweep.run(now).changes)),
+    hit: async (bucket, windowStart, expiresAt) =>
+      Number((await scratch.run<{ hits: number }>(upsert, [bucket, windowStart, expiresAt]))[0]!.hits),
+    sweep: async (now) => (await scratch.run(sweep, [now])).length,
   };
 }
 
@@ -169,7 +116,7 @@ const SWEEP_EVERY_MS = 60_000;
 /** The onRequest hook (registered after authentication, so the caller is known). */
 export function rateLimitHook(deps: Deps) {
   let lastSweep = 0;
-  const counters = countersOf(deps.store);
+  const counters = deps.rateLimitCounters;
   return async function rateLimit(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (!deps.config.rateLimits.enabled) return;
     const family = familyOf(req.method, req.routeOptions.url);
@@ -197,7 +144,7 @@ export function rateLimitHook(deps: Deps) {
     }
     reply.headers(rateLimitHeaders(family, rule, hits, resetS));
     if (hits > rule.limit) {
-      metricsOf(deps).rateLimited.inc({ family: FAMILIES[family].name });
+      deps.metrics.rateLimited.inc({ family: FAMILIES[family].name });
       throw rateLimited(FAMILIES[family].what, resetS);
     }
   };

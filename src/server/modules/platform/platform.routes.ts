@@ -4,7 +4,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { safeEqual } from '../../crypto.js';
-import { metricsOf } from './platform.metrics.js';
 import { PlatformErrors } from './platform.errors.js';
 
 export async function platformRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
@@ -14,7 +13,7 @@ export async function platformRoutes(app: FastifyInstance, deps: Deps): Promise<
       const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
       if (!m || !safeEqual(m[1]!, token)) throw PlatformErrors.metricsAuth();
     }
-    const { registry } = metricsOf(deps);
+    const { registry } = deps.metrics;
     const text = await registry.metrics();
     return reply.type(registry.contentType).send(text);
   });

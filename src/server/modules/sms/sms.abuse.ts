@@ -1,6 +1,6 @@
 // SMS abuse controls. Thresholds come from config (`OPENRIG_SMS_*`, documented
 // in docs/two-factor.md); every check runs inside the transaction that records the send, with the
-// user's row lock (and on PostgreSQL an advisory lock on the number), so two concurrent requests
+// user's row lock and a lock on the number, so two concurrent requests
 // can't both slip under a limit.
 // - sms_blocked_number: the number starts with a blocked prefix (SMS-pumping risk), checked
 //   before anything is sent.
@@ -10,10 +10,10 @@
 // - preauth_phone_cap: one number used for adding a method (setup / authorize codes) by more
 //   than preauthPhoneCap different accounts within preauthPhoneWindowS.
 // - sms_fraud_detected: the account flag set by `admin flag-sms-fraud`.
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Config } from '../../config.js';
-import type { Dialect } from '../../db/connection.js';
+import type { SqlDialect } from '../../db/connection.js';
 import type { User } from '../../http/auth.js';
 import { AppError } from '../../errors.js';
 import { TfaErrors } from '../two-factor/two-factor.errors.js';
@@ -28,10 +28,9 @@ export function assertNotFlagged(user: User): void {
   if (user.sms_fraud === 1) throw TfaErrors.smsFraud();
 }
 
-/** Serialises SMS sends to one number across accounts (PostgreSQL; SQLite writers are serial). */
-export async function lockNumber(db: Kysely<DB>, dialect: Dialect, phone: string): Promise<void> {
-  if (dialect === 'postgres')
-    await sql`select pg_advisory_xact_lock(hashtext(${'sms:' + phone}))`.execute(db);
+/** Serialises SMS sends to one number across accounts for the rest of the transaction. */
+export function lockNumber(db: Kysely<DB>, dialect: SqlDialect, phone: string): Promise<void> {
+  return dialect.lockName(db, `sms:${phone}`);
 }
 
 function rateLimited(retryAfterS: number, msg?: string): AppError {

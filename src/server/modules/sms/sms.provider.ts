@@ -1,8 +1,9 @@
-// The SMS seam, so tests control what is sent: one interface, two providers, chosen by OPENRIG_SMS_PROVIDER
-// (docs/two-factor.md). Tests may put their own provider in `deps.seams.sms`.
+// The SMS seam: one interface, two providers, chosen by OPENRIG_SMS_PROVIDER (docs/two-factor.md).
+// Made once per process (deps.ts `sms`); tests may pass their own provider there.
 // - `outbox` (default, development): we generate the code; the SMS body goes to a JSONL file.
 // - `twilio`: the provider's Verify REST API generates, sends and checks the code.
-import type { Deps } from '../../deps.js';
+import type { Config } from '../../config.js';
+import type { Clock } from '../../clock.js';
 import { OutboxSmsProvider } from './sms.outbox.js';
 import { TwilioSmsProvider } from './sms.twilio.js';
 
@@ -20,13 +21,11 @@ export interface SmsProvider {
   check(p: { to: string; code: string; ref: string | null }): Promise<boolean>;
 }
 
-export function smsProvider(deps: Pick<Deps, 'config' | 'clock' | 'seams'>): SmsProvider {
-  const injected = deps.seams.sms as SmsProvider | undefined;
-  if (injected) return injected;
-  const cfg = deps.config.sms;
+export function smsProvider(config: Config, clock: Clock): SmsProvider {
+  const cfg = config.sms;
   switch (cfg.provider) {
     case 'outbox':
-      return new OutboxSmsProvider(cfg.outboxFile, deps.clock, deps.config.tfa.challengeTtlS);
+      return new OutboxSmsProvider(cfg.outboxFile, clock, config.tfa.challengeTtlS);
     case 'twilio':
       return new TwilioSmsProvider(cfg.twilio);
     default: {

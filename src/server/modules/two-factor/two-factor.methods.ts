@@ -40,7 +40,7 @@ import {
   type Verification,
 } from './two-factor.verify.js';
 
-type SvcDeps = Pick<Deps, 'db' | 'store' | 'dialect' | 'clock' | 'config' | 'seams' | 'kickOutbox'>;
+type SvcDeps = Pick<Deps, 'db' | 'store' | 'dialect' | 'clock' | 'config' | 'sms' | 'kickOutbox'>;
 export const DISABLED_MSG = '2FA Successfully Disabled';
 
 /** Replaces the user's backup codes with a fresh set of 10; returns them in plaintext (once). */

@@ -9,7 +9,6 @@ import { tx } from '../../db/connection.js';
 import type { ChallengePurpose } from '../../db/tables/two-factor.js';
 import { E164_RE } from '../accounts/accounts.service.js';
 import { maskPhone } from '../accounts/accounts.view.js';
-import { smsProvider } from '../sms/sms.provider.js';
 import {
   assertNotFlagged,
   checkSmsLimits,
@@ -32,7 +31,7 @@ import {
 import { liveChallenge, methodById } from './two-factor.verify.js';
 
 export const SECRET_PREFIX = 'tfa_';
-type SendDeps = Pick<Deps, 'db' | 'store' | 'dialect' | 'clock' | 'config' | 'seams' | 'kickOutbox'>;
+type SendDeps = Pick<Deps, 'db' | 'store' | 'dialect' | 'clock' | 'config' | 'sms' | 'kickOutbox'>;
 
 export function newSecret(): { secret: string; hash: string } {
   const secret = newToken(SECRET_PREFIX);
@@ -231,7 +230,7 @@ export async function sendSmsCode(
       'Retry-After': String(Math.ceil((lock - now) / 1000)),
     });
   }
-  const provider = smsProvider(deps);
+  const provider = deps.sms;
   const code = provider.codes === 'local' ? newCode() : null;
 
   const prepared = await tx(deps.store, async (db) => {

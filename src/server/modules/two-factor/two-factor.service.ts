@@ -28,7 +28,7 @@ import {
 import { methodView } from './two-factor.view.js';
 import { sha256Hex } from '../../crypto.js';
 
-type SvcDeps = Pick<Deps, 'db' | 'store' | 'dialect' | 'clock' | 'config' | 'seams' | 'kickOutbox'>;
+type SvcDeps = Pick<Deps, 'db' | 'store' | 'dialect' | 'clock' | 'config' | 'sms' | 'kickOutbox'>;
 
 export async function tfaStatus(deps: SvcDeps, user: User) {
   const now = deps.clock.now();

@@ -28,9 +28,9 @@ import type { User } from '../../http/auth.js';
 import { AppError, assertNever, type ErrorFactory } from '../../errors.js';
 import { decryptSecret, sha256Hex } from '../../crypto.js';
 import { tx } from '../../db/connection.js';
+import { LostRace, txSettled } from '../../db/tx.js';
 import type { ChallengePurpose } from '../../db/tables/two-factor.js';
 import type { DB } from '../../db/schema.js';
-import { smsProvider } from '../sms/sms.provider.js';
 import {
   backupCodeHmac,
   codeMatches,
@@ -97,13 +97,6 @@ export interface Verification {
   commit(db: Kysely<DB>): Promise<Verified>;
 }
 
-/** A concurrent request consumed the same code between evaluation and commit. */
-class LostRace extends Error {
-  constructor(readonly settle: () => Promise<never>) {
-    super('lost the race to consume a 2FA code');
-  }
-}
-
 /**
  * Commits a verification and its action in one transaction: both or neither. A lost race is
  * settled (failure event, lockout extras) after the rollback, outside the transaction.
@@ -113,20 +106,18 @@ export async function actOnVerified<T>(
   v: Verification,
   act: (db: Kysely<DB>, verified: Verified) => Promise<T>,
 ): Promise<T> {
-  try {
-    return await tx(deps.store, async (db) => {
-      // The user's row lock first, before the commit's row writes: every 2FA change takes its
-      // locks in this one order, so two of them can't deadlock on PostgreSQL.
-      await lockUser(db, v.userId);
-      return act(db, await v.commit(db));
-    });
-  } catch (err) {
-    if (err instanceof LostRace) return err.settle();
-    throw err;
-  }
+  return txSettled(deps.store, async (db) => {
+    // The user's row lock first, before the commit's row writes: every 2FA change takes its
+    // locks in this one order, so two of them can't deadlock on PostgreSQL.
+    await lockUser(db, v.userId);
+    return act(db, await v.commit(db));
+  });
 }
 
-type VerifyDeps = Pick<Deps, 'db' | 'store' | 'clock' | 'config' | 'seams' | 'kickOutbox'>;
+/** What a LostRace of this module lost: a concurrent request consumed the same code first. */
+const CODE = 'consuming a 2FA code';
+
+type VerifyDeps = Pick<Deps, 'db' | 'store' | 'clock' | 'config' | 'sms' | 'kickOutbox'>;
 
 /** Finds an active method of the user by id (404 not_found for another user's id). */
 export async function methodById(deps: Pick<Deps, 'db'>, user: User, id: number): Promise<TfaMethod> {
@@ -231,7 +222,7 @@ async function verifyBackupCode(
     method: null,
     challenge: null,
     async commit(db) {
-      if (!(await consumeBackupCode(db, user.id, hmac, now))) throw new LostRace(invalid);
+      if (!(await consumeBackupCode(db, user.id, hmac, now))) throw new LostRace(CODE, invalid);
       await recordEvent(db, now, {
         userId: user.id,
         kind: 'success',
@@ -278,7 +269,7 @@ async function verifyTotp(
         .where((eb) => eb.or([eb('last_totp_step', 'is', null), eb('last_totp_step', '<', step)]))
         .executeTakeFirst();
       if (Number(r.numUpdatedRows) !== 1)
-        throw new LostRace(() => failed(deps, user, method, claim, ctx, 'totp'));
+        throw new LostRace(CODE, () => failed(deps, user, method, claim, ctx, 'totp'));
       await succeeded(db, user, method, now, ctx, 'totp');
       return { via: 'totp', method, challenge: null, backupRemaining: null };
     },
@@ -320,7 +311,7 @@ async function verifyChallengeCode(
   if (tried.code_hmac !== null)
     ok = codeMatches(deps.config.secretKey, challenge.secret_hash, code, tried.code_hmac);
   else if (kind === 'sms' && tried.phone_number)
-    ok = await smsProvider(deps).check({ to: tried.phone_number, code, ref: tried.provider_ref });
+    ok = await deps.sms.check({ to: tried.phone_number, code, ref: tried.provider_ref });
   else ok = false;
   if (!ok) {
     // A challenge dies after its last allowed wrong try.
@@ -341,7 +332,7 @@ async function verifyChallengeCode(
     challenge,
     async commit(db) {
       if (!(await consumeChallenge(db, challenge.id, now)))
-        throw new LostRace(() => Promise.reject(TfaErrors.noChallenge()));
+        throw new LostRace(CODE, () => Promise.reject(TfaErrors.noChallenge()));
       await succeeded(db, user, method, now, ctx, kind);
       return { via: kind, method, challenge, backupRemaining: null };
     },
