@@ -1,9 +1,10 @@
 // Events, webhook endpoints and their delivery outbox. Forward-only.
 import type { Kysely } from 'kysely';
-import { withId } from './helpers.js';
+import type { SqlDialect } from '../dialect.js';
 
-export async function up(db: Kysely<any>): Promise<void> {
-  await withId(db, db.schema.createTable('events'))
+export async function up(db: Kysely<any>, d: SqlDialect): Promise<void> {
+  await d
+    .withId(db.schema.createTable('events'))
     .addColumn('public_id', 'text', (c) => c.notNull())
     .addColumn('user_id', 'bigint', (c) => c.notNull())
     .addColumn('seq', 'bigint', (c) => c.notNull())
@@ -28,7 +29,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('seq', 'bigint', (c) => c.notNull())
     .execute();
 
-  await withId(db, db.schema.createTable('webhooks'))
+  await d
+    .withId(db.schema.createTable('webhooks'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('url', 'text', (c) => c.notNull())
     .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
@@ -46,7 +48,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('webhooks_user_idx').on('webhooks').column('user_id').execute();
 
-  await withId(db, db.schema.createTable('webhook_deliveries'))
+  await d
+    .withId(db.schema.createTable('webhook_deliveries'))
     .addColumn('webhook_id', 'bigint', (c) => c.notNull().references('webhooks.id').onDelete('cascade'))
     .addColumn('user_id', 'bigint', (c) => c.notNull())
     .addColumn('msg_id', 'text', (c) => c.notNull())
@@ -87,7 +90,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .column('created_at')
     .execute();
 
-  await withId(db, db.schema.createTable('webhook_attempts'))
+  await d
+    .withId(db.schema.createTable('webhook_attempts'))
     .addColumn('delivery_id', 'bigint', (c) =>
       c.notNull().references('webhook_deliveries.id').onDelete('cascade'),
     )
