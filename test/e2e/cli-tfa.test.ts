@@ -1,7 +1,7 @@
-// TOTP enrolment and 2FA login through the built CLI against a real `serve` (api-spec "2FA
-// endpoints", "Authentication" 5; client-compat session fallback): authorize by e-mail code (read
-// from the mail outbox file), totp-setup draws a QR code and prints the secret, activate returns
-// backup codes, `tfa login` stores the session_key which then is the Bearer (users/current echoes
+// TOTP enrolment and 2FA login through the built CLI against a real `serve`: authorize by e-mail
+// code (read from the mail outbox file), totp-setup draws a QR code and prints the secret (and
+// --raw gives the server's JSON), activate returns backup codes, regenerating them retires the
+// whole old set, a backup code removes the last method, `tfa login` stores the session_key which then is the Bearer (users/current echoes
 // the credential), and the CLI falls back to the API key on "Invalid user key" and on
 // "Session expired. Please log in again.".
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -83,6 +83,10 @@ describe('TOTP enrolment and 2FA login', { timeout: 90_000 }, () => {
   }, 60_000);
 
   it('totp-setup draws the provisioning URI as a QR code and prints the secret', async () => {
+    // --raw prints the server's reply: a fresh base32 secret and its otpauth URI, no method added.
+    const raw = JSON.parse((await run(['tfa', 'totp-setup', '--raw'])).stdout);
+    expect(raw.secret).toMatch(/^[A-Z2-7]+=*$/);
+    expect(raw.provisioning_uri).toMatch(/^otpauth:\/\/totp\//);
     const r = await run(['tfa', 'totp-setup']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/[█▀▄]{10,}/);
@@ -101,6 +105,11 @@ describe('TOTP enrolment and 2FA login', { timeout: 90_000 }, () => {
     expect(s.stdout).toMatch(/^2FA:\s+enabled$/m);
     expect(s.stdout).toMatch(/^Backup codes left:\s+10$/m);
     expect(s.stdout).toMatch(/^\s*\d+\s+totp\s+phone\s+-\s+yes\s+0\s+no\s/m);
+    expect(JSON.parse((await run(['tfa', 'status', '--raw'])).stdout)).toMatchObject({
+      tfa_enabled: true,
+      backup_codes_remaining: 10,
+      methods: [{ method: 'totp', label: 'phone', is_primary: true }],
+    });
   });
 
   it('a wrong code: the server msg on stderr, exit 1, nothing stored', async () => {
@@ -119,7 +128,7 @@ describe('TOTP enrolment and 2FA login', { timeout: 90_000 }, () => {
     const c = cfg();
     expect(c.session_key).toMatch(/^ors_/);
     const me = await run(['show', 'user', '--raw']);
-    // users/current echoes the credential presented as api_key (client-compat).
+    // users/current echoes the credential presented as api_key, which the CLI reads.
     expect(JSON.parse(me.stdout).api_key).toBe(c.session_key);
   });
 
@@ -128,8 +137,11 @@ describe('TOTP enrolment and 2FA login', { timeout: 90_000 }, () => {
     expect(r.code).toBe(0);
     const fresh = [...r.stdout.matchAll(/^\s+(\S{4}-\S{4}-\S{4})$/gm)].map((m) => m[1]!);
     expect(fresh.length).toBe(10);
+    for (const old of backupCodes) expect(fresh).not.toContain(old);
+    // An unused code of the replaced set is refused like a used one.
     const again = await run(['tfa', 'regen-codes', '--backup-code', backupCodes[1]!]);
     expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/invalid|already used/i);
     backupCodes = fresh;
   });
 
