@@ -192,7 +192,10 @@ export function authHook(deps: Deps) {
       }
     } else {
       const cookie = req.cookies?.[SESSION_COOKIE];
-      if (cookie) req.auth = await resolveCookie(deps, cookie);
+      if (cookie) {
+        req.auth = await resolveCookie(deps, cookie);
+        if (req.auth) checkCookieWrite(req);
+      }
     }
     if (!req.auth) {
       if (mode === 'optional') return;
@@ -200,6 +203,40 @@ export function authHook(deps: Deps) {
     }
     enforceScope(req, req.auth, cfg);
   };
+}
+
+/** The header the web console sends with every call; another site's page cannot set it. */
+export const CSRF_HEADER = 'x-openrig-csrf';
+
+/**
+ * A cookie rides along with any request the browser makes, including a form or script on another
+ * site, so a cookie-authenticated write (any method but GET, HEAD, OPTIONS) must carry the
+ * `X-Openrig-Csrf` header, which no cross-site page can set without a CORS preflight that this
+ * server never grants, and, when the browser names the page's origin (`Origin`,
+ * `Sec-Fetch-Site`), that origin must be this server's own. Bearer and api_key callers send no
+ * cookie and are never checked.
+ */
+function checkCookieWrite(req: FastifyRequest): void {
+  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return;
+  const refuse = (why: string) => {
+    throw new AppError(403, 'forbidden', `Cookie-authenticated write refused: ${why}`);
+  };
+  if (!req.headers[CSRF_HEADER]) refuse(`the ${CSRF_HEADER} header is required`);
+  const site = req.headers['sec-fetch-site'];
+  if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') refuse('cross-site request');
+  const origin = req.headers.origin;
+  if (typeof origin === 'string' && origin !== 'null') {
+    // Hosts compared as URLs parse them, so an explicit default port equals an omitted one.
+    const hostOf = (u: string) => {
+      try {
+        return new URL(u).host;
+      } catch {
+        return null;
+      }
+    };
+    const own = hostOf(`${req.protocol}://${req.host}`);
+    if (own === null || hostOf(origin) !== own) refuse(`origin ${origin} is not this server`);
+  } else if (origin === 'null') refuse('opaque origin');
 }
 
 function enforceScope(req: FastifyRequest, auth: AuthContext, cfg: RouteAuthConfig | undefined): void {

@@ -105,7 +105,12 @@ describeEachDb('sessions keep their key scope', (dialect) => {
   it('POST /users/logout/ with the cookie ends that browser session and clears the cookie', async () => {
     const u = await t().user({ password: 'cookie password 1' });
     const cookie = await passwordCookie(t(), u.email, 'cookie password 1');
-    const out = await t().request('POST', '/api/v0/users/logout/', { headers: { cookie } });
+    // A cookie-authenticated write: the console's CSRF header is required.
+    const refused = await t().request('POST', '/api/v0/users/logout/', { headers: { cookie } });
+    expect(refused.status).toBe(403);
+    const out = await t().request('POST', '/api/v0/users/logout/', {
+      headers: { cookie, 'x-openrig-csrf': '1' },
+    });
     expect(out.status).toBe(200);
     expect(String(out.headers['set-cookie'])).toMatch(/openrig_session=;/);
     const after = await t().request('GET', '/api/v0/users/current/', { headers: { cookie } });
