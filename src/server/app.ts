@@ -17,6 +17,7 @@ export { redactUrl };
 import { ping } from './db/connection.js';
 import { registerModules } from './modules/index.js';
 import { installPlatformHooks } from './modules/platform/platform.hooks.js';
+import { defaultConsoleDir, installConsole } from './http/console.js';
 
 export function logOptions(level: string, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
@@ -48,7 +49,7 @@ declare module 'fastify' {
 
 export async function buildApp(
   deps: Deps,
-  opts: { logger?: boolean; logStream?: NodeJS.WritableStream } = {},
+  opts: { logger?: boolean; logStream?: NodeJS.WritableStream; consoleDir?: string } = {},
 ): Promise<FastifyInstance> {
   const compilers = schemaCompilers();
   const app = Fastify({
@@ -165,5 +166,7 @@ export async function buildApp(
   );
 
   await registerModules(app, deps);
+  // The web console, when built (dist/web); the API answers the same without it.
+  await installConsole(app, opts.consoleDir ?? defaultConsoleDir());
   return app;
 }

@@ -1,0 +1,46 @@
+// The web console: the single-page app built into dist/web (by `npm run build`, run by `npm ci`),
+// served at `/`. Hashed files under /assets/ never change under their name, so browsers keep them
+// a year; index.html is revalidated on every load so a new build is picked up at once. Any other
+// GET outside /api/ is a client-side route and answers index.html. The API keeps its JSON 404s.
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fastifyStatic from '@fastify/static';
+import { sendError } from './error-handler.js';
+
+/** The package's dist/web, from src/server/http or dist/server/http alike. */
+export function defaultConsoleDir(): string {
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/web');
+}
+
+const YEAR_S = 365 * 24 * 3600;
+
+export async function installConsole(app: FastifyInstance, dir: string): Promise<boolean> {
+  if (!existsSync(path.join(dir, 'index.html'))) return false;
+  await app.register(fastifyStatic, { root: dir, serve: false });
+  const route = { config: { auth: 'none' as const }, schema: { hide: true } };
+
+  const page = (reply: FastifyReply) =>
+    reply.header('cache-control', 'no-cache').sendFile('index.html', { cacheControl: false });
+
+  app.get('/', route, (_req, reply) => page(reply));
+  app.get('/assets/*', route, (req: FastifyRequest, reply) => {
+    const rel = (req.params as { '*': string })['*'];
+    return reply.sendFile(`assets/${rel}`, { maxAge: YEAR_S * 1000, immutable: true });
+  });
+  app.get('/*', route, (req: FastifyRequest, reply) => {
+    const p = req.url.split('?')[0]!;
+    if (p.startsWith('/api/') || p === '/api') {
+      return sendError(reply, 404, 'not_found', `No route for ${req.method} ${p}`);
+    }
+    const rel = (req.params as { '*': string })['*'];
+    // Files at the top of the build (the icon) by name; everything else is a route of the app.
+    if (/^[\w.-]+\.(?:svg|ico|png|txt|webmanifest)$/.test(rel)) {
+      const f = path.join(dir, rel);
+      if (existsSync(f) && statSync(f).isFile()) return reply.sendFile(rel, { maxAge: 3600 * 1000 });
+    }
+    return page(reply);
+  });
+  return true;
+}

@@ -1,0 +1,68 @@
+// Headless Chromium for the console's end-to-end tests: playwright-core driving the system's
+// Chromium (Debian's /usr/bin/chromium; OPENRIG_CHROMIUM names another), never a browser
+// Playwright downloads. Each launch gets a fresh profile directory, removed on close.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM: string | undefined = [
+  process.env.OPENRIG_CHROMIUM,
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome',
+].find((p): p is string => !!p && existsSync(p));
+
+/** Why browser tests cannot run here, printed once by the skipping file; null when they can. */
+export function noBrowserReason(): string | null {
+  if (CHROMIUM) return null;
+  return 'no Chromium found (/usr/bin/chromium; set OPENRIG_CHROMIUM): `.ci/run` installs Debian chromium';
+}
+
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+];
+
+export interface Browser {
+  context: BrowserContext;
+  page: Page;
+  downloads: string;
+  close(): Promise<void>;
+}
+
+export async function launchBrowser(
+  opts: { width?: number; height?: number; colorScheme?: 'light' | 'dark' } = {},
+): Promise<Browser> {
+  if (!CHROMIUM) throw new Error(noBrowserReason()!);
+  const profile = mkdtempSync(path.join(tmpdir(), 'openrig-chromium-'));
+  const downloads = path.join(profile, 'downloads');
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: opts.width ?? 1440, height: opts.height ?? 900 },
+    colorScheme: opts.colorScheme ?? 'light',
+    acceptDownloads: true,
+    downloadsPath: downloads,
+    timezoneId: 'Europe/Berlin',
+    locale: 'en-US',
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(15_000);
+  return {
+    context,
+    page,
+    downloads,
+    async close() {
+      await context.close().catch(() => undefined);
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}

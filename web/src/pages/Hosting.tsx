@@ -1,0 +1,408 @@
+// Hosting: the host's machines (GET /api/v0/machines/), list with a price or unlist, batch
+// maintenance on the machines picked (start in the browser's time zone, sent as epoch seconds),
+// the per-machine results exactly as the server answers them, and the upcoming windows with cancel.
+import { useState, type FormEvent } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, ApiError, type Machine, type Window } from '../api';
+import { Button, Dialog, Empty, ErrorNote, Field, Note, PageHead, SelectField, usd, when } from '../ui';
+
+const CATEGORIES = ['power', 'internet', 'disk', 'gpu', 'software', 'other'];
+
+interface BatchEntry {
+  success: boolean;
+  machine_id: number | null;
+  notifications_sent?: number;
+  maintenance_id?: number;
+  error?: string;
+  msg?: string;
+}
+
+const tz = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+function localInput(d: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+export function Hosting() {
+  const qc = useQueryClient();
+  const machines = useQuery({
+    queryKey: ['machines'],
+    queryFn: () => api<{ machines: Machine[] }>('GET', '/api/v0/machines/'),
+    refetchInterval: 15_000,
+  });
+  const windows = useQuery({
+    queryKey: ['maintenances'],
+    queryFn: () => api<{ maintenances: Window[] }>('GET', '/api/v0/machines/maintenances'),
+  });
+  const rows = machines.data?.machines ?? [];
+  const [picked, setPicked] = useState<Set<number>>(new Set());
+  const [listing, setListing] = useState<Machine | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  const toggle = (id: number) =>
+    setPicked((s) => {
+      const n = new Set(s);
+      if (n.has(id)) n.delete(id);
+      else n.add(id);
+      return n;
+    });
+  const all = rows.length > 0 && rows.every((m) => picked.has(m.id));
+
+  async function act(key: string, fn: () => Promise<unknown>) {
+    setBusy(key);
+    setError(null);
+    try {
+      await fn();
+      await qc.invalidateQueries({ queryKey: ['machines'] });
+      await qc.invalidateQueries({ queryKey: ['maintenances'] });
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  return (
+    <>
+      <PageHead title="Hosting" />
+      <ErrorNote error={machines.error ?? error} />
+      <section className="card table-card" aria-labelledby="machines-h">
+        <div className="table-meta">
+          <h2 id="machines-h">Machines</h2>
+          <span className="muted small">{picked.size} selected</span>
+        </div>
+        {machines.isPending ? (
+          <div className="skeleton" aria-busy="true" />
+        ) : rows.length === 0 ? (
+          <Empty>
+            No machines yet. Run <code>openrig agent</code> on a GPU host with your API key to add one.
+          </Empty>
+        ) : (
+          <div className="table-scroll">
+            <table className="table" aria-label="Machines">
+              <thead>
+                <tr>
+                  <th className="pick">
+                    <input
+                      type="checkbox"
+                      aria-label="Select all machines"
+                      checked={all}
+                      onChange={() => setPicked(all ? new Set() : new Set(rows.map((m) => m.id)))}
+                    />
+                  </th>
+                  <th>Machine</th>
+                  <th>GPUs</th>
+                  <th>State</th>
+                  <th>Listing</th>
+                  <th className="num">$/GPU/h</th>
+                  <th className="num">Renters</th>
+                  <th>Next maintenance</th>
+                  <th>
+                    <span className="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((m) => (
+                  <tr key={m.id} data-machine={m.id}>
+                    <td className="pick">
+                      <input
+                        type="checkbox"
+                        aria-label={`Select machine ${m.id}`}
+                        checked={picked.has(m.id)}
+                        onChange={() => toggle(m.id)}
+                      />
+                    </td>
+                    <td data-label="Machine">#{m.id}</td>
+                    <td data-label="GPUs">
+                      {m.num_gpus}× {m.gpu_name}
+                    </td>
+                    <td data-label="State">
+                      <span className={`status status-${m.online ? 'ok' : 'bad'}`}>
+                        <span className="dot" aria-hidden="true" />
+                        {m.online ? 'Online' : 'Offline'}
+                      </span>
+                    </td>
+                    <td data-label="Listing">
+                      {m.listed ? (
+                        <span className="badge badge-ok">listed</span>
+                      ) : (
+                        <span className="badge">unlisted</span>
+                      )}
+                      {m.rented && <span className="badge badge-info">rented</span>}
+                    </td>
+                    <td className="num" data-label="$/GPU/h">
+                      {usd(m.listed_gpu_cost)}
+                    </td>
+                    <td className="num" data-label="Renters">
+                      {m.current_rentals_running}
+                    </td>
+                    <td data-label="Next maintenance">
+                      {m.maintenances[0] ? when(m.maintenances[0].start_time) : '—'}
+                    </td>
+                    <td className="act">
+                      {m.listed ? (
+                        <Button
+                          busy={busy === `unlist-${m.id}`}
+                          onClick={() =>
+                            act(`unlist-${m.id}`, () => api('PUT', `/api/v0/machines/${m.id}/unlist/`))
+                          }
+                        >
+                          Unlist
+                        </Button>
+                      ) : null}
+                      <Button onClick={() => setListing(m)}>{m.listed ? 'Price' : 'List'}</Button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      <Maintenance picked={[...picked].sort((a, b) => a - b)} />
+      <Windows windows={windows.data?.maintenances ?? []} error={windows.error} />
+      <ListDialog machine={listing} onClose={() => setListing(null)} />
+    </>
+  );
+}
+
+function ListDialog({ machine, onClose }: { machine: Machine | null; onClose: () => void }) {
+  const qc = useQueryClient();
+  const [gpu, setGpu] = useState('');
+  const [disk, setDisk] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!machine) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const body: Record<string, number> = {};
+      if (gpu) body.price_gpu = Number(gpu);
+      if (disk) body.price_disk = Number(disk);
+      await api('PUT', `/api/v0/machines/${machine.id}/list/`, body);
+      await qc.invalidateQueries({ queryKey: ['machines'] });
+      onClose();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title={machine ? `List machine #${machine.id}` : 'List'} open={!!machine} onClose={onClose}>
+      {machine && (
+        <form onSubmit={submit}>
+          <Field
+            label="Price per GPU ($/hour)"
+            type="number"
+            step="0.001"
+            min="0"
+            placeholder={machine.listed_gpu_cost?.toString() ?? ''}
+            value={gpu}
+            onChange={(e) => setGpu(e.target.value)}
+            hint={`Renters pay ${machine.num_gpus} × this for compute.`}
+          />
+          <Field
+            label="Disk price ($/GB-month)"
+            type="number"
+            step="0.001"
+            min="0"
+            placeholder={machine.listed_storage_cost?.toString() ?? ''}
+            value={disk}
+            onChange={(e) => setDisk(e.target.value)}
+            hint="Empty fields keep their current value."
+          />
+          <ErrorNote error={error} />
+          <div className="row end">
+            <Button variant="ghost" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" variant="primary" busy={busy}>
+              {machine.listed ? 'Update price' : 'List for rent'}
+            </Button>
+          </div>
+        </form>
+      )}
+    </Dialog>
+  );
+}
+
+function Maintenance({ picked }: { picked: number[] }) {
+  const qc = useQueryClient();
+  const [start, setStart] = useState(() => localInput(new Date(Date.now() + 24 * 3600_000)));
+  const [hours, setHours] = useState('2');
+  const [category, setCategory] = useState('other');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [results, setResults] = useState<BatchEntry[] | null>(null);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    setResults(null);
+    try {
+      const sdate = Math.floor(new Date(start).getTime() / 1000);
+      const r = await api<{ results: BatchEntry[] }>('POST', '/api/v0/machines/maintenances/batch', {
+        machine_ids: picked,
+        sdate,
+        duration: Number(hours),
+        maintenance_category: category,
+      });
+      setResults(r.results);
+    } catch (err) {
+      setError(err);
+      if (err instanceof ApiError && Array.isArray(err.body.results))
+        setResults(err.body.results as BatchEntry[]);
+    } finally {
+      setBusy(false);
+      void qc.invalidateQueries({ queryKey: ['maintenances'] });
+      void qc.invalidateQueries({ queryKey: ['machines'] });
+    }
+  }
+
+  return (
+    <section className="card" aria-labelledby="maint-h">
+      <h2 id="maint-h">Schedule maintenance</h2>
+      <p className="muted small">
+        Renters of the selected machines are told by e-mail; you get one confirmation for the batch.
+      </p>
+      <form className="maint-form" onSubmit={submit}>
+        <Field
+          label={`Start (${tz})`}
+          type="datetime-local"
+          required
+          value={start}
+          onChange={(e) => setStart(e.target.value)}
+        />
+        <Field
+          label="Duration (hours)"
+          type="number"
+          min="1"
+          max="8760"
+          step="0.5"
+          required
+          value={hours}
+          onChange={(e) => setHours(e.target.value)}
+        />
+        <SelectField label="Category" value={category} onChange={(e) => setCategory(e.target.value)}>
+          {CATEGORIES.map((c) => (
+            <option key={c}>{c}</option>
+          ))}
+        </SelectField>
+        <div className="filter-actions">
+          <Button type="submit" variant="primary" busy={busy} disabled={picked.length === 0}>
+            Schedule on {picked.length} machine{picked.length === 1 ? '' : 's'}
+          </Button>
+        </div>
+      </form>
+      {picked.length === 0 && <p className="muted small">Select machines in the table above first.</p>}
+      <ErrorNote error={error} />
+      {results && (
+        <div className="table-scroll">
+          <table className="table" aria-label="Maintenance results">
+            <thead>
+              <tr>
+                <th>Machine</th>
+                <th>Result</th>
+                <th className="num">notifications_sent</th>
+                <th>Message</th>
+              </tr>
+            </thead>
+            <tbody>
+              {results.map((r, k) => (
+                <tr key={k} data-result={r.machine_id ?? ''}>
+                  <td data-label="Machine">{r.machine_id === null ? '—' : `#${r.machine_id}`}</td>
+                  <td data-label="Result">
+                    {r.success ? (
+                      <span className="badge badge-ok">scheduled</span>
+                    ) : (
+                      <span className="badge badge-bad">{r.error}</span>
+                    )}
+                  </td>
+                  <td className="num" data-label="notifications_sent" data-testid="notifications-sent">
+                    {r.notifications_sent ?? '—'}
+                  </td>
+                  <td data-label="Message">{r.msg ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Windows({ windows, error }: { windows: Window[]; error: unknown }) {
+  const qc = useQueryClient();
+  const [busy, setBusy] = useState<number | null>(null);
+  const [err, setErr] = useState<unknown>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const cancel = async (w: Window) => {
+    setBusy(w.id);
+    setErr(null);
+    try {
+      const r = await api<{ canceled: number }>('PUT', `/api/v0/machines/${w.machine_id}/cancel_maint/`);
+      setDone(`Cancelled ${r.canceled} window${r.canceled === 1 ? '' : 's'} of machine #${w.machine_id}.`);
+      await qc.invalidateQueries({ queryKey: ['maintenances'] });
+      await qc.invalidateQueries({ queryKey: ['machines'] });
+    } catch (e) {
+      setErr(e);
+    } finally {
+      setBusy(null);
+    }
+  };
+  return (
+    <section className="card" aria-labelledby="windows-h">
+      <h2 id="windows-h">Upcoming maintenance</h2>
+      <ErrorNote error={error ?? err} />
+      {done && <Note kind="ok">{done}</Note>}
+      {windows.length === 0 ? (
+        <Empty>No maintenance scheduled.</Empty>
+      ) : (
+        <div className="table-scroll">
+          <table className="table" aria-label="Upcoming maintenance">
+            <thead>
+              <tr>
+                <th>Machine</th>
+                <th>Starts</th>
+                <th>Ends</th>
+                <th>Category</th>
+                <th>
+                  <span className="sr-only">Cancel</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {windows.map((w) => (
+                <tr key={w.id}>
+                  <td data-label="Machine">#{w.machine_id}</td>
+                  <td data-label="Starts">{when(w.start_time)}</td>
+                  <td data-label="Ends">{when(w.end_time)}</td>
+                  <td data-label="Category">{w.maintenance_category}</td>
+                  <td className="act">
+                    <Button
+                      variant="ghost"
+                      busy={busy === w.id}
+                      onClick={() => cancel(w)}
+                      aria-label={`Cancel maintenance of machine ${w.machine_id}`}
+                      title="Cancels every current and upcoming window of this machine"
+                    >
+                      Cancel
+                    </Button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,290 @@
+// Instances: the list polls GET /api/v0/instances/ (every 2 s while one is changing state, every
+// 10 s otherwise), says what each state means, gives the SSH command to copy and the cost so far,
+// and stops, starts, restarts, labels and destroys (destroy asks first).
+import { useState, type FormEvent } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, type Instance } from '../api';
+import { Button, CopyButton, Dialog, Empty, ErrorNote, Field, Link, Note, PageHead, usd, when } from '../ui';
+
+const STATES: Record<string, { label: string; tone: string; meaning: string }> = {
+  provisioning: {
+    label: 'Provisioning',
+    tone: 'wait',
+    meaning: 'The host is preparing the instance.',
+  },
+  loading: { label: 'Loading', tone: 'wait', meaning: 'The image is downloading; it boots next.' },
+  running: { label: 'Running', tone: 'ok', meaning: 'Ready: connect over SSH. Compute and disk are billed.' },
+  stopped: {
+    label: 'Stopped',
+    tone: 'idle',
+    meaning: 'Not running: only disk is billed. Start it again or destroy it.',
+  },
+  stopping: { label: 'Stopping', tone: 'wait', meaning: 'The host is stopping the instance.' },
+  starting: { label: 'Starting', tone: 'wait', meaning: 'The host is starting the instance again.' },
+  exited: {
+    label: 'Exited',
+    tone: 'bad',
+    meaning: 'The container stopped by itself. Start it again, or destroy it and rent another offer.',
+  },
+  unknown: {
+    label: 'No heartbeat',
+    tone: 'bad',
+    meaning: 'The host has not reported lately. Disk charges continue; destroy it to stop them.',
+  },
+  offline: {
+    label: 'Host offline',
+    tone: 'bad',
+    meaning: 'The host disconnected. It will not run again here: destroy it and rent another offer.',
+  },
+};
+
+export function stateOf(i: Instance): string {
+  const a = i.actual_status;
+  if (i.intended_status === 'stopped' && (a === 'running' || a === 'loading' || a === null))
+    return 'stopping';
+  if (i.intended_status === 'running' && (a === 'stopped' || a === 'exited')) return 'starting';
+  if (a === null) return 'provisioning';
+  return a;
+}
+
+const settled = (i: Instance) => ['running', 'stopped', 'exited', 'offline'].includes(stateOf(i));
+
+export function sshCommand(i: Instance): string | null {
+  if (!i.ssh_host || !i.ssh_port) return null;
+  return `ssh -p ${i.ssh_port} root@${i.ssh_host}`;
+}
+
+export function Instances() {
+  const fresh = Number(new URLSearchParams(location.search).get('new')) || null;
+  const list = useQuery({
+    queryKey: ['instances'],
+    queryFn: () => api<{ instances: Instance[] }>('GET', '/api/v0/instances/'),
+    refetchInterval: (q) => {
+      const rows = q.state.data?.instances ?? [];
+      return rows.some((i) => !settled(i)) ? 2000 : 10_000;
+    },
+    refetchIntervalInBackground: false,
+  });
+  const rows = list.data?.instances ?? [];
+  return (
+    <>
+      <PageHead title="Instances">
+        <span className="muted small" aria-live="polite">
+          {list.isFetching
+            ? 'Updating…'
+            : `Updated ${new Date(list.dataUpdatedAt || Date.now()).toLocaleTimeString()}`}
+        </span>
+      </PageHead>
+      <ErrorNote error={list.error} />
+      {fresh && rows.some((i) => i.id === fresh) && (
+        <Note kind="ok">Instance {fresh} created. It shows “Running” once the host has booted it.</Note>
+      )}
+      {list.isPending ? (
+        <div className="card skeleton" aria-busy="true" />
+      ) : rows.length === 0 ? (
+        <div className="card">
+          <Empty>
+            No instances yet. <Link to="/search">Search offers</Link> to rent one.
+          </Empty>
+        </div>
+      ) : (
+        <ul className="instances" aria-label="Your instances">
+          {rows.map((i) => (
+            <InstanceCard key={i.id} i={i} highlight={i.id === fresh} />
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
+  const qc = useQueryClient();
+  const st = stateOf(i);
+  const info = STATES[st] ?? { label: st, tone: 'idle', meaning: '' };
+  const ssh = sshCommand(i);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [confirmDestroy, setConfirmDestroy] = useState(false);
+  const [labelling, setLabelling] = useState(false);
+
+  async function act(what: string, fn: () => Promise<unknown>) {
+    setBusy(what);
+    setError(null);
+    try {
+      await fn();
+      await qc.invalidateQueries({ queryKey: ['instances'] });
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(null);
+    }
+  }
+  const put = (body: Record<string, unknown>) => api('PUT', `/api/v0/instances/${i.id}/`, body);
+
+  // Restart: stop, wait until the host reports it stopped, start again.
+  const restart = () =>
+    act('restart', async () => {
+      await put({ state: 'stopped' });
+      const end = Date.now() + 120_000;
+      for (;;) {
+        const r = await api<{ instances: Instance }>('GET', `/api/v0/instances/${i.id}/`);
+        if (r.instances.actual_status === 'stopped') break;
+        if (Date.now() > end) throw new Error('The host did not stop the instance within two minutes');
+        await new Promise((res) => setTimeout(res, 1000));
+      }
+      await put({ state: 'running' });
+    });
+
+  const can = (a: string) => i.allowed_actions.includes(a);
+  return (
+    <li
+      className={`card instance ${highlight ? 'highlight' : ''}`}
+      data-instance={i.id}
+      aria-label={`Instance ${i.id}`}
+    >
+      <div className="instance-head">
+        <div>
+          <h2>
+            {i.label || `Instance ${i.id}`}
+            <span className="muted small"> #{i.id}</span>
+          </h2>
+          <p className="muted small">
+            {i.num_gpus}× {i.gpu_name} · {i.image_uuid} · {i.disk_space} GB ·{' '}
+            {i.geolocation ?? 'unknown location'}
+          </p>
+        </div>
+        <span className={`status status-${info.tone}`} data-status={st}>
+          <span className="dot" aria-hidden="true" />
+          {info.label}
+        </span>
+      </div>
+      <p className="meaning">{info.meaning}</p>
+      {i.status_msg && (
+        <details className="log">
+          <summary>Latest message from the host</summary>
+          <pre>{i.status_msg}</pre>
+        </details>
+      )}
+      <dl className="facts">
+        <div>
+          <dt>Cost so far</dt>
+          <dd data-testid="cost">{usd(i.accrued_cost, 4)}</dd>
+        </div>
+        <div>
+          <dt>Price</dt>
+          <dd>{usd(i.dph_total)}/h</dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>{when(i.start_date)}</dd>
+        </div>
+      </dl>
+      {ssh && st === 'running' ? (
+        <div className="ssh">
+          <label className="ssh-label" htmlFor={`ssh-${i.id}`}>
+            SSH
+          </label>
+          <input
+            id={`ssh-${i.id}`}
+            className="mono"
+            readOnly
+            value={ssh}
+            onFocus={(e) => e.target.select()}
+          />
+          <CopyButton text={ssh} label="Copy SSH command" />
+        </div>
+      ) : (
+        <p className="muted small ssh-wait">The SSH command appears here once the instance runs.</p>
+      )}
+      <ErrorNote error={error} />
+      <div className="row actions">
+        {can('stop') && (
+          <Button busy={busy === 'stop'} onClick={() => act('stop', () => put({ state: 'stopped' }))}>
+            Stop
+          </Button>
+        )}
+        {can('start') && (
+          <Button busy={busy === 'start'} onClick={() => act('start', () => put({ state: 'running' }))}>
+            Start
+          </Button>
+        )}
+        {st === 'running' && (
+          <Button busy={busy === 'restart'} onClick={restart}>
+            Restart
+          </Button>
+        )}
+        <Button onClick={() => setLabelling(true)}>Label</Button>
+        <Button variant="danger" onClick={() => setConfirmDestroy(true)}>
+          Destroy
+        </Button>
+      </div>
+      <Dialog
+        title={`Destroy instance ${i.id}?`}
+        open={confirmDestroy}
+        onClose={() => setConfirmDestroy(false)}
+      >
+        <p>Its disk and everything on it are deleted, and all billing stops. This cannot be undone.</p>
+        {confirmDestroy && <ErrorNote error={error} />}
+        <div className="row end">
+          <Button variant="ghost" onClick={() => setConfirmDestroy(false)}>
+            Keep it
+          </Button>
+          <Button
+            variant="danger"
+            busy={busy === 'destroy'}
+            onClick={() =>
+              act('destroy', async () => {
+                await api('DELETE', `/api/v0/instances/${i.id}/`);
+                setConfirmDestroy(false);
+              })
+            }
+          >
+            Destroy instance
+          </Button>
+        </div>
+      </Dialog>
+      <LabelDialog
+        open={labelling}
+        current={i.label ?? ''}
+        onClose={() => setLabelling(false)}
+        onSave={(label) =>
+          act('label', async () => {
+            await put({ label });
+            setLabelling(false);
+          })
+        }
+        busy={busy === 'label'}
+      />
+    </li>
+  );
+}
+
+function LabelDialog(p: {
+  open: boolean;
+  current: string;
+  busy: boolean;
+  onClose: () => void;
+  onSave: (label: string) => void;
+}) {
+  const [v, setV] = useState(p.current);
+  const save = (e: FormEvent) => {
+    e.preventDefault();
+    p.onSave(v);
+  };
+  return (
+    <Dialog title="Label" open={p.open} onClose={p.onClose}>
+      <form onSubmit={save}>
+        <Field label="Label" value={v} maxLength={1024} onChange={(e) => setV(e.target.value)} autoFocus />
+        <div className="row end">
+          <Button variant="ghost" onClick={p.onClose}>
+            Cancel
+          </Button>
+          <Button type="submit" variant="primary" busy={p.busy}>
+            Save
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

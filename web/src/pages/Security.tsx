@@ -1,0 +1,677 @@
+// Security: 2FA status and methods (GET /api/v0/tfa/status/). Adding a method first needs the
+// add-method authorization (a code from an existing method, an e-mailed code for the first one, or
+// a backup code), then TOTP (QR code drawn here from the provisioning URI, plus the manual key) or
+// SMS is confirmed with a code. Removing a method and regenerating backup codes verify a factor
+// in the same call. E-mail codes are always available once the e-mail is verified (never stored).
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import QRCode from 'qrcode';
+import { api, type TfaMethod, type TfaStatus } from '../api';
+import { Button, CopyButton, Dialog, ErrorNote, Field, LockCountdown, Note, download, when } from '../ui';
+
+type Factor = Record<string, unknown>;
+
+type Choice =
+  | { kind: 'totp' | 'sms'; id: number; label: string }
+  | { kind: 'email'; label: string }
+  | { kind: 'backup'; label: string };
+
+function choicesOf(methods: TfaMethod[], withEmail: boolean): Choice[] {
+  const out: Choice[] = [...methods]
+    .sort((a, b) => Number(b.is_primary) - Number(a.is_primary))
+    .map((m) => ({
+      kind: m.method,
+      id: m.id,
+      label:
+        m.method === 'totp'
+          ? `Authenticator app${m.label ? ` (${m.label})` : ''}`
+          : `Text message to ${m.phone_number ?? 'your phone'}${m.label ? ` (${m.label})` : ''}`,
+    }));
+  if (withEmail) out.push({ kind: 'email', label: 'E-mail code' });
+  if (methods.length > 0) out.push({ kind: 'backup', label: 'Backup code' });
+  return out;
+}
+
+const methodName = (m: TfaMethod) => (m.method === 'totp' ? 'Authenticator app' : 'Text message (SMS)');
+
+export function Security() {
+  const status = useQuery({
+    queryKey: ['tfa'],
+    queryFn: () => api<TfaStatus>('GET', '/api/v0/tfa/status/'),
+  });
+  const [adding, setAdding] = useState<'totp' | 'sms' | null>(null);
+  const [removing, setRemoving] = useState<TfaMethod | null>(null);
+  const [editing, setEditing] = useState<TfaMethod | null>(null);
+  const [regen, setRegen] = useState(false);
+  const [codes, setCodes] = useState<string[] | null>(null);
+  const [disabling, setDisabling] = useState(false);
+
+  const s = status.data;
+  return (
+    <>
+      <ErrorNote error={status.error} />
+      <section className="card" aria-labelledby="tfa-h">
+        <div className="section-head">
+          <h2 id="tfa-h">Two-factor authentication</h2>
+          {s && (
+            <span className={`status status-${s.tfa_enabled ? 'ok' : 'idle'}`} data-testid="tfa-state">
+              <span className="dot" aria-hidden="true" />
+              {s.tfa_enabled ? 'On' : 'Off'}
+            </span>
+          )}
+        </div>
+        {s && (
+          <p className="muted">
+            {s.tfa_enabled
+              ? `Signing in asks for a second factor. ${s.backup_codes_remaining} unused backup code${s.backup_codes_remaining === 1 ? '' : 's'}.`
+              : 'Signing in needs only your password. Add an authenticator app or a phone to protect the account.'}
+            {s.new_method_authorized && ' Adding methods is authorized for the next 30 minutes.'}
+          </p>
+        )}
+        <div className="row">
+          <Button variant="primary" onClick={() => setAdding('totp')}>
+            Add authenticator app
+          </Button>
+          <Button onClick={() => setAdding('sms')}>Add phone (SMS)</Button>
+          {s?.tfa_enabled && <Button onClick={() => setRegen(true)}>New backup codes</Button>}
+          {s?.tfa_enabled && (
+            <Button variant="danger" onClick={() => setDisabling(true)}>
+              Disable 2FA
+            </Button>
+          )}
+        </div>
+      </section>
+
+      {s && s.methods.length > 0 && (
+        <section className="card table-card" aria-labelledby="methods-h">
+          <div className="table-meta">
+            <h2 id="methods-h">Methods</h2>
+          </div>
+          <div className="table-scroll">
+            <table className="table" aria-label="2FA methods">
+              <thead>
+                <tr>
+                  <th>Method</th>
+                  <th>Label</th>
+                  <th>Added</th>
+                  <th>Last used</th>
+                  <th>
+                    <span className="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {s.methods.map((m) => (
+                  <tr key={m.id} data-method={m.method}>
+                    <td data-label="Method">
+                      {methodName(m)}
+                      {m.phone_number && <span className="muted"> {m.phone_number}</span>}
+                      {m.is_primary && <span className="badge badge-info">primary</span>}
+                      {m.locked_until && m.locked_until * 1000 > Date.now() && (
+                        <span className="badge badge-bad">
+                          <LockCountdown until={m.locked_until} />
+                        </span>
+                      )}
+                    </td>
+                    <td data-label="Label">{m.label || '—'}</td>
+                    <td data-label="Added">{when(m.created_at)}</td>
+                    <td data-label="Last used">{m.last_used ? when(m.last_used) : 'never'}</td>
+                    <td className="act">
+                      <Button variant="ghost" onClick={() => setEditing(m)}>
+                        Edit
+                      </Button>
+                      <Button variant="ghost" onClick={() => setRemoving(m)}>
+                        Remove
+                      </Button>
+                    </td>
+                  </tr>
+                ))}
+                <tr>
+                  <td data-label="Method">E-mail codes</td>
+                  <td colSpan={4} className="muted" data-label="">
+                    Always available to your verified e-mail address; nothing to set up.
+                  </td>
+                </tr>
+              </tbody>
+            </table>
+          </div>
+        </section>
+      )}
+
+      {s && adding && (
+        <AddMethod kind={adding} status={s} onClose={() => setAdding(null)} onCodes={(c) => setCodes(c)} />
+      )}
+      {s && removing && (
+        <VerifyDialog
+          title={`Remove ${methodName(removing).toLowerCase()}?`}
+          intro={
+            s.methods.length === 1
+              ? 'This is your last method: removing it turns two-factor authentication off and voids your backup codes.'
+              : 'Confirm with a second factor.'
+          }
+          status={s}
+          action="Remove method"
+          danger
+          run={(f) => api('DELETE', '/api/v0/tfa/', { ...f, target_id: removing.id })}
+          onClose={() => setRemoving(null)}
+        />
+      )}
+      {s && disabling && (
+        <VerifyDialog
+          title="Disable two-factor authentication?"
+          intro={
+            s.methods.length > 1
+              ? `You have ${s.methods.length} methods; remove all but one first (each removal is confirmed with a factor), then disable.`
+              : 'Signing in will need only your password, and your backup codes stop working.'
+          }
+          status={s}
+          action="Disable 2FA"
+          danger
+          disabled={s.methods.length > 1}
+          run={(f) =>
+            api('DELETE', '/api/v0/tfa/', { ...f, ...(s.methods[0] ? { target_id: s.methods[0].id } : {}) })
+          }
+          onClose={() => setDisabling(false)}
+        />
+      )}
+      {s && regen && (
+        <VerifyDialog
+          title="New backup codes"
+          intro="Your current backup codes stop working and ten new ones are shown once."
+          status={s}
+          action="Make new codes"
+          run={async (f) => {
+            const r = await api<{ backup_codes: string[] }>('PUT', '/api/v0/tfa/regen-backup-codes/', f);
+            setCodes(r.backup_codes);
+          }}
+          onClose={() => setRegen(false)}
+        />
+      )}
+      {editing && <EditMethod m={editing} onClose={() => setEditing(null)} />}
+      <BackupCodes codes={codes} onClose={() => setCodes(null)} />
+    </>
+  );
+}
+
+/**
+ * Collects one second factor: picks a method, sends a code where one is sent (`send`), and hands
+ * the verification fields to `submit`.
+ */
+function FactorForm({
+  choices,
+  send,
+  submit,
+  action,
+  danger,
+  disabled,
+}: {
+  choices: Choice[];
+  send: (c: Choice) => Promise<string>;
+  submit: (c: Choice, code: string, secret: string | null) => Promise<void>;
+  action: string;
+  danger?: boolean;
+  disabled?: boolean;
+}) {
+  const [idx, setIdx] = useState(0);
+  const c = choices[idx];
+  const [code, setCode] = useState('');
+  const [secret, setSecret] = useState<string | null>(null);
+  const [sent, setSent] = useState(false);
+  const [busy, setBusy] = useState<'send' | 'go' | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  if (!c) return null;
+  const needsSend = c.kind === 'sms' || c.kind === 'email';
+
+  const doSend = async () => {
+    setBusy('send');
+    setError(null);
+    try {
+      setSecret(await send(c));
+      setSent(true);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(null);
+    }
+  };
+  const go = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy('go');
+    setError(null);
+    try {
+      await submit(c, code.trim(), secret);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(null);
+    }
+  };
+  return (
+    <form onSubmit={go} className="stack">
+      {choices.length > 1 && (
+        <fieldset className="choices">
+          <legend>Verify with</legend>
+          {choices.map((ch, i) => (
+            <label key={`${ch.kind}-${'id' in ch ? ch.id : ''}`} className="choice">
+              <input
+                type="radio"
+                name="factor"
+                checked={i === idx}
+                onChange={() => {
+                  setIdx(i);
+                  setCode('');
+                  setSecret(null);
+                  setSent(false);
+                  setError(null);
+                }}
+              />
+              <span>{ch.label}</span>
+            </label>
+          ))}
+        </fieldset>
+      )}
+      {choices.length === 1 && <p className="muted">Verify with: {c.label}</p>}
+      {needsSend && (
+        <div className="row">
+          <Button busy={busy === 'send'} onClick={doSend}>
+            {sent ? 'Send again' : c.kind === 'sms' ? 'Text me a code' : 'E-mail me a code'}
+          </Button>
+          {sent && <Note kind="ok">Code sent.</Note>}
+        </div>
+      )}
+      {c.kind === 'backup' ? (
+        <Field
+          label="Backup code"
+          placeholder="XXXX-XXXX-XXXX"
+          autoComplete="off"
+          required
+          value={code}
+          onChange={(e) => setCode(e.target.value)}
+        />
+      ) : (
+        <Field
+          label={c.kind === 'totp' ? 'Code from your authenticator app' : 'Code'}
+          inputMode="numeric"
+          autoComplete="one-time-code"
+          pattern="[0-9]{6}"
+          maxLength={6}
+          required
+          value={code}
+          onChange={(e) => setCode(e.target.value.replace(/\D/g, ''))}
+        />
+      )}
+      <ErrorNote error={error} />
+      <div className="row end">
+        <Button
+          type="submit"
+          variant={danger ? 'danger' : 'primary'}
+          busy={busy === 'go'}
+          disabled={disabled || (needsSend && !secret)}
+        >
+          {action}
+        </Button>
+      </div>
+    </form>
+  );
+}
+
+/** The verification fields of DELETE tfa/ and PUT regen-backup-codes/ for a choice. */
+function factorOf(c: Choice, code: string, secret: string | null): Factor {
+  if (c.kind === 'backup') return { backup_code: code };
+  if (c.kind === 'email') return { tfa_method: 'email', code, secret };
+  return { tfa_method: c.kind, tfa_method_id: c.id, code, ...(secret ? { secret } : {}) };
+}
+
+async function sendVerifyCode(c: Choice): Promise<string> {
+  if (c.kind === 'sms')
+    return (await api<{ secret: string }>('POST', '/api/v0/tfa/sms/', { tfa_method_id: c.id })).secret;
+  return (await api<{ secret: string }>('POST', '/api/v0/tfa/email/', {})).secret;
+}
+
+function VerifyDialog(p: {
+  title: string;
+  intro: string;
+  status: TfaStatus;
+  action: string;
+  danger?: boolean;
+  disabled?: boolean;
+  run: (f: Factor) => Promise<unknown>;
+  onClose: () => void;
+}) {
+  const qc = useQueryClient();
+  return (
+    <Dialog title={p.title} open onClose={p.onClose}>
+      <p>{p.intro}</p>
+      <FactorForm
+        choices={choicesOf(p.status.methods, true)}
+        send={sendVerifyCode}
+        action={p.action}
+        danger={p.danger}
+        disabled={p.disabled}
+        submit={async (c, code, secret) => {
+          await p.run(factorOf(c, code, secret));
+          await qc.invalidateQueries({ queryKey: ['tfa'] });
+          await qc.invalidateQueries({ queryKey: ['me'] });
+          p.onClose();
+        }}
+      />
+    </Dialog>
+  );
+}
+
+/** The add-method authorization: POST authorize-new-method (sends a code, or takes a backup code), then PUT with the code. */
+function Authorize({ status, onDone }: { status: TfaStatus; onDone: () => void }) {
+  const first = status.methods.length === 0;
+  const choices = first
+    ? [{ kind: 'email' as const, label: 'E-mail code' }]
+    : choicesOf(status.methods, true);
+  const start = async (c: Choice): Promise<string> => {
+    const body: Factor =
+      c.kind === 'email'
+        ? first
+          ? {}
+          : { tfa_method: 'email' }
+        : { tfa_method: c.kind, tfa_method_id: 'id' in c ? c.id : undefined };
+    return (await api<{ secret: string }>('POST', '/api/v0/tfa/authorize-new-method/', body)).secret;
+  };
+  return (
+    <>
+      <p>
+        {first
+          ? 'First, confirm it is you: we e-mail a code to your address.'
+          : 'First, confirm it is you with one of your current methods.'}
+      </p>
+      <FactorForm
+        choices={choices}
+        send={start}
+        action="Authorize"
+        submit={async (c, code, secret) => {
+          if (c.kind === 'backup') {
+            await api('POST', '/api/v0/tfa/authorize-new-method/', { backup_code: code });
+          } else {
+            const s = secret ?? (await start(c));
+            await api('PUT', '/api/v0/tfa/authorize-new-method/', { code, secret: s });
+          }
+          onDone();
+        }}
+      />
+    </>
+  );
+}
+
+function AddMethod({
+  kind,
+  status,
+  onClose,
+  onCodes,
+}: {
+  kind: 'totp' | 'sms';
+  status: TfaStatus;
+  onClose: () => void;
+  onCodes: (c: string[]) => void;
+}) {
+  const qc = useQueryClient();
+  const [authorized, setAuthorized] = useState(status.new_method_authorized);
+  const finish = async (r: { backup_codes?: string[] }) => {
+    await qc.invalidateQueries({ queryKey: ['tfa'] });
+    await qc.invalidateQueries({ queryKey: ['me'] });
+    onClose();
+    if (r.backup_codes?.length) onCodes(r.backup_codes);
+  };
+  return (
+    <Dialog title={kind === 'totp' ? 'Add an authenticator app' : 'Add a phone'} open onClose={onClose} wide>
+      {!authorized ? (
+        <Authorize status={status} onDone={() => setAuthorized(true)} />
+      ) : kind === 'totp' ? (
+        <AddTotp onDone={finish} />
+      ) : (
+        <AddSms onDone={finish} />
+      )}
+    </Dialog>
+  );
+}
+
+function AddTotp({ onDone }: { onDone: (r: { backup_codes?: string[] }) => Promise<void> }) {
+  const setup = useQuery({
+    queryKey: ['totp-setup'],
+    queryFn: () => api<{ secret: string; provisioning_uri: string }>('POST', '/api/v0/tfa/totp-setup/'),
+    staleTime: Infinity,
+    gcTime: 0,
+  });
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const [code, setCode] = useState('');
+  const [label, setLabel] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    if (setup.data && canvas.current)
+      void QRCode.toCanvas(canvas.current, setup.data.provisioning_uri, { width: 200, margin: 2 });
+  }, [setup.data]);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!setup.data) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await api<{ backup_codes?: string[] }>('POST', '/api/v0/tfa/confirm-new/', {
+        tfa_method: 'totp',
+        code,
+        secret: setup.data.secret,
+        ...(label.trim() ? { label: label.trim() } : {}),
+      });
+      await onDone(r);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={submit} className="totp">
+      <ErrorNote error={setup.error} />
+      <div className="totp-grid">
+        <div className="qr-box">
+          <canvas
+            ref={canvas}
+            width={200}
+            height={200}
+            aria-label="QR code for your authenticator app"
+            role="img"
+          />
+        </div>
+        <div className="stack">
+          <p>Scan the code with your authenticator app, or type the key by hand:</p>
+          <div className="secret-box">
+            <code className="mono" data-testid="totp-secret">
+              {setup.data?.secret.replace(/(.{4})/g, '$1 ').trim() ?? '…'}
+            </code>
+            {setup.data && <CopyButton text={setup.data.secret} label="Copy key" />}
+          </div>
+          <Field
+            label="Label (optional)"
+            maxLength={30}
+            value={label}
+            onChange={(e) => setLabel(e.target.value)}
+          />
+          <Field
+            label="Code from the app"
+            inputMode="numeric"
+            autoComplete="one-time-code"
+            pattern="[0-9]{6}"
+            maxLength={6}
+            required
+            value={code}
+            onChange={(e) => setCode(e.target.value.replace(/\D/g, ''))}
+          />
+        </div>
+      </div>
+      <ErrorNote error={error} />
+      <div className="row end">
+        <Button type="submit" variant="primary" busy={busy} disabled={!setup.data}>
+          Turn on
+        </Button>
+      </div>
+    </form>
+  );
+}
+
+function AddSms({ onDone }: { onDone: (r: { backup_codes?: string[] }) => Promise<void> }) {
+  const [phone, setPhone] = useState('');
+  const [label, setLabel] = useState('');
+  const [secret, setSecret] = useState<string | null>(null);
+  const [code, setCode] = useState('');
+  const [busy, setBusy] = useState<'send' | 'go' | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const send = async () => {
+    setBusy('send');
+    setError(null);
+    try {
+      const r = await api<{ secret: string }>(
+        'POST',
+        secret ? '/api/v0/tfa/sms/resend/' : '/api/v0/tfa/sms/',
+        {
+          phone_number: phone.trim(),
+        },
+      );
+      setSecret(r.secret);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(null);
+    }
+  };
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy('go');
+    setError(null);
+    try {
+      const r = await api<{ backup_codes?: string[] }>('POST', '/api/v0/tfa/confirm-new/', {
+        tfa_method: 'sms',
+        code,
+        secret,
+        phone_number: phone.trim(),
+        ...(label.trim() ? { label: label.trim() } : {}),
+      });
+      await onDone(r);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(null);
+    }
+  };
+  return (
+    <form onSubmit={submit} className="stack">
+      <Field
+        label="Phone number"
+        type="tel"
+        placeholder="+14155550123"
+        required
+        value={phone}
+        onChange={(e) => setPhone(e.target.value)}
+        hint="In international format, starting with +."
+      />
+      <Field
+        label="Label (optional)"
+        maxLength={30}
+        value={label}
+        onChange={(e) => setLabel(e.target.value)}
+      />
+      <div className="row">
+        <Button busy={busy === 'send'} onClick={send} disabled={!phone.trim()}>
+          {secret ? 'Send again' : 'Text me a code'}
+        </Button>
+        {secret && <Note kind="ok">Code sent.</Note>}
+      </div>
+      <Field
+        label="Code"
+        inputMode="numeric"
+        autoComplete="one-time-code"
+        pattern="[0-9]{6}"
+        maxLength={6}
+        required
+        value={code}
+        onChange={(e) => setCode(e.target.value.replace(/\D/g, ''))}
+      />
+      <ErrorNote error={error} />
+      <div className="row end">
+        <Button type="submit" variant="primary" busy={busy === 'go'} disabled={!secret}>
+          Add phone
+        </Button>
+      </div>
+    </form>
+  );
+}
+
+function EditMethod({ m, onClose }: { m: TfaMethod; onClose: () => void }) {
+  const qc = useQueryClient();
+  const [label, setLabel] = useState(m.label ?? '');
+  const [primary, setPrimary] = useState(m.is_primary);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await api('PUT', '/api/v0/tfa/update/', {
+        tfa_method_id: m.id,
+        label: label.trim(),
+        ...(primary && !m.is_primary ? { is_primary: true } : {}),
+      });
+      await qc.invalidateQueries({ queryKey: ['tfa'] });
+      onClose();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title={`Edit ${methodName(m).toLowerCase()}`} open onClose={onClose}>
+      <form onSubmit={submit} className="stack">
+        <Field label="Label" maxLength={30} value={label} onChange={(e) => setLabel(e.target.value)} />
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={primary}
+            disabled={m.is_primary}
+            onChange={(e) => setPrimary(e.target.checked)}
+          />
+          Primary method (offered first when you sign in)
+        </label>
+        <ErrorNote error={error} />
+        <div className="row end">
+          <Button variant="ghost" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button type="submit" variant="primary" busy={busy}>
+            Save
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function BackupCodes({ codes, onClose }: { codes: string[] | null; onClose: () => void }) {
+  const text = codes
+    ? `openrig backup codes (${new Date().toISOString().slice(0, 10)})\nEach code works once.\n\n${codes.join('\n')}\n`
+    : '';
+  return (
+    <Dialog title="Your backup codes" open={!!codes} onClose={onClose}>
+      <Note kind="warn">Save them now: they are shown only this once. Each code signs you in once.</Note>
+      <ol className="codes mono" data-testid="backup-codes">
+        {codes?.map((c) => (
+          <li key={c}>{c}</li>
+        ))}
+      </ol>
+      <div className="row end">
+        <CopyButton text={codes?.join('\n') ?? ''} label="Copy" />
+        <Button onClick={() => download('openrig-backup-codes.txt', text)}>Download .txt</Button>
+        <Button variant="primary" onClick={onClose}>
+          I saved them
+        </Button>
+      </div>
+    </Dialog>
+  );
+}
