@@ -84,7 +84,7 @@ describe.skipIf(!!reason)('web console, sign-in and account', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('signs in with a TOTP code as the second step; the cookie is HttpOnly and SameSite=Strict', async () => {
+  it('signs in with a TOTP code as the second step (HttpOnly, SameSite=Strict cookie), then signs out on the server', async () => {
     const email = 'totp-signin@example.com';
     const u = await createUser(email);
     // TOTP turned on over the API: the add-method authorization by e-mailed code, then confirm-new.
@@ -120,5 +120,13 @@ describe.skipIf(!!reason)('web console, sign-in and account', () => {
     const session = cookies.find((c) => c.name === 'openrig_session');
     expect(session?.sameSite).toBe('Strict');
     expect(session?.httpOnly).toBe(true);
+
+    // Sign out ends the session on the server: the old cookie no longer authenticates.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    const after = await fetch(`${serve.url}/api/v0/users/current`, {
+      headers: { cookie: `openrig_session=${session!.value}` },
+    });
+    expect(after.status).toBe(401);
   });
 });

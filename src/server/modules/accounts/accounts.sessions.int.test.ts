@@ -80,7 +80,7 @@ describeEachDb('sessions keep their key scope', (dialect) => {
     const plain = await t().user({ password: 'a long password 2' });
     const cookie = await passwordCookie(t(), plain.email, 'a long password 2');
     const viaCookie = await t().request('POST', '/api/v0/auth/apikeys/', {
-      headers: { cookie },
+      headers: { cookie, 'x-openrig-csrf': '1' },
       body: { name: 'from the browser' },
     });
     expect(viaCookie.status).toBe(200);
