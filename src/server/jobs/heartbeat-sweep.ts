@@ -14,6 +14,8 @@ import {
 import { sweepMachineInstances } from '../modules/instances/instances.service.js';
 import { flushHeartbeats } from '../modules/agent-gateway/agent-gateway.heartbeats.js';
 import { nextTurn } from '../clock.js';
+import { tx } from '../db/connection.js';
+import { machineEvent, recordEvents } from '../modules/webhooks/webhooks.events.js';
 
 export interface SweepResult {
   unknown: number[];
@@ -32,7 +34,16 @@ export async function sweepHeartbeats(
   // This process's heartbeats still in memory count: write them before judging.
   await flushHeartbeats(deps);
   // Offline first: a machine past both thresholds goes straight to offline.
-  out.machinesOffline = await sweepMachinesOffline(deps.db, offlineBefore);
+  // Machines going offline are reported (machine.offline) in the transaction that moves them.
+  out.machinesOffline = await tx(deps.store, async (trx) => {
+    const went = await sweepMachinesOffline(trx, offlineBefore);
+    await recordEvents(
+      trx,
+      now,
+      went.map((m) => machineEvent(m.host_id, m.id, 'offline')),
+    );
+    return went.length;
+  });
   for (const id of await quietMachinesWithInstances(deps.db, offlineBefore, 'offline')) {
     out.offline.push(...(await sweepMachineInstances(deps, id, 'offline')));
     await nextTurn();

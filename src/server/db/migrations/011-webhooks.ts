@@ -29,6 +29,15 @@ export async function up(db: Kysely<any>, d: SqlDialect): Promise<void> {
     .addColumn('seq', 'bigint', (c) => c.notNull())
     .execute();
 
+  // balance.low: the threshold a user sets; `armed` is 1 until the event fires, and set again
+  // once the balance is back above the threshold.
+  await db.schema
+    .createTable('balance_alerts')
+    .addColumn('user_id', 'bigint', (c) => c.primaryKey().references('users.id').onDelete('cascade'))
+    .addColumn('threshold_micros', 'bigint', (c) => c.notNull())
+    .addColumn('armed', 'integer', (c) => c.notNull().defaultTo(1))
+    .execute();
+
   await d
     .withId(db.schema.createTable('webhooks'))
     .addColumn('user_id', 'bigint', (c) => c.notNull().references('users.id').onDelete('cascade'))

@@ -26,6 +26,13 @@ export interface EventCountersTable {
   seq: number;
 }
 
+/** A user's balance.low threshold; `armed` 1 until it fires, again once the balance is back above. */
+export interface BalanceAlertsTable {
+  user_id: number;
+  threshold_micros: number;
+  armed: number;
+}
+
 export interface WebhooksTable {
   id: Generated<number>;
   user_id: number;
@@ -85,6 +92,7 @@ export interface WebhookAttemptsTable {
 export interface WebhookTables {
   events: EventsTable;
   event_counters: EventCountersTable;
+  balance_alerts: BalanceAlertsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;

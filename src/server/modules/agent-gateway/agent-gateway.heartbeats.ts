@@ -13,6 +13,8 @@
 import type { Deps } from '../../deps.js';
 import * as repo from './agent-gateway.repo.js';
 import { nextTurn } from '../../clock.js';
+import { tx } from '../../db/connection.js';
+import { machineEvent, recordEvents } from '../webhooks/webhooks.events.js';
 
 /** Heartbeat times not yet written, of one process (deps.ts `heartbeats`). */
 export class HeartbeatBuffer {
@@ -37,9 +39,20 @@ export async function heartbeat(
   if (ids.length === 0) return [];
   const rows = await repo.ownMachines(deps.store, hostId, agentUid, ids);
   const transitions = rows.filter((r) => r.online_state !== 'online').map((r) => r.id);
+  // A machine coming back is reported (machine.online) in the transaction that moves it.
   const written =
     transitions.length > 0
-      ? new Set(await repo.touchMachines(deps.db, hostId, agentUid, transitions, now))
+      ? new Set(
+          await tx(deps.store, async (trx) => {
+            const came = await repo.machinesComingOnline(trx, hostId, agentUid, transitions, now);
+            await recordEvents(
+              trx,
+              now,
+              came.map((id) => machineEvent(hostId, id, 'online')),
+            );
+            return repo.touchMachines(trx, hostId, agentUid, transitions, now);
+          }),
+        )
       : new Set<number>();
   const p = deps.heartbeats;
   for (const r of rows) if (r.online_state === 'online') p.times.set(r.id, now);

@@ -123,6 +123,52 @@ export async function touchMachines(
   return rows.map((r) => r.id);
 }
 
+/**
+ * Brings the agent's machines among `ids` that are not online back online (a heartbeat after a
+ * silence); returns the ids that moved. Conditional on the state, so two heartbeats racing move a
+ * machine (and report it) once.
+ */
+export async function machinesComingOnline(
+  db: Kysely<DB>,
+  hostId: number,
+  agentUid: string,
+  ids: number[],
+  now: number,
+): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .updateTable('machines')
+    .set({ last_heartbeat_at: now, online_state: 'online' })
+    .where('id', 'in', ids)
+    .where('host_id', '=', hostId)
+    .where('agent_uid', '=', agentUid)
+    .where('deleted_at', 'is', null)
+    .where('online_state', '<>', 'online')
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Takes the agent's online machines among `ids` offline; returns the ids that moved. */
+export async function machinesGoingOffline(
+  db: Kysely<DB>,
+  hostId: number,
+  agentUid: string,
+  ids: number[],
+): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .updateTable('machines')
+    .set({ online_state: 'offline' })
+    .where('id', 'in', ids)
+    .where('host_id', '=', hostId)
+    .where('agent_uid', '=', agentUid)
+    .where('online_state', '=', 'online')
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 export async function setMachinesOffline(
   db: Kysely<DB>,
   hostId: number,
@@ -269,15 +315,19 @@ export async function quietMachinesWithInstances(
   return rows.map((r) => r.id);
 }
 
-export async function sweepMachinesOffline(db: Kysely<DB>, heartbeatBefore: number): Promise<number> {
-  const res = await db
+/** Takes machines quiet since before `heartbeatBefore` offline; returns those that moved. */
+export async function sweepMachinesOffline(
+  db: Kysely<DB>,
+  heartbeatBefore: number,
+): Promise<{ id: number; host_id: number }[]> {
+  return db
     .updateTable('machines')
     .set({ online_state: 'offline' })
     .where('online_state', '=', 'online')
     .where('last_heartbeat_at', 'is not', null)
     .where('last_heartbeat_at', '<', heartbeatBefore)
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows);
+    .returning(['id', 'host_id'])
+    .execute();
 }
 
 /** The statement writing a batch of heartbeat times: forward only, online live machines only. */

@@ -23,6 +23,7 @@ import type {
 import { AgentErrors } from './agent-gateway.errors.js';
 import * as repo from './agent-gateway.repo.js';
 import { heartbeat } from './agent-gateway.heartbeats.js';
+import { machineEvent, recordEvents } from '../webhooks/webhooks.events.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -243,9 +244,17 @@ export async function shutdown(
   auth: AuthContext,
   body: ShutdownRequest,
 ): Promise<{ success: boolean; machines_offline: number; instances_offline: number }> {
-  const ids = await repo.setMachinesOffline(deps.db, auth.user.id, body.agent_uid, [
-    ...new Set(body.machine_ids),
-  ]);
+  const wanted = [...new Set(body.machine_ids)];
+  // The machines that were online are reported (machine.offline) in the transaction that moves them.
+  const ids = await tx(deps.store, async (trx) => {
+    const went = await repo.machinesGoingOffline(trx, auth.user.id, body.agent_uid, wanted);
+    await recordEvents(
+      trx,
+      deps.clock.now(),
+      went.map((id) => machineEvent(auth.user.id, id, 'offline')),
+    );
+    return repo.setMachinesOffline(trx, auth.user.id, body.agent_uid, wanted);
+  });
   let n = 0;
   for (const id of ids) n += (await sweepMachineInstances(deps, id, 'offline')).length;
   deps.log.info({ host: auth.user.id, machines: ids, instances: n }, 'agent shut down: machines offline');

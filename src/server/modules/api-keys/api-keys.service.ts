@@ -12,6 +12,7 @@ import {
   parsePermissions,
   type Permissions,
 } from '../../../contract/permissions.js';
+import { apiKeyEvent, recordEvent } from '../webhooks/webhooks.events.js';
 
 export interface ApiKeyView {
   id: number;
@@ -64,12 +65,16 @@ export async function createApiKey(
   }
   const now = deps.clock.now();
   const name = (body.name ?? '').trim() || 'api key';
-  const { id, key } = await insertApiKey(deps.db, {
-    userId: auth.user.id,
-    teamId: auth.teamId,
-    name,
-    permissions: parsed.value ? JSON.stringify(parsed.value) : null,
-    now,
+  const { id, key } = await tx(deps.store, async (db) => {
+    const made = await insertApiKey(db, {
+      userId: auth.user.id,
+      teamId: auth.teamId,
+      name,
+      permissions: parsed.value ? JSON.stringify(parsed.value) : null,
+      now,
+    });
+    await recordEvent(db, now, apiKeyEvent(auth.user.id, made.id, 'api_key.created', name));
+    return made;
   });
   const row = await deps.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   return { success: true, ...view(row), key };
@@ -117,5 +122,6 @@ export async function revokeApiKey(deps: Deps, auth: AuthContext, id: number): P
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) throw CommonErrors.notFound('No such API key');
     await revokeKeySessions(db, id, now);
+    await recordEvent(db, now, apiKeyEvent(auth.user.id, id, 'api_key.revoked'));
   });
 }

@@ -16,7 +16,7 @@ import {
   type IntendedStatus,
 } from '../../../contract/instance-states.js';
 import { nextTurn } from '../../clock.js';
-import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
+import { instanceEvent, recordBalanceLow, recordEvent } from '../webhooks/webhooks.events.js';
 
 export type InstanceRow = Selectable<InstancesTable>;
 
@@ -133,6 +133,11 @@ export async function settleMany(
         users.map(([id]) => id),
       )
       .execute();
+    await recordBalanceLow(
+      trx,
+      now,
+      users.map(([id]) => id),
+    );
   }
   return out;
 }

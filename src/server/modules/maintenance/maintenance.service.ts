@@ -32,6 +32,47 @@ import {
   type NewWindow,
 } from './maintenance.repo.js';
 import type { IdEntry, WindowSpec } from './maintenance.validate.js';
+import { recordEvents, type NewEvent } from '../webhooks/webhooks.events.js';
+
+/**
+ * maintenance.scheduled / .cancelled events of windows: one to the host per window, and one per
+ * window to each client with instances on the machine (naming them).
+ */
+function maintenanceEvents(
+  type: 'maintenance.scheduled' | 'maintenance.cancelled',
+  hostId: number,
+  windows: {
+    id: number;
+    machine_id: number;
+    start_time: number;
+    end_time: number;
+    duration_hours: number;
+    category: string;
+  }[],
+  clients: Map<number, Map<number, AffectedInstance[]>>,
+): NewEvent[] {
+  const out: NewEvent[] = [];
+  for (const w of windows) {
+    const data = {
+      maintenance_id: w.id,
+      machine_id: w.machine_id,
+      start_time: w.start_time / 1000,
+      end_time: w.end_time / 1000,
+      duration_hours: w.duration_hours,
+      maintenance_category: w.category,
+    };
+    const subject = `machine:${w.machine_id}`;
+    out.push({ userId: hostId, type, subject, data: { ...data, role: 'host' } });
+    for (const [userId, insts] of clients.get(w.machine_id) ?? [])
+      out.push({
+        userId,
+        type,
+        subject,
+        data: { ...data, role: 'renter', instance_ids: insts.map((i) => i.instance_id) },
+      });
+  }
+  return out;
+}
 
 export type EntryResult =
   | { success: true; machine_id: number; notifications_sent: number; maintenance_id: number }
@@ -203,6 +244,23 @@ export async function scheduleMaintenance(
       'maintenance windows written; enqueueing e-mails',
     );
     await enqueueEmails(trx, now, mails);
+    await recordEvents(
+      trx,
+      now,
+      maintenanceEvents(
+        'maintenance.scheduled',
+        host.id,
+        toSchedule.map((id) => ({
+          id: windowIds.get(id)!,
+          machine_id: id,
+          start_time: window.startMs,
+          end_time: window.endMs,
+          duration_hours: window.durationHours,
+          category: window.category,
+        })),
+        clients,
+      ),
+    );
     return { results, scheduled: rows.length };
   });
   ctx.kickOutbox();
@@ -289,7 +347,12 @@ type Cancelled = Awaited<ReturnType<typeof cancelWindows>>;
  * Tells the clients who now have running or stopped instances on the machines that a window was
  * cancelled (one e-mail per client per window), in the transaction that cancels it.
  */
-async function notifyCancelled(trx: Deps['db'], now: number, cancelled: Cancelled): Promise<void> {
+async function notifyCancelled(
+  trx: Deps['db'],
+  now: number,
+  hostId: number,
+  cancelled: Cancelled,
+): Promise<void> {
   if (cancelled.length === 0) return;
   const machineIds = [...new Set(cancelled.map((c) => c.machine_id))];
   const machines = new Map((await machineInfos(trx, machineIds)).map((m) => [m.id, m]));
@@ -317,6 +380,7 @@ async function notifyCancelled(trx: Deps['db'], now: number, cancelled: Cancelle
     }
   }
   await enqueueEmails(trx, now, mails);
+  await recordEvents(trx, now, maintenanceEvents('maintenance.cancelled', hostId, cancelled, clients));
 }
 
 /** Cancels the live windows of one owned machine; 404 when it isn't the caller's. */
@@ -330,7 +394,7 @@ export async function cancelMachine(
     const owned = await ownedMachineIds(trx, host.id, [machineId]);
     if (!owned.has(machineId)) throw E.machineNotFound();
     const cancelled = await cancelWindows(trx, host.id, [machineId], now);
-    await notifyCancelled(trx, now, cancelled);
+    await notifyCancelled(trx, now, host.id, cancelled);
     return cancelled.length;
   });
   if (n > 0) ctx.kickOutbox();
@@ -355,7 +419,7 @@ export async function cancelBatch(
     const counts = new Map<number, number>();
     const cancelled = owned.size > 0 ? await cancelWindows(trx, host.id, [...owned], now) : [];
     for (const r of cancelled) counts.set(r.machine_id, (counts.get(r.machine_id) ?? 0) + 1);
-    await notifyCancelled(trx, now, cancelled);
+    await notifyCancelled(trx, now, host.id, cancelled);
     for (const e of entries) {
       if (e.kind === 'invalid')
         results.push({

@@ -39,6 +39,7 @@ import {
   type FactorInput,
   type Verification,
 } from './two-factor.verify.js';
+import { recordEvents as recordWebhookEvents, tfaEvent } from '../webhooks/webhooks.events.js';
 
 type SvcDeps = Pick<Deps, 'db' | 'store' | 'dialect' | 'clock' | 'config' | 'sms' | 'kickOutbox'>;
 export const DISABLED_MSG = '2FA Successfully Disabled';
@@ -172,6 +173,11 @@ export async function confirmNew(deps: SvcDeps, user: User, input: ConfirmInput,
         method: row.method,
         label: row.label,
       });
+      const added = { method: row.method, tfa_method_id: row.id };
+      await recordWebhookEvents(db, now, [
+        tfaEvent(user.id, 'tfa.method_added', added),
+        ...(first ? [tfaEvent(user.id, 'tfa.enabled', added)] : []),
+      ]);
       return { row, backupCodes };
     });
     deps.kickOutbox();
@@ -227,6 +233,7 @@ export async function removeMethod(
         ip,
       });
       await enqueueNotice(db, now, user.email, `legacy:${user.id}:${now}`, { kind: 'tfa_disabled' });
+      await recordWebhookEvents(db, now, [tfaEvent(user.id, 'tfa.disabled')]);
     });
     deps.kickOutbox();
     return { success: true, msg: DISABLED_MSG };
@@ -264,6 +271,9 @@ export async function removeMethod(
       await softDeleteBackupCodes(db, user.id, now);
       await clearAuthorization(db, user.id);
       await db.updateTable('users').set({ tfa_status: 'disabled' }).where('id', '=', user.id).execute();
+      await recordWebhookEvents(db, now, [
+        tfaEvent(user.id, 'tfa.disabled', { method: removed.method, tfa_method_id: removed.id }),
+      ]);
       return 0;
     }
     if (removed.is_primary === 1 && !remaining.some((m) => m.is_primary === 1)) {

@@ -54,6 +54,7 @@ import {
   type Challenge,
   type TfaMethod,
 } from './two-factor.repo.js';
+import { recordEvents as recordWebhookEvents, tfaEvent } from '../webhooks/webhooks.events.js';
 
 export type TfaMethodName = 'sms' | 'totp' | 'email';
 
@@ -431,6 +432,13 @@ async function failed(
         label: method.label,
         untilMs: claim.lockedUntil,
       });
+      await recordWebhookEvents(db, now, [
+        tfaEvent(user.id, 'tfa.locked', {
+          method: method.method,
+          tfa_method_id: method.id,
+          locked_until: claim.lockedUntil / 1000,
+        }),
+      ]);
     }
   });
   if (method && claim.lockedNow) deps.kickOutbox();

@@ -131,6 +131,58 @@ export function recordEvent(trx: Kysely<DB>, now: number, e: NewEvent): Promise<
   return recordEvents(trx, now, [e]);
 }
 
+/**
+ * balance.low for the users among `userIds` whose balance just fell to their threshold or below
+ * (once per crossing). Call it in the transaction that changed their balances.
+ */
+export async function recordBalanceLow(trx: Kysely<DB>, now: number, userIds: number[]): Promise<void> {
+  const crossed = await repo.balanceAlertsCrossed(trx, userIds);
+  await recordEvents(
+    trx,
+    now,
+    crossed.map((c) => ({
+      userId: c.user_id,
+      type: 'balance.low' as const,
+      subject: `balance:${c.user_id}`,
+      data: { balance: c.balance_micros / 1e6, threshold: c.threshold_micros / 1e6 },
+    })),
+  );
+}
+
+/** tfa.* events, to the account's owner (the method's kind and id, never a secret or code). */
+export function tfaEvent(
+  userId: number,
+  type: 'tfa.enabled' | 'tfa.disabled' | 'tfa.method_added' | 'tfa.locked',
+  data: Record<string, unknown> = {},
+): NewEvent {
+  return { userId, type, subject: `tfa:${userId}`, data };
+}
+
+/** api_key.created / api_key.revoked, to the key's owner (never the key itself). */
+export function apiKeyEvent(
+  userId: number,
+  keyId: number,
+  type: 'api_key.created' | 'api_key.revoked',
+  name?: string,
+): NewEvent {
+  return {
+    userId,
+    type,
+    subject: `api_key:${keyId}`,
+    data: { api_key_id: keyId, ...(name !== undefined ? { name } : {}) },
+  };
+}
+
+/** machine.online / machine.offline, to the machine's host. */
+export function machineEvent(hostId: number, machineId: number, to: 'online' | 'offline'): NewEvent {
+  return {
+    userId: hostId,
+    type: to === 'online' ? 'machine.online' : 'machine.offline',
+    subject: `machine:${machineId}`,
+    data: { machine_id: machineId, old_state: to === 'online' ? 'offline' : 'online', new_state: to },
+  };
+}
+
 /** The instance event of a move from `from` to `to` (`null` is provisioning). */
 export function instanceEvent(
   row: { id: number; user_id: number; machine_id: number },

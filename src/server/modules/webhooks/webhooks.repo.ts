@@ -68,6 +68,62 @@ export async function insertDeliveries(
   return ids;
 }
 
+// ---- balance.low ----
+
+/**
+ * Among `userIds`, disarms the alerts whose balance is at or below the threshold and returns them
+ * (each fires once), and re-arms those whose balance is back above it. Conditional updates: two
+ * settlements racing fire an alert once.
+ */
+export async function balanceAlertsCrossed(
+  trx: Kysely<DB>,
+  userIds: number[],
+): Promise<{ user_id: number; threshold_micros: number; balance_micros: number }[]> {
+  if (userIds.length === 0) return [];
+  // One statement: flips `armed` where the balance crossed the threshold either way; the rows
+  // that come back disarmed are the alerts that fire now.
+  const balance = sql<number>`(select u.balance_micros from users u where u.id = balance_alerts.user_id)`;
+  const rows = await trx
+    .updateTable('balance_alerts')
+    .set({ armed: sql<number>`case when ${balance} <= threshold_micros then 0 else 1 end` })
+    .where('user_id', 'in', userIds)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('armed', '=', 1), eb(balance, '<=', sql<number>`threshold_micros`)]),
+        eb.and([eb('armed', '=', 0), eb(balance, '>', sql<number>`threshold_micros`)]),
+      ]),
+    )
+    .returning(['user_id', 'threshold_micros', 'armed', balance.as('balance_micros')])
+    .execute();
+  return rows
+    .filter((r) => Number(r.armed) === 0)
+    .map((r) => ({
+      user_id: Number(r.user_id),
+      threshold_micros: Number(r.threshold_micros),
+      balance_micros: Number(r.balance_micros),
+    }));
+}
+
+export async function setBalanceAlert(
+  db: Kysely<DB>,
+  userId: number,
+  thresholdMicros: number | null,
+): Promise<void> {
+  if (thresholdMicros === null) {
+    await db.deleteFrom('balance_alerts').where('user_id', '=', userId).execute();
+    return;
+  }
+  await db
+    .insertInto('balance_alerts')
+    .values({ user_id: userId, threshold_micros: thresholdMicros, armed: 1 })
+    .onConflict((oc) => oc.column('user_id').doUpdateSet({ threshold_micros: thresholdMicros, armed: 1 }))
+    .execute();
+}
+
+export function balanceAlertOf(db: Kysely<DB>, userId: number) {
+  return db.selectFrom('balance_alerts').selectAll().where('user_id', '=', userId).executeTakeFirst();
+}
+
 // ---- the feed ----
 
 export function eventSeqOf(db: Kysely<DB>, userId: number, publicId: string) {

@@ -43,6 +43,10 @@ const DeliveriesQuery = Type.Object({
   before: Type.Optional(Id),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
 });
+const SettingsBody = Type.Object(
+  { balance_low_threshold: Type.Union([Type.Number({ minimum: 0, maximum: 1e9 }), Type.Null()]) },
+  { additionalProperties: false },
+);
 const EmptyBody = Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]);
 
 const webhookSchema = Type.Object({
@@ -236,6 +240,35 @@ export async function webhooksRoutes(app: FastifyInstance, deps: Deps): Promise<
       await svc.retryDelivery(deps, requireAuth(req), req.params.id, req.params.delivery_id);
       return { success: true, msg: 'Delivery queued' };
     },
+  );
+  const settingsSchema = Type.Object({
+    success: Type.Boolean(),
+    balance_low_threshold: Type.Union([Type.Number(), Type.Null()]),
+  });
+  app.get(
+    '/api/v0/events/settings/',
+    {
+      config: cfg,
+      schema: {
+        tags,
+        summary: 'Event settings: the balance.low threshold',
+        response: { 200: settingsSchema, ...authErrors },
+      },
+    },
+    async (req) => ({ success: true, ...(await svc.getEventSettings(deps, requireAuth(req))) }),
+  );
+  app.put<{ Body: Static<typeof SettingsBody> }>(
+    '/api/v0/events/settings/',
+    {
+      config: cfg,
+      schema: {
+        tags,
+        summary: 'Set the balance (dollars) at or below which balance.low fires; null turns it off',
+        body: SettingsBody,
+        response: { 200: settingsSchema, ...authErrors },
+      },
+    },
+    async (req) => ({ success: true, ...(await svc.putEventSettings(deps, requireAuth(req), req.body)) }),
   );
   app.get<{ Querystring: Static<typeof EventsQuery> }>(
     '/api/v0/events/',

@@ -346,3 +346,22 @@ export async function testWebhook(
   ]);
   return { delivery_id: deliveryId!, event_id: id };
 }
+
+/** The caller's event settings: the balance (in dollars) at or below which balance.low fires, or null. */
+export async function getEventSettings(
+  ctx: Ctx,
+  auth: AuthContext,
+): Promise<{ balance_low_threshold: number | null }> {
+  const r = await repo.balanceAlertOf(ctx.db, auth.user.id);
+  return { balance_low_threshold: r ? Number(r.threshold_micros) / 1e6 : null };
+}
+
+export async function putEventSettings(
+  ctx: Ctx,
+  auth: AuthContext,
+  body: { balance_low_threshold: number | null },
+): Promise<{ balance_low_threshold: number | null }> {
+  const t = body.balance_low_threshold;
+  await repo.setBalanceAlert(ctx.db, auth.user.id, t === null ? null : Math.round(t * 1e6));
+  return getEventSettings(ctx, auth);
+}
