@@ -45,6 +45,8 @@ export interface Config {
     maxFailures: number;
     challengeMaxTries: number;
   };
+  /** Per-account sign-in lockout across passwords and every 2FA method (accounts.lockout.ts). */
+  accountLockout: { maxFailures: number; windowS: number; baseLockS: number; maxLockS: number };
   agent: { heartbeatS: number; unknownAfterS: number; offlineAfterS: number; sweepIntervalMs: number };
   billing: { meterIntervalMs: number };
   rateLimits: { enabled: boolean } & Record<RateLimitFamily, RateLimitRule>;
@@ -187,6 +189,12 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
       lockoutS: num(env, 'OPENRIG_TFA_LOCKOUT_S', 900, { min: 1 }),
       maxFailures: num(env, 'OPENRIG_TFA_MAX_FAILURES', 5, { min: 1 }),
       challengeMaxTries: num(env, 'OPENRIG_TFA_CHALLENGE_MAX_TRIES', 5, { min: 1 }),
+    },
+    accountLockout: {
+      maxFailures: num(env, 'OPENRIG_ACCOUNT_MAX_FAILURES', 10, { min: 1 }),
+      windowS: num(env, 'OPENRIG_ACCOUNT_FAILURE_WINDOW_S', 3600, { min: 1 }),
+      baseLockS: num(env, 'OPENRIG_ACCOUNT_LOCKOUT_S', 900, { min: 1 }),
+      maxLockS: num(env, 'OPENRIG_ACCOUNT_MAX_LOCKOUT_S', 86400, { min: 1 }),
     },
     agent: {
       heartbeatS: num(env, 'OPENRIG_HEARTBEAT_S', 10, { min: 0.1 }),

@@ -18,6 +18,7 @@ const ENV = {
   OPENRIG_RATE_LIMITS: 'off',
   OPENRIG_TFA_MAX_FAILURES: '1000',
   OPENRIG_TFA_CHALLENGE_MAX_TRIES: '1000',
+  OPENRIG_ACCOUNT_MAX_FAILURES: '1000',
 };
 
 describeEachDb('race: 2FA codes across two processes', (dialect) => {
@@ -160,5 +161,12 @@ describeEachDb('race: 2FA codes across two processes', (dialect) => {
       .where('id', '=', totp.id)
       .executeTakeFirstOrThrow();
     expect(m.fail_count).toBe(50);
+    // The account's own counter (every method, every channel) lost none either.
+    const a = await t.deps.db
+      .selectFrom('account_lockouts')
+      .select('failures')
+      .where('subject', '=', u.email)
+      .executeTakeFirstOrThrow();
+    expect(a.failures).toBe(50);
   });
 });

@@ -16,6 +16,7 @@ import * as m009 from './migrations/009-live-instances-index.js';
 import * as m010 from './migrations/010-session-origin.js';
 import * as m011 from './migrations/011-webhooks.js';
 import * as m012 from './migrations/012-agent-public-host.js';
+import * as m013 from './migrations/013-account-lockouts.js';
 
 /** A migration: its forward step, given the dialect it runs on (one set for both databases). */
 interface Step {
@@ -36,6 +37,7 @@ const steps: Record<string, Step> = {
   '010-session-origin': m010,
   '011-webhooks': m011,
   '012-agent-public-host': m012,
+  '013-account-lockouts': m013,
 };
 
 function providerFor(d: SqlDialect): MigrationProvider {

@@ -97,6 +97,18 @@ export interface EmailOutboxTable {
   failed_at: number | null;
 }
 
+/** Per-account failure counter and lock (accounts/accounts.lockout.ts). */
+export interface AccountLockoutsTable {
+  /** The account's lower-cased e-mail. */
+  subject: string;
+  failures: number;
+  window_started_at: number;
+  locked_until: number | null;
+  /** How many locks in a row (each doubles the next one's length); a successful login resets it. */
+  lock_level: number;
+  updated_at: number;
+}
+
 export interface FoundationTables {
   users: UsersTable;
   teams: TeamsTable;
@@ -105,4 +117,5 @@ export interface FoundationTables {
   sessions: SessionsTable;
   ssh_keys: SshKeysTable;
   email_outbox: EmailOutboxTable;
+  account_lockouts: AccountLockoutsTable;
 }

@@ -69,3 +69,78 @@ export async function revokeKeySessions(db: Kysely<DB>, apiKeyId: number, now: n
     .executeTakeFirst();
   return Number(r.numUpdatedRows);
 }
+
+/** The lockout row of an account (its lower-cased e-mail), if any failure was ever counted. */
+export function findLockout(db: Kysely<DB>, subject: string) {
+  return db.selectFrom('account_lockouts').selectAll().where('subject', '=', subject).executeTakeFirst();
+}
+
+/**
+ * Counts one failure, atomically (an upsert): a count whose window has passed starts again at 1.
+ * Returns the count and the lock level after it.
+ */
+export async function countLockoutFailure(
+  db: Kysely<DB>,
+  subject: string,
+  now: number,
+  windowMs: number,
+): Promise<{ failures: number; lock_level: number }> {
+  const stale = now - windowMs;
+  return db
+    .insertInto('account_lockouts')
+    .values({ subject, failures: 1, window_started_at: now, lock_level: 0, updated_at: now })
+    .onConflict((oc) =>
+      oc.column('subject').doUpdateSet((eb) => ({
+        // Failures that were in flight when the lock was set add nothing to it.
+        failures: eb
+          .case()
+          .when('account_lockouts.locked_until', '>', now)
+          .then(eb.ref('account_lockouts.failures'))
+          .when('account_lockouts.window_started_at', '<=', stale)
+          .then(1)
+          .else(eb('account_lockouts.failures', '+', 1))
+          .end(),
+        window_started_at: eb
+          .case()
+          .when('account_lockouts.locked_until', '>', now)
+          .then(eb.ref('account_lockouts.window_started_at'))
+          .when('account_lockouts.window_started_at', '<=', stale)
+          .then(now)
+          .else(eb.ref('account_lockouts.window_started_at'))
+          .end(),
+        updated_at: now,
+      })),
+    )
+    .returning(['failures', 'lock_level'])
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * Locks the account when its count reached `threshold` at lock level `level`. Conditional, so of
+ * concurrent failures that all saw the threshold exactly one sets the lock (and sends the e-mail).
+ */
+export async function lockAccount(
+  db: Kysely<DB>,
+  p: { subject: string; threshold: number; level: number; until: number; now: number },
+): Promise<boolean> {
+  const r = await db
+    .updateTable('account_lockouts')
+    .set((eb) => ({
+      locked_until: p.until,
+      lock_level: eb('lock_level', '+', 1),
+      failures: 0,
+      window_started_at: p.now,
+      updated_at: p.now,
+    }))
+    .where('subject', '=', p.subject)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', p.now)]))
+    .where('failures', '>=', p.threshold)
+    .where('lock_level', '=', p.level)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** A completed login or verification clears the account's count and lock level. */
+export async function clearLockout(db: Kysely<DB>, subject: string): Promise<void> {
+  await db.deleteFrom('account_lockouts').where('subject', '=', subject).execute();
+}

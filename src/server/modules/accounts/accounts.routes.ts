@@ -5,6 +5,8 @@ import { requireAuth } from '../../http/auth.js';
 import { clearSessionCookie, setSessionCookie } from '../../http/session-cookie.js';
 import { checkPassword, logout, logoutEverywhere } from './accounts.service.js';
 import { createSession, PASSWORD_LOGIN } from './accounts.sessions.js';
+import { clearSignInFailures } from './accounts.lockout.js';
+import { tx } from '../../db/connection.js';
 import { userSchema, userView } from './accounts.view.js';
 import { beginTfaLogin } from '../two-factor/two-factor.login.js';
 import { authErrors, errorSchema } from '../../http/schemas.js';
@@ -66,6 +68,7 @@ export async function accountsRoutes(app: FastifyInstance, deps: Deps): Promise<
           },
           400: errorSchema,
           401: errorSchema,
+          429: errorSchema,
         },
       },
     },
@@ -76,14 +79,18 @@ export async function accountsRoutes(app: FastifyInstance, deps: Deps): Promise<
         const start = await beginTfaLogin(deps, user);
         return { success: true, tfa_required: true, tfa_secret: start.tfa_secret, methods: start.methods };
       }
-      const s = await createSession(deps.db, {
-        userId: user.id,
-        teamId: null,
-        kind: 'cookie',
-        isAdmin: false,
-        now: deps.clock.now(),
-        ttlS: deps.config.sessionTtlS,
-        origin: PASSWORD_LOGIN,
+      const now = deps.clock.now();
+      const s = await tx(deps.store, async (db) => {
+        await clearSignInFailures(db, user.email);
+        return createSession(db, {
+          userId: user.id,
+          teamId: null,
+          kind: 'cookie',
+          isAdmin: false,
+          now,
+          ttlS: deps.config.sessionTtlS,
+          origin: PASSWORD_LOGIN,
+        });
       });
       setSessionCookie(req, reply, { token: s.token, expiresAt: s.expiresAt });
       return userView(user);

@@ -6,6 +6,7 @@ import { tx, isUniqueViolation } from '../../db/connection.js';
 import { hashPassword, newToken, sha256Hex, verifyPassword } from '../../crypto.js';
 import { API_KEY_PREFIX, type User } from '../../http/auth.js';
 import { AccountErrors } from './accounts.errors.js';
+import { assertNotLocked, recordSignInFailure } from './accounts.lockout.js';
 import { findOrCreateTeam, findUserByEmail, revokeSession, revokeUserSessions } from './accounts.repo.js';
 import type { AuthContext } from '../../http/auth.js';
 
@@ -118,11 +119,24 @@ export async function createUser(
   }
 }
 
-/** Checks e-mail and password; the same error whether or not the e-mail exists. */
-export async function checkPassword(deps: Pick<Deps, 'db'>, email: string, password: string): Promise<User> {
+/**
+ * Checks e-mail and password; the same error whether or not the e-mail exists. A locked account
+ * is refused before the password is looked at (accounts.lockout.ts); a wrong password counts
+ * toward the lock. A right one does not clear the count: the sign-in may still need a second
+ * factor, and only a completed sign-in clears it.
+ */
+export async function checkPassword(
+  deps: Pick<Deps, 'db' | 'store' | 'clock' | 'config' | 'kickOutbox'>,
+  email: string,
+  password: string,
+): Promise<User> {
+  await assertNotLocked(deps, email);
   const user = await findUserByEmail(deps.db, email);
   const ok = await verifyPassword(user?.password_hash ?? null, password);
-  if (!user || !ok) throw AccountErrors.badLogin();
+  if (!user || !ok) {
+    await recordSignInFailure(deps, email);
+    throw AccountErrors.badLogin();
+  }
   return user;
 }
 

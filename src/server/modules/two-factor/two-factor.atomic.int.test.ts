@@ -52,7 +52,7 @@ describeEachDb('2FA verify-then-act atomicity', (dialect) => {
     expect(r.body.backup_codes_remaining).toBe(9);
   });
 
-  it('TOTP: an action that fails stores no step; the attempt still counts; the same code then works and resets the count', async () => {
+  it('TOTP: an action that fails stores no step and counts nothing (a right code claims no attempt); the same code then works', async () => {
     const u = await t().user();
     const totp = await enableTotp(t(), u.apiKey, u.email);
     const before = await t()
@@ -67,7 +67,7 @@ describeEachDb('2FA verify-then-act atomicity', (dialect) => {
       .select(['last_totp_step', 'fail_count'])
       .where('id', '=', totp.id)
       .executeTakeFirstOrThrow();
-    expect(after).toEqual({ last_totp_step: before.last_totp_step, fail_count: before.fail_count + 1 });
+    expect(after).toEqual({ last_totp_step: before.last_totp_step, fail_count: before.fail_count });
     const r = await t().request('POST', '/api/v0/tfa/', {
       key: u.apiKey,
       body: { tfa_method: 'totp', code },

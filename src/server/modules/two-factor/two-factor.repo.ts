@@ -115,6 +115,18 @@ export async function countUnusedBackupCodes(db: Kysely<DB>, userId: number): Pr
 }
 
 /** Whether an unused, live backup code with this HMAC exists (a read; consumeBackupCode spends it). */
+/** True when the code is one of the user's backup codes that was already used (a replay, not a guess). */
+export async function isUsedBackupCode(db: Kysely<DB>, userId: number, codeHmac: string): Promise<boolean> {
+  const r = await db
+    .selectFrom('tfa_backup_codes')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where('code_hmac', '=', codeHmac)
+    .where('used_at', 'is not', null)
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
 export async function findUnusedBackupCode(
   db: Kysely<DB>,
   userId: number,

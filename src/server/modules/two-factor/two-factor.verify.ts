@@ -10,7 +10,12 @@
 // - A challenge's wrong tries are claimed the same way (`tries < max`), and a right code
 //   consumes it with `… WHERE consumed_at IS NULL`: 20 concurrent uses succeed once.
 // - TOTP: the accepted RFC 6238 step is stored with `… WHERE last_totp_step < step`, so a code
-//   (a step) is never accepted twice.
+//   (a step) is never accepted twice. A right code is checked before any attempt is claimed: a
+//   code of a step already accepted (a replay, or the losers of 20 concurrent logins with one
+//   code) is refused without counting toward any lockout, so concurrent uses of one code end in
+//   one success and no lock on both databases. Only wrong codes claim attempts.
+// - Per account (accounts/accounts.lockout.ts): a locked account's sign-in refuses every factor
+//   before evaluating it; every failed factor counts toward the account's lock, a success clears it.
 // - Backup codes: `UPDATE … SET used_at WHERE used_at IS NULL` (repo.consumeBackupCode).
 //
 // Verify-then-act is one transaction: `verifyFactor` claims the attempt and evaluates
@@ -41,6 +46,7 @@ import {
 } from './two-factor.codes.js';
 import { TfaErrors, lockedExtra } from './two-factor.errors.js';
 import { enqueueNotice } from './two-factor.mail.js';
+import { assertNotLocked, clearSignInFailures, recordSignInFailure } from '../accounts/accounts.lockout.js';
 import {
   activeMethods,
   consumeBackupCode,
@@ -48,6 +54,7 @@ import {
   countUnusedBackupCodes,
   findActiveMethod,
   findUnusedBackupCode,
+  isUsedBackupCode,
   lockUser,
   findChallenge,
   recordEvent,
@@ -141,6 +148,7 @@ export async function verifyFactor(
   input: FactorInput,
   ctx: VerifyCtx,
 ): Promise<Verification> {
+  await assertNotLocked(deps, user.email);
   if (input.backup_code !== undefined) return verifyBackupCode(deps, user, input.backup_code, ctx);
   if (input.code === undefined) throw TfaErrors.missingAuthValue();
   if (!isCode(input.code)) throw TfaErrors.badRequest('code must be a 6-digit string');
@@ -205,7 +213,7 @@ async function verifyBackupCode(
   const now = deps.clock.now();
   const normalized = normalizeBackupCode(raw);
   const hmac = normalized === null ? null : backupCodeHmac(deps.config.secretKey, normalized);
-  const invalid = async (): Promise<never> => {
+  const invalid = async (counts: boolean): Promise<never> => {
     await recordEvent(deps.db, now, {
       userId: user.id,
       kind: 'failure',
@@ -213,17 +221,22 @@ async function verifyBackupCode(
       method: 'backup_code',
       ip: ctx.ip,
     });
+    if (counts) await recordSignInFailure(deps, user.email);
     throw TfaErrors.invalidBackupCode();
   };
   // A read only, to fail fast: the code is spent by commit's conditional UPDATE.
-  if (hmac === null || !(await findUnusedBackupCode(deps.db, user.id, hmac))) return invalid();
+  // A code already used is a replay of a real code, not a guess: refused without counting.
+  if (hmac === null) return invalid(true);
+  if (!(await findUnusedBackupCode(deps.db, user.id, hmac)))
+    return invalid(!(await isUsedBackupCode(deps.db, user.id, hmac)));
   return {
     userId: user.id,
     via: 'backup_code',
     method: null,
     challenge: null,
     async commit(db) {
-      if (!(await consumeBackupCode(db, user.id, hmac, now))) throw new LostRace(CODE, invalid);
+      // A right code spent by a concurrent request: refused, but not a guess.
+      if (!(await consumeBackupCode(db, user.id, hmac, now))) throw new LostRace(CODE, () => invalid(false));
       await recordEvent(db, now, {
         userId: user.id,
         kind: 'success',
@@ -231,6 +244,7 @@ async function verifyBackupCode(
         method: 'backup_code',
         ip: ctx.ip,
       });
+      await clearSignInFailures(db, user.email);
       return {
         via: 'backup_code',
         method: null,
@@ -252,11 +266,14 @@ async function verifyTotp(
   const secret = method.totp_secret_enc ? decryptSecret(deps.config.secretKey, method.totp_secret_enc) : null;
   if (!secret || !isTotpSecret(secret)) throw TfaErrors.notConfigured();
   const now = deps.clock.now();
-  const claim = await claimAttempt(deps, method, now);
   const step = matchTotp(secret, code, now);
-  // A replayed step is a failure; the row read is only a fast path, commit decides.
-  if (step === null || (method.last_totp_step !== null && method.last_totp_step >= step))
-    return failed(deps, user, method, claim, ctx, 'totp');
+  // A wrong code claims an attempt against the lockout (429 tfa_locked when none is left).
+  if (step === null) return failed(deps, user, method, await claimAttempt(deps, method, now), ctx, 'totp');
+  // A right code while the method is locked gets the same 429 as a wrong one.
+  if (method.locked_until !== null && method.locked_until > now) throw lockedError(method, now, deps);
+  // A right code of a step already accepted: refused, never counted (the row read is a fast
+  // path; commit's conditional UPDATE decides between concurrent uses of one code).
+  if (method.last_totp_step !== null && method.last_totp_step >= step) return replayed(ctx, method);
   return {
     userId: user.id,
     via: 'totp',
@@ -269,8 +286,7 @@ async function verifyTotp(
         .where('id', '=', method.id)
         .where((eb) => eb.or([eb('last_totp_step', 'is', null), eb('last_totp_step', '<', step)]))
         .executeTakeFirst();
-      if (Number(r.numUpdatedRows) !== 1)
-        throw new LostRace(CODE, () => failed(deps, user, method, claim, ctx, 'totp'));
+      if (Number(r.numUpdatedRows) !== 1) throw new LostRace(CODE, () => replayed(ctx, method));
       await succeeded(db, user, method, now, ctx, 'totp');
       return { via: 'totp', method, challenge: null, backupRemaining: null };
     },
@@ -392,11 +408,34 @@ export async function claimAttempt(
     .select(['fail_count', 'locked_until'])
     .where('id', '=', method.id)
     .executeTakeFirst();
-  const until = cur?.locked_until ?? now + lockMs;
+  throw lockedError(
+    { fail_count: cur?.fail_count ?? max, locked_until: cur?.locked_until ?? now + lockMs },
+    now,
+    deps,
+  );
+}
+
+/** 429 tfa_locked for a locked method, with its count and the lock's end. */
+function lockedError(
+  m: Pick<TfaMethod, 'fail_count' | 'locked_until'>,
+  now: number,
+  deps: Pick<Deps, 'config'>,
+): AppError {
+  const until = m.locked_until ?? now + deps.config.tfa.lockoutS * 1000;
   const e = TfaErrors.locked();
-  throw new AppError(e.status, e.code, e.message, lockedExtra(cur?.fail_count ?? max, until), {
+  return new AppError(e.status, e.code, e.message, lockedExtra(m.fail_count, until), {
     'Retry-After': String(Math.max(1, Math.ceil((until - now) / 1000))),
   });
+}
+
+/** A TOTP code of a step already accepted: refused without counting toward any lockout. */
+function replayed(ctx: VerifyCtx, method: TfaMethod): Promise<never> {
+  return Promise.reject(
+    ctx.fail(
+      'This code was already used; wait for the next code of your authenticator app',
+      lockedExtra(method.fail_count, method.locked_until),
+    ),
+  );
 }
 
 async function failed(
@@ -442,6 +481,7 @@ async function failed(
     }
   });
   if (method && claim.lockedNow) deps.kickOutbox();
+  await recordSignInFailure(deps, user.email);
   throw ctx.fail(undefined, lockedExtra(claim.failCount, claim.lockedUntil));
 }
 
@@ -468,4 +508,5 @@ async function succeeded(
     tfaMethodId: method?.id ?? null,
     ip: ctx.ip,
   });
+  await clearSignInFailures(db, user.email);
 }
