@@ -6,6 +6,7 @@ import { apiKeysRoutes } from './api-keys/api-keys.routes.js';
 import { sshKeysRoutes } from './ssh-keys/ssh-keys.routes.js';
 import { marketRoutes } from './offers/offers.routes.js';
 import { instancesRoutes } from './instances/instances.routes.js';
+import { billingRoutes } from './billing/billing.routes.js';
 import { machinesRoutes } from './machines/machines.routes.js';
 import { maintenanceRoutes } from './maintenance/maintenance.routes.js';
 import { twoFactorRoutes } from './two-factor/two-factor.routes.js';
@@ -19,6 +20,7 @@ export async function registerModules(app: FastifyInstance, deps: Deps): Promise
   await sshKeysRoutes(app, deps);
   await marketRoutes(app, deps);
   await instancesRoutes(app, deps);
+  await billingRoutes(app, deps);
   await machinesRoutes(app, deps);
   await maintenanceRoutes(app, deps);
   await twoFactorRoutes(app, deps);

@@ -1,14 +1,18 @@
-// Balance and charges. Registered by instancesRoutes (modules/index.ts is shared).
+// Balance and charges.
 // GET /api/v0/billing/          → balance, and each live instance's accrued cost and rates
 // GET /api/v0/billing/charges/  → the ledger, newest first (?limit, ?before_id for the next page)
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
 import { authErrors } from '../../http/schemas.js';
-import { CommonErrors } from '../../errors.js';
-import { MICROS_PER_USD } from './billing.meter.js';
+import { billingSummary, chargesPage } from './billing.service.js';
 
-const usd = (micros: number) => micros / MICROS_PER_USD;
+/** The query of GET /billing/charges/, as its schema below checks it. */
+interface ChargesQuery {
+  limit?: number;
+  before_id?: number;
+  instance_id?: number;
+}
 
 export async function billingRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   app.get(
@@ -45,36 +49,9 @@ export async function billingRoutes(app: FastifyInstance, deps: Deps): Promise<v
         },
       },
     },
-    async (req) => {
-      const userId = requireAuth(req).user.id;
-      const u = await deps.db
-        .selectFrom('users')
-        .select('balance_micros')
-        .where('id', '=', userId)
-        .executeTakeFirstOrThrow();
-      const rows = await deps.db
-        .selectFrom('instances')
-        .select(['id', 'actual_status', 'accrued_micros', 'dph_compute', 'dph_disk', 'billed_until'])
-        .where('user_id', '=', userId)
-        .where('destroyed_at', 'is', null)
-        .orderBy('id')
-        .execute();
-      return {
-        success: true,
-        balance: usd(u.balance_micros),
-        balance_micros: u.balance_micros,
-        instances: rows.map((r) => ({
-          id: r.id,
-          actual_status: r.actual_status,
-          accrued_cost: usd(r.accrued_micros),
-          compute_dph: r.dph_compute,
-          disk_dph: r.dph_disk,
-          billed_until: r.billed_until / 1000,
-        })),
-      };
-    },
+    async (req) => billingSummary(deps.db, requireAuth(req).user.id),
   );
-  app.get(
+  app.get<{ Querystring: ChargesQuery }>(
     '/api/v0/billing/charges',
     {
       config: { scope: 'billing' },
@@ -116,32 +93,6 @@ export async function billingRoutes(app: FastifyInstance, deps: Deps): Promise<v
         },
       },
     },
-    async (req) => {
-      const userId = requireAuth(req).user.id;
-      const q = req.query as { limit?: number; before_id?: number; instance_id?: number };
-      const limit = q.limit ?? 100;
-      if (limit < 1) throw CommonErrors.badRequest('limit must be at least 1');
-      let qb = deps.db.selectFrom('billing_ledger').selectAll().where('user_id', '=', userId);
-      if (q.before_id) qb = qb.where('id', '<', q.before_id);
-      if (q.instance_id) qb = qb.where('instance_id', '=', q.instance_id);
-      const rows = await qb
-        .orderBy('id', 'desc')
-        .limit(limit + 1)
-        .execute();
-      const page = rows.slice(0, limit);
-      return {
-        success: true,
-        charges: page.map((r) => ({
-          id: r.id,
-          instance_id: r.instance_id,
-          kind: r.kind,
-          amount: usd(r.amount_micros),
-          amount_micros: r.amount_micros,
-          period_start: r.period_start / 1000,
-          period_end: r.period_end / 1000,
-        })),
-        next_before_id: rows.length > limit ? page[page.length - 1]!.id : null,
-      };
-    },
+    async (req) => chargesPage(deps.db, requireAuth(req).user.id, req.query),
   );
 }

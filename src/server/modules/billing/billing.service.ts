@@ -2,13 +2,15 @@
 // Race safety with several `serve` processes (and the agent gateway, and client requests): an
 // instance is charged by a conditional UPDATE … WHERE billed_until = <the value read>, so a period
 // is charged exactly once; whoever loses that update re-reads and retries (LostRace).
-import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import type { InstancesTable } from '../../db/tables/market.js';
+import { MICROS_PER_USD } from './billing.meter.js';
+import * as repo from './billing.repo.js';
+import type { InstanceRow } from './billing.repo.js';
 import type { Store } from '../../db/connection.js';
 import { LostRace, txRetry } from '../../db/tx.js';
 import { meter } from './billing.meter.js';
-import { releaseMachine } from '../machines/machines.claim.js';
+import { releaseMachine } from '../machines/machines.repo.js';
 import {
   isActualStatus,
   isIntendedStatus,
@@ -18,7 +20,7 @@ import {
 import { nextTurn } from '../../clock.js';
 import { instanceEvent, recordBalanceLow, recordEvent } from '../webhooks/webhooks.events.js';
 
-export type InstanceRow = Selectable<InstancesTable>;
+export type { InstanceRow } from './billing.repo.js';
 
 export function statusOf(row: Pick<InstanceRow, 'actual_status' | 'intended_status'>): {
   actual: ActualStatus;
@@ -39,15 +41,6 @@ export async function settleInstance(trx: Kysely<DB>, row: InstanceRow, now: num
   const [after] = await settleMany(trx, [row], now);
   if (!after) throw new LostRace(`billing of instance ${row.id}`);
   return after;
-}
-
-/**
- * `CASE id WHEN … THEN … ELSE <col> END`: a value per row id in one UPDATE. Ending in the column
- * itself also gives PostgreSQL the parameters' type (bigint).
- */
-function caseById(values: [number, RawBuilder<unknown>][], col: string): RawBuilder<number> {
-  const whens = values.map(([id, v]) => sql`WHEN ${id} THEN ${v}`);
-  return sql<number>`CASE id ${sql.join(whens, sql` `)} ELSE ${sql.ref(col)} END`;
 }
 
 /**
@@ -81,25 +74,10 @@ export async function settleMany(
   }
   if (due.length === 0) return out;
   // The conditional update decides who charges each period (never read-then-write).
-  const charged = await trx
-    .updateTable('instances')
-    .set({
-      billed_until: caseById(
-        due.map((d) => [d.row.id, sql`${d.m.until}`]),
-        'billed_until',
-      ),
-      accrued_micros: caseById(
-        due.map((d) => [d.row.id, sql`accrued_micros + ${d.total}`]),
-        'accrued_micros',
-      ),
-    })
-    .where('destroyed_at', 'is', null)
-    .where((eb) =>
-      eb.or(due.map((d) => eb.and([eb('id', '=', d.row.id), eb('billed_until', '=', d.row.billed_until)]))),
-    )
-    .returning('id')
-    .execute();
-  const won = new Set(charged.map((c) => Number(c.id)));
+  const won = await repo.chargeInstances(
+    trx,
+    due.map((d) => ({ id: d.row.id, from: d.row.billed_until, until: d.m.until, micros: d.total })),
+  );
   const ledger = [];
   const byUser = new Map<number, number>();
   for (const d of due) {
@@ -116,29 +94,9 @@ export async function settleMany(
     if (d.m.diskMicros > 0) ledger.push({ ...at, kind: 'disk', amount_micros: d.m.diskMicros });
     if (d.total > 0) byUser.set(d.row.user_id, (byUser.get(d.row.user_id) ?? 0) + d.total);
   }
-  if (ledger.length > 0) await trx.insertInto('billing_ledger').values(ledger).execute();
-  if (byUser.size > 0) {
-    const users = [...byUser];
-    await trx
-      .updateTable('users')
-      .set({
-        balance_micros: caseById(
-          users.map(([id, total]) => [id, sql`balance_micros - ${total}`]),
-          'balance_micros',
-        ),
-      })
-      .where(
-        'id',
-        'in',
-        users.map(([id]) => id),
-      )
-      .execute();
-    await recordBalanceLow(
-      trx,
-      now,
-      users.map(([id]) => id),
-    );
-  }
+  await repo.insertLedger(trx, ledger);
+  await repo.debitUsers(trx, byUser);
+  if (byUser.size > 0) await recordBalanceLow(trx, now, [...byUser.keys()]);
   return out;
 }
 
@@ -154,27 +112,14 @@ export async function stopForExhaustedBalance(
   userId: number,
   now: number,
 ): Promise<number[]> {
-  const rows = await trx
-    .selectFrom('instances')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .where('destroyed_at', 'is', null)
-    .where('intended_status', '=', 'running')
-    .execute();
+  const rows = await repo.runningInstancesOf(trx, userId);
   const stopped: number[] = [];
   for (const r of rows) {
     await settleInstance(trx, r, now);
     const actual = statusOf(r).actual;
     // Only a container that exists or is on its way is halted; others just lose the start wish.
     const next = actual === null || actual === 'loading' || actual === 'running' ? 'stopped' : actual;
-    const res = await trx
-      .updateTable('instances')
-      .set({ intended_status: 'stopped', actual_status: next, status_msg: BALANCE_EXHAUSTED_MSG })
-      .where('id', '=', r.id)
-      .where('intended_status', '=', 'running')
-      .where('destroyed_at', 'is', null)
-      .executeTakeFirst();
-    if (Number(res.numUpdatedRows) === 1) {
+    if (await repo.stopRunning(trx, r.id, next, BALANCE_EXHAUSTED_MSG)) {
       stopped.push(r.id);
       // It was its machine's active instance: the machine is free for others (same transaction).
       await releaseMachine(trx, r.machine_id);
@@ -189,10 +134,7 @@ export async function stopForExhaustedBalance(
   return stopped;
 }
 
-export async function balanceOf(db: Kysely<DB>, userId: number): Promise<number> {
-  const u = await db.selectFrom('users').select('balance_micros').where('id', '=', userId).executeTakeFirst();
-  return u?.balance_micros ?? 0;
-}
+export const balanceOf = repo.balanceOf;
 
 /**
  * One meter run: settles every live instance billed more than a second ago, then stops the
@@ -203,14 +145,7 @@ export async function runMeter(
   opts: { batch?: number; chunk?: number } = {},
 ): Promise<{ settled: number; stopped: number[] }> {
   const now = deps.clock.now();
-  const ids = await deps.store.db
-    .selectFrom('instances')
-    .select('id')
-    .where('destroyed_at', 'is', null)
-    .where('billed_until', '<=', now - 1000)
-    .orderBy('billed_until')
-    .limit(opts.batch ?? 1000)
-    .execute();
+  const ids = await repo.dueInstanceIds(deps.store.db, now - 1000, opts.batch ?? 1000);
   let settled = 0;
   const stopped: number[] = [];
   // A chunk of instances per transaction, settled together (settleMany: a fixed handful of
@@ -225,35 +160,68 @@ export async function runMeter(
   for (let i = 0; i < ids.length; i += chunk) {
     if (i > 0) await nextTurn();
     const out = await txRetry(deps.store, async (trx) => {
-      const rows = await trx
-        .selectFrom('instances')
-        .selectAll()
-        .where(
-          'id',
-          'in',
-          ids.slice(i, i + chunk).map((r) => r.id),
-        )
-        .where('destroyed_at', 'is', null)
-        .execute();
+      const rows = await repo.liveInstancesByIds(trx, ids.slice(i, i + chunk));
       const after = await settleMany(trx, rows, now);
       const before = new Map(rows.map((r) => [r.id, r.billed_until]));
       const did = after.filter((r) => r.billed_until !== before.get(r.id)).length;
       // Users whose balance is gone: their running instances stop (settled first, in this transaction).
       const userIds = [...new Set(after.map((r) => r.user_id))];
-      const broke = userIds.length
-        ? await trx
-            .selectFrom('users')
-            .select('id')
-            .where('id', 'in', userIds)
-            .where('balance_micros', '<=', 0)
-            .execute()
-        : [];
       const stoppedHere: number[] = [];
-      for (const u of broke) stoppedHere.push(...(await stopForExhaustedBalance(trx, u.id, now)));
+      for (const u of await repo.exhaustedUsers(trx, userIds))
+        stoppedHere.push(...(await stopForExhaustedBalance(trx, u, now)));
       return { did, stopped: stoppedHere };
     });
     settled += out.did;
     stopped.push(...out.stopped);
   }
   return { settled, stopped };
+}
+
+const usd = (micros: number) => micros / MICROS_PER_USD;
+
+/** GET /billing/: the balance and each live instance's cost so far and rates. */
+export async function billingSummary(db: Kysely<DB>, userId: number) {
+  const balance = await repo.balanceOf(db, userId);
+  const rows = await repo.instanceCosts(db, userId);
+  return {
+    success: true,
+    balance: usd(balance),
+    balance_micros: balance,
+    instances: rows.map((r) => ({
+      id: r.id,
+      actual_status: r.actual_status,
+      accrued_cost: usd(r.accrued_micros),
+      compute_dph: r.dph_compute,
+      disk_dph: r.dph_disk,
+      billed_until: r.billed_until / 1000,
+    })),
+  };
+}
+
+/** GET /billing/charges/: a page of the ledger, newest first, and where the next page starts. */
+export async function chargesPage(
+  db: Kysely<DB>,
+  userId: number,
+  q: { limit?: number; before_id?: number; instance_id?: number },
+) {
+  const limit = q.limit ?? 100;
+  const rows = await repo.ledgerPage(db, userId, {
+    limit: limit + 1,
+    beforeId: q.before_id,
+    instanceId: q.instance_id,
+  });
+  const page = rows.slice(0, limit);
+  return {
+    success: true,
+    charges: page.map((r) => ({
+      id: r.id,
+      instance_id: r.instance_id,
+      kind: r.kind,
+      amount: usd(r.amount_micros),
+      amount_micros: r.amount_micros,
+      period_start: r.period_start / 1000,
+      period_end: r.period_end / 1000,
+    })),
+    next_before_id: rows.length > limit ? page[page.length - 1]!.id : null,
+  };
 }

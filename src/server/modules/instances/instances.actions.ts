@@ -11,7 +11,8 @@ import { decideStateRequest, type IntendedStatus } from '../../../contract/insta
 import { balanceOf, settleInstance, statusOf, type InstanceRow } from '../billing/billing.service.js';
 import { LostRace, txRetry } from '../../db/tx.js';
 import { addSshKey } from '../ssh-keys/ssh-keys.service.js';
-import { claimMachine, releaseMachine } from '../machines/machines.claim.js';
+import { claimMachine, holdDisk, releaseMachine } from '../machines/machines.repo.js';
+import * as repo from './instances.repo.js';
 import { isUniqueViolation } from '../../db/connection.js';
 import { InstanceErrors } from './instances.errors.js';
 import { diskMb } from './instances.create.js';
@@ -19,12 +20,7 @@ import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 
 /** The caller's live instance (in the transaction), or 404. */
 async function ownRow(db: Kysely<DB>, auth: AuthContext, id: number): Promise<InstanceRow> {
-  const row = await db
-    .selectFrom('instances')
-    .selectAll()
-    .where('id', '=', id)
-    .where('user_id', '=', auth.user.id)
-    .executeTakeFirst();
+  const row = await repo.ownInstanceRow(db, auth.user.id, id);
   if (!row) throw InstanceErrors.notFound(`No such instance: ${id}`);
   return row;
 }
@@ -63,11 +59,7 @@ export async function changeState(
       if (claims && !(await claimMachine(db, row.machine_id))) {
         // The claim lost. If this very instance moved meanwhile (a concurrent start of it won),
         // decide again on its new state (a repeat is a no-op); otherwise someone else holds it.
-        const now2 = await db
-          .selectFrom('instances')
-          .select(['intended_status', 'actual_status', 'destroyed_at'])
-          .where('id', '=', id)
-          .executeTakeFirst();
+        const now2 = await repo.instanceStatus(db, id);
         if (
           !now2 ||
           now2.destroyed_at !== null ||
@@ -75,32 +67,24 @@ export async function changeState(
           now2.actual_status !== row.actual_status
         )
           throw new LostRace(`state of instance ${id}`);
-        const m = await db
-          .selectFrom('machines')
-          .select('deleted_at')
-          .where('id', '=', row.machine_id)
-          .executeTakeFirst();
+        const m = await repo.machineDeletedAt(db, row.machine_id);
         if (!m || m.deleted_at !== null)
           throw InstanceErrors.machineUnavailable(
             'The machine was removed by its host; destroy this instance and rent another offer',
           );
         throw InstanceErrors.machineUnavailable();
       }
-      const res = await db
-        .updateTable('instances')
-        .set({
+      const moved = await repo.moveInstance(
+        db,
+        id,
+        { intended: s.intended, actual: s.actual },
+        {
           actual_status: d.next.actual,
           intended_status: d.next.intended,
           status_msg: want === 'stopped' ? 'Stopped on request' : 'Start requested',
-        })
-        .where('id', '=', id)
-        .where('destroyed_at', 'is', null)
-        .where('intended_status', '=', s.intended)
-        .where((eb) =>
-          s.actual === null ? eb('actual_status', 'is', null) : eb('actual_status', '=', s.actual),
-        )
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) throw new LostRace(`state of instance ${id}`);
+        },
+      );
+      if (!moved) throw new LostRace(`state of instance ${id}`);
       // This instance was the machine's active one (it held `rented`): free the machine.
       if (releases) await releaseMachine(db, row.machine_id);
       if (d.next.actual !== s.actual)
@@ -124,14 +108,7 @@ export async function changeState(
 
 export async function setLabel(deps: Deps, auth: AuthContext, id: number, label: string): Promise<void> {
   if (label.length > 1024) throw InstanceErrors.badRequest('label must be at most 1024 characters');
-  const res = await deps.db
-    .updateTable('instances')
-    .set({ label })
-    .where('id', '=', id)
-    .where('user_id', '=', auth.user.id)
-    .where('destroyed_at', 'is', null)
-    .executeTakeFirst();
-  if (Number(res.numUpdatedRows) === 0) {
+  if (!(await repo.updateOwnLiveInstance(deps.db, auth.user.id, id, { label }))) {
     const row = await ownRow(deps.db, auth, id);
     if (row.destroyed_at !== null) throw destroyedError(id);
   }
@@ -154,29 +131,18 @@ export async function destroyInstance(
     // DELETE-like claim: only one destroyer sets destroyed_at; conditional on the intended status
     // read, so whether this instance holds the machine is known for sure (a concurrent start or
     // stop makes this a LostRace, decided again).
-    const res = await db
-      .updateTable('instances')
-      .set({ destroyed_at: now, status_msg: 'Destroyed' })
-      .where('id', '=', id)
-      .where('destroyed_at', 'is', null)
-      .where('intended_status', '=', row.intended_status)
-      .executeTakeFirst();
-    if (Number(res.numUpdatedRows) !== 1) throw new LostRace(`destroy of instance ${id}`);
+    const moved = await repo.moveInstance(
+      db,
+      id,
+      { intended: row.intended_status },
+      { destroyed_at: now, status_msg: 'Destroyed' },
+    );
+    if (!moved) throw new LostRace(`destroy of instance ${id}`);
     // Only the active instance holds `rented`: destroying a stopped one must not free a machine
     // that another client's active instance holds. Its disk is freed either way.
     if (row.intended_status !== 'stopped') await releaseMachine(db, row.machine_id);
-    await db
-      .updateTable('machines')
-      .set((eb) => ({ disk_held_mb: eb('disk_held_mb', '-', diskMb(row.disk)) }))
-      .where('id', '=', row.machine_id)
-      .execute();
-    await db
-      .updateTable('api_keys')
-      .set({ revoked_at: now })
-      .where('instance_id', '=', id)
-      .where('kind', '=', 'instance')
-      .where('revoked_at', 'is', null)
-      .execute();
+    await holdDisk(db, row.machine_id, -diskMb(row.disk));
+    await repo.revokeInstanceKey(db, id, now);
     await recordEvent(db, now, {
       ...instanceEvent(row, statusOf(row).actual, null, { status_msg: 'Destroyed' }),
       type: 'instance.destroyed',
@@ -236,28 +202,18 @@ export async function attachSshKey(
   const row = await ownRow(deps.db, auth, id);
   if (row.destroyed_at !== null) throw destroyedError(id);
   const key = await addSshKey(deps, auth, raw);
-  await deps.db
-    .insertInto('instance_ssh_keys')
-    .values({
-      instance_id: id,
-      ssh_key_id: key.id,
-      public_key: key.public_key,
-      fingerprint: key.fingerprint,
-      created_at: deps.clock.now(),
-    })
-    .onConflict((oc) => oc.columns(['instance_id', 'ssh_key_id']).doNothing())
-    .execute();
+  await repo.attachKeys(
+    deps.db,
+    id,
+    [{ ssh_key_id: key.id, public_key: key.public_key, fingerprint: key.fingerprint }],
+    deps.clock.now(),
+  );
   return { key_id: key.id };
 }
 
 export async function detachSshKey(deps: Deps, auth: AuthContext, id: number, keyId: number): Promise<void> {
   const row = await ownRow(deps.db, auth, id);
   if (row.destroyed_at !== null) throw destroyedError(id);
-  const res = await deps.db
-    .deleteFrom('instance_ssh_keys')
-    .where('instance_id', '=', id)
-    .where('ssh_key_id', '=', keyId)
-    .executeTakeFirst();
-  if (Number(res.numDeletedRows) === 0)
+  if (!(await repo.detachKey(deps.db, id, keyId)))
     throw InstanceErrors.notFound(`SSH key ${keyId} is not attached to instance ${id}`);
 }

@@ -1,6 +1,7 @@
 // Creating an instance from an offer.
 // Renting is decided by the database: the machine is claimed by a conditional
-// UPDATE machines SET rented = 1 WHERE id = ? AND rented = 0 AND listed = 1 …, and the partial
+// UPDATE machines SET rented = 1 WHERE id = ? AND rented = 0 AND listed = 1 … (machines.repo.ts
+// claimMachine, the same claim a start of a stopped instance makes), and the partial
 // unique index "one active instance per machine" backs it. Of N concurrent creates on one offer
 // (or creates racing a start of a stopped instance there) exactly one claims it; the others get
 // 409 offer_unavailable. Stopped instances of earlier renters may stay on the machine: their
@@ -8,7 +9,6 @@
 // Idempotency-Key: its row is inserted first in the same transaction, so a concurrent request
 // with the same key waits on the unique index and then replays the first reply (same body) or
 // gets 422 (other body). Keys live 24 hours.
-import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { AuthContext } from '../../http/auth.js';
 import { INSTANCE_KEY_PREFIX } from '../../http/auth.js';
@@ -18,6 +18,9 @@ import { diskDph } from '../billing/billing.meter.js';
 import { InstanceErrors } from './instances.errors.js';
 import { parseCreateBody } from './instances.request.js';
 import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
+import { claimMachine, claimState, holdDisk } from '../machines/machines.repo.js';
+import { balanceOf } from '../billing/billing.service.js';
+import * as repo from './instances.repo.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
@@ -53,12 +56,7 @@ export function checkIdempotencyKey(raw: unknown): string | null {
 }
 
 async function replay(deps: Deps, userId: number, key: string, hash: string): Promise<CreateReply | null> {
-  const row = await deps.db
-    .selectFrom('idempotency_keys')
-    .select(['request_hash', 'response_enc', 'created_at'])
-    .where('user_id', '=', userId)
-    .where('idem_key', '=', key)
-    .executeTakeFirst();
+  const row = await repo.idempotencyRow(deps.db, userId, key);
   if (!row || row.created_at < deps.clock.now() - IDEMPOTENCY_TTL_MS) return null;
   if (row.request_hash !== hash) throw InstanceErrors.idempotencyMismatch();
   const plain = decryptSecret(deps.config.secretKey, row.response_enc);
@@ -85,59 +83,17 @@ export async function createInstance(
   try {
     return await tx(deps.store, async (db) => {
       if (idemKey) {
-        // Expired keys are forgotten; then claim this one before anything else.
-        await db
-          .deleteFrom('idempotency_keys')
-          .where('user_id', '=', userId)
-          .where('idem_key', '=', idemKey)
-          .where('created_at', '<', now - IDEMPOTENCY_TTL_MS)
-          .execute();
-        await db
-          .insertInto('idempotency_keys')
-          .values({
-            user_id: userId,
-            idem_key: idemKey,
-            request_hash: hash,
-            instance_id: 0,
-            response_enc: '',
-            created_at: now,
-          })
-          .execute();
+        await repo.claimIdempotencyKey(db, { userId, key: idemKey, hash, now, ttlMs: IDEMPOTENCY_TTL_MS });
       }
-      const keys = await db
-        .selectFrom('ssh_keys')
-        .select(['id', 'public_key', 'fingerprint'])
-        .where('user_id', '=', userId)
-        .where('deleted_at', 'is', null)
-        .orderBy('id')
-        .execute();
+      const keys = await repo.liveSshKeys(db, userId);
       if (keys.length === 0) throw InstanceErrors.noSshKey();
-      const user = await db
-        .selectFrom('users')
-        .select('balance_micros')
-        .where('id', '=', userId)
-        .executeTakeFirstOrThrow();
-      if (user.balance_micros <= 0)
+      if ((await balanceOf(db, userId)) <= 0)
         throw InstanceErrors.insufficientBalance('Your balance is exhausted: add credit before renting');
 
       // The race for the offer is decided here, by the database (see the header comment).
-      const m = await db
-        .updateTable('machines')
-        .set({ rented: 1 })
-        .where('id', '=', offerId)
-        .where('rented', '=', 0)
-        .where('listed', '=', 1)
-        .where('deleted_at', 'is', null)
-        .where((eb) => eb.or([eb('listed_until', 'is', null), eb('listed_until', '>', now)]))
-        .where(sql<boolean>`not (online_state = 'offline' and last_heartbeat_at is not null)`)
-        .returningAll()
-        .executeTakeFirst();
+      const m = await claimMachine(db, offerId, now);
       if (!m) {
-        const ex = await db
-          .selectFrom('machines')
-          .select(['id', 'rented', 'listed', 'deleted_at'])
-          .where('id', '=', offerId)
-          .executeTakeFirst();
+        const ex = await claimState(db, offerId);
         if (!ex || ex.deleted_at !== null) throw InstanceErrors.offerNotFound(`No such offer: ${offerId}`);
         if (ex.rented === 1)
           throw InstanceErrors.offerUnavailable(`Offer ${offerId} is no longer available: it is rented`);
@@ -164,11 +120,7 @@ export async function createInstance(
         );
       }
       // Atomic increment (never read-then-write); the destroy transaction takes it back.
-      await db
-        .updateTable('machines')
-        .set((eb) => ({ disk_held_mb: eb('disk_held_mb', '+', diskMb(req.disk)) }))
-        .where('id', '=', m.id)
-        .execute();
+      await holdDisk(db, m.id, diskMb(req.disk));
       let dphCompute = m.price_gpu_dph * m.num_gpus;
       if (req.price !== null) {
         if (m.min_bid_dph <= 0)
@@ -183,84 +135,65 @@ export async function createInstance(
       // instance only. It is also sealed (AES-GCM) on the instance so the agent can inject this
       // same key as CONTAINER_API_KEY (column from migration 005).
       const key = newToken(INSTANCE_KEY_PREFIX);
-      const inst = await db
-        .insertInto('instances')
-        .values({
-          machine_id: m.id,
-          user_id: userId,
-          team_id: auth.teamId,
-          image: req.image,
-          disk: req.disk,
-          onstart: req.onstart,
-          env: JSON.stringify(req.rawEnv),
-          label: req.label,
-          runtype: req.runtype,
-          args: req.args === null ? null : JSON.stringify(req.args),
-          is_bid: req.price !== null ? 1 : 0,
-          dph_compute: dphCompute,
-          dph_disk: diskDph(m.price_disk_gb_month, req.disk),
-          intended_status: 'running',
-          actual_status: null,
-          status_msg: '',
-          ssh_host: null,
-          ssh_port: null,
-          ports: '{}',
-          start_date: now,
-          created_at: now,
-          destroyed_at: null,
-          accrued_micros: 0,
-          billed_until: now,
-          image_login_enc:
-            req.imageLogin === null ? null : encryptSecret(deps.config.secretKey, req.imageLogin),
-          extra: req.extra,
-          container_key_enc: encryptSecret(deps.config.secretKey, key),
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      await db
-        .insertInto('instance_ssh_keys')
-        .values(
-          keys.map((k) => ({
-            instance_id: inst.id,
-            ssh_key_id: k.id,
-            public_key: k.public_key,
-            fingerprint: k.fingerprint,
-            created_at: now,
-          })),
-        )
-        .execute();
-      await db
-        .insertInto('api_keys')
-        .values({
-          user_id: userId,
-          team_id: auth.teamId,
-          kind: 'instance',
-          instance_id: inst.id,
-          name: `instance ${inst.id}`,
-          key_hash: sha256Hex(key),
-          key_prefix: key.slice(0, 10),
-          permissions: null,
-          created_at: now,
-        })
-        .execute();
+      const instanceId = await repo.insertInstance(db, {
+        machine_id: m.id,
+        user_id: userId,
+        team_id: auth.teamId,
+        image: req.image,
+        disk: req.disk,
+        onstart: req.onstart,
+        env: JSON.stringify(req.rawEnv),
+        label: req.label,
+        runtype: req.runtype,
+        args: req.args === null ? null : JSON.stringify(req.args),
+        is_bid: req.price !== null ? 1 : 0,
+        dph_compute: dphCompute,
+        dph_disk: diskDph(m.price_disk_gb_month, req.disk),
+        intended_status: 'running',
+        actual_status: null,
+        status_msg: '',
+        ssh_host: null,
+        ssh_port: null,
+        ports: '{}',
+        start_date: now,
+        created_at: now,
+        destroyed_at: null,
+        accrued_micros: 0,
+        billed_until: now,
+        image_login_enc:
+          req.imageLogin === null ? null : encryptSecret(deps.config.secretKey, req.imageLogin),
+        extra: req.extra,
+        container_key_enc: encryptSecret(deps.config.secretKey, key),
+      });
+      await repo.attachKeys(
+        db,
+        instanceId,
+        keys.map((k) => ({ ssh_key_id: k.id, public_key: k.public_key, fingerprint: k.fingerprint })),
+        now,
+      );
+      await repo.insertInstanceKey(db, {
+        userId,
+        teamId: auth.teamId,
+        instanceId,
+        keyHash: sha256Hex(key),
+        keyPrefix: key.slice(0, 10),
+        now,
+      });
       await recordEvent(db, now, {
-        ...instanceEvent({ id: inst.id, user_id: userId, machine_id: m.id }, null, null, {
+        ...instanceEvent({ id: instanceId, user_id: userId, machine_id: m.id }, null, null, {
           intended_status: 'running',
         }),
         type: 'instance.created',
       });
-      const reply: CreateReply = { success: true, new_contract: inst.id, instance_api_key: key };
-      if (idemKey) {
-        await db
-          .updateTable('idempotency_keys')
-          .set({
-            instance_id: inst.id,
-            response_enc: encryptSecret(deps.config.secretKey, JSON.stringify(reply)),
-          })
-          .where('user_id', '=', userId)
-          .where('idem_key', '=', idemKey)
-          .execute();
-      }
+      const reply: CreateReply = { success: true, new_contract: instanceId, instance_api_key: key };
+      if (idemKey)
+        await repo.storeIdempotentReply(
+          db,
+          userId,
+          idemKey,
+          instanceId,
+          encryptSecret(deps.config.secretKey, JSON.stringify(reply)),
+        );
       return reply;
     });
   } catch (err) {

@@ -21,7 +21,6 @@ import {
 } from './instances.actions.js';
 import { instanceSchema } from './instances.view.js';
 import { InstanceErrors } from './instances.errors.js';
-import { billingRoutes } from '../billing/billing.routes.js';
 
 const errors = { ...authErrors, 402: errorSchema, 409: errorSchema, 422: errorSchema } as const;
 const ok = { type: 'object', properties: { success: { type: 'boolean' }, msg: { type: 'string' } } } as const;
@@ -317,5 +316,4 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       return { success: true, msg: `SSH key ${p.key_id} detached from instance ${p.id}` };
     },
   );
-  await billingRoutes(app, deps);
 }

@@ -3,7 +3,7 @@
 // racing for one instance can't both apply. Each move settles billing first, at the rates of the
 // state being left (billing.service settleInstance), so compute is charged exactly while running.
 // Signatures here are a contract with the agent gateway: keep them stable.
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Store } from '../../db/connection.js';
 import {
@@ -17,6 +17,7 @@ import {
 import { settleInstance, statusOf } from '../billing/billing.service.js';
 import { LostRace, txRetry } from '../../db/tx.js';
 import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
+import * as repo from './instances.repo.js';
 
 type StoreDeps = { store: Store; clock: { now(): number } };
 
@@ -53,19 +54,16 @@ export async function setActualStatus(
 ): Promise<boolean> {
   const now = deps.clock.now();
   return txRetry(deps.store, async (trx) => {
-    const row = await trx.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await repo.instanceRow(trx, id);
     if (!row || row.destroyed_at !== null || row.actual_status !== expected) return false;
     await settleInstance(trx, row, now);
-    const res = await trx
-      .updateTable('instances')
-      .set({ ...fieldsToSet(fields), actual_status: next })
-      .where('id', '=', id)
-      .where('destroyed_at', 'is', null)
-      .where((eb) =>
-        expected === null ? eb('actual_status', 'is', null) : eb('actual_status', '=', expected),
-      )
-      .executeTakeFirst();
-    if (Number(res.numUpdatedRows) !== 1) throw new LostRace(`status of instance ${id}`);
+    const moved = await repo.moveInstance(
+      trx,
+      id,
+      { actual: expected },
+      { ...fieldsToSet(fields), actual_status: next },
+    );
+    if (!moved) throw new LostRace(`status of instance ${id}`);
     await recordEvent(
       trx,
       now,
@@ -82,13 +80,7 @@ export async function setActualStatus(
 export async function setInstanceFields(db: Kysely<DB>, id: number, fields: StatusFields): Promise<boolean> {
   const set = fieldsToSet(fields);
   if (Object.keys(set).length === 0) return true;
-  const res = await db
-    .updateTable('instances')
-    .set(set)
-    .where('id', '=', id)
-    .where('destroyed_at', 'is', null)
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) === 1;
+  return repo.moveInstance(db, id, {}, set);
 }
 
 /**
@@ -103,11 +95,7 @@ export async function reportInstanceStatus(
   fields: StatusFields = {},
 ): Promise<AgentDecision> {
   for (let attempt = 0; attempt < 8; attempt++) {
-    const row = await deps.store.db
-      .selectFrom('instances')
-      .select(['actual_status', 'intended_status', 'destroyed_at'])
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const row = await repo.instanceStatus(deps.store.db, id);
     if (!row || row.destroyed_at !== null)
       return { kind: 'reject', reason: `instance ${id} does not exist or was destroyed` };
     const s = statusOf(row);
@@ -132,12 +120,7 @@ export async function sweepMachineInstances(
   machineId: number,
   to: SweepStatus,
 ): Promise<number[]> {
-  const rows = await deps.store.db
-    .selectFrom('instances')
-    .select(['id', 'actual_status', 'intended_status'])
-    .where('machine_id', '=', machineId)
-    .where('destroyed_at', 'is', null)
-    .execute();
+  const rows = await repo.liveInstancesOn(deps.store.db, machineId);
   const moved: number[] = [];
   for (const r of rows) {
     const s = statusOf(r);
@@ -164,13 +147,7 @@ export interface AgentInstanceView {
 
 /** The live instances the agent of a machine must run (or keep stopped). */
 export async function instancesForMachine(db: Kysely<DB>, machineId: number): Promise<AgentInstanceView[]> {
-  const rows = await db
-    .selectFrom('instances')
-    .selectAll()
-    .where('machine_id', '=', machineId)
-    .where('destroyed_at', 'is', null)
-    .orderBy('id')
-    .execute();
+  const rows = await repo.liveInstancesOn(db, machineId);
   return rows.map((r) => {
     const s = statusOf(r);
     return {
@@ -191,15 +168,6 @@ export async function instancesForMachine(db: Kysely<DB>, machineId: number): Pr
 }
 
 /** The OpenSSH public key lines the container of an instance accepts (its authorized_keys). */
-export async function authorizedKeysFor(db: Kysely<DB>, instanceId: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('instance_ssh_keys')
-    .select('public_key')
-    .where('instance_id', '=', instanceId)
-    .where(
-      sql<boolean>`exists (select 1 from instances i where i.id = instance_ssh_keys.instance_id and i.destroyed_at is null)`,
-    )
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => r.public_key);
+export function authorizedKeysFor(db: Kysely<DB>, instanceId: number): Promise<string[]> {
+  return repo.authorizedKeys(db, instanceId);
 }

@@ -2,15 +2,17 @@
 // listing, and listing/unlisting them as offers. A listed machine is an offer; its id is the
 // offer id. Prices: GPU $/hour per GPU, disk $/GB-month, minimum bid $/hour (whole machine).
 import { roundPrice } from '../../../contract/money.js';
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { MachinesTable } from '../../db/tables/market.js';
 import type { Store } from '../../db/connection.js';
 import { tx } from '../../db/connection.js';
 import { MachineErrors } from './machines.errors.js';
+import * as repo from './machines.repo.js';
+import type { MachineRow } from './machines.repo.js';
 import { maintenanceWindowsFor, type WindowView } from '../maintenance/maintenance.service.js';
 
-export type MachineRow = Selectable<MachinesTable>;
+export type { MachineRow } from './machines.repo.js';
 
 /** Per-GPU memory (MB) and DLPerf per GPU of models we know; others get a generic default. */
 const KNOWN_GPUS: Record<string, { ram: number; dlperf: number }> = {
@@ -79,14 +81,7 @@ export function machineValues(spec: MachineSpec, now: number): Insertable<Machin
 
 export async function insertMachines(db: Kysely<DB>, specs: MachineSpec[], now: number): Promise<number[]> {
   const ids: number[] = [];
-  for (const s of specs) {
-    const r = await db
-      .insertInto('machines')
-      .values(machineValues(s, now))
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    ids.push(r.id);
-  }
+  for (const s of specs) ids.push(...(await repo.insertMachineRows(db, [machineValues(s, now)])));
   return ids;
 }
 
@@ -115,14 +110,10 @@ export async function createMachines(
     throw MachineErrors.badPrice('--price-gpu must be a number of $/hour per GPU, from 0 to 1000');
   const now = deps.clock.now();
   return tx(deps.store, async (db) => {
-    const owner = await db
-      .selectFrom('users')
-      .select('id')
-      .where('email', '=', input.ownerEmail.trim().toLowerCase())
-      .executeTakeFirst();
-    if (!owner) throw MachineErrors.noOwner(`No user with e-mail ${input.ownerEmail}`);
+    const ownerId = await repo.userIdByEmail(db, input.ownerEmail.trim().toLowerCase());
+    if (ownerId === undefined) throw MachineErrors.noOwner(`No user with e-mail ${input.ownerEmail}`);
     const spec: MachineSpec = {
-      hostId: owner.id,
+      hostId: ownerId,
       gpuName: input.gpuName.trim(),
       numGpus: input.numGpus,
       priceGpu: input.priceGpu,
@@ -131,12 +122,12 @@ export async function createMachines(
     // Chunks keep each statement under SQLite's bound-parameter limit.
     for (let i = 0; i < input.count; i += 200) {
       const n = Math.min(200, input.count - i);
-      const rows = await db
-        .insertInto('machines')
-        .values(Array.from({ length: n }, () => machineValues(spec, now)))
-        .returning('id')
-        .execute();
-      ids.push(...rows.map((r) => r.id));
+      ids.push(
+        ...(await repo.insertMachineRows(
+          db,
+          Array.from({ length: n }, () => machineValues(spec, now)),
+        )),
+      );
     }
     return { machine_ids: ids.sort((a, b) => a - b) };
   });
@@ -197,27 +188,12 @@ export function machineView(m: MachineRow, running: number, maintenances: Window
 
 /** The caller's machines (GET /api/v0/machines/), with their maintenance windows. */
 export async function listHostMachines(db: Kysely<DB>, hostId: number, now: number): Promise<MachineView[]> {
-  const rows = await db
-    .selectFrom('machines')
-    .selectAll()
-    .where('host_id', '=', hostId)
-    .where('deleted_at', 'is', null)
-    .orderBy('id')
-    .execute();
+  const rows = await repo.hostMachines(db, hostId);
   if (rows.length === 0) return [];
-  const counts = await db
-    .selectFrom('instances')
-    .select(['machine_id', (eb) => eb.fn.countAll<number>().as('n')])
-    .where(
-      'machine_id',
-      'in',
-      rows.map((r) => r.id),
-    )
-    .where('destroyed_at', 'is', null)
-    .where('actual_status', '=', 'running')
-    .groupBy('machine_id')
-    .execute();
-  const byId = new Map(counts.map((c) => [c.machine_id, Number(c.n)]));
+  const byId = await repo.runningCounts(
+    db,
+    rows.map((r) => r.id),
+  );
   const windows = await maintenanceWindowsFor(
     db,
     rows.map((r) => r.id),
@@ -274,28 +250,14 @@ export async function listMachine(
   if (priceGpu !== undefined) set.price_gpu_dph = priceGpu;
   if (priceDisk !== undefined) set.price_disk_gb_month = priceDisk;
   if (minBid !== undefined) set.min_bid_dph = minBid;
-  const row = await deps.db
-    .updateTable('machines')
-    .set(set)
-    .where('id', '=', machineId)
-    .where('host_id', '=', hostId)
-    .where('deleted_at', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
+  const row = await repo.updateHostMachine(deps.db, hostId, machineId, set);
   if (!row) throw MachineErrors.notFound();
   return machineView(row, 0);
 }
 
 /** Unlists a machine: no new rentals; a current rental goes on. Repeats are harmless. */
 export async function unlistMachine(db: Kysely<DB>, hostId: number, machineId: number): Promise<MachineView> {
-  const row = await db
-    .updateTable('machines')
-    .set({ listed: 0 })
-    .where('id', '=', machineId)
-    .where('host_id', '=', hostId)
-    .where('deleted_at', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
+  const row = await repo.updateHostMachine(db, hostId, machineId, { listed: 0 });
   if (!row) throw MachineErrors.notFound();
   return machineView(row, 0);
 }

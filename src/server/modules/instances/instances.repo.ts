@@ -1,0 +1,234 @@
+// Every SQL statement of the instances module (the renter's list and poll are in
+// instances.query.ts's builders, which only this file and that one touch). A state change is a
+// conditional UPDATE on the state it was decided in, so two writers can't both apply theirs.
+import { sql, type Insertable, type Kysely, type Updateable } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { InstancesTable } from '../../db/tables/market.js';
+import type { ActualStatus } from '../../../contract/instance-states.js';
+import type { InstanceRow } from '../billing/billing.service.js';
+
+// ---- idempotency keys -----------------------------------------------------------------------
+
+export function idempotencyRow(db: Kysely<DB>, userId: number, key: string) {
+  return db
+    .selectFrom('idempotency_keys')
+    .select(['request_hash', 'response_enc', 'created_at'])
+    .where('user_id', '=', userId)
+    .where('idem_key', '=', key)
+    .executeTakeFirst();
+}
+
+/**
+ * Claims an idempotency key before anything else of a create (an expired row of it is forgotten
+ * first); a concurrent create with the same key waits on the unique index, then fails with a
+ * unique violation.
+ */
+export async function claimIdempotencyKey(
+  db: Kysely<DB>,
+  p: { userId: number; key: string; hash: string; now: number; ttlMs: number },
+): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('user_id', '=', p.userId)
+    .where('idem_key', '=', p.key)
+    .where('created_at', '<', p.now - p.ttlMs)
+    .execute();
+  await db
+    .insertInto('idempotency_keys')
+    .values({
+      user_id: p.userId,
+      idem_key: p.key,
+      request_hash: p.hash,
+      instance_id: 0,
+      response_enc: '',
+      created_at: p.now,
+    })
+    .execute();
+}
+
+export async function storeIdempotentReply(
+  db: Kysely<DB>,
+  userId: number,
+  key: string,
+  instanceId: number,
+  responseEnc: string,
+): Promise<void> {
+  await db
+    .updateTable('idempotency_keys')
+    .set({ instance_id: instanceId, response_enc: responseEnc })
+    .where('user_id', '=', userId)
+    .where('idem_key', '=', key)
+    .execute();
+}
+
+// ---- creating -------------------------------------------------------------------------------
+
+/** The user's live SSH keys, copied onto a new instance. */
+export function liveSshKeys(db: Kysely<DB>, userId: number) {
+  return db
+    .selectFrom('ssh_keys')
+    .select(['id', 'public_key', 'fingerprint'])
+    .where('user_id', '=', userId)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .execute();
+}
+
+export async function insertInstance(db: Kysely<DB>, values: Insertable<InstancesTable>): Promise<number> {
+  const r = await db.insertInto('instances').values(values).returning('id').executeTakeFirstOrThrow();
+  return r.id;
+}
+
+export interface KeyCopy {
+  ssh_key_id: number;
+  public_key: string;
+  fingerprint: string;
+}
+
+/** Attaches SSH keys to an instance; a key already attached stays as it is. */
+export async function attachKeys(db: Kysely<DB>, instanceId: number, keys: KeyCopy[], now: number) {
+  if (keys.length === 0) return;
+  await db
+    .insertInto('instance_ssh_keys')
+    .values(keys.map((k) => ({ instance_id: instanceId, ...k, created_at: now })))
+    .onConflict((oc) => oc.columns(['instance_id', 'ssh_key_id']).doNothing())
+    .execute();
+}
+
+export async function detachKey(db: Kysely<DB>, instanceId: number, keyId: number): Promise<boolean> {
+  const res = await db
+    .deleteFrom('instance_ssh_keys')
+    .where('instance_id', '=', instanceId)
+    .where('ssh_key_id', '=', keyId)
+    .executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+/** The instance's own API key (looked up by hash; may act on this instance only). */
+export async function insertInstanceKey(
+  db: Kysely<DB>,
+  p: {
+    userId: number;
+    teamId: number | null;
+    instanceId: number;
+    keyHash: string;
+    keyPrefix: string;
+    now: number;
+  },
+): Promise<void> {
+  await db
+    .insertInto('api_keys')
+    .values({
+      user_id: p.userId,
+      team_id: p.teamId,
+      kind: 'instance',
+      instance_id: p.instanceId,
+      name: `instance ${p.instanceId}`,
+      key_hash: p.keyHash,
+      key_prefix: p.keyPrefix,
+      permissions: null,
+      created_at: p.now,
+    })
+    .execute();
+}
+
+export async function revokeInstanceKey(db: Kysely<DB>, instanceId: number, now: number): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('instance_id', '=', instanceId)
+    .where('kind', '=', 'instance')
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+// ---- reading and moving ---------------------------------------------------------------------
+
+export function instanceRow(db: Kysely<DB>, id: number): Promise<InstanceRow | undefined> {
+  return db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function ownInstanceRow(db: Kysely<DB>, userId: number, id: number): Promise<InstanceRow | undefined> {
+  return db
+    .selectFrom('instances')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export function instanceStatus(db: Kysely<DB>, id: number) {
+  return db
+    .selectFrom('instances')
+    .select(['intended_status', 'actual_status', 'destroyed_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export function machineDeletedAt(db: Kysely<DB>, machineId: number) {
+  return db.selectFrom('machines').select('deleted_at').where('id', '=', machineId).executeTakeFirst();
+}
+
+/**
+ * Sets `set` on a live instance only while it is in the state read: intended `intended` (when
+ * given) and actual `actual` (when given; null matches a NULL actual_status). True when it moved.
+ */
+export async function moveInstance(
+  db: Kysely<DB>,
+  id: number,
+  from: { intended?: string; actual?: ActualStatus },
+  set: Updateable<InstancesTable>,
+): Promise<boolean> {
+  let q = db.updateTable('instances').set(set).where('id', '=', id).where('destroyed_at', 'is', null);
+  if (from.intended !== undefined) q = q.where('intended_status', '=', from.intended);
+  if (from.actual !== undefined) {
+    const actual = from.actual;
+    q = q.where((eb) =>
+      actual === null ? eb('actual_status', 'is', null) : eb('actual_status', '=', actual),
+    );
+  }
+  const res = await q.executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Sets `set` on the user's live instance; false when there is none. */
+export async function updateOwnLiveInstance(
+  db: Kysely<DB>,
+  userId: number,
+  id: number,
+  set: Updateable<InstancesTable>,
+): Promise<boolean> {
+  const res = await db
+    .updateTable('instances')
+    .set(set)
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .where('destroyed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** The live instances of a machine, by id. */
+export function liveInstancesOn(db: Kysely<DB>, machineId: number): Promise<InstanceRow[]> {
+  return db
+    .selectFrom('instances')
+    .selectAll()
+    .where('machine_id', '=', machineId)
+    .where('destroyed_at', 'is', null)
+    .orderBy('id')
+    .execute();
+}
+
+/** The public key lines attached to a live instance, in the order they were attached. */
+export async function authorizedKeys(db: Kysely<DB>, instanceId: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('instance_ssh_keys')
+    .select('public_key')
+    .where('instance_id', '=', instanceId)
+    .where(
+      sql<boolean>`exists (select 1 from instances i where i.id = instance_ssh_keys.instance_id and i.destroyed_at is null)`,
+    )
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.public_key);
+}

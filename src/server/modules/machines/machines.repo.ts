@@ -1,0 +1,120 @@
+// Every SQL statement of the machines module.
+//
+// The `machines.rented` flag is 1 exactly while the machine holds an ACTIVE instance (not
+// destroyed, intended_status not 'stopped'). It is kept in step by conditional updates in the
+// transaction that makes an instance active (create, start) or inactive (stop, destroy of the
+// active one, balance exhausted); the partial unique index instances_one_live_per_machine backs it
+// (migration 002).
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { MachinesTable } from '../../db/tables/market.js';
+
+export type MachineRow = Selectable<MachinesTable>;
+
+/**
+ * Claims machine `id` for an instance becoming active (rented 0 → 1); returns the machine, or
+ * undefined when the claim failed. The conditional UPDATE decides a race (never read-then-write):
+ * of concurrent claims exactly one changes the row; the others (on PostgreSQL after waiting for
+ * the winner's commit) see rented = 1 and fail. With `offeredAt` (a new rental) the machine must
+ * also be an offer at that time: listed, the listing not ended, and its host not known offline.
+ */
+export async function claimMachine(
+  trx: Kysely<DB>,
+  id: number,
+  offeredAt: number | null = null,
+): Promise<MachineRow | undefined> {
+  let q = trx
+    .updateTable('machines')
+    .set({ rented: 1 })
+    .where('id', '=', id)
+    .where('rented', '=', 0)
+    .where('deleted_at', 'is', null);
+  if (offeredAt !== null)
+    q = q
+      .where('listed', '=', 1)
+      .where((eb) => eb.or([eb('listed_until', 'is', null), eb('listed_until', '>', offeredAt)]))
+      .where(sql<boolean>`not (online_state = 'offline' and last_heartbeat_at is not null)`);
+  return q.returningAll().executeTakeFirst();
+}
+
+/** Why a machine could not be claimed: its row's flags, undefined when there is none. */
+export function claimState(trx: Kysely<DB>, id: number) {
+  return trx
+    .selectFrom('machines')
+    .select(['id', 'rented', 'listed', 'deleted_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/**
+ * Frees machine `id`. Call it only in the transaction whose conditional UPDATE just made the
+ * machine's active instance inactive: that instance held the flag, so no one else's is cleared.
+ */
+export async function releaseMachine(trx: Kysely<DB>, id: number): Promise<void> {
+  await trx.updateTable('machines').set({ rented: 0 }).where('id', '=', id).where('rented', '=', 1).execute();
+}
+
+/** Adds (or with a negative `mb` gives back) disk held on a machine: an atomic increment. */
+export async function holdDisk(trx: Kysely<DB>, id: number, mb: number): Promise<void> {
+  await trx
+    .updateTable('machines')
+    .set((eb) => ({ disk_held_mb: eb('disk_held_mb', '+', mb) }))
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function insertMachineRows(
+  db: Kysely<DB>,
+  rows: Insertable<MachinesTable>[],
+): Promise<number[]> {
+  if (rows.length === 0) return [];
+  const res = await db.insertInto('machines').values(rows).returning('id').execute();
+  return res.map((r) => r.id);
+}
+
+export async function userIdByEmail(db: Kysely<DB>, email: string): Promise<number | undefined> {
+  const r = await db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
+  return r?.id;
+}
+
+/** The host's live machines, by id. */
+export function hostMachines(db: Kysely<DB>, hostId: number): Promise<MachineRow[]> {
+  return db
+    .selectFrom('machines')
+    .selectAll()
+    .where('host_id', '=', hostId)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .execute();
+}
+
+/** How many running instances each of these machines has (absent: none). */
+export async function runningCounts(db: Kysely<DB>, machineIds: number[]): Promise<Map<number, number>> {
+  if (machineIds.length === 0) return new Map();
+  const counts = await db
+    .selectFrom('instances')
+    .select(['machine_id', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('machine_id', 'in', machineIds)
+    .where('destroyed_at', 'is', null)
+    .where('actual_status', '=', 'running')
+    .groupBy('machine_id')
+    .execute();
+  return new Map(counts.map((c) => [c.machine_id, Number(c.n)]));
+}
+
+/** Updates one of the host's live machines; undefined when it is not theirs (or gone). */
+export function updateHostMachine(
+  db: Kysely<DB>,
+  hostId: number,
+  machineId: number,
+  set: Partial<Insertable<MachinesTable>>,
+): Promise<MachineRow | undefined> {
+  return db
+    .updateTable('machines')
+    .set(set)
+    .where('id', '=', machineId)
+    .where('host_id', '=', hostId)
+    .where('deleted_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
