@@ -386,7 +386,6 @@ describeEachDb('instances', (dialect) => {
         ['PUT', `/api/v0/instances/${id}/`, { label: 'x' }],
         ['POST', `/api/v0/instances/${id}/ssh/`, { ssh_key: PUB2 }],
         ['POST', '/api/v0/bundles/', {}],
-        ['GET', '/api/v0/gpu_names/unique/'],
         ['PUT', `/api/v0/asks/${next()}/`, { image: 'x' }],
         ['GET', '/api/v0/machines/'],
         ['GET', '/api/v0/billing/'],

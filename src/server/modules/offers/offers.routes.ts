@@ -200,14 +200,14 @@ export async function marketRoutes(app: FastifyInstance, deps: Deps): Promise<vo
   app.get(
     '/api/v0/gpu_names/unique',
     {
-      config: { scope: 'offers' },
+      // Answered without any credential: existing clients call it before they read their key.
+      // Limited per client address with the search family.
+      config: { auth: 'none' },
       schema: {
         tags: ['offers'],
-        summary: 'Distinct GPU names currently offered',
+        summary: 'Distinct GPU names currently offered (no authentication; limited per IP)',
         response: {
           200: { type: 'object', properties: { gpu_names: { type: 'array', items: { type: 'string' } } } },
-          401: errorSchema,
-          403: errorSchema,
         },
       },
     },

@@ -44,6 +44,8 @@ const ROUTES: [RegExp, RegExp, RateLimitFamily][] = [
   [/^POST$/, /^\/api\/v0\/(users\/login|tfa)$/, 'logins'],
   [/^(PUT|POST)$/, /^\/api\/v0\/asks\/:$/, 'creates'],
   [/^(POST|GET)$/, /^\/api\/v0\/bundles$/, 'search'],
+  // The GPU name list answers anonymous callers, so it is limited per client address.
+  [/^GET$/, /^\/api\/v0\/gpu_names\/unique$/, 'search'],
 ];
 
 /** The family a route belongs to, or null when it is not limited. Pure. */
