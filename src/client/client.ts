@@ -127,10 +127,8 @@ export class OpenrigClient extends HttpClient {
       machineIds && machineIds.length > 0
         ? { owner: 'me', machine_ids: JSON.stringify(machineIds) }
         : { owner: 'me' };
-    const r = await this.request<{ maintenances: Maintenance[] }>('GET', `${V0}/machines/maintenances`, {
-      query,
-    });
-    return r.maintenances ?? [];
+    // The reply is a bare array of rows.
+    return this.request<Maintenance[]>('GET', `${V0}/machines/maintenances`, { query });
   }
   cancelMaintenance(machineId: number): Promise<SuccessReply> {
     return this.request('PUT', `${V0}/machines/${machineId}/cancel_maint/`, { body: {} });

@@ -104,7 +104,9 @@ export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promi
       config: { scope: 'maintenance' },
       schema: {
         tags: ['maintenance'],
-        summary: "The caller's current and upcoming maintenance windows",
+        summary: "The caller's current and upcoming maintenance windows, as a bare JSON array",
+        description:
+          'The reply is the array of rows itself, not an object around it: existing clients iterate the reply directly.',
         querystring: {
           type: 'object',
           properties: {
@@ -113,13 +115,7 @@ export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promi
           },
         },
         response: {
-          200: {
-            type: 'object',
-            properties: {
-              success: { type: 'boolean' },
-              maintenances: { type: 'array', items: maintenanceWindowSchema },
-            },
-          },
+          200: { type: 'array', items: maintenanceWindowSchema },
           ...authErrors,
         },
       },
@@ -127,7 +123,7 @@ export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promi
     async (req) => {
       const host = requireAuth(req).user;
       const ids = parseMachineIdsQuery((req.query as Record<string, unknown>).machine_ids);
-      return { success: true, maintenances: await listMaintenances(deps, host, ids) };
+      return listMaintenances(deps, host, ids);
     },
   );
 

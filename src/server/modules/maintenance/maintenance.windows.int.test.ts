@@ -56,7 +56,7 @@ describeEachDb('maintenance windows: dnotify, list, cancel, renters’ view', (d
     ]) {
       const l = await req('GET', url);
       expect(l.status).toBe(200);
-      expect(l.body.maintenances).toEqual([
+      expect(l.body).toEqual([
         {
           id: r.body.maintenance_id,
           machine_id: m[0],
@@ -67,16 +67,13 @@ describeEachDb('maintenance windows: dnotify, list, cancel, renters’ view', (d
         },
       ]);
     }
-    expect(
-      (await req('GET', `/api/v0/machines/maintenances?machine_ids=[${m[1]}]`)).body.maintenances,
-    ).toEqual([]);
-    expect(
-      (await req('GET', `/api/v0/machines/maintenances?machine_ids=${m[0]},${m[1]}`)).body.maintenances,
-    ).toHaveLength(1);
+    expect((await req('GET', `/api/v0/machines/maintenances?machine_ids=[${m[1]}]`)).body).toEqual([]);
+    expect((await req('GET', `/api/v0/machines/maintenances?machine_ids=${m[0]},${m[1]}`)).body).toHaveLength(
+      1,
+    );
     // Another host sees none of it, even naming the machine.
     expect(
-      (await req('GET', `/api/v0/machines/maintenances?machine_ids=[${m[0]}]`, undefined, other.apiKey)).body
-        .maintenances,
+      (await req('GET', `/api/v0/machines/maintenances?machine_ids=[${m[0]}]`, undefined, other.apiKey)).body,
     ).toEqual([]);
     const bad = await req('GET', '/api/v0/machines/maintenances?machine_ids=[1,"x"]');
     expect([bad.status, bad.body.error]).toEqual([400, 'bad_request']);
@@ -160,7 +157,7 @@ describeEachDb('maintenance windows: dnotify, list, cancel, renters’ view', (d
       canceled: 0,
     });
     const l = await req('GET', '/api/v0/machines/maintenances');
-    expect(l.body.maintenances.map((x: any) => x.machine_id)).toEqual([m[1]]);
+    expect(l.body.map((x: any) => x.machine_id)).toEqual([m[1]]);
     // A cancelled slot can be scheduled again.
     expect((await req('PUT', `/api/v0/machines/${m[0]}/dnotify/`, { sdate: sdate(2) })).status).toBe(200);
   });
@@ -194,9 +191,9 @@ describeEachDb('maintenance windows: dnotify, list, cancel, renters’ view', (d
         { success: false, machine_id: null, error: 'invalid_id', msg: 'Not a valid machine ID: "x"' },
       ],
     });
-    expect(
-      (await req('GET', '/api/v0/machines/maintenances')).body.maintenances.map((x: any) => x.machine_id),
-    ).toEqual([m[0]]);
+    expect((await req('GET', '/api/v0/machines/maintenances')).body.map((x: any) => x.machine_id)).toEqual([
+      m[0],
+    ]);
     const none = await req('DELETE', '/api/v0/machines/maintenances/batch', { machine_ids: [foreign] });
     expect([none.status, none.body.success, none.body.error]).toEqual([400, false, 'not_found']);
     expect((await req('DELETE', '/api/v0/machines/maintenances/batch', {})).body.msg).toBe(
