@@ -17,6 +17,7 @@ import * as m010 from './migrations/010-session-origin.js';
 import * as m011 from './migrations/011-webhooks.js';
 import * as m012 from './migrations/012-agent-public-host.js';
 import * as m013 from './migrations/013-account-lockouts.js';
+import * as m014 from './migrations/014-api-key-given-permissions.js';
 
 /** A migration: its forward step, given the dialect it runs on (one set for both databases). */
 interface Step {
@@ -38,6 +39,7 @@ const steps: Record<string, Step> = {
   '011-webhooks': m011,
   '012-agent-public-host': m012,
   '013-account-lockouts': m013,
+  '014-api-key-given-permissions': m014,
 };
 
 function providerFor(d: SqlDialect): MigrationProvider {

@@ -43,6 +43,8 @@ export interface ApiKeysTable {
   key_prefix: string;
   /** JSON: null (full access) or { family: 'read' | 'write' }. */
   permissions: string | null;
+  /** JSON: the permissions exactly as the creator gave them (null: none given, or created before). */
+  permissions_given: string | null;
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;

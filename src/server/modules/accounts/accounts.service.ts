@@ -35,7 +35,15 @@ export interface CreatedUser {
 /** Inserts an account key for a user (hash only) and returns the key, shown once. */
 export async function insertApiKey(
   db: Kysely<DB>,
-  p: { userId: number; teamId: number | null; name: string; permissions: string | null; now: number },
+  p: {
+    userId: number;
+    teamId: number | null;
+    name: string;
+    permissions: string | null;
+    /** The permissions as the creator gave them, shown back by the listing. */
+    permissionsGiven?: string | null;
+    now: number;
+  },
 ): Promise<{ id: number; key: string }> {
   const key = newToken(API_KEY_PREFIX);
   const row = await db
@@ -49,6 +57,7 @@ export async function insertApiKey(
       key_hash: sha256Hex(key),
       key_prefix: key.slice(0, 10),
       permissions: p.permissions,
+      permissions_given: p.permissionsGiven ?? null,
       created_at: p.now,
     })
     .returning('id')

@@ -6,9 +6,14 @@ import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from './api-keys.s
 
 const permissionsSchema = {
   description:
-    '"full" (default), "read_only", or {family: "read"|"write"}; families: user, api_keys, ssh_keys, offers, instances, machines, maintenance, tfa, billing',
+    '"full" (default), "read_only", {family: "read"|"write"} (families: user, api_keys, ssh_keys, offers, instances, machines, maintenance, tfa, billing), or the marketplace format {"api": {category: {}}} (categories: instance_read, instance_write, user_read, user_write, billing_read, billing_write, machine_read, machine_write, misc); see docs/compatibility.md',
   anyOf: [
     { type: 'string', enum: ['full', 'read_only'] },
+    {
+      type: 'object',
+      required: ['api'],
+      properties: { api: { type: 'object', additionalProperties: { type: 'object' } } },
+    },
     { type: 'object', additionalProperties: { type: 'string', enum: ['read', 'write'] } },
     { type: 'null' },
   ],
@@ -21,7 +26,7 @@ const keySchema = {
     name: { type: 'string' },
     key_prefix: { type: 'string' },
     permissions: {
-      anyOf: [{ type: 'string' }, { type: 'object', additionalProperties: { type: 'string' } }],
+      description: 'As given at creation (either format); "full" when none were given',
     },
     team_id: { type: ['integer', 'null'] },
     created_at: { type: 'number' },
@@ -41,9 +46,9 @@ export async function apiKeysRoutes(app: FastifyInstance, deps: Deps): Promise<v
         body: {
           type: 'object',
           properties: {
-            name: { type: 'string', maxLength: 100 },
+            name: { type: ['string', 'null'], maxLength: 100 },
             permissions: permissionsSchema,
-            key_params: {},
+            key_params: { type: ['string', 'null'], description: 'accepted and ignored' },
           },
         },
         response: {
@@ -56,7 +61,11 @@ export async function apiKeysRoutes(app: FastifyInstance, deps: Deps): Promise<v
       },
     },
     async (req) =>
-      createApiKey(deps, requireAuth(req), (req.body ?? {}) as { name?: string; permissions?: unknown }),
+      createApiKey(
+        deps,
+        requireAuth(req),
+        (req.body ?? {}) as { name?: string | null; permissions?: unknown },
+      ),
   );
   app.get(
     base,

@@ -6,6 +6,7 @@ import { AppError, CommonErrors } from '../../errors.js';
 import { insertApiKey } from '../accounts/accounts.service.js';
 import { revokeKeySessions } from '../accounts/accounts.repo.js';
 import { tx } from '../../db/connection.js';
+import { findKeyById, findLiveKey, listLiveKeys, revokeLiveKey, type ApiKeyRow } from './api-keys.repo.js';
 import {
   PERMISSION_FAMILIES,
   allows,
@@ -18,26 +19,24 @@ export interface ApiKeyView {
   id: number;
   name: string;
   key_prefix: string;
-  permissions: Permissions | 'full';
+  /** As the creator gave them (openrig's format or the marketplace's), else the families held. */
+  permissions: unknown;
   team_id: number | null;
   created_at: number;
   last_used_at: number | null;
 }
 
-function view(r: {
-  id: number;
-  name: string;
-  key_prefix: string;
-  permissions: string | null;
-  team_id: number | null;
-  created_at: number;
-  last_used_at: number | null;
-}): ApiKeyView {
+function view(r: ApiKeyRow): ApiKeyView {
   return {
     id: r.id,
     name: r.name,
     key_prefix: r.key_prefix,
-    permissions: r.permissions ? (JSON.parse(r.permissions) as Permissions) : 'full',
+    permissions:
+      r.permissions_given !== null
+        ? JSON.parse(r.permissions_given)
+        : r.permissions
+          ? (JSON.parse(r.permissions) as Permissions)
+          : 'full',
     team_id: r.team_id,
     created_at: r.created_at / 1000,
     last_used_at: r.last_used_at === null ? null : r.last_used_at / 1000,
@@ -53,10 +52,14 @@ function isSubset(requested: Permissions | null, held: Permissions | null): bool
   });
 }
 
+/**
+ * Creates a key. `permissions` is openrig's format or the marketplace's
+ * (`{"api": {category: {}}}`, mapped onto families); either is shown back as given.
+ */
 export async function createApiKey(
   deps: Deps,
   auth: AuthContext,
-  body: { name?: string; permissions?: unknown },
+  body: { name?: string | null; permissions?: unknown },
 ) {
   const parsed = parsePermissions(body.permissions);
   if (!parsed.ok) throw CommonErrors.badRequest(parsed.msg);
@@ -65,42 +68,29 @@ export async function createApiKey(
   }
   const now = deps.clock.now();
   const name = (body.name ?? '').trim() || 'api key';
+  const given =
+    body.permissions === undefined || body.permissions === null ? null : JSON.stringify(body.permissions);
   const { id, key } = await tx(deps.store, async (db) => {
     const made = await insertApiKey(db, {
       userId: auth.user.id,
       teamId: auth.teamId,
       name,
       permissions: parsed.value ? JSON.stringify(parsed.value) : null,
+      permissionsGiven: given,
       now,
     });
     await recordEvent(db, now, apiKeyEvent(auth.user.id, made.id, 'api_key.created', name));
     return made;
   });
-  const row = await deps.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-  return { success: true, ...view(row), key };
+  return { success: true, ...view(await findKeyById(deps.db, id)), key };
 }
 
 export async function listApiKeys(deps: Deps, auth: AuthContext): Promise<ApiKeyView[]> {
-  const rows = await deps.db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where('user_id', '=', auth.user.id)
-    .where('kind', '=', 'user')
-    .where('revoked_at', 'is', null)
-    .orderBy('id')
-    .execute();
-  return rows.map(view);
+  return (await listLiveKeys(deps.db, auth.user.id)).map(view);
 }
 
 export async function getApiKey(deps: Deps, auth: AuthContext, id: number): Promise<ApiKeyView> {
-  const row = await deps.db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where('id', '=', id)
-    .where('user_id', '=', auth.user.id)
-    .where('kind', '=', 'user')
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
+  const row = await findLiveKey(deps.db, auth.user.id, id);
   if (!row) throw CommonErrors.notFound('No such API key');
   return view(row);
 }
@@ -112,15 +102,8 @@ export async function getApiKey(deps: Deps, auth: AuthContext, id: number): Prom
 export async function revokeApiKey(deps: Deps, auth: AuthContext, id: number): Promise<void> {
   const now = deps.clock.now();
   await tx(deps.store, async (db) => {
-    const res = await db
-      .updateTable('api_keys')
-      .set({ revoked_at: now })
-      .where('id', '=', id)
-      .where('user_id', '=', auth.user.id)
-      .where('kind', '=', 'user')
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    if (Number(res.numUpdatedRows) === 0) throw CommonErrors.notFound('No such API key');
+    if ((await revokeLiveKey(db, auth.user.id, id, now)) === 0)
+      throw CommonErrors.notFound('No such API key');
     await revokeKeySessions(db, id, now);
     await recordEvent(db, now, apiKeyEvent(auth.user.id, id, 'api_key.revoked'));
   });
