@@ -6,7 +6,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
 import { authErrors, errorSchema, idParams } from '../../http/schemas.js';
-import { listHostMachines, listMachine, unlistMachine, type ListPrices } from './machines.service.js';
+import {
+  listHostMachines,
+  listMachine,
+  showHostMachine,
+  unlistMachine,
+  type ListPrices,
+} from './machines.service.js';
 
 export const maintenanceWindowSchema = {
   type: 'object',
@@ -84,6 +90,23 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
       machines: await listHostMachines(deps.db, requireAuth(req).user.id, deps.clock.now()),
     }),
   );
+  // One machine as a bare array of one row: existing clients iterate the reply as a table.
+  app.get<{ Params: { id: number } }>(
+    '/api/v0/machines/:id',
+    {
+      config: { scope: 'machines' },
+      schema: {
+        tags: ['machines'],
+        summary: "One of the caller's machines, as an array of one row",
+        params: idParams,
+        querystring: { type: 'object', properties: { owner: { type: 'string' } } },
+        response: { 200: { type: 'array', items: machineSchema }, ...authErrors },
+      },
+    },
+    async (req) => [
+      await showHostMachine(deps.db, requireAuth(req).user.id, req.params.id, deps.clock.now()),
+    ],
+  );
   app.put(
     '/api/v0/machines/:id/list',
     {
@@ -136,9 +159,10 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
           additionalProperties: true,
           properties: {
             machine: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
-            price_gpu: prices.price_gpu,
-            price_disk: prices.price_disk,
-            price_min_bid: prices.min_bid,
+            // The CLI sends null for every option not given: null keeps the current value.
+            price_gpu: { ...prices.price_gpu, type: ['number', 'null'] },
+            price_disk: { ...prices.price_disk, type: ['number', 'null'] },
+            price_min_bid: { ...prices.min_bid, type: ['number', 'null'] },
             end_date: prices.end_date,
           },
         },
@@ -148,17 +172,17 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
     async (req) => {
       const b = req.body as {
         machine: number;
-        price_gpu?: number;
-        price_disk?: number;
-        price_min_bid?: number;
+        price_gpu?: number | null;
+        price_disk?: number | null;
+        price_min_bid?: number | null;
         end_date?: number | null;
       };
       return {
         success: true,
         machine: await listMachine(deps, requireAuth(req).user.id, b.machine, {
-          price_gpu: b.price_gpu,
-          price_disk: b.price_disk,
-          min_bid: b.price_min_bid,
+          price_gpu: b.price_gpu ?? undefined,
+          price_disk: b.price_disk ?? undefined,
+          min_bid: b.price_min_bid ?? undefined,
           end_date: b.end_date,
         }),
       };

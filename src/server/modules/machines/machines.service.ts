@@ -202,6 +202,18 @@ export async function listHostMachines(db: Kysely<DB>, hostId: number, now: numb
   return rows.map((r) => machineView(r, byId.get(r.id) ?? 0, windows.get(r.id) ?? []));
 }
 
+/** One of the host's machines; not found when it is not theirs. */
+export async function showHostMachine(
+  db: Kysely<DB>,
+  hostId: number,
+  machineId: number,
+  now: number,
+): Promise<MachineView> {
+  const m = (await listHostMachines(db, hostId, now)).find((x) => x.id === machineId);
+  if (!m) throw MachineErrors.notFound();
+  return m;
+}
+
 export interface ListPrices {
   price_gpu?: number;
   price_disk?: number;
