@@ -66,8 +66,10 @@ export interface ConfirmInput {
 }
 
 /** POST confirm-new: adds an SMS or TOTP method inside the add-method window. */
-export async function confirmNew(deps: SvcDeps, user: User, input: ConfirmInput, ip: string | null) {
-  if (input.tfa_method === undefined) throw TfaErrors.badRequest('body.tfa_method is required');
+export async function confirmNew(deps: SvcDeps, user: User, given: ConfirmInput, ip: string | null) {
+  // Without tfa_method the method is SMS when a phone number comes with it, else TOTP: the
+  // official CLI's `tfa activate CODE --secret S` sends none for an authenticator app.
+  const input = { ...given, tfa_method: given.tfa_method ?? (given.phone_number ? 'sms' : 'totp') };
   if (input.tfa_method === 'email')
     throw TfaErrors.invalidMethod('E-mail cannot be added as a method: use sms or totp');
   if (input.tfa_method !== 'sms' && input.tfa_method !== 'totp')
