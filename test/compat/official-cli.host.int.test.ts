@@ -1,0 +1,167 @@
+// The official CLI's host commands (machines and maintenance), each request as that CLI sends it,
+// each reply checked for what the CLI reads (docs/compatibility.md, rows marked "works").
+import { beforeAll, expect, it } from 'vitest';
+import { describeEachDb } from '../helpers/db.js';
+import { useTestApp } from '../helpers/app.js';
+import { insertMachines } from '../../src/server/modules/machines/machines.service.js';
+import { cli, expectOk, expectTableFields, f, type Kind } from './official-cli.js';
+
+// The columns of the CLI's machines table.
+const MACHINE_TABLE: Record<string, Kind> = {
+  id: 'any',
+  num_gpus: 'any',
+  gpu_name: 'any',
+  disk_space: 'any',
+  hostname: 'str',
+  driver_version: 'any',
+  reliability2: 'num',
+  verification: 'any',
+  public_ipaddr: 'any',
+  geolocation: 'any',
+  num_reports: 'any',
+  listed_gpu_cost: 'num',
+  min_bid_price: 'num',
+  credit_discount_max: 'num',
+  listed_inet_up_cost: 'num',
+  listed_inet_down_cost: 'num',
+  gpu_occupancy: 'any',
+};
+
+describeEachDb('official CLI: host commands', (dialect) => {
+  const t = useTestApp(dialect);
+  let key: string;
+  let m: number[];
+  beforeAll(async () => {
+    const host = await t().user();
+    key = host.apiKey;
+    m = await insertMachines(
+      t().deps.db,
+      [1, 2].map(() => ({ hostId: host.id, gpuName: 'RTX 4090', numGpus: 2, priceGpu: 0.4, priceDisk: 0.2 })),
+      t().clock.now(),
+    );
+  });
+
+  it('show machines: `machines` rows with the table columns; -q reads id', async () => {
+    const r = await cli(t(), { method: 'GET', path: '/machines', query: { owner: 'me' }, key });
+    expectOk(r);
+    expect(r.body.machines.map((x: { id: number }) => x.id)).toEqual(m);
+    for (const row of r.body.machines) expectTableFields(row, MACHINE_TABLE);
+  });
+
+  it("show machine ID: a bare array of the one row; someone else's machine is a 404 with a msg", async () => {
+    const r = await cli(t(), { method: 'GET', path: `/machines/${m[0]}`, query: { owner: 'me' }, key });
+    expectOk(r);
+    expect(Array.isArray(r.body)).toBe(true);
+    expect(r.body).toHaveLength(1);
+    expect(r.body[0].id).toBe(m[0]);
+    expectTableFields(r.body[0], MACHINE_TABLE);
+    const other = (await t().user()).apiKey;
+    const no = await cli(t(), {
+      method: 'GET',
+      path: `/machines/${m[0]}`,
+      query: { owner: 'me' },
+      key: other,
+    });
+    expect(no.status).toBe(404);
+    expect(typeof no.body.msg).toBe('string');
+  });
+
+  it('list machine / list machines: null for every option not given keeps the current price', async () => {
+    const body = (machine: number, over: Record<string, unknown>) => ({
+      machine,
+      price_gpu: 0.5,
+      price_disk: null,
+      price_inetu: null,
+      price_inetd: null,
+      price_min_bid: null,
+      min_chunk: null,
+      end_date: null,
+      credit_discount_max: null,
+      duration: null,
+      vol_size: null,
+      vol_price: null,
+      ...over,
+    });
+    const r = await cli(t(), { method: 'PUT', path: '/machines/create_asks/', key, json: body(m[0]!, {}) });
+    expectOk(r);
+    expect(r.body.success).toBe(true);
+    // price_disk: null kept the disk price it had (0.2), not 0.
+    const kept = (await cli(t(), { method: 'GET', path: `/machines/${m[0]}`, query: { owner: 'me' }, key }))
+      .body[0];
+    expect(kept).toMatchObject({ listed: true, listed_gpu_cost: 0.5, listed_storage_cost: 0.2 });
+    const end = Math.floor(t().clock.now() / 1000) + 86400 * 30;
+    for (const id of m) {
+      const many = await cli(t(), {
+        method: 'PUT',
+        path: '/machines/create_asks/',
+        key,
+        json: body(id, { price_disk: 0.1, price_min_bid: 0.2, end_date: f(end) }),
+      });
+      expectOk(many);
+      expect(many.body.success).toBe(true);
+    }
+    const rows = (await cli(t(), { method: 'GET', path: '/machines', query: { owner: 'me' }, key })).body
+      .machines;
+    expect(rows[0]).toMatchObject({
+      listed: true,
+      listed_gpu_cost: 0.5,
+      listed_storage_cost: 0.1,
+      end_date: end,
+    });
+    const first = (await cli(t(), { method: 'GET', path: `/machines/${m[0]}`, query: { owner: 'me' }, key }))
+      .body[0];
+    expect(first.listed_storage_cost).toBe(0.1);
+  });
+
+  it('schedule maint, show maints -ids (a bare array), cancel maint', async () => {
+    const sdate = Math.floor(t().clock.now() / 1000) + 7200;
+    const s = await cli(t(), {
+      method: 'PUT',
+      path: `/machines/${m[0]}/dnotify/`,
+      key,
+      json: { client_id: 'me', sdate: f(sdate), duration: f(2), maintenance_category: 'power' },
+    });
+    expectOk(s);
+    expect(s.body.success).toBe(true);
+    const list = await cli(t(), {
+      method: 'GET',
+      path: '/machines/maintenances',
+      query: { owner: 'me', machine_ids: m },
+      key,
+    });
+    expectOk(list);
+    expect(Array.isArray(list.body)).toBe(true);
+    expect(list.body).toHaveLength(1);
+    expect(list.body[0]).toMatchObject({
+      machine_id: m[0],
+      start_time: sdate,
+      end_time: sdate + 7200,
+      duration_hours: 2,
+      maintenance_category: 'power',
+    });
+    const c = await cli(t(), {
+      method: 'PUT',
+      path: `/machines/${m[0]}/cancel_maint/`,
+      key,
+      json: { client_id: 'me', machine_id: m[0] },
+    });
+    expectOk(c);
+    expect(c.body.success).toBe(true);
+    const after = await cli(t(), {
+      method: 'GET',
+      path: '/machines/maintenances',
+      query: { owner: 'me', machine_ids: m },
+      key,
+    });
+    expect(after.body).toEqual([]);
+  });
+
+  it('unlist machine: success', async () => {
+    const r = await cli(t(), { method: 'DELETE', path: `/machines/${m[0]}/asks/`, key, json: {} });
+    expectOk(r);
+    expect(r.body.success).toBe(true);
+    const first = (await cli(t(), { method: 'GET', path: `/machines/${m[0]}`, query: { owner: 'me' }, key }))
+      .body[0];
+    expect(first.listed).toBe(false);
+  });
+});

@@ -1,0 +1,298 @@
+// The official CLI's renter commands, each request as that CLI sends it, each reply checked for
+// every field the CLI reads (docs/compatibility.md, rows marked "works").
+import { beforeAll, expect, it } from 'vitest';
+import { describeEachDb } from '../helpers/db.js';
+import { useTestApp } from '../helpers/app.js';
+import { PUB2, offers, renter } from '../helpers/market.js';
+import { reportInstanceStatus } from '../../src/server/modules/instances/instances.service.js';
+import { cli, expectOk, expectTableFields, f, type Kind } from './official-cli.js';
+
+// The columns of the CLI's offers table and what each is formatted as.
+const OFFER_TABLE: Record<string, Kind> = {
+  id: 'any',
+  cuda_max_good: 'num',
+  num_gpus: 'any',
+  gpu_name: 'any',
+  pcie_bw: 'num',
+  cpu_ghz: 'num',
+  cpu_cores_effective: 'num',
+  cpu_ram: 'num',
+  gpu_ram: 'num',
+  disk_space: 'num',
+  dph_total: 'num',
+  dlperf: 'num',
+  dlperf_per_dphtotal: 'num',
+  score: 'num',
+  driver_version: 'any',
+  inet_up: 'num',
+  inet_down: 'num',
+  reliability: 'num',
+  duration: 'num',
+  machine_id: 'any',
+  verification: 'any',
+  host_id: 'any',
+  direct_port_count: 'any',
+  geolocation: 'any',
+};
+
+// The columns of the CLI's instances table.
+const INSTANCE_TABLE: Record<string, Kind> = {
+  id: 'any',
+  machine_id: 'any',
+  actual_status: 'any',
+  num_gpus: 'any',
+  gpu_name: 'any',
+  gpu_util: 'num',
+  cpu_cores_effective: 'num',
+  cpu_ram: 'num',
+  disk_space: 'num',
+  ssh_host: 'any',
+  ssh_port: 'any',
+  dph_total: 'num',
+  image_uuid: 'any',
+  inet_up: 'num',
+  inet_down: 'num',
+  reliability2: 'num',
+  label: 'any',
+  uptime_mins: 'num',
+};
+
+const DEFAULT_SEARCH = {
+  verified: { eq: true },
+  external: { eq: false },
+  rentable: { eq: true },
+  rented: { eq: false },
+};
+
+describeEachDb('official CLI: renter commands', (dialect) => {
+  const t = useTestApp(dialect);
+  let key: string;
+  let pool: number[];
+  beforeAll(async () => {
+    key = (await renter(t())).apiKey;
+    pool = await offers(t(), 8, { numGpus: 2 });
+    await t().deps.db.updateTable('machines').set({ verified: 1 }).where('id', 'in', pool).execute();
+  });
+
+  it('startup: GET /gpu_names/unique/ answers with no key at all', async () => {
+    const r = await cli(t(), { method: 'GET', path: '/gpu_names/unique/', key: null });
+    expectOk(r);
+    expect(r.body.gpu_names).toContain('RTX 4090');
+    expect(r.body.gpu_names.every((n: unknown) => typeof n === 'string')).toBe(true);
+  });
+
+  it('search offers: the default query and a typed one, replied as exactly application/json', async () => {
+    const plain = await cli(t(), {
+      method: 'POST',
+      path: '/bundles/',
+      key,
+      json: { ...DEFAULT_SEARCH, order: [['score', 'desc']], type: 'on-demand', allocated_storage: f(5) },
+    });
+    expectOk(plain);
+    expect(plain.body.offers.length).toBeGreaterThan(0);
+    for (const o of plain.body.offers) {
+      expectTableFields(o, OFFER_TABLE);
+      // The CLI filters rows on `rented` itself; false or absent is kept.
+      expect(o.rented ?? false).toBe(false);
+    }
+    const typed = await cli(t(), {
+      method: 'POST',
+      path: '/bundles/',
+      key,
+      json: {
+        ...DEFAULT_SEARCH,
+        gpu_name: { eq: 'RTX 4090' },
+        num_gpus: { gte: '2' },
+        order: [['dph_total', 'asc']],
+        type: 'on-demand',
+        limit: 3,
+        allocated_storage: f(5),
+      },
+    });
+    expectOk(typed);
+    expect(typed.body.offers).toHaveLength(3);
+    expect(typed.body.offers.every((o: { gpu_name: string }) => o.gpu_name === 'RTX 4090')).toBe(true);
+  });
+
+  /** The host's agent reports the instance loading, then running. */
+  async function agentRuns(instance: number): Promise<void> {
+    for (const s of ['loading', 'running'] as const) {
+      const d = await reportInstanceStatus(t().deps, instance, s);
+      expect(d.kind, JSON.stringify(d)).not.toBe('reject');
+    }
+  }
+
+  let id: number;
+  it('create instance: the full body the CLI sends, with null for every option not given', async () => {
+    const r = await cli(t(), {
+      method: 'PUT',
+      path: `/asks/${pool[0]}/`,
+      key,
+      json: {
+        client_id: 'me',
+        image: 'ubuntu:22.04',
+        env: { A: '1', '-p 8080:8080': '1' },
+        price: null,
+        disk: f(20),
+        label: null,
+        extra: null,
+        onstart: 'echo hi',
+        image_login: null,
+        python_utf8: false,
+        lang_utf8: false,
+        use_jupyter_lab: false,
+        jupyter_dir: null,
+        force: false,
+        cancel_unavail: false,
+        template_hash_id: null,
+        user: null,
+        runtype: 'ssh_direc ssh_proxy',
+      },
+    });
+    expectOk(r);
+    expect(r.body.success).toBe(true);
+    expect(Number.isInteger(r.body.new_contract)).toBe(true);
+    id = r.body.new_contract;
+    await reportInstanceStatus(t().deps, id, 'loading');
+    await reportInstanceStatus(t().deps, id, 'running', {
+      ssh_host: '10.0.0.1',
+      ssh_port: 40022,
+      ports: { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: '40022' }] },
+    });
+  });
+
+  it('show instances (and ssh-url, scp-url): v1 pages with the fields the table and the URL need', async () => {
+    const r = await cli(t(), {
+      method: 'GET',
+      path: '/api/v1/instances/',
+      query: { select_filters: {}, order_by: [{ col: 'id', dir: 'asc' }], limit: 25 },
+      key,
+    });
+    expectOk(r);
+    expect(r.body.next_token ?? null).toBeNull();
+    const row = r.body.instances.find((x: { id: number }) => x.id === id);
+    expect(typeof row.start_date).toBe('number');
+    expect(Array.isArray(row.extra_env)).toBe(true);
+    for (const pair of row.extra_env) expect(pair).toHaveLength(2);
+    expectTableFields(row, INSTANCE_TABLE);
+    // ssh-url: "22/tcp" → public_ipaddr and HostPort (else ssh_host and ssh_port).
+    const hostPort = Number(row.ports['22/tcp'][0].HostPort);
+    expect(hostPort).toBe(40022);
+    expect(typeof row.public_ipaddr).toBe('string');
+    expect(row.public_ipaddr.length).toBeGreaterThan(0);
+  });
+
+  it('show instances-v1: select_cols and a status filter', async () => {
+    const cols = [
+      'id',
+      'machine_id',
+      'actual_status',
+      'num_gpus',
+      'gpu_name',
+      'ssh_host',
+      'ssh_port',
+      'label',
+    ];
+    const r = await cli(t(), {
+      method: 'GET',
+      path: '/api/v1/instances/',
+      query: {
+        select_filters: { actual_status: { in: ['running'] } },
+        order_by: [{ col: 'id', dir: 'asc' }],
+        limit: 25,
+        select_cols: cols,
+      },
+      key,
+    });
+    expectOk(r);
+    expect(r.body.instances.map((x: { id: number }) => x.id)).toEqual([id]);
+    expectTableFields(r.body.instances[0], INSTANCE_TABLE);
+    const none = await cli(t(), {
+      method: 'GET',
+      path: '/api/v1/instances/',
+      query: {
+        select_filters: { actual_status: { in: ['exited'] } },
+        order_by: [{ col: 'id', dir: 'asc' }],
+        limit: 25,
+        select_cols: cols,
+      },
+      key,
+    });
+    expectOk(none);
+    expect(none.body.instances).toEqual([]);
+    // The filter summary it asks for first is not served; the CLI goes on without it.
+    const filters = await cli(t(), { method: 'GET', path: '/instances/filters/', key });
+    expect(filters.status).toBe(400);
+    expect(filters.body.error).toBe('not_supported');
+  });
+
+  it('show instance: one object under `instances`, null when not the caller', async () => {
+    const r = await cli(t(), { method: 'GET', path: `/instances/${id}/`, query: { owner: 'me' }, key });
+    expectOk(r);
+    expect(typeof r.body.instances.start_date).toBe('number');
+    expect(Array.isArray(r.body.instances.extra_env)).toBe(true);
+    expectTableFields(r.body.instances, INSTANCE_TABLE);
+    const other = (await t().user()).apiKey;
+    const none = await cli(t(), {
+      method: 'GET',
+      path: `/instances/${id}/`,
+      query: { owner: 'me' },
+      key: other,
+    });
+    expectOk(none);
+    expect(none.body.instances).toBeNull();
+  });
+
+  it('stop instances, start instances, stop instance, start instance, label instance: success', async () => {
+    for (const state of ['stopped', 'running']) {
+      const r = await cli(t(), { method: 'PUT', path: '/instances/', key, json: { state, ids: [id] } });
+      expectOk(r);
+      expect(r.body.success, r.text).toBe(true);
+    }
+    // The host's agent brings it back up before the next stop.
+    await agentRuns(id);
+    for (const json of [{ state: 'stopped' }, { state: 'running' }, { label: 'hello' }]) {
+      const r = await cli(t(), { method: 'PUT', path: `/instances/${id}/`, key, json });
+      expectOk(r);
+      expect(r.body.success, r.text).toBe(true);
+      if (json.state === 'running') await agentRuns(id);
+    }
+    const shown = await cli(t(), { method: 'GET', path: `/instances/${id}/`, query: { owner: 'me' }, key });
+    expect(shown.body.instances).toMatchObject({ label: 'hello', intended_status: 'running' });
+  });
+
+  it('attach ssh and detach ssh', async () => {
+    const a = await cli(t(), { method: 'POST', path: `/instances/${id}/ssh/`, key, json: { ssh_key: PUB2 } });
+    expectOk(a);
+    expect(a.body.success).toBe(true);
+    const keyId = a.body.key_id as number;
+    const d = await cli(t(), { method: 'DELETE', path: `/instances/${id}/ssh/${keyId}/`, key, json: {} });
+    expectOk(d);
+    expect(d.body.success).toBe(true);
+  });
+
+  it('destroy instance (and destroy instances, one call per id): success, repeats harmless', async () => {
+    for (let i = 0; i < 2; i++) {
+      const r = await cli(t(), { method: 'DELETE', path: `/instances/${id}/`, key, json: {} });
+      expectOk(r);
+      expect(r.body.success).toBe(true);
+    }
+    const shown = await cli(t(), { method: 'GET', path: `/instances/${id}/`, query: { owner: 'me' }, key });
+    expect(shown.body.instances).toBeNull();
+  });
+});
+
+describeEachDb('official CLI: the anonymous GPU name list is limited per client address', (dialect) => {
+  const t = useTestApp(dialect, { OPENRIG_RATE_LIMIT_SEARCH: '3/60' });
+
+  it('answers three calls from one address, then 429 with Retry-After; another address is not held up', async () => {
+    const from = (ip: string) =>
+      t().app.inject({ method: 'GET', url: '/api/v0/gpu_names/unique/', remoteAddress: ip });
+    for (let i = 0; i < 3; i++) expect((await from('10.1.1.1')).statusCode).toBe(200);
+    const held = await from('10.1.1.1');
+    expect(held.statusCode).toBe(429);
+    expect(Number(held.headers['retry-after'])).toBeGreaterThan(0);
+    expect(JSON.parse(held.body).error).toBe('rate_limited');
+    expect((await from('10.2.2.2')).statusCode).toBe(200);
+  });
+});
