@@ -3,7 +3,7 @@
 // exact field, operator or value at fault; nothing is silently dropped (docs/api.md, "Search filters").
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
-import { authErrors, errorSchema } from '../../http/schemas.js';
+import { authErrors } from '../../http/schemas.js';
 import { OFFER_FIELDS, type FieldType } from './offers.fields.js';
 import { gpuNames, offerBuilder, offerOf, searchPage, type Offer } from './offers.service.js';
 import type { JsContext, OfferRow } from './offers.fields.js';
