@@ -76,6 +76,8 @@ export interface SshKeysTable {
   comment: string;
   created_at: number;
   deleted_at: number | null;
+  /** Set for a key attached to that one instance only (not one of the account's keys). */
+  instance_id: number | null;
 }
 
 /** Transactional outbox of e-mails: written in the same transaction as the change. */

@@ -59,6 +59,25 @@ async function newInstance(
     })
     .returning('id')
     .executeTakeFirstOrThrow();
+  // As creation does: the instance accepts the account's keys of this moment.
+  const keys = await t.deps.db
+    .selectFrom('ssh_keys')
+    .select(['id', 'public_key', 'fingerprint'])
+    .where('user_id', '=', userId)
+    .where('instance_id', 'is', null)
+    .where('deleted_at', 'is', null)
+    .execute();
+  for (const k of keys)
+    await t.deps.db
+      .insertInto('instance_ssh_keys')
+      .values({
+        instance_id: row.id,
+        ssh_key_id: k.id,
+        public_key: k.public_key,
+        fingerprint: k.fingerprint,
+        created_at: now,
+      })
+      .execute();
   return row.id;
 }
 

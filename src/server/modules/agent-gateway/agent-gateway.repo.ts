@@ -269,18 +269,6 @@ export async function readContainerKey(db: Kysely<DB>, instanceId: number): Prom
   return r?.container_key_enc ?? null;
 }
 
-/** The renter's registered public keys (fallback when the instances module offers none). */
-export async function renterKeys(db: Kysely<DB>, userId: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('ssh_keys')
-    .select('public_key')
-    .where('user_id', '=', userId)
-    .where('deleted_at', 'is', null)
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => r.public_key);
-}
-
 /**
  * Machines whose last heartbeat is older than `before` and that still hold a live instance not
  * yet in `to`: the candidates of a sweep (the moves themselves are conditional, per instance).

@@ -119,14 +119,12 @@ async function containerKey(
 }
 
 /**
- * "Exactly the renter's registered and attached public keys": the account's current keys plus
- * the ones attached to this instance, each once.
+ * The keys this one instance accepts, each once: the account keys it was created with and the
+ * keys attached to it since, minus detached and deleted ones. A key attached to another instance
+ * of the same renter is not among them.
  */
 async function authorizedKeys(deps: Deps, inst: { id: number; user_id: number }): Promise<string[]> {
-  const all = [
-    ...(await repo.renterKeys(deps.db, inst.user_id)),
-    ...(await authorizedKeysFor(deps.db, inst.id)),
-  ];
+  const all = await authorizedKeysFor(deps.db, inst.id);
   const seen = new Set<string>();
   return all.filter((k) => {
     const id = k.trim().split(/\s+/).slice(0, 2).join(' ');

@@ -10,10 +10,16 @@ import { AppError } from '../../errors.js';
 import { decideStateRequest, type IntendedStatus } from '../../../contract/instance-states.js';
 import { balanceOf, settleInstance, statusOf, type InstanceRow } from '../billing/billing.service.js';
 import { LostRace, txRetry } from '../../db/tx.js';
-import { addSshKey } from '../ssh-keys/ssh-keys.service.js';
+import { parseOrThrow } from '../ssh-keys/ssh-keys.service.js';
+import {
+  deleteInstanceOnlyKey,
+  findAccountKey,
+  findInstanceOnlyKey,
+  insertSshKey,
+} from '../ssh-keys/ssh-keys.repo.js';
 import { claimMachine, holdDisk, releaseMachine } from '../machines/machines.repo.js';
 import * as repo from './instances.repo.js';
-import { isUniqueViolation } from '../../db/connection.js';
+import { isUniqueViolation, tx } from '../../db/connection.js';
 import { InstanceErrors } from './instances.errors.js';
 import { diskMb } from './instances.create.js';
 import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
@@ -192,28 +198,56 @@ export const bulkChangeState = (deps: Deps, auth: AuthContext, ids: number[], wa
 export const bulkDestroy = (deps: Deps, auth: AuthContext, ids: number[]) =>
   bulk(ids, (id) => destroyInstance(deps, auth, id));
 
-/** Attaches an SSH key (registered to the account if new) to a live instance. Repeats are harmless. */
+/**
+ * Attaches an SSH key to one live instance: it opens that instance only. One of the account's
+ * keys is linked as it is; any other key is stored for this instance alone and never joins the
+ * account's key list, so a caller scoped to instances cannot add keys to the account through
+ * here. Repeats are harmless.
+ */
 export async function attachSshKey(
   deps: Deps,
   auth: AuthContext,
   id: number,
   raw: unknown,
 ): Promise<{ key_id: number }> {
+  const key = parseOrThrow(raw);
   const row = await ownRow(deps.db, auth, id);
   if (row.destroyed_at !== null) throw destroyedError(id);
-  const key = await addSshKey(deps, auth, raw);
-  await repo.attachKeys(
-    deps.db,
-    id,
-    [{ ssh_key_id: key.id, public_key: key.public_key, fingerprint: key.fingerprint }],
-    deps.clock.now(),
-  );
-  return { key_id: key.id };
+  const now = deps.clock.now();
+  return tx(deps.store, async (db) => {
+    const found =
+      (await findAccountKey(db, auth.user.id, key.fingerprint)) ??
+      (await findInstanceOnlyKey(db, id, key.fingerprint)) ??
+      (await insertSshKey(db, {
+        user_id: auth.user.id,
+        public_key: key.publicKey,
+        key_type: key.type,
+        fingerprint: key.fingerprint,
+        comment: key.comment,
+        created_at: now,
+        instance_id: id,
+      }));
+    await repo.attachKeys(
+      db,
+      id,
+      [{ ssh_key_id: found.id, public_key: found.public_key, fingerprint: found.fingerprint }],
+      now,
+    );
+    return { key_id: found.id };
+  });
 }
 
+/**
+ * Detaches a key from one instance: the agent's next sync no longer lists it for that instance.
+ * The account's keys are unchanged; a key that belonged to this instance alone is deleted.
+ */
 export async function detachSshKey(deps: Deps, auth: AuthContext, id: number, keyId: number): Promise<void> {
   const row = await ownRow(deps.db, auth, id);
   if (row.destroyed_at !== null) throw destroyedError(id);
-  if (!(await repo.detachKey(deps.db, id, keyId)))
-    throw InstanceErrors.notFound(`SSH key ${keyId} is not attached to instance ${id}`);
+  const now = deps.clock.now();
+  await tx(deps.store, async (db) => {
+    if (!(await repo.detachKey(db, id, keyId)))
+      throw InstanceErrors.notFound(`SSH key ${keyId} is not attached to instance ${id}`);
+    await deleteInstanceOnlyKey(db, id, keyId, now);
+  });
 }

@@ -1,7 +1,7 @@
 // Every SQL statement of the instances module (the renter's list and poll are in
 // instances.query.ts's builders, which only this file and that one touch). A state change is a
 // conditional UPDATE on the state it was decided in, so two writers can't both apply theirs.
-import { sql, type Insertable, type Kysely, type Updateable } from 'kysely';
+import { type Insertable, type Kysely, type Updateable } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { InstancesTable } from '../../db/tables/market.js';
 import type { ActualStatus } from '../../../contract/instance-states.js';
@@ -65,13 +65,17 @@ export async function storeIdempotentReply(
 
 /** The user's live SSH keys, copied onto a new instance. */
 export function liveSshKeys(db: Kysely<DB>, userId: number) {
-  return db
-    .selectFrom('ssh_keys')
-    .select(['id', 'public_key', 'fingerprint'])
-    .where('user_id', '=', userId)
-    .where('deleted_at', 'is', null)
-    .orderBy('id')
-    .execute();
+  return (
+    db
+      .selectFrom('ssh_keys')
+      .select(['id', 'public_key', 'fingerprint'])
+      .where('user_id', '=', userId)
+      // The account's keys; keys attached to one instance only stay with it.
+      .where('instance_id', 'is', null)
+      .where('deleted_at', 'is', null)
+      .orderBy('id')
+      .execute()
+  );
 }
 
 export async function insertInstance(db: Kysely<DB>, values: Insertable<InstancesTable>): Promise<number> {
@@ -220,15 +224,21 @@ export function liveInstancesOn(db: Kysely<DB>, machineId: number): Promise<Inst
 }
 
 /** The public key lines attached to a live instance, in the order they were attached. */
+/**
+ * The OpenSSH public key lines an instance accepts: the keys given to it (the account's keys at
+ * creation, or attached since) that are still live, in their current form (an account key
+ * replaced with PUT /ssh/{id} is the new line). Empty for a destroyed instance.
+ */
 export async function authorizedKeys(db: Kysely<DB>, instanceId: number): Promise<string[]> {
   const rows = await db
-    .selectFrom('instance_ssh_keys')
-    .select('public_key')
-    .where('instance_id', '=', instanceId)
-    .where(
-      sql<boolean>`exists (select 1 from instances i where i.id = instance_ssh_keys.instance_id and i.destroyed_at is null)`,
-    )
-    .orderBy('id')
+    .selectFrom('instance_ssh_keys as isk')
+    .innerJoin('ssh_keys as k', 'k.id', 'isk.ssh_key_id')
+    .innerJoin('instances as i', 'i.id', 'isk.instance_id')
+    .select('k.public_key')
+    .where('isk.instance_id', '=', instanceId)
+    .where('k.deleted_at', 'is', null)
+    .where('i.destroyed_at', 'is', null)
+    .orderBy('isk.id')
     .execute();
   return rows.map((r) => r.public_key);
 }

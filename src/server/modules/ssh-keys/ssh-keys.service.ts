@@ -1,9 +1,18 @@
-// SSH keys of an account. A key must be registered before renting, so that the instance starts
-// with it; the agent installs them per instance.
+// SSH keys of an account. A key must be registered before renting: an instance starts with the
+// account's keys of that moment. Later, keys are given to one instance at a time (attach, in the
+// instances module), never to the whole account; deleting an account key takes it off every
+// instance. The agent installs each instance's keys.
 import type { Deps } from '../../deps.js';
 import type { AuthContext } from '../../http/auth.js';
 import { CommonErrors } from '../../errors.js';
-import { parseSshPublicKey } from './ssh-keys.parse.js';
+import { parseSshPublicKey, type ParsedSshKey } from './ssh-keys.parse.js';
+import {
+  deleteAccountKey,
+  findAccountKey,
+  insertSshKey,
+  listAccountKeys,
+  replaceAccountKey,
+} from './ssh-keys.repo.js';
 
 export interface SshKeyView {
   id: number;
@@ -36,7 +45,7 @@ export function sshKeyView(r: Row): SshKeyView {
   };
 }
 
-function parseOrThrow(raw: unknown) {
+export function parseOrThrow(raw: unknown): ParsedSshKey {
   const p = parseSshPublicKey(raw);
   if (!p.ok) throw CommonErrors.badRequest(p.msg);
   return p.key;
@@ -44,39 +53,23 @@ function parseOrThrow(raw: unknown) {
 
 export async function addSshKey(deps: Deps, auth: AuthContext, raw: unknown): Promise<SshKeyView> {
   const key = parseOrThrow(raw);
-  const existing = await deps.db
-    .selectFrom('ssh_keys')
-    .selectAll()
-    .where('user_id', '=', auth.user.id)
-    .where('fingerprint', '=', key.fingerprint)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
+  const existing = await findAccountKey(deps.db, auth.user.id, key.fingerprint);
   // Adding a key you already have is harmless: the same record comes back.
   if (existing) return sshKeyView(existing);
-  const row = await deps.db
-    .insertInto('ssh_keys')
-    .values({
-      user_id: auth.user.id,
-      public_key: key.publicKey,
-      key_type: key.type,
-      fingerprint: key.fingerprint,
-      comment: key.comment,
-      created_at: deps.clock.now(),
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await insertSshKey(deps.db, {
+    user_id: auth.user.id,
+    public_key: key.publicKey,
+    key_type: key.type,
+    fingerprint: key.fingerprint,
+    comment: key.comment,
+    created_at: deps.clock.now(),
+    instance_id: null,
+  });
   return sshKeyView(row);
 }
 
 export async function listSshKeys(deps: Deps, userId: number): Promise<SshKeyView[]> {
-  const rows = await deps.db
-    .selectFrom('ssh_keys')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .where('deleted_at', 'is', null)
-    .orderBy('id')
-    .execute();
-  return rows.map(sshKeyView);
+  return (await listAccountKeys(deps.db, userId)).map(sshKeyView);
 }
 
 export async function replaceSshKey(
@@ -86,30 +79,17 @@ export async function replaceSshKey(
   raw: unknown,
 ): Promise<SshKeyView> {
   const key = parseOrThrow(raw);
-  const row = await deps.db
-    .updateTable('ssh_keys')
-    .set({
-      public_key: key.publicKey,
-      key_type: key.type,
-      fingerprint: key.fingerprint,
-      comment: key.comment,
-    })
-    .where('id', '=', id)
-    .where('user_id', '=', auth.user.id)
-    .where('deleted_at', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
+  const row = await replaceAccountKey(deps.db, auth.user.id, id, {
+    public_key: key.publicKey,
+    key_type: key.type,
+    fingerprint: key.fingerprint,
+    comment: key.comment,
+  });
   if (!row) throw CommonErrors.notFound('No such SSH key');
   return sshKeyView(row);
 }
 
 export async function deleteSshKey(deps: Deps, auth: AuthContext, id: number): Promise<void> {
-  const res = await deps.db
-    .updateTable('ssh_keys')
-    .set({ deleted_at: deps.clock.now() })
-    .where('id', '=', id)
-    .where('user_id', '=', auth.user.id)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  if (Number(res.numUpdatedRows) === 0) throw CommonErrors.notFound('No such SSH key');
+  if (!(await deleteAccountKey(deps.db, auth.user.id, id, deps.clock.now())))
+    throw CommonErrors.notFound('No such SSH key');
 }
