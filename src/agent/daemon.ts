@@ -12,7 +12,7 @@ import type { DesiredInstance, InstanceReport, SyncResponse } from '../contract/
 import type { InstanceSpec, Runtime } from './runtime.js';
 import { AgentClient, AgentFatalError } from './agent-client.js';
 import { planReconcile, type LocalState, type ReconcileItem } from './reconcile.js';
-import { assertNever } from '../server/errors.js';
+import { assertNever } from '../contract/assert-never.js';
 import type { AgentMachineHardware } from '../contract/agent-protocol.js';
 
 export interface AgentLog {

@@ -1,6 +1,6 @@
 // What the agent does for one instance, given what it sees here and what the server wants.
 // Pure, so every combination is tested (reconcile.test.ts).
-import { assertNever } from '../server/errors.js';
+import { assertNever } from '../contract/assert-never.js';
 import type { DesiredState } from '../contract/agent-protocol.js';
 import type { ObservedState } from './runtime.js';
 

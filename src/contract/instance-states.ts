@@ -19,7 +19,7 @@
 // - PUT {state: "stopped"} halts compute billing at once; {state: "running"} resumes it;
 // - DELETE destroys from any state;
 // - repeating an action that already holds is harmless (a no-op success).
-import { assertNever } from '../server/errors.js';
+import { assertNever } from './assert-never.js';
 
 export const ACTUAL_STATUSES = [
   null,

@@ -55,9 +55,7 @@ export const CommonErrors = defineErrors({
   unavailable: [503, 'service_unavailable', 'A required service is unavailable; retry'],
 });
 
-export function assertNever(x: never, what = 'value'): never {
-  throw new Error(`unexpected ${what}: ${JSON.stringify(x)}`);
-}
+export { assertNever } from '../contract/assert-never.js';
 
 /** At most `max` characters of a value as JSON, for error messages: a bad value is quoted, never echoed whole. */
 export function quoteValue(v: unknown, max = 100): string {

@@ -5,7 +5,7 @@
 import type { Instance } from '../../contract/api-types.js';
 import { ApiError, NetworkError } from '../../client/client.js';
 import { fmtDuration } from '../output.js';
-import { assertNever } from '../../server/errors.js';
+import { assertNever } from '../../contract/assert-never.js';
 
 export const DEFAULT_INTERVAL_S = 10;
 /** Consecutive network failures tolerated while waiting (a server restart is not a failure). */

@@ -20,3 +20,16 @@ export const idParams = {
 
 /** Standard error replies for an authenticated route. */
 export const authErrors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema } as const;
+
+/** A maintenance window as machines, instances and offers show it. */
+export const maintenanceWindowSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'integer' },
+    machine_id: { type: 'integer' },
+    start_time: { type: 'number' },
+    end_time: { type: 'number' },
+    duration_hours: { type: 'number' },
+    maintenance_category: { type: 'string' },
+  },
+} as const;

@@ -7,7 +7,7 @@ import { allowedActions } from '../../../contract/instance-states.js';
 import { statusOf } from '../billing/billing.service.js';
 import { MICROS_PER_USD, HOURS_PER_MONTH } from '../billing/billing.meter.js';
 import type { WindowView } from '../maintenance/maintenance.service.js';
-import { maintenanceWindowSchema } from '../machines/machines.routes.js';
+import { maintenanceWindowSchema } from '../../http/schemas.js';
 
 type M = Selectable<MachinesTable>;
 export type JoinedRow = Selectable<InstancesTable> &

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
-import { authErrors, errorSchema, idParams } from '../../http/schemas.js';
+import { authErrors, errorSchema, idParams, maintenanceWindowSchema } from '../../http/schemas.js';
 import {
   listHostMachines,
   listMachine,
@@ -13,18 +13,6 @@ import {
   unlistMachine,
   type ListPrices,
 } from './machines.service.js';
-
-export const maintenanceWindowSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'integer' },
-    machine_id: { type: 'integer' },
-    start_time: { type: 'number' },
-    end_time: { type: 'number' },
-    duration_hours: { type: 'number' },
-    maintenance_category: { type: 'string' },
-  },
-} as const;
 
 export const machineSchema = {
   type: 'object',

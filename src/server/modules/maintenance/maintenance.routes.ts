@@ -1,7 +1,7 @@
 // Maintenance routes (docs/maintenance.md).
 // Bodies get permissive schemas: the published API gives exact error texts and statuses (400 vs 422), so
 // maintenance.validate checks them in code, in a documented order.
-import { maintenanceWindowSchema } from '../machines/machines.routes.js';
+import { maintenanceWindowSchema } from '../../http/schemas.js';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';

@@ -11,7 +11,7 @@ import type { SearchPlan } from './offers.filter.js';
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import { CommonErrors } from '../../errors.js';
 import { jsonTooDeep, tooDeep } from '../../http/json-limits.js';
-import { maintenanceWindowSchema } from '../machines/machines.routes.js';
+import { maintenanceWindowSchema } from '../../http/schemas.js';
 
 const JSON_TYPE: Record<FieldType, string> = {
   int: 'integer',

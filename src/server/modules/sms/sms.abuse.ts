@@ -16,7 +16,7 @@ import type { Config } from '../../config.js';
 import type { SqlDialect } from '../../db/connection.js';
 import type { User } from '../../http/auth.js';
 import { AppError } from '../../errors.js';
-import { TfaErrors } from '../two-factor/two-factor.errors.js';
+import { SmsErrors } from './sms.errors.js';
 
 export const PREAUTH_PURPOSES = ['setup', 'authorize'];
 
@@ -25,7 +25,7 @@ export function isBlockedNumber(cfg: Config['sms'], phone: string): boolean {
 }
 
 export function assertNotFlagged(user: User): void {
-  if (user.sms_fraud === 1) throw TfaErrors.smsFraud();
+  if (user.sms_fraud === 1) throw SmsErrors.smsFraud();
 }
 
 /** Serialises SMS sends to one number across accounts for the rest of the transaction. */
@@ -34,7 +34,7 @@ export function lockNumber(db: Kysely<DB>, dialect: SqlDialect, phone: string): 
 }
 
 function rateLimited(retryAfterS: number, msg?: string): AppError {
-  const e = TfaErrors.smsRateLimited(msg);
+  const e = SmsErrors.smsRateLimited(msg);
   return new AppError(
     e.status,
     e.code,
@@ -84,7 +84,7 @@ export async function checkSmsLimits(
       .where('created_at', '>', p.now - cfg.preauthPhoneWindowS * 1000)
       .where('user_id', '!=', p.userId)
       .execute();
-    if (others.length >= cfg.preauthPhoneCap) throw TfaErrors.preauthPhoneCap();
+    if (others.length >= cfg.preauthPhoneCap) throw SmsErrors.preauthPhoneCap();
   }
 }
 

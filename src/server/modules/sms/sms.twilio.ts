@@ -5,7 +5,7 @@
 //   → twilio_error (the SMS could not be sent).
 // - check (an authorization gate): unreachable or 5xx → service_unavailable (503); 429 →
 //   twilio_rate_limited; 404 (verification gone: expired, used, cancelled) → not approved.
-import { TfaErrors } from '../two-factor/two-factor.errors.js';
+import { SmsErrors } from './sms.errors.js';
 import type { SmsProvider } from './sms.provider.js';
 
 export interface TwilioConfig {
@@ -56,10 +56,10 @@ export class TwilioSmsProvider implements SmsProvider {
     try {
       res = await this.post('/Verifications', { To: p.to, Channel: 'sms' });
     } catch {
-      throw TfaErrors.twilioError();
+      throw SmsErrors.twilioError();
     }
-    if (res.status === 429) throw TfaErrors.twilioRateLimited();
-    if (!res.ok) throw TfaErrors.twilioError();
+    if (res.status === 429) throw SmsErrors.twilioRateLimited();
+    if (!res.ok) throw SmsErrors.twilioError();
     const body = (await res.json().catch(() => null)) as { sid?: unknown } | null;
     return { ref: typeof body?.sid === 'string' ? body.sid : null };
   }
@@ -72,11 +72,11 @@ export class TwilioSmsProvider implements SmsProvider {
       else form.To = p.to;
       res = await this.post('/VerificationCheck', form);
     } catch {
-      throw TfaErrors.unavailable();
+      throw SmsErrors.unavailable();
     }
-    if (res.status === 429) throw TfaErrors.twilioRateLimited();
+    if (res.status === 429) throw SmsErrors.twilioRateLimited();
     if (res.status === 404) return false;
-    if (res.status >= 500) throw TfaErrors.unavailable();
+    if (res.status >= 500) throw SmsErrors.unavailable();
     if (!res.ok) return false;
     const body = (await res.json().catch(() => null)) as { status?: unknown } | null;
     return body?.status === 'approved';

@@ -2,8 +2,10 @@
 // messages say what to do next. `tfa_locked` and `2fa_verification_failed` (and, on the login
 // endpoint, `2fa_login_failed`) carry `fail_count` and `locked_until` (see lockedExtra).
 import { defineErrors } from '../../errors.js';
+import { SMS_ERROR_DEFS } from '../sms/sms.errors.js';
 
 export const TfaErrors = defineErrors({
+  ...SMS_ERROR_DEFS,
   badRequest: [400, 'bad_request', 'Bad request'],
   authError: [
     403,
@@ -48,24 +50,11 @@ export const TfaErrors = defineErrors({
     'This account uses legacy 2FA: regenerate backup codes first (PUT /api/v0/tfa/regen-backup-codes/)',
   ],
   duplicate: [400, 'duplicate_tfa_method', 'This 2FA method is already configured'],
-  twilioError: [400, 'twilio_error', 'The SMS could not be sent; check the number and try again'],
-  preauthPhoneCap: [
-    429,
-    'preauth_phone_cap',
-    'This phone number has been used in too many authorization attempts; try again later',
-  ],
-  smsRateLimited: [429, 'sms_rate_limited', 'Too many SMS codes requested; wait before requesting another'],
-  twilioRateLimited: [
-    429,
-    'twilio_rate_limited',
-    'The SMS provider is rate-limiting requests; wait briefly and retry',
-  ],
   locked: [
     429,
     'tfa_locked',
     'This 2FA method is locked after too many failed attempts; try again later or use another method',
   ],
-  unavailable: [503, 'service_unavailable', 'A required service is unavailable; retry'],
   phoneMismatch: [
     400,
     'phone_number_mismatch',
@@ -95,8 +84,6 @@ export const TfaErrors = defineErrors({
     'challenge_creation_failed',
     'The 2FA challenge could not be created; retry',
   ],
-  blockedNumber: [400, 'sms_blocked_number', 'SMS to this phone number is blocked (high SMS-pumping risk)'],
-  smsFraud: [403, 'sms_fraud_detected', 'SMS sending is disabled for this account; contact support'],
 });
 
 /** The extra fields of `tfa_locked` / `2fa_verification_failed`: locked_until in epoch seconds. */

@@ -10,6 +10,9 @@ import type { AuthContext, User } from '../../http/auth.js';
 import { createSession, PASSWORD_LOGIN, type SessionOrigin } from '../accounts/accounts.sessions.js';
 import { userView } from '../accounts/accounts.view.js';
 import { findUserById } from '../accounts/accounts.repo.js';
+import { checkPassword } from '../accounts/accounts.service.js';
+import { clearSignInFailures } from '../accounts/accounts.lockout.js';
+import { tx } from '../../db/connection.js';
 import { TfaErrors } from './two-factor.errors.js';
 import {
   activeMethods,
@@ -24,6 +27,36 @@ import { actOnVerified, liveChallenge, verifyFactor, type FactorInput } from './
 export interface TfaLoginStart {
   tfa_secret: string;
   methods: { id: number; method: string; label: string; is_primary: boolean }[];
+}
+
+/**
+ * POST /api/v0/users/login/: checks the password; an account with 2FA gets a login challenge, any
+ * other a cookie session (its sign-in failures forgotten in the same transaction).
+ */
+export async function passwordLogin(
+  deps: Deps,
+  email: string,
+  password: string,
+): Promise<
+  | { kind: 'tfa'; start: TfaLoginStart }
+  | { kind: 'session'; user: User; session: { token: string; expiresAt: number } }
+> {
+  const user = await checkPassword(deps, email, password);
+  if (user.tfa_status !== 'disabled') return { kind: 'tfa', start: await beginTfaLogin(deps, user) };
+  const now = deps.clock.now();
+  const s = await tx(deps.store, async (db) => {
+    await clearSignInFailures(db, user.email);
+    return createSession(db, {
+      userId: user.id,
+      teamId: null,
+      kind: 'cookie',
+      isAdmin: false,
+      now,
+      ttlS: deps.config.sessionTtlS,
+      origin: PASSWORD_LOGIN,
+    });
+  });
+  return { kind: 'session', user, session: { token: s.token, expiresAt: s.expiresAt } };
 }
 
 export async function beginTfaLogin(deps: Deps, user: User): Promise<TfaLoginStart> {

@@ -7,10 +7,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { setSessionCookie } from '../../http/session-cookie.js';
-import { userSchema } from '../accounts/accounts.view.js';
+import { userSchema, userView } from '../accounts/accounts.view.js';
+import { errorSchema } from '../../http/schemas.js';
 import { TfaErrors } from './two-factor.errors.js';
 import { bearer, bodySchema, personal, readBody, type TfaBody } from './two-factor.input.js';
-import { completeLogin, loginCaller } from './two-factor.login.js';
+import { completeLogin, loginCaller, passwordLogin } from './two-factor.login.js';
 import { confirmNew, regenBackupCodes, removeMethod } from './two-factor.methods.js';
 import { sendEmailCode, sendSmsCode, smsSentMsg, type SmsCaller } from './two-factor.send.js';
 import {
@@ -37,6 +38,57 @@ function deprecated(reply: FastifyReply, successor: string): void {
 }
 
 export async function twoFactorRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
+  app.post<{ Body: { email: string; password: string } }>(
+    '/api/v0/users/login',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags: ['users'],
+        summary: 'Password login: the user object and a session cookie, or a 2FA challenge',
+        body: {
+          type: 'object',
+          required: ['email', 'password'],
+          properties: {
+            email: { type: 'string', maxLength: 320 },
+            password: { type: 'string', maxLength: 1024 },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              ...userSchema.properties,
+              success: { type: 'boolean' },
+              tfa_required: { type: 'boolean' },
+              tfa_secret: { type: 'string' },
+              methods: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    id: { type: 'integer' },
+                    method: { type: 'string' },
+                    label: { type: 'string' },
+                    is_primary: { type: 'boolean' },
+                  },
+                },
+              },
+            },
+          },
+          400: errorSchema,
+          401: errorSchema,
+          429: errorSchema,
+        },
+      },
+    },
+    async (req, reply) => {
+      const r = await passwordLogin(deps, req.body.email, req.body.password);
+      if (r.kind === 'tfa') return { success: true, tfa_required: true, ...r.start };
+      setSessionCookie(req, reply, r.session);
+      return userView(r.user);
+    },
+  );
+
   /** Bearer, or (logged-out UI) the login secret alone; neither: 401 missing_auth_value. */
   async function smsCaller(req: FastifyRequest, b: TfaBody): Promise<SmsCaller> {
     if (req.auth) {
