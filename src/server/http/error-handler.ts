@@ -4,6 +4,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { isPgNulError, NUL_MESSAGE } from './nul-guard.js';
+import { PLAIN_TEXT_PATTERN, plainTextMessage } from './plain-text.js';
 
 interface ValidationItem {
   instancePath?: string;
@@ -23,6 +24,8 @@ export function validationMessage(context: string | undefined, items: Validation
   if (first.keyword === 'additionalProperties' && first.params?.additionalProperty) {
     return `${where}.${String(first.params.additionalProperty)} is not an allowed field`;
   }
+  if (first.keyword === 'pattern' && first.params?.pattern === PLAIN_TEXT_PATTERN)
+    return plainTextMessage(where);
   if (first.keyword === 'enum' && Array.isArray(first.params?.allowedValues)) {
     return `${where} must be one of: ${(first.params.allowedValues as unknown[]).join(', ')}`;
   }

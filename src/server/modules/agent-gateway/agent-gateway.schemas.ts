@@ -1,12 +1,14 @@
 // JSON schemas of the agent protocol (contract/agent-protocol.ts); they validate the agent's
 // bodies strictly and document the protocol in the OpenAPI document under "agent".
+import { plainText } from '../../http/plain-text.js';
 const agentUid = {
   type: 'string',
   pattern: '^[A-Za-z0-9-]{8,64}$',
   description: 'Stable id of the agent process, kept in its --state-dir',
 } as const;
 const machineIds = { type: 'array', maxItems: 256, items: { type: 'integer', minimum: 1 } } as const;
-const str = (max: number) => ({ type: 'string', maxLength: max }) as const;
+/** Host-supplied names: plain one-line text (they reach renters' e-mails and listings). */
+const str = (max: number) => plainText(max);
 const nonNeg = { type: 'number', minimum: 0 } as const;
 
 export const registerBody = {
@@ -42,7 +44,7 @@ export const registerBody = {
         properties: {
           slot: { type: 'integer', minimum: 0, maximum: 255 },
           hostname: str(255),
-          gpu_name: { type: 'string', minLength: 1, maxLength: 100 },
+          gpu_name: plainText(100, { minLength: 1 }),
           num_gpus: { type: 'integer', minimum: 1, maximum: 64 },
           gpu_ram: { type: 'integer', minimum: 0 },
           cpu_name: str(200),

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
+import { PLAIN_TEXT_PATTERN } from '../../http/plain-text.js';
 import { authErrors, errorSchema, idParams } from '../../http/schemas.js';
 import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from './api-keys.service.js';
 
@@ -46,7 +47,7 @@ export async function apiKeysRoutes(app: FastifyInstance, deps: Deps): Promise<v
         body: {
           type: 'object',
           properties: {
-            name: { type: ['string', 'null'], maxLength: 100 },
+            name: { type: ['string', 'null'], maxLength: 100, pattern: PLAIN_TEXT_PATTERN },
             permissions: permissionsSchema,
             key_params: { type: ['string', 'null'], description: 'accepted and ignored' },
           },

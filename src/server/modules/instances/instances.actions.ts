@@ -7,6 +7,7 @@ import type { DB } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import type { AuthContext } from '../../http/auth.js';
 import { AppError } from '../../errors.js';
+import { assertPlainText } from '../../http/plain-text.js';
 import { decideStateRequest, type IntendedStatus } from '../../../contract/instance-states.js';
 import { balanceOf, settleInstance, statusOf, type InstanceRow } from '../billing/billing.service.js';
 import { LostRace, txRetry } from '../../db/tx.js';
@@ -114,6 +115,7 @@ export async function changeState(
 
 export async function setLabel(deps: Deps, auth: AuthContext, id: number, label: string): Promise<void> {
   if (label.length > 1024) throw InstanceErrors.badRequest('label must be at most 1024 characters');
+  assertPlainText('label', label);
   if (!(await repo.updateOwnLiveInstance(deps.db, auth.user.id, id, { label }))) {
     const row = await ownRow(deps.db, auth, id);
     if (row.destroyed_at !== null) throw destroyedError(id);

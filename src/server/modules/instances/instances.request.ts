@@ -2,6 +2,7 @@
 // Known fields are checked strictly; the other fields the CLI sends (python_utf8, lang_utf8,
 // use_jupyter_lab, jupyter_dir, force, cancel_unavail, template_hash_id, vm …) carry no meaning
 // here and are accepted as they are.
+import { assertPlainText } from '../../http/plain-text.js';
 import { gunzipSync } from 'node:zlib';
 import { InstanceErrors } from './instances.errors.js';
 import { quoteValue } from '../../errors.js';
@@ -153,6 +154,7 @@ export function parseCreateBody(body: unknown): CreateRequest {
     throw bad('image is required: a container image such as "pytorch/pytorch:latest"');
   if (image.length > 512 || /\s/.test(image.trim()))
     throw bad('image must be one image reference (no spaces, at most 512 characters)');
+  assertPlainText('image', image);
   let disk = DEFAULT_DISK_GB;
   if (b.disk !== undefined && b.disk !== null) {
     if (typeof b.disk !== 'number' || !Number.isFinite(b.disk) || b.disk <= 0 || b.disk > 1_000_000)
@@ -167,6 +169,7 @@ export function parseCreateBody(body: unknown): CreateRequest {
   }
   const onstartRaw = optString(b, 'onstart', 1_000_000) ?? '';
   const label = optString(b, 'label', 1024) ?? '';
+  assertPlainText('label', label);
   let args: string[] | null = null;
   if (b.args !== undefined && b.args !== null) {
     if (

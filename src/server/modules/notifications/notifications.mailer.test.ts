@@ -55,8 +55,8 @@ describe('mail helpers', () => {
       instanceIds: [4],
       name: 'A & B',
     });
-    expect(m.html).toContain('1x &lt;b&gt;');
+    expect(m.html).toContain('1x &quot;&lt;b&gt;&quot;');
     expect(m.html).toContain('A &amp; B');
-    expect(m.text).toContain('1x <b>');
+    expect(m.text).toContain('1x "<b>"');
   });
 });

@@ -1,5 +1,10 @@
 // E-mail templates (pure): subject, plain text and HTML of each e-mail the service sends about
 // maintenance. Times are always shown in UTC.
+//
+// Text a host supplied (its machines' GPU and host names) appears only in marked fields, under a
+// heading that says the host supplied it, quoted as a JSON string (so no character of it can
+// start a line or pass for the service's own words) and cut to 100 characters; never in the
+// subject or the service's sentences. The API refuses control characters in such names anyway.
 
 export interface Rendered {
   subject: string;
@@ -45,8 +50,25 @@ export interface WindowInfo {
   category: string;
 }
 
-export function machineLabel(m: MachineInfo): string {
-  return `machine ${m.id} (${m.num_gpus}x ${m.gpu_name}${m.hostname ? `, ${m.hostname}` : ''})`;
+/** A host-supplied value as shown in an e-mail: a JSON string of at most 100 characters. */
+export function hostValue(v: string): string {
+  const cut = v.length > 100 ? `${v.slice(0, 100)}…` : v;
+  return JSON.stringify(cut);
+}
+
+/** The marked fields of a machine's host-supplied names (text lines and HTML rows). */
+function hostFields(m: MachineInfo): { text: string[]; html: string } {
+  const rows: [string, string][] = [['GPU', `${m.num_gpus}x ${hostValue(m.gpu_name)}`]];
+  if (m.hostname) rows.push(['Host name', hostValue(m.hostname)]);
+  return {
+    text: ['  As named by the host (not checked by openrig):', ...rows.map(([k, v]) => `    ${k}: ${v}`)],
+    html:
+      '<p>As named by the host (not checked by openrig):</p><table>' +
+      rows
+        .map(([k, v]) => `<tr><th align="left">${k}</th><td><code>${escapeHtml(v)}</code></td></tr>`)
+        .join('') +
+      '</table>',
+  };
 }
 
 /** To a client with running or stopped instances on the machine: one per client per window. */
@@ -57,20 +79,22 @@ export function maintenanceClientEmail(p: {
   name: string;
 }): Rendered {
   const { machine, window: w } = p;
-  const label = machineLabel(machine);
+  const host = hostFields(machine);
   const subject = `Scheduled maintenance on machine ${machine.id}: ${utc(w.start)} to ${utc(w.end)} (${w.category})`;
   const ids = p.instanceIds.join(', ');
   const greeting = p.name ? `Hello ${p.name},` : 'Hello,';
   const text = [
     greeting,
     '',
-    `The host of ${label} has scheduled a maintenance window:`,
+    `The host of machine ${machine.id} has scheduled a maintenance window:`,
     '',
     `  Machine:  ${machine.id}`,
     `  Start:    ${utc(w.start)}`,
     `  End:      ${utc(w.end)}`,
     `  Duration: ${hours(w.durationHours)}`,
     `  Category: ${w.category}`,
+    '',
+    ...host.text,
     '',
     `Your instance${p.instanceIds.length === 1 ? '' : 's'} on this machine: ${ids}.`,
     'They may be stopped or unreachable during the window. Save your work beforehand, or move it to',
@@ -81,7 +105,7 @@ export function maintenanceClientEmail(p: {
   const html = page(
     subject,
     `<p>${escapeHtml(greeting)}</p>` +
-      `<p>The host of ${escapeHtml(label)} has scheduled a maintenance window:</p>` +
+      `<p>The host of machine ${machine.id} has scheduled a maintenance window:</p>` +
       '<table>' +
       `<tr><th align="left">Machine</th><td>${machine.id}</td></tr>` +
       `<tr><th align="left">Start</th><td>${escapeHtml(utc(w.start))}</td></tr>` +
@@ -89,6 +113,7 @@ export function maintenanceClientEmail(p: {
       `<tr><th align="left">Duration</th><td>${escapeHtml(hours(w.durationHours))}</td></tr>` +
       `<tr><th align="left">Category</th><td>${escapeHtml(w.category)}</td></tr>` +
       '</table>' +
+      host.html +
       `<p>Your instance${p.instanceIds.length === 1 ? '' : 's'} on this machine: ${escapeHtml(ids)}.</p>` +
       '<p>They may be stopped or unreachable during the window. Save your work beforehand, or move it to another machine.</p>' +
       '<p>-- openrig</p>',
@@ -159,18 +184,21 @@ export function maintenanceCancelledEmail(p: {
   name: string;
 }): Rendered {
   const { machine, window: w } = p;
+  const host = hostFields(machine);
   const subject = `Maintenance cancelled on machine ${machine.id}: ${utc(w.start)} to ${utc(w.end)} (${w.category})`;
   const greeting = p.name ? `Hello ${p.name},` : 'Hello,';
   const ids = p.instanceIds.join(', ');
   const text = [
     greeting,
     '',
-    `The host of ${machineLabel(machine)} has cancelled this maintenance window:`,
+    `The host of machine ${machine.id} has cancelled this maintenance window:`,
     '',
     `  Machine:  ${machine.id}`,
     `  Start:    ${utc(w.start)}`,
     `  End:      ${utc(w.end)}`,
     `  Category: ${w.category}`,
+    '',
+    ...host.text,
     '',
     `Your instance${p.instanceIds.length === 1 ? '' : 's'} on this machine (${ids}) are not affected by it any more.`,
     '',
@@ -179,13 +207,14 @@ export function maintenanceCancelledEmail(p: {
   const html = page(
     subject,
     `<p>${escapeHtml(greeting)}</p>` +
-      `<p>The host of ${escapeHtml(machineLabel(machine))} has cancelled this maintenance window:</p>` +
+      `<p>The host of machine ${machine.id} has cancelled this maintenance window:</p>` +
       '<table>' +
       `<tr><th align="left">Machine</th><td>${machine.id}</td></tr>` +
       `<tr><th align="left">Start</th><td>${escapeHtml(utc(w.start))}</td></tr>` +
       `<tr><th align="left">End</th><td>${escapeHtml(utc(w.end))}</td></tr>` +
       `<tr><th align="left">Category</th><td>${escapeHtml(w.category)}</td></tr>` +
       '</table>' +
+      host.html +
       `<p>Your instance${p.instanceIds.length === 1 ? '' : 's'} on this machine (${escapeHtml(ids)}) are not affected by it any more.</p>` +
       '<p>-- openrig</p>',
   );

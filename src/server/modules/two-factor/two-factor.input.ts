@@ -3,6 +3,7 @@
 // those are checked here in code; plain type errors are 400 bad_request from the schema.
 // Existing clients may send `tfa_method_id` as a string of digits; empty fields are left out
 // (an empty string counts as absent).
+import { PLAIN_TEXT_PATTERN } from '../../http/plain-text.js';
 import type { FastifyRequest } from 'fastify';
 import type { AuthContext } from '../../http/auth.js';
 import { TfaErrors } from './two-factor.errors.js';
@@ -27,7 +28,7 @@ export const bodyFields = {
   },
   backup_code: { type: 'string', maxLength: 64, description: 'XXXX-XXXX-XXXX' },
   phone_number: { type: 'string', maxLength: 32, description: 'E.164' },
-  label: { type: 'string', description: 'At most 30 characters' },
+  label: { type: 'string', pattern: PLAIN_TEXT_PATTERN, description: 'At most 30 characters' },
   is_primary: { type: 'boolean' },
   admin: { type: 'boolean' },
 } as const;
