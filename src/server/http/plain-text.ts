@@ -7,6 +7,7 @@ import { AppError } from '../errors.js';
 /** A JSON-schema `pattern` for plain text (Ajv compiles patterns with the `u` flag). */
 export const PLAIN_TEXT_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$';
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
 
 export const plainTextMessage = (field: string): string =>
