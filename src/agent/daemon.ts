@@ -68,6 +68,8 @@ export class Agent {
   private readonly ops = new Map<number, { op: Op; done: Promise<void> }>();
   /** Started instances whose `loading` the server has not yet heard. */
   private readonly announceLoading = new Set<number>();
+  /** What a start under way is doing (pulling, creating), for the `loading` status_msg. */
+  private readonly progress = new Map<number, string>();
   /** Start failures, reported as `exited` until the server wants something else. */
   private readonly failures = new Map<number, string>();
   private loop: Promise<void> | null = null;
@@ -118,6 +120,14 @@ export class Agent {
     }
   }
 
+  /** A step of a start under way (pull progress), reported in the next sync. */
+  setProgress(id: number, msg: string): void {
+    const was = this.progress.get(id);
+    this.progress.set(id, msg);
+    // A new step is worth an early sync; byte counts ride along with the next heartbeat.
+    if (was === undefined || was.replace(/:.*$/, '') !== msg.replace(/:.*$/, '')) this.poke();
+  }
+
   /** Wakes the loop for an early sync (a local change to report). */
   poke(): void {
     // A poke during a sync (no one waits yet) must not be lost: the loop syncs again at once.
@@ -158,7 +168,7 @@ export class Agent {
     for (const id of [...ids].sort((a, b) => a - b)) {
       const fail = this.failures.get(id);
       if (this.announceLoading.has(id)) {
-        out.push({ id, state: 'loading', status_msg: 'preparing the instance' });
+        out.push({ id, state: 'loading', status_msg: this.progress.get(id) ?? 'preparing the instance' });
         continue;
       }
       if (fail) {
@@ -168,7 +178,7 @@ export class Agent {
       const op = this.ops.get(id);
       const st = await this.o.runtime.inspect(id);
       if (op?.op === 'start' && st.state !== 'exited') {
-        out.push({ id, state: 'loading', status_msg: 'preparing the instance' });
+        out.push({ id, state: 'loading', status_msg: this.progress.get(id) ?? 'preparing the instance' });
         continue;
       }
       switch (st.state) {
@@ -186,6 +196,7 @@ export class Agent {
             state: 'running',
             status_msg: 'running; SSH accepts connections',
             ssh_port: st.sshPort,
+            ...(st.ports ? { ports: st.ports } : {}),
           });
           break;
         case 'exited':
@@ -223,12 +234,19 @@ export class Agent {
   private spec(w: DesiredInstance): InstanceSpec {
     const slot = this.slotOf.get(w.machine_id);
     const devices = slot === undefined ? null : (this.o.devices?.[slot] ?? null);
+    const hw = this.o.machines.find((m) => m.slot === slot);
     return {
       id: w.id,
       image: w.image,
       disk: w.disk,
       onstart: w.onstart,
       authorizedKeys: w.authorized_keys,
+      ports: w.ports ?? [],
+      imageLogin: w.image_login ?? null,
+      limits:
+        hw && hw.cpu_cores > 0 && hw.cpu_ram > 0 ? { cpus: hw.cpu_cores, memoryMb: hw.cpu_ram } : undefined,
+      gpus: devices === null ? null : devices.split(',').filter(Boolean),
+      publicHost: this.publicHost,
       env: {
         ...w.env,
         CONTAINER_ID: String(w.id),
@@ -361,6 +379,7 @@ export class Agent {
       })
       .finally(() => {
         this.ops.delete(id);
+        this.progress.delete(id);
         this.poke();
       });
     this.ops.set(id, { op, done });

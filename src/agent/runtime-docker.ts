@@ -1,14 +1,337 @@
-// The Docker runtime: not available in this build. It exists so `--runtime docker` refuses
-// clearly instead of pretending; a real one implements Runtime (runtime.ts) with the Engine API:
-// prepare = pull `image` (with image_login) and create a volume of `disk` GB; start = create and
-// start the container with env, CONTAINER_API_KEY and a published 22/tcp; stop = docker stop;
-// destroy = remove container and volume; inspect = container state and port bindings.
-import type { Runtime } from './runtime.js';
+// The Docker runtime: one container per instance, named `openrig-<id>` and labelled with the
+// instance id and the agent's id (re-adoption after an agent restart finds them by label), through
+// the Engine API (docker-engine.ts). The container's main process is a small shell loop under the
+// engine's init; `onstart` runs once per start in the background, its output in the container log.
+// SSH is the agent's own per-instance server (container-ssh.ts) on a host port fixed at creation
+// (a label), so `ssh -p` keeps working across stop/start and agent restarts.
+// Per instance the agent keeps STATE_DIR/containers/ID/: the SSH host key, authorized_keys, and a
+// `stopped` marker (a container the agent stopped is `stopped`; one that died by itself `exited`).
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { ed25519KeyPair } from '../contract/ssh-keygen.js';
+import { DockerEngine, EngineError, type RegistryAuth } from './docker-engine.js';
+import { createContainerSshServer } from './container-ssh.js';
+import type { InstanceSpec, ObservedState, PortMap, Runtime } from './runtime.js';
 
-export class DockerRuntimeUnavailable extends Error {}
+export const LABEL_INSTANCE = 'openrig.instance';
+export const LABEL_AGENT = 'openrig.agent';
+export const LABEL_SSH_PORT = 'openrig.ssh_port';
 
-export function dockerRuntime(): Runtime {
-  throw new DockerRuntimeUnavailable(
-    'the docker runtime is not implemented in this build of openrig (no Docker engine is used); run the agent with --runtime process',
-  );
+/**
+ * The container's main process: runs `onstart` ($1) once in the background, its output going to
+ * the container log, then waits until stopped. Its exit is the instance's.
+ */
+const MAIN = [
+  'if [ -n "$1" ]; then /bin/sh -c "$1" & fi',
+  "trap 'exit 0' TERM INT",
+  'while :; do sleep 3600 & wait $!; done',
+].join('\n');
+
+export function containerName(id: number): string {
+  return `openrig-${id}`;
+}
+
+/** `-u USER -p PASSWORD [REGISTRY]` → engine credentials; null when it says nothing usable. */
+export function parseImageLogin(login: string | null | undefined, image: string): RegistryAuth | null {
+  if (!login?.trim()) return null;
+  const t = login.trim().split(/\s+/);
+  let username = '';
+  let password = '';
+  let server: string | undefined;
+  for (let i = 0; i < t.length; i++) {
+    if (t[i] === '-u') username = t[++i] ?? '';
+    else if (t[i] === '-p') password = t[++i] ?? '';
+    else server = t[i];
+  }
+  if (!username) return null;
+  // Without a registry named, the image's own (its first path part when that has a dot or port).
+  const first = image.split('/')[0]!;
+  const fromImage = image.includes('/') && /[.:]/.test(first) ? first : undefined;
+  return { username, password, serveraddress: server ?? fromImage ?? 'https://index.docker.io/v1/' };
+}
+
+export interface ContainerBodyInput {
+  spec: InstanceSpec;
+  agentUid: string;
+  sshPort: number;
+  /** Host port per published container port key ("8080/tcp"). */
+  hostPorts: Record<string, number>;
+  /** The storage driver accepts a size option: the disk is enforced. */
+  diskQuota: boolean;
+}
+
+/** The exact Engine API body of `POST /containers/create` for an instance. */
+export function containerCreateBody(i: ContainerBodyInput): Record<string, unknown> {
+  const { spec } = i;
+  const env: Record<string, string> = {
+    ...spec.env,
+    VAST_TCP_PORT_22: String(i.sshPort),
+    OPENRIG_SSH_PORT: String(i.sshPort),
+    ...(spec.publicHost ? { PUBLIC_IPADDR: spec.publicHost } : {}),
+  };
+  const bindings: Record<string, { HostIp: string; HostPort: string }[]> = {};
+  const exposed: Record<string, Record<string, never>> = {};
+  for (const [key, hostPort] of Object.entries(i.hostPorts)) {
+    const [port, proto] = key.split('/');
+    bindings[key] = [{ HostIp: '', HostPort: String(hostPort) }];
+    exposed[key] = {};
+    env[`VAST_${proto!.toUpperCase()}_PORT_${port}`] = String(hostPort);
+    env[`OPENRIG_${proto!.toUpperCase()}_PORT_${port}`] = String(hostPort);
+  }
+  const host: Record<string, unknown> = {
+    Init: true,
+    PortBindings: bindings,
+    RestartPolicy: { Name: 'no' },
+    PidsLimit: 32768,
+  };
+  if (spec.limits) {
+    host.NanoCpus = Math.round(spec.limits.cpus * 1e9);
+    host.Memory = Math.round(spec.limits.memoryMb * 1024 * 1024);
+  }
+  if (spec.gpus && spec.gpus.length > 0) {
+    host.DeviceRequests = [{ Driver: 'nvidia', DeviceIDs: spec.gpus, Capabilities: [['gpu']] }];
+  }
+  if (i.diskQuota && spec.disk > 0) host.StorageOpt = { size: `${spec.disk}G` };
+  return {
+    Image: spec.image,
+    Hostname: `C.${spec.id}`,
+    Entrypoint: ['/bin/sh', '-c', MAIN, 'openrig-main'],
+    Cmd: [spec.onstart],
+    Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    Labels: {
+      [LABEL_INSTANCE]: String(spec.id),
+      [LABEL_AGENT]: i.agentUid,
+      [LABEL_SSH_PORT]: String(i.sshPort),
+    },
+    ExposedPorts: exposed,
+    HostConfig: host,
+  };
+}
+
+/** A free TCP port on `host` (the kernel's choice; the engine or our SSH server binds it next). */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, host, () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+export interface DockerRuntimeOptions {
+  stateDir: string;
+  agentUid: string;
+  sshBind: string;
+  engine?: DockerEngine;
+  log: { info(m: string): void; warn(m: string): void };
+  /** Pull progress and other steps of a start, for the instance's status_msg. */
+  onProgress?: (id: number, msg: string) => void;
+  stopGraceS?: number;
+}
+
+type SshServer = ReturnType<typeof createContainerSshServer>;
+
+export class DockerRuntime implements Runtime {
+  readonly name = 'docker' as const;
+  readonly engine: DockerEngine;
+  /** Whether `disk` is enforced (the storage driver takes a size option); set by init(). */
+  diskQuota = false;
+  private readonly ssh = new Map<number, { server: SshServer; port: number; ready: Promise<void> }>();
+
+  constructor(private readonly o: DockerRuntimeOptions) {
+    this.engine = o.engine ?? new DockerEngine();
+  }
+
+  /** Checks the engine and the storage driver; says at agent start whether `disk` is enforced. */
+  async init(): Promise<string> {
+    const info = await this.engine.info();
+    const backing = info.DriverStatus?.find(([k]) => k === 'Backing Filesystem')?.[1] ?? '';
+    this.diskQuota =
+      ['btrfs', 'zfs', 'devicemapper'].includes(info.Driver) ||
+      (info.Driver === 'overlay2' && backing === 'xfs');
+    return this.diskQuota
+      ? `disk enforced with the ${info.Driver} storage driver's size option`
+      : `disk is recorded, not enforced: the ${info.Driver} storage driver on ${backing || 'this filesystem'} has no size option (overlay2 needs xfs with pquota)`;
+  }
+
+  dir(id: number): string {
+    return path.join(path.resolve(this.o.stateDir), 'containers', String(id));
+  }
+
+  private probeHost(): string {
+    return this.o.sshBind === '0.0.0.0' || this.o.sshBind === '::' ? '127.0.0.1' : this.o.sshBind;
+  }
+
+  async prepare(spec: InstanceSpec): Promise<void> {
+    const d = this.dir(spec.id);
+    mkdirSync(d, { recursive: true, mode: 0o700 });
+    const hostKey = path.join(d, 'ssh_host_ed25519_key');
+    if (!existsSync(hostKey)) writeFileSync(hostKey, ed25519KeyPair().private, { mode: 0o600 });
+    await this.updateKeys(spec.id, spec.authorizedKeys);
+    if (await this.engine.imageExists(spec.image)) return;
+    const auth = parseImageLogin(spec.imageLogin, spec.image);
+    const mb = (n: number) => Math.round(n / 1e6);
+    this.o.onProgress?.(spec.id, `pulling ${spec.image}`);
+    let last = 0;
+    await this.engine.pull(spec.image, auth, (done, total) => {
+      if (Date.now() - last < 500 && done < total) return;
+      last = Date.now();
+      this.o.onProgress?.(spec.id, `pulling ${spec.image}: ${mb(done)}/${mb(total)} MB`);
+    });
+    if (!(await this.engine.imageExists(spec.image)))
+      throw new Error(`pulling ${spec.image} did not produce the image`);
+  }
+
+  /** Creates the container (a fresh one: host ports and SSH port chosen now). */
+  private async create(spec: InstanceSpec): Promise<void> {
+    const bind = this.o.sshBind;
+    const sshPort = await freePort(bind);
+    const hostPorts: Record<string, number> = {};
+    for (const p of spec.ports ?? []) hostPorts[`${p.container}/${p.proto}`] = await freePort('0.0.0.0');
+    const body = containerCreateBody({
+      spec,
+      agentUid: this.o.agentUid,
+      sshPort,
+      hostPorts,
+      diskQuota: this.diskQuota,
+    });
+    await this.engine.create(containerName(spec.id), body);
+  }
+
+  async start(spec: InstanceSpec): Promise<{ sshPort: number }> {
+    await this.prepare(spec);
+    let c = await this.engine.inspect(containerName(spec.id));
+    if (c && c.Config?.Labels?.[LABEL_AGENT] !== this.o.agentUid)
+      throw new Error(`a container named ${containerName(spec.id)} exists that this agent did not create`);
+    if (!c) {
+      this.o.onProgress?.(spec.id, 'creating the container');
+      await this.create(spec);
+      c = await this.engine.inspect(containerName(spec.id));
+    }
+    rmSync(path.join(this.dir(spec.id), 'stopped'), { force: true });
+    if (!c.State?.Running) await this.engine.start(containerName(spec.id));
+    const st = await this.inspect(spec.id);
+    if (st.state !== 'running')
+      throw new Error(st.state === 'exited' ? st.msg : `the container is ${st.state}`);
+    return { sshPort: st.sshPort };
+  }
+
+  /** The instance's SSH server, listening (started on first need: a start, or a re-adoption). */
+  private async ensureSsh(id: number, port: number): Promise<void> {
+    const cur = this.ssh.get(id);
+    if (cur) return cur.ready;
+    const d = this.dir(id);
+    const keyFile = path.join(d, 'ssh_host_ed25519_key');
+    if (!existsSync(keyFile)) {
+      mkdirSync(d, { recursive: true, mode: 0o700 });
+      writeFileSync(keyFile, ed25519KeyPair().private, { mode: 0o600 });
+    }
+    const server = createContainerSshServer({
+      engine: this.engine,
+      container: containerName(id),
+      hostKey: readFileSync(keyFile),
+      authorizedKeysFile: path.join(d, 'authorized_keys'),
+      log: (m) => this.o.log.warn(`instance ${id}: ${m}`),
+    });
+    const ready = new Promise<void>((resolve, reject) => {
+      server.once('error', (err: Error) => {
+        this.ssh.delete(id);
+        reject(new Error(`the SSH server cannot listen on ${this.o.sshBind}:${port}: ${err.message}`));
+      });
+      server.listen(port, this.o.sshBind, () => resolve());
+    });
+    this.ssh.set(id, { server, port, ready });
+    return ready;
+  }
+
+  private closeSsh(id: number): void {
+    const cur = this.ssh.get(id);
+    if (!cur) return;
+    this.ssh.delete(id);
+    cur.server.close();
+  }
+
+  async stop(id: number): Promise<void> {
+    const d = this.dir(id);
+    if (existsSync(d)) writeFileSync(path.join(d, 'stopped'), '');
+    this.closeSsh(id);
+    try {
+      await this.engine.stop(containerName(id), this.o.stopGraceS ?? 10);
+    } catch (err) {
+      if (!(err instanceof EngineError) || (err.status !== 404 && err.status !== 304)) throw err;
+    }
+  }
+
+  async destroy(id: number): Promise<void> {
+    this.closeSsh(id);
+    await this.engine.remove(containerName(id));
+    rmSync(this.dir(id), { recursive: true, force: true });
+  }
+
+  async inspect(id: number): Promise<ObservedState> {
+    const c = await this.engine.inspect(containerName(id));
+    if (!c || c.Config?.Labels?.[LABEL_AGENT] !== this.o.agentUid) {
+      this.closeSsh(id);
+      return { state: 'absent' };
+    }
+    const s = c.State ?? {};
+    if (s.Running && !s.Paused && !s.Restarting) {
+      const port = Number(c.Config.Labels[LABEL_SSH_PORT]);
+      try {
+        await this.ensureSsh(id, port);
+      } catch (err) {
+        return { state: 'exited', msg: (err as Error).message };
+      }
+      return { state: 'running', sshPort: port, ports: this.portsOf(c, port) };
+    }
+    if (s.Running || s.Restarting) return { state: 'starting' };
+    this.closeSsh(id);
+    if (s.Status === 'created' || existsSync(path.join(this.dir(id), 'stopped'))) return { state: 'stopped' };
+    const why = s.OOMKilled ? 'out of memory' : s.Error ? s.Error : `exit code ${s.ExitCode}`;
+    return { state: 'exited', msg: `container exited (${why})` };
+  }
+
+  private portsOf(c: any, sshPort: number): PortMap {
+    const out: PortMap = { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(sshPort) }] };
+    const bound = (c.NetworkSettings?.Ports ?? {}) as Record<
+      string,
+      { HostIp: string; HostPort: string }[] | null
+    >;
+    for (const [k, v] of Object.entries(bound)) {
+      const b = v?.find((x) => x.HostIp === '0.0.0.0') ?? v?.[0];
+      if (b) out[k] = [{ HostIp: '0.0.0.0', HostPort: b.HostPort }];
+    }
+    return out;
+  }
+
+  async updateKeys(id: number, keys: string[]): Promise<void> {
+    const d = this.dir(id);
+    mkdirSync(d, { recursive: true, mode: 0o700 });
+    const file = path.join(d, 'authorized_keys');
+    const text = keys.map((k) => k.trim()).join('\n') + (keys.length ? '\n' : '');
+    try {
+      if (readFileSync(file, 'utf8') === text) return;
+    } catch {
+      /* first time */
+    }
+    writeFileSync(`${file}.tmp`, text, { mode: 0o600 });
+    renameSync(`${file}.tmp`, file); // the SSH server re-reads it at every login attempt
+  }
+
+  async list(): Promise<number[]> {
+    const cs = await this.engine.listByLabel(`${LABEL_AGENT}=${this.o.agentUid}`);
+    return cs
+      .map((c) => Number(c.Labels[LABEL_INSTANCE]))
+      .filter((n) => Number.isInteger(n) && n > 0)
+      .sort((a, b) => a - b);
+  }
+
+  /** Closes the SSH servers (the containers keep running for the next agent to re-adopt). */
+  async close(): Promise<void> {
+    for (const id of [...this.ssh.keys()]) this.closeSsh(id);
+    await this.engine.close();
+  }
 }

@@ -12,7 +12,20 @@ export interface InstanceSpec {
   env: Record<string, string>;
   /** OpenSSH public key lines the instance's SSH server accepts, and no others. */
   authorizedKeys: string[];
+  /** Container ports to publish on free host ports (the `-p` requests of its env). */
+  ports?: { container: number; proto: 'tcp' | 'udp' }[];
+  /** Registry credentials, `-u USER -p PASSWORD [REGISTRY]`; never logged. */
+  imageLogin?: string | null;
+  /** The machine's share for the instance: CPU cores and memory (MB). */
+  limits?: { cpus: number; memoryMb: number };
+  /** GPU indices to hand to the instance (NVIDIA device request); null when GPUs are simulated. */
+  gpus?: string[] | null;
+  /** The address renters reach the instance at (PUBLIC_IPADDR in its environment). */
+  publicHost?: string;
 }
+
+/** Published ports as clients read them: {"8080/tcp": [{"HostIp": "0.0.0.0", "HostPort": "41001"}]}. */
+export type PortMap = Record<string, { HostIp: string; HostPort: string }[]>;
 
 export type ObservedState =
   /** Nothing of this instance on the host. */
@@ -20,7 +33,7 @@ export type ObservedState =
   /** Prepared (or stopped): its files are there, nothing runs. */
   | { state: 'stopped' }
   /** Its main process runs and its SSH server accepts connections on `sshPort`. */
-  | { state: 'running'; sshPort: number }
+  | { state: 'running'; sshPort: number; ports?: PortMap }
   /** Its main process runs but SSH does not accept yet. */
   | { state: 'starting' }
   /** Its main process died without being stopped. */

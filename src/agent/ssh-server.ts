@@ -39,7 +39,7 @@ function sameBlob(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function checkKey(ctx: AuthContext, file: string): boolean {
+export function checkKey(ctx: AuthContext, file: string): boolean {
   if (ctx.method !== 'publickey') return false;
   const key = loadKeys(file).find((k) => k.type === ctx.key.algo && sameBlob(k.getPublicSSH(), ctx.key.data));
   if (!key) return false;

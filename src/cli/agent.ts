@@ -65,7 +65,7 @@ export function registerAgentCommand(program: Command): void {
     .option('--machines <n>', 'machines run by this agent', '1')
     .option('--price-gpu <dph>', 'list each machine as an on-demand offer at this $/hour per GPU')
     .option('--price-disk <dph>', 'disk price, $ per GB-month')
-    .option('--runtime <name>', 'process or docker', 'process')
+    .option('--runtime <name>', 'docker or process (default: docker when an engine answers on its socket)')
     .option('--state-dir <dir>', 'where the agent keeps its id and its instances', './agent-state')
     .option('--ssh-bind <addr>', "address the instances' SSH servers listen on", '0.0.0.0')
     .option(
@@ -80,10 +80,11 @@ export function registerAgentCommand(program: Command): void {
       // Loaded on demand so that other commands start without the agent's modules.
       const [
         { default: pino },
-        { Agent },
+        { Agent, loadAgentUid },
         { detectGpus, describeMachines, gpuShares, parseGpusFlag },
         { ProcessRuntime },
-        { dockerRuntime, DockerRuntimeUnavailable },
+        { DockerRuntime },
+        { DockerEngine },
         { AgentFatalError },
         { defaultPublicHost },
       ] = await Promise.all([
@@ -92,6 +93,7 @@ export function registerAgentCommand(program: Command): void {
         import('../agent/hardware.js'),
         import('../agent/runtime-process.js'),
         import('../agent/runtime-docker.js'),
+        import('../agent/docker-engine.js'),
         import('../agent/agent-client.js'),
         import('../agent/public-host.js'),
       ]);
@@ -105,8 +107,8 @@ export function registerAgentCommand(program: Command): void {
       const n = Number(o.machines);
       if (!Number.isInteger(n) || n < 1 || n > 256)
         throw usage('--machines must be an integer from 1 to 256');
-      if (o.runtime !== 'process' && o.runtime !== 'docker')
-        throw usage('--runtime must be process or docker');
+      if (o.runtime !== undefined && o.runtime !== 'process' && o.runtime !== 'docker')
+        throw usage('--runtime must be docker or process');
       const heartbeatRaw = process.env.OPENRIG_HEARTBEAT_S;
       const heartbeatS = heartbeatRaw ? Number(heartbeatRaw) : undefined;
       if (heartbeatS !== undefined && !(heartbeatS >= 0.1))
@@ -126,18 +128,35 @@ export function registerAgentCommand(program: Command): void {
       }
       const share = gpuShares(gpu, n);
       if ('error' in share) throw usage(share.error);
+      const priceGpu = money('--price-gpu', o.priceGpu);
+      const priceDisk = money('--price-disk', o.priceDisk);
       const stateDir = path.resolve(o.stateDir);
       const log = pino({ level: process.env.OPENRIG_LOG_LEVEL || 'info', base: { role: 'agent' } });
       let agent: Agent | null = null;
       let runtime: Runtime;
-      try {
-        runtime =
-          o.runtime === 'docker'
-            ? dockerRuntime()
-            : new ProcessRuntime({ stateDir, sshBind: o.sshBind, onExit: () => agent?.poke() });
-      } catch (err) {
-        if (err instanceof DockerRuntimeUnavailable) throw usage(err.message);
-        throw err;
+      const socket = /^unix:\/\//.test(process.env.DOCKER_HOST ?? '')
+        ? process.env.DOCKER_HOST!.slice('unix://'.length)
+        : '/var/run/docker.sock';
+      const engine = o.runtime === 'process' ? null : new DockerEngine(socket);
+      const engineUp = engine !== null && (await engine.ping());
+      if (o.runtime === 'docker' && !engineUp)
+        throw usage(
+          `--runtime docker: no Docker engine answers on ${socket} (start dockerd, or run with --runtime process)`,
+        );
+      if (engine && engineUp) {
+        const docker = new DockerRuntime({
+          stateDir,
+          agentUid: loadAgentUid(stateDir),
+          sshBind: o.sshBind,
+          engine,
+          log: { info: (m) => log.info(m), warn: (m) => log.warn(m) },
+          onProgress: (id, msg) => agent?.setProgress(id, msg),
+        });
+        process.stderr.write(`openrig agent: docker runtime on ${socket}; ${await docker.init()}\n`);
+        runtime = docker;
+      } else {
+        await engine?.close();
+        runtime = new ProcessRuntime({ stateDir, sshBind: o.sshBind, onExit: () => agent?.poke() });
       }
       if (runtime.name === 'process')
         process.stderr.write(
@@ -150,8 +169,8 @@ export function registerAgentCommand(program: Command): void {
         stateDir,
         machines: describeMachines(gpu, n, stateDir),
         devices: share.devices,
-        priceGpu: money('--price-gpu', o.priceGpu),
-        priceDisk: money('--price-disk', o.priceDisk),
+        priceGpu,
+        priceDisk,
         runtime,
         heartbeatS,
         version: '0.1.0',

@@ -66,6 +66,8 @@ export interface InstanceReport {
   status_msg?: string;
   /** The instance's SSH port on this host, once it accepts connections. */
   ssh_port?: number | null;
+  /** Published ports, {"8080/tcp": [{"HostIp", "HostPort"}]} (SSH's 22/tcp included). */
+  ports?: Record<string, { HostIp: string; HostPort: string }[]>;
 }
 
 export interface SyncRequest {
@@ -95,6 +97,10 @@ export interface DesiredInstance {
   container_api_key: string | null;
   /** OpenSSH public key lines the instance's SSH server must accept (and no others). */
   authorized_keys: string[];
+  /** Container ports to publish (the `-p` requests of the instance's env). */
+  ports?: { container: number; proto: 'tcp' | 'udp' }[];
+  /** Registry credentials for pulling `image` (`-u USER -p PASSWORD [REGISTRY]`), or null. */
+  image_login?: string | null;
 }
 
 export interface SyncResponse {

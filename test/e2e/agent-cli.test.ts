@@ -45,6 +45,14 @@ describe('openrig agent: usage', () => {
     const runtime = await runCli([...base, '--gpus', 'RTX 4090x1', '--runtime', 'vm'], env);
     expect(runtime.code).toBe(2);
     expect(runtime.stderr).toMatch(/--runtime must be/);
+    const docker = await runCli([...base, '--gpus', 'RTX 4090x1', '--runtime', 'docker'], {
+      ...env,
+      DOCKER_HOST: 'unix:///nonexistent/docker.sock',
+    });
+    expect(docker.code).toBe(2);
+    expect(docker.stderr).toMatch(
+      /no Docker engine answers on \/nonexistent\/docker.sock.*--runtime process/,
+    );
     const host = await runCli([...base, '--gpus', 'RTX 4090x1', '--public-host', 'a b'], env);
     expect(host.code).toBe(2);
     expect(host.stderr).toMatch(/--public-host/);

@@ -11,6 +11,7 @@ export interface PriceInput {
   priceGpu?: number;
   priceDisk?: number;
   publicHost?: string;
+  runtime?: 'process' | 'docker';
 }
 
 /**
@@ -51,6 +52,9 @@ export async function upsertMachine(
       : {};
   const disk = p.priceDisk !== undefined ? { price_disk_gb_month: roundPrice(p.priceDisk) } : {};
   const reach = p.publicHost !== undefined ? { public_host: p.publicHost } : {};
+  // The process runtime exposes one port per instance (its SSH server); a container publishes
+  // its `-p` requests as well.
+  const ports = { direct_port_count: p.runtime === 'docker' ? 64 : 1 };
   return db
     .insertInto('machines')
     .values({
@@ -74,8 +78,7 @@ export async function upsertMachine(
       ...price,
       ...disk,
       ...reach,
-      // The process runtime exposes one port per instance: its SSH server.
-      direct_port_count: 1,
+      ...ports,
       online_state: 'online',
       last_heartbeat_at: now,
       created_at: now,
@@ -83,7 +86,15 @@ export async function upsertMachine(
     .onConflict((oc) =>
       oc
         .columns(['agent_uid', 'agent_slot'])
-        .doUpdateSet({ ...hw, ...price, ...disk, ...reach, online_state: 'online', last_heartbeat_at: now })
+        .doUpdateSet({
+          ...hw,
+          ...price,
+          ...disk,
+          ...reach,
+          ...ports,
+          online_state: 'online',
+          last_heartbeat_at: now,
+        })
         .where('machines.host_id', '=', hostId),
     )
     .returning(['id', 'deleted_at'])
@@ -210,6 +221,7 @@ export async function instancesForAgent(db: Kysely<DB>, machineIds: number[], re
       'i.agent_state',
       'i.destroyed_at',
       'i.container_key_enc',
+      'i.image_login_enc',
       'm.public_host',
     ])
     .where('i.machine_id', 'in', machineIds)

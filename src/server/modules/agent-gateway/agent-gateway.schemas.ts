@@ -94,6 +94,21 @@ export const syncBody = {
           state: { type: 'string', enum: ['loading', 'running', 'exited', 'stopped'] },
           status_msg: str(500),
           ssh_port: { type: ['integer', 'null'], minimum: 1, maximum: 65535 },
+          ports: {
+            type: 'object',
+            maxProperties: 64,
+            propertyNames: { pattern: '^[0-9]{1,5}/(tcp|udp)$' },
+            additionalProperties: {
+              type: 'array',
+              maxItems: 4,
+              items: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['HostIp', 'HostPort'],
+                properties: { HostIp: str(64), HostPort: { type: 'string', pattern: '^[0-9]{1,5}$' } },
+              },
+            },
+          },
         },
       },
     },
@@ -123,6 +138,14 @@ export const syncReply = {
           label: { type: 'string' },
           container_api_key: { type: ['string', 'null'] },
           authorized_keys: { type: 'array', items: { type: 'string' } },
+          ports: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { container: { type: 'integer' }, proto: { type: 'string', enum: ['tcp', 'udp'] } },
+            },
+          },
+          image_login: { type: ['string', 'null'] },
         },
       },
     },

@@ -49,7 +49,12 @@ export async function register(
         auth.user.id,
         body.agent_uid,
         m,
-        { priceGpu: body.price_gpu, priceDisk: body.price_disk, publicHost: body.public_host },
+        {
+          priceGpu: body.price_gpu,
+          priceDisk: body.price_disk,
+          publicHost: body.public_host,
+          runtime: body.runtime,
+        },
         now,
       );
       if (!row) throw AgentErrors.agentUidTaken();
@@ -60,6 +65,33 @@ export async function register(
   });
   deps.log.info({ host: auth.user.id, machines: out.map((m) => m.machine_id) }, 'agent registered');
   return { success: true, machines: out, ...timing(deps) };
+}
+
+const PORT_KEY = /^-p\s+(?:\d{1,5}:)?(\d{1,5})(?:\/(tcp|udp))?$/;
+
+/** The container ports an instance's env asks to publish ("-p 8080:8080": "1"). */
+function portRequests(raw: string): { container: number; proto: 'tcp' | 'udp' }[] {
+  let obj: unknown;
+  try {
+    obj = JSON.parse(raw);
+  } catch {
+    return [];
+  }
+  if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return [];
+  const out: { container: number; proto: 'tcp' | 'udp' }[] = [];
+  for (const k of Object.keys(obj)) {
+    const m = PORT_KEY.exec(k.trim());
+    const port = m ? Number(m[1]) : 0;
+    const proto = m?.[2] === 'udp' ? 'udp' : 'tcp';
+    if (
+      port >= 1 &&
+      port <= 65535 &&
+      port !== 22 &&
+      !out.some((p) => p.container === port && p.proto === proto)
+    )
+      out.push({ container: port, proto });
+  }
+  return out;
 }
 
 function parseEnv(raw: string): Record<string, string> {
@@ -171,7 +203,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
       Object.assign(fields, {
         ssh_host: sshHost,
         ssh_port: port,
-        ports: { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(port) }] },
+        ports: { ...rep.ports, '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(port) }] },
       });
     }
     let d = await reportInstanceStatus(deps, row.id, state, fields);
@@ -208,6 +240,9 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
       label: r.label,
       container_api_key: destroyed ? null : await containerKey(deps, r),
       authorized_keys: destroyed ? [] : await authorizedKeys(deps, r),
+      ports: destroyed ? [] : portRequests(r.env),
+      image_login:
+        destroyed || !r.image_login_enc ? null : decryptSecret(deps.config.secretKey, r.image_login_enc),
     });
   }
   // Reported instances the server has no live row for on this agent's machines: remove them.

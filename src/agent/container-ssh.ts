@@ -1,0 +1,468 @@
+// The SSH server of one container (Docker runtime): the agent listens on the instance's SSH port
+// with `ssh2` and turns each session into Engine API calls, so the image needs no SSH server:
+// - shell and `ssh … 'cmd'`: an exec in the container as root (with a TTY when the client asked
+//   for one), stdin/stdout/stderr relayed and the exit code passed back;
+// - the SFTP subsystem (what current OpenSSH `scp` and `sftp` use) and legacy `scp -O`
+//   (`scp -t` / `scp -f` commands): files read and written through the container archive
+//   endpoint, so they work in any image, even one without a shell utility;
+// - anything else the client runs (rsync's `rsync --server …`) is an exec like any command, so
+//   it works when the image has that program.
+// Only the instance's keys get in: its authorized_keys file is re-read at every attempt, so a
+// key removed from the instance is refused from the next connection on.
+import path from 'node:path';
+import ssh2 from 'ssh2';
+import type { Attributes, ServerChannel, Session, SFTPWrapper } from 'ssh2';
+import { demux, type DockerEngine, type PathStat } from './docker-engine.js';
+import { checkKey } from './ssh-server.js';
+
+const { STATUS_CODE, OPEN_MODE } = ssh2.utils.sftp;
+const HOME = '/root';
+/** Largest file one SFTP or scp transfer buffers (the archive endpoint takes whole files). */
+const MAX_FILE = 2 * 1024 ** 3;
+
+export interface ContainerSshOptions {
+  engine: DockerEngine;
+  /** Container name or id. */
+  container: string;
+  hostKey: Buffer;
+  authorizedKeysFile: string;
+  log: (msg: string) => void;
+}
+
+const S_IFDIR = 0o040000;
+const S_IFREG = 0o100000;
+const S_IFLNK = 0o120000;
+
+/** The engine reports Go's os.FileMode: type bits high (dir 1<<31, symlink 1<<27), permissions low. */
+export function unixMode(goMode: number): number {
+  const perm = goMode & 0o7777;
+  if (goMode & (2 ** 31)) return S_IFDIR | perm;
+  if (goMode & (2 ** 27)) return S_IFLNK | perm;
+  return S_IFREG | perm;
+}
+
+function attrsOf(st: PathStat): Attributes {
+  const t = Math.floor(Date.parse(st.mtime) / 1000) || 0;
+  return { mode: unixMode(st.mode), size: st.size, uid: 0, gid: 0, atime: t, mtime: t };
+}
+
+function resolvePath(p: string): string {
+  return path.posix.resolve(HOME, p || '.');
+}
+
+/** Runs a command in the container, without a TTY, to its end: exit code and output. */
+export async function runInContainer(
+  engine: DockerEngine,
+  container: string,
+  cmd: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { execId, socket } = await engine.exec(container, { cmd, tty: false, user: '0' });
+  const chunks: Buffer[] = [];
+  socket.on('data', (d: Buffer) => chunks.push(d));
+  socket.end();
+  await new Promise<void>((resolve) => {
+    socket.once('close', () => resolve());
+    socket.once('end', () => resolve());
+    socket.once('error', () => resolve());
+  });
+  const frames = demux(Buffer.concat(chunks));
+  const text = (s: number) =>
+    Buffer.concat(frames.filter((f) => f.stream === s).map((f) => f.data)).toString('utf8');
+  return { code: await engine.execExitCode(execId), stdout: text(1), stderr: text(2) };
+}
+
+/** Relays a multiplexed exec stream to a channel's stdout and stderr as frames arrive. */
+function demuxTo(channel: ServerChannel): (d: Buffer) => void {
+  let buf: Buffer = Buffer.alloc(0);
+  return (d) => {
+    buf = buf.length ? Buffer.concat([buf, d]) : d;
+    while (buf.length >= 8) {
+      const size = buf.readUInt32BE(4);
+      if (buf.length < 8 + size) break;
+      const data = buf.subarray(8, 8 + size);
+      if (buf[0] === 2) channel.stderr.write(data);
+      else channel.write(data);
+      buf = buf.subarray(8 + size);
+    }
+  };
+}
+
+interface Pty {
+  term: string;
+  cols: number;
+  rows: number;
+}
+
+async function runExec(
+  o: ContainerSshOptions,
+  channel: ServerChannel,
+  cmd: string[],
+  pty: Pty | null,
+  env: Record<string, string>,
+  onExec: (execId: string) => void,
+): Promise<void> {
+  let execId: string;
+  let socket;
+  try {
+    const envList = Object.entries({ ...env, ...(pty ? { TERM: pty.term || 'xterm' } : {}) }).map(
+      ([k, v]) => `${k}=${v}`,
+    );
+    ({ execId, socket } = await o.engine.exec(o.container, {
+      cmd,
+      tty: pty !== null,
+      env: envList,
+      user: '0',
+    }));
+  } catch (err) {
+    channel.stderr.write(`openrig: ${(err as Error).message}\n`);
+    channel.exit(255);
+    channel.end();
+    return;
+  }
+  onExec(execId);
+  if (pty) void o.engine.execResize(execId, pty.rows, pty.cols);
+  socket.on('data', pty ? (d: Buffer) => channel.write(d) : demuxTo(channel));
+  channel.on('data', (d: Buffer) => socket.write(d));
+  // The client's EOF closes the command's stdin; a terminal has no half-close (as with sshd, EOF
+  // on a pty session is ignored: closing the stream would hang the terminal up mid-output).
+  if (!pty) channel.on('end', () => socket.end());
+  channel.on('close', () => socket.destroy());
+  socket.on('error', () => {});
+  let finished = false;
+  const finish = async () => {
+    if (finished) return;
+    finished = true;
+    let code: number | null = null;
+    for (let i = 0; i < 20 && code === null; i++) {
+      code = await o.engine.execExitCode(execId).catch(() => 255);
+      if (code === null) await new Promise((r) => setTimeout(r, 50));
+    }
+    channel.exit(code ?? 255);
+    channel.end();
+  };
+  socket.on('end', () => void finish());
+  socket.on('close', () => void finish());
+}
+
+/** A small reader over channel data for the scp protocol. */
+class Reader {
+  private buf = Buffer.alloc(0);
+  private waiting: (() => void) | null = null;
+  private ended = false;
+  constructor(ch: ServerChannel) {
+    ch.on('data', (d: Buffer) => {
+      this.buf = Buffer.concat([this.buf, d]);
+      this.waiting?.();
+    });
+    ch.on('end', () => {
+      this.ended = true;
+      this.waiting?.();
+    });
+  }
+  private async more(): Promise<boolean> {
+    if (this.ended) return false;
+    await new Promise<void>((r) => (this.waiting = r));
+    this.waiting = null;
+    return true;
+  }
+  async line(): Promise<string | null> {
+    for (;;) {
+      const nl = this.buf.indexOf(10);
+      if (nl >= 0) {
+        const l = this.buf.subarray(0, nl).toString('utf8');
+        this.buf = this.buf.subarray(nl + 1);
+        return l;
+      }
+      if (!(await this.more())) return null;
+    }
+  }
+  async bytes(n: number): Promise<Buffer | null> {
+    while (this.buf.length < n) if (!(await this.more())) return null;
+    const out = this.buf.subarray(0, n);
+    this.buf = this.buf.subarray(n);
+    return out;
+  }
+}
+
+/** `scp -t DEST` / `scp -f SRC` (the legacy protocol, `scp -O`): one file at a time. */
+export function parseScp(command: string): { mode: 'to' | 'from'; target: string } | null {
+  const t = command.trim().split(/\s+/);
+  if (t[0] !== 'scp') return null;
+  let mode: 'to' | 'from' | null = null;
+  let target: string | null = null;
+  for (const a of t.slice(1)) {
+    if (a === '--') continue;
+    if (a.startsWith('-')) {
+      if (a.includes('t')) mode = 'to';
+      if (a.includes('f')) mode = 'from';
+      continue;
+    }
+    target = a.replace(/^'(.*)'$/, '$1');
+  }
+  return mode && target ? { mode, target } : null;
+}
+
+async function scpSession(o: ContainerSshOptions, ch: ServerChannel, mode: 'to' | 'from', target: string) {
+  const r = new Reader(ch);
+  const fail = (msg: string) => {
+    ch.write(Buffer.from(`\x01scp: ${msg}\n`));
+    ch.exit(1);
+    ch.end();
+  };
+  const p = resolvePath(target);
+  try {
+    if (mode === 'to') {
+      const st = await o.engine.statPath(o.container, p);
+      const intoDir = st !== null && (st.mode & (2 ** 31)) !== 0;
+      ch.write(Buffer.from([0]));
+      for (;;) {
+        const l = await r.line();
+        if (l === null) break;
+        if (l.startsWith('T')) {
+          ch.write(Buffer.from([0]));
+          continue;
+        }
+        const m = /^C([0-7]{4}) (\d+) (.+)$/.exec(l);
+        if (!m) return fail('only single files are supported (no -r)');
+        const size = Number(m[2]);
+        if (size > MAX_FILE) return fail('file too large for scp; use rsync');
+        ch.write(Buffer.from([0]));
+        const data = await r.bytes(size);
+        if (data === null || (await r.bytes(1)) === null) return fail('connection ended mid-file');
+        const dest = intoDir ? path.posix.join(p, m[3]!) : p;
+        await o.engine.writeFile(
+          o.container,
+          path.posix.dirname(dest),
+          path.posix.basename(dest),
+          data,
+          parseInt(m[1]!, 8),
+        );
+        ch.write(Buffer.from([0]));
+      }
+      ch.exit(0);
+      ch.end();
+      return;
+    }
+    if ((await r.bytes(1)) === null) return fail('no acknowledgement');
+    const st = await o.engine.statPath(o.container, p);
+    if (!st || (st.mode & (2 ** 31)) !== 0) return fail(`${target}: not a regular file`);
+    const data = await o.engine.readFile(o.container, p);
+    ch.write(
+      Buffer.from(
+        `C${(st.mode & 0o777).toString(8).padStart(4, '0')} ${data.length} ${path.posix.basename(p)}\n`,
+      ),
+    );
+    if ((await r.bytes(1)) === null) return fail('no acknowledgement');
+    ch.write(data);
+    ch.write(Buffer.from([0]));
+    await r.bytes(1);
+    ch.exit(0);
+    ch.end();
+  } catch (err) {
+    fail((err as Error).message);
+  }
+}
+
+type Handle =
+  | { kind: 'read'; path: string; data: Buffer; st: PathStat }
+  | { kind: 'write'; path: string; parts: { offset: number; data: Buffer }[]; mode: number }
+  | { kind: 'dir'; path: string; done: boolean };
+
+function sftpSession(o: ContainerSshOptions, sftp: SFTPWrapper): void {
+  const handles = new Map<number, Handle>();
+  let next = 1;
+  const newHandle = (h: Handle) => {
+    const n = next++;
+    handles.set(n, h);
+    const b = Buffer.alloc(4);
+    b.writeUInt32BE(n);
+    return b;
+  };
+  const get = (b: Buffer) => (b.length === 4 ? handles.get(b.readUInt32BE(0)) : undefined);
+  const failWith = (id: number, err: unknown) => sftp.status(id, STATUS_CODE.FAILURE, (err as Error).message);
+  const sh = async (id: number, cmd: string[]) => {
+    try {
+      const r = await runInContainer(o.engine, o.container, cmd);
+      if (r.code === 0) sftp.status(id, STATUS_CODE.OK);
+      else sftp.status(id, STATUS_CODE.FAILURE, r.stderr.trim() || `exit ${r.code}`);
+    } catch (err) {
+      failWith(id, err);
+    }
+  };
+
+  // The client's EOF ends the session like sftp-server exiting: exit status 0, then close (scp
+  // and sftp report a failure when the channel closes without one).
+  sftp.on('end', () => {
+    const s = sftp as unknown as {
+      _protocol: { exitStatus(ch: number, code: number): void };
+      outgoing: { id: number; state: string };
+    };
+    if (s.outgoing.state === 'open') s._protocol.exitStatus(s.outgoing.id, 0);
+    sftp.end();
+  });
+  sftp.on('REALPATH', (id, p) => {
+    const full = resolvePath(p);
+    sftp.name(id, [{ filename: full, longname: full, attrs: {} as Attributes }]);
+  });
+  const stat = async (id: number, p: string) => {
+    try {
+      const st = await o.engine.statPath(o.container, resolvePath(p));
+      if (!st) return sftp.status(id, STATUS_CODE.NO_SUCH_FILE);
+      sftp.attrs(id, attrsOf(st));
+    } catch (err) {
+      failWith(id, err);
+    }
+  };
+  sftp.on('STAT', (id, p) => void stat(id, p));
+  sftp.on('LSTAT', (id, p) => void stat(id, p));
+  sftp.on('FSTAT', (id, hb) => {
+    const h = get(hb);
+    if (!h) return sftp.status(id, STATUS_CODE.FAILURE);
+    if (h.kind === 'read') return sftp.attrs(id, attrsOf(h.st));
+    if (h.kind === 'write') {
+      const size = h.parts.reduce((m, x) => Math.max(m, x.offset + x.data.length), 0);
+      return sftp.attrs(id, { mode: S_IFREG | h.mode, size, uid: 0, gid: 0, atime: 0, mtime: 0 });
+    }
+    return void stat(id, h.path);
+  });
+  sftp.on('OPEN', (id, filename, flags, attrs) => {
+    const p = resolvePath(filename);
+    void (async () => {
+      try {
+        if (flags & OPEN_MODE.WRITE) {
+          const mode = attrs?.mode !== undefined ? attrs.mode & 0o7777 : 0o644;
+          return sftp.handle(id, newHandle({ kind: 'write', path: p, parts: [], mode }));
+        }
+        const st = await o.engine.statPath(o.container, p);
+        if (!st) return sftp.status(id, STATUS_CODE.NO_SUCH_FILE);
+        if (st.size > MAX_FILE) return sftp.status(id, STATUS_CODE.FAILURE, 'file too large; use rsync');
+        const data = await o.engine.readFile(o.container, p);
+        sftp.handle(id, newHandle({ kind: 'read', path: p, data, st }));
+      } catch (err) {
+        failWith(id, err);
+      }
+    })();
+  });
+  sftp.on('READ', (id, hb, offset, len) => {
+    const h = get(hb);
+    if (!h || h.kind !== 'read') return sftp.status(id, STATUS_CODE.FAILURE);
+    if (offset >= h.data.length) return sftp.status(id, STATUS_CODE.EOF);
+    sftp.data(id, h.data.subarray(offset, offset + len));
+  });
+  sftp.on('WRITE', (id, hb, offset, data) => {
+    const h = get(hb);
+    if (!h || h.kind !== 'write') return sftp.status(id, STATUS_CODE.FAILURE);
+    if (offset + data.length > MAX_FILE)
+      return sftp.status(id, STATUS_CODE.FAILURE, 'file too large; use rsync');
+    h.parts.push({ offset, data: Buffer.from(data) });
+    sftp.status(id, STATUS_CODE.OK);
+  });
+  const setstat = (id: number, h: Handle | undefined, attrs: Attributes) => {
+    if (h?.kind === 'write' && attrs.mode !== undefined) h.mode = attrs.mode & 0o7777;
+    sftp.status(id, STATUS_CODE.OK);
+  };
+  sftp.on('FSETSTAT', (id, hb, attrs) => setstat(id, get(hb), attrs));
+  sftp.on('SETSTAT', (id, p, attrs) => {
+    if (attrs.mode !== undefined) void sh(id, ['chmod', (attrs.mode & 0o7777).toString(8), resolvePath(p)]);
+    else sftp.status(id, STATUS_CODE.OK);
+  });
+  sftp.on('CLOSE', (id, hb) => {
+    const h = get(hb);
+    if (!h) return sftp.status(id, STATUS_CODE.FAILURE);
+    handles.delete(hb.readUInt32BE(0));
+    if (h.kind !== 'write') return sftp.status(id, STATUS_CODE.OK);
+    const size = h.parts.reduce((m, x) => Math.max(m, x.offset + x.data.length), 0);
+    const buf = Buffer.alloc(size);
+    for (const part of h.parts) part.data.copy(buf, part.offset);
+    o.engine
+      .writeFile(o.container, path.posix.dirname(h.path), path.posix.basename(h.path), buf, h.mode)
+      .then(
+        () => sftp.status(id, STATUS_CODE.OK),
+        (err) => failWith(id, err),
+      );
+  });
+  sftp.on('OPENDIR', (id, p) => {
+    const full = resolvePath(p);
+    void (async () => {
+      const st = await o.engine.statPath(o.container, full).catch(() => null);
+      if (!st) return sftp.status(id, STATUS_CODE.NO_SUCH_FILE);
+      sftp.handle(id, newHandle({ kind: 'dir', path: full, done: false }));
+    })();
+  });
+  sftp.on('READDIR', (id, hb) => {
+    const h = get(hb);
+    if (!h || h.kind !== 'dir') return sftp.status(id, STATUS_CODE.FAILURE);
+    if (h.done) return sftp.status(id, STATUS_CODE.EOF);
+    h.done = true;
+    void (async () => {
+      try {
+        const r = await runInContainer(o.engine, o.container, ['ls', '-1A', h.path]);
+        const names = r.stdout.split('\n').filter(Boolean);
+        if (names.length === 0) return sftp.status(id, STATUS_CODE.EOF);
+        const entries = [];
+        for (const n of names) {
+          const st = await o.engine.statPath(o.container, path.posix.join(h.path, n)).catch(() => null);
+          const attrs = st ? attrsOf(st) : ({} as Attributes);
+          entries.push({ filename: n, longname: n, attrs });
+        }
+        sftp.name(id, entries);
+      } catch (err) {
+        failWith(id, err);
+      }
+    })();
+  });
+  sftp.on('MKDIR', (id, p) => void sh(id, ['mkdir', resolvePath(p)]));
+  sftp.on('RMDIR', (id, p) => void sh(id, ['rmdir', resolvePath(p)]));
+  sftp.on('REMOVE', (id, p) => void sh(id, ['rm', '-f', resolvePath(p)]));
+  sftp.on('RENAME', (id, a, b) => void sh(id, ['mv', resolvePath(a), resolvePath(b)]));
+  sftp.on('READLINK', (id) => sftp.status(id, STATUS_CODE.OP_UNSUPPORTED));
+  sftp.on('SYMLINK', (id) => sftp.status(id, STATUS_CODE.OP_UNSUPPORTED));
+}
+
+function handleSession(session: Session, o: ContainerSshOptions): void {
+  let pty: Pty | null = null;
+  const env: Record<string, string> = {};
+  let execId: string | null = null;
+  session.on('pty', (accept, _reject, info) => {
+    pty = { term: info.term, cols: info.cols, rows: info.rows };
+    accept?.();
+  });
+  session.on('window-change', (accept, _reject, info) => {
+    if (pty) Object.assign(pty, { cols: info.cols, rows: info.rows });
+    if (execId) void o.engine.execResize(execId, info.rows, info.cols);
+    accept?.();
+  });
+  session.on('env', (accept, _reject, info) => {
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(info.key) && info.key !== 'CONTAINER_API_KEY')
+      env[info.key] = info.val;
+    accept?.();
+  });
+  session.on('exec', (accept, _reject, info) => {
+    const channel = accept();
+    const scp = parseScp(info.command);
+    if (scp) return void scpSession(o, channel, scp.mode, scp.target);
+    void runExec(o, channel, ['/bin/sh', '-c', info.command], pty, env, (id) => (execId = id));
+  });
+  session.on('shell', (accept) => {
+    const channel = accept();
+    const cmd = [
+      '/bin/sh',
+      '-c',
+      'cd "${HOME:-/root}" 2>/dev/null || cd /; if [ -x /bin/bash ]; then exec /bin/bash -l; fi; exec /bin/sh -l',
+    ];
+    void runExec(o, channel, cmd, pty, env, (id) => (execId = id));
+  });
+  session.on('sftp', (accept) => sftpSession(o, accept()));
+  session.on('subsystem', (_accept, reject) => reject?.());
+}
+
+export function createContainerSshServer(o: ContainerSshOptions): InstanceType<typeof ssh2.Server> {
+  return new ssh2.Server({ hostKeys: [o.hostKey] }, (client) => {
+    client.on('authentication', (ctx) => {
+      if (checkKey(ctx, o.authorizedKeysFile)) ctx.accept();
+      else ctx.reject(['publickey']);
+    });
+    client.on('ready', () => client.on('session', (accept) => handleSession(accept(), o)));
+    client.on('error', (err) => o.log(`ssh client error: ${err.message}`));
+  });
+}

@@ -1,0 +1,91 @@
+// The Engine API client against the real engine: exec with a hijacked stream (stdin in, stdout
+// and stderr apart, the exit code), files in and out through the archive endpoint, logs, and the
+// tar helpers on their own.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestImage, dockerUnavailable } from '../../test/helpers/docker.js';
+import { DockerEngine, demux, splitRef, tarOneFile, untarFirstFile } from './docker-engine.js';
+
+describe('tar and stream helpers', () => {
+  it('a one-file ustar archive reads back', () => {
+    const data = Buffer.from('x'.repeat(700));
+    const tar = tarOneFile('f.txt', data, 0o640);
+    expect(tar.length % 512).toBe(0);
+    expect(untarFirstFile(tar).equals(data)).toBe(true);
+  });
+  it('splits image references', () => {
+    expect(splitRef('ubuntu')).toEqual({ name: 'ubuntu', tag: 'latest' });
+    expect(splitRef('127.0.0.1:5000/a/b:1.2')).toEqual({ name: '127.0.0.1:5000/a/b', tag: '1.2' });
+    expect(splitRef('127.0.0.1:5000/a')).toEqual({ name: '127.0.0.1:5000/a', tag: 'latest' });
+  });
+  it('demultiplexes framed output', () => {
+    const frame = (t: number, s: string) => {
+      const h = Buffer.alloc(8);
+      h[0] = t;
+      h.writeUInt32BE(Buffer.byteLength(s), 4);
+      return Buffer.concat([h, Buffer.from(s)]);
+    };
+    const f = demux(Buffer.concat([frame(1, 'out'), frame(2, 'err')]));
+    expect(f.map((x) => [x.stream, x.data.toString()])).toEqual([
+      [1, 'out'],
+      [2, 'err'],
+    ]);
+  });
+});
+
+const why = dockerUnavailable();
+if (why) console.log(`docker engine tests skipped: ${why}`);
+
+describe.skipIf(why !== null)('DockerEngine against the engine', () => {
+  const e = new DockerEngine();
+  let id = '';
+  beforeAll(async () => {
+    const tag = buildTestImage('openrig-test/busybox:1');
+    await e.remove('openrig-engine-test');
+    id = await e.create('openrig-engine-test', {
+      Image: tag,
+      Cmd: ['/bin/sh', '-c', 'echo hello-log; trap "exit 0" TERM; while :; do sleep 3600 & wait $!; done'],
+      Labels: { 'openrig.test': 'engine' },
+    });
+    await e.start(id);
+  }, 60_000);
+  afterAll(async () => {
+    await e.remove(id);
+    await e.close();
+  });
+
+  it('exec: stdin in, stdout and stderr apart, the exit code', async () => {
+    const { execId, socket } = await e.exec(id, {
+      cmd: ['/bin/sh', '-c', 'cat; echo err >&2; exit 3'],
+      tty: false,
+    });
+    const chunks: Buffer[] = [];
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.write('stdin-data\n');
+    socket.end();
+    await new Promise((r) => socket.on('end', r));
+    const frames = demux(Buffer.concat(chunks));
+    expect(
+      frames
+        .filter((f) => f.stream === 1)
+        .map((f) => f.data.toString())
+        .join(''),
+    ).toBe('stdin-data\n');
+    expect(
+      frames
+        .filter((f) => f.stream === 2)
+        .map((f) => f.data.toString())
+        .join(''),
+    ).toBe('err\n');
+    expect(await e.execExitCode(execId)).toBe(3);
+  });
+
+  it('files in and out, stat, logs', async () => {
+    await e.writeFile(id, '/root', 'a.txt', Buffer.from('file-content\n'), 0o600);
+    const st = await e.statPath(id, '/root/a.txt');
+    expect(st).toMatchObject({ name: 'a.txt', size: 13 });
+    expect(st!.mode & 0o777).toBe(0o600);
+    expect(await e.statPath(id, '/nope')).toBeNull();
+    expect((await e.readFile(id, '/root/a.txt')).toString()).toBe('file-content\n');
+    expect(await e.logs(id, 10)).toBe('hello-log\n');
+  });
+});

@@ -1,0 +1,367 @@
+// A small client of the Docker Engine API (version 1.41, Docker 20.10 and later) over its Unix
+// socket, with undici: JSON requests, the streamed pull, logs, the container archive (files in
+// and out) and exec with a hijacked stream (the connection upgraded to raw TCP). docs/agent.md
+// says why this rather than dockerode.
+import { Client } from 'undici';
+import type { Duplex } from 'node:stream';
+
+export const ENGINE_API = '/v1.41';
+
+export class EngineError extends Error {
+  constructor(
+    readonly status: number,
+    msg: string,
+  ) {
+    super(msg);
+  }
+}
+
+export interface RegistryAuth {
+  username: string;
+  password: string;
+  serveraddress?: string;
+}
+
+export interface ExecOptions {
+  cmd: string[];
+  tty: boolean;
+  env?: string[];
+  user?: string;
+  workingDir?: string;
+}
+
+export interface PathStat {
+  name: string;
+  size: number;
+  mode: number;
+  mtime: string;
+  linkTarget: string;
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+function qs(q: Query | undefined): string {
+  if (!q) return '';
+  const parts = Object.entries(q)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
+  return parts.length ? `?${parts.join('&')}` : '';
+}
+
+/** The engine's reason from an error body ({"message": …}), else the HTTP status. */
+function reason(status: number, text: string): string {
+  try {
+    const j = JSON.parse(text) as { message?: string };
+    if (j.message) return j.message;
+  } catch {
+    /* not JSON */
+  }
+  return text.trim() || `HTTP ${status}`;
+}
+
+export class DockerEngine {
+  private readonly client: Client;
+
+  constructor(readonly socketPath = '/var/run/docker.sock') {
+    this.client = new Client('http://docker', { socketPath, bodyTimeout: 0, headersTimeout: 60_000 });
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+
+  /** One JSON request; throws EngineError with the engine's message on a 4xx/5xx. */
+  async call<T = unknown>(
+    method: 'GET' | 'POST' | 'DELETE' | 'PUT' | 'HEAD',
+    path: string,
+    o: { query?: Query; body?: unknown; ok404?: boolean; headers?: Record<string, string> } = {},
+  ): Promise<{ status: number; body: T; headers: Record<string, string | string[] | undefined> }> {
+    const res = await this.client.request({
+      method,
+      path: `${ENGINE_API}${path}${qs(o.query)}`,
+      headers: {
+        ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...o.headers,
+      },
+      body: o.body !== undefined ? JSON.stringify(o.body) : undefined,
+    });
+    const text = method === 'HEAD' ? '' : await res.body.text();
+    if (res.statusCode >= 400 && !(o.ok404 && res.statusCode === 404))
+      throw new EngineError(res.statusCode, reason(res.statusCode, text));
+    let body: unknown = null;
+    if (text) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
+      }
+    }
+    return { status: res.statusCode, body: body as T, headers: res.headers };
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      const res = await this.client.request({ method: 'GET', path: '/_ping' });
+      await res.body.text();
+      return res.statusCode === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  info(): Promise<{
+    Driver: string;
+    DriverStatus: [string, string][] | null;
+    NCPU: number;
+    MemTotal: number;
+  }> {
+    return this.call<any>('GET', '/info').then((r) => r.body);
+  }
+
+  async imageExists(ref: string): Promise<boolean> {
+    const r = await this.call('GET', `/images/${encodeURIComponent(ref)}/json`, { ok404: true });
+    return r.status === 200;
+  }
+
+  /**
+   * Pulls `ref`, calling `progress(done, total)` in bytes as layers download; throws the engine's
+   * reason when the pull fails (the stream's error line, or the HTTP error).
+   */
+  async pull(
+    ref: string,
+    auth: RegistryAuth | null,
+    progress: (done: number, total: number) => void,
+  ): Promise<void> {
+    const { name, tag } = splitRef(ref);
+    const res = await this.client.request({
+      method: 'POST',
+      path: `${ENGINE_API}/images/create${qs({ fromImage: name, tag })}`,
+      headers: auth ? { 'x-registry-auth': Buffer.from(JSON.stringify(auth)).toString('base64url') } : {},
+    });
+    if (res.statusCode >= 400) {
+      const text = await res.body.text();
+      throw new EngineError(res.statusCode, reason(res.statusCode, text));
+    }
+    const layers = new Map<string, { current: number; total: number }>();
+    let buf = '';
+    let failure: string | null = null;
+    for await (const chunk of res.body) {
+      buf += chunk.toString('utf8');
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl).trim();
+        buf = buf.slice(nl + 1);
+        if (!line) continue;
+        let ev: {
+          id?: string;
+          status?: string;
+          error?: string;
+          progressDetail?: { current?: number; total?: number };
+        };
+        try {
+          ev = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        if (ev.error) failure = ev.error;
+        else if (ev.id && ev.status === 'Downloading' && ev.progressDetail?.total) {
+          layers.set(ev.id, { current: ev.progressDetail.current ?? 0, total: ev.progressDetail.total });
+        } else if (ev.id && (ev.status === 'Download complete' || ev.status === 'Pull complete')) {
+          const l = layers.get(ev.id);
+          if (l) l.current = l.total;
+        } else continue;
+        let done = 0;
+        let total = 0;
+        for (const l of layers.values()) {
+          done += l.current;
+          total += l.total;
+        }
+        if (total > 0) progress(done, total);
+      }
+    }
+    if (failure) throw new EngineError(500, failure);
+  }
+
+  /** Containers (running or not) carrying a label `key` (any value). */
+  listByLabel(
+    key: string,
+  ): Promise<{ Id: string; Names: string[]; Labels: Record<string, string>; State: string }[]> {
+    return this.call<any>('GET', '/containers/json', {
+      query: { all: 1, filters: JSON.stringify({ label: [key] }) },
+    }).then((r) => r.body);
+  }
+
+  /** The container's inspect document, or null when there is none of that name or id. */
+  async inspect(nameOrId: string): Promise<any | null> {
+    const r = await this.call('GET', `/containers/${encodeURIComponent(nameOrId)}/json`, { ok404: true });
+    return r.status === 404 ? null : r.body;
+  }
+
+  async create(name: string, body: unknown): Promise<string> {
+    const r = await this.call<{ Id: string }>('POST', '/containers/create', { query: { name }, body });
+    return r.body.Id;
+  }
+
+  async start(id: string): Promise<void> {
+    await this.call('POST', `/containers/${encodeURIComponent(id)}/start`);
+  }
+
+  async stop(id: string, graceS: number): Promise<void> {
+    await this.call('POST', `/containers/${encodeURIComponent(id)}/stop`, { query: { t: graceS } });
+  }
+
+  async restart(id: string, graceS: number): Promise<void> {
+    await this.call('POST', `/containers/${encodeURIComponent(id)}/restart`, { query: { t: graceS } });
+  }
+
+  /** Removes the container and its anonymous volumes; absent is fine. */
+  async remove(id: string): Promise<void> {
+    await this.call('DELETE', `/containers/${encodeURIComponent(id)}`, {
+      query: { v: 1, force: 1 },
+      ok404: true,
+    });
+  }
+
+  /** The container's stdout and stderr as text (demultiplexed unless it has a TTY). */
+  async logs(id: string, tail: number | null): Promise<string> {
+    const res = await this.client.request({
+      method: 'GET',
+      path: `${ENGINE_API}/containers/${encodeURIComponent(id)}/logs${qs({ stdout: 1, stderr: 1, tail: tail ?? 'all' })}`,
+    });
+    const raw = Buffer.from(await res.body.arrayBuffer());
+    if (res.statusCode >= 400) throw new EngineError(res.statusCode, reason(res.statusCode, raw.toString()));
+    return demux(raw)
+      .map((f) => f.data)
+      .reduce((a, b) => Buffer.concat([a, b]), Buffer.alloc(0))
+      .toString('utf8');
+  }
+
+  /** Stat of a path in the container (the archive endpoint's header), or null when absent. */
+  async statPath(id: string, p: string): Promise<PathStat | null> {
+    const r = await this.call('HEAD', `/containers/${encodeURIComponent(id)}/archive`, {
+      query: { path: p },
+      ok404: true,
+    });
+    if (r.status === 404) return null;
+    const h = r.headers['x-docker-container-path-stat'];
+    if (typeof h !== 'string') return null;
+    return JSON.parse(Buffer.from(h, 'base64').toString('utf8')) as PathStat;
+  }
+
+  /** The contents of one regular file in the container. */
+  async readFile(id: string, p: string): Promise<Buffer> {
+    const res = await this.client.request({
+      method: 'GET',
+      path: `${ENGINE_API}/containers/${encodeURIComponent(id)}/archive${qs({ path: p })}`,
+    });
+    const raw = Buffer.from(await res.body.arrayBuffer());
+    if (res.statusCode >= 400) throw new EngineError(res.statusCode, reason(res.statusCode, raw.toString()));
+    return untarFirstFile(raw);
+  }
+
+  /** Writes one file (created or replaced) into directory `dir` of the container. */
+  async writeFile(id: string, dir: string, name: string, data: Buffer, mode: number): Promise<void> {
+    const res = await this.client.request({
+      method: 'PUT',
+      path: `${ENGINE_API}/containers/${encodeURIComponent(id)}/archive${qs({ path: dir })}`,
+      headers: { 'content-type': 'application/x-tar' },
+      body: tarOneFile(name, data, mode),
+    });
+    const text = await res.body.text();
+    if (res.statusCode >= 400) throw new EngineError(res.statusCode, reason(res.statusCode, text));
+  }
+
+  /** Creates an exec and starts it with the connection hijacked: the returned socket is its stdio. */
+  async exec(id: string, o: ExecOptions): Promise<{ execId: string; socket: Duplex }> {
+    const created = await this.call<{ Id: string }>('POST', `/containers/${encodeURIComponent(id)}/exec`, {
+      body: {
+        AttachStdin: true,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: o.tty,
+        Cmd: o.cmd,
+        Env: o.env ?? [],
+        User: o.user ?? '',
+        WorkingDir: o.workingDir ?? '',
+      },
+    });
+    const execId = created.body.Id;
+    const { socket } = await this.client.upgrade({
+      path: `${ENGINE_API}/exec/${execId}/start`,
+      method: 'POST',
+      protocol: 'tcp',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ Detach: false, Tty: o.tty }),
+    } as Parameters<Client['upgrade']>[0]);
+    return { execId, socket };
+  }
+
+  async execExitCode(execId: string): Promise<number | null> {
+    const r = await this.call<{ ExitCode: number | null; Running: boolean }>('GET', `/exec/${execId}/json`);
+    return r.body.Running ? null : r.body.ExitCode;
+  }
+
+  async execResize(execId: string, rows: number, cols: number): Promise<void> {
+    await this.call('POST', `/exec/${execId}/resize`, { query: { h: rows, w: cols } }).catch(() => {});
+  }
+}
+
+/** `registry:5000/a/b:tag` → name `registry:5000/a/b`, tag `tag` (default `latest`; digests kept). */
+export function splitRef(ref: string): { name: string; tag: string | undefined } {
+  if (ref.includes('@')) return { name: ref, tag: undefined };
+  const slash = ref.lastIndexOf('/');
+  const colon = ref.lastIndexOf(':');
+  if (colon > slash) return { name: ref.slice(0, colon), tag: ref.slice(colon + 1) };
+  return { name: ref, tag: 'latest' };
+}
+
+/** The frames of a multiplexed stream: [stream type, 0, 0, 0, size (4 bytes BE)] then data. */
+export function demux(raw: Buffer): { stream: number; data: Buffer }[] {
+  const out: { stream: number; data: Buffer }[] = [];
+  let i = 0;
+  while (i + 8 <= raw.length) {
+    const type = raw[i]!;
+    const size = raw.readUInt32BE(i + 4);
+    if (type > 2 || raw[i + 1] !== 0) return [{ stream: 1, data: raw }]; // a TTY stream: not framed
+    out.push({ stream: type, data: raw.subarray(i + 8, i + 8 + size) });
+    i += 8 + size;
+  }
+  return out;
+}
+
+/** A ustar archive of one regular file. */
+export function tarOneFile(name: string, data: Buffer, mode: number): Buffer {
+  const h = Buffer.alloc(512);
+  const put = (s: string, off: number, len: number) => h.write(s.slice(0, len), off, len, 'utf8');
+  const oct = (n: number, len: number) => n.toString(8).padStart(len - 1, '0') + '\0';
+  put(name, 0, 100);
+  put(oct(mode & 0o7777, 8), 100, 8);
+  put(oct(0, 8), 108, 8);
+  put(oct(0, 8), 116, 8);
+  put(oct(data.length, 12), 124, 12);
+  put(oct(Math.floor(Date.now() / 1000), 12), 136, 12);
+  h.fill(' ', 148, 156);
+  put('0', 156, 1);
+  put('ustar\0', 257, 6);
+  put('00', 263, 2);
+  let sum = 0;
+  for (const b of h) sum += b;
+  put(sum.toString(8).padStart(6, '0') + '\0 ', 148, 8);
+  const pad = Buffer.alloc((512 - (data.length % 512)) % 512);
+  return Buffer.concat([h, data, pad, Buffer.alloc(1024)]);
+}
+
+/** The contents of the first regular file in a tar archive (GNU long names skipped over). */
+export function untarFirstFile(tar: Buffer): Buffer {
+  let i = 0;
+  while (i + 512 <= tar.length) {
+    const h = tar.subarray(i, i + 512);
+    if (h.every((b) => b === 0)) break;
+    const size = parseInt(h.subarray(124, 136).toString('latin1').replace(/\0.*$/, '').trim() || '0', 8);
+    const type = String.fromCharCode(h[156]!);
+    const start = i + 512;
+    if (type === '0' || type === '\0') return tar.subarray(start, start + size);
+    i = start + Math.ceil(size / 512) * 512;
+  }
+  throw new Error('not a regular file');
+}

@@ -1,0 +1,77 @@
+// Docker for tests: whether an engine answers, and tiny images built locally with `docker import`
+// of a root filesystem made from the host's static busybox (no registry is reachable here). With
+// `rsync`, the host's rsync binary and the shared libraries it loads are copied in as well.
+import { execFileSync, spawnSync } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export const DOCKER_SOCKET = '/var/run/docker.sock';
+
+/** Null when an engine answers; otherwise why the docker tests skip. */
+export function dockerUnavailable(): string | null {
+  if (!existsSync(DOCKER_SOCKET)) return `no Docker engine: ${DOCKER_SOCKET} does not exist`;
+  const r = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  if (r.error) return `no docker command: ${r.error.message}`;
+  if (r.status !== 0) return `the Docker engine does not answer: ${r.stderr.trim()}`;
+  const busybox = ['/bin/busybox', '/usr/bin/busybox'].find((b) => existsSync(b));
+  if (!busybox) return 'no busybox binary to build a test image from (Debian busybox-static)';
+  return null;
+}
+
+function busyboxPath(): string {
+  return ['/bin/busybox', '/usr/bin/busybox'].find((b) => existsSync(b))!;
+}
+
+/** Builds (once per tag) an image holding busybox's applets, /root, /tmp and, optionally, rsync. */
+export function buildTestImage(tag: string, o: { rsync?: boolean } = {}): string {
+  if (spawnSync('docker', ['image', 'inspect', tag], { stdio: 'ignore' }).status === 0) return tag;
+  const root = mkdtempSync(path.join(tmpdir(), 'openrig-rootfs-'));
+  try {
+    for (const d of ['bin', 'root', 'tmp', 'etc', 'usr/bin', 'proc', 'sys', 'dev'])
+      mkdirSync(path.join(root, d), { recursive: true });
+    copyFileSync(busyboxPath(), path.join(root, 'bin/busybox'));
+    const applets = execFileSync(busyboxPath(), ['--list'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    for (const a of applets) if (a !== 'busybox') symlinkSync('busybox', path.join(root, 'bin', a));
+    writeFileSync(path.join(root, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
+    writeFileSync(path.join(root, 'etc/group'), 'root:x:0:\n');
+    if (o.rsync) {
+      const bin = execFileSync('sh', ['-c', 'command -v rsync'], { encoding: 'utf8' }).trim();
+      copyFileSync(bin, path.join(root, 'usr/bin/rsync'));
+      const libs = execFileSync('ldd', [bin], { encoding: 'utf8' })
+        .split('\n')
+        .map((l) => /(\/\S+)/.exec(l.includes('=>') ? l.split('=>')[1]! : l)?.[1])
+        .filter((x): x is string => !!x);
+      for (const lib of libs) {
+        mkdirSync(path.join(root, path.dirname(lib)), { recursive: true });
+        copyFileSync(lib, path.join(root, lib));
+      }
+    }
+    execFileSync('sh', ['-c', `tar -C '${root}' -c . | docker import -c 'CMD ["/bin/sh"]' - '${tag}'`], {
+      stdio: 'ignore',
+    });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  return tag;
+}
+
+/** Ids of the containers (any state) carrying the label. */
+export function containersWithLabel(label: string): string[] {
+  return execFileSync('docker', ['ps', '-aq', '--no-trunc', '--filter', `label=${label}`], {
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter(Boolean);
+}
