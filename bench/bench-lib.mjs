@@ -1,7 +1,8 @@
 // Helpers of bench/run.mjs: processes, load, memory, profiles.
 import { performance } from 'node:perf_hooks';
-import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -13,19 +14,28 @@ process.on('exit', () => {
   for (const p of live) p.kill('SIGKILL');
 });
 
-/** Spawns `node ARGS` and resolves once it printed `listening on URL` and /healthz (or /) answers. */
-export async function startNode(args, { env = {}, nodeArgs = [], probe = '/healthz' } = {}) {
+/**
+ * Spawns `node ARGS` and resolves once it printed `listening on URL` and /healthz (or /) answers.
+ * With `logFile`, its standard output goes to that file, as under a service manager, instead of a
+ * pipe this process would have to read (a server logging every request writes megabytes a second).
+ */
+export async function startNode(args, { env = {}, nodeArgs = [], probe = '/healthz', logFile = null } = {}) {
   const t0 = performance.now();
+  const fd = logFile ? openSync(logFile, 'a') : null;
   const child = spawn(process.execPath, [...nodeArgs, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', fd ?? 'pipe', 'pipe'],
   });
+  if (fd !== null) closeSync(fd);
   live.add(child);
   let out = '';
   let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
+  // Only the last 64 KB of each stream is kept: a server logging every request writes hundreds
+  // of megabytes over a run, and gathering them would load this process, the load generator's.
+  const keep = (s, d) => (s.length > 65536 ? s.slice(-32768) : s) + d;
+  child.stdout?.on('data', (d) => (out = keep(out, d)));
+  child.stderr.on('data', (d) => (err = keep(err, d)));
   const exited = new Promise((resolve) =>
     child.on('exit', (code, signal) => {
       live.delete(child);
@@ -36,7 +46,8 @@ export async function startNode(args, { env = {}, nodeArgs = [], probe = '/healt
   for (;;) {
     if (child.exitCode !== null)
       throw new Error(`process exited early: ${err.slice(-2000)} ${out.slice(-500)}`);
-    url ??= /listening on (http:\/\/\S+)/.exec(out)?.[1] ?? null;
+    const text = logFile ? readFileSync(logFile, 'utf8').slice(-65536) : out;
+    url ??= /listening on (http:\/\/\S+)/.exec(text)?.[1] ?? null;
     if (url) {
       const ok = await fetch(url + probe).then(
         (r) => r.ok,
@@ -264,30 +275,46 @@ export async function load({
  * (openrig, kysely, pg, better-sqlite3, fastify, node internals, GC/idle).
  */
 export function summarizeProfile(dir, top = 12, window = null) {
-  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-  if (!file) return null;
-  const prof = JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
-  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
-  // Only the samples taken while the load ran (V8's profile clock and process.hrtime are both
-  // the monotonic clock), so start-up (module loading, schema compilation) does not count.
-  const count = (from, to) => {
-    const m = new Map();
-    let t = prof.startTime;
-    for (let i = 0; i < prof.samples.length; i++) {
-      const dt = prof.timeDeltas[i] ?? 0;
-      t += dt;
-      if (t >= from && t <= to) m.set(prof.samples[i], (m.get(prof.samples[i]) ?? 0) + dt);
+  // Every process's profile (a cluster's primary and workers each write one), added up.
+  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  if (files.length === 0) return null;
+  const selfUs = new Map();
+  for (const file of files) {
+    const prof = JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
+    const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+    // Only the samples taken while the load ran (V8's profile clock and process.hrtime are both
+    // the monotonic clock), so start-up (module loading, schema compilation) does not count.
+    const count = (from, to) => {
+      const m = new Map();
+      let t = prof.startTime;
+      for (let i = 0; i < prof.samples.length; i++) {
+        const dt = prof.timeDeltas[i] ?? 0;
+        t += dt;
+        if (t >= from && t <= to) m.set(prof.samples[i], (m.get(prof.samples[i]) ?? 0) + dt);
+      }
+      return m;
+    };
+    let own = window ? count(window[0], window[1]) : null;
+    if (!own || own.size === 0) own = count(-Infinity, Infinity);
+    for (const [id, us] of own) {
+      const cf = byId.get(id).callFrame;
+      const key = JSON.stringify([cf.functionName, cf.url, cf.lineNumber]);
+      const e = selfUs.get(key) ?? { cf, us: 0 };
+      e.us += us;
+      selfUs.set(key, e);
     }
-    return m;
-  };
-  let selfUs = window ? count(window[0], window[1]) : null;
-  if (!selfUs || selfUs.size === 0) selfUs = count(-Infinity, Infinity);
+  }
+  // Percentages are of the time the processes were busy: idle time (a cluster's primary is
+  // nearly all idle) is reported on its own.
   let total = 0;
+  let idle = 0;
   const fns = new Map();
   const origins = new Map();
-  for (const [id, us] of selfUs) {
-    const n = byId.get(id);
-    const cf = n.callFrame;
+  for (const { cf, us } of selfUs.values()) {
+    if (cf.functionName === '(idle)') {
+      idle += us;
+      continue;
+    }
     total += us;
     const where = cf.url ? cf.url.replace(/^file:\/\//, '').replace(ROOT + '/', '') : '';
     const name = `${cf.functionName || '(anonymous)'} ${where ? `${where}:${cf.lineNumber + 1}` : ''}`.trim();
@@ -298,6 +325,8 @@ export function summarizeProfile(dir, top = 12, window = null) {
   const sortDesc = (m) => [...m.entries()].sort((a, b) => b[1] - a[1]);
   return {
     totalMs: total / 1000,
+    idleMs: idle / 1000,
+    processes: files.length,
     functions: sortDesc(fns)
       .slice(0, top)
       .map(([name, us]) => ({ name, pct: pct(us) })),
@@ -316,4 +345,198 @@ function origin(cf) {
   if (u.includes('/dist/')) return 'openrig (dist/)';
   if (!u) return 'native';
   return u;
+}
+
+/**
+ * The load generator for req/s scenarios: Debian's `wrk` (C, event-driven; a small fraction of
+ * the CPU a Node.js generator takes for the same load, which matters on a machine whose cores the
+ * server shares). Found on PATH or at /usr/bin/wrk; when missing, installed with apt-get (Debian
+ * package `wrk`). Returns {path, version, how}.
+ */
+export function findWrk() {
+  const probe = (p) => {
+    const r = spawnSync(p, ['-v'], { encoding: 'utf8' });
+    const text = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+    return r.error ? null : (/wrk (\S+)/.exec(text)?.[1] ?? 'unknown');
+  };
+  for (const p of ['wrk', '/usr/bin/wrk']) {
+    const v = probe(p);
+    if (v) return { path: p, version: v, how: 'found on this machine' };
+  }
+  const apt = spawnSync(
+    'sh',
+    ['-c', 'apt-get install -y wrk || (apt-get update && apt-get install -y wrk)'],
+    {
+      stdio: 'inherit',
+    },
+  );
+  const v = apt.status === 0 ? probe('/usr/bin/wrk') : null;
+  if (!v) throw new Error('wrk is not installed and `apt-get install wrk` failed');
+  return { path: '/usr/bin/wrk', version: v, how: 'installed by this run with apt-get (Debian package wrk)' };
+}
+
+const luaStr = (s) => `"${String(s).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+
+/**
+ * A wrk script: the requests `next()` gives (up to `count` distinct ones, pre-formatted), sent in
+ * turn by every connection; on exit it prints one JSON line with the totals and latency
+ * percentiles (µs).
+ */
+function wrkScript(next, count) {
+  const reqs = [];
+  for (let i = 0; i < count; i++) {
+    const r = next();
+    const headers = Object.entries(r.headers ?? {})
+      .map(([k, v]) => `[${luaStr(k)}]=${luaStr(v)}`)
+      .join(',');
+    reqs.push(
+      `wrk.format(${luaStr(r.method)},${luaStr(r.path)},{${headers}},${r.body ? luaStr(r.body) : 'nil'})`,
+    );
+  }
+  return `local reqs = nil
+local i = 0
+init = function(args)
+  reqs = {${reqs.join(',\n')}}
+  i = math.random(#reqs) - 1
+end
+request = function()
+  i = i % #reqs + 1
+  return reqs[i]
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"bytes":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50":%d,"p90":%d,"p99":%d,"max":%d,"mean":%f}\\n',
+    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean))
+end
+`;
+}
+
+/** CPU seconds of this process's waited-for children so far (/proc/self/stat cutime + cstime). */
+function childrenCpuS() {
+  const parts = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  return (Number(parts[13]) + Number(parts[14])) / 100;
+}
+
+/** A process and every process below it (cluster workers), from /proc. */
+export function processTree(pid) {
+  const kids = new Map();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+      if (!kids.has(ppid)) kids.set(ppid, []);
+      kids.get(ppid).push(Number(d));
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  const out = [];
+  const walk = (p) => {
+    out.push(p);
+    for (const k of kids.get(p) ?? []) walk(k);
+  };
+  walk(pid);
+  return out;
+}
+
+/** CPU seconds (user, kernel) of a set of processes; ones that exited count as 0. */
+function treeCpu(pids) {
+  let user = 0;
+  let sys = 0;
+  for (const p of pids) {
+    try {
+      const c = procCpu(p);
+      user += c.user;
+      sys += c.sys;
+    } catch {
+      /* exited */
+    }
+  }
+  return { user, sys };
+}
+
+let wrkBin = null;
+export function wrkInfo() {
+  wrkBin ??= findWrk();
+  return wrkBin;
+}
+
+/**
+ * Runs wrk for `duration` s with `connections` connections (2 threads) over the requests `next()`
+ * gives. `pids` are the server's root processes: CPU is counted over each and its children.
+ * Returns the same shape as load(): req/s, p50/p99 (ms), errors, CPU per request by process.
+ */
+export async function wrkLoad({
+  url,
+  connections = 8,
+  duration = 5,
+  next,
+  distinct = 2000,
+  warmup = 0,
+  pids = [],
+}) {
+  const { path: bin } = wrkInfo();
+  const dir = mkdtempSync(path.join(tmpdir(), 'openrig-wrk-'));
+  const script = path.join(dir, 'requests.lua');
+  writeFileSync(script, wrkScript(next, distinct));
+  const run = (secs) =>
+    new Promise((resolve, reject) => {
+      const threads = Math.min(2, connections);
+      const child = spawn(
+        bin,
+        ['-t', String(threads), '-c', String(connections), '-d', `${secs}s`, '--latency', '-s', script, url],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (err += d));
+      child.on('error', reject);
+      child.on('exit', (code) => {
+        const m = /WRKJSON (\{.*\})/.exec(out);
+        if (code !== 0 || !m)
+          return reject(new Error(`wrk exited ${code}: ${err.slice(-500)} ${out.slice(-500)}`));
+        resolve(JSON.parse(m[1]));
+      });
+    });
+  try {
+    if (warmup > 0) await run(warmup);
+    const tree = pids.flatMap((p) => processTree(p));
+    const c0 = cpuTicks();
+    const t0 = tcpRetransmits();
+    const s0 = { servers: [treeCpu(tree)], postgres: postgresCpuS(), loadgen: childrenCpuS() };
+    const w = await run(duration);
+    const s1 = { servers: [treeCpu(tree)], postgres: postgresCpuS(), loadgen: childrenCpuS() };
+    const c1 = cpuTicks();
+    const total = w.requests;
+    const secs = w.duration_us / 1e6;
+    const errors = w.connect + w.read + w.write + w.timeout;
+    return {
+      generator: 'wrk',
+      connections,
+      cpu: cpuPerRequest(s0, s1, total),
+      /** Seconds the load generator's CPU ran during the scenario, over its duration (cores). */
+      loadgenCores: (s1.loadgen - s0.loadgen) / secs,
+      busyPct: (100 * (c1.busy - c0.busy)) / Math.max(1, c1.total - c0.total),
+      stealPct: (100 * (c1.steal - c0.steal)) / Math.max(1, c1.total - c0.total),
+      retransmits: tcpRetransmits() - t0,
+      rps: total / secs,
+      total,
+      p50: w.p50 / 1000,
+      p90: w.p90 / 1000,
+      p99: w.p99 / 1000,
+      max: w.max / 1000,
+      errors,
+      non2xx: w.status,
+      n2xx: total - w.status,
+      // wrk counts replies outside 2xx/3xx without telling 4xx from 5xx: all of them count here.
+      n5xx: w.status,
+      codes: {},
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

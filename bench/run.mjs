@@ -1,15 +1,21 @@
 #!/usr/bin/env node
-// `npm run bench`: seeds a fresh database per dialect (SQLite, then
-// PostgreSQL when reachable), starts `node bin/openrig.js serve`, drives load over loopback with
-// autocannon, and writes its section of bench/RESULTS.md next to a bare Fastify hello world
-// measured in the same run. Targets are ratios and counts; a missed one is explained from a CPU
-// profile of the scenario (node --cpu-prof), not guessed.
+// `npm run bench`: seeds a fresh database per dialect (SQLite, then PostgreSQL when reachable),
+// starts `node bin/openrig.js serve` with its default settings (log level, workers, pools) except
+// per-account rate limits, drives it over loopback with wrk, and writes its section of
+// bench/RESULTS.md. Every req/s figure is compared with a bare Fastify hello world measured in
+// alternating rounds of the same run (baseline, openrig, baseline, openrig, …; medians), so the
+// machine's other work weighs on both alike. Each scenario reports the load generator's CPU, the
+// server's CPU per request (all its processes) and how busy the machine was. autocannon is used
+// only where wrk cannot express the scenario (polling at a fixed rate during heartbeats);
+// creates are 1,000 concurrent fetches. A CPU profile (node --cpu-prof, every process) of the
+// polling scenario is always taken, and of search when its target is missed.
 //
-// Environment (all optional): BENCH_DURATION (s per load scenario, 5), BENCH_CONNECTIONS (8),
-// BENCH_DIALECTS (sqlite,postgres), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/postgres:
-// a fresh database is created there and dropped after), BENCH_OFFERS (50000), BENCH_INSTANCES
-// (10000), BENCH_HB_MACHINES (20000), BENCH_MACHINES_PER_AGENT (10), BENCH_PROFILE (1: profile
-// missed targets; 0: don't), BENCH_WARMUP (s of the same requests before each measured load, 2).
+// Environment (all optional): BENCH_DURATION (s per round, 5), BENCH_CONNECTIONS (8,32),
+// BENCH_ROUNDS (alternating rounds per scenario, 3), BENCH_DIALECTS (sqlite,postgres),
+// BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/postgres: a fresh database is created there
+// and dropped after), BENCH_OFFERS (50000), BENCH_INSTANCES (10000), BENCH_HB_MACHINES (20000),
+// BENCH_MACHINES_PER_AGENT (10), BENCH_PROFILE (1: profile; 0: don't), BENCH_WARMUP (s of the same
+// requests before each scenario's rounds, 2).
 import { performance } from 'node:perf_hooks';
 import { mkdtempSync, rmSync, readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, availableParallelism } from 'node:os';
@@ -21,6 +27,9 @@ import {
   ROOT,
   startNode,
   load,
+  wrkLoad,
+  wrkInfo,
+  processTree,
   rssMb,
   sleep,
   summarizeProfile,
@@ -34,7 +43,8 @@ import { seed } from './bench-seed.mjs';
 
 const env = process.env;
 const D = Number(env.BENCH_DURATION || 5);
-const C = Number(env.BENCH_CONNECTIONS || 8);
+const CONNS = (env.BENCH_CONNECTIONS || '8,32').split(',').map(Number);
+const ROUNDS = Number(env.BENCH_ROUNDS || 3);
 const DIALECTS = (env.BENCH_DIALECTS || 'sqlite,postgres').split(',').map((s) => s.trim());
 const PG_ADMIN = env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const OFFERS = Number(env.BENCH_OFFERS || 50_000);
@@ -47,25 +57,84 @@ const HEARTBEAT_S = 10;
 
 const log = (...a) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}]`, ...a);
 const f = (n, d = 1) => (n === undefined || n === null || Number.isNaN(n) ? '–' : Number(n).toFixed(d));
+// The defaults (log level info, one worker per core, pool sizes), except that per-account rate
+// limits are off: a load test is a handful of accounts sending thousands of requests a second,
+// which the limits exist to refuse.
 const SERVE_ENV = (dataDir) => ({
-  OPENRIG_LOG_LEVEL: 'warn',
+  OPENRIG_LOG_LEVEL: '',
   OPENRIG_SECRET_KEY: 'be'.repeat(32),
   OPENRIG_MAIL_OUTBOX: path.join(dataDir, 'mail.jsonl'),
   OPENRIG_HEARTBEAT_S: String(HEARTBEAT_S),
-  // Limits stay on, so their cost (one counter upsert per limited request) is measured, with
-  // thresholds no scenario reaches.
-  OPENRIG_RATE_LIMITS: 'on',
-  OPENRIG_RATE_LIMIT_SEARCH: '1000000000/60',
-  OPENRIG_RATE_LIMIT_CREATES: '1000000000/60',
-  OPENRIG_RATE_LIMIT_LOGINS: '1000000000/60',
-  OPENRIG_RATE_LIMIT_CODE_SENDS: '1000000000/60',
+  OPENRIG_RATE_LIMITS: 'off',
 });
 
-function serve(dbUrl, dataDir, nodeArgs = []) {
-  return startNode(['bin/openrig.js', 'serve', '--port', '0', '--data', dataDir, '--database-url', dbUrl], {
-    env: SERVE_ENV(dataDir),
-    nodeArgs,
-  });
+let serveCount = 0;
+/** `serve` with its logs in a file of the data directory, as a service manager would keep them. */
+function serve(dbUrl, dataDir, nodeArgs = [], args = []) {
+  return startNode(
+    ['bin/openrig.js', 'serve', '--port', '0', '--data', dataDir, '--database-url', dbUrl, ...args],
+    { env: SERVE_ENV(dataDir), nodeArgs, logFile: path.join(dataDir, `serve-${++serveCount}.log`) },
+  );
+}
+
+const median = (xs) => {
+  const v = xs.filter((x) => typeof x === 'number' && !Number.isNaN(x)).sort((a, b) => a - b);
+  if (v.length === 0) return NaN;
+  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+};
+
+/** The median round of several wrk results (each figure its own median), counts summed. */
+function medianOf(rs) {
+  const m = (k) => median(rs.map((r) => r[k]));
+  const cpu = (k) => median(rs.map((r) => r.cpu?.[k]));
+  const sum = (k) => rs.reduce((t, r) => t + (r[k] ?? 0), 0);
+  return {
+    rounds: rs.length,
+    rps: m('rps'),
+    p50: m('p50'),
+    p99: m('p99'),
+    busyPct: m('busyPct'),
+    stealPct: m('stealPct'),
+    loadgenCores: m('loadgenCores'),
+    cpu: {
+      serverUser: cpu('serverUser'),
+      serverSys: cpu('serverSys'),
+      postgres: cpu('postgres'),
+      loadgen: cpu('loadgen'),
+    },
+    total: sum('total'),
+    errors: sum('errors'),
+    non2xx: sum('non2xx'),
+    n2xx: sum('n2xx'),
+    n5xx: sum('n5xx'),
+  };
+}
+
+/**
+ * Alternating rounds of two loads at the same connection count: `a` (the baseline, or one
+ * configuration), then `b`, ROUNDS times, after a warm-up of each. Returns the median of each
+ * side and the median of the per-round ratios b/a.
+ */
+async function alternate(a, b, connections) {
+  const run = (x, duration, warm = 0) =>
+    wrkLoad({ url: x.url, connections, duration, warmup: warm, next: x.next, pids: x.pids });
+  if (WARM > 0) {
+    await run(a, WARM);
+    await run(b, WARM);
+  }
+  const ra = [];
+  const rb = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    ra.push(await run(a, D));
+    rb.push(await run(b, D));
+  }
+  return {
+    connections,
+    a: medianOf(ra),
+    b: medianOf(rb),
+    ratio: median(rb.map((r, i) => r.rps / ra[i].rps)),
+    ratios: rb.map((r, i) => r.rps / ra[i].rps),
+  };
 }
 
 const bearer = (key) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
@@ -308,19 +377,21 @@ async function maintenance(url, seeded) {
   return rows;
 }
 
-async function profileScenario(dbUrl, dataDir, scenario, seeded) {
+async function profileScenario(dbUrl, dataDir, scenario, seeded, connections) {
   const dir = mkdtempSync(path.join(tmpdir(), 'openrig-prof-'));
   const s = await serve(dbUrl, dataDir, ['--cpu-prof', '--cpu-prof-dir', dir]);
   // As in the measured run: the offer index's background load and the idle-time schema
   // compilation finish first, so the profile holds the scenario's steady state only.
   await sleep(3000);
   const next = scenario === 'search' ? searchNext(seeded) : pollNext(seeded);
-  if (WARM > 0) await load({ url: s.url, connections: C, duration: WARM, next });
+  const pids = [s.child.pid];
+  if (WARM > 0) await wrkLoad({ url: s.url, connections, duration: WARM, next, pids });
   const from = monoUs();
-  await load({ url: s.url, connections: C, duration: D, next });
+  const measured = await wrkLoad({ url: s.url, connections, duration: D, next, pids });
   const to = monoUs();
   await s.stop('SIGTERM');
-  const p = summarizeProfile(dir, 12, [from, to]);
+  const p = summarizeProfile(dir, 15, [from, to]);
+  if (p) p.rps = measured.rps;
   rmSync(dir, { recursive: true, force: true });
   return p;
 }
@@ -334,7 +405,24 @@ async function profileStartup(dbUrl, dataDir) {
   return p;
 }
 
-async function runDialect(dialect, baseline) {
+/** RSS of a server's processes: the primary, each worker, and all together (MB). */
+function treeRss(pid) {
+  const each = processTree(pid).map((p) => {
+    try {
+      return rssMb(p);
+    } catch {
+      return 0;
+    }
+  });
+  return {
+    primary: each[0],
+    workers: each.slice(1),
+    total: each.reduce((t, x) => t + x, 0),
+    max: Math.max(...each),
+  };
+}
+
+async function runDialect(dialect, hello) {
   const dataDir = mkdtempSync(path.join(tmpdir(), `openrig-bench-${dialect}-`));
   let dbUrl;
   let drop = async () => {};
@@ -351,7 +439,7 @@ async function runDialect(dialect, baseline) {
       };
     }
   }
-  const out = { dialect, rows: [], notes: [] };
+  const out = { dialect, pairs: {}, notes: [] };
   try {
     log(`${dialect}: seeding ${OFFERS} offers, ${INSTANCES} instances`);
     const seeded = await seed(dbUrl, {
@@ -364,8 +452,11 @@ async function runDialect(dialect, baseline) {
     const s = await serve(dbUrl, dataDir);
     await sleep(2000);
     out.readyMs = s.readyMs;
-    out.idleRss = rssMb(s.child.pid);
-    log(`${dialect}: ready in ${f(s.readyMs, 0)} ms, idle RSS ${f(out.idleRss)} MB`);
+    out.idleRss = treeRss(s.child.pid);
+    out.workers = out.idleRss.workers.length;
+    log(
+      `${dialect}: ready in ${f(s.readyMs, 0)} ms, ${out.workers} workers, idle RSS ${f(out.idleRss.total)} MB in all`,
+    );
 
     // SSH keys for the creators (creating an instance needs one), checked one by one.
     for (const u of seeded.creators) {
@@ -377,76 +468,82 @@ async function runDialect(dialect, baseline) {
       if (!r.ok) throw new Error(`registering an SSH key: ${r.status} ${(await r.text()).slice(0, 200)}`);
     }
 
-    const pids = [s.child.pid];
-    log(`${dialect}: /healthz (the stack with no authentication and no database)`);
-    out.floor = await load({
-      url: s.url,
-      connections: C,
-      duration: D,
-      warmup: WARM,
-      pids,
-      next: () => ({ method: 'GET', path: '/healthz' }),
-    });
-    log(`${dialect}: polling`);
-    out.poll = await load({
-      url: s.url,
-      connections: C,
-      duration: D,
-      warmup: WARM,
-      pids,
-      next: pollNext(seeded),
-    });
-    log(`${dialect}: search`);
-    out.search = await load({
-      url: s.url,
-      connections: C,
-      duration: D,
-      warmup: WARM,
-      pids,
-      next: searchNext(seeded),
-    });
+    const openrig = (next) => ({ url: s.url, pids: [s.child.pid], next });
+    const scenarios = [
+      ['healthz', () => ({ method: 'GET', path: '/healthz' })],
+      ['poll', pollNext(seeded)],
+      ['search', searchNext(seeded)],
+    ];
+    for (const [name, next] of scenarios) {
+      out.pairs[name] = {};
+      for (const c of CONNS) {
+        log(`${dialect}: ${name} at ${c} connections, alternating with the baseline`);
+        out.pairs[name][c] = await alternate(hello, openrig(next), c);
+        const p = out.pairs[name][c];
+        log(
+          `${dialect}: ${name}@${c}: ${f(p.b.rps, 0)} req/s vs baseline ${f(p.a.rps, 0)} (${f(100 * p.ratio, 0)} %), p99 ${f(p.b.p99, 2)} ms`,
+        );
+      }
+    }
+
+    // One worker against the default (one per core), the same polling, alternating rounds.
+    if (out.workers > 1) {
+      log(`${dialect}: polling, --workers 1 against the default ${out.workers} workers`);
+      const one = await serve(dbUrl, dataDir, [], ['--workers', '1']);
+      await sleep(2000);
+      const cMax = Math.max(...CONNS);
+      out.workersPair = await alternate(
+        { url: one.url, pids: [one.child.pid], next: pollNext(seeded) },
+        openrig(pollNext(seeded)),
+        cMax,
+      );
+      await one.stop();
+    }
+
     log(`${dialect}: 1,000 concurrent creates on 100 offers`);
     out.creates = await creates(s.url, seeded);
     log(`${dialect}: heartbeats of ${HB_MACHINES} machines while clients poll`);
     out.hb = await heartbeats(s.url, seeded);
     log(`${dialect}: maintenance`);
     out.maint = await maintenance(s.url, seeded);
-    out.afterRss = rssMb(s.child.pid);
+    out.afterRss = treeRss(s.child.pid);
 
     if (dialect === 'postgres') {
+      // Two single-process nodes on one database (as on two hosts), against one of them alone.
       log(`${dialect}: one node vs two nodes, polling`);
-      const s2 = await serve(dbUrl, dataDir);
-      const one = await load({
-        url: s.url,
-        connections: C,
-        duration: D,
-        warmup: WARM,
-        pids: [s.child.pid],
-        next: pollNext(seeded),
-      });
+      await s.stop();
+      const n1 = await serve(dbUrl, dataDir, [], ['--workers', '1']);
+      const n2 = await serve(dbUrl, dataDir, [], ['--workers', '1']);
+      const run = (x, warm = 0) =>
+        wrkLoad({
+          url: x.url,
+          connections: 8,
+          duration: D,
+          warmup: warm,
+          next: pollNext(seeded),
+          pids: [x.child.pid],
+        });
+      const one = await run(n1, WARM);
       if (WARM > 0)
         await Promise.all(
-          [s, s2].map((x) => load({ url: x.url, connections: C, duration: WARM, next: pollNext(seeded) })),
+          [n1, n2].map((x) =>
+            wrkLoad({ url: x.url, connections: 8, duration: WARM, next: pollNext(seeded) }),
+          ),
         );
-      // Where the CPU went during the two-node run: the evidence for what limits the ratio.
       const c0 = cpuTicks();
-      const p0 = [procCpuS(s.child.pid), procCpuS(s2.child.pid), procCpuS(process.pid)];
-      const [a, b] = await Promise.all([
-        load({ url: s.url, connections: C, duration: D, next: pollNext(seeded) }),
-        load({ url: s2.url, connections: C, duration: D, next: pollNext(seeded) }),
-      ]);
+      const p0 = [procCpuS(n1.child.pid), procCpuS(n2.child.pid)];
+      const [a, b] = await Promise.all([run(n1), run(n2)]);
       const c1 = cpuTicks();
-      const p1 = [procCpuS(s.child.pid), procCpuS(s2.child.pid), procCpuS(process.pid)];
-      const cpu = {
-        busyPct: (100 * (c1.busy - c0.busy)) / (c1.total - c0.total),
-        node1: p1[0] - p0[0],
-        node2: p1[1] - p0[1],
-        loadgen: p1[2] - p0[2],
-        seconds: D,
-      };
+      const p1 = [procCpuS(n1.child.pid), procCpuS(n2.child.pid)];
       out.twoNodes = {
         one,
-        cpu,
+        cpu: {
+          busyPct: (100 * (c1.busy - c0.busy)) / (c1.total - c0.total),
+          node1: p1[0] - p0[0],
+          node2: p1[1] - p0[1],
+          loadgenCores: a.loadgenCores + b.loadgenCores,
+          seconds: D,
+        },
         two: {
           rps: a.rps + b.rps,
           p99: Math.max(a.p99, b.p99),
@@ -454,15 +551,17 @@ async function runDialect(dialect, baseline) {
           n5xx: a.n5xx + b.n5xx,
         },
       };
-      await s2.stop();
-    }
-    await s.stop();
+      await n1.stop();
+      await n2.stop();
+    } else await s.stop();
 
     if (PROFILE) {
-      if (out.poll.rps < 0.5 * baseline.rps)
-        out.pollProfile = await profileScenario(dbUrl, dataDir, 'poll', seeded);
-      if (!(out.search.p99 <= 15))
-        out.searchProfile = await profileScenario(dbUrl, dataDir, 'search', seeded);
+      const cMax = Math.max(...CONNS);
+      log(`${dialect}: profiling polling (default serve, ${cMax} connections)`);
+      out.pollProfile = await profileScenario(dbUrl, dataDir, 'poll', seeded, cMax);
+      const search8 = out.pairs.search[Math.min(...CONNS)];
+      if (!(search8.b.p99 <= 15))
+        out.searchProfile = await profileScenario(dbUrl, dataDir, 'search', seeded, Math.min(...CONNS));
       if (out.readyMs > 1000) out.startProfile = await profileStartup(dbUrl, dataDir);
     }
   } catch (err) {
@@ -482,34 +581,38 @@ function loadRow(name, r, target) {
   return `| ${name} | ${f(r.rps, 0)} | ${f(r.p50)} | ${f(r.p99)} | ${r.errors + r.n5xx} (${r.non2xx} non-2xx) | ${f(r.busyPct, 0)} % |`;
 }
 
-/**
- * CPU per request by process, from /proc over each measured run: the evidence for what limits a
- * req/s figure. A single-threaded server whose CPU per request × req/s is near 1 s/s is the limit;
- * when the machine's cores are all busy, the sum over all processes is.
- */
-function cpuTable(baseline, r) {
-  const rows = [
-    ['bare Fastify hello world (the baseline)', baseline],
-    ['`GET /healthz`', r.floor],
-    ['`GET /api/v0/instances/{id}/`', r.poll],
-    ['`POST /api/v0/bundles/`', r.search],
-  ].filter(([, x]) => x?.cpu && x.total > 0);
-  if (rows.length === 0) return '';
+const SCENARIO_NAMES = {
+  healthz: '`GET /healthz` (the stack, no authentication, no database)',
+  poll: '`GET /api/v0/instances/{id}/`, authenticated',
+  search: '`POST /api/v0/bundles/` (5 filters, order, limit 64)',
+};
+
+/** One row per scenario and connection count: openrig against the baseline of the same rounds. */
+function pairsTable(r) {
   const pg = r.dialect === 'postgres';
   const L = [
-    `CPU per request (µs, from /proc over the measured ${D} s; "cores" is the sum × req/s: ${availableParallelism()} is all of them). The server is one Node.js process, so its main thread can give at most about 1 core:`,
-    '',
-    `| requests | req/s | server, user space | server, kernel | server total (cores) |${pg ? ' PostgreSQL |' : ''} load generator | all (cores) |`,
-    `|---|---|---|---|---|${pg ? '---|' : ''}---|---|`,
+    `| scenario | conns | req/s | baseline req/s | % of baseline (rounds) | p50 ms | p99 ms | errors, non-2xx | server CPU µs/req (baseline) |${pg ? ' PostgreSQL µs/req |' : ''} wrk cores (baseline) | machine busy | target | result |`,
+    `|---|---|---|---|---|---|---|---|---|${pg ? '---|' : ''}---|---|---|---|`,
   ];
-  for (const [name, x] of rows) {
-    const c = x.cpu;
-    const server = c.serverUser + c.serverSys;
-    const isHello = x === baseline;
-    const all = server + (pg && !isHello ? c.postgres : 0) + c.loadgen;
-    L.push(
-      `| ${name} | ${f(x.rps, 0)} | ${f(c.serverUser)} | ${f(c.serverSys)} | ${f(server)} (${f((server * x.rps) / 1e6, 2)}) |${pg ? ` ${isHello ? '–' : f(c.postgres)} |` : ''} ${f(c.loadgen)} | ${f(all)} (${f((all * x.rps) / 1e6, 2)}) |`,
-    );
+  const cMin = Math.min(...CONNS);
+  const cMax = Math.max(...CONNS);
+  for (const [name, byC] of Object.entries(r.pairs ?? {})) {
+    for (const [c, p] of Object.entries(byC)) {
+      const b = p.b;
+      const srv = (x) => x.cpu.serverUser + x.cpu.serverSys;
+      let target = '';
+      let result = '';
+      if (name === 'poll' && Number(c) === cMax) {
+        target = '≥ 50 % of baseline';
+        result = verdict(p.ratio >= 0.5);
+      } else if (name === 'search' && Number(c) === cMin) {
+        target = 'p99 ≤ 15 ms';
+        result = `${verdict(b.p99 <= 15)}${b.n2xx === 0 ? ' (no 2xx reply!)' : ''}`;
+      }
+      L.push(
+        `| ${SCENARIO_NAMES[name]} | ${c} | ${f(b.rps, 0)} | ${f(p.a.rps, 0)} | **${f(100 * p.ratio, 0)} %** (${p.ratios.map((x) => f(100 * x, 0)).join(', ')}) | ${f(b.p50, 2)} | ${f(b.p99, 2)} | ${b.errors}, ${b.non2xx} | ${f(srv(b))} (${f(srv(p.a))}) |${pg ? ` ${f(b.cpu.postgres)} |` : ''} ${f(b.loadgenCores, 2)} (${f(p.a.loadgenCores, 2)}) | ${f(b.busyPct, 0)} % | ${target} | ${result} |`,
+      );
+    }
   }
   return L.join('\n') + '\n';
 }
@@ -517,7 +620,7 @@ function cpuTable(baseline, r) {
 function profileText(p, what) {
   if (!p) return '';
   const lines = [
-    `\nProfile of the ${what} scenario (\`node --cpu-prof\`, ${f(p.totalMs / 1000)} s of samples while the load ran), self time by origin:`,
+    `\nProfile of the ${what} scenario (\`node --cpu-prof\` in each of its ${p.processes} processes, ${f(p.totalMs / 1000)} s of busy samples and ${f(p.idleMs / 1000)} s idle while the load ran; ${f(p.rps, 0)} req/s under the profiler), self time as a share of the busy time, by origin:`,
     '',
   ];
   lines.push(
@@ -531,20 +634,14 @@ function profileText(p, what) {
   return lines.join('\n') + '\n';
 }
 
-function section(machine, baseline, results) {
+function section(machine, wrk, results) {
   const L = [];
   L.push('<!-- platform:begin (bench/run.mjs writes this section; keep others outside it) -->');
-  L.push('## Quick path, search, creates, heartbeats, startup (bench/run.mjs)', '');
+  L.push('## Quick path, search, creates, heartbeats, workers, startup (bench/run.mjs)', '');
   L.push(
-    `Run ${new Date().toISOString()} on ${machine}. Load generator (autocannon) on the same machine, over loopback; ${D} s per scenario, ${C} connections unless noted${WARM > 0 ? `; each req/s scenario (the baseline's too) after ${WARM} s of the same requests, not counted, so that it measures a warm server (optimised code, prepared statements, the offer index's sorted views), as a long-running one is` : ''}. Before the run, over 2 s of this script idling, the cores were ${f(machineLoad.busyPct, 0)} % busy (other processes) with ${f(machineLoad.stealPct, 1)} % stolen by the hypervisor; a fixed loop of 10⁸ integer steps took ${f(machineLoad.loopMs, 0)} ms on one core (compare it across runs: the host lends this virtual machine more or less of a core, and every absolute number below moves with it, the ratios to the baseline much less).`,
+    `Run ${new Date().toISOString()} on ${machine}. \`serve\` with its defaults (log level \`info\`: one access-log line per request; one worker per core) except per-account rate limits, off (\`OPENRIG_RATE_LIMITS=off\`: a load test is a few accounts sending thousands of requests a second); its log goes to a file. Load generator: wrk ${wrk.version} (\`${wrk.path}\`, ${wrk.how}), 2 threads, on the same machine over loopback; autocannon only for the fixed-rate polling during heartbeats. Each req/s scenario alternates ${ROUNDS} rounds of ${D} s with the bare Fastify hello world baseline (own process, \`bench/hello.mjs\`) at the same connection count, after ${WARM} s of warm-up of each; figures are medians of the rounds, the ratio the median of the per-round ratios (each round's listed).`,
     '',
-  );
-  L.push(
-    `Baseline, bare Fastify hello world (same run, own process): **${f(baseline.rps, 0)} req/s**, p50 ${f(baseline.p50)} ms, p99 ${f(baseline.p99)} ms (machine CPU ${f(baseline.busyPct, 0)} % busy).`,
-    '',
-  );
-  L.push(
-    '"CPU busy" is the whole machine during the scenario (/proc/stat): near 100 % the cores, shared by server, database and load generator, are the limit. "Stolen" is CPU time the hypervisor took from this virtual machine (/proc/stat steal): every process here, the server and the load generator alike, stood still meanwhile.',
+    `The machine is shared: before the run, over 2 s of this script idling, its cores were ${f(machineLoad.busyPct, 0)} % busy with other work (${f(machineLoad.stealPct, 1)} % stolen by the hypervisor); a fixed loop of 10⁸ integer steps took ${f(machineLoad.loopMs, 0)} ms on one core. "Machine busy" is all cores during the round (/proc/stat): server, database, load generator and everyone else.`,
     '',
   );
   for (const r of results) {
@@ -553,28 +650,26 @@ function section(machine, baseline, results) {
       L.push(`Skipped: ${r.skipped}`, '');
       continue;
     }
-    if (r.error && !r.poll) {
+    if (r.error && !r.pairs?.poll) {
       L.push('Failed before measuring:', '', '```', r.error.slice(0, 1500), '```', '');
       continue;
     }
     L.push(
-      `Seeded ${OFFERS} offers, ${INSTANCES} live instances and ${1000 + 50 + 102} users in ${f(r.seedS)} s.`,
+      `Seeded ${OFFERS} offers, ${INSTANCES} live instances and ${1000 + 50 + 102} users in ${f(r.seedS)} s. \`serve\` ran ${r.workers} workers.`,
       '',
     );
+    L.push(pairsTable(r));
+    if (r.workersPair) {
+      const w = r.workersPair;
+      const srv = (x) => x.cpu.serverUser + x.cpu.serverSys;
+      L.push(
+        `Workers, polling at ${w.connections} connections, alternating rounds: \`--workers 1\` ${f(w.a.rps, 0)} req/s (server CPU ${f(srv(w.a))} µs/req, machine ${f(w.a.busyPct, 0)} % busy, wrk ${f(w.a.loadgenCores, 2)} cores), \`--workers ${r.workers}\` ${f(w.b.rps, 0)} req/s (server CPU ${f(srv(w.b))} µs/req, machine ${f(w.b.busyPct, 0)} % busy, wrk ${f(w.b.loadgenCores, 2)} cores): **×${f(w.ratio, 2)}** (rounds ${w.ratios.map((x) => f(x, 2)).join(', ')}).`,
+        '',
+      );
+    }
     L.push(
       '| scenario | req/s | p50 ms | p99 ms | errors | CPU busy | target | result |',
       '|---|---|---|---|---|---|---|---|',
-    );
-    const pollRatio = r.poll.rps / baseline.rps;
-    if (r.floor)
-      L.push(
-        `${loadRow('`GET /healthz`: the same stack, no authentication, no database', r.floor)} (floor) | ${f((100 * r.floor.rps) / baseline.rps, 0)} % of baseline |`,
-      );
-    L.push(
-      `${loadRow('`GET /api/v0/instances/{id}/`, authenticated', r.poll)} ≥ 50 % of baseline req/s | ${verdict(pollRatio >= 0.5)}: ${f(100 * pollRatio, 0)} % |`,
-    );
-    L.push(
-      `${loadRow('`POST /api/v0/bundles/` (5 filters, order, limit 64)', r.search)} p99 ≤ 15 ms | ${verdict(r.search.p99 <= 15)}${r.search.p99 > 15 ? `: ${f(r.search.p99 - 15)} ms over` : ''}${r.search.n2xx === 0 ? ' (no 2xx reply!)' : ''} |`,
     );
     if (r.hb?.poll) {
       // Client-side (autocannon) and server-side (the server's /metrics histogram: parse to reply
@@ -610,26 +705,20 @@ function section(machine, baseline, results) {
         '',
       );
     }
+    const rss = r.idleRss;
     L.push(
-      `\`serve\` ready (spawn to /healthz 200) in **${f(r.readyMs, 0)} ms** (target ≤ 1,000: ${verdict(r.readyMs <= 1000)}); idle RSS **${f(r.idleRss)} MB** (target ≤ 150: ${verdict(r.idleRss <= 150)}); RSS after the scenarios ${f(r.afterRss)} MB.`,
+      `\`serve\` ready (spawn to the banner and /healthz 200, every worker listening) in **${f(r.readyMs, 0)} ms** (target ≤ 1,000: ${verdict(r.readyMs <= 1000)}); idle RSS: primary ${f(rss.primary)} MB, workers ${rss.workers.map((x) => f(x)).join(' and ')} MB, **${f(rss.total)} MB in all** (target ≤ 150 per process: ${verdict(rss.max <= 150)}); after the scenarios ${f(r.afterRss?.total)} MB in all.`,
       '',
     );
     if (r.twoNodes) {
       const ratio = r.twoNodes.two.rps / r.twoNodes.one.rps;
+      const cpu = r.twoNodes.cpu;
       L.push(
-        `Two \`serve\` nodes on one PostgreSQL, polling: one node ${f(r.twoNodes.one.rps, 0)} req/s, two nodes ${f(r.twoNodes.two.rps, 0)} req/s (p99 ${f(r.twoNodes.two.p99)} ms): **×${f(ratio, 2)}** (target ≥ ×1.6: ${verdict(ratio >= 1.6)}).`,
+        `Two single-process nodes (\`--workers 1\`) on one PostgreSQL, polling at 8 connections each: one node ${f(r.twoNodes.one.rps, 0)} req/s, two nodes ${f(r.twoNodes.two.rps, 0)} req/s (p99 ${f(r.twoNodes.two.p99)} ms): **×${f(ratio, 2)}** (target ≥ ×1.6: ${verdict(ratio >= 1.6)}); the cores were ${f(cpu.busyPct, 0)} % busy, CPU seconds over ${cpu.seconds} s: node 1 ${f(cpu.node1, 2)}, node 2 ${f(cpu.node2, 2)}, wrk ${f(cpu.loadgenCores * cpu.seconds, 2)}, the rest PostgreSQL and other processes.`,
         '',
       );
-      const cpu = r.twoNodes.cpu;
-      if (cpu) {
-        L.push(
-          `During the two-node run the machine's ${availableParallelism()} cores were **${f(cpu.busyPct, 0)} % busy** (/proc/stat); CPU seconds over the ${cpu.seconds} s: node 1 ${f(cpu.node1, 2)}, node 2 ${f(cpu.node2, 2)}, load generator ${f(cpu.loadgen, 2)}, the rest PostgreSQL and other processes.${ratio < 1.6 ? ' With the cores saturated, a second node only splits the same CPU: the ratio needs cores to spare (nodes on their own hosts, PostgreSQL and the load generator elsewhere).' : ''}`,
-          '',
-        );
-      }
     }
-    L.push(cpuTable(baseline, r));
-    L.push(profileText(r.pollProfile, 'polling'));
+    L.push(profileText(r.pollProfile, `polling (${Math.max(...CONNS)} connections)`));
     L.push(profileText(r.searchProfile, 'search'));
     L.push(
       profileText(r.startProfile, 'start-up (spawn to ready, then SIGTERM)').replace(
@@ -686,24 +775,26 @@ async function machineState() {
 async function main() {
   const machine = `${availableParallelism()} cores (\`nproc\`; ${cpus()[0]?.model ?? 'unknown CPU'}), ${f(totalmem() / 2 ** 30)} GiB memory, Node ${process.version}, ${process.platform}`;
   log(machine);
+  const wrk = wrkInfo();
+  log(`load generator: wrk ${wrk.version} at ${wrk.path} (${wrk.how})`);
   Object.assign(machineLoad, await machineState());
   log(
     `machine before the run: ${f(machineLoad.busyPct, 0)} % busy, ${f(machineLoad.stealPct, 1)} % stolen, fixed loop ${f(machineLoad.loopMs, 0)} ms`,
   );
-  const hello = await startNode(['bench/hello.mjs'], { probe: '/' });
-  const baseline = await load({
-    url: hello.url,
-    connections: C,
-    duration: D,
-    warmup: WARM,
-    pids: [hello.child.pid],
+  // The baseline runs for the whole run, idle between its rounds.
+  const helloProc = await startNode(['bench/hello.mjs'], { probe: '/' });
+  const hello = {
+    url: helloProc.url,
+    pids: [helloProc.child.pid],
     next: () => ({ method: 'GET', path: '/' }),
-  });
-  await hello.stop();
-  log(`baseline: ${f(baseline.rps, 0)} req/s, p99 ${baseline.p99} ms`);
+  };
   const results = [];
-  for (const d of DIALECTS) results.push(await runDialect(d, baseline));
-  const file = writeResults(section(machine, baseline, results));
+  try {
+    for (const d of DIALECTS) results.push(await runDialect(d, hello));
+  } finally {
+    await helloProc.stop();
+  }
+  const file = writeResults(section(machine, wrk, results));
   log(`wrote ${path.relative(ROOT, file)}`);
   // The maintenance developer's scenarios write their own sections of RESULTS.md.
   for (const f2 of readdirSync(path.join(ROOT, 'bench'))

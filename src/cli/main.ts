@@ -16,6 +16,10 @@ export function buildProgram(): Command {
     .option('--data <dir>', 'data directory', './data')
     .option('--database-url <url>', 'postgres://… (or env DATABASE_URL)')
     .option('--demo', 'seed a demo fleet and user, print how to try it')
+    .option(
+      '--workers <n>',
+      'HTTP worker processes sharing the port (default: the number of cores; 1 with --demo)',
+    )
     .addHelpText(
       'after',
       '\nExample:\n  openrig serve --port 8080 --database-url postgres://localhost/openrig',
@@ -24,9 +28,24 @@ export function buildProgram(): Command {
       const port = Number(o.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         throw new CommanderError(2, 'usage', `--port must be 0-65535`);
+      let workers: number | undefined;
+      if (o.workers !== undefined) {
+        workers = Number(o.workers);
+        if (!Number.isInteger(workers) || workers < 1 || workers > 256)
+          throw new CommanderError(2, 'usage', `--workers must be 1-256`);
+        // The demo's agents run inside the serving process.
+        if (o.demo && workers > 1) throw new CommanderError(2, 'usage', `--demo runs one worker`);
+      }
       // Loaded on demand: user commands start fast without the server's modules.
       const { serveCommand } = await import('../server/main.js');
-      await serveCommand({ host: o.host, port, dataDir: o.data, databaseUrl: o.databaseUrl, demo: !!o.demo });
+      await serveCommand({
+        host: o.host,
+        port,
+        dataDir: o.data,
+        databaseUrl: o.databaseUrl,
+        demo: !!o.demo,
+        workers,
+      });
     });
   registerAdmin(program);
   registerAgentCommand(program);

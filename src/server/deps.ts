@@ -37,6 +37,11 @@ export interface Deps {
   sms: SmsProvider;
   /** Set once this process stops taking agent requests (read by the heartbeat sweep). */
   agentGateway: { closed: boolean };
+  /**
+   * Set in a cluster worker (cluster.ts): the Prometheus text of every worker's metrics together,
+   * gathered by the primary; null when it could not be had (then the worker's own are served).
+   */
+  clusterMetrics?: () => Promise<string | null>;
 }
 
 /** What a caller must give; every other field has a default built from these. */

@@ -1,5 +1,7 @@
 // `openrig serve`: open the store, migrate, serve, run the
 // background jobs; on SIGTERM stop accepting, finish in-flight requests, flush the outbox, exit 0.
+// With several workers (cluster.ts) the primary process migrates and runs the background jobs
+// once; each worker serves HTTP on the shared port with its own database connections.
 import pino from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config, type ConfigOverrides } from './config.js';
@@ -9,6 +11,7 @@ import { makeDeps, type Deps } from './deps.js';
 import { systemClock } from './clock.js';
 import { buildApp } from './app.js';
 import { startJobs } from './jobs/index.js';
+import { serverLog, type ServerLog } from './log.js';
 
 export interface Server {
   app: FastifyInstance;
@@ -17,18 +20,31 @@ export interface Server {
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config, opts: { logger?: boolean } = {}): Promise<Server> {
-  const log = pino({ level: opts.logger === false ? 'silent' : config.logLevel });
+export interface ServerOptions {
+  /** false: no logs at all (tests). */
+  logger?: boolean;
+  /** The log to write to (default: a new serverLog at the configured level); closed by close(). */
+  log?: ServerLog;
+  /** Run the background jobs in this process (default true; a cluster worker leaves them to the primary). */
+  jobs?: boolean;
+  /** Migrate the database first (default true; a cluster's primary has done it). */
+  migrate?: boolean;
+  /** Wakes the e-mail relay when it runs in another process (a cluster worker). */
+  kickOutbox?: () => void;
+}
+
+export async function startServer(config: Config, opts: ServerOptions = {}): Promise<Server> {
+  const out = opts.logger === false ? null : (opts.log ?? serverLog(config.logLevel));
+  const log = out?.log ?? pino({ level: 'silent' });
   const store = openStore(config.databaseUrl);
-  await migrateToLatest(store);
-  const deps = makeDeps({ store, clock: systemClock, config, log });
+  if (opts.migrate !== false) await migrateToLatest(store);
+  const deps = makeDeps({ store, clock: systemClock, config, log, kickOutbox: opts.kickOutbox });
   const app = await buildApp(deps, { logger: opts.logger });
   await app.listen({ host: config.host, port: config.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  const jobs = startJobs(deps);
-  deps.jobs.push(...jobs);
+  if (opts.jobs !== false) deps.jobs.push(...startJobs(deps));
   // The offer index loads in the background once listening (in chunks, between requests), so the
   // first search does not wait for every machine row; a search meanwhile joins the same load.
   setImmediate(() => {
@@ -53,33 +69,54 @@ export async function startServer(config: Config, opts: { logger?: boolean } = {
         }
         for (const j of deps.jobs) await j.stop(); // the relay's last pass flushes the outbox
         await store.destroy();
+        await out?.close(); // every log line written
       })();
       return closing;
     },
   };
 }
 
-export async function serveCommand(o: ConfigOverrides & { demo?: boolean }): Promise<void> {
+export interface ServeOptions extends ConfigOverrides {
+  demo?: boolean;
+  /** HTTP worker processes; default: the machine's cores, 1 with --demo. 1 serves in this process. */
+  workers?: number;
+}
+
+export async function serveCommand(o: ServeOptions): Promise<void> {
   const config = loadConfig(process.env, o);
   // The demo prints instructions to paste; request logs would bury them (OPENRIG_LOG_LEVEL wins).
   if (o.demo && !process.env.OPENRIG_LOG_LEVEL) config.logLevel = 'warn';
+  const { workerCount, isClusterWorker, runPrimary, runWorker } = await import('./cluster.js');
+  if (isClusterWorker()) return runWorker(config);
+  const workers = workerCount(o);
+  if (workers > 1) return runPrimary(config, workers);
   const server = await startServer(config);
-  const onSignal = (sig: string) => {
+  onTermination((sig) => {
     server.deps.log.info({ signal: sig }, 'shutting down');
-    server.close().then(
-      () => process.exit(0),
-      (err) => {
-        server.deps.log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => onSignal('SIGTERM'));
-  process.once('SIGINT', () => onSignal('SIGINT'));
+    return server.close();
+  });
   if (o.demo) {
     const { startDemo } = await import('./demo.js');
     await startDemo(server);
   } else {
     process.stdout.write(`openrig listening on ${server.url}\n`);
   }
+}
+
+/** On the first SIGTERM or SIGINT: `stop`, then exit 0 (1 if it failed). */
+export function onTermination(stop: (signal: string) => Promise<void>): void {
+  let once = false;
+  const handle = (sig: string) => {
+    if (once) return;
+    once = true;
+    stop(sig).then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`openrig: shutdown failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => handle('SIGTERM'));
+  process.on('SIGINT', () => handle('SIGINT'));
 }

@@ -1,7 +1,7 @@
 // SIGKILL harness for the crash tests: starts the real `serve` on a database,
 // runs a concurrent workload against it, kills it with SIGKILL at a random moment (or when a
 // line appears in its log), and repeats; the tests then restart it and check what survived.
-import { startServe, waitFor, type Proc } from '../helpers/process.js';
+import { killGroup, startServe, waitFor, type Proc } from '../helpers/process.js';
 
 /** Rounds per database: a short run in `npm test`; OPENRIG_CRASH_ROUNDS=30 for the long one. */
 export const ROUNDS = Number(process.env.OPENRIG_CRASH_ROUNDS || 3);
@@ -63,7 +63,7 @@ export async function crashRound(opts: {
     if (dead) return;
     dead = true;
     byLogLine = why === 'log';
-    s.child.kill('SIGKILL');
+    killGroup(s.child, 'SIGKILL'); // the primary and its workers at once, as a host dying
   };
   // The clock starts at the first acknowledged reply (or after 3 s), so that every round kills
   // a server that was doing work, not one still warming up.

@@ -19,6 +19,7 @@ import { createTestDb, describeEachDb, type TestDb } from '../helpers/db.js';
 import { insertInstances, insertMachines, insertUsers } from '../helpers/maintenance.js';
 import { createUser } from '../../src/server/modules/accounts/accounts.service.js';
 import { systemClock } from '../../src/server/clock.js';
+import { killGroup } from '../helpers/process.js';
 import { ROUNDS, crashRound, postJson, prng, restartAndDrain, type Round } from './crash-harness.js';
 
 const SEED = Number(process.env.OPENRIG_CRASH_SEED || Date.now() % 100000);
@@ -50,6 +51,7 @@ function serve(db: TestDb, outbox: string, opts: { killOn?: keyof typeof LINES }
         OPENRIG_MAIL_RELAY_INTERVAL_MS: '100',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true, // its own process group: killGroup stops the workers with it
     },
   );
   let out = '';
@@ -59,7 +61,7 @@ function serve(db: TestDb, outbox: string, opts: { killOn?: keyof typeof LINES }
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString('utf8');
       // Killed from inside the transaction, at the line's point.
-      if (opts.killOn && out.includes(LINES[opts.killOn])) child.kill('SIGKILL');
+      if (opts.killOn && out.includes(LINES[opts.killOn])) killGroup(child, 'SIGKILL');
       const m = /openrig listening on (\S+)/.exec(out);
       if (m && !url) {
         url = m[1]!;
@@ -346,10 +348,10 @@ describeEachDb('crash: maintenance batches under SIGKILL', (dialect) => {
         );
         if (step.mode === 'delay') {
           await new Promise((r) => setTimeout(r, step.ms));
-          s.child.kill('SIGKILL');
+          killGroup(s.child, 'SIGKILL');
         }
         // Every mode ends with a kill: at the latest when the reply arrives.
-        await Promise.race([s.exited, req.then(() => s.child.kill('SIGKILL'))]);
+        await Promise.race([s.exited, req.then(() => killGroup(s.child, 'SIGKILL'))]);
         await s.exited;
         const reply = await req;
         if (blocker) {

@@ -11,8 +11,20 @@ export const BIN = path.join(ROOT, 'bin/openrig.js');
 
 const live = new Set<ChildProcess>();
 afterAll(() => {
-  for (const p of live) p.kill('SIGKILL');
+  for (const p of live) killGroup(p, 'SIGKILL');
 });
+
+/**
+ * Signals a process started here and every process it started (a `serve` and its cluster
+ * workers: each runs in a process group of its own). SIGKILL so stands for the machine dying.
+ */
+export function killGroup(p: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-p.pid!, signal);
+  } catch {
+    p.kill(signal); // the group is gone already
+  }
+}
 
 export interface Proc {
   child: ChildProcess;
@@ -26,6 +38,7 @@ export function startProc(args: string[], env: Record<string, string> = {}): Pro
     cwd: ROOT,
     env: { ...process.env, OPENRIG_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group (killGroup)
   });
   live.add(child);
   let out = '';

@@ -77,5 +77,7 @@ export function startJobs(deps: Deps): Job[] {
   jobs.push(startBillingMeter(deps, onError('billing-meter')));
   // Webhook deliveries: one lane per endpoint, so a dead endpoint delays no one else.
   jobs.push(startWebhookDispatcher(deps));
+  // Once per process that runs them: in a cluster, the primary only (cluster.ts).
+  deps.log.info({ jobs: jobs.map((j) => j.name) }, 'background jobs started');
   return jobs;
 }

@@ -72,6 +72,8 @@ export function makeMetrics(deps: MetricsDeps): Metrics {
       help,
       labelNames,
       registers,
+      // Database-wide values: every worker of a cluster reads the same, so merged once, not summed.
+      aggregator: 'first',
       async collect() {
         const s = await snap();
         this.reset();

@@ -14,7 +14,8 @@ export async function platformRoutes(app: FastifyInstance, deps: Deps): Promise<
       if (!m || !safeEqual(m[1]!, token)) throw PlatformErrors.metricsAuth();
     }
     const { registry } = deps.metrics;
-    const text = await registry.metrics();
+    // In a cluster worker, every worker's request counts together (cluster.ts).
+    const text = (await deps.clusterMetrics?.()) ?? (await registry.metrics());
     return reply.type(registry.contentType).send(text);
   });
 }
