@@ -6,7 +6,6 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
-  type FastifyServerOptions,
 } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
@@ -20,27 +19,13 @@ import { redactUrl } from './http/redact.js';
 import { clientErrorHandler } from './http/client-error.js';
 import { jsonTooDeep, tooDeep } from './http/json-limits.js';
 
-export { redactUrl };
+import { logOptions } from './log.js';
+
+export { redactUrl, logOptions };
 import { ping } from './db/connection.js';
 import { registerModules } from './modules/index.js';
 import { installPlatformHooks } from './modules/platform/platform.hooks.js';
 import { defaultConsoleDir, installConsole } from './http/console.js';
-
-export function logOptions(level: string, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
-  return {
-    level,
-    ...(stream ? { stream } : {}),
-    redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
-      censor: '[redacted]',
-    },
-    serializers: {
-      req(req: { method: string; url: string; id: string; ip?: string }) {
-        return { id: req.id, method: req.method, url: redactUrl(req.url), ip: req.ip };
-      },
-    },
-  };
-}
 
 /**
  * The access log: one line per request, written when the reply is: method, route pattern (null

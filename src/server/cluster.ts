@@ -16,7 +16,7 @@ import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } fro
 import type { Config } from './config.js';
 import { openStore } from './db/connection.js';
 import { migrateToLatest } from './db/migrate.js';
-import { makeDeps } from './deps.js';
+import { makeDeps, type Deps } from './deps.js';
 import { systemClock } from './clock.js';
 import { startJobs } from './jobs/index.js';
 import { serverLog } from './log.js';
@@ -25,6 +25,7 @@ import { onTermination, startServer } from './main.js';
 type Metrics = MetricObjectWithValues<MetricValue<string>>[];
 
 type Message =
+  | { type: 'openrig:start' }
   | { type: 'openrig:listening'; url: string }
   | { type: 'openrig:kick-outbox' }
   | { type: 'openrig:metrics-request'; id: number }
@@ -52,11 +53,13 @@ export async function runPrimary(config: Config, n: number): Promise<void> {
   const out = serverLog(config.logLevel);
   const log = out.log;
   const store = openStore(config.databaseUrl);
-  await migrateToLatest(store);
-  const deps = makeDeps({ store, clock: systemClock, config, log });
-  deps.jobs.push(...startJobs(deps));
+  // The workers load their modules while the primary migrates; each opens the database only once
+  // the migrations are done (it asks with openrig:start and waits for the answer).
+  let migrated = false;
+  const waitingToStart = new Set<Worker>();
 
   const workers = new Set<Worker>();
+  let kick = () => {};
   let listening = 0;
   let url: string | null = null;
   let stopping = false;
@@ -104,10 +107,13 @@ export async function runPrimary(config: Config, n: number): Promise<void> {
     workers.add(w);
     w.on('message', (m: unknown) => {
       if (!isMessage(m)) return;
-      if (m.type === 'openrig:listening') {
+      if (m.type === 'openrig:start') {
+        if (migrated) send(w, { type: 'openrig:start' });
+        else waitingToStart.add(w);
+      } else if (m.type === 'openrig:listening') {
         url = m.url;
         listening++;
-      } else if (m.type === 'openrig:kick-outbox') deps.kickOutbox();
+      } else if (m.type === 'openrig:kick-outbox') kick();
       else if (m.type === 'openrig:metrics-request') {
         gatherMetrics().then(
           (text) => send(w, { type: 'openrig:metrics-text', id: m.id, text }),
@@ -136,6 +142,22 @@ export async function runPrimary(config: Config, n: number): Promise<void> {
   };
   cluster.setupPrimary({ silent: false });
   for (let i = 0; i < n; i++) fork();
+  let deps: Deps;
+  try {
+    await migrateToLatest(store);
+    migrated = true;
+    for (const w of waitingToStart) send(w, { type: 'openrig:start' });
+    waitingToStart.clear();
+    deps = makeDeps({ store, clock: systemClock, config, log });
+    deps.jobs.push(...startJobs(deps));
+    kick = () => deps.kickOutbox();
+  } catch (err) {
+    stopping = true;
+    for (const w of workers) w.process.kill('SIGTERM');
+    await store.destroy().catch(() => {});
+    await out.close();
+    throw err;
+  }
 
   const stop = async (signal: string) => {
     stopping = true;
@@ -163,6 +185,17 @@ export async function runPrimary(config: Config, n: number): Promise<void> {
 }
 
 export async function runWorker(config: Config): Promise<void> {
+  // The database is opened once the primary has migrated it.
+  await new Promise<void>((resolve) => {
+    const onMessage = (m: unknown) => {
+      if (isMessage(m) && m.type === 'openrig:start') {
+        process.off('message', onMessage);
+        resolve();
+      }
+    };
+    process.on('message', onMessage);
+    send(process, { type: 'openrig:start' });
+  });
   const server = await startServer(config, {
     jobs: false,
     migrate: false,

@@ -4,7 +4,27 @@
 // request never waits for whatever reads the output. close() writes every queued line before it
 // resolves; `serve` awaits it before exiting, so no line is lost on SIGTERM.
 import pino, { type Logger, type LoggerOptions } from 'pino';
-import { logOptions } from './app.js';
+import { redactUrl } from './http/redact.js';
+
+/** The logger's options: credentials in headers, cookies and URLs never reach a line. */
+export function logOptions(
+  level: string,
+  stream?: NodeJS.WritableStream,
+): LoggerOptions & { stream?: NodeJS.WritableStream } {
+  return {
+    level,
+    ...(stream ? { stream } : {}),
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+      censor: '[redacted]',
+    },
+    serializers: {
+      req(req: { method: string; url: string; id: string; ip?: string }) {
+        return { id: req.id, method: req.method, url: redactUrl(req.url), ip: req.ip };
+      },
+    },
+  };
+}
 
 export interface ServerLog {
   log: Logger;
@@ -14,7 +34,7 @@ export interface ServerLog {
 
 export function serverLog(level: string, fd = 1): ServerLog {
   const dest = pino.destination({ dest: fd, sync: false, minLength: 0 });
-  const log = pino(logOptions(level) as LoggerOptions, dest);
+  const log = pino(logOptions(level), dest);
   let closed: Promise<void> | null = null;
   return {
     log,

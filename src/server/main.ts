@@ -9,7 +9,6 @@ import { openStore } from './db/connection.js';
 import { migrateToLatest } from './db/migrate.js';
 import { makeDeps, type Deps } from './deps.js';
 import { systemClock } from './clock.js';
-import { buildApp } from './app.js';
 import { startJobs } from './jobs/index.js';
 import { serverLog, type ServerLog } from './log.js';
 
@@ -39,6 +38,8 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const store = openStore(config.databaseUrl);
   if (opts.migrate !== false) await migrateToLatest(store);
   const deps = makeDeps({ store, clock: systemClock, config, log, kickOutbox: opts.kickOutbox });
+  // Loaded here, not at start-up: a cluster's primary serves no HTTP and never loads it.
+  const { buildApp } = await import('./app.js');
   const app = await buildApp(deps, { logger: opts.logger });
   await app.listen({ host: config.host, port: config.port });
   const addr = app.server.address();
