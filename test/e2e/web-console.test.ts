@@ -7,8 +7,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as OTPAuth from 'otpauth';
+import * as jsqrModule from 'jsqr';
 import { runCli, startServe, waitFor, type Proc } from '../helpers/process.js';
-import { launchBrowser, noBrowserReason, type Browser } from '../helpers/browser.js';
+import { launchBrowser, noBrowserReason, screenshot, type Browser } from '../helpers/browser.js';
 
 const ENV = {
   OPENRIG_SECRET_KEY: 'be'.repeat(32),
@@ -16,6 +17,12 @@ const ENV = {
   OPENRIG_LOG_LEVEL: 'warn',
 };
 const PASSWORD = 'a long enough password';
+// jsqr is CommonJS: its function is the default export at run time.
+const jsQR = ((jsqrModule as any).default ?? jsqrModule) as (
+  data: Uint8ClampedArray,
+  width: number,
+  height: number,
+) => { data: string } | null;
 const reason = noBrowserReason();
 if (reason) console.log(`skipping the web console tests: ${reason}`);
 
@@ -128,5 +135,119 @@ describe.skipIf(!!reason)('web console, sign-in and account', () => {
       headers: { cookie: `openrig_session=${session!.value}` },
     });
     expect(after.status).toBe(401);
+  });
+  it('creates a scoped API key shown once, which works within its scope, and revokes it', async () => {
+    const email = 'keys@example.com';
+    await createUser(email);
+    await b.context.clearCookies();
+    await signIn(email);
+    const page = b.page;
+    await page.getByRole('heading', { name: 'Search offers' }).waitFor();
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByLabel('Name').fill('ci-bot');
+    await page.getByRole('radio', { name: 'Choose per area' }).check();
+    await page.getByLabel('Access to instances').selectOption('write');
+    await page.getByLabel('Access to offers').selectOption('read');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const shown = page.getByRole('dialog', { name: 'Your new API key' });
+    const key = (await shown.getByTestId('new-key').textContent())!.trim();
+    expect(key).toMatch(/^or_[A-Za-z0-9_-]{43}$/);
+    // Within its scope it works; outside it is refused.
+    expect(
+      (await fetch(`${serve.url}/api/v0/instances/`, { headers: { authorization: `Bearer ${key}` } })).status,
+    ).toBe(200);
+    const mint = await fetch(`${serve.url}/api/v0/auth/apikeys/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(mint.status).toBe(403);
+    await shown.getByRole('button', { name: 'Done' }).click();
+    // Shown once: the list has only its prefix.
+    const row = page.getByRole('row').filter({ hasText: 'ci-bot' });
+    await expect.poll(() => row.textContent()).toContain('instances: write, offers: read');
+    expect(await page.content()).not.toContain(key);
+
+    await row.getByRole('button', { name: /Revoke key/ }).click();
+    await page
+      .getByRole('dialog', { name: 'Revoke this key?' })
+      .getByRole('button', { name: 'Revoke key' })
+      .click();
+    await row.waitFor({ state: 'detached' });
+    const after = await fetch(`${serve.url}/api/v0/instances/`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(after.status).toBe(401);
+  });
+
+  it('turns TOTP on from the QR code, downloads the backup codes, signs in with one, and turns 2FA off', async () => {
+    const email = 'qr@example.com';
+    const u = await createUser(email);
+    await b.context.clearCookies();
+    await signIn(email);
+    const page = b.page;
+    await page.getByRole('heading', { name: 'Search offers' }).waitFor();
+    await page.goto(`${serve.url}/account/security`);
+    await expect.poll(() => page.getByTestId('tfa-state').textContent()).toBe('Off');
+    await page.getByRole('button', { name: 'Add authenticator app' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add an authenticator app' });
+    // The add-method authorization: the first method is authorized by an e-mailed code.
+    const mailed = mails().filter((m) => m.to === email).length;
+    await dialog.getByRole('button', { name: 'E-mail me a code' }).click();
+    await dialog.getByLabel('Code', { exact: true }).fill(await codeFor(email, mailed));
+    await dialog.getByRole('button', { name: 'Authorize' }).click();
+    // The QR code drawn in the page, read back from its pixels as an authenticator app would.
+    const canvas = dialog.getByRole('img', { name: 'QR code for your authenticator app' });
+    await expect.poll(() => dialog.getByTestId('totp-secret').textContent()).not.toBe('…');
+    const pixels = await canvas.evaluate((c: any) => {
+      const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height);
+      return { w: d.width, h: d.height, data: Array.from(d.data) };
+    });
+    const qr = jsQR(Uint8ClampedArray.from(pixels.data), pixels.w, pixels.h);
+    expect(qr?.data).toMatch(/^otpauth:\/\/totp\//);
+    const secret = new URL(qr!.data).searchParams.get('secret')!;
+    expect((await dialog.getByTestId('totp-secret').textContent())!.replace(/\s/g, '')).toBe(secret);
+    await screenshot(page, 'security-totp');
+    await dialog.getByLabel('Code from the app').fill(totpCode(secret));
+    await dialog.getByRole('button', { name: 'Turn on' }).click();
+
+    // Ten backup codes, shown once, downloaded as a text file.
+    const codesDialog = page.getByRole('dialog', { name: 'Your backup codes' });
+    await codesDialog.getByTestId('backup-codes').locator('li').first().waitFor();
+    const listed = (await codesDialog.getByTestId('backup-codes').locator('li').allTextContents()).map((c) =>
+      c.trim(),
+    );
+    expect(listed).toHaveLength(10);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      codesDialog.getByRole('button', { name: 'Download .txt' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('openrig-backup-codes.txt');
+    const file = readFileSync((await download.path())!, 'utf8');
+    expect(file.match(/\b[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}\b/g)).toEqual(listed);
+    await codesDialog.getByRole('button', { name: 'I saved them' }).click();
+    await expect.poll(() => page.getByTestId('tfa-state').textContent()).toBe('On');
+
+    // Sign out, and in again with a backup code from the file.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(email);
+    await page.getByRole('heading', { name: 'Two-factor verification' }).waitFor();
+    await page.getByRole('radio', { name: 'Backup code' }).check();
+    await page.getByRole('textbox', { name: 'Backup code' }).fill(listed[3]!);
+    await page.getByRole('button', { name: 'Verify and sign in' }).click();
+    await page.getByRole('heading', { name: 'Search offers' }).waitFor();
+    const status = await call('GET', '/api/v0/tfa/status/', u.api_key);
+    expect(status.body.backup_codes_remaining).toBe(9);
+
+    // Off again, confirmed with the authenticator.
+    await page.goto(`${serve.url}/account/security`);
+    await page.getByRole('button', { name: 'Disable 2FA' }).click();
+    const off = page.getByRole('dialog', { name: 'Disable two-factor authentication?' });
+    await off.getByLabel('Code from your authenticator app').fill(totpCode(secret, 1));
+    await off.getByRole('button', { name: 'Disable 2FA' }).click();
+    await expect.poll(() => page.getByTestId('tfa-state').textContent()).toBe('Off');
+    const final = await call('GET', '/api/v0/tfa/status/', u.api_key);
+    expect(final.body.tfa_enabled).toBe(false);
+    expect(final.body.methods).toEqual([]);
   });
 });

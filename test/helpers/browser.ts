@@ -1,9 +1,10 @@
 // Headless Chromium for the console's end-to-end tests: playwright-core driving the system's
 // Chromium (Debian's /usr/bin/chromium; OPENRIG_CHROMIUM names another), never a browser
 // Playwright downloads. Each launch gets a fresh profile directory, removed on close.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM: string | undefined = [
@@ -65,4 +66,24 @@ export async function launchBrowser(
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** Where screenshots go when OPENRIG_SCREENSHOTS is set (docs/screenshots/); null otherwise. */
+export const SCREENSHOTS: string | null = process.env.OPENRIG_SCREENSHOTS
+  ? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/screenshots')
+  : null;
+
+/** The first screen of the page as it is, at 1440 and at 390 px wide, when screenshots are asked for. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (!SCREENSHOTS) return;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  for (const [w, h] of [
+    [1440, 900],
+    [390, 844],
+  ] as const) {
+    await page.setViewportSize({ width: w, height: h });
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${w}.png`) });
+  }
+  await page.setViewportSize({ width: 1440, height: 900 });
 }

@@ -394,6 +394,14 @@ interface Charge {
   period_end: number;
 }
 
+/** "Nov 24, 2026, 12:01 PM – 12:05 PM" when both ends fall on one day. */
+function period(a: number, b: number): string {
+  const da = new Date(a * 1000);
+  const db = new Date(b * 1000);
+  if (da.toDateString() !== db.toDateString()) return `${when(a)} – ${when(b)}`;
+  return `${when(a)} – ${db.toLocaleTimeString(undefined, { timeStyle: 'short' })}`;
+}
+
 function Billing() {
   const bal = useQuery({
     queryKey: ['billing'],
@@ -451,9 +459,7 @@ function Billing() {
               <tbody>
                 {charges.data.charges.map((c) => (
                   <tr key={c.id}>
-                    <td data-label="Period">
-                      {when(c.period_start)} – {when(c.period_end)}
-                    </td>
+                    <td data-label="Period">{period(c.period_start, c.period_end)}</td>
                     <td data-label="Instance">{c.instance_id ? `#${c.instance_id}` : '—'}</td>
                     <td data-label="Kind">{c.kind}</td>
                     <td className="num" data-label="Amount">

@@ -150,8 +150,9 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
             <span className="muted small"> #{i.id}</span>
           </h2>
           <p className="muted small">
-            {i.num_gpus}× {i.gpu_name} · {i.image_uuid} · {i.disk_space} GB ·{' '}
-            {i.geolocation ?? 'unknown location'}
+            {[`${i.num_gpus}× ${i.gpu_name}`, i.image_uuid, `${i.disk_space} GB disk`, i.geolocation]
+              .filter(Boolean)
+              .join(' · ')}
           </p>
         </div>
         <span className={`status status-${info.tone}`} data-status={st}>
