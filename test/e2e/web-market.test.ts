@@ -130,6 +130,8 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
         'agent',
         '--server',
         serve.url,
+        '--runtime',
+        'process',
         '--gpus',
         'RTX 4090x2',
         '--price-gpu',
