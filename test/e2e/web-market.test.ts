@@ -334,7 +334,7 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
     );
     const sent = reply.results.reduce((s: number, r: any) => s + (r.notifications_sent ?? 0), 0);
     expect(sent).toBeGreaterThanOrEqual(2);
-    const windows = (await api('GET', '/api/v0/machines/maintenances', host.api_key)).body.maintenances;
+    const windows = (await api('GET', '/api/v0/machines/maintenances', host.api_key)).body;
     expect(windows.map((w: any) => w.start_time)).toEqual(
       pick.map(() => Date.UTC(year, 0, 15, 8, 30) / 1000),
     );
@@ -355,7 +355,7 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
     await expect.poll(() => up.locator('tbody tr').count()).toBe(3);
     await up.getByRole('button', { name: `Cancel maintenance of machine ${pick[2]}` }).click();
     await expect.poll(() => up.locator('tbody tr').count()).toBe(2);
-    const left = (await api('GET', '/api/v0/machines/maintenances', host.api_key)).body.maintenances;
+    const left = (await api('GET', '/api/v0/machines/maintenances', host.api_key)).body;
     expect(left.map((w: any) => w.machine_id).sort()).toEqual(pick.slice(0, 2).sort());
     await signOut(page);
   }, 60_000);

@@ -33,7 +33,8 @@ export function Hosting() {
   });
   const windows = useQuery({
     queryKey: ['maintenances'],
-    queryFn: () => api<{ maintenances: Window[] }>('GET', '/api/v0/machines/maintenances'),
+    // The reply is the bare array of windows.
+    queryFn: () => api<Window[]>('GET', '/api/v0/machines/maintenances'),
   });
   const rows = machines.data?.machines ?? [];
   const [picked, setPicked] = useState<Set<number>>(new Set());
@@ -163,7 +164,7 @@ export function Hosting() {
         )}
       </section>
       <Maintenance picked={[...picked].sort((a, b) => a - b)} />
-      <Windows windows={windows.data?.maintenances ?? []} error={windows.error} />
+      <Windows windows={windows.data ?? []} error={windows.error} />
       <ListDialog machine={listing} onClose={() => setListing(null)} />
     </>
   );
