@@ -1,12 +1,22 @@
 // The `openrig` command: serve, agent, admin, and the user commands.
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerAdmin } from './admin.js';
 import { registerAgentCommand } from './agent.js';
 import { registerUserCommands } from './user/index.js';
 
+/** The package's version, from its package.json (two levels above src/cli and dist/cli). */
+export function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
 export function buildProgram(): Command {
   const program = new Command('openrig')
     .description('openrig: GPU cloud marketplace control plane')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .exitOverride();
   program
     .command('serve')
@@ -55,9 +65,22 @@ export function buildProgram(): Command {
 
 /** Runs the CLI; resolves to the exit code (0 ok, 1 API error, 2 usage error). */
 export async function main(argv: string[]): Promise<number | undefined> {
+  // Output piped into `head` and the like: a closed pipe ends the command quietly.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   const program = buildProgram();
-  program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
-  for (const c of program.commands) c.exitOverride();
+  // commander's own usage errors read like the CLI's: `openrig: unknown option '--x'`.
+  const output = {
+    writeErr: (s: string) => process.stderr.write(s),
+    outputError: (s: string, write: (s: string) => void) => write(`openrig: ${s.replace(/^error: /, '')}`),
+  };
+  const configure = (c: Command) => {
+    c.configureOutput(output).exitOverride();
+    c.commands.forEach(configure);
+  };
+  configure(program);
   try {
     await program.parseAsync(argv);
     return undefined;

@@ -56,3 +56,23 @@ describe('units and times', () => {
     expect(utcTime(1_800_000_000)).toBe('2027-01-15 08:00 UTC');
   });
 });
+
+describe('tables that fit the terminal', () => {
+  const rows = [{ a: '1', b: 'bbbbbbbbbb', c: 'a long cell of text here', d: 'dd' }];
+  const cols = [
+    { header: 'A', get: (r: (typeof rows)[0]) => r.a },
+    { header: 'B', get: (r: (typeof rows)[0]) => r.b, drop: 2 },
+    { header: 'C', get: (r: (typeof rows)[0]) => r.c, shrink: true },
+    { header: 'D', get: (r: (typeof rows)[0]) => r.d, drop: 1 },
+  ];
+  it('prints every column without a width', () => {
+    expect(table(rows, cols)).toBe(
+      'A  B           C                         D\n1  bbbbbbbbbb  a long cell of text here  dd\n',
+    );
+  });
+  it('drops the least useful columns first, then cuts a shrinkable one short', () => {
+    expect(table(rows, cols, 40)).toBe('A  B           C\n1  bbbbbbbbbb  a long cell of text here\n');
+    expect(table(rows, cols, 20)).toBe('A  C\n1  a long cell of t…\n');
+    for (const line of table(rows, cols, 20).split('\n')) expect(line.length).toBeLessThanOrEqual(20);
+  });
+});

@@ -6,12 +6,54 @@ export interface Column<T> {
   get: (row: T) => string;
   /** Numbers read best right-aligned. */
   align?: 'left' | 'right';
+  /** When the table is wider than the terminal, columns are dropped in this order (1 first). */
+  drop?: number;
+  /** May be cut short (with …) when dropping columns is not enough. */
+  shrink?: boolean;
 }
 
-/** Columns padded to their widest cell; two spaces between; no trailing spaces. */
-export function table<T>(rows: T[], columns: Column<T>[]): string {
-  const cells = rows.map((r) => columns.map((c) => clean(c.get(r))));
-  const widths = columns.map((c, i) => Math.max(width(c.header), ...cells.map((row) => width(row[i]!))));
+const GAP = 2;
+const MIN_SHRUNK = 8;
+
+/**
+ * Columns padded to their widest cell; two spaces between; no trailing spaces. With `maxWidth`
+ * (the terminal's width) the least useful columns are dropped, then the shrinkable ones cut
+ * short, until a line fits; without it (`--wide`, or output that is not a terminal) every
+ * column is printed in full.
+ */
+export function table<T>(rows: T[], allColumns: Column<T>[], maxWidth?: number): string {
+  let columns = allColumns;
+  let cells = rows.map((r) => columns.map((c) => clean(c.get(r))));
+  let widths = columns.map((c, i) => Math.max(width(c.header), ...cells.map((row) => width(row[i]!))));
+  const total = () => widths.reduce((a, b) => a + b, 0) + GAP * Math.max(0, widths.length - 1);
+  if (maxWidth !== undefined && maxWidth > 0) {
+    const droppable = columns
+      .map((c, i) => ({ c, i }))
+      .filter((x) => x.c.drop !== undefined)
+      .sort((a, b) => a.c.drop! - b.c.drop!);
+    const dropped = new Set<number>();
+    for (const d of droppable) {
+      if (total() - [...dropped].reduce((a, i) => a + widths[i]! + GAP, 0) <= maxWidth) break;
+      dropped.add(d.i);
+    }
+    if (dropped.size > 0) {
+      columns = columns.filter((_, i) => !dropped.has(i));
+      cells = cells.map((row) => row.filter((_, i) => !dropped.has(i)));
+      widths = widths.filter((_, i) => !dropped.has(i));
+    }
+    // Still too wide: cut the widest shrinkable column, repeatedly, down to MIN_SHRUNK.
+    for (;;) {
+      const over = total() - maxWidth;
+      if (over <= 0) break;
+      let k = -1;
+      columns.forEach((c, i) => {
+        if (c.shrink && widths[i]! > MIN_SHRUNK && (k < 0 || widths[i]! > widths[k]!)) k = i;
+      });
+      if (k < 0) break;
+      widths[k] = Math.max(MIN_SHRUNK, widths[k]! - over);
+      cells = cells.map((row) => row.map((v, i) => (i === k ? cut(v, widths[k]!) : v)));
+    }
+  }
   const line = (vals: string[]) =>
     vals
       .map((v, i) =>
@@ -22,6 +64,11 @@ export function table<T>(rows: T[], columns: Column<T>[]): string {
       .join('  ')
       .replace(/\s+$/, '');
   return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n') + '\n';
+}
+
+function cut(s: string, w: number): string {
+  const chars = [...s];
+  return chars.length <= w ? s : chars.slice(0, w - 1).join('') + '…';
 }
 
 /** `key: value` lines with the keys aligned. */

@@ -92,6 +92,7 @@ export function parseQuery(query: string): QueryTerm[] {
   };
   skipSpace();
   while (i < s.length) {
+    const start = i;
     const fm = /^[A-Za-z_][A-Za-z0-9_]*/.exec(s.slice(i));
     if (!fm) throw new SearchQueryError(`expected a field name at "${s.slice(i, i + 20)}"`);
     const rawField = fm[0];
@@ -116,6 +117,12 @@ export function parseQuery(query: string): QueryTerm[] {
         `${rawField}: expected an operator (= != > >= < <= in notin) after the field`,
       );
     skipSpace();
+    // A second operator (`num_gpus>>2`, `gpu_ram=>24`) is a typo, not part of the value.
+    const doubled = /^[<>=!]+/.exec(s.slice(i));
+    if (doubled)
+      throw new SearchQueryError(
+        `"${s.slice(start, i + doubled[0].length).trim()}…": one operator per term (= != > >= < <=), not "${s.slice(start + rawField.length, i + doubled[0].length).trim()}"`,
+      );
     const raw = readValue();
     if (raw === null) throw new SearchQueryError(`${rawField}: missing value after the operator`);
     terms.push({ field, op, value: convert(field, op, raw) });

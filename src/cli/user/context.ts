@@ -22,6 +22,7 @@ export interface CommonOpts {
   url?: string;
   apiKey?: string;
   raw?: boolean;
+  wide?: boolean;
 }
 
 export interface Ctx {
@@ -29,6 +30,10 @@ export interface Ctx {
   url: string;
   apiKey: string | null;
   raw: boolean;
+  /** The terminal's width for tables; undefined prints every column (`--wide`, or not a terminal). */
+  width: number | undefined;
+  /** stdout is a terminal: a spinner and live updates are drawn; otherwise plain lines. */
+  tty: boolean;
   env: NodeJS.ProcessEnv;
   out(s: string): void;
   err(s: string): void;
@@ -49,6 +54,7 @@ export function common(cmd: Command, example: string): Command {
     .option('--url <url>', `server base URL (env OPENRIG_URL, else \`openrig login\`, else ${DEFAULT_URL})`)
     .option('--api-key <key>', 'API key (env OPENRIG_API_KEY, else the one stored by `openrig login`)')
     .option('--raw', "print the server's JSON reply unchanged")
+    .option('--wide', 'print every table column, however wide the terminal')
     .addHelpText('after', `\nExample:\n  ${example.split('\n').join('\n  ')}\n`);
 }
 
@@ -65,6 +71,11 @@ export function checkUrl(url: string): string {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
     throw new UsageError(`--url must start with http:// or https://`);
+  // The API paths are added by the client: a base URL that already names them would double them.
+  if (/^\/api(\/|$)/.test(u.pathname))
+    throw new UsageError(
+      `--url is the server's base URL, without the API path: use ${u.origin}${u.pathname.replace(/\/api(\/.*)?$/, '')} instead of ${url}`,
+    );
   return url.replace(/\/+$/, '');
 }
 
@@ -150,6 +161,8 @@ export function act(
         url: st.url,
         apiKey: st.apiKey,
         raw: !!opts.raw,
+        width: opts.wide || !process.stdout.isTTY ? undefined : process.stdout.columns || undefined,
+        tty: !!process.stdout.isTTY,
         env,
         out,
         err,

@@ -25,7 +25,7 @@ export function registerMachineCommands(v: {
       if (ctx.raw) return ctx.printRaw();
       if (machines.length === 0)
         return ctx.out('No machines. Start an agent on a host: openrig agent --server URL --api-key KEY\n');
-      ctx.out(machinesTable(machines, ctx.now()));
+      ctx.out(machinesTable(machines, ctx.now(), ctx.width));
     }),
   );
 
@@ -122,6 +122,10 @@ export function registerMachineCommands(v: {
       if (ctx.raw) return ctx.printRaw();
       if (rows.length === 0) return ctx.out('No maintenance scheduled.\n');
       ctx.out(maintsTable(rows, ctx.now()));
+      // The first column is the window's own ID; cancelling names the machine.
+      ctx.out(
+        'Cancel a window with: openrig cancel maint MACHINE_ID (the Machine column, not the window ID)\n',
+      );
     }),
   );
 

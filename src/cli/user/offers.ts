@@ -63,7 +63,7 @@ export function registerOfferCommands(search: Command, create: Command): void {
           }
           return;
         }
-        ctx.out(offersTable(offers));
+        ctx.out(offersTable(offers, ctx.width));
       }),
     );
 

@@ -1,3 +1,4 @@
+import { PERMISSION_FAMILIES } from '../../contract/permissions.js';
 import { describe, expect, it } from 'vitest';
 import { instancesTable, maintsTable, offersTable, permissionsText } from './views.js';
 
@@ -73,19 +74,7 @@ describe('tables with units', () => {
   it('API key permissions read as full, read_only or family:access', () => {
     expect(permissionsText(undefined)).toBe('full');
     expect(permissionsText('full')).toBe('full');
-    const all = Object.fromEntries(
-      [
-        'user',
-        'api_keys',
-        'ssh_keys',
-        'offers',
-        'instances',
-        'machines',
-        'maintenance',
-        'tfa',
-        'billing',
-      ].map((f) => [f, 'read']),
-    );
+    const all = Object.fromEntries(PERMISSION_FAMILIES.map((f) => [f, 'read']));
     expect(permissionsText(all)).toBe('read_only');
     expect(permissionsText({ instances: 'write', offers: 'read' })).toBe('instances:write,offers:read');
   });

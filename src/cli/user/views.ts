@@ -42,28 +42,33 @@ function reliability(v: unknown): string {
   return typeof v === 'number' && v <= 1 ? fmtPercent(v, 1) : str(v);
 }
 
-export function offersTable(offers: Offer[]): string {
+export function offersTable(offers: Offer[], maxWidth?: number): string {
   const cols: Column<Offer>[] = [
     { header: 'ID', get: (o) => str(o.id), align: 'right' },
     { header: 'GPUs', get: (o) => gpus(o) },
     { header: 'VRAM', get: (o) => fmtMbAsGb(o.gpu_ram), align: 'right' },
-    { header: 'CUDA', get: (o) => fmtNum(o.cuda_max_good, 1), align: 'right' },
-    { header: 'vCPUs', get: (o) => fmtNum(o.cpu_cores_effective, 1), align: 'right' },
-    { header: 'RAM', get: (o) => fmtMbAsGb(o.cpu_ram), align: 'right' },
-    { header: 'Disk', get: (o) => fmtGb(o.disk_space), align: 'right' },
+    { header: 'CUDA', get: (o) => fmtNum(o.cuda_max_good, 1), align: 'right', drop: 6 },
+    { header: 'vCPUs', get: (o) => fmtNum(o.cpu_cores_effective, 1), align: 'right', drop: 9 },
+    { header: 'RAM', get: (o) => fmtMbAsGb(o.cpu_ram), align: 'right', drop: 11 },
+    { header: 'Disk', get: (o) => fmtGb(o.disk_space), align: 'right', drop: 13 },
     { header: '$/hr', get: (o) => fmtUsd(o.dph_total, 4), align: 'right' },
-    { header: 'DLPerf', get: (o) => fmtNum(o.dlperf, 1), align: 'right' },
-    { header: 'DLP/$', get: (o) => fmtNum(o.dlperf_per_dphtotal, 1), align: 'right' },
-    { header: 'Score', get: (o) => fmtNum(o.score, 1), align: 'right' },
+    { header: 'DLPerf', get: (o) => fmtNum(o.dlperf, 1), align: 'right', drop: 7 },
+    { header: 'DLP/$', get: (o) => fmtNum(o.dlperf_per_dphtotal, 1), align: 'right', drop: 2 },
+    { header: 'Score', get: (o) => fmtNum(o.score, 1), align: 'right', drop: 3 },
     { header: 'Reliab', get: (o) => reliability(o.reliability ?? o.reliability2), align: 'right' },
-    { header: 'Net up/down', get: (o) => `${fmtNum(o.inet_up)}/${fmtNum(o.inet_down)} Mbps`, align: 'right' },
-    { header: 'Ports', get: (o) => fmtNum(o.direct_port_count), align: 'right' },
-    { header: 'Max dur', get: (o) => days(o.duration), align: 'right' },
-    { header: 'Machine', get: (o) => str(o.machine_id), align: 'right' },
-    { header: 'Verified', get: (o) => str(o.verification ?? o.verified) },
-    { header: 'Location', get: (o) => str(o.geolocation) },
+    {
+      header: 'Net up/down',
+      get: (o) => `${fmtNum(o.inet_up)}/${fmtNum(o.inet_down)} Mbps`,
+      align: 'right',
+      drop: 10,
+    },
+    { header: 'Ports', get: (o) => fmtNum(o.direct_port_count), align: 'right', drop: 4 },
+    { header: 'Max dur', get: (o) => days(o.duration), align: 'right', drop: 8 },
+    { header: 'Machine', get: (o) => str(o.machine_id), align: 'right', drop: 1 },
+    { header: 'Verified', get: (o) => str(o.verification ?? o.verified), drop: 5 },
+    { header: 'Location', get: (o) => str(o.geolocation), drop: 12 },
   ];
-  return table(offers, cols);
+  return table(offers, cols, maxWidth);
 }
 
 function status(i: Instance): string {
@@ -74,31 +79,33 @@ function status(i: Instance): string {
   return actual;
 }
 
+/** The SSH address only while the instance runs: a stopped one cannot be reached there. */
 function ssh(i: Instance): string {
-  return i.ssh_host && i.ssh_port ? `${i.ssh_host}:${i.ssh_port}` : DASH;
+  return i.actual_status === 'running' && i.ssh_host && i.ssh_port ? `${i.ssh_host}:${i.ssh_port}` : DASH;
 }
 
-export function instancesTable(rows: Instance[], nowMs: number): string {
+export function instancesTable(rows: Instance[], nowMs: number, maxWidth?: number): string {
   const cols: Column<Instance>[] = [
     { header: 'ID', get: (i) => str(i.id), align: 'right' },
-    { header: 'Machine', get: (i) => str(i.machine_id), align: 'right' },
+    { header: 'Machine', get: (i) => str(i.machine_id), align: 'right', drop: 1 },
     { header: 'Status', get: status },
     { header: 'GPUs', get: (i) => gpus(i) },
     {
       header: 'Util',
       get: (i) => (typeof i.gpu_util === 'number' ? `${fmtNum(i.gpu_util, 0)}%` : DASH),
       align: 'right',
+      drop: 4,
     },
-    { header: 'vCPUs', get: (i) => fmtNum(i.cpu_cores_effective, 1), align: 'right' },
-    { header: 'RAM', get: (i) => fmtMbAsGb(i.cpu_ram), align: 'right' },
-    { header: 'Disk', get: (i) => fmtGb(i.disk_space), align: 'right' },
+    { header: 'vCPUs', get: (i) => fmtNum(i.cpu_cores_effective, 1), align: 'right', drop: 2 },
+    { header: 'RAM', get: (i) => fmtMbAsGb(i.cpu_ram), align: 'right', drop: 3 },
+    { header: 'Disk', get: (i) => fmtGb(i.disk_space), align: 'right', drop: 5 },
     { header: '$/hr', get: (i) => fmtUsd(i.dph_total, 4), align: 'right' },
-    { header: 'Image', get: (i) => str(i.image_uuid ?? i.image) },
+    { header: 'Image', get: (i) => str(i.image_uuid ?? i.image), shrink: true },
     { header: 'SSH', get: ssh },
-    { header: 'Started', get: (i) => relativeTime(i.start_date, nowMs) },
-    { header: 'Label', get: (i) => str(i.label) },
+    { header: 'Started', get: (i) => relativeTime(i.start_date, nowMs), drop: 6 },
+    { header: 'Label', get: (i) => str(i.label), shrink: true, drop: 7 },
   ];
-  return table(rows, cols);
+  return table(rows, cols, maxWidth);
 }
 
 export function instanceDetail(i: Instance, nowMs: number): string {
@@ -115,12 +122,13 @@ export function instanceDetail(i: Instance, nowMs: number): string {
     ['Image', str(i.image_uuid ?? i.image)],
     ['Label', str(i.label)],
     ['Started', i.start_date ? `${relativeTime(i.start_date, nowMs)} (${utcTime(i.start_date)})` : DASH],
-    ['SSH', i.ssh_host && i.ssh_port ? `ssh -p ${i.ssh_port} root@${i.ssh_host}` : DASH],
+    ['SSH', ssh(i) === DASH ? DASH : `ssh -p ${i.ssh_port} root@${i.ssh_host}`],
+    ['Maintenance', maintLines(i.maintenances, nowMs)],
   ];
   return keyValues(pairs);
 }
 
-export function machinesTable(rows: Machine[], nowMs: number): string {
+export function machinesTable(rows: Machine[], nowMs: number, maxWidth?: number): string {
   const cols: Column<Machine>[] = [
     { header: 'ID', get: (m) => str(m.id), align: 'right' },
     { header: 'GPUs', get: (m) => gpus(m) },
@@ -143,11 +151,24 @@ export function machinesTable(rows: Machine[], nowMs: number): string {
         typeof m.current_rentals_running === 'number' ? String(m.current_rentals_running) : str(m.rented),
       align: 'right',
     },
-    { header: 'Heartbeat', get: (m) => relativeTime(m.last_heartbeat_at, nowMs) },
-    { header: 'Maintenance', get: (m) => maintSummary(m.maintenances, nowMs) },
-    { header: 'Hostname', get: (m) => str(m.hostname) },
+    { header: 'Heartbeat', get: (m) => relativeTime(m.last_heartbeat_at, nowMs), drop: 2 },
+    { header: 'Maintenance', get: (m) => maintSummary(m.maintenances, nowMs), shrink: true },
+    { header: 'Hostname', get: (m) => str(m.hostname), drop: 1, shrink: true },
   ];
-  return table(rows, cols);
+  return table(rows, cols, maxWidth);
+}
+
+/** Scheduled maintenance windows of an instance's machine, one per line after the first. */
+function maintLines(v: unknown, nowMs: number): string {
+  if (!Array.isArray(v) || v.length === 0) return 'none scheduled';
+  return (v as Partial<Maintenance>[])
+    .map(
+      (m) =>
+        `${str(m.maintenance_category)} ${utcTime(m.start_time)} (${relativeTime(m.start_time, nowMs)}), ${
+          typeof m.duration_hours === 'number' ? fmtDuration(m.duration_hours * 3600) : DASH
+        }`,
+    )
+    .join('; ');
 }
 
 function maintSummary(v: unknown, nowMs: number): string {
@@ -159,7 +180,7 @@ function maintSummary(v: unknown, nowMs: number): string {
 
 export function maintsTable(rows: Maintenance[], nowMs: number): string {
   const cols: Column<Maintenance>[] = [
-    { header: 'ID', get: (m) => str(m.id), align: 'right' },
+    { header: 'Window', get: (m) => str(m.id), align: 'right' },
     { header: 'Machine', get: (m) => str(m.machine_id), align: 'right' },
     { header: 'Category', get: (m) => str(m.maintenance_category) },
     { header: 'Start', get: (m) => utcTime(m.start_time) },
