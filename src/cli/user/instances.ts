@@ -1,6 +1,8 @@
 // Instance commands: show instances | show instance ID | stop|start|destroy instance ID… |
 // label instance | ssh-url ID | ssh ID | wait ID.
 import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import type { Instance } from '../../contract/api-types.js';
 import { act, CliFailure, common, intArg, numArg, UsageError, type Ctx } from './context.js';
@@ -8,12 +10,22 @@ import { instanceDetail, instancesTable } from './views.js';
 import {
   DEFAULT_INTERVAL_S,
   describeOutcome,
+  scpUrl,
   sshCommand,
   sshUrl,
   stateLabel,
   waitForInstance,
 } from './wait.js';
 import { fmtDuration, spinnerLine } from '../output.js';
+import {
+  hostKeyAlias,
+  identityCandidates,
+  isDefaultKey,
+  knownHostsFile,
+  matchIdentity,
+  tildePath,
+  type IdentityCandidate,
+} from './ssh-identity.js';
 
 export function registerInstanceCommands(
   show: Command,
@@ -32,7 +44,7 @@ export function registerInstanceCommands(
         return ctx.out(
           'No instances. Rent one: openrig search offers, then openrig create instance OFFER_ID --image IMG --disk GB\n',
         );
-      ctx.out(instancesTable(rows, ctx.now()));
+      ctx.out(instancesTable(rows, ctx.now(), ctx.width));
     }),
   );
 
@@ -58,19 +70,31 @@ export function registerInstanceCommands(
     doc: string,
     run: (ctx: Ctx, id: number) => Promise<unknown>,
     done: string,
-  ) =>
-    common(
+  ) => {
+    const cmd = common(
       verbs[verb].command('instance').argument('<ids...>', 'instance IDs').description(doc),
-      `openrig ${verb} instance 12\nopenrig ${verb} instance 12 13 14`,
-    ).action(
-      act(async (ctx, [ids]) => {
+      `openrig ${verb} instance 12\nopenrig ${verb} instance 12 13 14` +
+        (verb === 'destroy' ? '' : `\nopenrig ${verb} instance 12 --wait`),
+    );
+    if (verb !== 'destroy')
+      waitOptions(
+        cmd.option('--wait', `wait until it has ${verb === 'stop' ? 'stopped' : 'started and runs'}`),
+      );
+    cmd.action(
+      act(async (ctx, [ids], opts) => {
         const list = (ids as string[]).map((x) => intArg(x, 'instance ID'));
         let failed = 0;
         for (const id of list) {
           try {
-            await run(ctx, id);
-            if (ctx.raw) ctx.printRaw();
-            else ctx.out(`instance ${id}: ${done}\n`);
+            const already = verb === 'destroy' ? null : await alreadyThere(ctx, id, verb);
+            if (already && !ctx.raw) ctx.out(`${already}\n`);
+            else {
+              await run(ctx, id);
+              if (ctx.raw) ctx.printRaw();
+              else ctx.out(`instance ${id}: ${done}\n`);
+            }
+            if (opts.wait && verb !== 'destroy')
+              await waitAndReport(ctx, id, opts, verb === 'stop' ? 'stopped' : 'running');
           } catch (err) {
             if (list.length === 1) throw err;
             // Several IDs: report each failure and go on; the exit code says some failed.
@@ -81,6 +105,7 @@ export function registerInstanceCommands(
         if (failed > 0) process.exitCode = 1;
       }),
     );
+  };
   each(
     'stop',
     'stop instances (compute billing halts; disk charges continue)',
@@ -131,33 +156,82 @@ export function registerInstanceCommands(
 
   common(
     program
+      .command('scp-url')
+      .argument('<id>', 'instance ID')
+      .description('print the scp:// URL of a running instance'),
+    'openrig scp-url 12\nscp ./data.tar "$(openrig scp-url 12)/root/"',
+  ).action(
+    act(async (ctx, [id]) => {
+      const inst = await runningInstance(ctx, intArg(id, 'instance ID'));
+      if (ctx.raw) return ctx.printRaw();
+      ctx.out(scpUrl(inst) + '\n');
+    }),
+  );
+
+  common(
+    program
       .command('ssh')
       .argument('<id>', 'instance ID')
       .argument('[ssh-args...]', 'more arguments for ssh (after --), e.g. a command to run')
-      .option('-i, --identity <file>', 'private key file for ssh')
-      .option('-o, --ssh-option <opt...>', 'ssh -o options, e.g. StrictHostKeyChecking=accept-new')
-      .description("log into a running instance with the system's ssh"),
-    'openrig ssh 12\nopenrig ssh 12 -- nvidia-smi\nopenrig ssh 12 -o StrictHostKeyChecking=accept-new -- uptime',
+      .option('-i, --identity <file>', 'private key file (default: the one whose public key you registered)')
+      .option('-o, --ssh-option <opt...>', "more ssh -o options; they take precedence over openrig's")
+      .description(
+        "log into a running instance with the system's ssh: picks your registered key, accepts the host key on first use (in openrig's own known_hosts), refuses a changed one, and exits with the remote command's code",
+      ),
+    'openrig ssh 12\nopenrig ssh 12 -- nvidia-smi\nopenrig ssh 12 -i ~/.ssh/work_key -- uptime',
   ).action(
-    act(async (ctx, [id, extra], opts) => {
-      const inst = await runningInstance(ctx, intArg(id, 'instance ID'));
-      const args = ['-p', String(inst.ssh_port)];
-      if (opts.identity) args.push('-i', String(opts.identity));
+    act(async (ctx, [id, more], opts) => {
+      const n = intArg(id, 'instance ID');
+      const extra = (more as string[] | undefined) ?? [];
+      const inst = await runningInstance(ctx, n);
+      const identity = opts.identity ? String(opts.identity) : (await findIdentity(ctx))?.file;
+      if (!identity)
+        ctx.err(
+          'openrig: warning: none of the keys in ~/.ssh is registered on your account; ssh will try its defaults (register one: openrig ssh-key add)\n',
+        );
+      const known = knownHostsFile(ctx.env);
+      mkdirSync(path.dirname(known), { recursive: true, mode: 0o700 });
+      const args: string[] = [];
+      // ssh keeps the first value it is given for an option: the user's own -o come first.
       for (const o of (opts.sshOption as string[] | undefined) ?? []) args.push('-o', o);
-      args.push(`root@${inst.ssh_host}`, ...((extra as string[] | undefined) ?? []));
+      args.push(
+        '-o',
+        `HostKeyAlias=${hostKeyAlias(ctx.url, n)}`,
+        '-o',
+        `UserKnownHostsFile=${known}`,
+        '-o',
+        'StrictHostKeyChecking=accept-new',
+        '-p',
+        String(inst.ssh_port),
+      );
+      if (identity) args.push('-i', identity);
+      args.push(`root@${inst.ssh_host}`, ...extra);
+      let changed = false;
       const code = await new Promise<number>((resolve, reject) => {
-        const child = spawn('ssh', args, { stdio: 'inherit' });
+        const child = spawn('ssh', args, { stdio: ['inherit', 'inherit', 'pipe'] });
+        // ssh's own messages pass through; a changed host key is recognised to explain it.
+        child.stderr!.on('data', (d: Buffer) => {
+          if (/REMOTE HOST IDENTIFICATION HAS CHANGED|Host key for .* has changed/.test(d.toString()))
+            changed = true;
+          process.stderr.write(d);
+        });
         child.on('error', (e) =>
           reject(
             new CliFailure(
               (e as NodeJS.ErrnoException).code === 'ENOENT'
-                ? `ssh is not installed; connect with: ${sshCommand(inst)}`
+                ? `ssh is not installed; connect with: ${sshCommand(inst, identity)}`
                 : e.message,
             ),
           ),
         );
-        child.on('exit', (c, sig) => resolve(c ?? (sig ? 255 : 0)));
+        child.on('close', (c, sig) => resolve(c ?? (sig ? 255 : 0)));
       });
+      if (changed) {
+        ctx.err(
+          `openrig: refused: instance ${n}'s host key is not the one it had on first use (${tildePath(known, ctx.env)}). ` +
+            `If the instance was recreated on purpose, forget the old key with: ssh-keygen -R ${hostKeyAlias(ctx.url, n)} -f ${tildePath(known, ctx.env)}\n`,
+        );
+      }
       if (code !== 0) process.exitCode = code;
     }),
   );
@@ -181,10 +255,41 @@ export function waitOptions(cmd: Command): Command {
   return cmd
     .option(
       '--interval <seconds>',
-      `seconds between polls (recommended: ${DEFAULT_INTERVAL_S})`,
+      `longest pause between polls; polls start at 0.5 s and back off to this`,
       String(DEFAULT_INTERVAL_S),
     )
     .option('--timeout <seconds>', 'give up after this many seconds (0: wait forever)', '900');
+}
+
+/** The private key whose public half is registered on the account, or null. */
+export async function findIdentity(ctx: Ctx): Promise<IdentityCandidate | null> {
+  const candidates = identityCandidates(ctx.env);
+  if (candidates.length === 0) return null;
+  const registered = (await ctx.client.listSshKeys()).map((k) => String(k.ssh_key ?? k.public_key ?? ''));
+  return matchIdentity(candidates, registered);
+}
+
+/** `-i` for the "Connect with" line when the registered key is not one ssh finds by itself. */
+async function identityHint(ctx: Ctx, outcome: { kind: string }): Promise<string | undefined> {
+  if (outcome.kind !== 'running') return undefined;
+  try {
+    const found = await findIdentity(ctx);
+    return found && !isDefaultKey(found.file, ctx.env) ? tildePath(found.file, ctx.env) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A repeated stop or start says so instead of answering as if it did something: the text for
+ * an instance already (going) where it was asked to go, else null.
+ */
+async function alreadyThere(ctx: Ctx, id: number, verb: 'stop' | 'start'): Promise<string | null> {
+  const inst = await getOwnInstance(ctx, id);
+  const want = verb === 'stop' ? 'stopped' : 'running';
+  if (inst.intended_status !== want) return null;
+  if (inst.actual_status === want) return `instance ${id} is already ${want}`;
+  return `instance ${id} is already ${verb === 'stop' ? 'stopping' : 'starting'} (now ${stateLabel(inst)})`;
 }
 
 async function getOwnInstance(ctx: Ctx, id: number): Promise<Instance> {
@@ -208,24 +313,43 @@ async function runningInstance(ctx: Ctx, id: number): Promise<Instance> {
   return inst;
 }
 
-/** Polls until running (prints the ssh command) or a state that never runs (exit 1). */
-export async function waitAndReport(ctx: Ctx, id: number, opts: Record<string, unknown>): Promise<void> {
+/** What the wait line shows: the state and, when the host says more, its status message. */
+export function waitText(id: number, state: string, statusMsg: unknown, elapsedMs: number): string {
+  const msg = typeof statusMsg === 'string' && statusMsg.trim() !== '' ? `: ${statusMsg.trim()}` : '';
+  return `instance ${id}: ${state}${msg} (${fmtDuration(elapsedMs / 1000)})`;
+}
+
+/**
+ * Polls until running (prints the ssh command), stopped (with `until: 'stopped'`), or a state
+ * that never runs (exit 1). On a terminal one line is redrawn with the live elapsed time, the
+ * state and the host's status message; otherwise each change is one plain line on stderr.
+ * Ctrl-C leaves the instance as it is and says how to resume waiting.
+ */
+export async function waitAndReport(
+  ctx: Ctx,
+  id: number,
+  opts: Record<string, unknown>,
+  until: 'running' | 'stopped' = 'running',
+  resume = until === 'running' ? `openrig wait ${id}` : `openrig stop instance ${id} --wait`,
+): Promise<void> {
   const intervalS = numArg(opts.interval ?? DEFAULT_INTERVAL_S, '--interval');
   const timeoutS = numArg(opts.timeout ?? 0, '--timeout');
   if (intervalS <= 0 || intervalS > 3600)
     throw new UsageError('--interval must be more than 0 and at most 3600 seconds');
   if (timeoutS < 0) throw new UsageError('--timeout must be 0 or more seconds');
-  const tty = !!process.stdout.isTTY && !ctx.raw;
-  let text = `instance ${id}: waiting`;
+  const tty = ctx.tty && !ctx.raw;
+  const started = Date.now();
+  let state = 'waiting';
+  let statusMsg: unknown = undefined;
+  let lastLine = '';
   let frame = 0;
-  let lastState = '';
-  // The spinner turns between polls; it is drawn only on a terminal.
-  const timer = tty ? setInterval(() => ctx.out(spinnerLine(frame++, text)), 120) : null;
-  // Ctrl-C ends the wait, not the instance: say so, and how to resume.
+  // The spinner and the elapsed time move between polls; drawn only on a terminal.
+  const draw = () => ctx.out(spinnerLine(frame++, waitText(id, state, statusMsg, Date.now() - started)));
+  const timer = tty ? setInterval(draw, 120) : null;
   const onInt = () => {
     if (timer) ctx.out('\r\u001b[2K');
     ctx.err(
-      `openrig: stopped waiting; instance ${id} is still ${lastState || 'provisioning'} (resume with: openrig wait ${id})\n`,
+      `openrig: stopped waiting; instance ${id} is still ${state === 'waiting' ? 'provisioning' : state} and was left as it is (resume with: ${resume})\n`,
     );
     process.exit(130);
   };
@@ -237,19 +361,22 @@ export async function waitAndReport(ctx: Ctx, id: number, opts: Record<string, u
         getInstance: (i) => ctx.client.getInstance(i),
         now: () => Date.now(),
         sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
-        onPoll: ({ state, elapsedMs }) => {
-          text = `instance ${id}: ${state} (${fmtDuration(elapsedMs / 1000)})`;
-          if (!tty && !ctx.raw && state !== lastState) ctx.err(`${text}\n`);
-          lastState = state;
+        onPoll: ({ state: st, elapsedMs, instance }) => {
+          state = st;
+          statusMsg = instance?.status_msg;
+          if (tty) return draw();
+          const line = waitText(id, st, statusMsg, 0).replace(/ \(0s\)$/, '');
+          if (!ctx.raw && line !== lastLine) ctx.err(`${waitText(id, st, statusMsg, elapsedMs)}\n`);
+          lastLine = line;
         },
       },
-      { intervalMs: intervalS * 1000, timeoutMs: timeoutS * 1000 },
+      { intervalMs: intervalS * 1000, timeoutMs: timeoutS * 1000, until },
     );
     if (timer) {
       clearInterval(timer);
       ctx.out('\r\u001b[2K');
     }
-    const d = describeOutcome(id, outcome);
+    const d = describeOutcome(id, outcome, await identityHint(ctx, outcome));
     if (!d.ok) throw new CliFailure(d.text);
     if (ctx.raw) return ctx.printRaw();
     ctx.out(d.text);

@@ -32,10 +32,10 @@ const inst = (actual_status: string | null, more: Partial<Instance> = {}): Insta
   intended_status: 'running',
   ...more,
 });
-const opts = { intervalMs: 10_000, timeoutMs: 0 };
+const opts = { intervalMs: 5_000, timeoutMs: 0 };
 
 describe('waiting for an instance', () => {
-  it('polls every 10 s through null and loading, and returns running with the ssh command', async () => {
+  it('polls after 0.5 s, then backs off by 1.5 up to the interval, and returns running with the ssh command', async () => {
     const f = fake([
       inst(null),
       inst(null),
@@ -44,12 +44,12 @@ describe('waiting for an instance', () => {
     ]);
     const r = await waitForInstance(7, f.seams, opts);
     expect(r.kind).toBe('running');
-    expect(f.sleeps).toEqual([10_000, 10_000, 10_000]);
-    expect(f.states).toEqual(['provisioning@0', 'provisioning@10', 'loading@20', 'running@30']);
+    expect(f.sleeps).toEqual([500, 750, 1125]);
+    expect(f.states).toEqual(['provisioning@0', 'provisioning@0.5', 'loading@1.25', 'running@2.375']);
     const d = describeOutcome(7, r);
     expect(d.ok).toBe(true);
     expect(d.text).toContain('ssh -p 40022 root@10.0.0.5');
-    expect(d.text).toContain('after 30s');
+    expect(d.text).toContain('after 2s');
   });
 
   it('keeps waiting while running has no ssh endpoint yet', async () => {
@@ -69,7 +69,7 @@ describe('waiting for an instance', () => {
       expect(d.text).toContain(`instance 7 is ${state}: main process died`);
       expect(d.text).toContain('openrig destroy instance 7');
       expect(d.text).toContain('another offer');
-      expect(f.sleeps).toEqual([10_000]);
+      expect(f.sleeps).toEqual([500]);
     },
   );
 
@@ -99,8 +99,25 @@ describe('waiting for an instance', () => {
     const f = fake([inst('loading')]);
     const r = await waitForInstance(7, f.seams, { intervalMs: 2000, timeoutMs: 7000 });
     expect(r).toMatchObject({ kind: 'timeout', state: 'loading' });
-    expect(f.sleeps).toEqual([2000, 2000, 2000]);
+    // 0.5, 0.75, 1.125, 1.6875, then the 2 s ceiling.
+    expect(f.sleeps).toEqual([500, 750, 1125, 1688, 2000]);
     expect(describeOutcome(7, r).text).toContain('still loading after 6s');
+  });
+
+  it('waits for stopped with until: stopped', async () => {
+    const f = fake([
+      inst('running', { intended_status: 'stopped' }),
+      inst('stopped', { intended_status: 'stopped' }),
+    ]);
+    const r = await waitForInstance(7, f.seams, { ...opts, until: 'stopped' });
+    expect(r.kind).toBe('halted');
+    expect(describeOutcome(7, r)).toEqual({ ok: true, text: 'instance 7 is stopped (after 0s)\n' });
+  });
+
+  it('names a key ssh does not try by itself in the Connect line', async () => {
+    const r = await waitForInstance(7, fake([inst('running', { ssh_host: 'h', ssh_port: 22 })]).seams, opts);
+    expect(describeOutcome(7, r, '~/.ssh/work').text).toContain('ssh -i ~/.ssh/work -p 22 root@h');
+    expect(describeOutcome(7, r).text).toContain('ssh -p 22 root@h');
   });
 
   it('rides out a few network failures but not a client error', async () => {

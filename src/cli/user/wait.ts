@@ -1,13 +1,24 @@
-// Waiting for an instance to run (poll every 10 s, the recommended interval; typical boot 1–5 minutes). `null` and `loading` keep waiting; `running` with an SSH endpoint is
-// done; `exited`, `unknown` and `offline` never reach `running` (the client destroys it and retries another
-// offer), so the wait stops there. Pure over its seams (client, clock, sleep) so tests drive it
-// with a fake client and a fake clock.
+// Waiting for an instance to run (or to stop). Polls quickly at first, 0.5 s, then 1.5 times
+// longer each time up to the interval (5 s by default): an instance ready in under a second is
+// reported at once, a slow boot costs a poll every few seconds. `null` and `loading` keep waiting;
+// `running` with an SSH endpoint is done; `exited`, `unknown` and `offline` never reach `running`
+// (the client destroys it and retries another offer), so the wait stops there. Pure over its
+// seams (client, clock, sleep) so tests drive it with a fake client and a fake clock.
 import type { Instance } from '../../contract/api-types.js';
 import { ApiError, NetworkError } from '../../client/client.js';
 import { fmtDuration } from '../output.js';
 import { assertNever } from '../../contract/assert-never.js';
 
-export const DEFAULT_INTERVAL_S = 10;
+/** The longest pause between two polls, in seconds (the backoff's ceiling). */
+export const DEFAULT_INTERVAL_S = 5;
+/** The first pause between polls. */
+export const FIRST_INTERVAL_MS = 500;
+export const BACKOFF = 1.5;
+
+/** The pause before poll n+1 (n from 0): 0.5 s, 0.75 s, 1.125 s … up to `maxMs`. */
+export function pauseMs(n: number, maxMs: number): number {
+  return Math.min(maxMs, Math.round(FIRST_INTERVAL_MS * BACKOFF ** n));
+}
 /** Consecutive network failures tolerated while waiting (a server restart is not a failure). */
 export const MAX_NETWORK_FAILURES = 3;
 
@@ -20,9 +31,12 @@ export interface WaitSeams {
 }
 
 export interface WaitOptions {
+  /** The longest pause between polls. */
   intervalMs: number;
   /** Give up after this long (0: never). */
   timeoutMs: number;
+  /** What to wait for: running with SSH (default), or stopped. */
+  until?: 'running' | 'stopped';
 }
 
 export type WaitOutcome =
@@ -30,6 +44,7 @@ export type WaitOutcome =
   | { kind: 'failed'; state: string; instance: Instance; elapsedMs: number }
   | { kind: 'gone'; elapsedMs: number }
   | { kind: 'stopped'; instance: Instance; elapsedMs: number }
+  | { kind: 'halted'; instance: Instance; elapsedMs: number }
   | { kind: 'timeout'; state: string; elapsedMs: number };
 
 export const NEVER_RUNS = new Set(['exited', 'unknown', 'offline']);
@@ -42,8 +57,11 @@ export function stateLabel(i: Instance | null): string {
 
 export async function waitForInstance(id: number, s: WaitSeams, o: WaitOptions): Promise<WaitOutcome> {
   const start = s.now();
+  const until = o.until ?? 'running';
   let netFailures = 0;
   let lastState = 'provisioning';
+  let polls = 0;
+  const pause = () => s.sleep(pauseMs(polls++, o.intervalMs));
   for (;;) {
     let inst: Instance | null;
     try {
@@ -58,7 +76,7 @@ export async function waitForInstance(id: number, s: WaitSeams, o: WaitOptions):
         elapsedMs: s.now() - start,
         instance: null,
       });
-      await s.sleep(o.intervalMs);
+      await pause();
       continue;
     }
     const elapsedMs = s.now() - start;
@@ -66,27 +84,39 @@ export async function waitForInstance(id: number, s: WaitSeams, o: WaitOptions):
     lastState = state;
     s.onPoll?.({ state, elapsedMs, instance: inst });
     if (!inst) return { kind: 'gone', elapsedMs };
-    if (inst.actual_status === 'running' && inst.ssh_host && inst.ssh_port)
-      return { kind: 'running', instance: inst, elapsedMs };
-    if (inst.actual_status !== null && NEVER_RUNS.has(inst.actual_status))
-      return { kind: 'failed', state: inst.actual_status, instance: inst, elapsedMs };
-    // Stopped on purpose: waiting would never end. A stopped instance that was just started
-    // (intended running) is on its way and is waited for.
-    if (
-      inst.intended_status === 'stopped' ||
-      (inst.actual_status === 'stopped' && inst.intended_status === undefined)
-    ) {
-      return { kind: 'stopped', instance: inst, elapsedMs };
+    if (until === 'stopped') {
+      if (inst.actual_status === 'stopped' || inst.actual_status === 'exited')
+        return { kind: 'halted', instance: inst, elapsedMs };
+    } else {
+      if (inst.actual_status === 'running' && inst.ssh_host && inst.ssh_port)
+        return { kind: 'running', instance: inst, elapsedMs };
+      if (inst.actual_status !== null && NEVER_RUNS.has(inst.actual_status))
+        return { kind: 'failed', state: inst.actual_status, instance: inst, elapsedMs };
+      // Stopped on purpose: waiting would never end. A stopped instance that was just started
+      // (intended running) is on its way and is waited for.
+      if (
+        inst.intended_status === 'stopped' ||
+        (inst.actual_status === 'stopped' && inst.intended_status === undefined)
+      ) {
+        return { kind: 'stopped', instance: inst, elapsedMs };
+      }
     }
-    if (o.timeoutMs > 0 && elapsedMs + o.intervalMs > o.timeoutMs)
-      return { kind: 'timeout', state, elapsedMs };
-    await s.sleep(o.intervalMs);
+    const next = pauseMs(polls, o.intervalMs);
+    if (o.timeoutMs > 0 && elapsedMs + next > o.timeoutMs) return { kind: 'timeout', state, elapsedMs };
+    await pause();
   }
 }
 
-/** `ssh -p PORT root@HOST`: renters connect as root to the instance's ssh_host and ssh_port. */
-export function sshCommand(i: Instance): string {
-  return `ssh -p ${i.ssh_port} root@${i.ssh_host}`;
+/**
+ * `ssh [-i KEY] -p PORT root@HOST`: renters connect as root to the instance's ssh_host and
+ * ssh_port; `identity` is given when the registered key is not one ssh tries by itself.
+ */
+export function sshCommand(i: Instance, identity?: string): string {
+  return `ssh ${identity ? `-i ${identity} ` : ''}-p ${i.ssh_port} root@${i.ssh_host}`;
+}
+
+export function scpUrl(i: Instance): string {
+  return `scp://root@${i.ssh_host}:${i.ssh_port}`;
 }
 
 export function sshUrl(i: Instance): string {
@@ -94,13 +124,17 @@ export function sshUrl(i: Instance): string {
 }
 
 /** The line the CLI prints for an outcome, and whether it is a success. */
-export function describeOutcome(id: number, r: WaitOutcome): { ok: boolean; text: string } {
+export function describeOutcome(
+  id: number,
+  r: WaitOutcome,
+  identity?: string,
+): { ok: boolean; text: string } {
   const took = fmtDuration(r.elapsedMs / 1000);
   switch (r.kind) {
     case 'running':
       return {
         ok: true,
-        text: `instance ${id} is running (after ${took}). Connect with:\n  ${sshCommand(r.instance)}\n`,
+        text: `instance ${id} is running (after ${took}). Connect with:\n  ${sshCommand(r.instance, identity)}\n  (or: openrig ssh ${id})\n`,
       };
     case 'failed': {
       const why = r.instance.status_msg ? `: ${r.instance.status_msg}` : '';
@@ -113,6 +147,8 @@ export function describeOutcome(id: number, r: WaitOutcome): { ok: boolean; text
       return { ok: false, text: `instance ${id} does not exist (destroyed, or not yours)` };
     case 'stopped':
       return { ok: false, text: `instance ${id} is stopped; start it with: openrig start instance ${id}` };
+    case 'halted':
+      return { ok: true, text: `instance ${id} is ${stateLabel(r.instance)} (after ${took})\n` };
     case 'timeout':
       return {
         ok: false,
