@@ -1,0 +1,257 @@
+// The CLI as a person meets it, against `openrig serve --demo` (a fleet with agents over loopback
+// and a registered demo key): in a pseudo-terminal (`script`) and in pipes. Tables fit the
+// terminal, waits redraw a live line and back off, ssh works with no options, usage errors read
+// alike and exit 2, a closed pipe is quiet.
+/* eslint-disable no-control-regex -- terminal escape codes are what these tests look for */
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, ROOT, startServe, type Proc } from '../helpers/process.js';
+import { cli, hasStack } from './cli-harness.js';
+
+const has = (cmd: string, args: string[]) => {
+  try {
+    execFileSync(cmd, args, { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+const hasScript = has('script', ['--version']);
+const hasSsh = has('ssh', ['-V']);
+if (!hasScript)
+  console.warn('[openrig tests] `script` (util-linux) is missing: the pseudo-terminal cases are skipped');
+
+let server: Proc & { url: string };
+let data: string;
+let home: string;
+let key: string;
+let run: (args: string[], env?: Record<string, string>) => ReturnType<typeof cli>;
+
+/** Runs the CLI in a pseudo-terminal COLS wide; the transcript as the terminal received it. */
+function inPty(
+  args: string[],
+  cols = 80,
+  env: Record<string, string> = {},
+): Promise<{ out: string; code: number }> {
+  const quoted = args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  return new Promise((resolve) => {
+    const child = spawn(
+      'script',
+      ['-qec', `stty cols ${cols}; ${process.execPath} ${BIN} ${quoted}`, '/dev/null'],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          HOME: home,
+          XDG_CONFIG_HOME: '',
+          OPENRIG_URL: server.url,
+          OPENRIG_API_KEY: key,
+          ...env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('exit', (code) => resolve({ out, code: code ?? -1 }));
+  });
+}
+
+/** The lines a terminal shows: carriage-return redraws and erase codes resolved to the last text. */
+function screenLines(out: string): string[] {
+  return out
+    .replace(/\r\n/g, '\n')
+    .split('\n')
+    .map((l) =>
+      l
+        .split('\r')
+        .at(-1)!
+        .replace(/\u001b\[[0-9;]*[A-Za-z]/g, ''),
+    );
+}
+
+beforeAll(async () => {
+  data = mkdtempSync(path.join(tmpdir(), 'openrig-cli-terminal-'));
+  server = await startServe(['--data', data, '--demo'], {
+    OPENRIG_LOG_LEVEL: 'warn',
+    OPENRIG_RATE_LIMITS: 'off',
+  });
+  key = /demo API key: (\S+)/.exec(server.stdout())![1]!;
+  home = mkdtempSync(path.join(tmpdir(), 'openrig-cli-terminal-home-'));
+  run = (args, env = {}) => cli(home, args, { OPENRIG_URL: server.url, OPENRIG_API_KEY: key, ...env });
+}, 90_000);
+afterAll(() => server?.child.kill('SIGTERM'));
+
+describe('usage and version', () => {
+  it('--version prints the package version', async () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const r = await run(['--version']);
+    expect([r.code, r.stdout]).toEqual([0, `${pkg.version}\n`]);
+  });
+
+  it("commander's errors, a malformed query and an API path in --url: `openrig: …`, exit 2", async () => {
+    const unknown = await run(['show', 'instances', '--bogus']);
+    expect([unknown.code, unknown.stderr]).toEqual([2, "openrig: unknown option '--bogus'\n"]);
+    const typo = await run(['shw']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/^openrig: unknown command 'shw'/);
+    const q = await run(['search', 'offers', 'num_gpus>>2']);
+    expect(q.code).toBe(2);
+    expect(q.stderr).toContain('"num_gpus>>…": one operator per term');
+    const url = await run(['show', 'instances', '--url', `${server.url}/api/v0`]);
+    expect(url.code).toBe(2);
+    expect(url.stderr).toContain(`use ${server.url} instead of ${server.url}/api/v0`);
+    for (const r of [unknown, typo, q, url]) expect(hasStack(r.stderr)).toBe(false);
+  });
+
+  it('a closed pipe (| head -1) ends quietly, exit 0', async () => {
+    const r = execFileSync(
+      'sh',
+      ['-c', `node ${BIN} search offers --limit 50 2>&1 | head -1; echo "rc=\${PIPESTATUS:-0}"`],
+      {
+        cwd: ROOT,
+        env: { ...process.env, HOME: home, OPENRIG_URL: server.url, OPENRIG_API_KEY: key },
+      },
+    ).toString();
+    expect(r).toMatch(/^ID\s+GPUs/);
+    expect(r).not.toMatch(/EPIPE|Error|at /);
+  });
+});
+
+describe('tables fit the terminal', () => {
+  it.runIf(hasScript)(
+    '80 columns: every line fits; --wide prints all columns; a pipe gets all columns',
+    async () => {
+      const narrow = await inPty(['search', 'offers'], 80);
+      const lines = screenLines(narrow.out).filter((l) => l.trim() !== '');
+      expect(lines[0]).toMatch(/^ID\s+GPUs/);
+      for (const l of lines) expect(l.length, l).toBeLessThanOrEqual(80);
+      expect(lines[0]).toContain('$/hr');
+      const wide = screenLines((await inPty(['search', 'offers', '--wide'], 80)).out);
+      expect(wide[0]).toContain('Location');
+      expect(wide[0]!.length).toBeGreaterThan(80);
+      const piped = await run(['search', 'offers']);
+      expect(piped.stdout.split('\n')[0]).toContain('Location');
+      expect(piped.stdout).not.toMatch(/\u001b/);
+    },
+  );
+});
+
+describe('create --wait, stop/start --wait, ssh with no options', () => {
+  let id: number;
+  it.runIf(hasScript)(
+    'create --wait in a terminal redraws one live line, then prints how to connect',
+    async () => {
+      const offer = (await run(['search', 'offers', 'gpu_name=RTX_3090', '--raw'])).stdout;
+      const offerId = (JSON.parse(offer) as { offers: { id: number }[] }).offers[0]!.id;
+      const r = await inPty([
+        'create',
+        'instance',
+        String(offerId),
+        '--image',
+        'ubuntu:22.04',
+        '--disk',
+        '10',
+        '--wait',
+      ]);
+      expect(r.code, r.out).toBe(0);
+      id = Number(/Created instance (\d+)/.exec(r.out)![1]);
+      // Redrawn in place (carriage returns), with the state and the elapsed time.
+      expect(r.out).toMatch(new RegExp(`\\r\\u001b\\[2K[|/\\\\-] instance ${id}: \\w+.*\\(\\d+s\\)`));
+      expect(r.out).toMatch(/is running \(after \d+s\)\. Connect with:/);
+      expect(r.out).toContain(`(or: openrig ssh ${id})`);
+    },
+  );
+
+  it('stop --wait and start --wait in a pipe: plain lines on stderr, no redraws; a repeat says so', async () => {
+    if (!id) return;
+    const stop = await run(['stop', 'instance', String(id), '--wait']);
+    expect(stop.code, stop.stderr).toBe(0);
+    expect(stop.stdout).toMatch(
+      new RegExp(`instance ${id}: stopping\\ninstance ${id} is stopped \\(after \\d+s\\)\\n`),
+    );
+    expect(stop.stderr).not.toMatch(/\r|\u001b/);
+    expect((await run(['stop', 'instance', String(id)])).stdout).toBe(`instance ${id} is already stopped\n`);
+    const start = await run(['start', 'instance', String(id), '--wait', '--timeout', '60']);
+    expect(start.code, start.stderr).toBe(0);
+    expect(start.stdout).toMatch(/is running \(after \d+s\)/);
+    expect(start.stderr).toMatch(new RegExp(`^instance ${id}: `, 'm'));
+    expect((await run(['start', 'instance', String(id)])).stdout).toBe(`instance ${id} is already running\n`);
+  }, 90_000);
+
+  it.runIf(hasSsh)(
+    'ssh picks the registered key, accepts the host key into its own known_hosts, passes the exit code, refuses a changed key',
+    async () => {
+      if (!id) return;
+      // The demo key under a name ssh does not try by itself.
+      mkdirSync(path.join(home, '.ssh'), { recursive: true, mode: 0o700 });
+      const demoKey = path.join(data, 'demo', 'id_ed25519');
+      copyFileSync(demoKey, path.join(home, '.ssh', 'work'));
+      copyFileSync(`${demoKey}.pub`, path.join(home, '.ssh', 'work.pub'));
+      execFileSync('chmod', ['600', path.join(home, '.ssh', 'work')]);
+      const hello = await run(['ssh', String(id), '--', 'echo', 'hello-from-instance']);
+      expect(hello.stdout, hello.stderr).toBe('hello-from-instance\n');
+      expect(hello.code).toBe(0);
+      const known = path.join(home, '.config', 'openrig', 'known_hosts');
+      expect(existsSync(known)).toBe(true);
+      // Filed under the server and instance (ssh may hash the name): ssh-keygen -F finds it.
+      const alias = `openrig-${new URL(server.url).host.replace(/[^A-Za-z0-9.-]/g, '-')}-instance-${id}`;
+      expect(execFileSync('ssh-keygen', ['-F', alias, '-f', known]).toString()).toContain('ssh-ed25519');
+      expect((await run(['ssh', String(id), '--', 'exit', '3'])).code).toBe(3);
+      // The Connect line names the key, since ssh would not find it alone.
+      const w = await run(['wait', String(id)]);
+      expect(w.stdout).toContain(`ssh -i ~/.ssh/work -p`);
+      // Another key for the same instance: refused, with how to forget the old one.
+      const other = execFileSync(
+        'ssh-keygen',
+        ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(home, 'x')],
+        {
+          input: 'y\n',
+        },
+      );
+      void other;
+      const forged = readFileSync(path.join(home, 'x.pub'), 'utf8').split(' ').slice(0, 2).join(' ');
+      writeFileSync(known, readFileSync(known, 'utf8').replace(/ ssh-\S+ \S+/, ` ${forged}`));
+      const refused = await run(['ssh', String(id), '--', 'true']);
+      expect(refused.code).toBe(255);
+      expect(refused.stderr).toContain(
+        `openrig: refused: instance ${id}'s host key is not the one it had on first use`,
+      );
+      expect(refused.stderr).toContain('ssh-keygen -R openrig-');
+    },
+    60_000,
+  );
+
+  it('Ctrl-C while waiting leaves the instance and says how to resume', async () => {
+    if (!id) return;
+    expect((await run(['stop', 'instance', String(id), '--wait'])).code).toBe(0);
+    const child = spawn(process.execPath, [BIN, 'start', 'instance', String(id), '--wait'], {
+      cwd: ROOT,
+      env: { ...process.env, HOME: home, XDG_CONFIG_HOME: '', OPENRIG_URL: server.url, OPENRIG_API_KEY: key },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    let out = '';
+    child.stderr.on('data', (d) => (err += d));
+    child.stdout.on('data', (d) => (out += d));
+    await new Promise<void>((resolve) => {
+      const t = setInterval(() => {
+        // Polling has begun (its first line is on stderr): the wait owns Ctrl-C now.
+        if (new RegExp(`instance ${id}: `).test(err)) {
+          clearInterval(t);
+          child.kill('SIGINT');
+          resolve();
+        }
+      }, 10);
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    if (/is running/.test(out)) return; // it ran before the signal: nothing to interrupt
+    expect(code).toBe(130);
+    expect(err).toContain(`was left as it is (resume with: openrig wait ${id})`);
+    expect((await run(['show', 'instance', String(id)])).code).toBe(0);
+  }, 60_000);
+});
