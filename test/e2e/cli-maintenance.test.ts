@@ -108,13 +108,15 @@ describe('schedule maint / show maints / cancel maint', { timeout: 90_000 }, () 
   it('show maints: UTC start and end, relative time, duration; --machines filters', async () => {
     const r = await run(['show', 'maints']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^\s*ID\s+Machine\s+Category\s+Start\s+When\s+End\s+Duration$/m);
+    expect(r.stdout).toMatch(/^\s*Window\s+Machine\s+Category\s+Start\s+When\s+End\s+Duration$/m);
+    // cancel maint takes the machine ID, and the listing says so.
+    expect(r.stdout).toContain('openrig cancel maint MACHINE_ID (the Machine column, not the window ID)');
     const start = new Date(day * 1000).toISOString().slice(0, 16).replace('T', ' ');
     expect(r.stdout).toMatch(
       new RegExp(`^\\s*\\d+\\s+${ids[0]}\\s+gpu\\s+${start} UTC\\s+in 1d( 1h)?\\s+\\S+ \\S+ UTC\\s+2h$`, 'm'),
     );
     const only = await run(['show', 'maints', '--machines', String(ids[1])]);
-    expect(only.stdout.trim().split('\n').length).toBe(2);
+    expect(only.stdout.trim().split('\n').length).toBe(3);
     expect(only.stdout).toMatch(new RegExp(`^\\s*\\d+\\s+${ids[1]}\\s`, 'm'));
   });
 
