@@ -99,6 +99,9 @@ export function tcpRetransmits() {
   return i > 0 ? Number(values[i]) : NaN;
 }
 
+/** The bench's servers run with this OPENRIG_METRICS_TOKEN. */
+export const BENCH_METRICS_TOKEN = 'bench-metrics-token';
+
 /**
  * The server's own request-latency histogram for one route (openrig_http_request_duration_seconds
  * from /metrics, all statuses summed): cumulative counts by bucket bound in seconds. The time it
@@ -106,7 +109,9 @@ export function tcpRetransmits() {
  * sees on top (socket queues, the kernel, CPU stolen from the machine) is the difference.
  */
 export async function serverHistogram(url, method, route) {
-  const text = await fetch(`${url}/metrics`).then((r) => r.text());
+  const text = await fetch(`${url}/metrics`, {
+    headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` },
+  }).then((r) => r.text());
   const out = new Map();
   const re = /^openrig_http_request_duration_seconds_bucket\{([^}]*)\} (\S+)$/;
   for (const line of text.split('\n')) {

@@ -38,6 +38,7 @@ import {
   procCpuS,
   serverHistogram,
   histogramDelta,
+  BENCH_METRICS_TOKEN,
 } from './bench-lib.mjs';
 import { seed } from './bench-seed.mjs';
 
@@ -66,6 +67,8 @@ const SERVE_ENV = (dataDir) => ({
   OPENRIG_MAIL_OUTBOX: path.join(dataDir, 'mail.jsonl'),
   OPENRIG_HEARTBEAT_S: String(HEARTBEAT_S),
   OPENRIG_RATE_LIMITS: 'off',
+  // /metrics on the API port needs a token (the server-side latency histograms are read there).
+  OPENRIG_METRICS_TOKEN: BENCH_METRICS_TOKEN,
 });
 
 let serveCount = 0;

@@ -30,6 +30,10 @@ export function buildProgram(): Command {
       '--workers <n>',
       'HTTP worker processes sharing the port (default: the number of cores; 1 with --demo)',
     )
+    .option(
+      '--metrics-port <port>',
+      'serve GET /metrics on this port (on OPENRIG_METRICS_HOST, default 127.0.0.1)',
+    )
     .addHelpText(
       'after',
       '\nExample:\n  openrig serve --port 8080 --database-url postgres://localhost/openrig',
@@ -47,6 +51,12 @@ export function buildProgram(): Command {
         if (o.demo && workers > 1) throw new CommanderError(2, 'usage', `--demo runs one worker`);
       }
       // Loaded on demand: user commands start fast without the server's modules.
+      const metricsPort = o.metricsPort === undefined ? undefined : Number(o.metricsPort);
+      if (
+        metricsPort !== undefined &&
+        (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)
+      )
+        throw new CommanderError(2, 'usage', `--metrics-port must be 0-65535`);
       const { serveCommand } = await import('../server/main.js');
       await serveCommand({
         host: o.host,
@@ -55,6 +65,7 @@ export function buildProgram(): Command {
         databaseUrl: o.databaseUrl,
         demo: !!o.demo,
         workers,
+        metricsPort,
       });
     });
   registerAdmin(program);

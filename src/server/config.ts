@@ -50,8 +50,15 @@ export interface Config {
   agent: { heartbeatS: number; unknownAfterS: number; offlineAfterS: number; sweepIntervalMs: number };
   billing: { meterIntervalMs: number };
   rateLimits: { enabled: boolean } & Record<RateLimitFamily, RateLimitRule>;
-  /** Bearer token required by GET /metrics; null: no token. */
+  /**
+   * Bearer token of GET /metrics. Without one, the API port does not serve /metrics at all; a
+   * separate metrics listener (metricsPort) serves it to whoever can reach that port.
+   */
   metricsToken: string | null;
+  /** Port of the separate /metrics listener (`--metrics-port`, OPENRIG_METRICS_PORT); null: none. */
+  metricsPort: number | null;
+  /** Address of that listener (OPENRIG_METRICS_HOST, default 127.0.0.1). */
+  metricsHost: string;
   /**
    * Proxies whose X-Forwarded-For is believed (OPENRIG_TRUST_PROXY): false (the default: the
    * socket's address is the client's), or the proxies' addresses and CIDR ranges.
@@ -130,6 +137,7 @@ export interface ConfigOverrides {
   port?: number;
   dataDir?: string;
   databaseUrl?: string;
+  metricsPort?: number;
 }
 
 export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Config {
@@ -211,6 +219,9 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
       search: rateRule(env, 'OPENRIG_RATE_LIMIT_SEARCH', { limit: 120, windowS: 60 }),
     },
     metricsToken: env.OPENRIG_METRICS_TOKEN || null,
+    metricsPort:
+      o.metricsPort ?? (env.OPENRIG_METRICS_PORT ? num(env, 'OPENRIG_METRICS_PORT', 0, { min: 0 }) : null),
+    metricsHost: str(env, 'OPENRIG_METRICS_HOST', '127.0.0.1'),
     trustProxy: trustProxy(env),
     webhooks: {
       allowHttp: ['1', 'true', 'on'].includes(str(env, 'OPENRIG_WEBHOOK_ALLOW_HTTP', '0')),

@@ -16,6 +16,8 @@ export interface Server {
   app: FastifyInstance;
   deps: Deps;
   url: string;
+  /** The separate /metrics listener's URL, when one was asked for. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,17 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   if (opts.jobs !== false) deps.jobs.push(...startJobs(deps));
+  const metricsServer =
+    config.metricsPort === null
+      ? null
+      : await (
+          await import('./modules/platform/platform.routes.js')
+        ).startMetricsServer(deps, config.metricsHost, config.metricsPort);
+  const maddr = metricsServer?.address();
+  const metricsUrl =
+    maddr && typeof maddr === 'object'
+      ? `http://${maddr.address.includes(':') ? `[${maddr.address}]` : maddr.address}:${maddr.port}/metrics`
+      : null;
   // The offer index loads in the background once listening (in chunks, between requests), so the
   // first search does not wait for every machine row; a search meanwhile joins the same load.
   setImmediate(() => {
@@ -58,6 +71,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     app,
     deps,
     url,
+    metricsUrl,
     close() {
       closing ??= (async () => {
         // Stops accepting; in-flight requests finish first. Connections that turn idle after
@@ -65,6 +79,10 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
         const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
         try {
           await app.close();
+          if (metricsServer) {
+            metricsServer.closeAllConnections();
+            await new Promise((r) => metricsServer.close(r));
+          }
         } finally {
           clearInterval(sweep);
         }

@@ -106,9 +106,32 @@ const apiKeyByHash = preparedRead(({ db }, hash: string) =>
       'k.instance_id as k_instance',
       'k.permissions as k_perms',
       'k.revoked_at as k_revoked',
+      'k.last_used_at as k_used',
     ])
     .where('k.key_hash', '=', hash),
 );
+
+/** How stale a key's last_used_at may get before a request writes it again. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * Records that a key was used, at most once a minute per key: conditional on the stored value
+ * being older, so concurrent requests of the same minute write once. Not awaited by the request
+ * (off its critical path); a failure is only logged.
+ */
+function touchLastUsed(deps: Deps, keyId: number, used: number | null): void {
+  const now = deps.clock.now();
+  if (used !== null && now - used < LAST_USED_RESOLUTION_MS) return;
+  deps.db
+    .updateTable('api_keys')
+    .set({ last_used_at: now })
+    .where('id', '=', keyId)
+    .where((eb) =>
+      eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', now - LAST_USED_RESOLUTION_MS)]),
+    )
+    .execute()
+    .catch((err: unknown) => deps.log.warn({ err, keyId }, 'recording last_used_at failed'));
+}
 
 /** A live session of the given kind as an AuthContext; null when unknown, revoked or another kind. */
 async function resolveSession(
@@ -158,7 +181,8 @@ export async function resolveCredential(deps: Deps, credential: string): Promise
   if (credential.startsWith(SESSION_KEY_PREFIX)) return resolveSession(deps, credential, 'cli');
   const [row] = await apiKeyByHash(deps.store, sha256Hex(credential));
   if (!row || row.k_revoked !== null) return null;
-  const { kid, k_team, k_kind, k_instance, k_perms, k_revoked: _r, ...user } = row;
+  const { kid, k_team, k_kind, k_instance, k_perms, k_revoked: _r, k_used, ...user } = row;
+  touchLastUsed(deps, kid, k_used);
   return {
     user,
     via: k_kind === 'instance' ? 'instance_key' : 'api_key',

@@ -2,7 +2,9 @@
 // unreachable), on both databases.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import pino from 'pino';
-import { describeEachDb, PG_URL } from '../../../../test/helpers/db.js';
+import { createTestDb, describeEachDb, PG_URL } from '../../../../test/helpers/db.js';
+import { startServer } from '../../main.js';
+import { createUser } from '../accounts/accounts.service.js';
 import { makeTestApp, type TestApp } from '../../../../test/helpers/app.js';
 import { Kysely, SqliteDialect } from 'kysely';
 import { openStore, type Store } from '../../db/connection.js';
@@ -23,7 +25,7 @@ function sample(text: string, line: string): number | undefined {
 describeEachDb('metrics', (dialect) => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await makeTestApp(dialect);
+    t = await makeTestApp(dialect, { OPENRIG_METRICS_TOKEN: 'm-token' });
   });
   afterAll(async () => {
     await t.app.close();
@@ -36,7 +38,7 @@ describeEachDb('metrics', (dialect) => {
     await t.request('GET', '/api/v0/users/current/', { key: u.apiKey });
     await t.request('GET', '/api/v0/users/current', { key: 'or_wrong' });
     await t.request('GET', '/no/such/route');
-    const r = await t.request('GET', '/metrics');
+    const r = await t.request('GET', '/metrics', { key: 'm-token' });
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = r.raw;
@@ -104,7 +106,7 @@ describeEachDb('metrics', (dialect) => {
       { key: 'metrics-test-1', to: 'a@example.com', subject: 's', text: 't', category: 'test' },
       { key: 'metrics-test-2', to: 'b@example.com', subject: 's', text: 't', category: 'test' },
     ]);
-    const text = (await t.request('GET', '/metrics')).raw;
+    const text = (await t.request('GET', '/metrics', { key: 'm-token' })).raw;
     expect(sample(text, 'openrig_instances{state="running"}')).toBe(1);
     expect(sample(text, 'openrig_instances{state="provisioning"}')).toBe(1);
     expect(sample(text, 'openrig_email_outbox_backlog{state="pending"}')).toBe(2);
@@ -137,6 +139,37 @@ describeEachDb('metrics token', (dialect) => {
   });
 });
 
+describeEachDb('metrics without a token', (dialect) => {
+  it('the API port refuses /metrics to everyone; --metrics-port serves it on its own listener', async () => {
+    const db = await createTestDb(dialect);
+    const config = loadConfig(
+      { OPENRIG_SECRET_KEY: 'ab'.repeat(32), OPENRIG_LOG_LEVEL: 'silent' },
+      { dataDir: db.dataDir, databaseUrl: db.url, host: '127.0.0.1', port: 0, metricsPort: 0 },
+    );
+    const server = await startServer(config, { logger: false });
+    try {
+      const api = await fetch(`${server.url}/metrics`);
+      expect(api.status).toBe(403);
+      expect(await api.json()).toMatchObject({ error: 'forbidden' });
+      const u = await createUser(server.deps, { email: 'm@example.com', emailVerified: true });
+      const withKey = await fetch(`${server.url}/metrics`, {
+        headers: { authorization: `Bearer ${u.api_key}` },
+      });
+      expect(withKey.status).toBe(403);
+      expect(server.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+      const m = await fetch(server.metricsUrl!);
+      expect(m.status).toBe(200);
+      expect(await m.text()).toContain('openrig_http_requests_total');
+      expect((await fetch(server.metricsUrl!.replace('/metrics', '/api/v0/users/current/'))).status).toBe(
+        404,
+      );
+    } finally {
+      await server.close();
+      await db.cleanup();
+    }
+  });
+});
+
 describeEachDb('readyz', (dialect) => {
   it('answers 200 while the database answers and 503 {error, msg} once it is unreachable', async () => {
     const t = await makeTestApp(dialect);
@@ -166,7 +199,7 @@ describeEachDb('readyz', (dialect) => {
             })()
           : openStore(url);
       const config = loadConfig(
-        { OPENRIG_SECRET_KEY: 'ab'.repeat(32) },
+        { OPENRIG_SECRET_KEY: 'ab'.repeat(32), OPENRIG_METRICS_TOKEN: 'm-token' },
         { dataDir: t.db.dataDir, databaseUrl: url },
       );
       const deps = makeDeps({ store, clock: new ManualClock(), config, log: pino({ level: 'silent' }) });
@@ -176,7 +209,11 @@ describeEachDb('readyz', (dialect) => {
       expect(r.headers['content-type']).toBe('application/json');
       expect(JSON.parse(r.body)).toEqual({ error: 'service_unavailable', msg: 'database unreachable' });
       expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
-      const m = await app.inject({ method: 'GET', url: '/metrics' });
+      const m = await app.inject({
+        method: 'GET',
+        url: '/metrics',
+        headers: { authorization: 'Bearer m-token' },
+      });
       expect(m.statusCode).toBe(200);
       expect(sample(m.body, 'openrig_db_up')).toBe(0);
       await app.close();
