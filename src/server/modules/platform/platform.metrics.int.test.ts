@@ -37,7 +37,7 @@ describeEachDb('metrics', (dialect) => {
     await t.request('GET', '/api/v0/users/current', { key: u.apiKey });
     await t.request('GET', '/api/v0/users/current/', { key: u.apiKey });
     await t.request('GET', '/api/v0/users/current', { key: 'or_wrong' });
-    await t.request('GET', '/no/such/route');
+    await t.request('GET', '/api/v0/no/such/route');
     const r = await t.request('GET', '/metrics', { key: 'm-token' });
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);

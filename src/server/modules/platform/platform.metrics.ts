@@ -205,7 +205,10 @@ export function metricsHook(deps: Deps) {
   // every call otherwise. Bounded like the labels themselves (route patterns × methods × statuses).
   const series = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
   return function observe(req: FastifyRequest, reply: FastifyReply, done: () => void): void {
-    const route = req.routeOptions.url ?? 'unmatched';
+    // A 404 from a wildcard route (the console's client-side routes refuse unknown /api/ paths)
+    // matched no route of the API, so it is counted with the requests that matched none.
+    const url = req.routeOptions.url;
+    const route = url === undefined || (reply.statusCode === 404 && url.endsWith('*')) ? 'unmatched' : url;
     const key = `${req.method} ${reply.statusCode} ${route}`;
     let s = series.get(key);
     if (!s) {
