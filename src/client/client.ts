@@ -20,6 +20,8 @@ import type {
   TfaStatus,
   TfaVerification,
   User,
+  Webhook,
+  EventsPage,
 } from '../contract/api-types.js';
 import { HttpClient, type HttpOptions } from './client.http.js';
 
@@ -135,6 +137,30 @@ export class OpenrigClient extends HttpClient {
   }
   cancelMaintenanceBatch(machineIds: number[]): Promise<SuccessReply> {
     return this.request('DELETE', `${V0}/machines/maintenances/batch`, { body: { machine_ids: machineIds } });
+  }
+
+  // Webhooks and the event feed
+  createWebhook(body: {
+    url: string;
+    events?: string[];
+    description?: string;
+  }): Promise<{ webhook: Webhook; secret: string }> {
+    return this.request('POST', `${V0}/webhooks/`, { body });
+  }
+  async listWebhooks(): Promise<Webhook[]> {
+    return (await this.request<{ webhooks: Webhook[] }>('GET', `${V0}/webhooks/`)).webhooks ?? [];
+  }
+  deleteWebhook(id: number): Promise<SuccessReply> {
+    return this.request('DELETE', `${V0}/webhooks/${id}/`, { body: {} });
+  }
+  rotateWebhookSecret(id: number): Promise<{ webhook: Webhook; secret: string }> {
+    return this.request('POST', `${V0}/webhooks/${id}/rotate-secret/`, { body: {} });
+  }
+  testWebhook(id: number): Promise<{ delivery_id: number; event_id: string }> {
+    return this.request('POST', `${V0}/webhooks/${id}/test/`, { body: {} });
+  }
+  listEvents(q: { after?: string; types?: string; limit?: number } = {}): Promise<EventsPage> {
+    return this.request('GET', `${V0}/events/`, { query: q });
   }
 
   // API keys and SSH keys

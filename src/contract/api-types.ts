@@ -189,3 +189,32 @@ export interface TfaVerification {
   tfa_method_id?: number;
   backup_code?: string;
 }
+
+/** A registered webhook endpoint (the secret only in create and rotate replies). */
+export interface Webhook {
+  id: number;
+  url: string;
+  description: string;
+  events: string[];
+  enabled: boolean;
+  disabled_reason: string | null;
+  failing_since: number | null;
+  previous_secret_valid_until: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One event, as the feed lists it and as a webhook delivers it. */
+export interface FeedEvent {
+  id: string;
+  type: string;
+  timestamp: string;
+  created_at: number;
+  data: Record<string, unknown>;
+}
+
+export interface EventsPage {
+  events: FeedEvent[];
+  has_more: boolean;
+  next_after: string | null;
+}

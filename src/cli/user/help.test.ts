@@ -23,6 +23,7 @@ const USER_GROUPS = [
   'api-key',
   'ssh-key',
   'tfa',
+  'webhook',
   'login',
   'logout',
   'ssh-url',
@@ -79,6 +80,10 @@ describe('--help', () => {
       'tfa delete',
       'tfa update',
       'tfa regen-codes',
+      'webhook create',
+      'webhook test',
+      'show webhooks',
+      'show events',
     ]) {
       expect(paths).toContain(p);
     }

@@ -7,12 +7,13 @@ import { registerKeyCommands } from './keys.js';
 import { registerMachineCommands } from './machines.js';
 import { registerOfferCommands } from './offers.js';
 import { registerTfaCommands } from './tfa.js';
+import { registerWebhookCommands } from './webhooks.js';
 
 export function registerUserCommands(program: Command): void {
   const group = (name: string, description: string) => program.command(name).description(description);
   const search = group('search', 'search offers');
   const create = group('create', 'create an instance');
-  const show = group('show', 'show instances, machines, maintenance windows, your account');
+  const show = group('show', 'show instances, machines, maintenance windows, webhooks, events, your account');
   const stop = group('stop', 'stop instances');
   const start = group('start', 'start stopped instances');
   const destroy = group('destroy', 'destroy instances');
@@ -24,6 +25,7 @@ export function registerUserCommands(program: Command): void {
   const apiKey = group('api-key', 'create, show and delete API keys');
   const sshKey = group('ssh-key', 'add, show and delete SSH public keys');
   const tfa = group('tfa', 'two-factor authentication');
+  const webhook = group('webhook', 'create, test and delete webhooks');
 
   registerAccountCommands(program, show);
   registerOfferCommands(search, create);
@@ -31,6 +33,7 @@ export function registerUserCommands(program: Command): void {
   registerMachineCommands({ show, list, unlist, schedule, cancel });
   registerKeyCommands(apiKey, sshKey);
   registerTfaCommands(tfa);
+  registerWebhookCommands(webhook, show);
   program.addHelpText(
     'after',
     `

@@ -72,7 +72,7 @@ export function startWebhookDispatcher(
 ): WebhookDispatcher {
   const worker = newWorkerId();
   const allowed = allowList(deps.config.webhooks.allowHosts);
-  const lanes = new Map<number, Promise<void>>();
+  const lanes = new Map<number, Promise<number>>();
   let stopping = false;
   let lastPrune = 0;
 
@@ -85,10 +85,9 @@ export function startWebhookDispatcher(
     await tx(deps.store, async (trx) => {
       if (!(await repo.renewLane(trx, { id, worker, now, leaseMs: LANE_LEASE_MS }))) throw new LostLease();
       await repo.writeAttempts(trx, id, results);
-      if (!failed) {
-        await repo.setFailing(trx, id, null);
-        return;
-      }
+      // "Failing" means no success since: any success clears it, a failure starts it if clear.
+      if (results.some((r) => r.success)) await repo.setFailing(trx, id, null);
+      if (!failed) return;
       await repo.setFailing(trx, id, now);
       const reason = 'Every delivery attempt failed for 5 days';
       if (await repo.disableFailing(trx, { id, now, before: now - DISABLE_AFTER_MS, reason })) {
@@ -118,9 +117,11 @@ export function startWebhookDispatcher(
     }
   }
 
-  async function runLane(id: number): Promise<void> {
+  /** Serves one endpoint until nothing of it is due; returns how many attempts it made. */
+  async function runLane(id: number): Promise<number> {
     const agents = laneAgents();
     let leased = true;
+    let attempts = 0;
     try {
       while (!stopping) {
         const now = deps.clock.now();
@@ -152,6 +153,7 @@ export function startWebhookDispatcher(
                     timeoutMs: opts.timeoutMs,
                   },
                 );
+          attempts++;
           results.push({
             deliveryId: Number(d.id),
             at,
@@ -182,6 +184,7 @@ export function startWebhookDispatcher(
       agents.destroy();
       if (leased) await repo.releaseLane(deps.db, { id, worker }).catch(() => {});
     }
+    return attempts;
   }
 
   /** Claims due endpoints not yet served and starts a lane for each; returns how many started. */
@@ -217,7 +220,9 @@ export function startWebhookDispatcher(
       for (;;) {
         const started = await tick();
         if (started === 0 && lanes.size === 0) return;
-        await Promise.all([...lanes.values()]);
+        const sent = await Promise.all([...lanes.values()]);
+        // Lanes that found nothing to send: done (never spin on the database).
+        if (sent.every((n) => n === 0)) return;
       }
     },
     async stop() {

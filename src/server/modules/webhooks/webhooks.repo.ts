@@ -277,7 +277,10 @@ export function deliveryOf(db: Kysely<DB>, webhookId: number, deliveryId: number
 
 // ---- the dispatcher ----
 
-/** Enabled webhooks with a due delivery and no live lease (a cheap read before any write). */
+/**
+ * Enabled webhooks with no live lease and a delivery that may go now: due, and the oldest pending
+ * one of its subject (a cheap read before any write).
+ */
 export async function dueWebhookIds(db: Kysely<DB>, now: number, limit: number): Promise<number[]> {
   const rows = await db
     .selectFrom('webhooks as w')
@@ -290,7 +293,19 @@ export async function dueWebhookIds(db: Kysely<DB>, now: number, limit: number):
           .select('d.id')
           .whereRef('d.webhook_id', '=', 'w.id')
           .where('d.state', '=', 'pending')
-          .where('d.next_at', '<=', now),
+          .where('d.next_at', '<=', now)
+          .where(({ not, exists: ex, selectFrom: from }) =>
+            not(
+              ex(
+                from('webhook_deliveries as e')
+                  .select('e.id')
+                  .whereRef('e.webhook_id', '=', 'd.webhook_id')
+                  .where('e.state', '=', 'pending')
+                  .whereRef('e.subject', '=', 'd.subject')
+                  .whereRef('e.id', '<', 'd.id'),
+              ),
+            ),
+          ),
       ),
     )
     .orderBy('w.id')

@@ -1,0 +1,86 @@
+// Which addresses deliveries may reach, and which URLs are accepted.
+import { describe, expect, it } from 'vitest';
+import { addressAllowed, allowList, embeddedV4, resolveAllowed, urlProblem } from './webhooks.address.js';
+import { filterMatches } from './webhooks.events.js';
+import { sign } from './webhooks.signing.js';
+
+const none = allowList([]);
+
+describe('webhook address policy', () => {
+  it('refuses loopback, private, shared, link-local, metadata, unspecified, multicast and reserved addresses', () => {
+    for (const a of [
+      '127.0.0.1',
+      '127.8.9.10',
+      '10.1.2.3',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '100.64.0.1',
+      '169.254.169.254',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::1',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      'fd00:ec2::254',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::ffff:169.254.169.254',
+      '64:ff9b::10.0.0.1',
+    ])
+      expect(addressAllowed(a, none), a).toBe(false);
+  });
+
+  it('allows public addresses, and private ones only inside OPENRIG_WEBHOOK_ALLOW_HOSTS', () => {
+    for (const a of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+      expect(addressAllowed(a, none), a).toBe(true);
+    const allow = allowList(['127.0.0.1/32', '10.0.0.0/8']);
+    expect(addressAllowed('127.0.0.1', allow)).toBe(true);
+    expect(addressAllowed('::ffff:127.0.0.1', allow)).toBe(true);
+    expect(addressAllowed('10.200.0.1', allow)).toBe(true);
+    expect(addressAllowed('127.0.0.2', allow)).toBe(false);
+    expect(addressAllowed('169.254.169.254', allow)).toBe(false);
+    expect(embeddedV4('::ffff:a9fe:a9fe')).toBe('169.254.169.254');
+  });
+
+  it('checks the address the name resolves to, so a name pointing inside is refused', async () => {
+    const rebinding = async () => [{ address: '169.254.169.254', family: 4 as const }];
+    await expect(resolveAllowed('metadata.example.com', none, rebinding)).rejects.toThrow(/may not reach/);
+    const publicAnswer = async () => [{ address: '93.184.215.14', family: 4 as const }];
+    await expect(resolveAllowed('example.com', none, publicAnswer)).resolves.toEqual({
+      address: '93.184.215.14',
+      family: 4,
+    });
+    await expect(resolveAllowed('[::1]', none)).rejects.toThrow(/may not reach/);
+  });
+
+  it('accepts https URLs only, http only when allowed, never credentials in the URL', () => {
+    expect(urlProblem('https://example.com/hook', { allowHttp: false })).toBeNull();
+    expect(urlProblem('http://example.com/hook', { allowHttp: false })).toMatch(/https/);
+    expect(urlProblem('http://example.com/hook', { allowHttp: true })).toBeNull();
+    expect(urlProblem('ftp://example.com/', { allowHttp: true })).not.toBeNull();
+    expect(urlProblem('https://u:p@example.com/', { allowHttp: false })).toMatch(/password/);
+    expect(urlProblem('not a url', { allowHttp: false })).not.toBeNull();
+  });
+});
+
+describe('webhook filters and signatures', () => {
+  it('matches exact types, family prefixes and *', () => {
+    expect(filterMatches(['instance.*'], 'instance.running')).toBe(true);
+    expect(filterMatches(['instance.*'], 'machine.online')).toBe(false);
+    expect(filterMatches(['tfa.locked'], 'tfa.locked')).toBe(true);
+    expect(filterMatches(['tfa.locked'], 'tfa.enabled')).toBe(false);
+    expect(filterMatches(['*'], 'balance.low')).toBe(true);
+  });
+
+  it('signs id.timestamp.body with the secret bytes (a known vector)', () => {
+    // The example of the Standard Webhooks specification.
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const body = '{"test": 2432232314}';
+    expect(sign(secret, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, body)).toBe(
+      'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+    );
+  });
+});
