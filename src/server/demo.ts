@@ -1,12 +1,13 @@
 // `openrig serve --demo`: a demo user with
-// a fresh API key and a generated SSH key pair, and a demo fleet: several hosts whose agents run
+// an API key (the same one across restarts) and a generated SSH key pair, and a demo fleet: several hosts whose agents run
 // in this process and speak the same protocol as `openrig agent`, over loopback, with the process
 // runtime. Prints the base URL, the key and an example to paste: search, create, poll, ssh.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ed25519KeyPair } from '../contract/ssh-keygen.js';
 import { createUser, insertApiKey } from './modules/accounts/accounts.service.js';
-import { findUserByEmail } from './modules/accounts/accounts.repo.js';
+import { findUserByEmail, revokeDemoKeys } from './modules/accounts/accounts.repo.js';
+import { tx } from './db/connection.js';
 import { addSshKey } from './modules/ssh-keys/ssh-keys.service.js';
 import { resolveCredential } from './http/auth.js';
 import { setMachinesOffline } from './modules/agent-gateway/agent-gateway.repo.js';
@@ -27,23 +28,47 @@ const FLEET = [
   { host: 'gamma', gpus: 'H100 SXMx8', machines: 1, price: 2.4, geo: 'Montreal, CA' },
 ] as const;
 
+/**
+ * The demo keys, kept in DATA/demo/keys.json (mode 0600, beside the data directory's secret key)
+ * so that a restart prints the same key instead of minting another and leaving the old ones
+ * valid. Keys are stored as hashes in the database, so this file is the only way to show one
+ * again; it is written for the demo only.
+ */
+function keysFile(server: Pick<Server, 'deps'>): string {
+  return path.join(server.deps.config.dataDir, 'demo', 'keys.json');
+}
+
+function readKeys(file: string): Record<string, string> {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
+
 async function ensureUser(
-  server: Server,
+  server: Pick<Server, 'deps'>,
   email: string,
   fullName: string,
   balanceUsd: number,
 ): Promise<{ id: number; apiKey: string }> {
   const { deps } = server;
+  const file = keysFile(server);
+  const keys = readKeys(file);
   const existing = await findUserByEmail(deps.db, email);
   if (existing) {
-    // Keys are stored as hashes only, so a restart mints a new key rather than reprinting one.
-    const k = await insertApiKey(deps.db, {
-      userId: existing.id,
-      teamId: null,
-      name: 'demo',
-      permissions: null,
-      now: deps.clock.now(),
+    const stored = keys[email];
+    const auth = stored ? await resolveCredential(deps, stored) : null;
+    // The stored key still works for this user: reuse it.
+    if (stored && auth?.user.id === existing.id && auth.via === 'api_key')
+      return { id: existing.id, apiKey: stored };
+    // Otherwise one new key, and the demo keys of earlier starts stop working.
+    const now = deps.clock.now();
+    const k = await tx(deps.store, async (db) => {
+      await revokeDemoKeys(db, existing.id, now);
+      return insertApiKey(db, { userId: existing.id, teamId: null, name: 'demo', permissions: null, now });
     });
+    saveKey(file, keys, email, k.key);
     return { id: existing.id, apiKey: k.key };
   }
   const u = await createUser(deps, {
@@ -53,10 +78,16 @@ async function ensureUser(
     emailVerified: true,
     balanceUsd,
   });
+  saveKey(file, keys, email, u.api_key);
   return { id: u.id, apiKey: u.api_key };
 }
 
-export async function ensureDemoUser(server: Server): Promise<{ id: number; apiKey: string }> {
+function saveKey(file: string, keys: Record<string, string>, email: string, key: string): void {
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  writeFileSync(file, JSON.stringify({ ...keys, [email]: key }, null, 2) + '\n', { mode: 0o600 });
+}
+
+export async function ensureDemoUser(server: Pick<Server, 'deps'>): Promise<{ id: number; apiKey: string }> {
   return ensureUser(server, DEMO_EMAIL, 'Demo User', 100);
 }
 

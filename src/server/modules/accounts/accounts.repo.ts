@@ -144,3 +144,14 @@ export async function lockAccount(
 export async function clearLockout(db: Kysely<DB>, subject: string): Promise<void> {
   await db.deleteFrom('account_lockouts').where('subject', '=', subject).execute();
 }
+
+/** Revokes every account key of a demo account (the keys earlier demo starts printed). */
+export async function revokeDemoKeys(db: Kysely<DB>, userId: number, now: number): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('user_id', '=', userId)
+    .where('kind', '=', 'user')
+    .where('revoked_at', 'is', null)
+    .execute();
+}
