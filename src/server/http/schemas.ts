@@ -12,6 +12,11 @@ export const successSchema = {
   properties: { success: { type: 'boolean' }, msg: { type: 'string' } },
 } as const;
 
+/** The params of a route with one `:id` (idParams checks them). */
+export interface IdParams {
+  id: number;
+}
+
 export const idParams = {
   type: 'object',
   required: ['id'],

@@ -36,7 +36,7 @@ export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Prom
       deps.log.warn({ err }, 'writing the last heartbeats failed'),
     );
   });
-  app.post(
+  app.post<{ Body: RegisterRequest }>(
     `${AGENT_API_PREFIX}/register`,
     {
       config: { scope: 'machines', access: 'write' },
@@ -48,9 +48,9 @@ export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Prom
         response: { 200: registerReply, ...errors },
       },
     },
-    async (req) => register(deps, requireAuth(req), req.body as RegisterRequest),
+    async (req) => register(deps, requireAuth(req), req.body),
   );
-  app.post(
+  app.post<{ Body: SyncRequest }>(
     `${AGENT_API_PREFIX}/sync`,
     {
       // Every agent calls it every heartbeat: only failures are worth a log line.
@@ -64,9 +64,9 @@ export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Prom
         response: { 200: syncReply, ...errors },
       },
     },
-    async (req) => sync(deps, requireAuth(req), req.body as SyncRequest),
+    async (req) => sync(deps, requireAuth(req), req.body),
   );
-  app.post(
+  app.post<{ Body: ShutdownRequest }>(
     `${AGENT_API_PREFIX}/shutdown`,
     {
       config: { scope: 'machines', access: 'write' },
@@ -77,6 +77,6 @@ export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Prom
         response: { 200: shutdownReply, ...errors },
       },
     },
-    async (req) => shutdown(deps, requireAuth(req), req.body as ShutdownRequest),
+    async (req) => shutdown(deps, requireAuth(req), req.body),
   );
 }

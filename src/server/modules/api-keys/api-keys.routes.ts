@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
 import { PLAIN_TEXT_PATTERN } from '../../http/plain-text.js';
-import { authErrors, errorSchema, idParams } from '../../http/schemas.js';
+import { authErrors, errorSchema, idParams, type IdParams } from '../../http/schemas.js';
 import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from './api-keys.service.js';
 
 const permissionsSchema = {
@@ -35,9 +35,15 @@ const keySchema = {
   },
 } as const;
 
+/** The body of a key creation; `permissions` is checked by the service (api-keys.service.ts). */
+interface CreateKeyBody {
+  name?: string | null;
+  permissions?: unknown;
+}
+
 export async function apiKeysRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   const base = '/api/v0/auth/apikeys';
-  app.post(
+  app.post<{ Body: CreateKeyBody | undefined }>(
     base,
     {
       config: { scope: 'api_keys' },
@@ -61,12 +67,7 @@ export async function apiKeysRoutes(app: FastifyInstance, deps: Deps): Promise<v
         },
       },
     },
-    async (req) =>
-      createApiKey(
-        deps,
-        requireAuth(req),
-        (req.body ?? {}) as { name?: string | null; permissions?: unknown },
-      ),
+    async (req) => createApiKey(deps, requireAuth(req), req.body ?? {}),
   );
   app.get(
     base,
@@ -86,7 +87,7 @@ export async function apiKeysRoutes(app: FastifyInstance, deps: Deps): Promise<v
     },
     async (req) => ({ success: true, apikeys: await listApiKeys(deps, requireAuth(req)) }),
   );
-  app.get(
+  app.get<{ Params: IdParams }>(
     `${base}/:id`,
     {
       config: { scope: 'api_keys' },
@@ -101,10 +102,10 @@ export async function apiKeysRoutes(app: FastifyInstance, deps: Deps): Promise<v
     },
     async (req) => ({
       success: true,
-      apikey: await getApiKey(deps, requireAuth(req), (req.params as { id: number }).id),
+      apikey: await getApiKey(deps, requireAuth(req), req.params.id),
     }),
   );
-  app.delete(
+  app.delete<{ Params: IdParams }>(
     `${base}/:id`,
     {
       config: { scope: 'api_keys' },
@@ -118,7 +119,7 @@ export async function apiKeysRoutes(app: FastifyInstance, deps: Deps): Promise<v
       },
     },
     async (req) => {
-      await revokeApiKey(deps, requireAuth(req), (req.params as { id: number }).id);
+      await revokeApiKey(deps, requireAuth(req), req.params.id);
       return { success: true, msg: 'API key revoked' };
     },
   );

@@ -6,9 +6,13 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import type { AuthContext } from '../../http/auth.js';
-import { AppError } from '../../errors.js';
+import { AppError, quoteValue } from '../../errors.js';
 import { assertPlainText } from '../../http/plain-text.js';
-import { decideStateRequest, type IntendedStatus } from '../../../contract/instance-states.js';
+import {
+  decideStateRequest,
+  isIntendedStatus,
+  type IntendedStatus,
+} from '../../../contract/instance-states.js';
 import { balanceOf, settleInstance, statusOf, type InstanceRow } from '../billing/billing.service.js';
 import { LostRace, txRetry } from '../../db/tx.js';
 import { parseOrThrow } from '../ssh-keys/ssh-keys.service.js';
@@ -252,4 +256,46 @@ export async function detachSshKey(deps: Deps, auth: AuthContext, id: number, ke
       throw InstanceErrors.notFound(`SSH key ${keyId} is not attached to instance ${id}`);
     await deleteInstanceOnlyKey(db, id, keyId, now);
   });
+}
+
+/** PUT /instances/{id}/: a state change and/or a label. */
+export interface StateChange {
+  state?: string;
+  label?: string;
+}
+
+/**
+ * Applies a PUT of one instance: the state change first (when it is refused, the label is left
+ * alone too), then the label. An instance key may change the state only. Returns the reply text.
+ */
+export async function updateInstance(
+  deps: Deps,
+  auth: AuthContext,
+  id: number,
+  b: StateChange,
+): Promise<string> {
+  if (b.state === undefined && b.label === undefined)
+    throw InstanceErrors.badRequest('Give state ("stopped" or "running") or label');
+  if (b.state !== undefined && !isIntendedStatus(b.state))
+    throw InstanceErrors.badRequest(`state must be "stopped" or "running", not ${quoteValue(b.state)}`);
+  if (b.label !== undefined && auth.via === 'instance_key')
+    throw new AppError(
+      403,
+      'forbidden',
+      'An instance API key can only start, stop or destroy its own instance',
+      {
+        success: false,
+      },
+    );
+  if (b.label !== undefined && b.label.length > 1024)
+    throw InstanceErrors.badRequest('label must be at most 1024 characters');
+  let msg = `Instance ${id} labelled`;
+  if (b.state !== undefined) {
+    const r = await changeState(deps, auth, id, b.state);
+    msg = r.changed
+      ? `Instance ${id} ${b.state === 'stopped' ? 'stopped' : 'starting'}`
+      : `Instance ${id} is already ${b.state === 'stopped' ? 'stopped' : 'running or starting'}`;
+  }
+  if (b.label !== undefined) await setLabel(deps, auth, id, b.label);
+  return msg;
 }

@@ -1,11 +1,11 @@
 // Instances: create from an offer, list, show, stop/start/label,
 // destroy, bulk forms, SSH key attach/detach. The instance_api_key reaches only the routes marked
 // `instanceKey: true` (start/stop/destroy of its own instance); the auth hook refuses it elsewhere.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
-import { authErrors, errorSchema, idParams } from '../../http/schemas.js';
-import { AppError, quoteValue } from '../../errors.js';
+import { authErrors, errorSchema, idParams, type IdParams } from '../../http/schemas.js';
+import { quoteValue } from '../../errors.js';
 import { isIntendedStatus } from '../../../contract/instance-states.js';
 import { createInstance } from './instances.create.js';
 import { getInstance, listInstances, listInstancesV1, type V1Query } from './instances.query.js';
@@ -13,11 +13,11 @@ import {
   attachSshKey,
   bulkChangeState,
   bulkDestroy,
-  changeState,
   checkIds,
   destroyInstance,
   detachSshKey,
-  setLabel,
+  updateInstance,
+  type StateChange,
 } from './instances.actions.js';
 import { instanceSchema } from './instances.view.js';
 import { InstanceErrors } from './instances.errors.js';
@@ -42,7 +42,64 @@ const bulkReply = {
     },
   },
 } as const;
-const anyBody = { type: 'object', additionalProperties: true } as const;
+const nullable = (type: string, description?: string) => ({ type: [type, 'null'], description });
+/** The create body. Each field's value is checked further by parseCreateBody (instances.request.ts). */
+const createBody = {
+  type: 'object',
+  properties: {
+    image: { type: 'string', description: 'A container image reference, e.g. "pytorch/pytorch:latest"' },
+    disk: nullable('number', 'GB'),
+    price: nullable('number', 'A bid in $/hour; null or absent: on demand'),
+    onstart: nullable('string', 'A script run at start (≤ 4048 characters unless gzip+base64)'),
+    env: {
+      type: ['object', 'null'],
+      additionalProperties: { type: ['string', 'number', 'boolean'] },
+      description: 'NAME: value, and port requests as "-p 8080:8080": "1"',
+    },
+    label: nullable('string'),
+    runtype: nullable('string', 'ssh, ssh_proxy, jupyter_proxy, args … (space-separated)'),
+    args: { type: ['array', 'null'], items: { type: 'string' } },
+    image_login: nullable('string', 'Registry credentials, e.g. "-u USER -p TOKEN registry"'),
+    extra: nullable('string'),
+    client_id: nullable('string', '"me"'),
+  },
+  additionalProperties: true,
+} as const;
+interface CreateBody {
+  [field: string]: unknown;
+}
+const stateBody = {
+  type: 'object',
+  properties: {
+    state: { type: 'string', description: '"stopped" or "running"' },
+    label: { type: 'string', description: 'At most 1024 characters' },
+  },
+} as const;
+const bulkStateBody = {
+  type: 'object',
+  properties: {
+    state: { type: 'string', description: '"stopped" or "running"' },
+    ids: { type: 'array', items: { type: 'integer' } },
+  },
+} as const;
+interface BulkStateBody {
+  state?: string;
+  ids?: number[];
+}
+const bulkDestroyBody = {
+  type: 'object',
+  properties: {
+    instance_ids: { type: 'array', items: { type: 'integer' } },
+    ids: { type: 'array', items: { type: 'integer' }, description: 'Older name of instance_ids' },
+  },
+} as const;
+interface BulkDestroyBody {
+  instance_ids?: number[];
+  ids?: number[];
+}
+interface SshKeyBody {
+  ssh_key: string;
+}
 const listQuery = { type: 'object', properties: { owner: { type: 'string' } } } as const;
 
 export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
@@ -54,7 +111,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       description:
         'Body: image, disk (GB), onstart (≤ 4048 chars unless gzip+base64), env (incl. "-p 8080:8080" port requests), label, runtype, args, price (bid), image_login. Optional Idempotency-Key header.',
       params: idParams,
-      body: anyBody,
+      body: createBody,
       headers: { type: 'object', properties: { 'idempotency-key': { type: 'string' } } },
       response: {
         200: {
@@ -69,21 +126,15 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       },
     },
   };
-  const createHandler = async (req: {
-    params: unknown;
-    body: unknown;
-    headers: Record<string, unknown>;
-    auth: unknown;
-  }) =>
-    createInstance(
-      deps,
-      requireAuth(req as never),
-      (req.params as { id: number }).id,
-      req.body,
-      req.headers['idempotency-key'],
-    );
-  app.put('/api/v0/asks/:id', create, createHandler);
-  app.post('/api/v0/asks/:id', create, createHandler);
+  type CreateRoute = {
+    Params: IdParams;
+    Body: CreateBody | undefined;
+    Headers: { 'idempotency-key'?: string };
+  };
+  const createHandler = async (req: FastifyRequest<CreateRoute>) =>
+    createInstance(deps, requireAuth(req), req.params.id, req.body, req.headers['idempotency-key']);
+  app.put<CreateRoute>('/api/v0/asks/:id', create, createHandler);
+  app.post<CreateRoute>('/api/v0/asks/:id', create, createHandler);
 
   app.get(
     '/api/v0/instances',
@@ -110,7 +161,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       return { instances_found: instances.length, instances };
     },
   );
-  app.get(
+  app.get<{ Querystring: V1Query }>(
     '/api/v1/instances',
     {
       config: { scope: 'instances' },
@@ -140,9 +191,9 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
         },
       },
     },
-    async (req) => listInstancesV1(deps.db, requireAuth(req).user.id, req.query as V1Query, deps.clock.now()),
+    async (req) => listInstancesV1(deps.db, requireAuth(req).user.id, req.query, deps.clock.now()),
   );
-  app.get(
+  app.get<{ Params: IdParams }>(
     '/api/v0/instances/:id',
     {
       config: { scope: 'instances' },
@@ -158,15 +209,10 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       },
     },
     async (req) => ({
-      instances: await getInstance(
-        deps.store,
-        requireAuth(req).user.id,
-        (req.params as { id: number }).id,
-        deps.clock.now(),
-      ),
+      instances: await getInstance(deps.store, requireAuth(req).user.id, req.params.id, deps.clock.now()),
     }),
   );
-  app.put(
+  app.put<{ Params: IdParams; Body: StateChange | undefined }>(
     '/api/v0/instances/:id',
     {
       config: { scope: 'instances', instanceKey: true },
@@ -174,42 +220,16 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
         tags: ['instances'],
         summary: 'Stop ({state: "stopped"}), start ({state: "running"}) or label an instance',
         params: idParams,
-        body: anyBody,
+        body: stateBody,
         response: { 200: ok, ...errors },
       },
     },
-    async (req) => {
-      const auth = requireAuth(req);
-      const id = (req.params as { id: number }).id;
-      const b = (req.body ?? {}) as { state?: unknown; label?: unknown };
-      if (b.state === undefined && b.label === undefined)
-        throw InstanceErrors.badRequest('Give state ("stopped" or "running") or label');
-      if (b.state !== undefined && !isIntendedStatus(b.state))
-        throw InstanceErrors.badRequest(`state must be "stopped" or "running", not ${quoteValue(b.state)}`);
-      if (b.label !== undefined && typeof b.label !== 'string')
-        throw InstanceErrors.badRequest('label must be a string');
-      if (b.label !== undefined && auth.via === 'instance_key')
-        throw new AppError(
-          403,
-          'forbidden',
-          'An instance API key can only start, stop or destroy its own instance',
-          { success: false },
-        );
-      if (typeof b.label === 'string' && b.label.length > 1024)
-        throw InstanceErrors.badRequest('label must be at most 1024 characters');
-      // The state change first: when it is refused, the label is left alone too.
-      let msg = `Instance ${id} labelled`;
-      if (b.state !== undefined) {
-        const r = await changeState(deps, auth, id, b.state);
-        msg = r.changed
-          ? `Instance ${id} ${b.state === 'stopped' ? 'stopped' : 'starting'}`
-          : `Instance ${id} is already ${b.state === 'stopped' ? 'stopped' : 'running or starting'}`;
-      }
-      if (typeof b.label === 'string') await setLabel(deps, auth, id, b.label);
-      return { success: true, msg };
-    },
+    async (req) => ({
+      success: true,
+      msg: await updateInstance(deps, requireAuth(req), req.params.id, req.body ?? {}),
+    }),
   );
-  app.delete(
+  app.delete<{ Params: IdParams }>(
     '/api/v0/instances/:id',
     {
       config: { scope: 'instances', instanceKey: true },
@@ -221,7 +241,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       },
     },
     async (req) => {
-      const id = (req.params as { id: number }).id;
+      const id = req.params.id;
       const r = await destroyInstance(deps, requireAuth(req), id);
       return {
         success: true,
@@ -229,41 +249,41 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       };
     },
   );
-  app.put(
+  app.put<{ Body: BulkStateBody | undefined }>(
     '/api/v0/instances',
     {
       config: { scope: 'instances' },
       schema: {
         tags: ['instances'],
         summary: 'Stop or start several instances: {state, ids}',
-        body: anyBody,
+        body: bulkStateBody,
         response: { 200: bulkReply, ...errors },
       },
     },
     async (req) => {
-      const b = (req.body ?? {}) as { state?: unknown; ids?: unknown };
+      const b = req.body ?? {};
       if (!isIntendedStatus(b.state))
         throw InstanceErrors.badRequest(`state must be "stopped" or "running", not ${quoteValue(b.state)}`);
       return bulkChangeState(deps, requireAuth(req), checkIds('ids', b.ids), b.state);
     },
   );
-  app.delete(
+  app.delete<{ Body: BulkDestroyBody | undefined }>(
     '/api/v0/instances',
     {
       config: { scope: 'instances' },
       schema: {
         tags: ['instances'],
         summary: 'Destroy several instances: {instance_ids}; repeats are harmless',
-        body: anyBody,
+        body: bulkDestroyBody,
         response: { 200: bulkReply, ...errors },
       },
     },
     async (req) => {
-      const b = (req.body ?? {}) as { instance_ids?: unknown; ids?: unknown };
+      const b = req.body ?? {};
       return bulkDestroy(deps, requireAuth(req), checkIds('instance_ids', b.instance_ids ?? b.ids));
     },
   );
-  app.post(
+  app.post<{ Params: IdParams; Body: SshKeyBody }>(
     '/api/v0/instances/:id/ssh',
     {
       config: { scope: 'instances' },
@@ -290,12 +310,12 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       },
     },
     async (req) => {
-      const id = (req.params as { id: number }).id;
-      const r = await attachSshKey(deps, requireAuth(req), id, (req.body as { ssh_key: string }).ssh_key);
+      const id = req.params.id;
+      const r = await attachSshKey(deps, requireAuth(req), id, req.body.ssh_key);
       return { success: true, msg: `SSH key attached to instance ${id}`, key_id: r.key_id };
     },
   );
-  app.delete(
+  app.delete<{ Params: IdParams & { key_id: number } }>(
     '/api/v0/instances/:id/ssh/:key_id',
     {
       config: { scope: 'instances' },
@@ -311,7 +331,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       },
     },
     async (req) => {
-      const p = req.params as { id: number; key_id: number };
+      const p = req.params;
       await detachSshKey(deps, requireAuth(req), p.id, p.key_id);
       return { success: true, msg: `SSH key ${p.key_id} detached from instance ${p.id}` };
     },

@@ -5,7 +5,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
-import { authErrors, errorSchema, idParams, maintenanceWindowSchema } from '../../http/schemas.js';
+import {
+  authErrors,
+  errorSchema,
+  idParams,
+  maintenanceWindowSchema,
+  type IdParams,
+} from '../../http/schemas.js';
 import {
   listHostMachines,
   listMachine,
@@ -59,6 +65,15 @@ const oneReply = {
   ...authErrors,
 } as const;
 
+/** The CLI's `list machine` body, as its schema checks it. */
+interface CreateAsksBody {
+  machine: number;
+  price_gpu?: number | null;
+  price_disk?: number | null;
+  price_min_bid?: number | null;
+  end_date?: number | null;
+}
+
 export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   app.get(
     '/api/v0/machines',
@@ -95,7 +110,7 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
       await showHostMachine(deps.db, requireAuth(req).user.id, req.params.id, deps.clock.now()),
     ],
   );
-  app.put(
+  app.put<{ Params: IdParams; Body: ListPrices | undefined }>(
     '/api/v0/machines/:id/list',
     {
       config: { scope: 'machines' },
@@ -109,15 +124,10 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
     },
     async (req) => ({
       success: true,
-      machine: await listMachine(
-        deps,
-        requireAuth(req).user.id,
-        (req.params as { id: number }).id,
-        (req.body ?? {}) as ListPrices,
-      ),
+      machine: await listMachine(deps, requireAuth(req).user.id, req.params.id, req.body ?? {}),
     }),
   );
-  app.put(
+  app.put<{ Params: IdParams }>(
     '/api/v0/machines/:id/unlist',
     {
       config: { scope: 'machines' },
@@ -130,11 +140,11 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
     },
     async (req) => ({
       success: true,
-      machine: await unlistMachine(deps.db, requireAuth(req).user.id, (req.params as { id: number }).id),
+      machine: await unlistMachine(deps.db, requireAuth(req).user.id, req.params.id),
     }),
   );
   // The CLI's `list machine`: PUT /machines/create_asks/ {machine, price_gpu, price_disk, price_min_bid, end_date, …}.
-  app.put(
+  app.put<{ Body: CreateAsksBody }>(
     '/api/v0/machines/create_asks',
     {
       config: { scope: 'machines' },
@@ -158,13 +168,7 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
       },
     },
     async (req) => {
-      const b = req.body as {
-        machine: number;
-        price_gpu?: number | null;
-        price_disk?: number | null;
-        price_min_bid?: number | null;
-        end_date?: number | null;
-      };
+      const b = req.body;
       return {
         success: true,
         machine: await listMachine(deps, requireAuth(req).user.id, b.machine, {
@@ -177,7 +181,7 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
     },
   );
   // The CLI's `unlist machine`.
-  app.delete(
+  app.delete<{ Params: IdParams }>(
     '/api/v0/machines/:id/asks',
     {
       config: { scope: 'machines' },
@@ -190,7 +194,7 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
     },
     async (req) => ({
       success: true,
-      machine: await unlistMachine(deps.db, requireAuth(req).user.id, (req.params as { id: number }).id),
+      machine: await unlistMachine(deps.db, requireAuth(req).user.id, req.params.id),
     }),
   );
 }

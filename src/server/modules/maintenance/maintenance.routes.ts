@@ -5,7 +5,7 @@ import { maintenanceWindowSchema } from '../../http/schemas.js';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
-import { authErrors, errorSchema, idParams } from '../../http/schemas.js';
+import { authErrors, errorSchema, idParams, type IdParams } from '../../http/schemas.js';
 import {
   cancelBatch,
   cancelMachine,
@@ -55,6 +55,14 @@ const batchError = {
   },
 } as const;
 
+/**
+ * The machine ids of a batch. Bodies here are read by the maintenance validator
+ * (maintenance.validate.ts), whose error codes clients know: the schema documents the fields and
+ * leaves their checking to it.
+ */
+interface MachineIdsBody {
+  machine_ids?: unknown;
+}
 const machineIdsBody = { properties: { machine_ids: { description: '1 to 100 machine IDs' } } } as const;
 
 export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
@@ -77,7 +85,7 @@ export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promi
     },
   );
 
-  app.delete(
+  app.delete<{ Body: MachineIdsBody | undefined }>(
     '/api/v0/machines/maintenances/batch',
     {
       config: { scope: 'maintenance' },
@@ -90,7 +98,7 @@ export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promi
     },
     async (req) => {
       const host = requireAuth(req).user;
-      const body = req.body as Record<string, unknown> | undefined;
+      const body = req.body;
       const entries = parseMachineIds(
         body && typeof body === 'object' && !Array.isArray(body) ? body.machine_ids : undefined,
       );
@@ -98,7 +106,7 @@ export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promi
     },
   );
 
-  app.get(
+  app.get<{ Querystring: { machine_ids?: string; owner?: string } }>(
     '/api/v0/machines/maintenances',
     {
       config: { scope: 'maintenance' },
@@ -122,12 +130,12 @@ export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promi
     },
     async (req) => {
       const host = requireAuth(req).user;
-      const ids = parseMachineIdsQuery((req.query as Record<string, unknown>).machine_ids);
+      const ids = parseMachineIdsQuery(req.query.machine_ids);
       return listMaintenances(deps, host, ids);
     },
   );
 
-  app.put(
+  app.put<{ Params: IdParams }>(
     '/api/v0/machines/:id/dnotify',
     {
       config: { scope: 'maintenance' },
@@ -154,12 +162,12 @@ export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promi
     async (req) => {
       const host = requireAuth(req).user;
       const window = parseWindow(req.body, deps.clock.now());
-      const r = await scheduleOne(deps, host, (req.params as { id: number }).id, window);
+      const r = await scheduleOne(deps, host, req.params.id, window);
       return { success: true, ...r };
     },
   );
 
-  app.put(
+  app.put<{ Params: IdParams }>(
     '/api/v0/machines/:id/cancel_maint',
     {
       config: { scope: 'maintenance' },
@@ -178,7 +186,7 @@ export async function maintenanceRoutes(app: FastifyInstance, deps: Deps): Promi
     },
     async (req) => {
       const host = requireAuth(req).user;
-      return { success: true, canceled: await cancelMachine(deps, host, (req.params as { id: number }).id) };
+      return { success: true, canceled: await cancelMachine(deps, host, req.params.id) };
     },
   );
 }

@@ -172,7 +172,7 @@ export async function marketRoutes(app: FastifyInstance, deps: Deps): Promise<vo
     },
   );
   // Older clients: GET /bundles?q=<JSON filter>.
-  app.get(
+  app.get<{ Querystring: { q?: string } }>(
     '/api/v0/bundles',
     {
       config: { scope: 'offers' },
@@ -184,7 +184,7 @@ export async function marketRoutes(app: FastifyInstance, deps: Deps): Promise<vo
       },
     },
     async (req, reply) => {
-      const q = (req.query as { q?: string }).q;
+      const q = req.query.q;
       let body: unknown = {};
       if (q) {
         if (jsonTooDeep(q)) throw tooDeep();

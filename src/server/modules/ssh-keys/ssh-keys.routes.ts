@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
-import { authErrors, errorSchema, idParams } from '../../http/schemas.js';
+import { authErrors, errorSchema, idParams, type IdParams } from '../../http/schemas.js';
 import { addSshKey, deleteSshKey, listSshKeys, replaceSshKey } from './ssh-keys.service.js';
 
 export const sshKeySchema = {
@@ -28,8 +28,13 @@ const one = {
   properties: { success: { type: 'boolean' }, key: sshKeySchema, ...sshKeySchema.properties },
 } as const;
 
+/** The body of a key registration or replacement, as `body` checks it. */
+interface SshKeyBody {
+  ssh_key: string;
+}
+
 export async function sshKeysRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
-  app.post(
+  app.post<{ Body: SshKeyBody }>(
     '/api/v0/ssh',
     {
       config: { scope: 'ssh_keys' },
@@ -41,7 +46,7 @@ export async function sshKeysRoutes(app: FastifyInstance, deps: Deps): Promise<v
       },
     },
     async (req) => {
-      const k = await addSshKey(deps, requireAuth(req), (req.body as { ssh_key: string }).ssh_key);
+      const k = await addSshKey(deps, requireAuth(req), req.body.ssh_key);
       return { success: true, key: k, ...k };
     },
   );
@@ -63,23 +68,18 @@ export async function sshKeysRoutes(app: FastifyInstance, deps: Deps): Promise<v
     },
     async (req) => ({ success: true, ssh_keys: await listSshKeys(deps, requireAuth(req).user.id) }),
   );
-  app.put(
+  app.put<{ Params: IdParams; Body: SshKeyBody }>(
     '/api/v0/ssh/:id',
     {
       config: { scope: 'ssh_keys' },
       schema: { tags: ['ssh keys'], params: idParams, body, response: { 200: one, ...authErrors } },
     },
     async (req) => {
-      const k = await replaceSshKey(
-        deps,
-        requireAuth(req),
-        (req.params as { id: number }).id,
-        (req.body as { ssh_key: string }).ssh_key,
-      );
+      const k = await replaceSshKey(deps, requireAuth(req), req.params.id, req.body.ssh_key);
       return { success: true, key: k, ...k };
     },
   );
-  app.delete(
+  app.delete<{ Params: IdParams }>(
     '/api/v0/ssh/:id',
     {
       config: { scope: 'ssh_keys' },
@@ -93,7 +93,7 @@ export async function sshKeysRoutes(app: FastifyInstance, deps: Deps): Promise<v
       },
     },
     async (req) => {
-      await deleteSshKey(deps, requireAuth(req), (req.params as { id: number }).id);
+      await deleteSshKey(deps, requireAuth(req), req.params.id);
       return { success: true, msg: 'SSH key deleted' };
     },
   );

@@ -64,7 +64,8 @@ function id(v: unknown): number | undefined {
 
 /** Normalises the body; invalid_tfa_method for an unsupported tfa_method value. */
 export function readBody(req: FastifyRequest): TfaBody {
-  const b = (req.body ?? {}) as Record<string, unknown>;
+  const raw: unknown = req.body;
+  const b: Record<string, unknown> = raw !== null && typeof raw === 'object' ? { ...raw } : {};
   const out: TfaBody = {};
   const method = str(b.tfa_method);
   if (method !== undefined) {
