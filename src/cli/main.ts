@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { registerAdmin } from './admin.js';
 import { registerAgentCommand } from './agent.js';
 import { registerUserCommands } from './user/index.js';
+import { registerCompletion } from './completion.js';
 
 /** The package's version, from its package.json (two levels above src/cli and dist/cli). */
 export function packageVersion(): string {
@@ -71,6 +72,7 @@ export function buildProgram(): Command {
   registerAdmin(program);
   registerAgentCommand(program);
   registerUserCommands(program);
+  registerCompletion(program);
   return program;
 }
 

@@ -255,3 +255,51 @@ describe('create --wait, stop/start --wait, ssh with no options', () => {
     expect((await run(['show', 'instance', String(id)])).code).toBe(0);
   }, 60_000);
 });
+
+describe('shell completion', () => {
+  it('bash: commands, subcommands, flags, and instance IDs from the server', async () => {
+    const bin = mkdtempSync(path.join(tmpdir(), 'openrig-bin-'));
+    writeFileSync(path.join(bin, 'openrig'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, {
+      mode: 0o755,
+    });
+    const complete = (words: string[]) =>
+      execFileSync(
+        'bash',
+        [
+          '-c',
+          `eval "$(openrig completion bash)"; COMP_WORDS=(${['openrig', ...words].map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length}; _openrig_complete; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        ],
+        {
+          env: {
+            ...process.env,
+            PATH: `${bin}:${process.env.PATH}`,
+            HOME: home,
+            OPENRIG_URL: server.url,
+            OPENRIG_API_KEY: key,
+          },
+        },
+      )
+        .toString()
+        .split('\n')
+        .filter(Boolean);
+    expect(complete(['sh'])).toEqual(['show']);
+    expect(complete(['show', 'in'])).toEqual(['instance', 'instances']);
+    expect(complete(['create', 'instance', '3', '--wa'])).toEqual(['--wait']);
+    const ids = JSON.parse((await run(['show', 'instances', '--raw'])).stdout).instances.map(
+      (i: { id: number }) => String(i.id),
+    );
+    expect(ids.length).toBeGreaterThan(0);
+    expect(complete(['ssh', ''])).toEqual([...ids].sort());
+    expect(complete(['stop', 'instance', ''])).toEqual([...ids].sort());
+  });
+
+  it('zsh and fish scripts call the same completer; another shell is a usage error', async () => {
+    expect((await run(['completion', 'zsh'])).stdout).toContain('compdef _openrig openrig');
+    expect((await run(['completion', 'fish'])).stdout).toContain('complete -c openrig');
+    const r = await run(['completion', 'tcsh']);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      'openrig: completion: shell must be bash, zsh or fish, not "tcsh"\n',
+    ]);
+  });
+});
