@@ -106,7 +106,7 @@ export async function recordEvents(trx: Kysely<DB>, now: number, events: NewEven
     const deliveries = [];
     for (const h of hooks) {
       const filter = JSON.parse(h.events) as string[];
-      for (const r of rows) {
+      for (const [i, r] of rows.entries()) {
         if (!filterMatches(filter, r.type)) continue;
         deliveries.push({
           webhook_id: h.id,
@@ -114,7 +114,7 @@ export async function recordEvents(trx: Kysely<DB>, now: number, events: NewEven
           msg_id: r.public_id,
           event_type: r.type,
           subject: r.subject,
-          body: eventBody({ id: r.public_id, type: r.type, created_at: now, data: JSON.parse(r.data) }),
+          body: eventBody({ id: r.public_id, type: r.type, created_at: now, data: list[i]!.data }),
           created_at: now,
           state: 'pending',
           next_at: now,

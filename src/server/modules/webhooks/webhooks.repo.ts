@@ -181,6 +181,18 @@ export function webhookById(db: Kysely<DB>, id: number): Promise<WebhookRow | un
   return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * Takes the user's row lock for the rest of the transaction (a no-op update): two creates of one
+ * user are serialised, so the per-user cap is decided by the database, not by a racing count.
+ */
+export async function lockUser(trx: Kysely<DB>, userId: number): Promise<void> {
+  await trx
+    .updateTable('users')
+    .set((eb) => ({ id: eb.ref('id') }))
+    .where('id', '=', userId)
+    .execute();
+}
+
 export function countWebhooks(db: Kysely<DB>, userId: number) {
   return db
     .selectFrom('webhooks')

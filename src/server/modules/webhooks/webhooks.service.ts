@@ -92,6 +92,7 @@ export async function createWebhook(
   const events = checkEvents(body.events ?? ['*']);
   const secret = newSecret();
   const id = await tx(ctx.store, async (trx) => {
+    await repo.lockUser(trx, auth.user.id);
     const n = await repo.countWebhooks(trx, auth.user.id);
     if (Number(n.n) >= MAX_WEBHOOKS) throw WebhookErrors.tooMany();
     return repo.insertWebhook(trx, {
