@@ -3,6 +3,7 @@ import {
   AGENT_API_PREFIX,
   type RegisterRequest,
   type RegisterResponse,
+  type ResultsRequest,
   type ShutdownRequest,
   type SyncRequest,
   type SyncResponse,
@@ -55,6 +56,10 @@ export class AgentClient {
 
   sync(body: SyncRequest): Promise<SyncResponse> {
     return this.post('/sync', body);
+  }
+
+  results(body: ResultsRequest): Promise<unknown> {
+    return this.post('/results', body);
   }
 
   shutdown(body: ShutdownRequest): Promise<unknown> {

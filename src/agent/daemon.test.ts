@@ -39,6 +39,14 @@ class FakeRuntime implements Runtime {
   async list(): Promise<number[]> {
     return [...this.state.keys()];
   }
+  async logs(): Promise<string> {
+    return '';
+  }
+  async reboot(): Promise<void> {}
+  async recycle(): Promise<void> {}
+  async execute(): Promise<string> {
+    return '';
+  }
 }
 
 const want = (id: number, desired: DesiredInstance['desired'], actual: string | null): DesiredInstance => ({

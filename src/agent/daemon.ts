@@ -8,7 +8,12 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { DesiredInstance, InstanceReport, SyncResponse } from '../contract/agent-protocol.js';
+import type {
+  AgentRequest,
+  DesiredInstance,
+  InstanceReport,
+  SyncResponse,
+} from '../contract/agent-protocol.js';
 import type { InstanceSpec, Runtime } from './runtime.js';
 import { AgentClient, AgentFatalError } from './agent-client.js';
 import { planReconcile, type LocalState, type ReconcileItem } from './reconcile.js';
@@ -74,6 +79,8 @@ export class Agent {
   private readonly failures = new Map<number, string>();
   private loop: Promise<void> | null = null;
   private poked = false;
+  /** Client requests (logs, command, reboot, recycle) under way or answered, by request id. */
+  private readonly handled = new Set<number>();
   /** Starts that wait for their machine, logged once. */
   private readonly waiting = new Set<number>();
 
@@ -229,6 +236,7 @@ export class Agent {
     }
     for (const id of announced) this.announceLoading.delete(id);
     await this.reconcileAll(res.instances);
+    for (const r of res.requests ?? []) this.handleRequest(r, res.instances);
   }
 
   private spec(w: DesiredInstance): InstanceSpec {
@@ -367,6 +375,59 @@ export class Agent {
         this.o.log.error(`instance ${id}: ${(err as Error).message}`);
       }
     }
+  }
+
+  /**
+   * Carries out a client's request once, in the background, and posts its outcome (the output of
+   * logs and command). A request the server still lists while its answer is on the way is not
+   * run twice; one whose answer could not be posted is tried again at a later sync.
+   */
+  private handleRequest(r: AgentRequest, wants: DesiredInstance[]): void {
+    if (this.handled.has(r.id)) return;
+    this.handled.add(r.id);
+    const rt = this.o.runtime;
+    const w = wants.find((x) => x.id === r.instance_id);
+    const run = async (): Promise<string> => {
+      switch (r.kind) {
+        case 'logs': {
+          const text = await rt.logs(r.instance_id, r.tail ?? null);
+          if (!r.filter) return text;
+          return text
+            .split('\n')
+            .filter((l) => l.includes(r.filter!))
+            .join('\n');
+        }
+        case 'command':
+          return rt.execute(r.instance_id, r.argv ?? []);
+        case 'reboot':
+        case 'recycle': {
+          if (!w) throw new Error('the instance is not on this agent');
+          if (this.ops.has(r.instance_id)) throw new Error('another operation of the instance is under way');
+          const spec = this.spec(w);
+          this.o.log.info(`instance ${r.instance_id}: ${r.kind}`);
+          await (r.kind === 'reboot' ? rt.reboot(spec) : rt.recycle(spec));
+          return '';
+        }
+        default:
+          return assertNever(r.kind, 'request kind');
+      }
+    };
+    void run()
+      .then(
+        (output) => ({ id: r.id, ok: true, output }),
+        (err: Error) => ({ id: r.id, ok: false, output: err.message }),
+      )
+      .then(async (result) => {
+        if (!result.ok) this.o.log.warn(`instance ${r.instance_id}: ${r.kind} failed: ${result.output}`);
+        await this.client.results({ agent_uid: this.uid, machine_ids: this.machineIds, results: [result] });
+        this.poke();
+      })
+      .catch((err: Error) => {
+        this.o.log.warn(`instance ${r.instance_id}: could not send the ${r.kind} result: ${err.message}`);
+        this.handled.delete(r.id);
+      });
+    // Answered requests drop out of the server's list; the set only needs the recent ones.
+    if (this.handled.size > 10_000) this.handled.delete(this.handled.values().next().value!);
   }
 
   /** Runs one operation of an instance in the background; its end wakes the loop for a sync. */

@@ -11,7 +11,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { ed25519KeyPair } from '../contract/ssh-keygen.js';
 import { DockerEngine, EngineError, type RegistryAuth } from './docker-engine.js';
-import { createContainerSshServer } from './container-ssh.js';
+import { createContainerSshServer, runInContainer } from './container-ssh.js';
 import type { InstanceSpec, ObservedState, PortMap, Runtime } from './runtime.js';
 
 export const LABEL_INSTANCE = 'openrig.instance';
@@ -327,6 +327,51 @@ export class DockerRuntime implements Runtime {
       .map((c) => Number(c.Labels[LABEL_INSTANCE]))
       .filter((n) => Number.isInteger(n) && n > 0)
       .sort((a, b) => a - b);
+  }
+
+  async logs(id: number, tail: number | null): Promise<string> {
+    return this.engine.logs(containerName(id), tail);
+  }
+
+  async reboot(spec: InstanceSpec): Promise<void> {
+    await this.engine.restart(containerName(spec.id), this.o.stopGraceS ?? 10);
+  }
+
+  /** Pulls the image again and recreates the container on the same SSH and published ports. */
+  async recycle(spec: InstanceSpec): Promise<void> {
+    const c = await this.engine.inspect(containerName(spec.id));
+    const sshPort = Number(c?.Config?.Labels?.[LABEL_SSH_PORT]) || (await freePort(this.o.sshBind));
+    const hostPorts: Record<string, number> = {};
+    for (const p of spec.ports ?? []) {
+      const key = `${p.container}/${p.proto}`;
+      hostPorts[key] =
+        Number(c?.HostConfig?.PortBindings?.[key]?.[0]?.HostPort) || (await freePort('0.0.0.0'));
+    }
+    const auth = parseImageLogin(spec.imageLogin, spec.image);
+    try {
+      await this.engine.pull(spec.image, auth, () => {});
+    } catch (err) {
+      // An image no registry serves (built on this host) is recreated from the local copy.
+      if (!(await this.engine.imageExists(spec.image))) throw err;
+      this.o.log.warn(`instance ${spec.id}: recycle uses the local ${spec.image}: ${(err as Error).message}`);
+    }
+    this.closeSsh(spec.id);
+    await this.engine.remove(containerName(spec.id));
+    const body = containerCreateBody({
+      spec,
+      agentUid: this.o.agentUid,
+      sshPort,
+      hostPorts,
+      diskQuota: this.diskQuota,
+    });
+    await this.engine.create(containerName(spec.id), body);
+    await this.engine.start(containerName(spec.id));
+    await this.inspect(spec.id); // its SSH server listens again
+  }
+
+  async execute(id: number, argv: string[]): Promise<string> {
+    const r = await runInContainer(this.engine, containerName(id), argv);
+    return r.stdout + r.stderr + (r.code === 0 ? '' : `(exit code ${r.code})\n`);
   }
 
   /** Closes the SSH servers (the containers keep running for the next agent to re-adopt). */

@@ -252,6 +252,54 @@ export class ProcessRuntime implements Runtime {
     renameSync(`${file}.tmp`, file); // the SSH server re-reads it at every login attempt
   }
 
+  async logs(id: number, tail: number | null): Promise<string> {
+    let text = '';
+    try {
+      text = readFileSync(this.file(id, FILES.onstartLog), 'utf8');
+    } catch {
+      return '';
+    }
+    if (tail === null) return text;
+    const lines = text.split('\n');
+    if (lines.at(-1) === '') lines.pop();
+    return lines.slice(-tail).join('\n') + (lines.length ? '\n' : '');
+  }
+
+  async reboot(spec: InstanceSpec): Promise<void> {
+    await this.stop(spec.id);
+    await this.start(spec);
+  }
+
+  /** The process runtime has no image: a recycle empties the working directory and starts afresh. */
+  async recycle(spec: InstanceSpec): Promise<void> {
+    await this.stop(spec.id);
+    const root = path.join(this.dir(spec.id), FILES.root);
+    rmSync(root, { recursive: true, force: true });
+    mkdirSync(root, { recursive: true, mode: 0o700 });
+    await this.start(spec);
+  }
+
+  /**
+   * Runs the command in the instance's working directory; path arguments are taken inside it (an
+   * absolute path is relative to it) and may not leave it.
+   */
+  async execute(id: number, argv: string[]): Promise<string> {
+    const root = path.join(this.dir(id), FILES.root);
+    const args = argv.slice(1).map((a) => {
+      if (a.startsWith('-')) return a;
+      const p = path.resolve(root, a.replace(/^\/+/, ''));
+      if (p !== root && !p.startsWith(root + path.sep)) throw new Error(`${a} is outside the instance`);
+      return p;
+    });
+    const { execFile } = await import('node:child_process');
+    return new Promise((resolve) => {
+      execFile(argv[0]!, args, { cwd: root, encoding: 'utf8', timeout: 30_000 }, (err, stdout, stderr) => {
+        const code = err ? ((err as { code?: unknown }).code ?? 1) : 0;
+        resolve(stdout + stderr + (code === 0 ? '' : `(exit code ${String(code)})\n`));
+      });
+    });
+  }
+
   async list(): Promise<number[]> {
     const base = path.join(path.resolve(this.o.stateDir), 'instances');
     if (!existsSync(base)) return [];

@@ -54,4 +54,12 @@ export interface Runtime {
   updateKeys(id: number, keys: string[]): Promise<void>;
   /** Ids of every instance this runtime holds on the host (for re-adoption after a restart). */
   list(): Promise<number[]>;
+  /** Its output (onstart's included), the last `tail` lines or all. */
+  logs(id: number, tail: number | null): Promise<string>;
+  /** Restarts it, keeping its disk. */
+  reboot(spec: InstanceSpec): Promise<void>;
+  /** Fetches its image again and recreates it from scratch (same SSH port). */
+  recycle(spec: InstanceSpec): Promise<void>;
+  /** Runs an allow-listed command in it; its stdout and stderr. */
+  execute(id: number, argv: string[]): Promise<string>;
 }

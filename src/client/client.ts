@@ -94,6 +94,25 @@ export class OpenrigClient extends HttpClient {
   labelInstance(id: number, label: string): Promise<SuccessReply> {
     return this.request('PUT', `${V0}/instances/${id}/`, { body: { label } });
   }
+  /** Asks the host for the instance's logs; the text is then read at `result_url` (no key). */
+  requestLogs(
+    id: number,
+    o: { tail?: number; filter?: string } = {},
+  ): Promise<{ result_url: string; msg: string }> {
+    const body: Record<string, string> = {};
+    if (o.tail !== undefined) body.tail = String(o.tail);
+    if (o.filter !== undefined) body.filter = o.filter;
+    return this.request('PUT', `${V0}/instances/request_logs/${id}/`, { body });
+  }
+  rebootInstance(id: number): Promise<SuccessReply> {
+    return this.request('PUT', `${V0}/instances/reboot/${id}/`, { body: {} });
+  }
+  recycleInstance(id: number): Promise<SuccessReply> {
+    return this.request('PUT', `${V0}/instances/recycle/${id}/`, { body: {} });
+  }
+  executeCommand(id: number, command: string): Promise<{ result_url: string }> {
+    return this.request('PUT', `${V0}/instances/command/${id}/`, { body: { command } });
+  }
   destroyInstance(id: number): Promise<SuccessReply> {
     return this.request('DELETE', `${V0}/instances/${id}/`, { body: {} });
   }

@@ -103,12 +103,36 @@ export interface DesiredInstance {
   image_login?: string | null;
 }
 
+/**
+ * Something a client asked of an instance that its agent carries out once: `logs` (the
+ * container's output, last `tail` lines, only lines containing `filter`), `command` (an
+ * allow-listed argv run in the container), `reboot` (restart, disk kept), `recycle` (pull the
+ * image again and recreate the container). The agent answers with POST results.
+ */
+export interface AgentRequest {
+  id: number;
+  instance_id: number;
+  kind: 'logs' | 'command' | 'reboot' | 'recycle';
+  tail?: number | null;
+  filter?: string | null;
+  argv?: string[];
+}
+
+export interface ResultsRequest {
+  agent_uid: string;
+  machine_ids: number[];
+  /** `output`: the text for logs and command (an error's text when `ok` is false). */
+  results: { id: number; ok: boolean; output: string }[];
+}
+
 export interface SyncResponse {
   success: boolean;
   heartbeat_s: number;
   /** Machine ids the server does not know for this agent (deleted, or not this host's): re-register. */
   unknown_machine_ids: number[];
   instances: DesiredInstance[];
+  /** Pending client requests for these instances (absent from older servers). */
+  requests?: AgentRequest[];
   /** Server clock, epoch seconds. */
   server_time: number;
 }

@@ -363,6 +363,55 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
     const ra = await show(a);
     const cid = docker('inspect', '-f', '{{.Id}}', `openrig-${a}`);
 
+    // Logs in the official client's wire form: a result URL, 404 until the host sent them, then
+    // plain text with no key; the onstart output is in it. The CLI prints the same.
+    const req = await api('PUT', `/api/v0/instances/request_logs/${a}/`, renterKey, { tail: '50' });
+    expect(req.status).toBe(200);
+    expect(req.body).toMatchObject({ success: true, msg: expect.any(String) });
+    expect(req.body.result_url).toMatch(
+      /^http:\/\/127\.0\.0\.1:\d+\/api\/v0\/instances\/results\/[A-Za-z0-9_-]{32}\/$/,
+    );
+    const logs = await waitFor(
+      async () => {
+        const r = await fetch(req.body.result_url);
+        return r.status === 200 ? r.text() : (expect(r.status).toBe(404), null);
+      },
+      'the logs to arrive',
+      15_000,
+      300,
+    );
+    expect(logs).toMatch(/onstart-says-hi-from-env/);
+    expect(
+      (await fetch(req.body.result_url.replace(/[A-Za-z0-9_-]{32}\/$/, 'x'.repeat(32) + '/'))).status,
+    ).toBe(404);
+    const cliEnv = { OPENRIG_URL: serve.url, OPENRIG_API_KEY: renterKey, HOME: dir };
+    const cliLogs = await runCli(['logs', String(a), '--tail', '5'], cliEnv);
+    expect(cliLogs.code, cliLogs.stderr).toBe(0);
+    expect(cliLogs.stdout).toMatch(/onstart-says-hi-from-env/);
+    const exec = await runCli(['execute', String(a), 'ls -l /root'], cliEnv);
+    expect(exec.code, exec.stderr).toBe(0);
+    expect(exec.stdout).toMatch(/mine\.txt/);
+    const refused = await api('PUT', `/api/v0/instances/command/${a}/`, renterKey, {
+      command: 'cat /etc/passwd; id',
+    });
+    expect(refused.status).toBe(400);
+
+    // Reboot restarts the container (new start time, same container, disk kept).
+    const before = docker('inspect', '-f', '{{.State.StartedAt}}', `openrig-${a}`);
+    const reboot = await runCli(['reboot', 'instance', String(a)], cliEnv);
+    expect(reboot.code, reboot.stderr).toBe(0);
+    await waitFor(
+      () => docker('inspect', '-f', '{{.State.StartedAt}}', `openrig-${a}`) !== before,
+      'the container to restart',
+      20_000,
+    );
+    expect(docker('inspect', '-f', '{{.Id}}', `openrig-${a}`)).toBe(cid);
+    await waitFor(
+      () => ssh(ra.ssh_port, 'cat /root/mine.txt').stdout === 'mine\n',
+      'SSH after the reboot',
+      15_000,
+    );
+
     expect((await api('PUT', `/api/v0/instances/${a}/`, renterKey, { state: 'stopped' })).body.success).toBe(
       true,
     );
@@ -373,6 +422,9 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
     );
     await until(a, 'stopped');
     expect(ssh(ra.ssh_port, 'true').status).toBe(255);
+    const notNow = await api('PUT', `/api/v0/instances/reboot/${a}/`, renterKey, {});
+    expect(notNow.status).toBe(409);
+    expect(notNow.body.msg).toMatch(/state stopped/);
     expect((await api('PUT', `/api/v0/instances/${a}/`, renterKey, { state: 'running' })).body.success).toBe(
       true,
     );
@@ -381,13 +433,33 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
     expect(docker('inspect', '-f', '{{.Id}}', `openrig-${a}`)).toBe(cid);
     expect(ssh(again.ssh_port, 'cat /root/mine.txt').stdout).toBe('mine\n');
 
+    // Recycle: the image again, a new container on the same SSH port (contract kept).
+    expect((await api('PUT', `/api/v0/instances/recycle/${a}/`, renterKey, {})).body).toEqual({
+      success: true,
+    });
+    await waitFor(
+      () => {
+        const id = spawnSync('docker', ['inspect', '-f', '{{.Id}}', `openrig-${a}`], {
+          encoding: 'utf8',
+        }).stdout.trim();
+        return id !== '' && id !== cid;
+      },
+      'the container to be recreated',
+      30_000,
+    );
+    await waitFor(() => ssh(ra.ssh_port, 'ls /root').status === 0, 'SSH after the recycle', 15_000);
+    expect((await show(a)).actual_status).toBe('running');
+    const recycledId = docker('inspect', '-f', '{{.Id}}', `openrig-${a}`);
+
     const started = docker('inspect', '-f', '{{.State.StartedAt}}', `openrig-${a}`);
     agent.child.kill('SIGKILL');
     await agent.exited;
     agent = startAgent();
     await registered(agent);
     await until(a, 'running', 5_000);
-    expect(docker('inspect', '-f', '{{.Id}} {{.State.StartedAt}}', `openrig-${a}`)).toBe(`${cid} ${started}`);
+    expect(docker('inspect', '-f', '{{.Id}} {{.State.StartedAt}}', `openrig-${a}`)).toBe(
+      `${recycledId} ${started}`,
+    );
     await waitFor(
       () => ssh(again.ssh_port, 'echo still-here').stdout === 'still-here\n',
       'SSH after the agent restart',

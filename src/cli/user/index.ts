@@ -18,6 +18,8 @@ export function registerUserCommands(program: Command): void {
   const start = group('start', 'start stopped instances');
   const destroy = group('destroy', 'destroy instances');
   const label = group('label', 'label an instance');
+  const reboot = group('reboot', 'restart an instance (its disk is kept)');
+  const recycle = group('recycle', 'pull the image again and recreate an instance');
   const list = group('list', 'offer a machine for rent (hosts)');
   const unlist = group('unlist', 'stop offering a machine (hosts)');
   const schedule = group('schedule', 'schedule maintenance (hosts)');
@@ -29,7 +31,7 @@ export function registerUserCommands(program: Command): void {
 
   registerAccountCommands(program, show);
   registerOfferCommands(search, create);
-  registerInstanceCommands(show, program, { stop, start, destroy, label });
+  registerInstanceCommands(show, program, { stop, start, destroy, label, reboot, recycle });
   registerMachineCommands({ show, list, unlist, schedule, cancel });
   registerKeyCommands(apiKey, sshKey);
   registerTfaCommands(tfa);

@@ -30,7 +30,7 @@ import {
 export function registerInstanceCommands(
   show: Command,
   program: Command,
-  verbs: Record<'stop' | 'start' | 'destroy' | 'label', Command>,
+  verbs: Record<'stop' | 'start' | 'destroy' | 'label' | 'reboot' | 'recycle', Command>,
 ): void {
   common(
     show.command('instances').description('list your instances'),
@@ -123,6 +123,69 @@ export function registerInstanceCommands(
     'destroy instances: deletes their data and stops all billing',
     (ctx, id) => ctx.client.destroyInstance(id),
     'destroyed',
+  );
+
+  for (const verb of ['reboot', 'recycle'] as const) {
+    common(
+      verbs[verb]
+        .command('instance')
+        .argument('<id>', 'instance ID')
+        .description(
+          verb === 'reboot'
+            ? 'restart the container of a running instance, keeping its disk'
+            : 'pull the image again and recreate the container (the disk starts afresh; contract kept)',
+        ),
+      `openrig ${verb} instance 12`,
+    ).action(
+      act(async (ctx, [id]) => {
+        const n = intArg(id, 'instance ID');
+        await (verb === 'reboot' ? ctx.client.rebootInstance(n) : ctx.client.recycleInstance(n));
+        if (ctx.raw) return ctx.printRaw();
+        ctx.out(`instance ${n}: ${verb} requested\n`);
+      }),
+    );
+  }
+
+  common(
+    program
+      .command('logs')
+      .argument('<id>', 'instance ID')
+      .option('--tail <n>', 'only the last N lines')
+      .option('--follow', 'keep printing new output until interrupted')
+      .description("print an instance's output (onstart's included), fetched from its host"),
+    'openrig logs 12 --tail 100\nopenrig logs 12 --follow',
+  ).action(
+    act(async (ctx, [id], opts) => {
+      const n = intArg(id, 'instance ID');
+      const tail = opts.tail === undefined ? undefined : intArg(String(opts.tail), '--tail');
+      const fetchLogs = async (t?: number) =>
+        fetchResult((await ctx.client.requestLogs(n, { tail: t })).result_url);
+      const first = await fetchLogs(tail);
+      ctx.out(first);
+      if (!opts.follow) return;
+      // Following: every 2 s the whole log again, printing what follows the part seen before.
+      let seen = tail === undefined ? first : await fetchLogs();
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 2000));
+        const text = await fetchLogs();
+        ctx.out(text.startsWith(seen) ? text.slice(seen.length) : text);
+        seen = text;
+      }
+    }),
+  );
+
+  common(
+    program
+      .command('execute')
+      .argument('<id>', 'instance ID')
+      .argument('<command>', "an allow-listed command: ls, du or rm with plain paths, e.g. 'ls -l /root'")
+      .description('run a short command in the container and print its output'),
+    "openrig execute 12 'ls -l /root'\nopenrig execute 12 'du -sh /root'",
+  ).action(
+    act(async (ctx, [id, command]) => {
+      const r = await ctx.client.executeCommand(intArg(id, 'instance ID'), String(command));
+      ctx.out(await fetchResult(r.result_url));
+    }),
   );
 
   common(
@@ -383,5 +446,20 @@ export async function waitAndReport(
   } finally {
     if (timer) clearInterval(timer);
     process.removeListener('SIGINT', onInt);
+  }
+}
+
+/**
+ * Reads a result URL (no key) until the host has answered: 404 while waiting, about every 0.3 s
+ * for up to 60 s, as the official client does.
+ */
+async function fetchResult(url: string): Promise<string> {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const res = await fetch(url);
+    if (res.ok) return res.text();
+    if (res.status !== 404) throw new CliFailure(`reading ${url}: HTTP ${res.status}`);
+    if (Date.now() > end) throw new CliFailure('the host did not answer within 60 s (is its agent running?)');
+    await new Promise((r) => setTimeout(r, 300));
   }
 }

@@ -19,6 +19,7 @@ import * as m012 from './migrations/012-agent-public-host.js';
 import * as m013 from './migrations/013-account-lockouts.js';
 import * as m014 from './migrations/014-api-key-given-permissions.js';
 import * as m015 from './migrations/015-instance-ssh-keys.js';
+import * as m016 from './migrations/016-instance-requests.js';
 
 /** A migration: its forward step, given the dialect it runs on (one set for both databases). */
 interface Step {
@@ -42,6 +43,7 @@ const steps: Record<string, Step> = {
   '013-account-lockouts': m013,
   '014-api-key-given-permissions': m014,
   '015-instance-ssh-keys': m015,
+  '016-instance-requests': m016,
 };
 
 function providerFor(d: SqlDialect): MigrationProvider {

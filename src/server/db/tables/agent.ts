@@ -1,5 +1,6 @@
 // Table types: agent protocol state. The columns live on the offers module's tables
 // (added by migration 005), so they are declared by augmenting those interfaces.
+import type { Generated } from 'kysely';
 import type { MachinesTable as _M, InstancesTable as _I } from './market.js';
 
 declare module './market.js' {
@@ -23,5 +24,23 @@ declare module './market.js' {
 export type AgentMachineColumns = Pick<_M, 'agent_uid' | 'agent_slot' | 'public_host'>;
 export type AgentInstanceColumns = Pick<_I, 'container_key_enc' | 'agent_state' | 'agent_reported_at'>;
 
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface AgentTables {}
+/** A client's request carried out by the instance's agent (logs, command, reboot, recycle). */
+export interface InstanceRequestsTable {
+  id: Generated<number>;
+  instance_id: number;
+  user_id: number;
+  kind: 'logs' | 'command' | 'reboot' | 'recycle';
+  /** JSON: {tail, filter} for logs, {argv} for command, {} otherwise. */
+  args: string;
+  /** SHA-256 of the result URL's token (logs and command); null when there is no output. */
+  token_hash: string | null;
+  created_at: number;
+  expires_at: number;
+  done_at: number | null;
+  /** The output the agent sent back (logs, command). */
+  result: string | null;
+}
+
+export interface AgentTables {
+  instance_requests: InstanceRequestsTable;
+}

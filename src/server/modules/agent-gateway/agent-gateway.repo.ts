@@ -339,3 +339,42 @@ export function writeTimes(dialect: SqlDialect, part: [number, number][]): Compi
     "machines.online_state = 'online' AND machines.deleted_at IS NULL AND (machines.last_heartbeat_at IS NULL OR machines.last_heartbeat_at < v.t)",
   );
 }
+
+/** Client requests not yet answered nor expired, of the live instances on these machines. */
+export async function pendingRequests(db: Kysely<DB>, machineIds: number[], now: number) {
+  if (machineIds.length === 0) return [];
+  return db
+    .selectFrom('instance_requests as r')
+    .innerJoin('instances as i', 'i.id', 'r.instance_id')
+    .select(['r.id', 'r.instance_id', 'r.kind', 'r.args'])
+    .where('i.machine_id', 'in', machineIds)
+    .where('i.destroyed_at', 'is', null)
+    .where('r.done_at', 'is', null)
+    .where('r.expires_at', '>', now)
+    .orderBy('r.id')
+    .limit(100)
+    .execute();
+}
+
+/**
+ * Records the agent's answer to a request of one of its instances, once: the first answer wins
+ * (`done_at IS NULL`), and a request of another host's instance is not touched.
+ */
+export async function completeRequest(
+  db: Kysely<DB>,
+  machineIds: number[],
+  r: { id: number; result: string },
+  now: number,
+): Promise<boolean> {
+  if (machineIds.length === 0) return false;
+  const res = await db
+    .updateTable('instance_requests')
+    .set({ done_at: now, result: r.result })
+    .where('id', '=', r.id)
+    .where('done_at', 'is', null)
+    .where('instance_id', 'in', (eb) =>
+      eb.selectFrom('instances').select('id').where('machine_id', 'in', machineIds),
+    )
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}

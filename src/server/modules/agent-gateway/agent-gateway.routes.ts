@@ -7,18 +7,21 @@ import { errorSchema } from '../../http/schemas.js';
 import {
   AGENT_API_PREFIX,
   type RegisterRequest,
+  type ResultsRequest,
   type ShutdownRequest,
   type SyncRequest,
 } from '../../../contract/agent-protocol.js';
 import {
   registerBody,
   registerReply,
+  resultsBody,
+  resultsReply,
   shutdownBody,
   shutdownReply,
   syncBody,
   syncReply,
 } from './agent-gateway.schemas.js';
-import { register, shutdown, sync } from './agent-gateway.service.js';
+import { register, results, shutdown, sync } from './agent-gateway.service.js';
 import { flushHeartbeats } from './agent-gateway.heartbeats.js';
 
 const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 409: errorSchema } as const;
@@ -78,5 +81,21 @@ export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Prom
       },
     },
     async (req) => shutdown(deps, requireAuth(req), req.body),
+  );
+  app.post(
+    `${AGENT_API_PREFIX}/results`,
+    {
+      config: { scope: 'machines', access: 'write' },
+      // Log output can be large: up to 8 MB of text per answer.
+      bodyLimit: 9 * 1024 * 1024,
+      schema: {
+        tags,
+        summary:
+          "Answers to client requests of the agent's instances (logs and command output, reboot, recycle)",
+        body: resultsBody,
+        response: { 200: resultsReply, ...errors },
+      },
+    },
+    async (req) => results(deps, requireAuth(req), req.body as ResultsRequest),
   );
 }

@@ -149,7 +149,50 @@ export const syncReply = {
         },
       },
     },
+    requests: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'integer' },
+          instance_id: { type: 'integer' },
+          kind: { type: 'string', enum: ['logs', 'command', 'reboot', 'recycle'] },
+          tail: { type: ['integer', 'null'] },
+          filter: { type: ['string', 'null'] },
+          argv: { type: 'array', items: { type: 'string' } },
+        },
+      },
+    },
   },
+} as const;
+
+export const resultsBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent_uid', 'machine_ids', 'results'],
+  properties: {
+    agent_uid: agentUid,
+    machine_ids: machineIds,
+    results: {
+      type: 'array',
+      maxItems: 100,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'ok', 'output'],
+        properties: {
+          id: { type: 'integer', minimum: 1 },
+          ok: { type: 'boolean' },
+          output: { type: 'string', maxLength: 8 * 1024 * 1024 },
+        },
+      },
+    },
+  },
+} as const;
+
+export const resultsReply = {
+  type: 'object',
+  properties: { success: { type: 'boolean' }, accepted: { type: 'integer' } },
 } as const;
 
 export const shutdownBody = {

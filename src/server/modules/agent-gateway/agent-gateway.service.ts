@@ -13,6 +13,8 @@ import {
   type StatusFields,
 } from '../instances/instances.service.js';
 import type {
+  AgentRequest,
+  ResultsRequest,
   DesiredInstance,
   RegisterRequest,
   RegisterResponse,
@@ -263,13 +265,37 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
       });
     }
   }
+  const requests: AgentRequest[] = (await repo.pendingRequests(deps.db, mine, now)).map((r) => {
+    const args = JSON.parse(r.args) as { tail?: number | null; filter?: string | null; argv?: string[] };
+    return { id: r.id, instance_id: r.instance_id, kind: r.kind, ...args };
+  });
   return {
     success: true,
     heartbeat_s: deps.config.agent.heartbeatS,
     unknown_machine_ids: unknown,
     instances,
+    requests,
     server_time: now / 1000,
   };
+}
+
+/** The agent's answers to client requests (the output of logs and command, kept for the client). */
+export async function results(
+  deps: Deps,
+  auth: AuthContext,
+  body: ResultsRequest,
+): Promise<{ success: boolean; accepted: number }> {
+  const now = deps.clock.now();
+  const mine = await repo.ownMachines(deps.store, auth.user.id, body.agent_uid, [
+    ...new Set(body.machine_ids),
+  ]);
+  const ids = mine.map((m) => m.id);
+  let accepted = 0;
+  for (const r of body.results) {
+    const text = r.ok ? r.output : `error: ${r.output}\n`;
+    if (await repo.completeRequest(deps.db, ids, { id: r.id, result: text }, now)) accepted++;
+  }
+  return { success: true, accepted };
 }
 
 export async function shutdown(

@@ -242,3 +242,43 @@ export async function authorizedKeys(db: Kysely<DB>, instanceId: number): Promis
     .execute();
   return rows.map((r) => r.public_key);
 }
+
+// ---- requests carried out by the agent (logs, command, reboot, recycle) ---------------------
+
+export async function insertInstanceRequest(
+  db: Kysely<DB>,
+  r: {
+    instanceId: number;
+    userId: number;
+    kind: 'logs' | 'command' | 'reboot' | 'recycle';
+    args: string;
+    tokenHash: string | null;
+    now: number;
+    ttlMs: number;
+  },
+): Promise<void> {
+  await db
+    .insertInto('instance_requests')
+    .values({
+      instance_id: r.instanceId,
+      user_id: r.userId,
+      kind: r.kind,
+      args: r.args,
+      token_hash: r.tokenHash,
+      created_at: r.now,
+      expires_at: r.now + r.ttlMs,
+      done_at: null,
+      result: null,
+    })
+    .execute();
+}
+
+/** The output of a request by its result token's hash, while it has not expired. */
+export function requestResultByToken(db: Kysely<DB>, tokenHash: string, now: number) {
+  return db
+    .selectFrom('instance_requests')
+    .select(['done_at', 'result'])
+    .where('token_hash', '=', tokenHash)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+}

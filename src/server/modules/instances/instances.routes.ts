@@ -20,6 +20,7 @@ import {
   type StateChange,
 } from './instances.actions.js';
 import { instanceSchema } from './instances.view.js';
+import { RESULTS_PATH, readResult, requestCommand, requestLogs, requestRestart } from './instances.remote.js';
 import { InstanceErrors } from './instances.errors.js';
 
 const errors = { ...authErrors, 402: errorSchema, 409: errorSchema, 422: errorSchema } as const;
@@ -334,6 +335,111 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       const p = req.params;
       await detachSshKey(deps, requireAuth(req), p.id, p.key_id);
       return { success: true, msg: `SSH key ${p.key_id} detached from instance ${p.id}` };
+    },
+  );
+  // Requests the instance's agent carries out (logs, command, reboot, recycle), in the official
+  // client's wire forms; logs and command answer a result URL readable with no key.
+  const origin = (req: { protocol: string; host: string }) => `${req.protocol}://${req.host}`;
+  const resultReply = {
+    type: 'object',
+    properties: { success: { type: 'boolean' }, msg: { type: 'string' }, result_url: { type: 'string' } },
+  } as const;
+  app.put(
+    '/api/v0/instances/request_logs/:id',
+    {
+      config: { scope: 'instances', access: 'read' },
+      schema: {
+        tags: ['instances'],
+        summary: "Ask the instance's host for its logs; read them at result_url (no key)",
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            tail: { type: ['string', 'integer'], maxLength: 10 },
+            filter: { type: 'string', maxLength: 1000 },
+            daemon_logs: { type: ['string', 'boolean'], maxLength: 10 },
+          },
+        },
+        response: { 200: resultReply, ...errors },
+      },
+    },
+    async (req) =>
+      requestLogs(
+        deps,
+        requireAuth(req),
+        (req.params as { id: number }).id,
+        (req.body ?? {}) as { tail?: string | number; filter?: string },
+        origin(req),
+      ),
+  );
+  app.put(
+    '/api/v0/instances/command/:id',
+    {
+      config: { scope: 'instances' },
+      schema: {
+        tags: ['instances'],
+        summary: 'Run an allow-listed command (ls, du, rm) in the container; read its output at result_url',
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['command'],
+          properties: { command: { type: 'string', minLength: 1, maxLength: 1000 } },
+        },
+        response: { 200: resultReply, ...errors },
+      },
+    },
+    async (req) =>
+      requestCommand(
+        deps,
+        requireAuth(req),
+        (req.params as { id: number }).id,
+        (req.body as { command: string }).command,
+        origin(req),
+      ),
+  );
+  for (const kind of ['reboot', 'recycle'] as const) {
+    app.put(
+      `/api/v0/instances/${kind}/:id`,
+      {
+        config: { scope: 'instances' },
+        schema: {
+          tags: ['instances'],
+          summary:
+            kind === 'reboot'
+              ? 'Restart the container, keeping its disk'
+              : 'Pull the image again and recreate the container, keeping the contract',
+          params: idParams,
+          body: { type: 'object', additionalProperties: false, properties: {} },
+          response: { 200: { type: 'object', properties: { success: { type: 'boolean' } } }, ...errors },
+        },
+      },
+      async (req) => requestRestart(deps, requireAuth(req), (req.params as { id: number }).id, kind),
+    );
+  }
+  app.get(
+    `${RESULTS_PATH}/:token`,
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags: ['instances'],
+        summary: 'The output of a logs or command request: 404 until the host sent it, then plain text',
+        params: {
+          type: 'object',
+          required: ['token'],
+          properties: { token: { type: 'string', maxLength: 100 } },
+        },
+      },
+    },
+    async (req, reply) => {
+      const text = await readResult(deps, (req.params as { token: string }).token);
+      if (text === null) {
+        reply.code(404).type('text/plain; charset=utf-8');
+        return 'not ready\n';
+      }
+      reply.type('text/plain; charset=utf-8');
+      return text;
     },
   );
 }
