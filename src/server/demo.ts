@@ -174,6 +174,7 @@ export async function startDemo(server: Server): Promise<void> {
     `node -pe 'const j = JSON.parse(require("fs").readFileSync(0, "utf8")); ${expr}'`;
   const lines = [
     `openrig is running at ${u}`,
+    `web console: ${u}/ (sign in as ${DEMO_EMAIL}, password demo-password)`,
     `demo user: ${DEMO_EMAIL} (password demo-password)`,
     `demo API key: ${user.apiKey}`,
     `demo fleet: ${machines} machines of 3 hosts (RTX 4090, RTX 3090, A100, RTX A6000, H100), agents over loopback`,

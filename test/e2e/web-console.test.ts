@@ -9,7 +9,13 @@ import path from 'node:path';
 import * as OTPAuth from 'otpauth';
 import * as jsqrModule from 'jsqr';
 import { runCli, startServe, waitFor, type Proc } from '../helpers/process.js';
-import { launchBrowser, noBrowserReason, screenshot, type Browser } from '../helpers/browser.js';
+import {
+  launchBrowser,
+  noBrowserReason,
+  screenshot,
+  unlabelledControls,
+  type Browser,
+} from '../helpers/browser.js';
 
 const ENV = {
   OPENRIG_SECRET_KEY: 'be'.repeat(32),
@@ -110,9 +116,17 @@ describe.skipIf(!!reason)('web console, sign-in and account', () => {
     });
     expect(confirm.status, JSON.stringify(confirm.body)).toBe(200);
 
-    await signIn(email);
+    // By keyboard alone: type, Tab to the next field, Enter submits.
     const page = b.page;
+    await page.goto(`${serve.url}/`);
+    expect(await unlabelledControls(page)).toEqual([]);
+    await page.getByLabel('E-mail').focus();
+    await page.keyboard.type(email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Two-factor verification' }).waitFor();
+    expect(await unlabelledControls(page)).toEqual([]);
     // A wrong code shows the server's message and keeps the form.
     await page.getByRole('radio', { name: 'Authenticator app' }).check();
     await page.getByLabel('Code from your authenticator app').fill('000000');
@@ -148,6 +162,7 @@ describe.skipIf(!!reason)('web console, sign-in and account', () => {
     await page.getByRole('radio', { name: 'Choose per area' }).check();
     await page.getByLabel('Access to instances').selectOption('write');
     await page.getByLabel('Access to offers').selectOption('read');
+    expect(await unlabelledControls(page)).toEqual([]);
     await page.getByRole('button', { name: 'Create key' }).click();
     const shown = page.getByRole('dialog', { name: 'Your new API key' });
     const key = (await shown.getByTestId('new-key').textContent())!.trim();
@@ -207,6 +222,7 @@ describe.skipIf(!!reason)('web console, sign-in and account', () => {
     expect(qr?.data).toMatch(/^otpauth:\/\/totp\//);
     const secret = new URL(qr!.data).searchParams.get('secret')!;
     expect((await dialog.getByTestId('totp-secret').textContent())!.replace(/\s/g, '')).toBe(secret);
+    expect(await unlabelledControls(page)).toEqual([]);
     await screenshot(page, 'security-totp');
     await dialog.getByLabel('Code from the app').fill(totpCode(secret));
     await dialog.getByRole('button', { name: 'Turn on' }).click();
@@ -249,5 +265,35 @@ describe.skipIf(!!reason)('web console, sign-in and account', () => {
     const final = await call('GET', '/api/v0/tfa/status/', u.api_key);
     expect(final.body.tfa_enabled).toBe(false);
     expect(final.body.methods).toEqual([]);
+  });
+  it('shows how long a method stays locked after too many wrong codes', async () => {
+    const email = 'locked@example.com';
+    const u = await createUser(email);
+    const auth = await call('POST', '/api/v0/tfa/authorize-new-method/', u.api_key, {});
+    const code = await codeFor(email, 0);
+    await call('PUT', '/api/v0/tfa/authorize-new-method/', u.api_key, { code, secret: auth.body.secret });
+    const setup = await call('POST', '/api/v0/tfa/totp-setup/', u.api_key);
+    await call('POST', '/api/v0/tfa/confirm-new/', u.api_key, {
+      tfa_method: 'totp',
+      code: totpCode(setup.body.secret),
+      secret: setup.body.secret,
+    });
+    await b.context.clearCookies();
+    await signIn(email);
+    const page = b.page;
+    await page.getByRole('heading', { name: 'Two-factor verification' }).waitFor();
+    const alert = page.getByRole('alert');
+    const wrong = totpCode(setup.body.secret, 5) === '000000' ? '111111' : '000000';
+    for (let i = 0; i < 8; i++) {
+      await page.getByLabel('Code from your authenticator app').fill(wrong);
+      await page.getByRole('button', { name: 'Verify and sign in' }).click();
+      await alert.waitFor();
+      if (/Locked for/.test((await alert.textContent()) ?? '')) break;
+      await page.waitForTimeout(100);
+    }
+    // The server's own message, then the time left from its locked_until (15 minutes here).
+    await expect.poll(() => alert.textContent()).toMatch(/Locked for 1[45]:\d\d min more\./);
+    const status = await call('GET', '/api/v0/tfa/status/', u.api_key);
+    expect(status.body.methods[0].locked_until).toBeGreaterThan(Date.now() / 1000 + 800);
   });
 });

@@ -11,7 +11,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { endInstanceGroups, runCli, startProc, startServe, waitFor, type Proc } from '../helpers/process.js';
-import { SCREENSHOTS, launchBrowser, noBrowserReason, screenshot, type Browser } from '../helpers/browser.js';
+import {
+  SCREENSHOTS,
+  launchBrowser,
+  noBrowserReason,
+  screenshot,
+  unlabelledControls,
+  type Browser,
+} from '../helpers/browser.js';
 
 const ENV = {
   OPENRIG_SECRET_KEY: 'fa'.repeat(32),
@@ -180,9 +187,11 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     const row = page.locator('tr[data-offer]');
     await expect.poll(() => row.count()).toBe(1);
+    expect(await unlabelledControls(page)).toEqual([]);
     await row.getByRole('button', { name: /Rent offer/ }).click();
     const dialog = page.getByRole('dialog', { name: /Rent 2× RTX 4090/ });
     await dialog.getByLabel('Disk (GB)').fill('8');
+    expect(await unlabelledControls(page)).toEqual([]);
     // The price includes the disk: 2 × 0.50 compute + 8 GB at the machine's $/GB-month over 720 h.
     const offer = (
       await api('POST', '/api/v0/bundles/', renter.api_key, {
@@ -202,6 +211,7 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
     // Live status: the page polls until the agent reports running, without a reload.
     await card.locator('[data-status="running"]').waitFor({ timeout: 60_000 });
     await expect.poll(() => card.locator('.meaning').textContent()).toMatch(/Ready: connect over SSH/);
+    expect(await unlabelledControls(page)).toEqual([]);
 
     await card.getByRole('button', { name: 'Copy SSH command' }).click();
     const copied = (await page.evaluate('navigator.clipboard.readText()')) as string;
@@ -318,6 +328,7 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
     expect(reply.success).toBe(true);
     const table = page.getByRole('table', { name: 'Maintenance results' });
     await table.waitFor();
+    expect(await unlabelledControls(page)).toEqual([]);
     // Each row shows what the server returned for that machine, notifications_sent as is.
     const shown = await table
       .locator('tbody tr')
@@ -366,6 +377,10 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
     await shoot(page, 'account-keys', '/account');
     await shoot(page, 'billing', '/account/billing');
     await shoot(page, 'security', '/account/security');
+    // The dark theme, as a browser set to dark shows it.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shoot(page, 'search-dark', '/search');
+    await page.emulateMedia({ colorScheme: 'light' });
     await signOut(page);
     await shoot(page, 'signin');
   });

@@ -87,3 +87,19 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   }
   await page.setViewportSize({ width: 1440, height: 900 });
 }
+
+/**
+ * Form controls and buttons on the page without an accessible name (a <label>, aria-label,
+ * aria-labelledby, a title, or a button's own text): each as the start of its HTML.
+ */
+export function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate(`Array.from(document.querySelectorAll('input:not([type=hidden]), select, textarea, button'))
+    .filter((el) => !(
+      (el.labels && el.labels.length > 0) ||
+      el.getAttribute('aria-label') ||
+      el.getAttribute('aria-labelledby') ||
+      el.getAttribute('title') ||
+      (el.tagName === 'BUTTON' && el.textContent.trim())
+    ))
+    .map((el) => el.outerHTML.slice(0, 120))`) as Promise<string[]>;
+}
