@@ -62,6 +62,8 @@ export class HttpClient {
   private sessionKey: string | null;
   /** The body of the last reply exactly as received (`--raw` prints it unchanged). */
   lastRaw = '';
+  /** The session cookie the last reply set (`name=value`), if any: for the password sign-in flow. */
+  lastCookie: string | null = null;
 
   constructor(private readonly opts: HttpOptions) {
     this.baseUrl = opts.url.replace(/\/+$/, '');
@@ -148,6 +150,8 @@ export class HttpClient {
     } catch (err) {
       throw new NetworkError(describeFetchError(err, this.baseUrl));
     }
+    const setCookie = res.headers.get('set-cookie');
+    if (setCookie) this.lastCookie = setCookie.split(';')[0] ?? null;
     let raw: string;
     try {
       raw = await res.text();

@@ -23,7 +23,15 @@ import type {
   Webhook,
   EventsPage,
 } from '../contract/api-types.js';
-import { HttpClient, type HttpOptions } from './client.http.js';
+import { HttpClient, type HttpOptions, type RequestOptions } from './client.http.js';
+
+export interface PasswordLoginReply {
+  id?: number;
+  email?: string;
+  tfa_required?: boolean;
+  tfa_secret?: string;
+  methods?: { id: number; method: string; label: string; is_primary: boolean }[];
+}
 
 export {
   ApiError,
@@ -51,6 +59,18 @@ export class OpenrigClient extends HttpClient {
   // Account
   currentUser(): Promise<User> {
     return this.request('GET', `${V0}/users/current/`);
+  }
+  /**
+   * Password sign-in (no key): the user object with a session cookie (`lastCookie`), or a 2FA
+   * challenge to complete with `tfaLogin({…, secret: tfa_secret})` or a code sent for it.
+   */
+  passwordLogin(email: string, password: string): Promise<PasswordLoginReply> {
+    return this.request('POST', `${V0}/users/login/`, { body: { email, password } });
+  }
+  /** Requests made with a browser-style session cookie (the CLI's sign-in flow). */
+  withCookie(cookie: string): RequestOptions['headers'] {
+    // A cookie-authenticated write must carry the anti-forgery header; a CLI is not a browser.
+    return { cookie, 'x-openrig-csrf': '1' };
   }
   /** Ends the session this client presents (its session key). */
   logout(): Promise<SuccessReply> {

@@ -1,7 +1,11 @@
 // login | logout | show user.
 import type { Command } from 'commander';
 import type { User } from '../../contract/api-types.js';
-import { act, CliFailure, common } from './context.js';
+import { act, CliFailure, common, UsageError, type Ctx } from './context.js';
+import { OpenrigClient } from '../../client/client.js';
+import { hostname } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline/promises';
 import { configPath, removeConfig, updateConfig } from '../config-file.js';
 import { fmtUsd, keyValues, relativeTime, str } from '../output.js';
 
@@ -10,29 +14,44 @@ export function registerAccountCommands(program: Command, show: Command): void {
     program
       .command('login')
       .option('--no-verify', 'store without asking the server whether the key works')
+      .option('--email <email>', 'sign in with e-mail, password and 2FA, and store a fresh API key')
+      .option('--password-stdin', 'with --email: read the password from standard input')
+      .option('--method <method>', 'with --email: the 2FA method, totp, email or sms (default: the primary)')
+      .option('--code <code>', 'with --email: the 2FA code (asked for on a terminal otherwise)')
+      .option('--backup-code <code>', 'with --email: sign in with a backup code instead')
       .description('store the server URL and API key in ~/.config/openrig/ (mode 0600)'),
-    'openrig login --url https://openrig.example.com --api-key or_abc123…',
+    'openrig login --url https://openrig.example.com --api-key or_abc123…\nopenrig login --url https://openrig.example.com --email me@example.com',
   ).action(
-    act(async (ctx, _a, o) => {
-      let who = '';
-      if (o.verify !== false) {
-        // A typo should fail here, not at the next command.
-        const u = await ctx.client.currentUser();
-        who = ` as ${u.email}`;
-      }
-      const p = updateConfig(
-        {
-          url: ctx.url,
-          api_key: ctx.apiKey ?? undefined,
-          session_key: undefined,
-          session_url: undefined,
-          session_api_key_sha256: undefined,
-        },
-        ctx.env,
-      );
-      if (ctx.raw) return ctx.printRaw();
-      ctx.out(`Logged in to ${ctx.url}${who}. Saved to ${p} (mode 0600).\n`);
-    }),
+    act(
+      async (ctx, _a, o) => {
+        let who = '';
+        let apiKey = ctx.apiKey ?? undefined;
+        if (typeof o.email === 'string') {
+          const r = await signInForKey(ctx, o.email, o);
+          apiKey = r.key;
+          who = ` as ${o.email}; new API key ${r.id} stored`;
+        } else if (!apiKey) {
+          throw new UsageError('login needs --api-key KEY, or --email E to sign in with a password');
+        } else if (o.verify !== false) {
+          // A typo should fail here, not at the next command.
+          const u = await ctx.client.currentUser();
+          who = ` as ${u.email}`;
+        }
+        const p = updateConfig(
+          {
+            url: ctx.url,
+            api_key: apiKey,
+            session_key: undefined,
+            session_url: undefined,
+            session_api_key_sha256: undefined,
+          },
+          ctx.env,
+        );
+        if (ctx.raw) return ctx.printRaw();
+        ctx.out(`Logged in to ${ctx.url}${who}. Saved to ${p} (mode 0600).\n`);
+      },
+      { needsKey: false },
+    ),
   );
 
   common(
@@ -81,4 +100,76 @@ export function userDetail(u: User, nowMs: number): string {
   if (u.team_id) pairs.push(['Team', str(u.team_id)]);
   if (typeof u.created_at === 'number') pairs.push(['Member since', relativeTime(u.created_at, nowMs)]);
   return keyValues(pairs);
+}
+
+/**
+ * Password, then the second factor, then a fresh API key made with the browser-style session of
+ * that sign-in, which is ended right after: a lost key is never a lock-out.
+ */
+async function signInForKey(
+  ctx: Ctx,
+  email: string,
+  o: Record<string, unknown>,
+): Promise<{ id: number; key: string }> {
+  const c = new OpenrigClient({ url: ctx.url });
+  const password = o.passwordStdin
+    ? readFileSync(0, 'utf8').replace(/\r?\n$/, '')
+    : (ctx.env.OPENRIG_PASSWORD ?? (await ask('Password: ')));
+  if (!password) throw new UsageError('no password: use --password-stdin, OPENRIG_PASSWORD, or a terminal');
+  const first = await c.passwordLogin(email, password);
+  if (first.tfa_required) {
+    const secret = first.tfa_secret!;
+    const methods = first.methods ?? [];
+    if (typeof o.backupCode === 'string') {
+      await c.request('POST', '/api/v0/tfa/', { body: { backup_code: o.backupCode, secret } });
+    } else {
+      const chosen =
+        (typeof o.method === 'string' ? methods.find((m) => m.method === o.method) : undefined) ??
+        methods.find((m) => m.is_primary) ??
+        methods[0];
+      const kind = typeof o.method === 'string' ? o.method : (chosen?.method ?? 'email');
+      let codeSecret = secret;
+      if (kind === 'email' || kind === 'sms') {
+        const sent = await c.request<{ secret: string }>('POST', `/api/v0/tfa/${kind}/`, {
+          body: kind === 'sms' && chosen ? { secret, tfa_method_id: chosen.id } : { secret },
+        });
+        codeSecret = sent.secret;
+        ctx.err(`A code was sent by ${kind === 'email' ? 'e-mail' : 'SMS'}.\n`);
+      }
+      const code = typeof o.code === 'string' ? o.code : await ask(`${kind} code: `);
+      if (!code) throw new UsageError('no 2FA code: pass --code CODE or run on a terminal');
+      await c.request('POST', '/api/v0/tfa/', {
+        body: {
+          tfa_method: kind,
+          code,
+          secret: codeSecret,
+          ...(kind === 'totp' && chosen ? { tfa_method_id: chosen.id } : {}),
+        },
+      });
+    }
+  }
+  const cookie = c.lastCookie;
+  if (!cookie) throw new CliFailure('the server did not start a session for this sign-in');
+  const headers = c.withCookie(cookie);
+  const made = await c.request<{ id: number; key: string }>('POST', '/api/v0/auth/apikeys/', {
+    body: { name: `cli ${hostname()} ${new Date().toISOString().slice(0, 10)}` },
+    headers,
+  });
+  await c.request('POST', '/api/v0/users/logout/', { body: {}, headers }).catch(() => undefined);
+  return { id: made.id, key: made.key };
+}
+
+/** Asks on a terminal (the answer is not echoed); '' when there is none. */
+async function ask(q: string): Promise<string> {
+  if (!process.stdin.isTTY || !process.stderr.isTTY) return '';
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+  const muted = rl as unknown as { _writeToOutput?: (s: string) => void };
+  process.stderr.write(q);
+  muted._writeToOutput = () => {};
+  try {
+    return (await rl.question('')).trim();
+  } finally {
+    rl.close();
+    process.stderr.write('\n');
+  }
 }

@@ -2,6 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { act, CliFailure, common, intArg, UsageError } from './context.js';
 import { apiKeysTable, sshKeysTable } from './views.js';
@@ -49,11 +50,28 @@ export function registerKeyCommands(apiKey: Command, sshKey: Command): void {
     }),
   );
   common(
-    apiKey.command('delete').argument('<id>', 'API key ID').description('revoke an API key at once'),
+    apiKey
+      .command('delete')
+      .argument('<id>', 'API key ID')
+      .option('--yes', 'delete it even if it is the key this CLI is using')
+      .description('revoke an API key at once'),
     'openrig api-key delete 3',
   ).action(
-    act(async (ctx, [id]) => {
+    act(async (ctx, [id], o) => {
       const n = intArg(id, 'API key ID');
+      // Deleting the key in use locks this CLI out (and ends its 2FA sessions): ask first.
+      if (!o.yes && ctx.apiKey) {
+        const keys = await ctx.client.listApiKeys();
+        const inUse = keys.find((k) => k.id === n && !!k.key_prefix && ctx.apiKey!.startsWith(k.key_prefix));
+        if (inUse) {
+          const answer = await confirm(
+            `API key ${n} is the key this CLI is using; after deleting it you need another key (openrig login --email). Delete it? [y/N] `,
+          );
+          if (answer === null)
+            throw new CliFailure(`API key ${n} is the key this CLI is using; pass --yes to delete it anyway`);
+          if (!answer) return ctx.out('Nothing deleted.\n');
+        }
+      }
       await ctx.client.deleteApiKey(n);
       if (ctx.raw) return ctx.printRaw();
       ctx.out(`API key ${n} revoked\n`);
@@ -146,4 +164,15 @@ export function readPublicKey(path: string): string {
   // Never send a private key anywhere.
   if (/PRIVATE KEY/.test(text)) throw new CliFailure(`${path} is a private key; give the .pub file`);
   return text.trim();
+}
+
+/** y/N on a terminal; null when there is no terminal to ask on (scripts must pass --yes). */
+async function confirm(q: string): Promise<boolean | null> {
+  if (!process.stdin.isTTY || !process.stdout.isTTY) return null;
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return /^y(es)?$/i.test((await rl.question(q)).trim());
+  } finally {
+    rl.close();
+  }
 }
