@@ -1,6 +1,6 @@
 import type { Insertable, Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import type { SessionsTable } from '../../db/tables/foundation.js';
+import type { ApiKeysTable, SessionsTable, UsersTable } from '../../db/tables/foundation.js';
 import type { User } from '../../http/auth.js';
 
 export function findUserByEmail(db: Kysely<DB>, email: string): Promise<User | undefined> {
@@ -154,4 +154,36 @@ export async function revokeDemoKeys(db: Kysely<DB>, userId: number, now: number
     .where('kind', '=', 'user')
     .where('revoked_at', 'is', null)
     .execute();
+}
+
+export async function insertApiKeyRow(db: Kysely<DB>, values: Insertable<ApiKeysTable>): Promise<number> {
+  const r = await db.insertInto('api_keys').values(values).returning('id').executeTakeFirstOrThrow();
+  return r.id;
+}
+
+export function insertUser(db: Kysely<DB>, values: Insertable<UsersTable>): Promise<{ id: number }> {
+  return db.insertInto('users').values(values).returning('id').executeTakeFirstOrThrow();
+}
+
+/** Makes the user a member of the team; a member already is one. */
+export async function addTeamMember(
+  db: Kysely<DB>,
+  teamId: number,
+  userId: number,
+  now: number,
+): Promise<void> {
+  await db
+    .insertInto('team_members')
+    .values({ team_id: teamId, user_id: userId, role: 'member', created_at: now })
+    .onConflict((oc) => oc.columns(['team_id', 'user_id']).doNothing())
+    .execute();
+}
+
+export function setSmsFraud(db: Kysely<DB>, email: string, flag: boolean) {
+  return db
+    .updateTable('users')
+    .set({ sms_fraud: flag ? 1 : 0 })
+    .where('email', '=', email)
+    .returning(['id', 'sms_fraud'])
+    .executeTakeFirst();
 }

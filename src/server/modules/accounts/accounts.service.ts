@@ -8,6 +8,7 @@ import { API_KEY_PREFIX, type User } from '../../http/auth.js';
 import { AccountErrors } from './accounts.errors.js';
 import { assertNotLocked, recordSignInFailure } from './accounts.lockout.js';
 import { findOrCreateTeam, findUserByEmail, revokeSession, revokeUserSessions } from './accounts.repo.js';
+import * as repo from './accounts.repo.js';
 import type { AuthContext } from '../../http/auth.js';
 
 export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -46,23 +47,19 @@ export async function insertApiKey(
   },
 ): Promise<{ id: number; key: string }> {
   const key = newToken(API_KEY_PREFIX);
-  const row = await db
-    .insertInto('api_keys')
-    .values({
-      user_id: p.userId,
-      team_id: p.teamId,
-      kind: 'user',
-      instance_id: null,
-      name: p.name,
-      key_hash: sha256Hex(key),
-      key_prefix: key.slice(0, 10),
-      permissions: p.permissions,
-      permissions_given: p.permissionsGiven ?? null,
-      created_at: p.now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return { id: row.id, key };
+  const id = await repo.insertApiKeyRow(db, {
+    user_id: p.userId,
+    team_id: p.teamId,
+    kind: 'user',
+    instance_id: null,
+    name: p.name,
+    key_hash: sha256Hex(key),
+    key_prefix: key.slice(0, 10),
+    permissions: p.permissions,
+    permissions_given: p.permissionsGiven ?? null,
+    created_at: p.now,
+  });
+  return { id, key };
 }
 
 export async function createUser(
@@ -79,22 +76,18 @@ export async function createUser(
   const now = deps.clock.now();
   try {
     return await tx(deps.store, async (db) => {
-      const user = await db
-        .insertInto('users')
-        .values({
-          email,
-          full_name: input.fullName ?? '',
-          password_hash: passwordHash,
-          email_verified_at: input.emailVerified ? now : null,
-          tfa_status: input.legacyTfa ? 'legacy' : 'disabled',
-          phone_number: input.phone ?? null,
-          is_admin: input.admin ? 1 : 0,
-          sms_fraud: 0,
-          balance_micros: Math.round((input.balanceUsd ?? 0) * 1_000_000),
-          created_at: now,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const user = await repo.insertUser(db, {
+        email,
+        full_name: input.fullName ?? '',
+        password_hash: passwordHash,
+        email_verified_at: input.emailVerified ? now : null,
+        tfa_status: input.legacyTfa ? 'legacy' : 'disabled',
+        phone_number: input.phone ?? null,
+        is_admin: input.admin ? 1 : 0,
+        sms_fraud: 0,
+        balance_micros: Math.round((input.balanceUsd ?? 0) * 1_000_000),
+        created_at: now,
+      });
       const personal = await insertApiKey(db, {
         userId: user.id,
         teamId: null,
@@ -105,11 +98,7 @@ export async function createUser(
       const out: CreatedUser = { id: user.id, email, api_key: personal.key };
       if (input.team) {
         const teamId = await findOrCreateTeam(db, input.team, now);
-        await db
-          .insertInto('team_members')
-          .values({ team_id: teamId, user_id: user.id, role: 'member', created_at: now })
-          .onConflict((oc) => oc.columns(['team_id', 'user_id']).doNothing())
-          .execute();
+        await repo.addTeamMember(db, teamId, user.id, now);
         out.team_api_key = (
           await insertApiKey(db, {
             userId: user.id,
@@ -154,12 +143,7 @@ export async function setSmsFraud(
   email: string,
   flag: boolean,
 ): Promise<{ id: number; sms_fraud: boolean }> {
-  const row = await deps.db
-    .updateTable('users')
-    .set({ sms_fraud: flag ? 1 : 0 })
-    .where('email', '=', email.trim().toLowerCase())
-    .returning(['id', 'sms_fraud'])
-    .executeTakeFirst();
+  const row = await repo.setSmsFraud(deps.db, email.trim().toLowerCase(), flag);
   if (!row) throw new Error(`no user with e-mail ${email}`);
   return { id: row.id, sms_fraud: row.sms_fraud === 1 };
 }

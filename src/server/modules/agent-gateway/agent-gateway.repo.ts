@@ -2,7 +2,8 @@
 // was decided in, so duplicated or stale reports, several `serve` processes and
 // the heartbeat sweeps can interleave without one undoing another.
 import { roundPrice } from '../../../contract/money.js';
-import type { CompiledQuery, Kysely } from 'kysely';
+import type { CompiledQuery, Insertable, Kysely } from 'kysely';
+import type { ApiKeysTable } from '../../db/tables/foundation.js';
 import type { DB } from '../../db/schema.js';
 import type { SqlDialect, Store } from '../../db/connection.js';
 import type { AgentMachineHardware } from '../../../contract/agent-protocol.js';
@@ -377,4 +378,13 @@ export async function completeRequest(
     )
     .executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
+}
+
+export async function insertApiKey(db: Kysely<DB>, values: Insertable<ApiKeysTable>): Promise<number> {
+  const r = await db.insertInto('api_keys').values(values).returning('id').executeTakeFirstOrThrow();
+  return r.id;
+}
+
+export async function deleteApiKey(db: Kysely<DB>, id: number): Promise<void> {
+  await db.deleteFrom('api_keys').where('id', '=', id).execute();
 }

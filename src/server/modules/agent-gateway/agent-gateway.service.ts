@@ -128,24 +128,20 @@ async function containerKey(
     return k;
   }
   const key = newToken(INSTANCE_KEY_PREFIX);
-  const row = await deps.db
-    .insertInto('api_keys')
-    .values({
-      user_id: inst.user_id,
-      team_id: null,
-      kind: 'instance',
-      instance_id: inst.id,
-      name: `instance ${inst.id} (container)`,
-      key_hash: sha256Hex(key),
-      key_prefix: key.slice(0, 10),
-      permissions: null,
-      created_at: deps.clock.now(),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const keyId = await repo.insertApiKey(deps.db, {
+    user_id: inst.user_id,
+    team_id: null,
+    kind: 'instance',
+    instance_id: inst.id,
+    name: `instance ${inst.id} (container)`,
+    key_hash: sha256Hex(key),
+    key_prefix: key.slice(0, 10),
+    permissions: null,
+    created_at: deps.clock.now(),
+  });
   if (await repo.sealContainerKeyOnce(deps.db, inst.id, encryptSecret(deps.config.secretKey, key)))
     return key;
-  await deps.db.deleteFrom('api_keys').where('id', '=', row.id).execute();
+  await repo.deleteApiKey(deps.db, keyId);
   const sealed = await repo.readContainerKey(deps.db, inst.id);
   const k = sealed ? decryptSecret(deps.config.secretKey, sealed) : null;
   if (k === null) throw AgentErrors.containerKeyUnreadable();

@@ -4,6 +4,7 @@
 // e-mail twice (a retried request) stores it once.
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
+import { insertOutboxRows } from './notifications.repo.js';
 
 export interface EmailMessage {
   /** Unique per logical e-mail, e.g. `maint:42:client:7`. */
@@ -31,13 +32,7 @@ export async function enqueueEmails(db: Kysely<DB>, now: number, messages: Email
       available_at: now,
       attempts: 0,
     }));
-    const res = await db
-      .insertInto('email_outbox')
-      .values(rows)
-      .onConflict((oc) => oc.column('idempotency_key').doNothing())
-      .returning('id')
-      .execute();
-    inserted += res.length;
+    inserted += await insertOutboxRows(db, rows);
   }
   return inserted;
 }

@@ -1,7 +1,7 @@
 // Outbox queries of the relay. Work is claimed with a lease (locked_by, locked_until) by one
 // conditional UPDATE, so several `serve` processes never deliver one row twice: the database
 // decides who holds a row, never a read followed by a write.
-import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import type { ExpressionBuilder, Insertable, Kysely, Selectable } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { EmailOutboxTable } from '../../db/tables/foundation.js';
 
@@ -113,4 +113,19 @@ export async function pruneOld(db: Kysely<DB>, before: number): Promise<number> 
     .where((eb) => eb.or([eb('sent_at', '<', before), eb('failed_at', '<', before)]))
     .executeTakeFirst();
   return Number(r.numDeletedRows);
+}
+
+/** Enqueues e-mails; a row whose idempotency key is already queued is skipped. Returns how many were new. */
+export async function insertOutboxRows(
+  db: Kysely<DB>,
+  rows: Insertable<EmailOutboxTable>[],
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  const res = await db
+    .insertInto('email_outbox')
+    .values(rows)
+    .onConflict((oc) => oc.column('idempotency_key').doNothing())
+    .returning('id')
+    .execute();
+  return res.length;
 }

@@ -17,6 +17,7 @@ import type { SqlDialect } from '../../db/connection.js';
 import type { User } from '../../http/auth.js';
 import { AppError } from '../../errors.js';
 import { SmsErrors } from './sms.errors.js';
+import * as repo from './sms.repo.js';
 
 export const PREAUTH_PURPOSES = ['setup', 'authorize'];
 
@@ -50,24 +51,14 @@ export async function checkSmsLimits(
   p: { userId: number; phone: string; purpose: string; now: number },
 ): Promise<void> {
   const since = p.now - cfg.windowS * 1000;
-  const byUser = await db
-    .selectFrom('sms_sends')
-    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('first')])
-    .where('user_id', '=', p.userId)
-    .where('created_at', '>', since)
-    .executeTakeFirstOrThrow();
+  const byUser = await repo.sendsByUser(db, p.userId, since);
   if (Number(byUser.n) >= cfg.perUserLimit) {
     throw rateLimited(
       retryAfter(byUser.first, cfg.windowS, p.now),
       'Too many SMS codes requested for this account; wait before requesting another',
     );
   }
-  const byNumber = await db
-    .selectFrom('sms_sends')
-    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('first')])
-    .where('phone_number', '=', p.phone)
-    .where('created_at', '>', since)
-    .executeTakeFirstOrThrow();
+  const byNumber = await repo.sendsToNumber(db, p.phone, since);
   if (Number(byNumber.n) >= cfg.perNumberLimit) {
     throw rateLimited(
       retryAfter(byNumber.first, cfg.windowS, p.now),
@@ -75,15 +66,13 @@ export async function checkSmsLimits(
     );
   }
   if (PREAUTH_PURPOSES.includes(p.purpose)) {
-    const others = await db
-      .selectFrom('sms_sends')
-      .select('user_id')
-      .distinct()
-      .where('phone_number', '=', p.phone)
-      .where('purpose', 'in', PREAUTH_PURPOSES)
-      .where('created_at', '>', p.now - cfg.preauthPhoneWindowS * 1000)
-      .where('user_id', '!=', p.userId)
-      .execute();
+    const others = await repo.otherPreauthUsers(
+      db,
+      p.phone,
+      PREAUTH_PURPOSES,
+      p.now - cfg.preauthPhoneWindowS * 1000,
+      p.userId,
+    );
     if (others.length >= cfg.preauthPhoneCap) throw SmsErrors.preauthPhoneCap();
   }
 }
@@ -94,12 +83,4 @@ function retryAfter(first: unknown, windowS: number, now: number): number {
   return Math.max(1, Math.ceil((f + windowS * 1000 - now) / 1000));
 }
 
-export async function recordSmsSend(
-  db: Kysely<DB>,
-  p: { userId: number; phone: string; purpose: string; now: number },
-): Promise<void> {
-  await db
-    .insertInto('sms_sends')
-    .values({ user_id: p.userId, phone_number: p.phone, purpose: p.purpose, created_at: p.now })
-    .execute();
-}
+export { recordSmsSend } from './sms.repo.js';
