@@ -202,6 +202,7 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
     await expect
       .poll(() => dialog.getByTestId('rent-price').textContent())
       .toBe(`$${offer.dph_total.toFixed(3)}/hour`);
+    await dialog.getByLabel('On-start script').fill('echo started-from-the-console');
     await dialog.getByLabel('Label').fill('training run');
     await dialog.getByRole('button', { name: /^Rent for/ }).click();
     await page.waitForURL(/\/instances\?new=\d+/);
@@ -239,6 +240,11 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
     );
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('hello-from-the-console\n');
+    // The logs its host sends: the on-start script's output.
+    await card.getByRole('button', { name: 'Logs' }).click();
+    await expect
+      .poll(() => card.getByTestId('logs').textContent(), { timeout: 40_000 })
+      .toContain('started-from-the-console');
     // Cost so far counts up from the meter.
     await expect.poll(() => card.getByTestId('cost').textContent(), { timeout: 15_000 }).not.toBe('$0.0000');
     await shoot(page, 'instances');

@@ -1,7 +1,7 @@
 // Instances: the list polls GET /api/v0/instances/ (every 2 s while one is changing state, every
 // 10 s otherwise), says what each state means, gives the SSH command to copy and the cost so far,
-// and stops, starts, restarts, labels and destroys (destroy asks first).
-import { useState, type FormEvent } from 'react';
+// shows the logs its host sends, and stops, starts, reboots, labels and destroys (destroy asks first).
+import { useEffect, useState, type FormEvent } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, type Instance } from '../api';
 import { Button, CopyButton, Dialog, Empty, ErrorNote, Field, Link, Note, PageHead, usd, when } from '../ui';
@@ -107,6 +107,7 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
   const [error, setError] = useState<unknown>(null);
   const [confirmDestroy, setConfirmDestroy] = useState(false);
   const [labelling, setLabelling] = useState(false);
+  const [showLogs, setShowLogs] = useState(false);
 
   async function act(what: string, fn: () => Promise<unknown>) {
     setBusy(what);
@@ -122,19 +123,8 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
   }
   const put = (body: Record<string, unknown>) => api('PUT', `/api/v0/instances/${i.id}/`, body);
 
-  // Restart: stop, wait until the host reports it stopped, start again.
-  const restart = () =>
-    act('restart', async () => {
-      await put({ state: 'stopped' });
-      const end = Date.now() + 120_000;
-      for (;;) {
-        const r = await api<{ instances: Instance }>('GET', `/api/v0/instances/${i.id}/`);
-        if (r.instances.actual_status === 'stopped') break;
-        if (Date.now() > end) throw new Error('The host did not stop the instance within two minutes');
-        await new Promise((res) => setTimeout(res, 1000));
-      }
-      await put({ state: 'running' });
-    });
+  // Reboot: the host restarts the container and keeps its disk.
+  const reboot = () => act('reboot', () => api('PUT', `/api/v0/instances/reboot/${i.id}/`, {}));
 
   const can = (a: string) => i.allowed_actions.includes(a);
   return (
@@ -211,15 +201,19 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
           </Button>
         )}
         {st === 'running' && (
-          <Button busy={busy === 'restart'} onClick={restart}>
-            Restart
+          <Button busy={busy === 'reboot'} onClick={reboot}>
+            Reboot
           </Button>
         )}
+        <Button aria-expanded={showLogs} onClick={() => setShowLogs(!showLogs)}>
+          Logs
+        </Button>
         <Button onClick={() => setLabelling(true)}>Label</Button>
         <Button variant="danger" onClick={() => setConfirmDestroy(true)}>
           Destroy
         </Button>
       </div>
+      {showLogs && <Logs id={i.id} />}
       <Dialog
         title={`Destroy instance ${i.id}?`}
         open={confirmDestroy}
@@ -258,6 +252,62 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
         busy={busy === 'label'}
       />
     </li>
+  );
+}
+
+/**
+ * The instance's logs: PUT request_logs asks its host for them and answers a result URL, which
+ * answers 404 until the host has sent them (polled every second for up to 30 s).
+ */
+function Logs({ id }: { id: number }) {
+  const [text, setText] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const load = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await api<{ result_url: string }>('PUT', `/api/v0/instances/request_logs/${id}/`, {
+        tail: '200',
+      });
+      const url = new URL(r.result_url, location.href);
+      const end = Date.now() + 30_000;
+      for (;;) {
+        const res = await fetch(url.pathname + url.search, { credentials: 'same-origin' });
+        if (res.ok) {
+          setText(await res.text());
+          break;
+        }
+        if (res.status !== 404) throw new Error(`The logs could not be read (${res.status})`);
+        if (Date.now() > end) throw new Error('The host has not sent the logs within 30 seconds; try again');
+        await new Promise((ok) => setTimeout(ok, 1000));
+      }
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  useEffect(() => {
+    void load();
+    // Loaded once when opened; "Refresh" asks again.
+  }, [id]);
+  return (
+    <section className="logs" aria-label={`Logs of instance ${id}`}>
+      <div className="row">
+        <strong>Logs</strong>
+        <Button variant="ghost" busy={busy} onClick={load}>
+          Refresh
+        </Button>
+      </div>
+      <ErrorNote error={error} />
+      {text !== null && (
+        <pre className="log-text" data-testid="logs">
+          {text || '(no output yet)'}
+        </pre>
+      )}
+      {text === null && busy && <p className="muted small">Asking the host for the logs…</p>}
+    </section>
   );
 }
 
