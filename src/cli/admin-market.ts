@@ -35,4 +35,18 @@ export function registerAdminMarket(admin: Command): void {
         );
       }),
     );
+
+  dbOptions(admin.command('verify-machine'))
+    .description('mark a machine verified (or --unverify it); prints {id, verification}')
+    .requiredOption('--id <id>', 'machine ID')
+    .option('--unverify', 'mark it unverified instead')
+    .addHelpText('after', '\nExample:\n  openrig admin verify-machine --id 12')
+    .action(async (o) =>
+      adminAction(async () => {
+        const id = Number(o.id);
+        if (!Number.isInteger(id) || id < 1) throw new Error('--id must be a machine ID');
+        const { verifyMachine } = await import('../server/modules/machines/machines.service.js');
+        return withStore(o, (store) => verifyMachine({ db: store.db }, id, !o.unverify));
+      }),
+    );
 }

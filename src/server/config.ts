@@ -47,7 +47,14 @@ export interface Config {
   };
   /** Per-account sign-in lockout across passwords and every 2FA method (accounts.lockout.ts). */
   accountLockout: { maxFailures: number; windowS: number; baseLockS: number; maxLockS: number };
-  agent: { heartbeatS: number; unknownAfterS: number; offlineAfterS: number; sweepIntervalMs: number };
+  agent: {
+    heartbeatS: number;
+    unknownAfterS: number;
+    offlineAfterS: number;
+    sweepIntervalMs: number;
+    /** OPENRIG_AUTO_VERIFY=on: machines agents register are verified (one operator trusts its hosts). */
+    autoVerify?: boolean;
+  };
   billing: { meterIntervalMs: number };
   rateLimits: { enabled: boolean } & Record<RateLimitFamily, RateLimitRule>;
   /**
@@ -209,6 +216,7 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
       unknownAfterS: num(env, 'OPENRIG_UNKNOWN_AFTER_S', 60, { min: 0.1 }),
       offlineAfterS: num(env, 'OPENRIG_OFFLINE_AFTER_S', 300, { min: 0.1 }),
       sweepIntervalMs: num(env, 'OPENRIG_SWEEP_INTERVAL_MS', 1000, { min: 10 }),
+      autoVerify: str(env, 'OPENRIG_AUTO_VERIFY', 'off') === 'on',
     },
     billing: { meterIntervalMs: num(env, 'OPENRIG_METER_INTERVAL_MS', 10_000, { min: 10 }) },
     rateLimits: {

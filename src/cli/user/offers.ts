@@ -49,6 +49,21 @@ export function registerOfferCommands(search: Command, create: Command): void {
         if (ctx.raw) return ctx.printRaw();
         const offers = Array.isArray(r.offers) ? r.offers : [];
         if (offers.length === 0) {
+          // Only unverified machines match (new hosts' machines are unverified): say so.
+          const v = body.verified as { eq?: unknown } | undefined;
+          if (v && v.eq === true) {
+            const { verified: _drop, ...anyVerified } = body;
+            const more = await ctx.client.searchOffers(anyVerified).then(
+              (x) => (Array.isArray(x.offers) ? x.offers.length : 0),
+              () => 0,
+            );
+            if (more > 0) {
+              ctx.out(
+                `No verified offers match. ${more} unverified offer${more === 1 ? '' : 's'} match; add verified=any\n`,
+              );
+              return;
+            }
+          }
           ctx.out('No offers match.\n');
           // A GPU name typo is the usual reason: say which names are on offer.
           if (body.gpu_name !== undefined) {

@@ -13,6 +13,8 @@ export interface PriceInput {
   priceDisk?: number;
   publicHost?: string;
   runtime?: 'process' | 'docker';
+  /** A new machine starts verified (OPENRIG_AUTO_VERIFY=on); an existing one keeps its flag. */
+  verified?: boolean;
 }
 
 /**
@@ -69,7 +71,7 @@ export async function upsertMachine(
       inet_down: 1000,
       pcie_bw: 16,
       reliability: 0.95,
-      verified: 0,
+      verified: p.verified ? 1 : 0,
       geolocation: '',
       listed: 0,
       price_gpu_dph: 0,

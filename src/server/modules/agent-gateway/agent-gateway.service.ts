@@ -56,6 +56,7 @@ export async function register(
           priceDisk: body.price_disk,
           publicHost: body.public_host,
           runtime: body.runtime,
+          verified: deps.config.agent.autoVerify,
         },
         now,
       );

@@ -118,3 +118,14 @@ export function updateHostMachine(
     .returningAll()
     .executeTakeFirst();
 }
+
+/** Sets a machine's verification (an operator's decision); the row, or undefined when none. */
+export function setMachineVerified(db: Kysely<DB>, id: number, verified: boolean) {
+  return db
+    .updateTable('machines')
+    .set({ verified: verified ? 1 : 0 })
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .returning(['id', 'verified'])
+    .executeTakeFirst();
+}

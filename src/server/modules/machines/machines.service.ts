@@ -273,3 +273,14 @@ export async function unlistMachine(db: Kysely<DB>, hostId: number, machineId: n
   if (!row) throw MachineErrors.notFound();
   return machineView(row, 0);
 }
+
+/** `openrig admin verify-machine --id ID [--unverify]`: sets and prints the verification. */
+export async function verifyMachine(
+  deps: { db: Kysely<DB> },
+  id: number,
+  verified: boolean,
+): Promise<{ id: number; verification: 'verified' | 'unverified' }> {
+  const row = await repo.setMachineVerified(deps.db, id, verified);
+  if (!row) throw new Error(`no machine with id ${id}`);
+  return { id: row.id, verification: row.verified === 1 ? 'verified' : 'unverified' };
+}
