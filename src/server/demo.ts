@@ -178,6 +178,7 @@ export async function startDemo(server: Server): Promise<void> {
     `demo user: ${DEMO_EMAIL} (password demo-password)`,
     `demo API key: ${user.apiKey}`,
     `demo fleet: ${machines} machines of 3 hosts (RTX 4090, RTX 3090, A100, RTX A6000, H100), agents over loopback`,
+    'demo runtime: process (a fresh laptop has no Docker engine): instances are plain processes of this user with no isolation; real hosts run `openrig agent` with the Docker runtime (docs/agent.md)',
     `demo SSH key: ${keyFile} (registered on the demo account)`,
     '',
     'Try:',

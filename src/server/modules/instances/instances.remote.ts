@@ -40,14 +40,9 @@ export function parseAllowedCommand(command: string): string[] | null {
   for (const a of argv.slice(1)) {
     if (a.startsWith('-') ? !opts.test(a) : !/^[A-Za-z0-9._/+=@:,-]+$/.test(a)) return null;
   }
-  if (
-    argv[0] === 'rm' &&
-    argv
-      .slice(1)
-      .filter((a) => !a.startsWith('-'))
-      .some((a) => /^\/+$/.test(a))
-  )
-    return null;
+  const paths = argv.slice(1).filter((a) => !a.startsWith('-'));
+  if (paths.some((a) => a.split('/').includes('..'))) return null;
+  if (argv[0] === 'rm' && paths.some((a) => /^[/.]+$/.test(a))) return null;
   return argv;
 }
 
