@@ -82,7 +82,7 @@ export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Prom
     },
     async (req) => shutdown(deps, requireAuth(req), req.body),
   );
-  app.post(
+  app.post<{ Body: ResultsRequest }>(
     `${AGENT_API_PREFIX}/results`,
     {
       config: { scope: 'machines', access: 'write' },
@@ -96,6 +96,6 @@ export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Prom
         response: { 200: resultsReply, ...errors },
       },
     },
-    async (req) => results(deps, requireAuth(req), req.body as ResultsRequest),
+    async (req) => results(deps, requireAuth(req), req.body),
   );
 }

@@ -98,6 +98,12 @@ interface BulkDestroyBody {
   instance_ids?: number[];
   ids?: number[];
 }
+/** The logs request body, as its schema checks it. */
+interface LogsBody {
+  tail?: string | number;
+  filter?: string;
+  daemon_logs?: string | boolean;
+}
 interface SshKeyBody {
   ssh_key: string;
 }
@@ -344,7 +350,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
     type: 'object',
     properties: { success: { type: 'boolean' }, msg: { type: 'string' }, result_url: { type: 'string' } },
   } as const;
-  app.put(
+  app.put<{ Params: IdParams; Body: LogsBody | undefined }>(
     '/api/v0/instances/request_logs/:id',
     {
       config: { scope: 'instances', access: 'read' },
@@ -364,16 +370,9 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
         response: { 200: resultReply, ...errors },
       },
     },
-    async (req) =>
-      requestLogs(
-        deps,
-        requireAuth(req),
-        (req.params as { id: number }).id,
-        (req.body ?? {}) as { tail?: string | number; filter?: string },
-        origin(req),
-      ),
+    async (req) => requestLogs(deps, requireAuth(req), req.params.id, req.body ?? {}, origin(req)),
   );
-  app.put(
+  app.put<{ Params: IdParams; Body: { command: string } }>(
     '/api/v0/instances/command/:id',
     {
       config: { scope: 'instances' },
@@ -390,17 +389,10 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
         response: { 200: resultReply, ...errors },
       },
     },
-    async (req) =>
-      requestCommand(
-        deps,
-        requireAuth(req),
-        (req.params as { id: number }).id,
-        (req.body as { command: string }).command,
-        origin(req),
-      ),
+    async (req) => requestCommand(deps, requireAuth(req), req.params.id, req.body.command, origin(req)),
   );
   for (const kind of ['reboot', 'recycle'] as const) {
-    app.put(
+    app.put<{ Params: IdParams }>(
       `/api/v0/instances/${kind}/:id`,
       {
         config: { scope: 'instances' },
@@ -415,10 +407,10 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
           response: { 200: { type: 'object', properties: { success: { type: 'boolean' } } }, ...errors },
         },
       },
-      async (req) => requestRestart(deps, requireAuth(req), (req.params as { id: number }).id, kind),
+      async (req) => requestRestart(deps, requireAuth(req), req.params.id, kind),
     );
   }
-  app.get(
+  app.get<{ Params: { token: string } }>(
     `${RESULTS_PATH}/:token`,
     {
       config: { auth: 'none' },
@@ -433,7 +425,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       },
     },
     async (req, reply) => {
-      const text = await readResult(deps, (req.params as { token: string }).token);
+      const text = await readResult(deps, req.params.token);
       if (text === null) {
         reply.code(404).type('text/plain; charset=utf-8');
         return 'not ready\n';
