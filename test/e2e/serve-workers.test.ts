@@ -44,6 +44,7 @@ describeEachDb('serve --workers 2', (dialect) => {
       // The relay runs on its timer once an hour: only a worker's kick can deliver in time.
       OPENRIG_MAIL_RELAY_INTERVAL_MS: '3600000',
       OPENRIG_RATE_LIMITS: 'off',
+      OPENRIG_METRICS_TOKEN: 'workers-metrics-token',
     };
     const dbArgs = ['--data', db.dataDir, '--database-url', db.url];
     const s = await startServe([...dbArgs, '--workers', '2'], env);
@@ -109,7 +110,9 @@ describeEachDb('serve --workers 2', (dialect) => {
     );
 
     // /metrics, whichever worker answers it, counts the requests of both.
-    const metrics = await (await fetch(`${s.url}/metrics`)).text();
+    const metrics = await (
+      await fetch(`${s.url}/metrics`, { headers: { authorization: 'Bearer workers-metrics-token' } })
+    ).text();
     const counted =
       /openrig_http_requests_total\{method="GET",route="\/api\/v0\/users\/current",status="200"\} (\d+)/.exec(
         metrics,

@@ -50,7 +50,11 @@ export async function startMetricsServer(deps: Deps, host: string, port: number)
         'application/json',
         JSON.stringify({ error: 'auth_error', msg: PlatformErrors.metricsAuth.msg }),
       );
-    registry.metrics().then(
+    // In a cluster worker, every worker's request counts together (cluster.ts).
+    const text = deps.clusterMetrics
+      ? deps.clusterMetrics().then((t) => t ?? registry.metrics())
+      : registry.metrics();
+    text.then(
       (text) => send(200, registry.contentType, text),
       () =>
         send(
