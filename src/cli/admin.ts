@@ -19,6 +19,16 @@ export async function withStore<T>(o: DbOpts, fn: (store: Store) => Promise<T>):
     import('../server/db/migrate.js'),
   ]);
   const config = loadConfig(process.env, { dataDir: o.data, databaseUrl: o.databaseUrl });
+  // Without --data or --database-url the default database must already exist: a new empty one
+  // would take the writes while the running server reads another.
+  if (o.data === undefined && o.databaseUrl === undefined && config.databaseUrl.startsWith('sqlite:')) {
+    const file = config.databaseUrl.slice('sqlite:'.length);
+    const { existsSync } = await import('node:fs');
+    if (!existsSync(file))
+      throw new Error(
+        `no database at ${file} (the default when neither --data nor --database-url is given, nor DATABASE_URL); pass --data DIR of the running server, or --database-url URL`,
+      );
+  }
   const store = openStore(config.databaseUrl, { poolSize: 2 });
   try {
     await migrateToLatest(store);

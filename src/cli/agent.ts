@@ -57,7 +57,8 @@ export function registerAgentCommand(program: Command): void {
     .description(
       'run the host agent: register machines, list them, heartbeat, run the instances the server assigns',
     )
-    .option('--server <url>', 'openrig server base URL (or env OPENRIG_URL)')
+    .option('--url <url>', 'openrig server base URL (or env OPENRIG_URL), as for every other command')
+    .option('--server <url>', 'the same as --url (older name)')
     .option('--api-key-file <file>', "file holding the host's API key, mode 0600 (or env OPENRIG_API_KEY)")
     // Accepted only to refuse it with the reason (a key in argv is readable by every process).
     .option('--api-key <key>', 'refused: use OPENRIG_API_KEY or --api-key-file')
@@ -74,7 +75,7 @@ export function registerAgentCommand(program: Command): void {
     )
     .addHelpText(
       'after',
-      '\nExample:\n  OPENRIG_API_KEY=$HOST_KEY openrig agent --server http://127.0.0.1:8080 --gpus "RTX 4090x2" --price-gpu 0.4',
+      '\nExample:\n  OPENRIG_API_KEY=$HOST_KEY openrig agent --url http://127.0.0.1:8080 --gpus "RTX 4090x2" --price-gpu 0.4',
     )
     .action(async (o) => {
       // Loaded on demand so that other commands start without the agent's modules.
@@ -97,9 +98,9 @@ export function registerAgentCommand(program: Command): void {
         import('../agent/agent-client.js'),
         import('../agent/public-host.js'),
       ]);
-      const server: string | undefined = o.server ?? process.env.OPENRIG_URL;
+      const server: string | undefined = o.url ?? o.server ?? process.env.OPENRIG_URL;
       if (!server || !/^https?:\/\/[^/]+/.test(server))
-        throw usage('--server must be the server URL, e.g. http://127.0.0.1:8080');
+        throw usage('--url must be the server URL, e.g. http://127.0.0.1:8080');
       const apiKey = readAgentKey(o);
       const publicHost: string | undefined = o.publicHost;
       if (publicHost !== undefined && !/^[A-Za-z0-9.:-]{1,253}$/.test(publicHost))

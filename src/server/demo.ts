@@ -180,6 +180,14 @@ export async function startDemo(server: Server): Promise<void> {
     `demo fleet: ${machines} machines of 3 hosts (RTX 4090, RTX 3090, A100, RTX A6000, H100), agents over loopback`,
     'demo runtime: process (a fresh laptop has no Docker engine): instances are plain processes of this user with no isolation; real hosts run `openrig agent` with the Docker runtime (docs/agent.md)',
     `demo SSH key: ${keyFile} (registered on the demo account)`,
+    // Nothing silent: where the codes and notices go when no provider is configured.
+    server.deps.config.mail.outboxFile
+      ? `e-mail: no SMTP server configured; every e-mail (2FA codes, maintenance notices) is written to ${server.deps.config.mail.outboxFile}`
+      : 'e-mail: sent through the configured SMTP server',
+    server.deps.config.sms.provider === 'outbox'
+      ? `SMS: no SMS provider configured; every text message (2FA codes) is written to ${server.deps.config.sms.outboxFile}`
+      : 'SMS: sent through the configured SMS provider',
+    `CLI: openrig login --url ${u} --api-key ${user.apiKey}   (then: openrig ssh ID works with the demo key from this directory)`,
     '',
     'Try:',
     `  curl -s -H "Authorization: Bearer ${user.apiKey}" ${u}/api/v0/users/current/`,

@@ -303,3 +303,53 @@ describe('shell completion', () => {
     ]);
   });
 });
+
+describe('nothing silent', () => {
+  it('the demo banner says where e-mail and SMS go without a provider', () => {
+    expect(server.stdout()).toContain(
+      `e-mail: no SMTP server configured; every e-mail (2FA codes, maintenance notices) is written to ${path.join(data, 'mail-outbox.jsonl')}`,
+    );
+    expect(server.stdout()).toContain(
+      `SMS: no SMS provider configured; every text message (2FA codes) is written to ${path.join(data, 'sms-outbox.jsonl')}`,
+    );
+  });
+
+  it('tfa send-email says where the code went', async () => {
+    const r = await run(['tfa', 'send-email']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Code e-mailed to d\*\*\*@openrig\.local\n/);
+  });
+
+  it('adding a registered SSH key again says so', async () => {
+    const r = await run(['ssh-key', 'add', path.join(data, 'demo', 'id_ed25519.pub')]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^SSH key already registered as \d+ /);
+  });
+
+  it('admin without --data refuses to create a new database at the default path', async () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), 'openrig-admin-cwd-'));
+    const r = await new Promise<{ code: number | null; err: string }>((resolve) => {
+      const c = spawn(process.execPath, [BIN, 'admin', 'create-user', '--email', 'x@example.com'], {
+        cwd,
+        env: { ...process.env, DATABASE_URL: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let err = '';
+      c.stderr.on('data', (d) => (err += d));
+      c.on('exit', (code) => resolve({ code, err }));
+    });
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`no database at ${path.join(cwd, 'data', 'openrig.db')}`);
+    expect(existsSync(path.join(cwd, 'data', 'openrig.db'))).toBe(false);
+  });
+
+  it('the agent takes --url like every other command (--server stays)', async () => {
+    for (const flag of ['--url', '--server']) {
+      const r = await run(['agent', flag, 'nope']);
+      expect([r.code, r.stderr]).toEqual([
+        2,
+        'openrig: --url must be the server URL, e.g. http://127.0.0.1:8080\n',
+      ]);
+    }
+  });
+});

@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
+import { keyBody } from './ssh-identity.js';
 import { act, CliFailure, common, intArg, UsageError } from './context.js';
 import { apiKeysTable, sshKeysTable } from './views.js';
 import { keyValues, str } from '../output.js';
@@ -88,6 +89,13 @@ export function registerKeyCommands(apiKey: Command, sshKey: Command): void {
     act(async (ctx, [file]) => {
       const path = file === undefined ? defaultPublicKey(ctx.env) : String(file);
       const text = readPublicKey(path);
+      // Adding a key twice is harmless on the server; say so instead of "Added".
+      if (!ctx.raw) {
+        const same = (await ctx.client.listSshKeys()).find(
+          (x) => keyBody(String(x.ssh_key ?? x.public_key ?? '')) === keyBody(text),
+        );
+        if (same) return ctx.out(`SSH key already registered as ${same.id} (${path})\n`);
+      }
       const k = await ctx.client.addSshKey(text);
       if (ctx.raw) return ctx.printRaw();
       ctx.out(

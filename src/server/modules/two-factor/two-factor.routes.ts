@@ -13,7 +13,7 @@ import { TfaErrors } from './two-factor.errors.js';
 import { bearer, bodySchema, personal, readBody, type TfaBody } from './two-factor.input.js';
 import { completeLogin, loginCaller, passwordLogin } from './two-factor.login.js';
 import { confirmNew, regenBackupCodes, removeMethod } from './two-factor.methods.js';
-import { sendEmailCode, sendSmsCode, smsSentMsg, type SmsCaller } from './two-factor.send.js';
+import { emailSentMsg, sendEmailCode, sendSmsCode, smsSentMsg, type SmsCaller } from './two-factor.send.js';
 import {
   authorizeConfirm,
   authorizeStart,
@@ -241,11 +241,11 @@ export async function twoFactorRoutes(app: FastifyInstance, deps: Deps): Promise
       if (req.auth) {
         const auth = personal(req.auth);
         const r = await sendEmailCode(deps, auth.user, { secret: b.secret, viaSecret: false });
-        return { success: true, msg: 'Code sent to your e-mail address', secret: r.secret };
+        return { success: true, msg: emailSentMsg(auth.user.email), secret: r.secret };
       }
       const { user } = await loginCaller(deps, null, b.secret);
       const r = await sendEmailCode(deps, user, { secret: b.secret, viaSecret: true });
-      return { success: true, msg: 'Code sent to your e-mail address', secret: r.secret };
+      return { success: true, msg: emailSentMsg(user.email), secret: r.secret };
     },
   );
 

@@ -336,6 +336,13 @@ export async function sendSmsCode(
   return { secret: prepared.secret, phone: target.phone, challenge: prepared.challenge };
 }
 
+/** Says where an e-mail code went without showing the whole address: `d***@openrig.local`. */
+export function emailSentMsg(email: string): string {
+  const at = email.lastIndexOf('@');
+  const masked = at > 0 ? `${email[0]}***${email.slice(at)}` : '***';
+  return `Code e-mailed to ${masked}`;
+}
+
 export function smsSentMsg(phone: string): string {
   return `Code sent by SMS to ${maskPhone(phone)}`;
 }
