@@ -296,3 +296,45 @@ describeEachDb('official CLI: the anonymous GPU name list is limited per client 
     expect((await from('10.2.2.2')).statusCode).toBe(200);
   });
 });
+
+describeEachDb('official CLI: logs, execute, reboot instance, recycle instance', (dialect) => {
+  const t = useTestApp(dialect);
+  it('each request as the CLI sends it; the fields it reads; the result URL answers with no key', async () => {
+    const key = (await renter(t())).apiKey;
+    const [offer] = await offers(t(), 1);
+    const c = await cli(t(), {
+      method: 'PUT',
+      path: `/asks/${offer}/`,
+      key,
+      json: { client_id: 'me', image: 'x', disk: f(10), runtype: 'ssh_proxy' },
+    });
+    const id = c.body.new_contract as number;
+    for (const s of ['loading', 'running'] as const)
+      await reportInstanceStatus(t().deps, id, s, { ssh_host: 'h', ssh_port: 40022 });
+    const logs = await cli(t(), {
+      method: 'PUT',
+      path: `/instances/request_logs/${id}/`,
+      key,
+      json: { tail: '100' },
+    });
+    expectOk(logs);
+    expect(logs.body.success).toBe(true);
+    expect(typeof logs.body.msg).toBe('string');
+    const pending = await t().app.inject({ method: 'GET', url: new URL(logs.body.result_url).pathname });
+    expect(pending.statusCode).toBe(404);
+    const ex = await cli(t(), {
+      method: 'PUT',
+      path: `/instances/command/${id}/`,
+      key,
+      json: { command: 'ls -l' },
+    });
+    expectOk(ex);
+    expect(ex.body).toMatchObject({ success: true, writeable_path: '' });
+    expect(typeof ex.body.result_url).toBe('string');
+    for (const kind of ['reboot', 'recycle']) {
+      const r = await cli(t(), { method: 'PUT', path: `/instances/${kind}/${id}/`, key, json: {} });
+      expectOk(r);
+      expect(r.body.success, r.text).toBe(true);
+    }
+  });
+});

@@ -72,5 +72,5 @@ it('docs/compatibility.md: one row per command; "not supported" rows are the com
     expect(readFileSync(file, 'utf8'), `${r.command} in ${file}`).toContain(r.command);
   }
   for (const r of rows)
-    expect(['works', 'works (local)', 'not supported', 'pending'], r.command).toContain(r.status);
+    expect(['works', 'works (local)', 'not supported'], r.command).toContain(r.status);
 });

@@ -104,7 +104,7 @@ export async function requestCommand(
   id: number,
   command: string,
   origin: string,
-): Promise<{ success: boolean; result_url: string }> {
+): Promise<{ success: boolean; result_url: string; writeable_path: string }> {
   const argv = parseAllowedCommand(command);
   if (!argv)
     throw InstanceErrors.badRequest(
@@ -112,7 +112,8 @@ export async function requestCommand(
     );
   await liveOwnInstance(deps, auth, id, 'command');
   const url = await enqueue(deps, auth, id, 'command', { argv }, origin);
-  return { success: true, result_url: url! };
+  // The official client strips writeable_path from the output it prints, and fails without it.
+  return { success: true, result_url: url!, writeable_path: '' };
 }
 
 export async function requestRestart(

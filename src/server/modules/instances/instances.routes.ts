@@ -348,7 +348,12 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   const origin = (req: { protocol: string; host: string }) => `${req.protocol}://${req.host}`;
   const resultReply = {
     type: 'object',
-    properties: { success: { type: 'boolean' }, msg: { type: 'string' }, result_url: { type: 'string' } },
+    properties: {
+      success: { type: 'boolean' },
+      msg: { type: 'string' },
+      result_url: { type: 'string' },
+      writeable_path: { type: 'string' },
+    },
   } as const;
   app.put<{ Params: IdParams; Body: LogsBody | undefined }>(
     '/api/v0/instances/request_logs/:id',
