@@ -71,6 +71,5 @@ it('docs/compatibility.md: one row per command; "not supported" rows are the com
     expect(existsSync(file), `${r.command}: ${file}`).toBe(true);
     expect(readFileSync(file, 'utf8'), `${r.command} in ${file}`).toContain(r.command);
   }
-  for (const r of rows)
-    expect(['works', 'works (local)', 'not supported'], r.command).toContain(r.status);
+  for (const r of rows) expect(['works', 'works (local)', 'not supported'], r.command).toContain(r.status);
 });
