@@ -8,6 +8,7 @@ import {
   type SyncRequest,
   type SyncResponse,
 } from '../contract/agent-protocol.js';
+import { textOf } from '../contract/text.js';
 
 /** An answer the agent cannot fix by retrying (a wrong or revoked key, a refused body). */
 export class AgentFatalError extends Error {}
@@ -31,14 +32,15 @@ export class AgentClient {
       signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await res.text();
-    let json: any = null;
+    let json: unknown = null;
     try {
       json = JSON.parse(text);
     } catch {
       /* not JSON */
     }
     if (res.ok) return json as T;
-    const msg = `${path}: HTTP ${res.status}${json?.msg ? `: ${json.msg}` : ''}`;
+    const said = (json as { msg?: unknown } | null)?.msg;
+    const msg = `${path}: HTTP ${res.status}${said ? `: ${textOf(said)}` : ''}`;
     // A refused key is final; so is a refused registration (bad hardware, foreign agent_uid).
     // 429, 5xx and a refused sync are passing: the next heartbeat tries again.
     if (

@@ -30,6 +30,22 @@ export interface ExecOptions {
   workingDir?: string;
 }
 
+/** The parts of a container's inspect document the agent reads. */
+export interface ContainerInspect {
+  Id: string;
+  Config?: { Labels?: Record<string, string> };
+  State?: {
+    Status?: string;
+    Running?: boolean;
+    Paused?: boolean;
+    Restarting?: boolean;
+    OOMKilled?: boolean;
+    Error?: string;
+    ExitCode?: number;
+  };
+  NetworkSettings?: { Ports?: Record<string, { HostIp: string; HostPort: string }[] | null> };
+}
+
 export interface PathStat {
   name: string;
   size: number;
@@ -115,7 +131,12 @@ export class DockerEngine {
     NCPU: number;
     MemTotal: number;
   }> {
-    return this.call<any>('GET', '/info').then((r) => r.body);
+    return this.call<{
+      Driver: string;
+      DriverStatus: [string, string][] | null;
+      NCPU: number;
+      MemTotal: number;
+    }>('GET', '/info').then((r) => r.body);
   }
 
   async imageExists(ref: string): Promise<boolean> {
@@ -145,7 +166,7 @@ export class DockerEngine {
     const layers = new Map<string, { current: number; total: number }>();
     let buf = '';
     let failure: string | null = null;
-    for await (const chunk of res.body) {
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
       buf += chunk.toString('utf8');
       let nl: number;
       while ((nl = buf.indexOf('\n')) >= 0) {
@@ -159,7 +180,7 @@ export class DockerEngine {
           progressDetail?: { current?: number; total?: number };
         };
         try {
-          ev = JSON.parse(line);
+          ev = JSON.parse(line) as typeof ev;
         } catch {
           continue;
         }
@@ -186,14 +207,18 @@ export class DockerEngine {
   listByLabel(
     key: string,
   ): Promise<{ Id: string; Names: string[]; Labels: Record<string, string>; State: string }[]> {
-    return this.call<any>('GET', '/containers/json', {
-      query: { all: 1, filters: JSON.stringify({ label: [key] }) },
-    }).then((r) => r.body);
+    return this.call<{ Id: string; Names: string[]; Labels: Record<string, string>; State: string }[]>(
+      'GET',
+      '/containers/json',
+      { query: { all: 1, filters: JSON.stringify({ label: [key] }) } },
+    ).then((r) => r.body);
   }
 
   /** The container's inspect document, or null when there is none of that name or id. */
-  async inspect(nameOrId: string): Promise<any | null> {
-    const r = await this.call('GET', `/containers/${encodeURIComponent(nameOrId)}/json`, { ok404: true });
+  async inspect(nameOrId: string): Promise<ContainerInspect | null> {
+    const r = await this.call<ContainerInspect>('GET', `/containers/${encodeURIComponent(nameOrId)}/json`, {
+      ok404: true,
+    });
     return r.status === 404 ? null : r.body;
   }
 

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import net from 'node:net';
 import path from 'node:path';
 import { ed25519KeyPair } from '../contract/ssh-keygen.js';
-import { DockerEngine, EngineError, type RegistryAuth } from './docker-engine.js';
+import { DockerEngine, EngineError, type ContainerInspect, type RegistryAuth } from './docker-engine.js';
 import { createContainerSshServer, runInContainer } from './container-ssh.js';
 import type { InstanceSpec, ObservedState, PortMap, Runtime } from './runtime.js';
 
@@ -212,7 +212,7 @@ export class DockerRuntime implements Runtime {
       c = await this.engine.inspect(containerName(spec.id));
     }
     rmSync(path.join(this.dir(spec.id), 'stopped'), { force: true });
-    if (!c.State?.Running) await this.engine.start(containerName(spec.id));
+    if (!c?.State?.Running) await this.engine.start(containerName(spec.id));
     const st = await this.inspect(spec.id);
     if (st.state !== 'running')
       throw new Error(st.state === 'exited' ? st.msg : `the container is ${st.state}`);
@@ -279,7 +279,7 @@ export class DockerRuntime implements Runtime {
     }
     const s = c.State ?? {};
     if (s.Running && !s.Paused && !s.Restarting) {
-      const port = Number(c.Config.Labels[LABEL_SSH_PORT]);
+      const port = Number(c.Config?.Labels?.[LABEL_SSH_PORT]);
       try {
         await this.ensureSsh(id, port);
       } catch (err) {
@@ -294,7 +294,7 @@ export class DockerRuntime implements Runtime {
     return { state: 'exited', msg: `container exited (${why})` };
   }
 
-  private portsOf(c: any, sshPort: number): PortMap {
+  private portsOf(c: ContainerInspect, sshPort: number): PortMap {
     const out: PortMap = { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(sshPort) }] };
     const bound = (c.NetworkSettings?.Ports ?? {}) as Record<
       string,

@@ -1,7 +1,7 @@
 // `openrig admin create-machines` (operator contract): listed machines with no agent; prints
 // {"machine_ids": [...]}. Their instances stay provisioning until an agent adopts them.
 import type { Command } from 'commander';
-import { adminAction, dbOptions, withStore } from './admin.js';
+import { adminAction, dbOptions, withStore, type DbOpts } from './admin.js';
 
 export function registerAdminMarket(admin: Command): void {
   dbOptions(admin.command('create-machines'))
@@ -15,25 +15,34 @@ export function registerAdminMarket(admin: Command): void {
       'after',
       '\nExample:\n  openrig admin create-machines --owner-email host@example.com --gpu-name "RTX 4090" --num-gpus 2 --count 3 --price-gpu 0.5',
     )
-    .action(async (o) =>
-      adminAction(async () => {
-        const [{ createMachines }, { systemClock }] = await Promise.all([
-          import('../server/modules/machines/machines.service.js'),
-          import('../server/clock.js'),
-        ]);
-        return withStore(o, (store) =>
-          createMachines(
-            { store, clock: systemClock },
-            {
-              ownerEmail: o.ownerEmail,
-              gpuName: o.gpuName,
-              numGpus: Number(o.numGpus),
-              count: Number(o.count),
-              priceGpu: o.priceGpu === undefined ? undefined : Number(o.priceGpu),
-            },
-          ),
-        );
-      }),
+    .action(
+      async (
+        o: DbOpts & {
+          ownerEmail: string;
+          gpuName: string;
+          numGpus: string;
+          count: string;
+          priceGpu?: string;
+        },
+      ) =>
+        adminAction(async () => {
+          const [{ createMachines }, { systemClock }] = await Promise.all([
+            import('../server/modules/machines/machines.service.js'),
+            import('../server/clock.js'),
+          ]);
+          return withStore(o, (store) =>
+            createMachines(
+              { store, clock: systemClock },
+              {
+                ownerEmail: o.ownerEmail,
+                gpuName: o.gpuName,
+                numGpus: Number(o.numGpus),
+                count: Number(o.count),
+                priceGpu: o.priceGpu === undefined ? undefined : Number(o.priceGpu),
+              },
+            ),
+          );
+        }),
     );
 
   dbOptions(admin.command('verify-machine'))

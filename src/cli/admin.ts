@@ -78,36 +78,49 @@ export function registerAdmin(program: Command): Command {
       'after',
       '\nExample:\n  openrig admin create-user --email alice@example.com --email-verified --balance 50',
     )
-    .action(async (o) =>
-      adminAction(async () => {
-        const [{ createUser }, { systemClock }] = await Promise.all([
-          import('../server/modules/accounts/accounts.service.js'),
-          import('../server/clock.js'),
-        ]);
-        return withStore(o, (store) =>
-          createUser(
-            { store, clock: systemClock },
-            {
-              email: o.email,
-              password: o.password ?? null,
-              fullName: o.fullName,
-              emailVerified: !!o.emailVerified,
-              admin: !!o.admin,
-              phone: o.phone ?? null,
-              legacyTfa: !!o.legacyTfa,
-              team: o.team ?? null,
-              balanceUsd: Number(o.balance),
-            },
-          ),
-        );
-      }),
+    .action(
+      async (
+        o: DbOpts & {
+          email: string;
+          password?: string;
+          fullName: string;
+          emailVerified?: boolean;
+          admin?: boolean;
+          phone?: string;
+          legacyTfa?: boolean;
+          team?: string;
+          balance: string;
+        },
+      ) =>
+        adminAction(async () => {
+          const [{ createUser }, { systemClock }] = await Promise.all([
+            import('../server/modules/accounts/accounts.service.js'),
+            import('../server/clock.js'),
+          ]);
+          return withStore(o, (store) =>
+            createUser(
+              { store, clock: systemClock },
+              {
+                email: o.email,
+                password: o.password ?? null,
+                fullName: o.fullName,
+                emailVerified: !!o.emailVerified,
+                admin: !!o.admin,
+                phone: o.phone ?? null,
+                legacyTfa: !!o.legacyTfa,
+                team: o.team ?? null,
+                balanceUsd: Number(o.balance),
+              },
+            ),
+          );
+        }),
     );
 
   dbOptions(admin.command('flag-sms-fraud'))
     .description('set (or --clear) the SMS-fraud flag of an account; prints {id, sms_fraud}')
     .requiredOption('--email <email>', 'e-mail address')
     .option('--clear', 'clear the flag instead of setting it')
-    .action(async (o) =>
+    .action(async (o: DbOpts & { email: string; clear?: boolean }) =>
       adminAction(async () => {
         const { setSmsFraud } = await import('../server/modules/accounts/accounts.service.js');
         return withStore(o, (store) => setSmsFraud({ db: store.db }, o.email, !o.clear));

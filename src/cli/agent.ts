@@ -19,6 +19,21 @@ function money(flag: string, raw: string | undefined): number | undefined {
  * The host's key: from OPENRIG_API_KEY or a file only its owner can read. A key on the command
  * line is refused: every process on the host can read it in /proc/PID/cmdline.
  */
+/** The options of `openrig agent`, as commander parses them (defaults filled in). */
+interface AgentOpts {
+  server?: string;
+  apiKey?: string;
+  apiKeyFile?: string;
+  gpus?: string;
+  machines: string;
+  priceGpu?: string;
+  priceDisk?: string;
+  runtime: string;
+  stateDir: string;
+  sshBind: string;
+  publicHost?: string;
+}
+
 export function readAgentKey(opts: { apiKey?: string; apiKeyFile?: string }, env = process.env): string {
   if (opts.apiKey !== undefined)
     throw usage(
@@ -77,7 +92,7 @@ export function registerAgentCommand(program: Command): void {
       'after',
       '\nExample:\n  OPENRIG_API_KEY=$HOST_KEY openrig agent --url http://127.0.0.1:8080 --gpus "RTX 4090x2" --price-gpu 0.4',
     )
-    .action(async (o) => {
+    .action(async (o: AgentOpts) => {
       // Loaded on demand so that other commands start without the agent's modules.
       const [
         { default: pino },

@@ -73,7 +73,7 @@ export function updateConfig(
   const cur = readConfig(env);
   const next: Record<string, string | undefined> = { ...cur, ...patch };
   for (const k of Object.keys(next)) if (next[k] === undefined) delete next[k];
-  return writeConfig(next as StoredConfig, env);
+  return writeConfig(next, env);
 }
 
 export function removeConfig(env: NodeJS.ProcessEnv = process.env): boolean {

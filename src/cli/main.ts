@@ -6,6 +6,17 @@ import { registerAgentCommand } from './agent.js';
 import { registerUserCommands } from './user/index.js';
 import { registerCompletion } from './completion.js';
 
+/** The options of `openrig serve`, as commander parses them (defaults filled in). */
+interface ServeOpts {
+  host: string;
+  port: string;
+  data: string;
+  databaseUrl?: string;
+  demo?: boolean;
+  workers?: string;
+  metricsPort?: string;
+}
+
 /** The package's version, from its package.json (two levels above src/cli and dist/cli). */
 export function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -39,7 +50,7 @@ export function buildProgram(): Command {
       'after',
       '\nExample:\n  openrig serve --port 8080 --database-url postgres://localhost/openrig',
     )
-    .action(async (o) => {
+    .action(async (o: ServeOpts) => {
       const port = Number(o.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         throw new CommanderError(2, 'usage', `--port must be 0-65535`);

@@ -1,5 +1,6 @@
 // Human output of the user CLI: aligned tables, units, relative times. Pure functions; the
 // commands write what they return. `--raw` bypasses all of this and prints the server's JSON.
+import { textOf } from '../contract/text.js';
 
 export interface Column<T> {
   header: string;
@@ -154,8 +155,8 @@ export function utcTime(epochS: unknown): string {
 export function str(v: unknown): string {
   if (v === null || v === undefined || v === '') return DASH;
   if (typeof v === 'boolean') return v ? 'yes' : 'no';
-  if (typeof v === 'object') return JSON.stringify(v);
-  return String(v);
+  if (typeof v === 'object' || typeof v === 'function') return JSON.stringify(v) ?? DASH;
+  return textOf(v);
 }
 
 /** Spinner frames for the wait loop (drawn only on a TTY). */

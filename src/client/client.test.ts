@@ -14,10 +14,10 @@ function fakeFetch(answer: (c: Call) => { status: number; body?: unknown; text?:
   const f = (async (input: string | URL | Request, init?: RequestInit) => {
     const headers = (init?.headers ?? {}) as Record<string, string>;
     const c: Call = {
-      url: String(input),
+      url: input instanceof Request ? input.url : input.toString(),
       method: init?.method ?? 'GET',
       auth: headers.authorization,
-      body: init?.body ? JSON.parse(String(init.body)) : undefined,
+      body: typeof init?.body === 'string' ? JSON.parse(init.body) : undefined,
       headers,
     };
     calls.push(c);

@@ -78,8 +78,8 @@ const WORD_OPS: Record<string, FilterOp> = {
 export interface QueryTerm {
   field: string;
   op: FilterOp;
-  /** `any` removes the field's filter. */
-  value: FilterValue | 'any';
+  /** The text `any` removes the field's filter. */
+  value: FilterValue;
 }
 
 /** Splits a query into terms; throws SearchQueryError naming the offending part. */
@@ -157,7 +157,7 @@ function convert(
   field: string,
   op: FilterOp,
   v: { text: string; quoted: boolean; list: boolean },
-): FilterValue | 'any' {
+): FilterValue {
   if (v.list) {
     if (op !== 'in' && op !== 'notin')
       throw new SearchQueryError(`${field}: a [list] needs the in or notin operator`);

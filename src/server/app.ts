@@ -65,6 +65,8 @@ export async function buildApp(
   opts: { logger?: boolean; logStream?: NodeJS.WritableStream; consoleDir?: string } = {},
 ): Promise<FastifyInstance> {
   const compilers = schemaCompilers();
+  // Typed as Fastify's base logger so the app is a plain FastifyInstance, not one of pino's type.
+  const baseLogger: FastifyBaseLogger = deps.log;
   const app = Fastify({
     schemaController: { compilersFactory: { buildSerializer: compilers.buildSerializer } },
     // The log: deps.log (serverLog in log.ts: asynchronous writes), or one on `logStream` (tests).
@@ -73,7 +75,7 @@ export async function buildApp(
       ? { logger: false }
       : opts.logStream
         ? { logger: logOptions(deps.config.logLevel, opts.logStream) }
-        : { loggerInstance: deps.log as FastifyBaseLogger }),
+        : { loggerInstance: baseLogger }),
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     bodyLimit: deps.config.bodyLimitBytes,
@@ -105,7 +107,7 @@ export async function buildApp(
   app.decorate('openrigRoutes', routes);
   app.addHook('onRoute', (r) => {
     const methods = Array.isArray(r.method) ? r.method : [r.method];
-    const hidden = !!(r.schema as { hide?: boolean } | undefined)?.hide;
+    const hidden = !!r.schema?.hide;
     for (const m of methods) if (m !== 'HEAD') routes.push({ method: m, url: r.url, hidden });
   });
 
@@ -128,7 +130,8 @@ export async function buildApp(
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
     if (jsonTooDeep(body as string)) return done(tooDeep(), undefined);
-    defaultJson(req, body as string, (err, parsed) => {
+    // The parser answers through its callback; the promise it also returns carries nothing more.
+    void defaultJson(req, body as string, (err, parsed) => {
       if (err) return done(err, undefined);
       if (jsonBodyHoldsNul(body as string, parsed)) return done(nulInText(), undefined);
       done(null, parsed);

@@ -99,7 +99,7 @@ export class BatchedOutput {
   private send(buf: Buffer): void {
     write(this.fd, buf, 0, buf.length, null, (err, n) => {
       if (err) {
-        const code = (err as NodeJS.ErrnoException).code;
+        const code = err.code;
         if (code === 'EAGAIN') return void setTimeout(() => this.send(buf), RETRY_MS);
         // The reader is gone (EPIPE) or the descriptor is bad: nothing more can be written.
         this.broken = true;

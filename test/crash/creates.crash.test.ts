@@ -40,7 +40,7 @@ describeEachDb('crash: instance creates under SIGKILL', (dialect) => {
           fingerprint: `SHA256:crash${r.id}`,
           comment: '',
           created_at: now,
-        })) as never,
+        })),
       )
       .execute();
   });

@@ -58,7 +58,7 @@ function serve(db: TestDb, outbox: string, opts: { killOn?: keyof typeof LINES }
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   return new Promise((resolve, reject) => {
     let url: string | null = null;
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString('utf8');
       // Killed from inside the transaction, at the line's point.
       if (opts.killOn && out.includes(LINES[opts.killOn])) killGroup(child, 'SIGKILL');
@@ -68,7 +68,7 @@ function serve(db: TestDb, outbox: string, opts: { killOn?: keyof typeof LINES }
         resolve({ child, url, exited });
       }
     });
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
     child.on('exit', (code) => {
       if (!url) reject(new Error(`serve exited early (${code}): ${out.slice(-2000)}`));
     });

@@ -69,7 +69,7 @@ describeEachDb('crash: 2FA changes under SIGKILL', (dialect) => {
         return {
           status: r.statusCode,
           body: r.body ? JSON.parse(r.body) : undefined,
-          headers: r.headers as Record<string, string>,
+          headers: r.headers,
         };
       },
     };

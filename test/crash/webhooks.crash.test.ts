@@ -44,7 +44,7 @@ describeEachDb('crash: webhook deliveries under SIGKILL', (dialect) => {
         fingerprint: `SHA256:hooks${u.id}`,
         comment: '',
         created_at: Date.now(),
-      } as never)
+      })
       .execute();
   });
   afterAll(async () => {

@@ -239,7 +239,7 @@ describe.skipIf(!!reason)('web console, sign-in and account', () => {
       codesDialog.getByRole('button', { name: 'Download .txt' }).click(),
     ]);
     expect(download.suggestedFilename()).toBe('openrig-backup-codes.txt');
-    const file = readFileSync((await download.path())!, 'utf8');
+    const file = readFileSync(await download.path(), 'utf8');
     expect(file.match(/\b[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}\b/g)).toEqual(listed);
     await codesDialog.getByRole('button', { name: 'I saved them' }).click();
     await expect.poll(() => page.getByTestId('tfa-state').textContent()).toBe('On');

@@ -215,7 +215,7 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
     expect(await unlabelledControls(page)).toEqual([]);
 
     await card.getByRole('button', { name: 'Copy SSH command' }).click();
-    const copied = (await page.evaluate('navigator.clipboard.readText()')) as string;
+    const copied = await page.evaluate<string>('navigator.clipboard.readText()');
     const m = /^ssh -p (\d+) root@(\S+)$/.exec(copied);
     expect(m, copied).not.toBeNull();
     const run = spawnSync(

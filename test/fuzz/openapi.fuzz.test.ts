@@ -151,7 +151,7 @@ describeEachDb('OpenAPI-driven fuzzing', (dialect) => {
   beforeAll(async () => {
     // Rate limits off: a 429 after a few requests would hide the handlers behind it.
     t = await makeTestApp(dialect, { OPENRIG_RATE_LIMITS: 'off' });
-    key = (await t.user({ phone: '+15555550100' } as never)).apiKey;
+    key = (await t.user({ phone: '+15555550100' })).apiKey;
     doc = (await t.request('GET', '/api/v0/openapi.json')).body;
   });
   afterAll(async () => {
@@ -177,7 +177,7 @@ describeEachDb('OpenAPI-driven fuzzing', (dialect) => {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(r.query)) qs.set(k, stringify(v));
     if (r.cred === 'query') qs.set('api_key', key);
-    if ([...qs].length) url += `?${qs}`;
+    if ([...qs].length) url += `?${qs.toString()}`;
     const headers: Record<string, string> = {};
     if (r.cred === 'valid') headers.authorization = `Bearer ${key}`;
     if (r.cred === 'bogus') headers.authorization = 'Bearer or_notarealkey0000000000000000000000000000000';

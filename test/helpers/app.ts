@@ -69,14 +69,14 @@ export async function makeTestApp(dialect: Dialect, env: Record<string, string> 
         payload = JSON.stringify(opts.body);
         headers['content-type'] ??= 'application/json';
       }
-      const res = await app.inject({ method: method as any, url, headers, payload });
+      const res = await app.inject({ method: method, url, headers, payload });
       let body: any = undefined;
       try {
         body = res.body ? JSON.parse(res.body) : undefined;
       } catch {
         body = res.body;
       }
-      return { status: res.statusCode, body, headers: res.headers as Reply['headers'], raw: res.body };
+      return { status: res.statusCode, body, headers: res.headers, raw: res.body };
     },
     async user(input = {}) {
       const n = ++counter;

@@ -65,7 +65,7 @@ describeEachDb('race: 2FA codes across two processes', (dialect) => {
     return {
       status: res.statusCode,
       body: JSON.parse(res.body || 'null'),
-      headers: res.headers as Reply['headers'],
+      headers: res.headers,
       raw: res.body,
     };
   }

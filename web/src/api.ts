@@ -29,17 +29,20 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
     throw new ApiError(0, 'network', 'The server cannot be reached. Check your connection and retry.', {});
   }
   const text = await res.text();
-  let data: any = {};
+  let parsed: unknown = {};
   try {
-    data = text ? JSON.parse(text) : {};
+    parsed = text ? JSON.parse(text) : {};
   } catch {
-    data = { msg: text.slice(0, 200) };
+    parsed = { msg: text.slice(0, 200) };
   }
-  if (!res.ok || data?.success === false) {
-    const msg = typeof data?.msg === 'string' && data.msg ? data.msg : `${res.status} ${res.statusText}`;
-    throw new ApiError(res.status, String(data?.error ?? res.status), msg, data);
+  // Error fields are read from an object reply; a bare array (a listing) has none.
+  const data = (parsed !== null && typeof parsed === 'object' ? parsed : {}) as Record<string, unknown>;
+  if (!res.ok || data.success === false) {
+    const msg = typeof data.msg === 'string' && data.msg ? data.msg : `${res.status} ${res.statusText}`;
+    const code = typeof data.error === 'string' ? data.error : String(res.status);
+    throw new ApiError(res.status, code, msg, data);
   }
-  return data as T;
+  return parsed as T;
 }
 
 export const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));

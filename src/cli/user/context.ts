@@ -114,14 +114,16 @@ export interface ActOptions {
  * Wraps a command body: builds the context, runs it, and maps failures to exit codes.
  * Commander calls actions with (...positionals, options, command).
  */
-export function act(
-  fn: (ctx: Ctx, args: unknown[], opts: Record<string, unknown>) => Promise<void>,
-  ao: ActOptions = {},
-) {
+/** A value commander hands an action: an option's or argument's text, a flag, or a variadic list. */
+export type OptValue = string | boolean | string[] | undefined;
+/** A command's options, as commander parsed them. */
+export type Opts = Record<string, OptValue>;
+
+export function act(fn: (ctx: Ctx, args: OptValue[], opts: Opts) => Promise<void>, ao: ActOptions = {}) {
   return async (...a: unknown[]): Promise<void> => {
     const cmd = a[a.length - 1] as Command;
-    const opts = cmd.opts() as Record<string, unknown> & CommonOpts;
-    const args = a.slice(0, -2);
+    const opts = cmd.opts<Opts & CommonOpts>();
+    const args = a.slice(0, -2) as OptValue[];
     const env = process.env;
     const out = (s: string) => void process.stdout.write(s);
     const err = (s: string) => void process.stderr.write(s);

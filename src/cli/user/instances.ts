@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Instance } from '../../contract/api-types.js';
-import { act, CliFailure, common, intArg, numArg, UsageError, type Ctx } from './context.js';
+import { act, CliFailure, common, intArg, numArg, UsageError, type Ctx, type Opts } from './context.js';
 import { instanceDetail, instancesTable } from './views.js';
 import {
   DEFAULT_INTERVAL_S,
@@ -199,7 +199,7 @@ export function registerInstanceCommands(
     act(async (ctx, [id, label]) => {
       await ctx.client.labelInstance(intArg(id, 'instance ID'), String(label));
       if (ctx.raw) return ctx.printRaw();
-      ctx.out(`instance ${id}: label set\n`);
+      ctx.out(`instance ${String(id)}: label set\n`);
     }),
   );
 
@@ -273,7 +273,7 @@ export function registerInstanceCommands(
       const code = await new Promise<number>((resolve, reject) => {
         const child = spawn('ssh', args, { stdio: ['inherit', 'inherit', 'pipe'] });
         // ssh's own messages pass through; a changed host key is recognised to explain it.
-        child.stderr!.on('data', (d: Buffer) => {
+        child.stderr.on('data', (d: Buffer) => {
           if (/REMOTE HOST IDENTIFICATION HAS CHANGED|Host key for .* has changed/.test(d.toString()))
             changed = true;
           process.stderr.write(d);
@@ -391,7 +391,7 @@ export function waitText(id: number, state: string, statusMsg: unknown, elapsedM
 export async function waitAndReport(
   ctx: Ctx,
   id: number,
-  opts: Record<string, unknown>,
+  opts: Opts,
   until: 'running' | 'stopped' = 'running',
   resume = until === 'running' ? `openrig wait ${id}` : `openrig stop instance ${id} --wait`,
 ): Promise<void> {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { keyBody } from './ssh-identity.js';
-import { act, CliFailure, common, intArg, UsageError } from './context.js';
+import { act, CliFailure, common, intArg, UsageError, type OptValue } from './context.js';
 import { apiKeysTable, sshKeysTable } from './views.js';
 import { keyValues, str } from '../output.js';
 
@@ -129,7 +129,7 @@ export function registerKeyCommands(apiKey: Command, sshKey: Command): void {
   );
 }
 
-export function parsePermissions(v: unknown): unknown {
+export function parsePermissions(v: OptValue): unknown {
   if (v === undefined) return undefined;
   const s = String(v).trim();
   if (s === 'full' || s === 'read_only') return s;

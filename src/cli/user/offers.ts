@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import type { Command } from 'commander';
 import type { CreateInstanceBody } from '../../contract/api-types.js';
 import { buildSearchBody } from '../../client/search-query.js';
-import { act, common, intArg, numArg, UsageError } from './context.js';
+import { act, common, intArg, numArg, UsageError, type Opts } from './context.js';
 import { offersTable } from './views.js';
 import { waitAndReport, waitOptions } from './instances.js';
 
@@ -120,7 +120,7 @@ export function registerOfferCommands(search: Command, create: Command): void {
   );
 }
 
-export function createBody(opts: Record<string, unknown>): CreateInstanceBody {
+export function createBody(opts: Opts): CreateInstanceBody {
   const disk = numArg(opts.disk, '--disk');
   if (disk <= 0) throw new UsageError('--disk must be a positive number of GB');
   const body: CreateInstanceBody = {

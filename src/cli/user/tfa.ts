@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import type { TfaMethodName, TfaVerification } from '../../contract/api-types.js';
 import { OpenrigClient } from '../../client/client.js';
-import { act, common, intArg, sha256, UsageError, type Ctx } from './context.js';
+import { act, common, intArg, sha256, UsageError, type Ctx, type Opts, type OptValue } from './context.js';
 import { configPath, updateConfig } from '../config-file.js';
 import { keyValues, str } from '../output.js';
 import { tfaMethodsTable } from './views.js';
@@ -25,7 +25,7 @@ export function qrText(uri: string): string {
 
 const METHODS: TfaMethodName[] = ['sms', 'totp', 'email'];
 
-function method(v: unknown, allowed: readonly string[] = METHODS): TfaMethodName | undefined {
+function method(v: OptValue, allowed: readonly string[] = METHODS): TfaMethodName | undefined {
   if (v === undefined) return undefined;
   const s = String(v).toLowerCase();
   if (!allowed.includes(s)) throw new UsageError(`--method must be one of ${allowed.join(', ')}`);
@@ -42,11 +42,7 @@ function verifyOpts(cmd: Command): Command {
     .option('--backup-code <code>', 'a backup code (XXXX-XXXX-XXXX) instead of a code');
 }
 
-function verification(
-  code: unknown,
-  o: Record<string, unknown>,
-  defaultMethod?: TfaMethodName,
-): TfaVerification {
+function verification(code: OptValue, o: Opts, defaultMethod?: TfaMethodName): TfaVerification {
   if (code === undefined && o.backupCode === undefined)
     throw new UsageError('give the 6-digit CODE, or --backup-code');
   const v: TfaVerification = {

@@ -65,9 +65,10 @@ function loadPg(): { pg: typeof Pg; Client: typeof Pg.Client } {
   pg.types.setTypeParser(20, (v) => Number(v));
   pg.types.setTypeParser(1700, (v) => Number(v));
   class SafeClient extends pg.Client {
-    override query(...args: any[]): any {
+    // pg.Client.query has many overloads; this override passes any of them through unchanged.
+    override query(...args: unknown[]): any {
       if (Array.isArray(args[1])) args[1] = args[1].map(pgParam);
-      return (super.query as any)(...args);
+      return (super.query as (...a: unknown[]) => unknown)(...args);
     }
   }
   pgDriver = { pg, Client: SafeClient };
@@ -219,7 +220,7 @@ function mainScratch(db: Kysely<DB>): Scratch & { close(): void } {
     separate: false,
     ensure: () => {},
     run: async <R>(sqlText: string, params: readonly unknown[]) =>
-      (await db.executeQuery<R>(CompiledQuery.raw(sqlText, [...params]))).rows as R[],
+      (await db.executeQuery<R>(CompiledQuery.raw(sqlText, [...params]))).rows,
     close: () => {},
   };
 }
@@ -228,7 +229,7 @@ function mainScratch(db: Kysely<DB>): Scratch & { close(): void } {
 function viaKysely(db: Kysely<DB>) {
   return {
     read: async <R>(sqlText: string, params: readonly unknown[]): Promise<R[]> =>
-      (await db.executeQuery<R>(CompiledQuery.raw(sqlText, [...params]))).rows as R[],
+      (await db.executeQuery<R>(CompiledQuery.raw(sqlText, [...params]))).rows,
     close: () => {},
   };
 }

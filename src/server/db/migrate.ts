@@ -20,6 +20,7 @@ import * as m013 from './migrations/013-account-lockouts.js';
 import * as m014 from './migrations/014-api-key-given-permissions.js';
 import * as m015 from './migrations/015-instance-ssh-keys.js';
 import * as m016 from './migrations/016-instance-requests.js';
+import { textOf } from '../../contract/text.js';
 
 /** A migration: its forward step, given the dialect it runs on (one set for both databases). */
 interface Step {
@@ -65,7 +66,7 @@ export async function migrateToLatest(store: Store): Promise<void> {
   const db = migrationTableSchema ? withSchemaIntrospection(store.db) : store.db;
   const migrator = new Migrator({ db, provider: providerFor(store.dialect), migrationTableSchema });
   const { error } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  if (error) throw error instanceof Error ? error : new Error(textOf(error));
 }
 
 /**

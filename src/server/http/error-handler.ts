@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError } from '../errors.js';
 import { isPgNulError, NUL_MESSAGE } from './nul-guard.js';
 import { PLAIN_TEXT_PATTERN, plainTextMessage } from './plain-text.js';
+import { textOf } from '../../contract/text.js';
 
 interface ValidationItem {
   instancePath?: string;
@@ -19,10 +20,10 @@ export function validationMessage(context: string | undefined, items: Validation
   if (!first) return 'Invalid request';
   const where = (context ?? 'body') + (first.instancePath ? first.instancePath.replace(/\//g, '.') : '');
   if (first.keyword === 'required' && first.params?.missingProperty) {
-    return `${where}.${String(first.params.missingProperty)} is required`;
+    return `${where}.${textOf(first.params.missingProperty)} is required`;
   }
   if (first.keyword === 'additionalProperties' && first.params?.additionalProperty) {
-    return `${where}.${String(first.params.additionalProperty)} is not an allowed field`;
+    return `${where}.${textOf(first.params.additionalProperty)} is not an allowed field`;
   }
   if (first.keyword === 'pattern' && first.params?.pattern === PLAIN_TEXT_PATTERN)
     return plainTextMessage(where);

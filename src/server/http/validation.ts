@@ -80,7 +80,7 @@ export function schemaCompilers(): SchemaCompilers {
       // Fastify reads `.errors` off the function it was given after a failed call.
       const validate = (data: unknown): boolean => {
         const fn = one.get();
-        const ok = fn(data) as boolean;
+        const ok = fn(data);
         validate.errors = fn.errors as FastifySchemaValidationError[] | null | undefined;
         return ok;
       };

@@ -298,9 +298,10 @@ export async function quietMachinesWithInstances(
     .select('m.id')
     .where('m.last_heartbeat_at', 'is not', null)
     .where('m.last_heartbeat_at', '<', before)
-    .where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom('instances as i')
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('instances as i')
           .select('i.id')
           .whereRef('i.machine_id', '=', 'm.id')
           .where('i.destroyed_at', 'is', null)

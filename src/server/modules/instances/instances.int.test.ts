@@ -294,7 +294,7 @@ describeEachDb('instances', (dialect) => {
     for (let page = 0; page < 5; page++) {
       const q = new URLSearchParams({ limit: '2', order_by: JSON.stringify([{ col: 'id', dir: 'desc' }]) });
       if (token) q.set('after_token', token);
-      const r = await t().request('GET', `/api/v1/instances/?${q}`, { key: v.apiKey });
+      const r = await t().request('GET', `/api/v1/instances/?${q.toString()}`, { key: v.apiKey });
       expect(r.status).toBe(200);
       seen.push(...r.body.instances.map((i: { id: number }) => i.id));
       token = r.body.next_token ?? null;

@@ -10,6 +10,7 @@ import { windowsJson } from '../maintenance/maintenance.repo.js';
 import { preparedRead } from '../../db/prepared.js';
 import type { Store } from '../../db/connection.js';
 import { jsonTooDeep, tooDeep } from '../../http/json-limits.js';
+import { textOf } from '../../../contract/text.js';
 
 function base(db: Kysely<DB>, userId: number) {
   return db
@@ -141,19 +142,20 @@ export async function listInstancesV1(
   const orderRaw = parseJson('order_by', q.order_by) ?? [{ col: 'id', dir: 'asc' }];
   if (!Array.isArray(orderRaw) || orderRaw.length > 4)
     throw bad('order_by must be a JSON array of {"col", "dir"} (at most 4)');
-  const order = orderRaw.map((o: unknown) => {
+  type OrderKey = { name: string; col: string; kind: 'int' | 'string'; dir: 'asc' | 'desc' };
+  const order = orderRaw.map((o: unknown): OrderKey => {
     const e = o as { col?: unknown; dir?: unknown };
     if (!e || typeof e.col !== 'string' || !Object.hasOwn(ORDER_COLS, e.col))
       throw bad(`order_by: unknown column ${quoteValue(e?.col)} (use ${Object.keys(ORDER_COLS).join(', ')})`);
-    const dir = e.dir === undefined ? 'asc' : String(e.dir).toLowerCase();
+    const dir = e.dir === undefined ? 'asc' : textOf(e.dir).toLowerCase();
     if (dir !== 'asc' && dir !== 'desc')
       throw bad(`order_by: dir must be asc or desc, not ${quoteValue(e.dir)}`);
-    return { name: e.col, ...ORDER_COLS[e.col]!, dir: dir as 'asc' | 'desc' };
+    return { name: e.col, ...ORDER_COLS[e.col]!, dir: dir };
   });
   if (!order.some((o) => o.name === 'id')) order.push({ name: 'id', ...ORDER_COLS.id!, dir: 'asc' });
   let limit = V1_DEFAULT_LIMIT;
   if (q.limit !== undefined && q.limit !== '') {
-    limit = typeof q.limit === 'number' ? q.limit : /^\d+$/.test(String(q.limit)) ? Number(q.limit) : NaN;
+    limit = typeof q.limit === 'number' ? q.limit : /^\d+$/.test(textOf(q.limit)) ? Number(q.limit) : NaN;
     if (!Number.isInteger(limit) || limit < 1 || limit > V1_MAX_LIMIT)
       throw bad(`limit must be an integer from 1 to ${V1_MAX_LIMIT}`);
   }
@@ -206,7 +208,7 @@ export async function listInstancesV1(
   if (q.after_token !== undefined && q.after_token !== '') {
     let tok: Token;
     try {
-      tok = JSON.parse(Buffer.from(String(q.after_token), 'base64url').toString('utf8')) as Token;
+      tok = JSON.parse(Buffer.from(textOf(q.after_token), 'base64url').toString('utf8')) as Token;
     } catch {
       throw bad('after_token is not a token this API gave out');
     }

@@ -95,7 +95,7 @@ function groupByClient(rows: AffectedInstance[]): Map<number, Map<number, Affect
   const byMachine = new Map<number, Map<number, AffectedInstance[]>>();
   for (const r of rows) {
     let byUser = byMachine.get(r.machine_id);
-    if (!byUser) byMachine.set(r.machine_id, (byUser = new Map()));
+    if (!byUser) byMachine.set(r.machine_id, (byUser = new Map<number, AffectedInstance[]>()));
     const list = byUser.get(r.user_id);
     if (list) list.push(r);
     else byUser.set(r.user_id, [r]);

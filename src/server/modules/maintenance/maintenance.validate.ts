@@ -115,5 +115,5 @@ export function parseMachineIdsQuery(raw: unknown): number[] | null {
     list = s.split(',').map((x) => (/^\s*\d+\s*$/.test(x) ? Number(x) : x));
   }
   if (!Array.isArray(list) || list.length > 1000 || !list.every(isMachineId)) throw E.machineIdsQuery();
-  return [...new Set(list as number[])];
+  return [...new Set(list)];
 }

@@ -124,7 +124,7 @@ function parseOrder(raw: unknown): SearchPlan['order'] {
     if (!Array.isArray(pair) || pair.length < 1 || pair.length > 2 || typeof pair[0] !== 'string') {
       bad(`Invalid order entry ${show(entry)}: expected [field, "asc"|"desc"]`);
     }
-    const field = pair[0] as string;
+    const field = pair[0];
     if (!Object.hasOwn(OFFER_FIELDS, field)) bad(`Unknown order field ${show(field)}`);
     const dir = pair[1] === undefined ? 'asc' : typeof pair[1] === 'string' ? pair[1].toLowerCase() : '';
     if (dir !== 'asc' && dir !== 'desc')

@@ -99,13 +99,13 @@ function valueArb(type: string): fc.Arbitrary<unknown> {
         pick(0, 1, 2, 4, 8, 10, 16, 100, 24564, 49128),
         fc.integer({ min: -10, max: 200_000 }),
         pick('2', '8', ' 10 '),
-      ) as fc.Arbitrary<unknown>;
+      );
     case 'float':
       return fc.oneof(
         pick(0, 0.1, 0.5, 0.99, 1, 4.9, 5, 10, 24.9, 100, 480, 500, 31_536_000, 3600),
         double(-1e6, 1e6),
         pick('0.5', '1e1'),
-      ) as fc.Arbitrary<unknown>;
+      );
     case 'bool':
       return pick<unknown>(true, false, 'true', 'false', 1, 0);
     default:
@@ -145,8 +145,7 @@ const bodyArb = fc
   )
   .map(({ conditions, ...rest }) => {
     const body: Record<string, unknown> = { ...rest };
-    for (const c of conditions)
-      body[c.field] = { ...((body[c.field] as object | undefined) ?? {}), [c.op]: c.value };
+    for (const c of conditions) body[c.field] = { ...(body[c.field] ?? {}), [c.op]: c.value };
     return body;
   });
 

@@ -19,6 +19,7 @@ import type { ChangeFeed, Raw } from '../../db/dialect.js';
 import type { OfferRow } from './offers.fields.js';
 import type { Condition, SearchPlan } from './offers.filter.js';
 import { jsContext, selectPage, type OrderView, type RowSource } from './offers.evaluate.js';
+import { textOf } from '../../../contract/text.js';
 
 // The columns search reads (offers.fields.ts OfferRow), plus whether the row is deleted.
 const COLUMNS = [
@@ -334,7 +335,7 @@ export class OfferIndex {
     const row = new IndexedRow(r, (v) => this.intern(v), this.numbers);
     this.byId.set(id, row);
     let m = this.buckets.get(row.gpu_name);
-    if (!m) this.buckets.set(row.gpu_name, (m = new Map()));
+    if (!m) this.buckets.set(row.gpu_name, (m = new Map<number, Bucket>()));
     let b = m.get(row.num_gpus);
     if (!b) m.set(row.num_gpus, (b = { rows: [], version: 0, views: new Map() }));
     row.slot = b.rows.push(row) - 1;
@@ -357,7 +358,7 @@ export class OfferIndex {
   }
 
   private intern(v: unknown): string {
-    const s = v === null || v === undefined ? '' : String(v);
+    const s = textOf(v);
     const known = this.strings.get(s);
     if (known !== undefined) return known;
     this.strings.set(s, s);

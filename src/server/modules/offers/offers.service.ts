@@ -5,6 +5,7 @@ import { OFFER_FIELDS, type FieldValue, type JsContext, type OfferRow } from './
 import { compileSearch, searchSql, type SearchPlan } from './offers.filter.js';
 import { jsContext } from './offers.evaluate.js';
 import { readMaintenanceWindows, type WindowView } from '../maintenance/maintenance.service.js';
+import { textOf } from '../../../contract/text.js';
 
 export type Offer = Record<string, number | string | boolean | null | WindowView[]>;
 
@@ -16,7 +17,7 @@ export function offerView(row: Record<string, unknown>, plan: SearchPlan): Offer
   for (const [name, def] of FIELD_ENTRIES) {
     const v = row[name];
     if (def.type === 'bool') out[name] = v === true || v === 1 || v === '1';
-    else if (def.type === 'string') out[name] = v === null || v === undefined ? '' : String(v);
+    else if (def.type === 'string') out[name] = textOf(v);
     else out[name] = v === null || v === undefined ? null : Number(v);
   }
   out.ask_contract_id = out.id!;
@@ -60,11 +61,14 @@ export function offerBuilder(
   };`;
   const S = (v: FieldValue): string => (v === null ? '' : String(v));
   const N = (v: FieldValue): number | null => (v === null ? null : Number(v));
-  return new Function('F', 'S', 'N', src)(
+  const make = new Function('F', 'S', 'N', src) as (
+    ...args: unknown[]
+  ) => (r: OfferRow, ctx: JsContext, plan: SearchPlan) => Offer;
+  return make(
     defs.map((d) => d.js),
     S,
     N,
-  ) as (r: OfferRow, ctx: JsContext, plan: SearchPlan) => Offer;
+  );
 }
 
 /** offerView of the row searchSql would select for `r`: every field and the extras. */

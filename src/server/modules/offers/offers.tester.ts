@@ -26,12 +26,13 @@ function factoryFor(body: string): Factory {
   let f = factories.get(body);
   if (!f) {
     const fields = FIELD_NAMES.map((_, i) => `const F${i} = F[${i}];`).join(' ');
-    f = new Function(
+    const make = new Function(
       'F',
       'LISTED',
       'FREE_DISK',
       `${fields} return function (V, S, c) { return function (r) { let x; return ${body}; }; };`,
-    )(FIELD_FNS, OFFER_FIELDS.listed!.js, freeDiskJs) as Factory;
+    ) as (...fns: unknown[]) => Factory;
+    f = make(FIELD_FNS, OFFER_FIELDS.listed!.js, freeDiskJs);
     // Bounded like the statement cache: shapes are few, but a client could vary them.
     if (factories.size >= 1000) factories.clear();
     factories.set(body, f);
@@ -102,9 +103,10 @@ const keys = new Map<string, (c: JsContext) => (r: OfferRow) => unknown>();
 export function compileKey(field: string, ctx: JsContext): (r: OfferRow) => FieldValue {
   let k = keys.get(field);
   if (!k) {
-    k = new Function('F', 'return function (c) { return function (r) { return F(r, c); }; };')(
-      OFFER_FIELDS[field]!.js,
-    ) as (c: JsContext) => (r: OfferRow) => unknown;
+    const make = new Function('F', 'return function (c) { return function (r) { return F(r, c); }; };') as (
+      fn: unknown,
+    ) => (c: JsContext) => (r: OfferRow) => unknown;
+    k = make(OFFER_FIELDS[field]!.js);
     keys.set(field, k);
   }
   return k(ctx) as (r: OfferRow) => FieldValue;

@@ -1,6 +1,6 @@
 // A local stand-in for the provider's Verify API (v2), for tests: records each request and
 // answers as `mode` says. Not used by the server.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface StandinRequest {
@@ -37,7 +37,7 @@ export async function startTwilioStandin(): Promise<TwilioStandin> {
   const bySid = new Map<string, string>();
   const mode: TwilioStandin['mode'] = { send: 'ok', check: 'ok' };
   let n = 0;
-  const server: Server = createServer(async (req, res) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const form = Object.fromEntries(new URLSearchParams(await readBody(req)));
     const path = req.url ?? '';
     requests.push({
@@ -76,7 +76,9 @@ export async function startTwilioStandin(): Promise<TwilioStandin> {
     codes.set(form.To!, code);
     bySid.set(sid, form.To!);
     return json(201, { sid, status: 'pending', to: form.To, channel: form.Channel });
-  });
+  };
+  // A failure inside handle() surfaces as an unhandled rejection, which the test runner reports.
+  const server: Server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -299,9 +299,10 @@ export async function dueWebhookIds(db: Kysely<DB>, now: number, limit: number):
     .select('w.id')
     .where('w.enabled', '=', 1)
     .where((eb) => eb.or([eb('w.locked_until', 'is', null), eb('w.locked_until', '<', now)]))
-    .where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom('webhook_deliveries as d')
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('webhook_deliveries as d')
           .select('d.id')
           .whereRef('d.webhook_id', '=', 'w.id')
           .where('d.state', '=', 'pending')
@@ -389,10 +390,11 @@ export function dueHeads(
     .where('d.webhook_id', '=', webhookId)
     .where('d.state', '=', 'pending')
     .where('d.next_at', '<=', now)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('webhook_deliveries as e')
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('webhook_deliveries as e')
             .select('e.id')
             .whereRef('e.webhook_id', '=', 'd.webhook_id')
             .where('e.state', '=', 'pending')
