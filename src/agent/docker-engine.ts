@@ -44,6 +44,7 @@ export interface ContainerInspect {
     ExitCode?: number;
   };
   NetworkSettings?: { Ports?: Record<string, { HostIp: string; HostPort: string }[] | null> };
+  HostConfig?: { PortBindings?: Record<string, { HostIp?: string; HostPort?: string }[] | null> };
 }
 
 export interface PathStat {

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { ed25519KeyPair } from '../contract/ssh-keygen.js';
 import type { InstanceSpec, ObservedState, Runtime } from './runtime.js';
 import { FILES, type SupervisorSpec } from './supervisor.js';
+import { textOf } from '../contract/text.js';
 
 // From dist/ it sits beside this file; from the TypeScript sources (tests), the built copy is used.
 const SUPERVISOR =
@@ -295,7 +296,7 @@ export class ProcessRuntime implements Runtime {
     return new Promise((resolve) => {
       execFile(argv[0]!, args, { cwd: root, encoding: 'utf8', timeout: 30_000 }, (err, stdout, stderr) => {
         const code = err ? ((err as { code?: unknown }).code ?? 1) : 0;
-        resolve(stdout + stderr + (code === 0 ? '' : `(exit code ${String(code)})\n`));
+        resolve(stdout + stderr + (code === 0 ? '' : `(exit code ${textOf(code)})\n`));
       });
     });
   }

@@ -93,7 +93,9 @@ export async function screenshot(page: Page, name: string): Promise<void> {
  * aria-labelledby, a title, or a button's own text): each as the start of its HTML.
  */
 export function unlabelledControls(page: Page): Promise<string[]> {
-  return page.evaluate(`Array.from(document.querySelectorAll('input:not([type=hidden]), select, textarea, button'))
+  return page.evaluate<
+    string[]
+  >(`Array.from(document.querySelectorAll('input:not([type=hidden]), select, textarea, button'))
     .filter((el) => !(
       (el.labels && el.labels.length > 0) ||
       el.getAttribute('aria-label') ||
@@ -101,5 +103,5 @@ export function unlabelledControls(page: Page): Promise<string[]> {
       el.getAttribute('title') ||
       (el.tagName === 'BUTTON' && el.textContent.trim())
     ))
-    .map((el) => el.outerHTML.slice(0, 120))`) as Promise<string[]>;
+    .map((el) => el.outerHTML.slice(0, 120))`);
 }
