@@ -50,7 +50,7 @@ export function registerAdminMarket(admin: Command): void {
     .requiredOption('--id <id>', 'machine ID')
     .option('--unverify', 'mark it unverified instead')
     .addHelpText('after', '\nExample:\n  openrig admin verify-machine --id 12')
-    .action(async (o) =>
+    .action(async (o: DbOpts & { id: string; unverify?: boolean }) =>
       adminAction(async () => {
         const id = Number(o.id);
         if (!Number.isInteger(id) || id < 1) throw new Error('--id must be a machine ID');
