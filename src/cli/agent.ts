@@ -21,6 +21,7 @@ function money(flag: string, raw: string | undefined): number | undefined {
  */
 /** The options of `openrig agent`, as commander parses them (defaults filled in). */
 interface AgentOpts {
+  url?: string;
   server?: string;
   apiKey?: string;
   apiKeyFile?: string;
