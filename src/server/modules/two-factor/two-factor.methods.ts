@@ -30,6 +30,10 @@ import {
   recordEvent,
   softDeleteBackupCodes,
   type TfaMethod,
+  insertMethod,
+  setPrimary,
+  setTfaStatus,
+  softDeleteMethod,
 } from './two-factor.repo.js';
 import {
   actOnVerified,
@@ -142,24 +146,20 @@ export async function confirmNew(deps: SvcDeps, user: User, given: ConfirmInput,
     const out = await inTx(async (db) => {
       await lockUser(db, user.id);
       const first = (await activeMethods(db, user.id)).length === 0;
-      const row = await db
-        .insertInto('tfa_methods')
-        .values({
-          user_id: user.id,
-          ...values,
-          label,
-          is_primary: first ? 1 : 0,
-          fail_count: 0,
-          locked_until: null,
-          created_at: now,
-          last_used: now,
-          deleted_at: null,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const row = await insertMethod(db, {
+        user_id: user.id,
+        ...values,
+        label,
+        is_primary: first ? 1 : 0,
+        fail_count: 0,
+        locked_until: null,
+        created_at: now,
+        last_used: now,
+        deleted_at: null,
+      });
       let backupCodes: string[] | undefined;
       if (first) {
-        await db.updateTable('users').set({ tfa_status: 'enabled' }).where('id', '=', user.id).execute();
+        await setTfaStatus(db, user.id, 'enabled');
         backupCodes = await issueBackupCodes(db, deps.config.secretKey, user.id, now);
       }
       await recordEvent(db, now, {
@@ -221,12 +221,7 @@ export async function removeMethod(
   if (methods.length === 0) {
     // A legacy account (no method rows): DELETE disables 2FA; no backup codes exist.
     await actOnVerified(deps, verified, async (db) => {
-      await db
-        .updateTable('users')
-        .set({ tfa_status: 'disabled' })
-        .where('id', '=', user.id)
-        .where('tfa_status', '=', 'legacy')
-        .execute();
+      await setTfaStatus(db, user.id, 'disabled', 'legacy');
       await recordEvent(db, now, {
         userId: user.id,
         kind: 'change',
@@ -246,13 +241,7 @@ export async function removeMethod(
 
   const out = await actOnVerified(deps, verified, async (db) => {
     await lockUser(db, user.id);
-    const r = await db
-      .updateTable('tfa_methods')
-      .set({ deleted_at: now, is_primary: 0 })
-      .where('id', '=', removed.id)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) !== 1) throw TfaErrors.notFound();
+    if (!(await softDeleteMethod(db, removed.id, now))) throw TfaErrors.notFound();
     const remaining = await activeMethods(db, user.id);
     await recordEvent(db, now, {
       userId: user.id,
@@ -272,14 +261,14 @@ export async function removeMethod(
       // The last method: 2FA off, every backup code soft-deleted, no open add-method window.
       await softDeleteBackupCodes(db, user.id, now);
       await clearAuthorization(db, user.id);
-      await db.updateTable('users').set({ tfa_status: 'disabled' }).where('id', '=', user.id).execute();
+      await setTfaStatus(db, user.id, 'disabled');
       await recordWebhookEvents(db, now, [
         tfaEvent(user.id, 'tfa.disabled', { method: removed.method, tfa_method_id: removed.id }),
       ]);
       return 0;
     }
     if (removed.is_primary === 1 && !remaining.some((m) => m.is_primary === 1)) {
-      await db.updateTable('tfa_methods').set({ is_primary: 1 }).where('id', '=', remaining[0]!.id).execute();
+      await setPrimary(db, remaining[0]!.id);
     }
     return remaining.length;
   });
@@ -298,24 +287,20 @@ export async function removeMethod(
 async function adoptLegacyMethod(db: Kysely<DB>, user: User, now: number): Promise<void> {
   if (user.tfa_status !== 'legacy' || !user.phone_number) return;
   if ((await countAllMethodRows(db, user.id)) > 0) return;
-  const row = await db
-    .insertInto('tfa_methods')
-    .values({
-      user_id: user.id,
-      method: 'sms',
-      label: '',
-      phone_number: user.phone_number,
-      totp_secret_enc: null,
-      last_totp_step: null,
-      is_primary: 1,
-      fail_count: 0,
-      locked_until: null,
-      created_at: now,
-      last_used: null,
-      deleted_at: null,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const row = await insertMethod(db, {
+    user_id: user.id,
+    method: 'sms',
+    label: '',
+    phone_number: user.phone_number,
+    totp_secret_enc: null,
+    last_totp_step: null,
+    is_primary: 1,
+    fail_count: 0,
+    locked_until: null,
+    created_at: now,
+    last_used: null,
+    deleted_at: null,
+  });
   await recordEvent(db, now, {
     userId: user.id,
     kind: 'change',
@@ -345,12 +330,7 @@ export async function regenBackupCodes(deps: SvcDeps, user: User, input: FactorI
     const c = await issueBackupCodes(db, deps.config.secretKey, user.id, now);
     // A legacy account is tracked once it has method rows and backup codes.
     if (user.tfa_status === 'legacy' && (await activeMethods(db, user.id)).length > 0) {
-      await db
-        .updateTable('users')
-        .set({ tfa_status: 'enabled' })
-        .where('id', '=', user.id)
-        .where('tfa_status', '=', 'legacy')
-        .execute();
+      await setTfaStatus(db, user.id, 'enabled', 'legacy');
     }
     await recordEvent(db, now, {
       userId: user.id,

@@ -27,6 +27,11 @@ import {
   lockUser,
   type Challenge,
   type TfaMethod,
+  armEmailChallenge,
+  armSmsChallenge,
+  clearChallengeCode,
+  latestLiveSmsChallenge,
+  setProviderRef,
 } from './two-factor.repo.js';
 import { liveChallenge, methodById } from './two-factor.verify.js';
 
@@ -83,21 +88,8 @@ export async function sendEmailCode(
       });
     }
     const code = newCode();
-    const r = await db
-      .updateTable('tfa_challenges')
-      .set({
-        method: 'email',
-        tfa_method_id: null,
-        phone_number: null,
-        provider_ref: null,
-        code_hmac: codeHmac(deps.config.secretKey, challenge.secret_hash, code),
-        sent_at: now,
-        expires_at: now + ttlMs,
-      })
-      .where('id', '=', challenge.id)
-      .where('consumed_at', 'is', null)
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) !== 1) throw TfaErrors.noChallenge();
+    const hmac = codeHmac(deps.config.secretKey, challenge.secret_hash, code);
+    if (!(await armEmailChallenge(db, challenge.id, hmac, now, ttlMs))) throw TfaErrors.noChallenge();
     await enqueueCode(
       db,
       now,
@@ -243,18 +235,7 @@ export async function sendSmsCode(
         ? given
         : null;
     if (!given) {
-      previous =
-        (await db
-          .selectFrom('tfa_challenges')
-          .selectAll()
-          .where('user_id', '=', user.id)
-          .where('method', '=', 'sms')
-          .where('phone_number', '=', target.phone)
-          .where('purpose', '=', purpose)
-          .where('consumed_at', 'is', null)
-          .where('expires_at', '>', now)
-          .orderBy('id', 'desc')
-          .executeTakeFirst()) ?? null;
+      previous = await latestLiveSmsChallenge(db, { userId: user.id, phone: target.phone, purpose, now });
     }
     if (opts.resend) {
       if (!previous && !given)
@@ -293,41 +274,25 @@ export async function sendSmsCode(
         ttlMs,
       });
     }
-    const r = await db
-      .updateTable('tfa_challenges')
-      .set({
-        method: 'sms',
-        tfa_method_id: target.method?.id ?? null,
-        phone_number: target.phone,
-        code_hmac: code === null ? null : codeHmac(deps.config.secretKey, challenge.secret_hash, code),
-        provider_ref: null,
-        sent_at: now,
-        expires_at: now + ttlMs,
-      })
-      .where('id', '=', challenge.id)
-      .where('consumed_at', 'is', null)
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) !== 1) throw TfaErrors.noChallenge();
+    const armed = await armSmsChallenge(db, challenge.id, {
+      tfaMethodId: target.method?.id ?? null,
+      phone: target.phone,
+      codeHmac: code === null ? null : codeHmac(deps.config.secretKey, challenge.secret_hash, code),
+      now,
+      ttlMs,
+    });
+    if (!armed) throw TfaErrors.noChallenge();
     return { challenge, secret, previousRef: (given ?? previous)?.provider_ref ?? null };
   });
 
   try {
     const { ref } = await provider.send({ to: target.phone, code, previousRef: prepared.previousRef });
-    if (ref)
-      await deps.db
-        .updateTable('tfa_challenges')
-        .set({ provider_ref: ref })
-        .where('id', '=', prepared.challenge.id)
-        .execute();
+    if (ref) await setProviderRef(deps.db, prepared.challenge.id, ref);
   } catch (err) {
     // Not delivered: no code may stay usable that nobody received. A new challenge dies; a given
     // one (e.g. the login challenge) only loses its code, so the caller can try another channel.
     if (given) {
-      await deps.db
-        .updateTable('tfa_challenges')
-        .set({ method: null, code_hmac: null, provider_ref: null, sent_at: null })
-        .where('id', '=', given.id)
-        .execute();
+      await clearChallengeCode(deps.db, given.id);
     } else {
       await consumeChallenge(deps.db, prepared.challenge.id, deps.clock.now());
     }

@@ -15,6 +15,8 @@ import {
   grantAuthorization,
   insertChallenge,
   recordEvent,
+  clearOtherPrimaries,
+  updateMethodRow,
 } from './two-factor.repo.js';
 import { newSecret, sendEmailCode, sendSmsCode, requireVerifiedEmail } from './two-factor.send.js';
 import {
@@ -192,23 +194,12 @@ export async function updateMethod(
   const updated = await tx(deps.store, async (db) => {
     if (input.is_primary === true) {
       // One primary per account: clear the others in the same transaction.
-      await db
-        .updateTable('tfa_methods')
-        .set({ is_primary: 0 })
-        .where('user_id', '=', user.id)
-        .where('id', '!=', id)
-        .execute();
+      await clearOtherPrimaries(db, user.id, id);
     }
-    const row = await db
-      .updateTable('tfa_methods')
-      .set({
-        ...(input.label !== undefined ? { label: input.label } : {}),
-        ...(input.is_primary !== undefined ? { is_primary: input.is_primary ? 1 : 0 } : {}),
-      })
-      .where('id', '=', id)
-      .where('deleted_at', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
+    const row = await updateMethodRow(db, id, {
+      ...(input.label !== undefined ? { label: input.label } : {}),
+      ...(input.is_primary !== undefined ? { is_primary: input.is_primary ? 1 : 0 } : {}),
+    });
     if (!row) throw TfaErrors.notFound();
     await recordEvent(db, now, {
       userId: user.id,

@@ -60,6 +60,12 @@ import {
   recordEvent,
   type Challenge,
   type TfaMethod,
+  claimMethodAttempt,
+  markMethodUsed,
+  methodLockState,
+  resetExpiredLock,
+  spendTotpStep,
+  tryChallenge,
 } from './two-factor.repo.js';
 import { recordEvents as recordWebhookEvents, tfaEvent } from '../webhooks/webhooks.events.js';
 
@@ -280,13 +286,7 @@ async function verifyTotp(
     method,
     challenge: null,
     async commit(db) {
-      const r = await db
-        .updateTable('tfa_methods')
-        .set({ last_totp_step: step })
-        .where('id', '=', method.id)
-        .where((eb) => eb.or([eb('last_totp_step', 'is', null), eb('last_totp_step', '<', step)]))
-        .executeTakeFirst();
-      if (Number(r.numUpdatedRows) !== 1) throw new LostRace(CODE, () => replayed(ctx, method));
+      if (!(await spendTotpStep(db, method.id, step))) throw new LostRace(CODE, () => replayed(ctx, method));
       await succeeded(db, user, method, now, ctx, 'totp');
       return { via: 'totp', method, challenge: null, backupRemaining: null };
     },
@@ -314,15 +314,7 @@ async function verifyChallengeCode(
   const now = deps.clock.now();
   const claim = method ? await claimAttempt(deps, method, now) : null;
   const maxTries = deps.config.tfa.challengeMaxTries;
-  const tried = await deps.db
-    .updateTable('tfa_challenges')
-    .set((eb) => ({ tries: eb('tries', '+', 1) }))
-    .where('id', '=', challenge.id)
-    .where('consumed_at', 'is', null)
-    .where('expires_at', '>', now)
-    .where('tries', '<', maxTries)
-    .returning(['tries', 'code_hmac', 'provider_ref', 'phone_number'])
-    .executeTakeFirst();
+  const tried = await tryChallenge(deps.db, challenge.id, now, maxTries);
   if (!tried) throw TfaErrors.noChallenge();
   let ok: boolean;
   if (tried.code_hmac !== null)
@@ -374,40 +366,11 @@ export async function claimAttempt(
   // An expired lock starts a fresh count; idempotent, so concurrent callers agree. (A count at
   // the maximum without a lock only arises when OPENRIG_TFA_MAX_FAILURES was lowered: reset it
   // too rather than lock the method for ever.)
-  await deps.db
-    .updateTable('tfa_methods')
-    .set({ fail_count: 0, locked_until: null })
-    .where('id', '=', method.id)
-    .where((eb) =>
-      eb.or([
-        eb('locked_until', '<=', now),
-        eb.and([eb('locked_until', 'is', null), eb('fail_count', '>=', max)]),
-      ]),
-    )
-    .execute();
-  const row = await deps.db
-    .updateTable('tfa_methods')
-    .set((eb) => ({
-      fail_count: eb('fail_count', '+', 1),
-      locked_until: eb
-        .case()
-        .when('fail_count', '>=', max - 1)
-        .then(now + lockMs)
-        .else(null)
-        .end(),
-    }))
-    .where('id', '=', method.id)
-    .where('locked_until', 'is', null)
-    .where('fail_count', '<', max)
-    .returning(['fail_count', 'locked_until'])
-    .executeTakeFirst();
+  await resetExpiredLock(deps.db, method.id, now, max);
+  const row = await claimMethodAttempt(deps.db, method.id, now, max, lockMs);
   if (row)
     return { failCount: row.fail_count, lockedUntil: row.locked_until, lockedNow: row.locked_until !== null };
-  const cur = await deps.db
-    .selectFrom('tfa_methods')
-    .select(['fail_count', 'locked_until'])
-    .where('id', '=', method.id)
-    .executeTakeFirst();
+  const cur = await methodLockState(deps.db, method.id);
   throw lockedError(
     { fail_count: cur?.fail_count ?? max, locked_until: cur?.locked_until ?? now + lockMs },
     now,
@@ -494,12 +457,7 @@ async function succeeded(
   ctx: VerifyCtx,
   kind: string,
 ): Promise<void> {
-  if (method)
-    await db
-      .updateTable('tfa_methods')
-      .set({ fail_count: 0, locked_until: null, last_used: now })
-      .where('id', '=', method.id)
-      .execute();
+  if (method) await markMethodUsed(db, method.id, now);
   await recordEvent(db, now, {
     userId: user.id,
     kind: 'success',
