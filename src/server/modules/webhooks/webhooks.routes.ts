@@ -1,114 +1,199 @@
 // Webhook endpoints and the event feed (docs/webhooks.md).
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
 import type { Deps } from '../../deps.js';
+import { authErrors, errorSchema, idParams, type IdParams } from '../../http/schemas.js';
 import { requireAuth } from '../../http/auth.js';
-import { authErrors, errorSchema } from '../../http/schemas.js';
 import * as svc from './webhooks.service.js';
 
-const Id = Type.Integer({ minimum: 1, maximum: 9007199254740991 });
-const IdParams = Type.Object({ id: Id });
-const DeliveryParams = Type.Object({ id: Id, delivery_id: Id });
-const EventsList = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+const id = { type: 'integer', minimum: 1, maximum: 9007199254740991 } as const;
+const deliveryParams = {
+  type: 'object',
+  required: ['id', 'delivery_id'],
+  properties: { id, delivery_id: id },
+} as const;
+const eventsList = {
+  type: 'array',
+  items: { type: 'string', minLength: 1, maxLength: 100 },
   minItems: 1,
   maxItems: 50,
   description: 'Event types or prefixes: instance.running, instance.*, * (default *)',
-});
-const CreateBody = Type.Object(
-  {
-    url: Type.String({ minLength: 1, maxLength: 2000 }),
-    events: Type.Optional(EventsList),
-    description: Type.Optional(Type.String({ maxLength: 500 })),
-    enabled: Type.Optional(Type.Boolean()),
+} as const;
+const webhookFields = {
+  url: { type: 'string', minLength: 1, maxLength: 2000 },
+  events: eventsList,
+  description: { type: 'string', maxLength: 500 },
+  enabled: { type: 'boolean' },
+} as const;
+const createBody = {
+  type: 'object',
+  required: ['url'],
+  properties: webhookFields,
+  additionalProperties: false,
+} as const;
+const updateBody = { type: 'object', properties: webhookFields, additionalProperties: false } as const;
+const eventsQuery = {
+  type: 'object',
+  properties: {
+    after: { type: 'string', maxLength: 100, description: 'The id of the last event already seen' },
+    types: { type: 'string', maxLength: 2000, description: 'Comma-separated types or prefixes (instance.*)' },
+    limit: { type: 'integer', minimum: 1, maximum: 1000 },
   },
-  { additionalProperties: false },
-);
-const UpdateBody = Type.Object(
-  {
-    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
-    events: Type.Optional(EventsList),
-    description: Type.Optional(Type.String({ maxLength: 500 })),
-    enabled: Type.Optional(Type.Boolean()),
+} as const;
+const deliveriesQuery = {
+  type: 'object',
+  properties: { before: id, limit: { type: 'integer', minimum: 1, maximum: 500 } },
+} as const;
+const settingsBody = {
+  type: 'object',
+  required: ['balance_low_threshold'],
+  properties: {
+    balance_low_threshold: { anyOf: [{ type: 'number', minimum: 0, maximum: 1e9 }, { type: 'null' }] },
   },
-  { additionalProperties: false },
-);
-const EventsQuery = Type.Object({
-  after: Type.Optional(Type.String({ maxLength: 100, description: 'The id of the last event already seen' })),
-  types: Type.Optional(
-    Type.String({ maxLength: 2000, description: 'Comma-separated types or prefixes (instance.*)' }),
-  ),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-});
-const DeliveriesQuery = Type.Object({
-  before: Type.Optional(Id),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
-});
-const SettingsBody = Type.Object(
-  { balance_low_threshold: Type.Union([Type.Number({ minimum: 0, maximum: 1e9 }), Type.Null()]) },
-  { additionalProperties: false },
-);
-const EmptyBody = Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]);
+  additionalProperties: false,
+} as const;
+/** A POST that takes no fields: any object, or no body at all. */
+const emptyBody = {
+  anyOf: [{ type: 'object', properties: {}, additionalProperties: true }, { type: 'null' }],
+} as const;
 
-const webhookSchema = Type.Object({
-  id: Type.Integer(),
-  url: Type.String(),
-  description: Type.String(),
-  events: Type.Array(Type.String()),
-  enabled: Type.Boolean(),
-  disabled_reason: Type.Union([Type.String(), Type.Null()]),
-  failing_since: Type.Union([Type.Number(), Type.Null()]),
-  previous_secret_valid_until: Type.Union([Type.Number(), Type.Null()]),
-  created_at: Type.Number(),
-  updated_at: Type.Number(),
-});
-const withSecret = Type.Object({
-  success: Type.Boolean(),
-  webhook: webhookSchema,
-  secret: Type.String({ description: 'The signing secret (whsec_…): shown in this reply only' }),
-});
-const eventSchema = Type.Object({
-  id: Type.String(),
-  type: Type.String(),
-  timestamp: Type.String(),
-  created_at: Type.Number(),
-  data: Type.Object({}, { additionalProperties: true }),
-});
-const attemptSchema = Type.Object({
-  at: Type.Number(),
-  status_code: Type.Union([Type.Integer(), Type.Null()]),
-  latency_ms: Type.Integer(),
-  success: Type.Boolean(),
-  error: Type.Union([Type.String(), Type.Null()]),
-});
-const deliverySchema = Type.Object({
-  id: Type.Integer(),
-  webhook_id: Type.Integer(),
-  event_id: Type.String(),
-  event_type: Type.String(),
-  state: Type.String({ description: 'pending, delivered or failed' }),
-  attempts: Type.Integer(),
-  next_attempt_at: Type.Union([Type.Number(), Type.Null()]),
-  last_status: Type.Union([Type.Integer(), Type.Null()]),
-  last_error: Type.Union([Type.String(), Type.Null()]),
-  last_latency_ms: Type.Union([Type.Integer(), Type.Null()]),
-  delivered_at: Type.Union([Type.Number(), Type.Null()]),
-  created_at: Type.Number(),
-  attempt_log: Type.Array(attemptSchema),
-});
-const ok = Type.Object({ success: Type.Boolean(), msg: Type.Optional(Type.String()) });
+interface CreateBody {
+  url: string;
+  events?: string[];
+  description?: string;
+  enabled?: boolean;
+}
+type UpdateBody = Partial<CreateBody>;
+interface DeliveryParams {
+  id: number;
+  delivery_id: number;
+}
+interface EventsQuery {
+  after?: string;
+  types?: string;
+  limit?: number;
+}
+interface DeliveriesQuery {
+  before?: number;
+  limit?: number;
+}
+interface SettingsBody {
+  balance_low_threshold: number | null;
+}
+
+const integer = { type: 'integer' } as const;
+const number = { type: 'number' } as const;
+const string = { type: 'string' } as const;
+const boolean = { type: 'boolean' } as const;
+const orNull = <T extends object>(s: T) => ({ anyOf: [s, { type: 'null' }] }) as const;
+
+const webhookSchema = {
+  type: 'object',
+  required: [
+    'id',
+    'url',
+    'description',
+    'events',
+    'enabled',
+    'disabled_reason',
+    'failing_since',
+    'previous_secret_valid_until',
+    'created_at',
+    'updated_at',
+  ],
+  properties: {
+    id: integer,
+    url: string,
+    description: string,
+    events: { type: 'array', items: string },
+    enabled: boolean,
+    disabled_reason: orNull(string),
+    failing_since: orNull(number),
+    previous_secret_valid_until: orNull(number),
+    created_at: number,
+    updated_at: number,
+  },
+} as const;
+const withSecret = {
+  type: 'object',
+  required: ['success', 'webhook', 'secret'],
+  properties: {
+    success: boolean,
+    webhook: webhookSchema,
+    secret: { type: 'string', description: 'The signing secret (whsec_…): shown in this reply only' },
+  },
+} as const;
+const eventSchema = {
+  type: 'object',
+  required: ['id', 'type', 'timestamp', 'created_at', 'data'],
+  properties: {
+    id: string,
+    type: string,
+    timestamp: string,
+    created_at: number,
+    data: { type: 'object', properties: {}, additionalProperties: true },
+  },
+} as const;
+const attemptSchema = {
+  type: 'object',
+  required: ['at', 'status_code', 'latency_ms', 'success', 'error'],
+  properties: {
+    at: number,
+    status_code: orNull(integer),
+    latency_ms: integer,
+    success: boolean,
+    error: orNull(string),
+  },
+} as const;
+const deliverySchema = {
+  type: 'object',
+  required: [
+    'id',
+    'webhook_id',
+    'event_id',
+    'event_type',
+    'state',
+    'attempts',
+    'next_attempt_at',
+    'last_status',
+    'last_error',
+    'last_latency_ms',
+    'delivered_at',
+    'created_at',
+    'attempt_log',
+  ],
+  properties: {
+    id: integer,
+    webhook_id: integer,
+    event_id: string,
+    event_type: string,
+    state: { type: 'string', description: 'pending, delivered or failed' },
+    attempts: integer,
+    next_attempt_at: orNull(number),
+    last_status: orNull(integer),
+    last_error: orNull(string),
+    last_latency_ms: orNull(integer),
+    delivered_at: orNull(number),
+    created_at: number,
+    attempt_log: { type: 'array', items: attemptSchema },
+  },
+} as const;
+const ok = { type: 'object', required: ['success'], properties: { success: boolean, msg: string } } as const;
+/** A reply of `success` and the one field `key` holding `schema`. */
+const reply = <K extends string, S extends object>(key: K, schema: S) =>
+  ({ type: 'object', required: ['success', key], properties: { success: boolean, [key]: schema } }) as const;
 const tags = ['webhooks'];
 const cfg = { scope: 'webhooks' } as const;
 
 export async function webhooksRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   const base = '/api/v0/webhooks';
-  app.post<{ Body: Static<typeof CreateBody> }>(
+  app.post<{ Body: CreateBody }>(
     `${base}/`,
     {
       config: cfg,
       schema: {
         tags,
         summary: 'Register a webhook; the signing secret is in this reply only',
-        body: CreateBody,
+        body: createBody,
         response: { 200: withSecret, ...authErrors },
       },
     },
@@ -125,35 +210,35 @@ export async function webhooksRoutes(app: FastifyInstance, deps: Deps): Promise<
         tags,
         summary: "The caller's webhooks",
         response: {
-          200: Type.Object({ success: Type.Boolean(), webhooks: Type.Array(webhookSchema) }),
+          200: reply('webhooks', { type: 'array', items: webhookSchema }),
           ...authErrors,
         },
       },
     },
     async (req) => ({ success: true, webhooks: await svc.listWebhooks(deps, requireAuth(req)) }),
   );
-  app.get<{ Params: Static<typeof IdParams> }>(
+  app.get<{ Params: IdParams }>(
     `${base}/:id/`,
     {
       config: cfg,
       schema: {
         tags,
-        params: IdParams,
-        response: { 200: Type.Object({ success: Type.Boolean(), webhook: webhookSchema }), ...authErrors },
+        params: idParams,
+        response: { 200: reply('webhook', webhookSchema), ...authErrors },
       },
     },
     async (req) => ({ success: true, webhook: await svc.getWebhook(deps, requireAuth(req), req.params.id) }),
   );
-  app.put<{ Params: Static<typeof IdParams>; Body: Static<typeof UpdateBody> }>(
+  app.put<{ Params: IdParams; Body: UpdateBody }>(
     `${base}/:id/`,
     {
       config: cfg,
       schema: {
         tags,
         summary: 'Change url, events, description or enabled (enabling forgets past failures)',
-        params: IdParams,
-        body: UpdateBody,
-        response: { 200: Type.Object({ success: Type.Boolean(), webhook: webhookSchema }), ...authErrors },
+        params: idParams,
+        body: updateBody,
+        response: { 200: reply('webhook', webhookSchema), ...authErrors },
       },
     },
     async (req) => ({
@@ -161,23 +246,23 @@ export async function webhooksRoutes(app: FastifyInstance, deps: Deps): Promise<
       webhook: await svc.updateWebhook(deps, requireAuth(req), req.params.id, req.body),
     }),
   );
-  app.delete<{ Params: Static<typeof IdParams> }>(
+  app.delete<{ Params: IdParams }>(
     `${base}/:id/`,
-    { config: cfg, schema: { tags, params: IdParams, response: { 200: ok, ...authErrors } } },
+    { config: cfg, schema: { tags, params: idParams, response: { 200: ok, ...authErrors } } },
     async (req) => {
       await svc.deleteWebhook(deps, requireAuth(req), req.params.id);
       return { success: true, msg: 'Webhook deleted' };
     },
   );
-  app.post<{ Params: Static<typeof IdParams> }>(
+  app.post<{ Params: IdParams }>(
     `${base}/:id/rotate-secret/`,
     {
       config: cfg,
       schema: {
         tags,
         summary: 'A new signing secret (in this reply only); the previous one keeps signing for 24 h',
-        params: IdParams,
-        body: EmptyBody,
+        params: idParams,
+        body: emptyBody,
         response: { 200: withSecret, ...authErrors },
       },
     },
@@ -186,17 +271,21 @@ export async function webhooksRoutes(app: FastifyInstance, deps: Deps): Promise<
       return { success: true, webhook, secret };
     },
   );
-  app.post<{ Params: Static<typeof IdParams> }>(
+  app.post<{ Params: IdParams }>(
     `${base}/:id/test/`,
     {
       config: cfg,
       schema: {
         tags,
         summary: 'Queue a webhook.test delivery to this endpoint',
-        params: IdParams,
-        body: EmptyBody,
+        params: idParams,
+        body: emptyBody,
         response: {
-          200: Type.Object({ success: Type.Boolean(), delivery_id: Type.Integer(), event_id: Type.String() }),
+          200: {
+            type: 'object',
+            required: ['success', 'delivery_id', 'event_id'],
+            properties: { success: boolean, delivery_id: integer, event_id: string },
+          },
           ...authErrors,
           409: errorSchema,
         },
@@ -204,17 +293,17 @@ export async function webhooksRoutes(app: FastifyInstance, deps: Deps): Promise<
     },
     async (req) => ({ success: true, ...(await svc.testWebhook(deps, requireAuth(req), req.params.id)) }),
   );
-  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof DeliveriesQuery> }>(
+  app.get<{ Params: IdParams; Querystring: DeliveriesQuery }>(
     `${base}/:id/deliveries/`,
     {
       config: cfg,
       schema: {
         tags,
         summary: 'Deliveries to this endpoint, newest first, with every attempt (status code, latency)',
-        params: IdParams,
-        querystring: DeliveriesQuery,
+        params: idParams,
+        querystring: deliveriesQuery,
         response: {
-          200: Type.Object({ success: Type.Boolean(), deliveries: Type.Array(deliverySchema) }),
+          200: reply('deliveries', { type: 'array', items: deliverySchema }),
           ...authErrors,
         },
       },
@@ -224,15 +313,15 @@ export async function webhooksRoutes(app: FastifyInstance, deps: Deps): Promise<
       deliveries: await svc.listDeliveries(deps, requireAuth(req), req.params.id, req.query),
     }),
   );
-  app.post<{ Params: Static<typeof DeliveryParams> }>(
+  app.post<{ Params: DeliveryParams }>(
     `${base}/:id/deliveries/:delivery_id/retry/`,
     {
       config: cfg,
       schema: {
         tags,
         summary: 'Send a delivery again now, with the same webhook-id',
-        params: DeliveryParams,
-        body: EmptyBody,
+        params: deliveryParams,
+        body: emptyBody,
         response: { 200: ok, ...authErrors },
       },
     },
@@ -241,10 +330,7 @@ export async function webhooksRoutes(app: FastifyInstance, deps: Deps): Promise<
       return { success: true, msg: 'Delivery queued' };
     },
   );
-  const settingsSchema = Type.Object({
-    success: Type.Boolean(),
-    balance_low_threshold: Type.Union([Type.Number(), Type.Null()]),
-  });
+  const settingsSchema = reply('balance_low_threshold', orNull(number));
   app.get(
     '/api/v0/events/settings/',
     {
@@ -257,34 +343,38 @@ export async function webhooksRoutes(app: FastifyInstance, deps: Deps): Promise<
     },
     async (req) => ({ success: true, ...(await svc.getEventSettings(deps, requireAuth(req))) }),
   );
-  app.put<{ Body: Static<typeof SettingsBody> }>(
+  app.put<{ Body: SettingsBody }>(
     '/api/v0/events/settings/',
     {
       config: cfg,
       schema: {
         tags,
         summary: 'Set the balance (dollars) at or below which balance.low fires; null turns it off',
-        body: SettingsBody,
+        body: settingsBody,
         response: { 200: settingsSchema, ...authErrors },
       },
     },
     async (req) => ({ success: true, ...(await svc.putEventSettings(deps, requireAuth(req), req.body)) }),
   );
-  app.get<{ Querystring: Static<typeof EventsQuery> }>(
+  app.get<{ Querystring: EventsQuery }>(
     '/api/v0/events/',
     {
       config: cfg,
       schema: {
         tags,
         summary: "The caller's events of the last 30 days, oldest first, after the event `after`",
-        querystring: EventsQuery,
+        querystring: eventsQuery,
         response: {
-          200: Type.Object({
-            success: Type.Boolean(),
-            events: Type.Array(eventSchema),
-            has_more: Type.Boolean(),
-            next_after: Type.Union([Type.String(), Type.Null()]),
-          }),
+          200: {
+            type: 'object',
+            required: ['success', 'events', 'has_more', 'next_after'],
+            properties: {
+              success: boolean,
+              events: { type: 'array', items: eventSchema },
+              has_more: boolean,
+              next_after: orNull(string),
+            },
+          },
           ...authErrors,
         },
       },
