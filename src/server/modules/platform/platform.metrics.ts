@@ -4,8 +4,14 @@
 // scrape time, so every `serve` process reports the same, database-wide, values.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
+import {
+  heartbeatLag,
+  instanceCountsByStatus,
+  machineCountsByState,
+  outboxBacklog,
+  pingDb,
+} from './platform.repo.js';
 
 export interface Metrics {
   registry: Registry;
@@ -141,49 +147,12 @@ interface Snapshot {
 
 async function loadSnapshot(deps: MetricsDeps): Promise<Snapshot> {
   const now = deps.clock.now();
-  const dbUp = (await safely(deps, 'db_up', () => sql`select 1`.execute(deps.db))) !== null;
-  const inst = await safely(deps, 'instances', () =>
-    deps.db
-      .selectFrom('instances')
-      .select(['actual_status', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('destroyed_at', 'is', null)
-      .groupBy('actual_status')
-      .execute(),
-  );
-  const outbox = await safely(deps, 'outbox', () =>
-    deps.db
-      .selectFrom('email_outbox')
-      .select([
-        sql<number>`sum(case when sent_at is null and failed_at is null then 1 else 0 end)`.as('pending'),
-        sql<number>`sum(case when failed_at is not null then 1 else 0 end)`.as('failed'),
-        sql<number | null>`min(case when sent_at is null and failed_at is null then created_at end)`.as(
-          'oldest',
-        ),
-      ])
-      .executeTakeFirst(),
-  );
+  const dbUp = (await safely(deps, 'db_up', () => pingDb(deps.db))) !== null;
+  const inst = await safely(deps, 'instances', () => instanceCountsByStatus(deps.db));
+  const outbox = await safely(deps, 'outbox', () => outboxBacklog(deps.db));
   const overdueBefore = now - 2 * deps.config.agent.heartbeatS * 1000;
-  const hb = await safely(deps, 'heartbeats', () =>
-    deps.db
-      .selectFrom('machines')
-      .select([
-        sql<number | null>`min(last_heartbeat_at)`.as('oldest'),
-        sql<number | null>`avg(last_heartbeat_at)`.as('mean'),
-        sql<number>`sum(case when last_heartbeat_at < ${overdueBefore} then 1 else 0 end)`.as('overdue'),
-      ])
-      .where('deleted_at', 'is', null)
-      .where('online_state', '=', 'online')
-      .where('last_heartbeat_at', 'is not', null)
-      .executeTakeFirst(),
-  );
-  const states = await safely(deps, 'machines', () =>
-    deps.db
-      .selectFrom('machines')
-      .select(['online_state', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('deleted_at', 'is', null)
-      .groupBy('online_state')
-      .execute(),
-  );
+  const hb = await safely(deps, 'heartbeats', () => heartbeatLag(deps.db, overdueBefore));
+  const states = await safely(deps, 'machines', () => machineCountsByState(deps.db));
   const ageS = (t: unknown) => (t != null ? Math.max(0, (now - Number(t)) / 1000) : 0);
   return {
     dbUp,
