@@ -1,6 +1,7 @@
 // The agent's side of the wire (contract/agent-protocol.ts): JSON over HTTP with the host's key.
 import {
   AGENT_API_PREFIX,
+  type AuthorizedKeysResponse,
   type RegisterRequest,
   type RegisterResponse,
   type ResultsRequest,
@@ -62,6 +63,11 @@ export class AgentClient {
 
   results(body: ResultsRequest): Promise<unknown> {
     return this.post('/results', body);
+  }
+
+  /** The keys the server holds now for an instance (asked before an SSH login is accepted). */
+  authorizedKeys(instanceId: number, timeoutMs = 2000): Promise<AuthorizedKeysResponse> {
+    return this.post('/authorized-keys', { instance_id: instanceId }, timeoutMs);
   }
 
   shutdown(body: ShutdownRequest): Promise<unknown> {

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ed25519KeyPair } from '../contract/ssh-keygen.js';
 import type { InstanceSpec, ObservedState, Runtime } from './runtime.js';
-import { FILES, type SupervisorSpec } from './supervisor.js';
+import { FILES, type KeyCheck, type SupervisorSpec } from './supervisor.js';
 import { textOf } from '../contract/text.js';
 
 // From dist/ it sits beside this file; from the TypeScript sources (tests), the built copy is used.
@@ -37,6 +37,8 @@ export interface ProcessRuntimeOptions {
   onExit?: (id: number) => void;
   startTimeoutMs?: number;
   stopGraceMs?: number;
+  /** Where instances' SSH servers confirm a key before accepting it (absent: the synced file only). */
+  keyCheck?: KeyCheck;
 }
 
 function readInt(file: string): number | null {
@@ -137,8 +139,14 @@ export class ProcessRuntime implements Runtime {
     writeFileSync(path.join(d, FILES.onstart), spec.onstart, { mode: 0o700 });
     await this.updateKeys(spec.id, spec.authorizedKeys);
     const prev = readInt(path.join(d, `${FILES.port}.last`));
-    const s: SupervisorSpec = { id: spec.id, env: spec.env, sshBind: this.o.sshBind, sshPortHint: prev };
-    // The env holds CONTAINER_API_KEY: readable by the agent's user only.
+    const s: SupervisorSpec = {
+      id: spec.id,
+      env: spec.env,
+      sshBind: this.o.sshBind,
+      sshPortHint: prev,
+      keyCheck: this.o.keyCheck,
+    };
+    // The env holds CONTAINER_API_KEY and keyCheck the host's key: readable by the agent's user only.
     writeFileSync(path.join(d, FILES.spec), JSON.stringify(s), { mode: 0o600 });
   }
 

@@ -1,6 +1,8 @@
 // The per-instance SSH server with the `ssh2` library: public-key only,
 // accepting exactly the keys in the instance's authorized_keys file (re-read at every attempt, so
 // a key attached later works at once), giving a shell or exec in the instance's directory.
+// Before it accepts a key it asks the control server which keys the instance holds now (answers
+// kept at most a second), so a detached or deleted key stops working at once, not at the next sync.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { timingSafeEqual } from 'node:crypto';
@@ -13,19 +15,23 @@ export interface SshServerOptions {
   cwd: string;
   env: Record<string, string>;
   log: (msg: string) => void;
+  /** The control server's current keys for this instance (see keyAuthenticator). */
+  currentKeys?: CurrentKeys;
 }
 
 type PublicKey = ReturnType<typeof ssh2.utils.parseKey>;
 
-function loadKeys(file: string): Exclude<PublicKey, Error | unknown[]>[] {
-  let text = '';
+function readLines(file: string): string[] {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8').split('\n');
   } catch {
     return [];
   }
+}
+
+function parseKeys(lines: string[]): Exclude<PublicKey, Error | unknown[]>[] {
   const out: Exclude<PublicKey, Error | unknown[]>[] = [];
-  for (const line of text.split('\n')) {
+  for (const line of lines) {
     const l = line.trim();
     if (!l || l.startsWith('#')) continue;
     const k = ssh2.utils.parseKey(l);
@@ -39,13 +45,51 @@ function sameBlob(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-export function checkKey(ctx: AuthContext, file: string): boolean {
+export function checkKey(ctx: AuthContext, file: string | string[]): boolean {
   if (ctx.method !== 'publickey') return false;
-  const key = loadKeys(file).find((k) => k.type === ctx.key.algo && sameBlob(k.getPublicSSH(), ctx.key.data));
+  const lines = typeof file === 'string' ? readLines(file) : file;
+  const key = parseKeys(lines).find(
+    (k) => k.type === ctx.key.algo && sameBlob(k.getPublicSSH(), ctx.key.data),
+  );
   if (!key) return false;
   // Without a signature the client only asks whether the key would do (RFC 4252 §7).
   if (ctx.signature && ctx.blob) return key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) === true;
   return true;
+}
+
+/**
+ * Asks the control server for the instance's keys now; null when it cannot answer (unreachable,
+ * an error), and then the caller keeps to the synced authorized_keys file.
+ */
+export type CurrentKeys = () => Promise<string[] | null>;
+
+/** How long one answer of the control server about an instance's keys is trusted. */
+export const CURRENT_KEYS_TTL_MS = 1000;
+
+/**
+ * Decides public-key logins: the key must be in the synced authorized_keys file and, when the
+ * control server answers, in its current list too. When the server does not answer, the synced
+ * file alone decides, so a control-plane outage does not lock renters out; a key removed during
+ * the outage then works until the next successful sync.
+ */
+export function keyAuthenticator(
+  file: string,
+  current?: CurrentKeys,
+): (ctx: AuthContext) => Promise<boolean> {
+  let cached: { at: number; keys: Promise<string[] | null> } | null = null;
+  const fresh = (): Promise<string[] | null> => {
+    const now = Date.now();
+    if (!cached || now - cached.at > CURRENT_KEYS_TTL_MS) {
+      cached = { at: now, keys: current ? current().catch(() => null) : Promise.resolve(null) };
+    }
+    return cached.keys;
+  };
+  return async (ctx) => {
+    if (!checkKey(ctx, file)) return false;
+    if (!current || ctx.method !== 'publickey') return true;
+    const keys = await fresh();
+    return keys === null || checkKey(ctx, keys);
+  };
 }
 
 function shellPath(): string {
@@ -106,10 +150,13 @@ function handleSession(session: Session, o: SshServerOptions): void {
 }
 
 export function createSshServer(o: SshServerOptions): InstanceType<typeof ssh2.Server> {
+  const allowed = keyAuthenticator(o.authorizedKeysFile, o.currentKeys);
   return new ssh2.Server({ hostKeys: [o.hostKey] }, (client) => {
     client.on('authentication', (ctx) => {
-      if (checkKey(ctx, o.authorizedKeysFile)) ctx.accept();
-      else ctx.reject(['publickey']);
+      allowed(ctx).then(
+        (ok) => (ok ? ctx.accept() : ctx.reject(['publickey'])),
+        () => ctx.reject(['publickey']),
+      );
     });
     client.on('ready', () => {
       client.on('session', (accept) => handleSession(accept(), o));

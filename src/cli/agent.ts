@@ -173,7 +173,12 @@ export function registerAgentCommand(program: Command): void {
         runtime = docker;
       } else {
         await engine?.close();
-        runtime = new ProcessRuntime({ stateDir, sshBind: o.sshBind, onExit: () => agent?.poke() });
+        runtime = new ProcessRuntime({
+          stateDir,
+          sshBind: o.sshBind,
+          onExit: () => agent?.poke(),
+          keyCheck: { server, apiKey },
+        });
       }
       if (runtime.name === 'process')
         process.stderr.write(

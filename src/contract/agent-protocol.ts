@@ -141,3 +141,13 @@ export interface ShutdownRequest {
   agent_uid: string;
   machine_ids: number[];
 }
+
+/** Asked by an instance's SSH server before it accepts a key: the keys the server holds now. */
+export interface AuthorizedKeysRequest {
+  instance_id: number;
+}
+
+/** Empty when the instance is not this host's, or is destroyed. */
+export interface AuthorizedKeysResponse {
+  authorized_keys: string[];
+}

@@ -184,6 +184,46 @@ describeEachDb('agent gateway', (dialect) => {
     });
   });
 
+  describe('authorized-keys', () => {
+    it("answers an instance's current keys to its host only, none once detached or destroyed, and refuses a body without an id", async () => {
+      const host = await t().user();
+      const other = await t().user();
+      const renter = await t().user();
+      await t().request('POST', '/api/v0/ssh/', { key: renter.apiKey, body: { ssh_key: PUB } });
+      const reg = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-keys-0001', machines: [hw(0)] },
+      });
+      const id = await newInstance(t(), reg.body.machines[0].machine_id, renter.id);
+      const ask = (key: string, body: unknown) => t().request('POST', `${P}/authorized-keys`, { key, body });
+
+      expect((await ask(host.apiKey, { instance_id: id })).body).toEqual({ authorized_keys: [PUB] });
+      expect((await ask(other.apiKey, { instance_id: id })).body).toEqual({ authorized_keys: [] });
+      expect((await ask(host.apiKey, {})).status).toBe(400);
+      expect((await ask(host.apiKey, { instance_id: 'x' })).status).toBe(400);
+
+      const keyId = (await t().request('GET', '/api/v0/ssh/', { key: renter.apiKey })).body.ssh_keys[0].id;
+      const det = await t().request('DELETE', `/api/v0/instances/${id}/ssh/${keyId}/`, {
+        key: renter.apiKey,
+        body: {},
+      });
+      expect(det.status).toBe(200);
+      expect((await ask(host.apiKey, { instance_id: id })).body).toEqual({ authorized_keys: [] });
+
+      await t().request('POST', `/api/v0/instances/${id}/ssh/`, {
+        key: renter.apiKey,
+        body: { ssh_key: PUB },
+      });
+      expect((await ask(host.apiKey, { instance_id: id })).body).toEqual({ authorized_keys: [PUB] });
+      await t()
+        .deps.db.updateTable('instances')
+        .set({ destroyed_at: t().clock.now() })
+        .where('id', '=', id)
+        .execute();
+      expect((await ask(host.apiKey, { instance_id: id })).body).toEqual({ authorized_keys: [] });
+    });
+  });
+
   describe('sync', () => {
     it('hands out the instance with env, keys and a working container key, and moves it by reports', async () => {
       const host = await t().user();

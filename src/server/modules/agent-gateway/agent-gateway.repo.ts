@@ -391,3 +391,16 @@ export async function insertApiKey(db: Kysely<DB>, values: Insertable<ApiKeysTab
 export async function deleteApiKey(db: Kysely<DB>, id: number): Promise<void> {
   await db.deleteFrom('api_keys').where('id', '=', id).execute();
 }
+
+/** The instance, when it is live on a live machine of this host (else undefined). */
+export async function hostLiveInstance(db: Kysely<DB>, hostId: number, instanceId: number) {
+  return db
+    .selectFrom('instances as i')
+    .innerJoin('machines as m', 'm.id', 'i.machine_id')
+    .select(['i.id', 'i.user_id'])
+    .where('i.id', '=', instanceId)
+    .where('m.host_id', '=', hostId)
+    .where('m.deleted_at', 'is', null)
+    .where('i.destroyed_at', 'is', null)
+    .executeTakeFirst();
+}

@@ -6,12 +6,15 @@ import { requireAuth } from '../../http/auth.js';
 import { errorSchema } from '../../http/schemas.js';
 import {
   AGENT_API_PREFIX,
+  type AuthorizedKeysRequest,
   type RegisterRequest,
   type ResultsRequest,
   type ShutdownRequest,
   type SyncRequest,
 } from '../../../contract/agent-protocol.js';
 import {
+  authorizedKeysBody,
+  authorizedKeysReply,
   registerBody,
   registerReply,
   resultsBody,
@@ -21,7 +24,7 @@ import {
   syncBody,
   syncReply,
 } from './agent-gateway.schemas.js';
-import { register, results, shutdown, sync } from './agent-gateway.service.js';
+import { currentAuthorizedKeys, register, results, shutdown, sync } from './agent-gateway.service.js';
 import { flushHeartbeats } from './agent-gateway.heartbeats.js';
 
 const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 409: errorSchema } as const;
@@ -97,5 +100,21 @@ export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Prom
       },
     },
     async (req) => results(deps, requireAuth(req), req.body),
+  );
+  app.post<{ Body: AuthorizedKeysRequest }>(
+    `${AGENT_API_PREFIX}/authorized-keys`,
+    {
+      // Asked at every SSH login: only failures are worth a log line.
+      logLevel: 'warn',
+      config: { scope: 'machines', access: 'write' },
+      schema: {
+        tags,
+        summary:
+          'The public keys an instance of this host accepts right now (its SSH server asks at each login)',
+        body: authorizedKeysBody,
+        response: { 200: authorizedKeysReply, ...errors },
+      },
+    },
+    async (req) => currentAuthorizedKeys(deps, requireAuth(req), req.body),
   );
 }

@@ -210,3 +210,15 @@ export const shutdownReply = {
     instances_offline: { type: 'integer' },
   },
 } as const;
+
+export const authorizedKeysBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['instance_id'],
+  properties: { instance_id: { type: 'integer', minimum: 1 } },
+} as const;
+
+export const authorizedKeysReply = {
+  type: 'object',
+  properties: { authorized_keys: { type: 'array', items: { type: 'string' } } },
+} as const;

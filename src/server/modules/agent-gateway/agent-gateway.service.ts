@@ -14,6 +14,8 @@ import {
 } from '../instances/instances.service.js';
 import type {
   AgentRequest,
+  AuthorizedKeysRequest,
+  AuthorizedKeysResponse,
   ResultsRequest,
   DesiredInstance,
   RegisterRequest,
@@ -163,6 +165,19 @@ async function authorizedKeys(deps: Deps, inst: { id: number; user_id: number })
     seen.add(id);
     return true;
   });
+}
+
+/**
+ * The keys an instance accepts right now, from the same query the sync uses: the agent's SSH
+ * server asks before it accepts a key, so a detached or deleted key stops working at once.
+ */
+export async function currentAuthorizedKeys(
+  deps: Deps,
+  auth: AuthContext,
+  body: AuthorizedKeysRequest,
+): Promise<AuthorizedKeysResponse> {
+  const inst = await repo.hostLiveInstance(deps.db, auth.user.id, body.instance_id);
+  return { authorized_keys: inst ? await authorizedKeys(deps, inst) : [] };
 }
 
 export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Promise<SyncResponse> {
