@@ -43,6 +43,7 @@ import {
   isTotpSecret,
   matchTotp,
   normalizeBackupCode,
+  TOTP_PERIOD_S,
 } from './two-factor.codes.js';
 import { TfaErrors, lockedExtra } from './two-factor.errors.js';
 import { enqueueNotice } from './two-factor.mail.js';
@@ -279,14 +280,16 @@ async function verifyTotp(
   if (method.locked_until !== null && method.locked_until > now) throw lockedError(method, now, deps);
   // A right code of a step already accepted: refused, never counted (the row read is a fast
   // path; commit's conditional UPDATE decides between concurrent uses of one code).
-  if (method.last_totp_step !== null && method.last_totp_step >= step) return replayed(ctx, method);
+  if (method.last_totp_step !== null && method.last_totp_step >= step)
+    return replayed(ctx, method, step, now);
   return {
     userId: user.id,
     via: 'totp',
     method,
     challenge: null,
     async commit(db) {
-      if (!(await spendTotpStep(db, method.id, step))) throw new LostRace(CODE, () => replayed(ctx, method));
+      if (!(await spendTotpStep(db, method.id, step)))
+        throw new LostRace(CODE, () => replayed(ctx, method, step, now));
       await succeeded(db, user, method, now, ctx, 'totp');
       return { via: 'totp', method, challenge: null, backupRemaining: null };
     },
@@ -392,10 +395,13 @@ function lockedError(
 }
 
 /** A TOTP code of a step already accepted: refused without counting toward any lockout. */
-function replayed(ctx: VerifyCtx, method: TfaMethod): Promise<never> {
+function replayed(ctx: VerifyCtx, method: TfaMethod, step: number, now: number): Promise<never> {
+  // The next code the method accepts is the one after the newest step already used.
+  const used = Math.max(step, method.last_totp_step ?? step);
+  const wait = Math.max(1, Math.ceil(((used + 1) * TOTP_PERIOD_S * 1000 - now) / 1000));
   return Promise.reject(
     ctx.fail(
-      'This code was already used; wait for the next code of your authenticator app',
+      `This code was already used; the next code of your authenticator app comes in ${wait} s`,
       lockedExtra(method.fail_count, method.locked_until),
     ),
   );
