@@ -1,8 +1,8 @@
 // Offer search and GPU names. An offer is a listed machine; its id is the machine id.
-import { CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { OFFER_FIELDS, type FieldValue, type JsContext, type OfferRow } from './offers.fields.js';
-import { compileSearch, searchSql, type SearchPlan } from './offers.filter.js';
+import { compileSearch, type SearchPlan } from './offers.filter.js';
+import { listedGpuNames, searchRows } from './offers.repo.js';
 import { jsContext } from './offers.evaluate.js';
 import { readMaintenanceWindows, type WindowView } from '../maintenance/maintenance.service.js';
 import { textOf } from '../../../contract/text.js';
@@ -129,9 +129,8 @@ export async function searchPage<T>(
   let items: T[];
   let ids: number[];
   if (sqlIsFaster(plan)) {
-    const q = searchSql(plan, deps.dialect, now);
-    const res = await deps.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(q.sql, q.params));
-    const offers = res.rows.map((r) => offerView(r, plan));
+    const rows = await searchRows(deps.db, deps.dialect, plan, now);
+    const offers = rows.map((r) => offerView(r, plan));
     items = offers.map(fromSql);
     ids = offers.map((o) => o.id as number);
   } else {
@@ -151,14 +150,6 @@ export async function searchPage<T>(
 }
 
 /** The distinct GPU names currently offered (the CLI calls it on load, without a key). */
-export async function gpuNames(deps: Pick<Deps, 'db'>): Promise<string[]> {
-  const rows = await deps.db
-    .selectFrom('machines')
-    .select('gpu_name')
-    .distinct()
-    .where('deleted_at', 'is', null)
-    .where('listed', '=', 1)
-    .orderBy('gpu_name')
-    .execute();
-  return rows.map((r) => r.gpu_name);
+export function gpuNames(deps: Pick<Deps, 'db'>): Promise<string[]> {
+  return listedGpuNames(deps.db);
 }
