@@ -13,7 +13,7 @@ import path from 'node:path';
 import ssh2 from 'ssh2';
 import type { Attributes, ServerChannel, Session, SFTPWrapper } from 'ssh2';
 import { demux, type DockerEngine, type PathStat } from './docker-engine.js';
-import { checkKey } from './ssh-server.js';
+import { keyAuthenticator, type CurrentKeys } from './ssh-server.js';
 
 const { STATUS_CODE, OPEN_MODE } = ssh2.utils.sftp;
 const HOME = '/root';
@@ -26,6 +26,8 @@ export interface ContainerSshOptions {
   container: string;
   hostKey: Buffer;
   authorizedKeysFile: string;
+  /** Asks the control server for the instance's keys now (absent: the synced file alone decides). */
+  currentKeys?: CurrentKeys;
   log: (msg: string) => void;
 }
 
@@ -457,10 +459,13 @@ function handleSession(session: Session, o: ContainerSshOptions): void {
 }
 
 export function createContainerSshServer(o: ContainerSshOptions): InstanceType<typeof ssh2.Server> {
+  const allowed = keyAuthenticator(o.authorizedKeysFile, o.currentKeys);
   return new ssh2.Server({ hostKeys: [o.hostKey] }, (client) => {
     client.on('authentication', (ctx) => {
-      if (checkKey(ctx, o.authorizedKeysFile)) ctx.accept();
-      else ctx.reject(['publickey']);
+      allowed(ctx).then(
+        (ok) => (ok ? ctx.accept() : ctx.reject(['publickey'])),
+        () => ctx.reject(['publickey']),
+      );
     });
     client.on('ready', () => client.on('session', (accept) => handleSession(accept(), o)));
     client.on('error', (err) => o.log(`ssh client error: ${err.message}`));

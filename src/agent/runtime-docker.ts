@@ -12,6 +12,7 @@ import path from 'node:path';
 import { ed25519KeyPair } from '../contract/ssh-keygen.js';
 import { DockerEngine, EngineError, type ContainerInspect, type RegistryAuth } from './docker-engine.js';
 import { createContainerSshServer, runInContainer } from './container-ssh.js';
+import { serverKeys, type KeyCheck } from './key-check.js';
 import type { InstanceSpec, ObservedState, PortMap, Runtime } from './runtime.js';
 
 export const LABEL_INSTANCE = 'openrig.instance';
@@ -130,6 +131,8 @@ export interface DockerRuntimeOptions {
   /** Pull progress and other steps of a start, for the instance's status_msg. */
   onProgress?: (id: number, msg: string) => void;
   stopGraceS?: number;
+  /** The control server that instance SSH servers ask for current keys (absent: synced file only). */
+  keyCheck?: KeyCheck;
 }
 
 type SshServer = ReturnType<typeof createContainerSshServer>;
@@ -234,6 +237,9 @@ export class DockerRuntime implements Runtime {
       container: containerName(id),
       hostKey: readFileSync(keyFile),
       authorizedKeysFile: path.join(d, 'authorized_keys'),
+      currentKeys: this.o.keyCheck
+        ? serverKeys(id, this.o.keyCheck, (m) => this.o.log.warn(`instance ${id}: ${m}`))
+        : undefined,
       log: (m) => this.o.log.warn(`instance ${id}: ${m}`),
     });
     const ready = new Promise<void>((resolve, reject) => {

@@ -19,7 +19,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ed25519KeyPair } from '../contract/ssh-keygen.js';
 import type { InstanceSpec, ObservedState, Runtime } from './runtime.js';
-import { FILES, type KeyCheck, type SupervisorSpec } from './supervisor.js';
+import { FILES, type SupervisorSpec } from './supervisor.js';
+import type { KeyCheck } from './key-check.js';
 import { textOf } from '../contract/text.js';
 
 // From dist/ it sits beside this file; from the TypeScript sources (tests), the built copy is used.

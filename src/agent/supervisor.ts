@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { appendFileSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { AgentClient } from './agent-client.js';
+import { serverKeys, type KeyCheck } from './key-check.js';
 import { createSshServer } from './ssh-server.js';
 
 export interface SupervisorSpec {
@@ -17,11 +17,6 @@ export interface SupervisorSpec {
   sshPortHint: number | null;
   /** The control server the SSH server asks for the instance's current keys (absent: file only). */
   keyCheck?: KeyCheck;
-}
-
-export interface KeyCheck {
-  server: string;
-  apiKey: string;
 }
 
 export const FILES = {
@@ -57,7 +52,7 @@ function main(dir: string): void {
     cwd: root,
     env,
     log,
-    currentKeys: spec.keyCheck ? currentKeys(spec.id, spec.keyCheck, log) : undefined,
+    currentKeys: spec.keyCheck ? serverKeys(spec.id, spec.keyCheck, log) : undefined,
   });
 
   const listen = (port: number) => server.listen(port, spec.sshBind);
@@ -107,21 +102,6 @@ function main(dir: string): void {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGHUP', () => {}); // the agent's terminal going away must not end the instance
-}
-
-/** The server's current keys for the instance; null (use the synced file) when it cannot answer. */
-function currentKeys(id: number, c: KeyCheck, log: (msg: string) => void) {
-  const client = new AgentClient(c.server, c.apiKey);
-  return async (): Promise<string[] | null> => {
-    try {
-      return (await client.authorizedKeys(id)).authorized_keys;
-    } catch (err) {
-      log(
-        `the server did not confirm the keys (${err instanceof Error ? err.message : String(err)}); using the synced ones`,
-      );
-      return null;
-    }
-  };
 }
 
 const dir = process.argv[2];

@@ -168,6 +168,7 @@ export function registerAgentCommand(program: Command): void {
           engine,
           log: { info: (m) => log.info(m), warn: (m) => log.warn(m) },
           onProgress: (id, msg) => agent?.setProgress(id, msg),
+          keyCheck: { server, apiKey },
         });
         process.stderr.write(`openrig agent: docker runtime on ${socket}; ${await docker.init()}\n`);
         runtime = docker;
