@@ -1,26 +1,20 @@
 // Reading instances: v0 list, v1 list with keyset pagination, one instance. Only the caller's
 // live (not destroyed) instances are ever shown.
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { instanceView, MACHINE_COLS, type InstanceView, type JoinedRow } from './instances.view.js';
+import { instanceView, type InstanceView, type JoinedRow } from './instances.view.js';
+import {
+  instancePageRows,
+  liveInstanceRows,
+  liveInstanceWithWindows,
+  type PageFilter,
+} from './instances.repo.js';
 import { InstanceErrors } from './instances.errors.js';
 import { quoteValue } from '../../errors.js';
 import { maintenanceWindowsFor, windowsFromJson } from '../maintenance/maintenance.service.js';
-import { windowsJson } from '../maintenance/maintenance.repo.js';
-import { preparedRead } from '../../db/prepared.js';
 import type { Store } from '../../db/connection.js';
 import { jsonTooDeep, tooDeep } from '../../http/json-limits.js';
 import { textOf } from '../../../contract/text.js';
-
-function base(db: Kysely<DB>, userId: number) {
-  return db
-    .selectFrom('instances as i')
-    .innerJoin('machines as m', 'm.id', 'i.machine_id')
-    .selectAll('i')
-    .select(MACHINE_COLS)
-    .where('i.user_id', '=', userId)
-    .where('i.destroyed_at', 'is', null);
-}
 
 /** Rows as views, each with its machine's maintenance windows (one query for all). */
 async function views(db: Kysely<DB>, rows: JoinedRow[], now: number): Promise<InstanceView[]> {
@@ -34,15 +28,9 @@ async function views(db: Kysely<DB>, rows: JoinedRow[], now: number): Promise<In
 }
 
 export async function listInstances(db: Kysely<DB>, userId: number, now: number): Promise<InstanceView[]> {
-  const rows = (await base(db, userId).orderBy('i.id').limit(10000).execute()) as JoinedRow[];
+  const rows = await liveInstanceRows(db, userId);
   return views(db, rows, now);
 }
-
-const oneInstance = preparedRead(({ db, dialect }, userId: number, id: number, now: number) =>
-  base(db, userId)
-    .where('i.id', '=', id)
-    .select(windowsJson(dialect, sql.ref('i.machine_id'), now).as('windows_json')),
-);
 
 /**
  * One of the caller's instances, or null when missing, destroyed or someone else's. The polling
@@ -55,7 +43,7 @@ export async function getInstance(
   id: number,
   now: number,
 ): Promise<InstanceView | null> {
-  const [row] = (await oneInstance(store, userId, id, now)) as (JoinedRow & { windows_json: unknown })[];
+  const row = await liveInstanceWithWindows(store, userId, id, now);
   if (!row) return null;
   return instanceView(row, windowsFromJson(row.windows_json));
 }
@@ -161,7 +149,7 @@ export async function listInstancesV1(
   }
   const signature = order.map((o) => `${o.name}:${o.dir}`).join(',');
 
-  let qb = base(db, userId);
+  const conds: PageFilter[] = [];
   for (const [field, spec] of Object.entries(filters as Record<string, unknown>)) {
     const def = FILTER_COLS[field];
     if (!def || !Object.hasOwn(FILTER_COLS, field))
@@ -176,7 +164,7 @@ export async function listInstancesV1(
       const sqlOp = OPS[op];
       if (!sqlOp || !Object.hasOwn(OPS, op))
         throw bad(`select_filters: unknown operator ${quoteValue(op)} on ${field}`);
-      const col = def.col as 'i.id';
+      const col = def.col;
       if (op === 'in' || op === 'notin') {
         if (!Array.isArray(v) || v.length === 0 || v.length > 1000)
           throw bad(`select_filters: ${field}.${op} takes a non-empty array`);
@@ -184,27 +172,23 @@ export async function listInstancesV1(
         const vals = all.filter((x) => x !== null);
         const withNull = vals.length !== all.length;
         // null (actual_status while provisioning) is matched with IS NULL, never inside IN ().
-        qb = qb.where((eb) => {
-          const parts = [];
-          if (vals.length > 0) parts.push(eb(col, sqlOp as 'in', vals as never[]));
-          if (withNull) parts.push(eb(col, op === 'in' ? 'is' : 'is not', null));
-          return op === 'in' ? eb.or(parts) : eb.and(parts);
-        });
+        conds.push({ col, op: op === 'in' ? 'in' : 'not in', vals, withNull });
       } else {
         const val = coerce(field, def.kind, v);
         if (val === null) {
           if (op !== 'eq' && op !== 'neq')
             throw bad(`select_filters: ${field}.${op} cannot compare with null`);
-          qb = qb.where(col, op === 'eq' ? 'is' : 'is not', null);
+          conds.push({ col, op: op === 'eq' ? 'is' : 'is not' });
         } else {
           if (def.kind !== 'int' && !['eq', 'neq'].includes(op))
             throw bad(`select_filters: ${op} does not apply to ${field}`);
-          qb = qb.where(col, sqlOp as '=', val as never);
+          conds.push({ col, op: sqlOp as '=' | '<>' | '>' | '>=' | '<' | '<=', val });
         }
       }
     }
   }
 
+  let after: (string | number)[] | null = null;
   if (q.after_token !== undefined && q.after_token !== '') {
     let tok: Token;
     try {
@@ -220,20 +204,9 @@ export async function listInstancesV1(
       if (o.kind === 'int' ? !Number.isSafeInteger(v) : typeof v !== 'string')
         throw bad('after_token is not a token this API gave out');
     });
-    // Keyset: rows strictly after the last one in the (col1, col2, …) order, per column direction.
-    qb = qb.where((eb) =>
-      eb.or(
-        order.map((o, i) =>
-          eb.and([
-            ...order.slice(0, i).map((p, j) => eb(p.col as 'i.id', '=', tok.v[j] as never)),
-            eb(o.col as 'i.id', o.dir === 'asc' ? '>' : '<', tok.v[i] as never),
-          ]),
-        ),
-      ),
-    );
+    after = tok.v;
   }
-  for (const o of order) qb = qb.orderBy(o.col as 'i.id', o.dir);
-  const rows = (await qb.limit(limit + 1).execute()) as JoinedRow[];
+  const rows = await instancePageRows(db, userId, { filters: conds, order, after, limit: limit + 1 });
   const page = rows.slice(0, limit);
   let next: string | null = null;
   if (rows.length > limit) {

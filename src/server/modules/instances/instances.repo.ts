@@ -1,7 +1,11 @@
-// Every SQL statement of the instances module (the renter's list and poll are in
-// instances.query.ts's builders, which only this file and that one touch). A state change is a
+// Every SQL statement of the instances module, the renter's list, v1 page and poll included
+// (instances.query.ts checks their input and shapes the replies). A state change is a
 // conditional UPDATE on the state it was decided in, so two writers can't both apply theirs.
-import { type Insertable, type Kysely, type Updateable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Updateable } from 'kysely';
+import type { Store } from '../../db/connection.js';
+import { preparedRead } from '../../db/prepared.js';
+import { windowsJson } from '../maintenance/maintenance.repo.js';
+import { MACHINE_COLS, type JoinedRow } from './instances.view.js';
 import type { DB } from '../../db/schema.js';
 import type { InstancesTable } from '../../db/tables/market.js';
 import type { ActualStatus } from '../../../contract/instance-states.js';
@@ -281,4 +285,96 @@ export function requestResultByToken(db: Kysely<DB>, tokenHash: string, now: num
     .where('token_hash', '=', tokenHash)
     .where('expires_at', '>', now)
     .executeTakeFirst();
+}
+
+// ---- the renter's reads: v0 list, v1 page, one instance (polled) -----------------------------
+
+/** The caller's live (not destroyed) instances, each joined with its machine's columns. */
+function liveOf(db: Kysely<DB>, userId: number) {
+  return db
+    .selectFrom('instances as i')
+    .innerJoin('machines as m', 'm.id', 'i.machine_id')
+    .selectAll('i')
+    .select(MACHINE_COLS)
+    .where('i.user_id', '=', userId)
+    .where('i.destroyed_at', 'is', null);
+}
+
+export async function liveInstanceRows(db: Kysely<DB>, userId: number): Promise<JoinedRow[]> {
+  return await liveOf(db, userId).orderBy('i.id').limit(10000).execute();
+}
+
+const oneInstance = preparedRead(({ db, dialect }, userId: number, id: number, now: number) =>
+  liveOf(db, userId)
+    .where('i.id', '=', id)
+    .select(windowsJson(dialect, sql.ref('i.machine_id'), now).as('windows_json')),
+);
+
+/**
+ * One of the caller's live instances with its machine's maintenance windows (JSON, in a
+ * subquery): one prepared read, no query building, for the polling path.
+ */
+export async function liveInstanceWithWindows(
+  store: Store,
+  userId: number,
+  id: number,
+  now: number,
+): Promise<(JoinedRow & { windows_json: unknown }) | undefined> {
+  const [row] = (await oneInstance(store, userId, id, now)) as (JoinedRow & { windows_json: unknown })[];
+  return row;
+}
+
+/** One checked v1 filter: a column of the instance/machine join, an operator and its value(s). */
+export type PageFilter =
+  | { col: string; op: 'in' | 'not in'; vals: (string | number)[]; withNull: boolean }
+  | { col: string; op: 'is' | 'is not' }
+  | { col: string; op: '=' | '<>' | '>' | '>=' | '<' | '<='; val: string | number };
+
+/**
+ * A v1 page: the filters, then keyset pagination (rows strictly after `after` in the
+ * (col1, col2, …) order, per column direction), at most `limit` rows.
+ */
+export async function instancePageRows(
+  db: Kysely<DB>,
+  userId: number,
+  p: {
+    filters: PageFilter[];
+    order: { col: string; dir: 'asc' | 'desc' }[];
+    after: (string | number)[] | null;
+    limit: number;
+  },
+): Promise<JoinedRow[]> {
+  let qb = liveOf(db, userId);
+  for (const f of p.filters) {
+    const col = f.col as 'i.id';
+    if ('vals' in f) {
+      const { op, vals, withNull } = f;
+      // null (actual_status while provisioning) is matched with IS NULL, never inside IN ().
+      qb = qb.where((eb) => {
+        const parts = [];
+        if (vals.length > 0) parts.push(eb(col, op, vals as never[]));
+        if (withNull) parts.push(eb(col, op === 'in' ? 'is' : 'is not', null));
+        return op === 'in' ? eb.or(parts) : eb.and(parts);
+      });
+    } else if (!('val' in f)) {
+      qb = qb.where(col, f.op, null);
+    } else {
+      qb = qb.where(col, f.op, f.val as never);
+    }
+  }
+  const after = p.after;
+  if (after) {
+    qb = qb.where((eb) =>
+      eb.or(
+        p.order.map((o, i) =>
+          eb.and([
+            ...p.order.slice(0, i).map((q, j) => eb(q.col as 'i.id', '=', after[j] as never)),
+            eb(o.col as 'i.id', o.dir === 'asc' ? '>' : '<', after[i] as never),
+          ]),
+        ),
+      ),
+    );
+  }
+  for (const o of p.order) qb = qb.orderBy(o.col as 'i.id', o.dir);
+  return await qb.limit(p.limit).execute();
 }
