@@ -16,6 +16,9 @@ let w: CliWorld;
 let home: string;
 let apiKey: string;
 const email = 'tfa-cli@example.com';
+const PASSWORD = 'correct horse battery staple';
+/** When `tfa login` ran: it used the code of the step after that moment's. */
+let tfaLoginAt = 0;
 const run = (args: string[]) => cli(home, args);
 const cfgFile = () => path.join(home, '.config', 'openrig', 'config.json');
 const cfg = () => JSON.parse(readFileSync(cfgFile(), 'utf8')) as Record<string, string>;
@@ -50,7 +53,7 @@ function mailCount(): number {
 
 beforeAll(async () => {
   w = await startWorld({ OPENRIG_SESSION_TTL_S: String(SESSION_TTL_S) });
-  apiKey = (await createUser(w, email)).api_key;
+  apiKey = (await createUser(w, email, ['--password', PASSWORD])).api_key;
   home = makeHome();
   expect((await run(['login', '--url', w.url, '--api-key', apiKey])).code).toBe(0);
 }, 60_000);
@@ -121,7 +124,8 @@ describe('TOTP enrolment and 2FA login', { timeout: 90_000 }, () => {
 
   it('tfa login stores the session_key, and later commands send it as the Bearer', async () => {
     // The code of the next 30-second step: the activation's step may not be used twice.
-    const code = new TOTP({ secret: base32 }).generate({ timestamp: Date.now() + 30_000 });
+    tfaLoginAt = Date.now();
+    const code = new TOTP({ secret: base32 }).generate({ timestamp: tfaLoginAt + 30_000 });
     const r = await run(['tfa', 'login', code]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`Logged in as ${email} with 2FA`);
@@ -176,6 +180,31 @@ describe('TOTP enrolment and 2FA login', { timeout: 90_000 }, () => {
     expect(after.stderr).toContain('Session expired. Please log in again.');
     expect(cfg().session_key).toBeUndefined();
   }, 90_000);
+
+  it('login --email signs in with the password and a TOTP code and stores a fresh key', async () => {
+    // `tfa login` spent the step after its moment's; wait (if the tests before did not) until the
+    // clock reaches that step, so the step after it is a fresh code within the accepted window.
+    const spent = Math.floor(tfaLoginAt / 30_000) + 1;
+    await waitFor(() => Math.floor(Date.now() / 30_000) >= spent, 'the next TOTP step', 40_000, 250);
+    const code = new TOTP({ secret: base32 }).generate({ timestamp: Date.now() + 30_000 });
+    const h = makeHome();
+    const wrong = await cli(h, ['login', '--url', w.url, '--email', email, '--code', '000000'], {
+      OPENRIG_PASSWORD: PASSWORD,
+    });
+    expect(wrong.code).toBe(1);
+    const r = await cli(h, ['login', '--url', w.url, '--email', email, '--code', code], {
+      OPENRIG_PASSWORD: PASSWORD,
+    });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const stored = JSON.parse(readFileSync(path.join(h, '.config', 'openrig', 'config.json'), 'utf8'));
+    expect(stored.api_key).toMatch(/^or_/);
+    expect(stored.api_key).not.toBe(apiKey);
+    expect(JSON.stringify(stored)).not.toContain(PASSWORD);
+    const me = await cli(h, ['show', 'user', '--raw']);
+    expect(me.code).toBe(0);
+    expect(JSON.parse(me.stdout).email).toBe(email);
+  }, 60_000);
 
   it('delete with a backup code removes the last method and disables 2FA', async () => {
     const id = /^\s*(\d+)\s+totp/m.exec((await run(['tfa', 'status'])).stdout)![1]!;
