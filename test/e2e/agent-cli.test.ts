@@ -12,7 +12,7 @@ describe('openrig agent: usage', () => {
   it('needs a server and a key', async () => {
     const r = await runCli(['agent', '--gpus', 'RTX 4090x1'], ENV);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--server/);
+    expect(r.stderr).toMatch(/--url must be the server URL/);
     const k = await runCli(['agent', '--server', 'http://127.0.0.1:1', '--gpus', 'RTX 4090x1'], ENV);
     expect(k.code).toBe(2);
     expect(k.stderr).toMatch(/OPENRIG_API_KEY or pass --api-key-file/);

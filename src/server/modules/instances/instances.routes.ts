@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
 import { authErrors, errorSchema, idParams, type IdParams } from '../../http/schemas.js';
+import { sendError } from '../../http/error-handler.js';
 import { quoteValue } from '../../errors.js';
 import { isIntendedStatus } from '../../../contract/instance-states.js';
 import { createInstance } from './instances.create.js';
@@ -427,14 +428,14 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
           required: ['token'],
           properties: { token: { type: 'string', maxLength: 100 } },
         },
+        response: { 404: errorSchema },
       },
     },
     async (req, reply) => {
       const text = await readResult(deps, req.params.token);
-      if (text === null) {
-        reply.code(404).type('text/plain; charset=utf-8');
-        return 'not ready\n';
-      }
+      // Not there (yet, or any more) is an error like every other: {error, msg} as JSON.
+      if (text === null)
+        return sendError(reply, 404, 'not_found', 'No result at this URL yet (or it has expired)');
       reply.type('text/plain; charset=utf-8');
       return text;
     },
