@@ -16,18 +16,15 @@ import {
 } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ed25519KeyPair } from '../contract/ssh-keygen.js';
 import type { InstanceSpec, ObservedState, Runtime } from './runtime.js';
 import { FILES, type SupervisorSpec } from './supervisor.js';
 import type { KeyCheck } from './key-check.js';
 import { textOf } from '../contract/text.js';
+import { packageRoot } from '../contract/package-root.js';
 
-// From dist/ it sits beside this file; from the TypeScript sources (tests), the built copy is used.
-const SUPERVISOR =
-  [new URL('./supervisor.js', import.meta.url), new URL('../../dist/agent/supervisor.js', import.meta.url)]
-    .map((u) => fileURLToPath(u))
-    .find((f) => existsSync(f)) ?? fileURLToPath(new URL('./supervisor.js', import.meta.url));
+// Always the built copy (a script of its own, run by `node`), also from the TypeScript sources (tests).
+const SUPERVISOR = path.join(packageRoot(), 'dist/agent/supervisor.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface ProcessRuntimeOptions {

@@ -1,5 +1,7 @@
 // The `openrig` command: serve, agent, admin, and the user commands.
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { packageRoot } from '../contract/package-root.js';
 import { Command, CommanderError } from 'commander';
 import { registerAdmin } from './admin.js';
 import { registerAgentCommand } from './agent.js';
@@ -17,9 +19,9 @@ interface ServeOpts {
   metricsPort?: string;
 }
 
-/** The package's version, from its package.json (two levels above src/cli and dist/cli). */
+/** The package's version, from its package.json. */
 export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  const pkg = JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as {
     version: string;
   };
   return pkg.version;

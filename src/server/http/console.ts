@@ -4,14 +4,14 @@
 // GET outside /api/ is a client-side route and answers index.html. The API keeps its JSON 404s.
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import { sendError } from './error-handler.js';
+import { packageRoot } from '../../contract/package-root.js';
 
-/** The package's dist/web, from src/server/http or dist/server/http alike. */
+/** The package's dist/web, wherever this module runs from. */
 export function defaultConsoleDir(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/web');
+  return path.join(packageRoot(), 'dist/web');
 }
 
 const YEAR_S = 365 * 24 * 3600;

@@ -1,0 +1,29 @@
+// Bundles the built command (dist/cli/main.js and everything it imports, dependencies included)
+// into one file, dist/cli/main.bundle.js, which bin/openrig.js runs when it exists. Loading one
+// file instead of about a thousand modules (Kysely alone is 279) halves a process's start-up,
+// and `serve` starts one process per core. Packages with native code or worker-thread files
+// stay outside and load from node_modules as usual; so do those loaded on first use (lazyRequire).
+import { build } from 'esbuild';
+
+await build({
+  entryPoints: ['dist/cli/main.js'],
+  outfile: 'dist/cli/main.bundle.js',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  external: [
+    'better-sqlite3',
+    'ssh2',
+    'cpu-features',
+    'pg-native',
+    'pino',
+    'thread-stream',
+    '@node-rs/argon2',
+  ],
+  // CommonJS dependencies inside an ES module bundle call require() for Node's own modules.
+  banner: {
+    js: "import { createRequire as __openrigRequire } from 'node:module'; const require = __openrigRequire(import.meta.url);",
+  },
+  logLevel: 'warning',
+});
