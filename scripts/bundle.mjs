@@ -3,6 +3,8 @@
 // file instead of about a thousand modules (Kysely alone is 279) halves a process's start-up,
 // and `serve` starts one process per core. Packages with native code or worker-thread files
 // stay outside and load from node_modules as usual; so do those loaded on first use (lazyRequire).
+// Whitespace and syntax are minified, names kept (stack traces still name every function): V8
+// keeps each script's source in memory, and half the source is 7 MB less in every process.
 import { build } from 'esbuild';
 
 await build({
@@ -12,6 +14,8 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
+  minifyWhitespace: true,
+  minifySyntax: true,
   external: [
     'better-sqlite3',
     'ssh2',
