@@ -1,13 +1,45 @@
-// Helpers of bench/run.mjs: processes, load, memory, profiles.
+// Helpers of the bench scripts: built modules, scratch databases, processes, load, memory, profiles.
 import { performance } from 'node:perf_hooks';
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
+import pg from 'pg';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Imports a built module of the package (`dist/…`: run `npm run build` first). */
+export const dist = (p) => import(pathToFileURL(path.join(ROOT, 'dist', p)).href);
+
+/**
+ * A fresh PostgreSQL database named `PREFIX_PID` on the server of `adminUrl`: `{url, drop}`, or
+ * `{skip: reason}` when that server cannot be reached or refuses.
+ */
+export async function scratchPgDatabase(adminUrl, prefix) {
+  const name = `${prefix}_${process.pid}`;
+  const c = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
+  try {
+    await c.connect();
+    await c.query(`create database ${name}`);
+  } catch (err) {
+    return { skip: `PostgreSQL at ${adminUrl.replace(/\/\/[^@]*@/, '//')} unreachable: ${err.message}` };
+  } finally {
+    await c.end().catch(() => {});
+  }
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    async drop() {
+      const d = new pg.Client({ connectionString: adminUrl });
+      await d.connect();
+      await d.query(`drop database if exists ${name} with (force)`);
+      await d.end();
+    },
+  };
+}
 
 const live = new Set();
 process.on('exit', () => {

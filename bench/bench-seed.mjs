@@ -2,11 +2,9 @@
 // store and migrations (dist/): 50,000 offers (listed machines), 10,000 live instances, users
 // with API keys. Deterministic (seeded PRNG) so runs compare.
 import { performance } from 'node:perf_hooks';
-import { ROOT } from './bench-lib.mjs';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dist as distModule } from './bench-lib.mjs';
 
-const dist = (p) => import(pathToFileURL(path.join(ROOT, 'dist/server', p)).href);
+const dist = (p) => distModule(`server/${p}`);
 
 function prng(seed) {
   return () => {

@@ -15,9 +15,7 @@ import { mkdtempSync, rmSync, readFileSync, writeFileSync, existsSync } from 'no
 import { performance } from 'node:perf_hooks';
 import { tmpdir, cpus, availableParallelism } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import pg from 'pg';
-import { ROOT, startNode, sleep } from './bench-lib.mjs';
+import { ROOT, dist, scratchPgDatabase, startNode, sleep } from './bench-lib.mjs';
 
 const env = process.env;
 const DIALECTS = (env.BENCH_DIALECTS || 'sqlite,postgres').split(',').map((s) => s.trim());
@@ -27,35 +25,10 @@ const MACHINES = 100;
 const PER_MACHINE = 10;
 const log = (...a) => console.log(`[maintenance bench ${new Date().toISOString().slice(11, 19)}]`, ...a);
 
-const dist = (p) => import(pathToFileURL(path.join(ROOT, 'dist', p)).href);
 const { openStore } = await dist('server/db/connection.js');
 const { migrateToLatest } = await dist('server/db/migrate.js');
 const { createUser } = await dist('server/modules/accounts/accounts.service.js');
 const { systemClock } = await dist('server/clock.js');
-
-async function pgDatabase() {
-  const name = `bench_maint_${process.pid}`;
-  const c = new pg.Client({ connectionString: PG_ADMIN, connectionTimeoutMillis: 3000 });
-  try {
-    await c.connect();
-    await c.query(`create database ${name}`);
-  } catch (err) {
-    return { skip: err.message };
-  } finally {
-    await c.end().catch(() => {});
-  }
-  const u = new URL(PG_ADMIN);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const d = new pg.Client({ connectionString: PG_ADMIN });
-      await d.connect();
-      await d.query(`drop database if exists ${name} with (force)`);
-      await d.end();
-    },
-  };
-}
 
 async function seed(url) {
   const store = openStore(url);
@@ -118,7 +91,7 @@ async function runDialect(dialect) {
   let url = `sqlite:${path.join(dataDir, 'openrig.db')}`;
   let drop = async () => {};
   if (dialect === 'postgres') {
-    const p = await pgDatabase();
+    const p = await scratchPgDatabase(PG_ADMIN, 'bench_maint');
     if (p.skip) return { dialect, skipped: p.skip };
     url = p.url;
     drop = p.drop;

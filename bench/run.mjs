@@ -20,11 +20,11 @@ import { performance } from 'node:perf_hooks';
 import { mkdtempSync, rmSync, readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, availableParallelism } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import {
   ROOT,
+  scratchPgDatabase,
   startNode,
   load,
   wrkLoad,
@@ -183,25 +183,6 @@ function ed25519Line() {
   const raw = generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
   const str = (b) => Buffer.concat([Buffer.from([0, 0, 0, b.length]), b]);
   return `ssh-ed25519 ${Buffer.concat([str(Buffer.from('ssh-ed25519')), str(raw)]).toString('base64')} bench@openrig`;
-}
-
-async function pgFreshDb() {
-  const name = `openrig_bench_${process.pid}_${Date.now() % 100000}`;
-  const c = new pg.Client({ connectionString: PG_ADMIN, connectionTimeoutMillis: 3000 });
-  await c.connect();
-  await c.query(`create database ${name}`);
-  await c.end();
-  const u = new URL(PG_ADMIN);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const d = new pg.Client({ connectionString: PG_ADMIN });
-      await d.connect();
-      await d.query(`drop database if exists ${name} with (force)`);
-      await d.end();
-    },
-  };
 }
 
 async function creates(url, seeded) {
@@ -431,16 +412,10 @@ async function runDialect(dialect, hello) {
   let drop = async () => {};
   if (dialect === 'sqlite') dbUrl = `sqlite:${path.join(dataDir, 'openrig.db')}`;
   else {
-    try {
-      const fresh = await pgFreshDb();
-      dbUrl = fresh.url;
-      drop = fresh.drop;
-    } catch (err) {
-      return {
-        dialect,
-        skipped: `PostgreSQL at ${PG_ADMIN.replace(/\/\/[^@]*@/, '//')} unreachable: ${err.message}`,
-      };
-    }
+    const fresh = await scratchPgDatabase(PG_ADMIN, `openrig_bench_${Date.now() % 100000}`);
+    if (fresh.skip) return { dialect, skipped: fresh.skip };
+    dbUrl = fresh.url;
+    drop = fresh.drop;
   }
   const out = { dialect, pairs: {}, notes: [] };
   try {

@@ -16,10 +16,8 @@ import { performance } from 'node:perf_hooks';
 import { tmpdir, cpus, availableParallelism } from 'node:os';
 import http from 'node:http';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import pg from 'pg';
 import pino from 'pino';
-import { ROOT } from './bench-lib.mjs';
+import { ROOT, dist, scratchPgDatabase } from './bench-lib.mjs';
 
 const env = process.env;
 const DIALECTS = (env.BENCH_DIALECTS || 'sqlite,postgres').split(',').map((s) => s.trim());
@@ -27,7 +25,6 @@ const PG_ADMIN = env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgre
 const EVENTS = Number(env.BENCH_EVENTS || 4000);
 const log = (...a) => console.log(`[webhooks bench ${new Date().toISOString().slice(11, 19)}]`, ...a);
 
-const dist = (p) => import(pathToFileURL(path.join(ROOT, 'dist', p)).href);
 const { openStore, tx } = await dist('server/db/connection.js');
 const { migrateToLatest } = await dist('server/db/migrate.js');
 const { createUser } = await dist('server/modules/accounts/accounts.service.js');
@@ -37,30 +34,6 @@ const { makeDeps } = await dist('server/deps.js');
 const { createWebhook } = await dist('server/modules/webhooks/webhooks.service.js');
 const { recordEvents } = await dist('server/modules/webhooks/webhooks.events.js');
 const { startWebhookDispatcher } = await dist('server/jobs/webhook-dispatcher.js');
-
-async function pgDatabase() {
-  const name = `bench_hooks_${process.pid}`;
-  const c = new pg.Client({ connectionString: PG_ADMIN, connectionTimeoutMillis: 3000 });
-  try {
-    await c.connect();
-    await c.query(`create database ${name}`);
-  } catch (err) {
-    return { skip: err.message };
-  } finally {
-    await c.end().catch(() => {});
-  }
-  const u = new URL(PG_ADMIN);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const d = new pg.Client({ connectionString: PG_ADMIN });
-      await d.connect();
-      await d.query(`drop database if exists ${name} with (force)`);
-      await d.end();
-    },
-  };
-}
 
 async function receiver() {
   let ok = 0;
@@ -152,7 +125,7 @@ for (const dialect of DIALECTS) {
     let drop = async () => {};
     if (dialect === 'sqlite') url = `sqlite:${path.join(dataDir, 'openrig.db')}`;
     else {
-      const p = await pgDatabase();
+      const p = await scratchPgDatabase(PG_ADMIN, 'bench_hooks');
       if (p.skip) {
         log(`postgres skipped: ${p.skip}`);
         rmSync(dataDir, { recursive: true, force: true });
