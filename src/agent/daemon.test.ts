@@ -6,7 +6,13 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent } from './daemon.js';
 import type { InstanceSpec, ObservedState, Runtime } from './runtime.js';
-import type { DesiredInstance, SyncRequest, SyncResponse } from '../contract/agent-protocol.js';
+import type {
+  AgentRequest,
+  DesiredInstance,
+  ResultsRequest,
+  SyncRequest,
+  SyncResponse,
+} from '../contract/agent-protocol.js';
 
 class FakeRuntime implements Runtime {
   readonly name = 'process' as const;
@@ -42,8 +48,19 @@ class FakeRuntime implements Runtime {
   async logs(): Promise<string> {
     return '';
   }
-  async reboot(): Promise<void> {}
-  async recycle(): Promise<void> {}
+  /** A reboot takes until `finishReboot()`. */
+  async reboot(spec: InstanceSpec): Promise<void> {
+    this.events.push(`reboot ${spec.id} begins`);
+    await new Promise<void>((r) => (this.rebooted = r));
+    this.events.push(`reboot ${spec.id} ends`);
+  }
+  rebooted: (() => void) | null = null;
+  /** A recycle fails; with `recycleLeaves`, the instance is left in that state. */
+  recycleLeaves: ObservedState | null = null;
+  async recycle(spec: InstanceSpec): Promise<void> {
+    if (this.recycleLeaves) this.state.set(spec.id, this.recycleLeaves);
+    throw new Error('pull access denied');
+  }
   async execute(): Promise<string> {
     return '';
   }
@@ -199,5 +216,83 @@ describe('agent reconcile loop', () => {
       { id: 7, state: 'exited', status_msg: expect.stringMatching(/gone from the host/) },
     ]);
     expect(rt.events).toEqual([]); // nothing started or stopped
+  });
+  it('a reboot is an operation: reported loading with its step, left alone by the reconcile, answered with the new start; a failed recycle that stopped it is reported exited', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-'));
+    dirs.push(dir);
+    const rt = new FakeRuntime();
+    rt.state.set(8, { state: 'running', sshPort: 40008 });
+    const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+    const agent = new Agent({
+      server: 'http://127.0.0.1:1',
+      apiKey: 'k',
+      stateDir: dir,
+      machines: [],
+      runtime: rt,
+      version: 't',
+      log: quiet,
+    });
+    agent.machineIds = [5];
+    const sent: SyncRequest[] = [];
+    const answers: ResultsRequest['results'] = [];
+    let requests: AgentRequest[] = [{ id: 21, instance_id: 8, kind: 'reboot' }];
+    let desired: DesiredInstance['desired'] = 'running';
+    agent.client.sync = async (body: SyncRequest): Promise<SyncResponse> => {
+      sent.push(body);
+      return {
+        success: true,
+        heartbeat_s: 10,
+        server_time: 0,
+        unknown_machine_ids: [],
+        instances: [want(8, desired, 'loading')],
+        requests,
+      };
+    };
+    agent.client.results = async (body: ResultsRequest) => {
+      answers.push(...body.results);
+      return { success: true };
+    };
+    const settle = () => new Promise((r) => setTimeout(r, 20));
+    const last = () => sent.at(-1)!.instances.find((i) => i.id === 8);
+
+    await agent.syncOnce(); // hands out the reboot
+    await settle();
+    expect(rt.events).toEqual(['reboot 8 begins']);
+    await agent.syncOnce(); // the same request listed again while under way: not run twice
+    await settle();
+    expect(last()).toEqual({ id: 8, state: 'loading', status_msg: 'rebooting: restarting the container' });
+    expect(rt.events).toEqual(['reboot 8 begins']); // no start or stop from the reconcile
+    expect(answers).toEqual([]);
+    rt.rebooted!();
+    await settle();
+    expect(answers).toEqual([
+      { id: 21, ok: true, output: expect.stringMatching(/^rebooted: the container started again at \d{4}-/) },
+    ]);
+    requests = [];
+    await agent.syncOnce();
+    expect(last()).toMatchObject({ id: 8, state: 'running', ssh_port: 40008 });
+
+    // A recycle that failed and left nothing running: exited, with the reason.
+    rt.recycleLeaves = { state: 'stopped' };
+    requests = [{ id: 22, instance_id: 8, kind: 'recycle' }];
+    await agent.syncOnce();
+    await settle();
+    expect(answers.at(-1)).toEqual({ id: 22, ok: false, output: 'pull access denied' });
+    requests = [];
+    await agent.syncOnce();
+    expect(last()).toEqual({ id: 8, state: 'exited', status_msg: 'recycle failed: pull access denied' });
+
+    // A reboot of an instance the client stopped meanwhile is refused, not carried out.
+    rt.state.set(8, { state: 'running', sshPort: 40008 });
+    desired = 'stopped';
+    requests = [{ id: 23, instance_id: 8, kind: 'reboot' }];
+    await agent.syncOnce();
+    await settle();
+    expect(answers.at(-1)).toMatchObject({
+      id: 23,
+      ok: false,
+      output: expect.stringMatching(/to be stopped/),
+    });
+    expect(rt.events.filter((e) => e.startsWith('reboot'))).toHaveLength(2);
   });
 });

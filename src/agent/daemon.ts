@@ -58,7 +58,7 @@ export function loadAgentUid(stateDir: string): string {
   return uid;
 }
 
-type Op = 'start' | 'stop' | 'destroy';
+type Op = 'start' | 'stop' | 'destroy' | 'reboot' | 'recycle';
 
 export class Agent {
   readonly uid: string;
@@ -127,8 +127,10 @@ export class Agent {
     }
   }
 
-  /** A step of a start under way (pull progress), reported in the next sync. */
-  setProgress(id: number, msg: string): void {
+  /** A step of a start or recycle under way (pull progress), reported in the next sync. */
+  setProgress(id: number, step: string): void {
+    const msg =
+      this.ops.get(id)?.op === 'recycle' && !step.startsWith('recycling') ? `recycling: ${step}` : step;
     const was = this.progress.get(id);
     this.progress.set(id, msg);
     // A new step is worth an early sync; byte counts ride along with the next heartbeat.
@@ -183,6 +185,11 @@ export class Agent {
         continue;
       }
       const op = this.ops.get(id);
+      // A reboot or recycle under way: loading (the server holds `running` until it is done).
+      if (op?.op === 'reboot' || op?.op === 'recycle') {
+        out.push({ id, state: 'loading', status_msg: this.progress.get(id) ?? `${op.op} under way` });
+        continue;
+      }
       const st = await this.o.runtime.inspect(id);
       if (op?.op === 'start' && st.state !== 'exited') {
         out.push({ id, state: 'loading', status_msg: this.progress.get(id) ?? 'preparing the instance' });
@@ -400,14 +407,8 @@ export class Agent {
         case 'command':
           return rt.execute(r.instance_id, r.argv ?? []);
         case 'reboot':
-        case 'recycle': {
-          if (!w) throw new Error('the instance is not on this agent');
-          if (this.ops.has(r.instance_id)) throw new Error('another operation of the instance is under way');
-          const spec = this.spec(w);
-          this.o.log.info(`instance ${r.instance_id}: ${r.kind}`);
-          await (r.kind === 'reboot' ? rt.reboot(spec) : rt.recycle(spec));
-          return '';
-        }
+        case 'recycle':
+          return this.restart(r.kind, w);
         default:
           return assertNever(r.kind, 'request kind');
       }
@@ -428,6 +429,47 @@ export class Agent {
       });
     // Answered requests drop out of the server's list; the set only needs the recent ones.
     if (this.handled.size > 10_000) this.handled.delete(this.handled.values().next().value!);
+  }
+
+  /**
+   * Carries out a reboot or recycle as an operation of the instance: meanwhile it is reported
+   * `loading` (with the step, e.g. `recycling: pulling ubuntu:22.04: 312/845 MB`) and the reconcile
+   * leaves it alone. Its answer names the container's new start time. When it fails and the
+   * instance no longer runs here, the instance is reported `exited` with the reason (a client's
+   * start brings it back); when it still runs (a recycle whose pull failed), it stays as it was.
+   */
+  private async restart(kind: 'reboot' | 'recycle', w: DesiredInstance | undefined): Promise<string> {
+    if (!w) throw new Error('the instance is not on this agent');
+    const id = w.id;
+    if (w.desired !== 'running') throw new Error(`the instance is to be ${w.desired}, not restarted`);
+    if (this.ops.has(id)) throw new Error('another operation of the instance is under way');
+    const rt = this.o.runtime;
+    const spec = this.spec(w);
+    let finish = () => {};
+    this.ops.set(id, { op: kind, done: new Promise<void>((resolve) => (finish = resolve)) });
+    this.progress.set(
+      id,
+      kind === 'reboot'
+        ? 'rebooting: restarting the container'
+        : `recycling: ${rt.name === 'docker' ? `pulling ${w.image} again` : 'starting afresh'}`,
+    );
+    this.failures.delete(id);
+    this.poke(); // report `loading` with the step at once
+    this.o.log.info(`instance ${id}: ${kind}`);
+    try {
+      await (kind === 'reboot' ? rt.reboot(spec) : rt.recycle(spec));
+      const past = kind === 'reboot' ? 'rebooted' : 'recycled';
+      this.o.log.info(`instance ${id} ${past}`);
+      return `${past}: the container started again at ${new Date().toISOString()}\n`;
+    } catch (err) {
+      const st = await rt.inspect(id).catch(() => null);
+      if (st?.state !== 'running') this.failures.set(id, `${kind} failed: ${(err as Error).message}`);
+      throw err;
+    } finally {
+      this.ops.delete(id);
+      this.progress.delete(id);
+      finish();
+    }
   }
 
   /** Runs one operation of an instance in the background; its end wakes the loop for a sync. */

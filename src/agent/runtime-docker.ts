@@ -354,13 +354,20 @@ export class DockerRuntime implements Runtime {
         Number(c?.HostConfig?.PortBindings?.[key]?.[0]?.HostPort) || (await freePort('0.0.0.0'));
     }
     const auth = parseImageLogin(spec.imageLogin, spec.image);
+    const mb = (n: number) => Math.round(n / 1e6);
+    let last = 0;
     try {
-      await this.engine.pull(spec.image, auth, () => {});
+      await this.engine.pull(spec.image, auth, (done, total) => {
+        if (Date.now() - last < 500 && done < total) return;
+        last = Date.now();
+        this.o.onProgress?.(spec.id, `pulling ${spec.image}: ${mb(done)}/${mb(total)} MB`);
+      });
     } catch (err) {
       // An image no registry serves (built on this host) is recreated from the local copy.
       if (!(await this.engine.imageExists(spec.image))) throw err;
       this.o.log.warn(`instance ${spec.id}: recycle uses the local ${spec.image}: ${(err as Error).message}`);
     }
+    this.o.onProgress?.(spec.id, 'creating the container');
     this.closeSsh(spec.id);
     await this.engine.remove(containerName(spec.id));
     const body = containerCreateBody({

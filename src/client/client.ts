@@ -16,6 +16,7 @@ import type {
   SearchBody,
   SshKey,
   SuccessReply,
+  RestartReply,
   TfaMethodName,
   TfaStatus,
   TfaVerification,
@@ -124,10 +125,11 @@ export class OpenrigClient extends HttpClient {
     if (o.filter !== undefined) body.filter = o.filter;
     return this.request('PUT', `${V0}/instances/request_logs/${id}/`, { body });
   }
-  rebootInstance(id: number): Promise<SuccessReply> {
+  /** `result_url` answers once the host has done it; absent when a reboot was already under way. */
+  rebootInstance(id: number): Promise<RestartReply> {
     return this.request('PUT', `${V0}/instances/reboot/${id}/`, { body: {} });
   }
-  recycleInstance(id: number): Promise<SuccessReply> {
+  recycleInstance(id: number): Promise<RestartReply> {
     return this.request('PUT', `${V0}/instances/recycle/${id}/`, { body: {} });
   }
   executeCommand(id: number, command: string): Promise<{ result_url: string }> {

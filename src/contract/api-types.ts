@@ -85,6 +85,12 @@ export interface SuccessReply {
   [k: string]: unknown;
 }
 
+/** Reboot / recycle: result_url answers once the host has done it (absent: one was under way). */
+export interface RestartReply extends SuccessReply {
+  msg: string;
+  result_url?: string;
+}
+
 export type MaintenanceCategory = 'power' | 'internet' | 'disk' | 'gpu' | 'software' | 'other';
 
 export interface MaintBatchBody {

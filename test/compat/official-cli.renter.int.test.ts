@@ -331,8 +331,19 @@ describeEachDb('official CLI: logs, execute, reboot instance, recycle instance',
     expectOk(ex);
     expect(ex.body).toMatchObject({ success: true, writeable_path: '' });
     expect(typeof ex.body.result_url).toBe('string');
+    // Reboot moves the instance to loading until its host has done it, so each kind on its own
+    // running instance.
     for (const kind of ['reboot', 'recycle']) {
-      const r = await cli(t(), { method: 'PUT', path: `/instances/${kind}/${id}/`, key, json: {} });
+      const other = await cli(t(), {
+        method: 'PUT',
+        path: `/asks/${(await offers(t(), 1))[0]}/`,
+        key,
+        json: { client_id: 'me', image: 'x', disk: f(10), runtype: 'ssh_proxy' },
+      });
+      const oid = other.body.new_contract as number;
+      for (const s of ['loading', 'running'] as const)
+        await reportInstanceStatus(t().deps, oid, s, { ssh_host: 'h', ssh_port: 40023 });
+      const r = await cli(t(), { method: 'PUT', path: `/instances/${kind}/${oid}/`, key, json: {} });
       expectOk(r);
       expect(r.body.success, r.text).toBe(true);
     }

@@ -396,15 +396,14 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
     });
     expect(refused.status).toBe(400);
 
-    // Reboot restarts the container (new start time, same container, disk kept).
+    // Reboot restarts the container (new start time, same container, disk kept). `--wait` ends
+    // once the host has done it: the new start time is there when it returns.
     const before = docker('inspect', '-f', '{{.State.StartedAt}}', `openrig-${a}`);
-    const reboot = await runCli(['reboot', 'instance', String(a)], cliEnv);
+    const reboot = await runCli(['reboot', 'instance', String(a), '--wait', '--timeout', '60'], cliEnv);
     expect(reboot.code, reboot.stderr).toBe(0);
-    await waitFor(
-      () => docker('inspect', '-f', '{{.State.StartedAt}}', `openrig-${a}`) !== before,
-      'the container to restart',
-      20_000,
-    );
+    expect(reboot.stdout).toMatch(/is rebooted and running again \(after \d+s\)/);
+    expect(reboot.stderr).toMatch(/: loading: reboot requested/);
+    expect(docker('inspect', '-f', '{{.State.StartedAt}}', `openrig-${a}`)).not.toBe(before);
     expect(docker('inspect', '-f', '{{.Id}}', `openrig-${a}`)).toBe(cid);
     await waitFor(
       () => ssh(ra.ssh_port, 'cat /root/mine.txt').stdout === 'mine\n',
@@ -433,23 +432,19 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
     expect(docker('inspect', '-f', '{{.Id}}', `openrig-${a}`)).toBe(cid);
     expect(ssh(again.ssh_port, 'cat /root/mine.txt').stdout).toBe('mine\n');
 
-    // Recycle: the image again, a new container on the same SSH port (contract kept).
-    expect((await api('PUT', `/api/v0/instances/recycle/${a}/`, renterKey, {})).body).toEqual({
-      success: true,
-    });
-    await waitFor(
-      () => {
-        const id = spawnSync('docker', ['inspect', '-f', '{{.Id}}', `openrig-${a}`], {
-          encoding: 'utf8',
-        }).stdout.trim();
-        return id !== '' && id !== cid;
-      },
-      'the container to be recreated',
-      30_000,
+    // Recycle: the image again, a new container on the same SSH port (contract kept). The
+    // instance reads loading from the request until the new container runs.
+    const recycle = await api('PUT', `/api/v0/instances/recycle/${a}/`, renterKey, {});
+    expect(recycle.body).toMatchObject({ success: true, result_url: expect.any(String) });
+    expect((await show(a)).actual_status).toBe('loading');
+    const recycledAgain = await until(a, 'running', 30_000);
+    expect(recycledAgain.ssh_port).toBe(ra.ssh_port);
+    const recycledId = docker('inspect', '-f', '{{.Id}}', `openrig-${a}`);
+    expect(recycledId).not.toBe(cid);
+    expect(await (await fetch(recycle.body.result_url)).text()).toMatch(
+      /^recycled: the container started again at /,
     );
     await waitFor(() => ssh(ra.ssh_port, 'ls /root').status === 0, 'SSH after the recycle', 15_000);
-    expect((await show(a)).actual_status).toBe('running');
-    const recycledId = docker('inspect', '-f', '{{.Id}}', `openrig-${a}`);
 
     const started = docker('inspect', '-f', '{{.State.StartedAt}}', `openrig-${a}`);
     agent.child.kill('SIGKILL');
@@ -477,6 +472,7 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
   it('pulls from a registry (with and without image_login), reports progress, and a failed pull ends exited', async () => {
     const open = await startRegistry(mkdtempSync(path.join(dir, 'reg-')));
     registries.push(open.child);
+    buildTestImage('openrig-test/busybox:1'); // not left to another test file's run
     const ref = `127.0.0.1:${open.port}/openrig/pulled:1`;
     docker('tag', 'openrig-test/busybox:1', ref);
     docker('push', ref);
@@ -486,6 +482,24 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
     expect(docker('image', 'inspect', '-f', '{{.Id}}', ref)).toMatch(/^sha256:/);
     await destroy(a);
     docker('rmi', ref);
+
+    // A recycle whose image no registry serves any more (and no copy is left here): the old
+    // container is kept and runs on, and `recycle --wait` says why, exit 1.
+    const lonely = `127.0.0.1:${open.port}/openrig/local-only:1`;
+    docker('tag', 'openrig-test/busybox:1', lonely);
+    const k = await rent({ image: lonely, onstart: 'sleep 7777' });
+    await until(k, 'running');
+    const kept = docker('inspect', '-f', '{{.Id}}', `openrig-${k}`);
+    docker('rmi', lonely);
+    const cliEnv = { OPENRIG_URL: serve.url, OPENRIG_API_KEY: renterKey, HOME: dir };
+    const rec = await runCli(['recycle', 'instance', String(k), '--wait', '--timeout', '60'], cliEnv);
+    expect(rec.code, rec.stdout).toBe(1);
+    expect(rec.stderr).toMatch(
+      new RegExp(`openrig: instance ${k}: the recycle failed: .+; the instance runs as it did before\\n$`),
+    );
+    expect(docker('inspect', '-f', '{{.Id}}', `openrig-${k}`)).toBe(kept);
+    expect((await show(k)).actual_status).toBe('running');
+    await destroy(k);
 
     const locked = await startRegistry(mkdtempSync(path.join(dir, 'reg-')), {
       name: 'puller',

@@ -4,7 +4,17 @@
 // alike and exit 2, a closed pipe is quiet.
 /* eslint-disable no-control-regex -- terminal escape codes are what these tests look for */
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -254,6 +264,134 @@ describe('create --wait, stop/start --wait, ssh with no options', () => {
     expect(err).toContain(`was left as it is (resume with: openrig wait ${id})`);
     expect((await run(['show', 'instance', String(id)])).code).toBe(0);
   }, 60_000);
+});
+
+describe('reboot and recycle --wait', () => {
+  let id: number;
+  /** The demo agent's directory of instance `n` (process runtime). */
+  const instanceDir = (n: number) => {
+    const agents = path.join(data, 'demo', 'agents');
+    for (const a of readdirSync(agents)) {
+      const d = path.join(agents, a, 'instances', String(n));
+      if (existsSync(d)) return d;
+    }
+    throw new Error(`no directory for instance ${n}`);
+  };
+  const inInstance = (cmd: string) =>
+    run(['ssh', String(id), '--', cmd], { OPENRIG_SSH_KEY: path.join(data, 'demo', 'id_ed25519') });
+
+  beforeAll(async () => {
+    const offers = JSON.parse((await run(['search', 'offers', 'gpu_name=RTX_4090', '--raw'])).stdout) as {
+      offers: { id: number }[];
+    };
+    const c = await run([
+      'create',
+      'instance',
+      String(offers.offers[0]!.id),
+      '--image',
+      'ubuntu:22.04',
+      '--wait',
+    ]);
+    expect(c.code, c.stderr).toBe(0);
+    id = Number(/Created instance (\d+)/.exec(c.stdout)![1]);
+    if (hasSsh) await inInstance('echo kept > kept.txt');
+  }, 60_000);
+  afterAll(async () => {
+    if (id) await run(['destroy', 'instance', String(id)]);
+  });
+
+  it('in a pipe: requested, each state change a line (loading with why), then running again; a repeat says so', async () => {
+    const r = await run(['reboot', 'instance', String(id), '--wait', '--timeout', '60']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^instance ${id}: reboot requested\\ninstance ${id} is rebooted and running again \\(after \\d+s\\)\\. Connect with:\\n  ssh `,
+      ),
+    );
+    expect(r.stderr).toContain(
+      `instance ${id}: loading: reboot requested; waiting for the host to carry it out (0s)\n`,
+    );
+    expect(r.stderr).toMatch(new RegExp(`instance ${id}: running: .*\\(\\d+s\\)\\n$`));
+    expect(r.stderr).not.toMatch(/\r|\u001b/);
+    // The disk was kept.
+    if (hasSsh) expect((await inInstance('cat kept.txt')).stdout).toBe('kept\n');
+    // A second request while the first is under way says so, and the other kind waits for it.
+    expect((await run(['reboot', 'instance', String(id)])).stdout).toBe(`instance ${id}: reboot requested\n`);
+    expect((await run(['reboot', 'instance', String(id)])).stdout).toBe(
+      `instance ${id} is already being rebooted\n`,
+    );
+    const other = await run(['recycle', 'instance', String(id)]);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/^openrig: Cannot recycle instance \d+ while a reboot of it is under way/);
+    const w = await run(['wait', String(id), '--timeout', '60']);
+    expect(w.code, w.stderr).toBe(0);
+  }, 90_000);
+
+  it.runIf(hasScript)(
+    'recycle --wait in a terminal redraws one line that fits, with the step',
+    async () => {
+      const r = await inPty(['recycle', 'instance', String(id), '--wait', '--timeout', '60'], 60);
+      expect(r.code, r.out).toBe(0);
+      expect(r.out).toMatch(
+        new RegExp(`\\r\\u001b\\[2K[|/\\\\-] instance ${id}: loading: recycle requested`),
+      );
+      // Every redraw fits in 60 columns, its elapsed time kept.
+      const frames = r.out.split('\r\u001b[2K').slice(1, -1);
+      expect(frames.length).toBeGreaterThan(0);
+      for (const f of frames) {
+        expect([...f].length, f).toBeLessThanOrEqual(59);
+        expect(f).toMatch(/\(\d+s\)$/);
+      }
+      expect(r.out).toMatch(/is recycled and running again \(after \d+s\)/);
+      // The disk starts afresh.
+      if (hasSsh) expect((await inInstance('ls')).stdout).not.toContain('kept.txt');
+    },
+    60_000,
+  );
+
+  it('Ctrl-C leaves it and says how to resume; a failed reboot ends the wait with why and exit 1', async () => {
+    const child = spawn(process.execPath, [BIN, 'reboot', 'instance', String(id), '--wait'], {
+      cwd: ROOT,
+      env: { ...process.env, HOME: home, XDG_CONFIG_HOME: '', OPENRIG_URL: server.url, OPENRIG_API_KEY: key },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    await new Promise<void>((resolve) => {
+      const t = setInterval(() => {
+        if (err.includes(`instance ${id}: loading`)) {
+          clearInterval(t);
+          child.kill('SIGINT');
+          resolve();
+        }
+      }, 10);
+    });
+    expect(await new Promise((resolve) => child.on('exit', (c) => resolve(c)))).toBe(130);
+    expect(err).toMatch(
+      new RegExp(
+        `instance ${id} is still loading and was left as it is \\(resume with: openrig wait ${id}\\)`,
+      ),
+    );
+    expect((await run(['wait', String(id), '--timeout', '60'])).code).toBe(0);
+
+    // The instance's directory made unusable: the reboot stops it and cannot start it again.
+    const dir = instanceDir(id);
+    renameSync(path.join(dir, 'root'), path.join(dir, 'root.moved'));
+    writeFileSync(path.join(dir, 'root'), '');
+    const failed = await run(['reboot', 'instance', String(id), '--wait', '--timeout', '60']);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(
+      new RegExp(
+        `openrig: instance ${id}: the reboot failed: EEXIST[^\\n]*; the instance is exited now\\. Start it again \\(openrig start instance ${id}\\) or destroy it`,
+      ),
+    );
+    expect(hasStack(failed.stderr)).toBe(false);
+    rmSync(path.join(dir, 'root'));
+    renameSync(path.join(dir, 'root.moved'), path.join(dir, 'root'));
+    const back = await run(['start', 'instance', String(id), '--wait', '--timeout', '60']);
+    expect(back.code, back.stderr).toBe(0);
+    expect(back.stdout).toMatch(/is running/);
+  }, 90_000);
 });
 
 describe('shell completion', () => {

@@ -83,6 +83,7 @@ export function registerInstanceCommands(
     cmd.action(
       act(async (ctx, [ids], opts) => {
         const list = (ids as string[]).map((x) => intArg(x, 'instance ID'));
+        if (opts.wait) checkWaitOptions(opts);
         let failed = 0;
         for (const id of list) {
           try {
@@ -126,22 +127,36 @@ export function registerInstanceCommands(
   );
 
   for (const verb of ['reboot', 'recycle'] as const) {
-    common(
-      verbs[verb]
-        .command('instance')
-        .argument('<id>', 'instance ID')
-        .description(
-          verb === 'reboot'
-            ? 'restart the container of a running instance, keeping its disk'
-            : 'pull the image again and recreate the container (the disk starts afresh; contract kept)',
-        ),
-      `openrig ${verb} instance 12`,
+    const past = verb === 'reboot' ? 'rebooted' : 'recycled';
+    waitOptions(
+      common(
+        verbs[verb]
+          .command('instance')
+          .argument('<id>', 'instance ID')
+          .option('--wait', `wait until its host has ${past} it and it runs again`)
+          .description(
+            verb === 'reboot'
+              ? 'restart the container of a running instance, keeping its disk'
+              : 'pull the image again and recreate the container (the disk starts afresh; contract kept)',
+          ),
+        `openrig ${verb} instance 12\nopenrig ${verb} instance 12 --wait`,
+      ),
     ).action(
-      act(async (ctx, [id]) => {
+      act(async (ctx, [id], opts) => {
         const n = intArg(id, 'instance ID');
-        await (verb === 'reboot' ? ctx.client.rebootInstance(n) : ctx.client.recycleInstance(n));
-        if (ctx.raw) return ctx.printRaw();
-        ctx.out(`instance ${n}: ${verb} requested\n`);
+        if (opts.wait) checkWaitOptions(opts);
+        const r = await (verb === 'reboot' ? ctx.client.rebootInstance(n) : ctx.client.recycleInstance(n));
+        if (ctx.raw) ctx.printRaw();
+        // No result URL: a request of the same kind was already under way (the server says so).
+        else
+          ctx.out(
+            r.result_url ? `instance ${n}: ${verb} requested\n` : `instance ${n} is already being ${past}\n`,
+          );
+        if (opts.wait)
+          await waitAndReport(ctx, n, opts, 'running', `openrig wait ${n}`, {
+            kind: verb,
+            resultUrl: r.result_url,
+          });
       }),
     );
   }
@@ -324,6 +339,16 @@ export function waitOptions(cmd: Command): Command {
     .option('--timeout <seconds>', 'give up after this many seconds (0: wait forever)', '900');
 }
 
+/** The --interval and --timeout of a wait, checked (a usage error before anything is asked). */
+export function checkWaitOptions(opts: Opts): { intervalS: number; timeoutS: number } {
+  const intervalS = numArg(opts.interval ?? DEFAULT_INTERVAL_S, '--interval');
+  const timeoutS = numArg(opts.timeout ?? 0, '--timeout');
+  if (intervalS <= 0 || intervalS > 3600)
+    throw new UsageError('--interval must be more than 0 and at most 3600 seconds');
+  if (timeoutS < 0) throw new UsageError('--timeout must be 0 or more seconds');
+  return { intervalS, timeoutS };
+}
+
 /** The private key whose public half is registered on the account, or null. */
 export async function findIdentity(ctx: Ctx): Promise<IdentityCandidate | null> {
   const candidates = identityCandidates(ctx.env);
@@ -351,6 +376,13 @@ async function alreadyThere(ctx: Ctx, id: number, verb: 'stop' | 'start'): Promi
   const inst = await getOwnInstance(ctx, id);
   const want = verb === 'stop' ? 'stopped' : 'running';
   if (inst.intended_status !== want) return null;
+  // A start of an exited instance is a restart (and one of an unknown or offline instance is the
+  // server's to refuse): only provisioning, loading and running are already on their way.
+  if (
+    verb === 'start' &&
+    !(inst.actual_status === null || inst.actual_status === 'loading' || inst.actual_status === 'running')
+  )
+    return null;
   if (inst.actual_status === want) return `instance ${id} is already ${want}`;
   return `instance ${id} is already ${verb === 'stop' ? 'stopping' : 'starting'} (now ${stateLabel(inst)})`;
 }
@@ -377,9 +409,24 @@ async function runningInstance(ctx: Ctx, id: number): Promise<Instance> {
 }
 
 /** What the wait line shows: the state and, when the host says more, its status message. */
-export function waitText(id: number, state: string, statusMsg: unknown, elapsedMs: number): string {
-  const msg = typeof statusMsg === 'string' && statusMsg.trim() !== '' ? `: ${statusMsg.trim()}` : '';
-  return `instance ${id}: ${state}${msg} (${fmtDuration(elapsedMs / 1000)})`;
+export function waitText(
+  id: number,
+  state: string,
+  statusMsg: unknown,
+  elapsedMs: number,
+  /** The most characters the line may take (a terminal's width): the message is cut with `…`. */
+  maxWidth?: number,
+): string {
+  const text = typeof statusMsg === 'string' ? statusMsg.replace(/\s+/g, ' ').trim() : '';
+  const head = `instance ${id}: ${state}`;
+  const tail = ` (${fmtDuration(elapsedMs / 1000)})`;
+  let msg = text === '' ? '' : `: ${text}`;
+  if (maxWidth !== undefined && maxWidth > 0) {
+    const room = maxWidth - head.length - tail.length;
+    const chars = [...msg];
+    if (chars.length > room) msg = room >= 4 ? chars.slice(0, room - 1).join('') + '…' : '';
+  }
+  return `${head}${msg}${tail}`;
 }
 
 /**
@@ -394,12 +441,9 @@ export async function waitAndReport(
   opts: Opts,
   until: 'running' | 'stopped' = 'running',
   resume = until === 'running' ? `openrig wait ${id}` : `openrig stop instance ${id} --wait`,
+  restart?: RestartWait,
 ): Promise<void> {
-  const intervalS = numArg(opts.interval ?? DEFAULT_INTERVAL_S, '--interval');
-  const timeoutS = numArg(opts.timeout ?? 0, '--timeout');
-  if (intervalS <= 0 || intervalS > 3600)
-    throw new UsageError('--interval must be more than 0 and at most 3600 seconds');
-  if (timeoutS < 0) throw new UsageError('--timeout must be 0 or more seconds');
+  const { intervalS, timeoutS } = checkWaitOptions(opts);
   const tty = ctx.tty && !ctx.raw;
   const started = Date.now();
   let state = 'waiting';
@@ -407,7 +451,13 @@ export async function waitAndReport(
   let lastLine = '';
   let frame = 0;
   // The spinner and the elapsed time move between polls; drawn only on a terminal.
-  const draw = () => ctx.out(spinnerLine(frame++, waitText(id, state, statusMsg, Date.now() - started)));
+  // One terminal row, never wrapped (a wrapped line could not be redrawn in place): the spinner
+  // and a space, then the text, a column short of the edge.
+  const draw = () => {
+    const cols = process.stdout.columns;
+    const room = cols ? cols - 3 : undefined;
+    ctx.out(spinnerLine(frame++, waitText(id, state, statusMsg, Date.now() - started, room)));
+  };
   const timer = tty ? setInterval(draw, 120) : null;
   const onInt = () => {
     if (timer) ctx.out('\r\u001b[2K');
@@ -439,7 +489,22 @@ export async function waitAndReport(
       clearInterval(timer);
       ctx.out('\r\u001b[2K');
     }
-    const d = describeOutcome(id, outcome, await identityHint(ctx, outcome));
+    // A reboot or recycle runs again once its host has carried it out: whether that went well is
+    // its result (`error: …` when it failed and the old container was kept).
+    if (restart && outcome.kind === 'running') {
+      const result = restart.resultUrl ? await readResultOnce(restart.resultUrl) : '';
+      if (result === null)
+        throw new CliFailure(
+          `instance ${id} runs, but its host never confirmed the ${restart.kind} (the request expired unanswered)`,
+        );
+      if (result.startsWith('error: '))
+        throw new CliFailure(
+          `instance ${id}: the ${restart.kind} failed: ${result.slice(7).trim()}; the instance runs as it did before`,
+        );
+    }
+    // With --raw the last reply printed is the instance's, so no other call comes after it.
+    const hint = ctx.raw ? undefined : await identityHint(ctx, outcome);
+    const d = describeOutcome(id, outcome, hint, restart?.kind);
     if (!d.ok) throw new CliFailure(d.text);
     if (ctx.raw) return ctx.printRaw();
     ctx.out(d.text);
@@ -447,6 +512,20 @@ export async function waitAndReport(
     if (timer) clearInterval(timer);
     process.removeListener('SIGINT', onInt);
   }
+}
+
+/** What a reboot or recycle wait checks at its end: the request's result URL, when it has one. */
+export interface RestartWait {
+  kind: 'reboot' | 'recycle';
+  resultUrl?: string;
+}
+
+/** A result URL's text, or null while (or once) it has none. */
+async function readResultOnce(url: string): Promise<string | null> {
+  const res = await fetch(url);
+  if (res.ok) return res.text();
+  if (res.status === 404) return null;
+  throw new CliFailure(`reading ${url}: HTTP ${res.status}`);
 }
 
 /**

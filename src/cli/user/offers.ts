@@ -6,7 +6,7 @@ import type { CreateInstanceBody } from '../../contract/api-types.js';
 import { buildSearchBody } from '../../client/search-query.js';
 import { act, common, intArg, numArg, UsageError, type Opts } from './context.js';
 import { offersTable } from './views.js';
-import { waitAndReport, waitOptions } from './instances.js';
+import { checkWaitOptions, waitAndReport, waitOptions } from './instances.js';
 
 /** onstart is at most 4048 characters; longer scripts go gzip+base64. */
 export const ONSTART_MAX = 4048;
@@ -111,6 +111,7 @@ export function registerOfferCommands(search: Command, create: Command): void {
     act(async (ctx, [offer], opts) => {
       const offerId = intArg(offer, 'offer ID');
       const body = createBody(opts);
+      if (opts.wait) checkWaitOptions(opts); // bad wait options rent nothing
       const r = await ctx.client.createInstance(offerId, body);
       if (ctx.raw) ctx.printRaw();
       else ctx.out(`Created instance ${r.new_contract} from offer ${offerId}.\n`);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Instance } from '../../contract/api-types.js';
 import { ApiError, NetworkError } from '../../client/client.js';
 import { describeOutcome, waitForInstance, type WaitSeams } from './wait.js';
+import { waitText } from './instances.js';
 
 /** A fake client that answers from a script, and a fake clock that sleep() advances. */
 function fake(script: (Instance | null | Error)[]) {
@@ -133,5 +134,37 @@ describe('waiting for an instance', () => {
     const h = fake([new ApiError(401, 'auth_error', 'Invalid user key', {}, '')]);
     await expect(waitForInstance(7, h.seams, opts)).rejects.toThrow('Invalid user key');
     expect(h.polls.length).toBe(1);
+  });
+  it('after a reboot or recycle: says it ran again, or that it failed and how to bring it back', () => {
+    const up = inst('running', { ssh_host: 'h', ssh_port: 22022 });
+    expect(
+      describeOutcome(7, { kind: 'running', instance: up, elapsedMs: 3000 }, undefined, 'reboot').text,
+    ).toMatch(
+      /^instance 7 is rebooted and running again \(after 3s\)\. Connect with:\n {2}ssh -p 22022 root@h\n/,
+    );
+    const dead = inst('exited', { status_msg: 'recycle failed: pull access denied' });
+    expect(
+      describeOutcome(
+        7,
+        { kind: 'failed', state: 'exited', instance: dead, elapsedMs: 1000 },
+        undefined,
+        'recycle',
+      ),
+    ).toEqual({
+      ok: false,
+      text: 'instance 7: the recycle failed: pull access denied; the instance is exited now. Start it again (openrig start instance 7) or destroy it (openrig destroy instance 7).',
+    });
+  });
+});
+
+describe('the wait line', () => {
+  it('cuts the message to the width given and keeps the state and the elapsed time', () => {
+    const msg = 'recycling: pulling nvcr.io/nvidia/pytorch:24.05-py3: 312/8450 MB';
+    expect(waitText(7, 'loading', msg, 14_000)).toBe(`instance 7: loading: ${msg} (14s)`);
+    const cut = waitText(7, 'loading', msg, 14_000, 50);
+    expect(cut).toBe('instance 7: loading: recycling: pulling nvc… (14s)');
+    expect([...cut].length).toBe(50);
+    expect(waitText(7, 'loading', 'two\nlines', 0)).toBe('instance 7: loading: two lines (0s)');
+    expect(waitText(7, 'provisioning', msg, 0, 30)).toBe('instance 7: provisioning (0s)');
   });
 });

@@ -128,16 +128,30 @@ export function describeOutcome(
   id: number,
   r: WaitOutcome,
   identity?: string,
+  /** The wait follows this reboot or recycle. */
+  restart?: 'reboot' | 'recycle',
 ): { ok: boolean; text: string } {
   const took = fmtDuration(r.elapsedMs / 1000);
   switch (r.kind) {
-    case 'running':
+    case 'running': {
+      const what = restart
+        ? `${restart === 'reboot' ? 'rebooted' : 'recycled'} and running again`
+        : 'running';
       return {
         ok: true,
-        text: `instance ${id} is running (after ${took}). Connect with:\n  ${sshCommand(r.instance, identity)}\n  (or: openrig ssh ${id})\n`,
+        text: `instance ${id} is ${what} (after ${took}). Connect with:\n  ${sshCommand(r.instance, identity)}\n  (or: openrig ssh ${id})\n`,
       };
+    }
     case 'failed': {
       const why = r.instance.status_msg ? `: ${r.instance.status_msg}` : '';
+      // A restart that left no container running: a client's start brings it back.
+      if (restart && r.state === 'exited') {
+        const reason = String(r.instance.status_msg ?? '').replace(new RegExp(`^${restart} failed: `), '');
+        return {
+          ok: false,
+          text: `instance ${id}: the ${restart} failed${reason ? `: ${reason}` : ''}; the instance is exited now. Start it again (openrig start instance ${id}) or destroy it (openrig destroy instance ${id}).`,
+        };
+      }
       return {
         ok: false,
         text: `instance ${id} is ${r.state}${why}. An instance in this state never reaches running; destroy it (openrig destroy instance ${id}) and try another offer.`,

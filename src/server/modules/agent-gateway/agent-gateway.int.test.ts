@@ -397,6 +397,123 @@ describeEachDb('agent gateway', (dialect) => {
       });
     });
 
+    it('a reboot reads loading from the request until its host has done it and reports running; a repeat says so; a failed recycle answers its error', async () => {
+      const host = await t().user();
+      const renter = await t().user();
+      const reg = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-reboot-01', machines: [hw(0)] },
+      });
+      const mid = reg.body.machines[0].machine_id;
+      const id = await newInstance(t(), mid, renter.id, { env: '{}' });
+      const sync = (instances: unknown[]) =>
+        t().request('POST', `${P}/sync`, {
+          key: host.apiKey,
+          body: { agent_uid: 'agent-reboot-01', machine_ids: [mid], instances },
+        });
+      const answer = (rid: number, ok: boolean, output: string) =>
+        t().request('POST', `${P}/results`, {
+          key: host.apiKey,
+          body: { agent_uid: 'agent-reboot-01', machine_ids: [mid], results: [{ id: rid, ok, output }] },
+        });
+      const put = (kind: string) =>
+        t().request('PUT', `/api/v0/instances/${kind}/${id}/`, { key: renter.apiKey, body: {} });
+      const result = (url: string) => t().app.inject({ method: 'GET', url: new URL(url).pathname });
+      const running = {
+        id,
+        state: 'running',
+        ssh_port: 41040,
+        status_msg: 'running; SSH accepts connections',
+      };
+      await sync([running]);
+      expect((await inst(t(), id)).actual_status).toBe('running');
+
+      const r = await put('reboot');
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({
+        success: true,
+        result_url: expect.stringMatching(/\/results\/[\w-]+\/$/),
+      });
+      expect(await inst(t(), id)).toMatchObject({
+        actual_status: 'loading',
+        intended_status: 'running',
+        status_msg: 'reboot requested; waiting for the host to carry it out',
+      });
+      // Asked again: a success that says so, nothing new; the other kind waits for it.
+      const again = await put('reboot');
+      expect(again.body).toEqual({ success: true, msg: expect.stringMatching(/already being rebooted/) });
+      const other = await put('recycle');
+      expect(other.status).toBe(409);
+      expect(other.body.msg).toMatch(/while a reboot of it is under way/);
+      expect(
+        await t()
+          .deps.db.selectFrom('instance_requests')
+          .select('id')
+          .where('instance_id', '=', id)
+          .execute(),
+      ).toHaveLength(1);
+
+      // The old container still runs: the agent's `running` does not end the reboot.
+      const s1 = await sync([running]);
+      const req = s1.body.requests.find((q: { instance_id: number }) => q.instance_id === id);
+      expect(req).toMatchObject({ kind: 'reboot' });
+      expect((await inst(t(), id)).actual_status).toBe('loading');
+      // Its steps show while it is carried out.
+      await sync([{ id, state: 'loading', status_msg: 'rebooting: restarting the container' }]);
+      expect((await inst(t(), id)).status_msg).toBe('rebooting: restarting the container');
+      await sync([running]); // done here, not yet answered: still held
+      expect((await inst(t(), id)).actual_status).toBe('loading');
+      expect((await result(r.body.result_url)).statusCode).toBe(404);
+      expect((await answer(req.id, true, 'rebooted: the container started again at T\n')).body.accepted).toBe(
+        1,
+      );
+      const done = await result(r.body.result_url);
+      expect([done.statusCode, done.body]).toEqual([200, 'rebooted: the container started again at T\n']);
+      expect((await sync([running])).body.requests).toEqual([]);
+      expect(await inst(t(), id)).toMatchObject({ actual_status: 'running', ssh_port: 41040 });
+
+      // A recycle whose pull failed: the container kept running; the result says why.
+      const rc = await put('recycle');
+      expect(rc.status).toBe(200);
+      const s2 = await sync([running]);
+      const rq = s2.body.requests.find((q: { instance_id: number }) => q.instance_id === id);
+      await sync([{ id, state: 'loading', status_msg: 'recycling: pulling pytorch/pytorch: 3/10 MB' }]);
+      expect((await inst(t(), id)).status_msg).toBe('recycling: pulling pytorch/pytorch: 3/10 MB');
+      await answer(rq.id, false, 'pull access denied');
+      await sync([running]);
+      expect((await inst(t(), id)).actual_status).toBe('running');
+      expect((await result(rc.body.result_url)).body).toBe('error: pull access denied\n');
+      // Not running: refused with the state.
+      await sync([{ id, state: 'exited', status_msg: 'main process exited (code 1)' }]);
+      const dead = await put('reboot');
+      expect([dead.status, dead.body.msg]).toEqual([409, 'Cannot reboot an instance in state exited']);
+    });
+
+    it('concurrent reboots of one instance make one request; the others say it is under way', async () => {
+      const host = await t().user();
+      const renter = await t().user();
+      const reg = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-reboot-02', machines: [hw(0)] },
+      });
+      const mid = reg.body.machines[0].machine_id;
+      const id = await newInstance(t(), mid, renter.id, { env: '{}', actual_status: 'running' });
+      const all = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          t().request('PUT', `/api/v0/instances/reboot/${id}/`, { key: renter.apiKey, body: {} }),
+        ),
+      );
+      expect(all.map((r) => r.status)).toEqual(Array(8).fill(200));
+      expect(all.filter((r) => r.body.result_url).length).toBe(1);
+      expect(
+        await t()
+          .deps.db.selectFrom('instance_requests')
+          .select('id')
+          .where('instance_id', '=', id)
+          .execute(),
+      ).toHaveLength(1);
+    });
+
     it('a client start of unknown or offline instances stays refused and changes nothing', async () => {
       const host = await t().user();
       const renter = await t().user();

@@ -8,6 +8,7 @@ import { INSTANCE_KEY_PREFIX } from '../../http/auth.js';
 import { decryptSecret, encryptSecret, newToken, sha256Hex } from '../../crypto.js';
 import {
   reportInstanceStatus,
+  setInstanceFields,
   authorizedKeysFor,
   sweepMachineInstances,
   type StatusFields,
@@ -188,6 +189,12 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
   const reportedIds = body.instances.map((r) => r.id);
   const before = await repo.instancesForAgent(deps.db, mine, reportedIds);
   const byId = new Map(before.map((r) => [r.id, r]));
+  // Read after the rows: a reboot or recycle moves its instance to `loading` in the transaction
+  // that inserts its request, so a row read `loading` here has its request in this list.
+  const pending = await repo.pendingRequests(deps.db, mine, now);
+  const restarting = new Set(
+    pending.filter((r) => r.kind === 'reboot' || r.kind === 'recycle').map((r) => r.instance_id),
+  );
 
   let moved = false;
   // 1. What the agent sees moves the instance, where the state machine allows it (the instances
@@ -200,12 +207,20 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     const msg = rep.status_msg ?? '';
     const sshHost = row.public_host ?? deps.config.publicHost;
     // A report of the state the row already has (the usual heartbeat) writes nothing, and leaves
-    // the server's own status_msg (e.g. "Start requested") alone; a new SSH port or address is written.
+    // the server's own status_msg (e.g. "Start requested") alone; a new SSH port or address is
+    // written, and so is a new step of a start or restart under way (`loading: pulling … 312/845 MB`).
+    if (row.actual_status === state && state === 'loading' && msg !== '' && msg !== row.status_msg) {
+      await setInstanceFields(deps.db, row.id, { status_msg: msg }, { actual: 'loading' });
+      continue;
+    }
     if (
       row.actual_status === state &&
       (state !== 'running' || (row.ssh_port === rep.ssh_port && row.ssh_host === sshHost))
     )
       continue;
+    // A reboot or recycle the host has not yet carried out: the container that still runs is the
+    // old one, and the instance reads `running` again only once the request is done.
+    if (state === 'running' && row.actual_status === 'loading' && restarting.has(row.id)) continue;
     // A client's start of an exited instance set it back to null; the agent, which last said
     // `exited`, still says so until this answer tells it to restart. That stale report must not
     // undo the start. (A new start's failure is reported `loading` first, so it still lands.)
@@ -277,7 +292,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
       });
     }
   }
-  const requests: AgentRequest[] = (await repo.pendingRequests(deps.db, mine, now)).map((r) => {
+  const requests: AgentRequest[] = pending.map((r) => {
     const args = JSON.parse(r.args) as { tail?: number | null; filter?: string | null; argv?: string[] };
     return { id: r.id, instance_id: r.instance_id, kind: r.kind, ...args };
   });

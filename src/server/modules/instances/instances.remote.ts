@@ -1,14 +1,18 @@
 // Requests a client makes of an instance's host, carried out by its agent on its next sync:
 // logs, an allow-listed command, reboot (restart, disk kept), recycle (pull the image again and
-// recreate the container; contract and billing unchanged). Logs and command answer a result URL:
-// an unguessable token (stored hashed) readable with no key until it expires, 404 until the agent
-// sent the output. Each refuses, naming the state, where the instance's state does not allow it.
+// recreate the container; contract kept). Each answers a result URL: an unguessable token (stored
+// hashed) readable with no key until it expires, 404 until the agent sent the output (for reboot
+// and recycle, when it was done and the container's new start time, or `error: …`). Each refuses,
+// naming the state, where the instance's state does not allow it.
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../../deps.js';
 import type { AuthContext } from '../../http/auth.js';
 import { sha256Hex } from '../../crypto.js';
 import { stateName, type ActualStatus } from '../../../contract/instance-states.js';
 import * as repo from './instances.repo.js';
+import { settleInstance } from '../billing/billing.service.js';
+import { LostRace, txRetry } from '../../db/tx.js';
+import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 import { InstanceErrors } from './instances.errors.js';
 
 /** How long a request waits for its agent and its result stays readable. */
@@ -63,19 +67,19 @@ async function enqueue(
   id: number,
   kind: Kind,
   args: Record<string, unknown>,
-  origin: string | null,
-): Promise<string | null> {
-  const token = origin !== null ? randomBytes(24).toString('base64url') : null;
+  origin: string,
+): Promise<string> {
+  const token = randomBytes(24).toString('base64url');
   await repo.insertInstanceRequest(deps.db, {
     instanceId: id,
     userId: auth.user.id,
     kind,
     args: JSON.stringify(args),
-    tokenHash: token ? sha256Hex(token) : null,
+    tokenHash: sha256Hex(token),
     now: deps.clock.now(),
     ttlMs: REQUEST_TTL_MS,
   });
-  return token ? `${origin}${RESULTS_PATH}/${token}/` : null;
+  return `${origin}${RESULTS_PATH}/${token}/`;
 }
 
 export async function requestLogs(
@@ -94,7 +98,7 @@ export async function requestLogs(
   return {
     success: true,
     msg: 'Logs requested; the result URL answers once the host sent them',
-    result_url: url!,
+    result_url: url,
   };
 }
 
@@ -113,18 +117,82 @@ export async function requestCommand(
   await liveOwnInstance(deps, auth, id, 'command');
   const url = await enqueue(deps, auth, id, 'command', { argv }, origin);
   // The official client strips writeable_path from the output it prints, and fails without it.
-  return { success: true, result_url: url!, writeable_path: '' };
+  return { success: true, result_url: url, writeable_path: '' };
 }
 
+const DONE: Record<'reboot' | 'recycle', string> = { reboot: 'rebooted', recycle: 'recycled' };
+
+/** The status_msg an instance shows from the request until its host starts carrying it out. */
+export function restartRequestedMsg(kind: 'reboot' | 'recycle'): string {
+  return `${kind} requested; waiting for the host to carry it out`;
+}
+
+/**
+ * Reboot or recycle: the request row and the instance's move from `running` to `loading` are one
+ * transaction, so from the moment the client is answered the instance reads as not ready, and it
+ * reads `running` again only once its host has carried the request out and reported it running
+ * (the agent gateway holds back `running` reports while the request is pending). Compute is not
+ * billed meanwhile, as for any instance that is not running. The move is a conditional update:
+ * of two racing requests one moves the instance, the other then finds it under way. Asking again
+ * for the one under way is a success that says so; the other kind waits for it (409).
+ */
 export async function requestRestart(
   deps: Deps,
   auth: AuthContext,
   id: number,
   kind: 'reboot' | 'recycle',
-): Promise<{ success: boolean }> {
-  await liveOwnInstance(deps, auth, id, kind);
-  await enqueue(deps, auth, id, kind, {}, null);
-  return { success: true };
+  origin: string,
+): Promise<{ success: boolean; msg: string; result_url?: string }> {
+  const now = deps.clock.now();
+  const token = randomBytes(24).toString('base64url');
+  const heartbeatS = deps.config.agent.heartbeatS;
+  return txRetry(deps.store, async (db) => {
+    const row = await repo.ownInstanceRow(db, auth.user.id, id);
+    if (!row || row.destroyed_at !== null) throw InstanceErrors.notFound(`No such instance: ${id}`);
+    const pending = await repo.pendingRestartRequest(db, id, now);
+    if (pending && (row.actual_status === 'loading' || row.actual_status === 'running')) {
+      const ago = Math.max(0, Math.round((now - pending.created_at) / 1000));
+      if (pending.kind !== kind)
+        throw InstanceErrors.invalidState(
+          `Cannot ${kind} instance ${id} while a ${pending.kind} of it is under way (asked ${ago} s ago); it runs again once its host has carried it out`,
+        );
+      return {
+        success: true,
+        msg: `Instance ${id} is already being ${DONE[kind]} (asked ${ago} s ago); it runs again once its host has carried it out`,
+      };
+    }
+    const a = row.actual_status as ActualStatus;
+    if (!ALLOWED[kind].includes(a) || row.intended_status !== 'running')
+      throw InstanceErrors.invalidState(`Cannot ${kind} an instance in state ${stateName(a)}`);
+    const msg = restartRequestedMsg(kind);
+    await settleInstance(db, row, now);
+    const moved = await repo.moveInstance(
+      db,
+      id,
+      { actual: 'running', intended: 'running' },
+      { actual_status: 'loading', status_msg: msg },
+    );
+    if (!moved) throw new LostRace(`state of instance ${id}`);
+    await recordEvent(
+      db,
+      now,
+      instanceEvent(row, 'running', 'loading', { intended_status: 'running', status_msg: msg }),
+    );
+    await repo.insertInstanceRequest(db, {
+      instanceId: id,
+      userId: auth.user.id,
+      kind,
+      args: '{}',
+      tokenHash: sha256Hex(token),
+      now,
+      ttlMs: REQUEST_TTL_MS,
+    });
+    return {
+      success: true,
+      msg: `${kind === 'reboot' ? 'Reboot' : 'Recycle'} requested: the host carries it out at its next sync (within ${heartbeatS} s); the instance is loading until it runs again. The result_url answers once the host has done it.`,
+      result_url: `${origin}${RESULTS_PATH}/${token}/`,
+    };
+  });
 }
 
 /** The text at a result URL; null (404) until the agent answered, and after it expired. */

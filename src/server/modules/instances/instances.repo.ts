@@ -277,6 +277,19 @@ export async function insertInstanceRequest(
     .execute();
 }
 
+/** The reboot or recycle of this instance that its host has not yet carried out (newest first). */
+export function pendingRestartRequest(db: Kysely<DB>, instanceId: number, now: number) {
+  return db
+    .selectFrom('instance_requests')
+    .select(['id', 'kind', 'created_at'])
+    .where('instance_id', '=', instanceId)
+    .where('kind', 'in', ['reboot', 'recycle'])
+    .where('done_at', 'is', null)
+    .where('expires_at', '>', now)
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+}
+
 /** The output of a request by its result token's hash, while it has not expired. */
 export function requestResultByToken(db: Kysely<DB>, tokenHash: string, now: number) {
   return db

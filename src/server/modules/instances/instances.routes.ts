@@ -345,7 +345,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
     },
   );
   // Requests the instance's agent carries out (logs, command, reboot, recycle), in the official
-  // client's wire forms; logs and command answer a result URL readable with no key.
+  // client's wire forms; each answers a result URL readable with no key.
   const origin = (req: { protocol: string; host: string }) => `${req.protocol}://${req.host}`;
   const resultReply = {
     type: 'object',
@@ -410,10 +410,10 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
               : 'Pull the image again and recreate the container, keeping the contract',
           params: idParams,
           body: { type: 'object', additionalProperties: false, properties: {} },
-          response: { 200: { type: 'object', properties: { success: { type: 'boolean' } } }, ...errors },
+          response: { 200: resultReply, ...errors },
         },
       },
-      async (req) => requestRestart(deps, requireAuth(req), req.params.id, kind),
+      async (req) => requestRestart(deps, requireAuth(req), req.params.id, kind, origin(req)),
     );
   }
   app.get<{ Params: { token: string } }>(
@@ -422,7 +422,8 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       config: { auth: 'none' },
       schema: {
         tags: ['instances'],
-        summary: 'The output of a logs or command request: 404 until the host sent it, then plain text',
+        summary:
+          'The outcome of a logs, command, reboot or recycle request: 404 until the host sent it, then plain text',
         params: {
           type: 'object',
           required: ['token'],

@@ -76,11 +76,20 @@ export async function setActualStatus(
   });
 }
 
-/** Updates connection fields (ssh_host, ports, status_msg) without a status change. */
-export async function setInstanceFields(db: Kysely<DB>, id: number, fields: StatusFields): Promise<boolean> {
+/**
+ * Updates connection fields (ssh_host, ports, status_msg) without a status change; with `actual`,
+ * only while the instance is still in that status (a progress message never lands on a row that
+ * a client's stop moved meanwhile).
+ */
+export async function setInstanceFields(
+  db: Kysely<DB>,
+  id: number,
+  fields: StatusFields,
+  from: { actual?: ActualStatus } = {},
+): Promise<boolean> {
   const set = fieldsToSet(fields);
   if (Object.keys(set).length === 0) return true;
-  return repo.moveInstance(db, id, {}, set);
+  return repo.moveInstance(db, id, from, set);
 }
 
 /**
