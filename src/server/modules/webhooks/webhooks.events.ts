@@ -84,37 +84,53 @@ export async function recordEvents(trx: Kysely<DB>, now: number, events: NewEven
     list.push(e);
     byUser.set(e.userId, list);
   }
-  const ids: string[] = [];
   // Users in ascending order: two transactions numbering the same users lock their counters in
-  // the same order (no deadlock between them on PostgreSQL).
-  for (const userId of [...byUser.keys()].sort((a, b) => a - b)) {
+  // the same order (no deadlock between them on PostgreSQL). A fixed number of statements
+  // whatever the number of users: one maintenance batch numbers events for a thousand clients.
+  const users = [...byUser.keys()].sort((a, b) => a - b);
+  const last = await repo.bumpEventCounters(
+    trx,
+    users.map((userId) => ({ userId, n: byUser.get(userId)!.length })),
+  );
+  const rows = users.flatMap((userId) => {
     const list = byUser.get(userId)!;
-    const last = await repo.bumpEventCounter(trx, userId, list.length);
-    const rows = list.map((e, i) => ({
-      public_id: newEventId(),
-      user_id: userId,
-      seq: last - list.length + 1 + i,
-      type: e.type,
-      subject: e.subject,
-      created_at: now,
-      data: JSON.stringify(e.data),
+    const top = last.get(userId)!;
+    return list.map((e, i) => ({
+      row: {
+        public_id: newEventId(),
+        user_id: userId,
+        seq: top - list.length + 1 + i,
+        type: e.type,
+        subject: e.subject,
+        created_at: now,
+        data: JSON.stringify(e.data),
+      },
+      data: e.data,
     }));
-    await repo.insertEvents(trx, rows);
-    ids.push(...rows.map((r) => r.public_id));
-    const hooks = await repo.enabledWebhooksOf(trx, userId);
-    if (hooks.length === 0) continue;
-    const deliveries = [];
+  });
+  await repo.insertEvents(
+    trx,
+    rows.map((r) => r.row),
+  );
+  const hooks = await repo.enabledWebhooksOf(trx, users);
+  if (hooks.length > 0) {
+    const hooksOf = new Map<number, { id: number; filter: string[] }[]>();
     for (const h of hooks) {
-      const filter = JSON.parse(h.events) as string[];
-      for (const [i, r] of rows.entries()) {
-        if (!filterMatches(filter, r.type)) continue;
+      const list = hooksOf.get(h.user_id) ?? [];
+      list.push({ id: h.id, filter: JSON.parse(h.events) as string[] });
+      hooksOf.set(h.user_id, list);
+    }
+    const deliveries = [];
+    for (const { row: r, data } of rows) {
+      for (const h of hooksOf.get(r.user_id) ?? []) {
+        if (!filterMatches(h.filter, r.type)) continue;
         deliveries.push({
           webhook_id: h.id,
-          user_id: userId,
+          user_id: r.user_id,
           msg_id: r.public_id,
           event_type: r.type,
           subject: r.subject,
-          body: eventBody({ id: r.public_id, type: r.type, created_at: now, data: list[i]!.data }),
+          body: eventBody({ id: r.public_id, type: r.type, created_at: now, data }),
           created_at: now,
           state: 'pending',
           next_at: now,
@@ -124,7 +140,7 @@ export async function recordEvents(trx: Kysely<DB>, now: number, events: NewEven
     }
     await repo.insertDeliveries(trx, deliveries);
   }
-  return ids;
+  return rows.map((r) => r.row.public_id);
 }
 
 export function recordEvent(trx: Kysely<DB>, now: number, e: NewEvent): Promise<string[]> {

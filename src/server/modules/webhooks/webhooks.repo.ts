@@ -16,18 +16,33 @@ export type WebhookRow = Selectable<WebhooksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type AttemptRow = Selectable<WebhookAttemptsTable>;
 
-// Rows per INSERT: keeps each statement under SQLite's bound-parameter limit.
-const CHUNK = 50;
+// Rows per INSERT: keeps each statement well under SQLite's bound-parameter limit (32,766).
+const CHUNK = 500;
 
-/** Adds `n` to the user's event counter and returns the new value (the last number taken). */
-export async function bumpEventCounter(trx: Kysely<DB>, userId: number, n: number): Promise<number> {
-  const r = await trx
-    .insertInto('event_counters')
-    .values({ user_id: userId, seq: n })
-    .onConflict((oc) => oc.column('user_id').doUpdateSet((eb) => ({ seq: eb('event_counters.seq', '+', n) })))
-    .returning('seq')
-    .executeTakeFirstOrThrow();
-  return Number(r.seq);
+/**
+ * Adds each `n` to its user's event counter and returns the new values (the last number each user
+ * took), in one upsert per chunk. Rows are written in the order given: callers pass users in
+ * ascending order, so two transactions lock the same counters in the same order.
+ */
+export async function bumpEventCounters(
+  trx: Kysely<DB>,
+  bumps: { userId: number; n: number }[],
+): Promise<Map<number, number>> {
+  const last = new Map<number, number>();
+  for (let i = 0; i < bumps.length; i += CHUNK) {
+    const rows = await trx
+      .insertInto('event_counters')
+      .values(bumps.slice(i, i + CHUNK).map((b) => ({ user_id: b.userId, seq: b.n })))
+      .onConflict((oc) =>
+        oc
+          .column('user_id')
+          .doUpdateSet((eb) => ({ seq: eb('event_counters.seq', '+', eb.ref('excluded.seq')) })),
+      )
+      .returning(['user_id', 'seq'])
+      .execute();
+    for (const r of rows) last.set(Number(r.user_id), Number(r.seq));
+  }
+  return last;
 }
 
 export async function insertEvents(trx: Kysely<DB>, rows: Insertable<EventsTable>[]): Promise<void> {
@@ -38,17 +53,23 @@ export async function insertEvents(trx: Kysely<DB>, rows: Insertable<EventsTable
       .execute();
 }
 
-export function enabledWebhooksOf(
+/** The enabled webhooks of the users among `userIds`, in id order. */
+export async function enabledWebhooksOf(
   trx: Kysely<DB>,
-  userId: number,
-): Promise<{ id: number; events: string }[]> {
-  return trx
-    .selectFrom('webhooks')
-    .select(['id', 'events'])
-    .where('user_id', '=', userId)
-    .where('enabled', '=', 1)
-    .orderBy('id')
-    .execute();
+  userIds: number[],
+): Promise<{ id: number; user_id: number; events: string }[]> {
+  const out: { id: number; user_id: number; events: string }[] = [];
+  for (let i = 0; i < userIds.length; i += CHUNK * 10)
+    out.push(
+      ...(await trx
+        .selectFrom('webhooks')
+        .select(['id', 'user_id', 'events'])
+        .where('user_id', 'in', userIds.slice(i, i + CHUNK * 10))
+        .where('enabled', '=', 1)
+        .orderBy('id')
+        .execute()),
+    );
+  return out;
 }
 
 export async function insertDeliveries(
