@@ -1,22 +1,12 @@
 // Account: API keys (create with scopes, shown once, revoke, last used), SSH keys, billing, and
 // the Security tab (pages/Security.tsx).
 import { useState, type FormEvent } from 'react';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { api } from '../api';
-import {
-  Button,
-  CopyButton,
-  Dialog,
-  Empty,
-  ErrorNote,
-  Field,
-  Link,
-  Note,
-  PageHead,
-  TextArea,
-  usd,
-  when,
-} from '../ui';
+import { Button, Dialog, ErrorNote, Field, Link, Note, PageHead, TextArea, usd, when } from '../ui';
+import { useAction, useActions, useRefresh } from '../components/actions';
+import { FormFooter, SecretBox } from '../components/forms';
+import { Table, TableCard } from '../components/Table';
 import { Security } from './Security';
 
 const TABS = [
@@ -78,7 +68,7 @@ function scopeText(p: ApiKey['permissions']): string {
 }
 
 function ApiKeys() {
-  const qc = useQueryClient();
+  const refresh = useRefresh();
   const keys = useQuery({
     queryKey: ['apikeys'],
     queryFn: () => api<{ apikeys: ApiKey[] }>('GET', '/api/v0/auth/apikeys/'),
@@ -86,16 +76,13 @@ function ApiKeys() {
   const [name, setName] = useState('');
   const [mode, setMode] = useState<'full' | 'read_only' | 'custom'>('full');
   const [custom, setCustom] = useState<Record<string, '' | 'read' | 'write'>>({});
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const [created, setCreated] = useState<string | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
 
   async function create(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       const permissions =
         mode === 'custom' ? Object.fromEntries(Object.entries(custom).filter(([, v]) => v)) : mode;
       const r = await api<{ key: string }>('POST', '/api/v0/auth/apikeys/', {
@@ -104,12 +91,8 @@ function ApiKeys() {
       });
       setCreated(r.key);
       setName('');
-      await qc.invalidateQueries({ queryKey: ['apikeys'] });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+      await refresh('apikeys');
+    });
   }
 
   return (
@@ -151,69 +134,46 @@ function ApiKeys() {
               ))}
             </div>
           )}
-          <ErrorNote error={error} />
-          <div className="row">
-            <Button type="submit" variant="primary" busy={busy}>
-              Create key
-            </Button>
-          </div>
+          <FormFooter error={error} busy={busy} place="start">
+            Create key
+          </FormFooter>
         </form>
       </section>
-      <section className="card table-card" aria-labelledby="keys-h">
-        <div className="table-meta">
-          <h2 id="keys-h">API keys</h2>
-        </div>
+      <TableCard title="API keys" id="keys-h">
         <ErrorNote error={keys.error} />
-        {keys.data && keys.data.apikeys.length === 0 && <Empty>No API keys.</Empty>}
-        {keys.data && keys.data.apikeys.length > 0 && (
-          <div className="table-scroll">
-            <table className="table" aria-label="API keys">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Key</th>
-                  <th>Permissions</th>
-                  <th>Created</th>
-                  <th>Last used</th>
-                  <th>
-                    <span className="sr-only">Revoke</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {keys.data.apikeys.map((k) => (
-                  <tr key={k.id} data-key={k.id}>
-                    <td data-label="Name">{k.name || '—'}</td>
-                    <td data-label="Key" className="mono">
-                      {k.key_prefix}…
-                    </td>
-                    <td data-label="Permissions">{scopeText(k.permissions)}</td>
-                    <td data-label="Created">{when(k.created_at)}</td>
-                    <td data-label="Last used">{k.last_used_at ? when(k.last_used_at) : 'never'}</td>
-                    <td className="act">
-                      <Button
-                        variant="danger"
-                        onClick={() => setRevoking(k)}
-                        aria-label={`Revoke key ${k.name || k.key_prefix}`}
-                      >
-                        Revoke
-                      </Button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+        <Table
+          label="API keys"
+          columns={['Name', 'Key', 'Permissions', 'Created', 'Last used']}
+          actions="Revoke"
+          rows={keys.data?.apikeys}
+          empty="No API keys."
+          row={(k) => (
+            <tr key={k.id} data-key={k.id}>
+              <td data-label="Name">{k.name || '—'}</td>
+              <td data-label="Key" className="mono">
+                {k.key_prefix}…
+              </td>
+              <td data-label="Permissions">{scopeText(k.permissions)}</td>
+              <td data-label="Created">{when(k.created_at)}</td>
+              <td data-label="Last used">{k.last_used_at ? when(k.last_used_at) : 'never'}</td>
+              <td className="act">
+                <Button
+                  variant="danger"
+                  onClick={() => setRevoking(k)}
+                  aria-label={`Revoke key ${k.name || k.key_prefix}`}
+                >
+                  Revoke
+                </Button>
+              </td>
+            </tr>
+          )}
+        />
+      </TableCard>
       <Dialog title="Your new API key" open={!!created} onClose={() => setCreated(null)}>
         <Note kind="warn">Copy it now: it is shown only this once.</Note>
-        <div className="secret-box">
-          <code className="mono" data-testid="new-key">
-            {created}
-          </code>
-          {created && <CopyButton text={created} />}
-        </div>
+        <SecretBox testId="new-key" copy={created}>
+          {created}
+        </SecretBox>
         <div className="row end">
           <Button variant="primary" onClick={() => setCreated(null)}>
             Done
@@ -226,9 +186,8 @@ function ApiKeys() {
 }
 
 function ConfirmRevoke({ k, onClose }: { k: ApiKey | null; onClose: () => void }) {
-  const qc = useQueryClient();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const refresh = useRefresh();
+  const { busy, error, run } = useAction();
   return (
     <Dialog title="Revoke this key?" open={!!k} onClose={onClose}>
       {k && (
@@ -237,31 +196,21 @@ function ConfirmRevoke({ k, onClose }: { k: ApiKey | null; onClose: () => void }
             <strong>{k.name || k.key_prefix}</strong> stops working at once for every program that uses it. If
             this console signed in with it, you stay signed in.
           </p>
-          <ErrorNote error={error} />
-          <div className="row end">
-            <Button variant="ghost" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button
-              variant="danger"
-              busy={busy}
-              onClick={async () => {
-                setBusy(true);
-                setError(null);
-                try {
-                  await api('DELETE', `/api/v0/auth/apikeys/${k.id}/`);
-                  await qc.invalidateQueries({ queryKey: ['apikeys'] });
-                  onClose();
-                } catch (e) {
-                  setError(e);
-                } finally {
-                  setBusy(false);
-                }
-              }}
-            >
-              Revoke key
-            </Button>
-          </div>
+          <FormFooter
+            error={error}
+            busy={busy}
+            variant="danger"
+            onCancel={onClose}
+            onConfirm={() =>
+              run(async () => {
+                await api('DELETE', `/api/v0/auth/apikeys/${k.id}/`);
+                await refresh('apikeys');
+                onClose();
+              })
+            }
+          >
+            Revoke key
+          </FormFooter>
         </>
       )}
     </Dialog>
@@ -279,40 +228,26 @@ interface SshKey {
 }
 
 function SshKeys() {
-  const qc = useQueryClient();
+  const refresh = useRefresh();
   const keys = useQuery({
     queryKey: ['sshkeys'],
     queryFn: () => api<{ ssh_keys: SshKey[] }>('GET', '/api/v0/ssh/'),
   });
   const [text, setText] = useState('');
-  const [busy, setBusy] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useActions<string>();
   const add = async (e: FormEvent) => {
     e.preventDefault();
-    setBusy('add');
-    setError(null);
-    try {
+    await run('add', async () => {
       await api('POST', '/api/v0/ssh/', { ssh_key: text.trim() });
       setText('');
-      await qc.invalidateQueries({ queryKey: ['sshkeys'] });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(null);
-    }
+      await refresh('sshkeys');
+    });
   };
-  const remove = async (k: SshKey) => {
-    setBusy(`rm-${k.id}`);
-    setError(null);
-    try {
+  const remove = (k: SshKey) =>
+    run(`rm-${k.id}`, async () => {
       await api('DELETE', `/api/v0/ssh/${k.id}/`);
-      await qc.invalidateQueries({ queryKey: ['sshkeys'] });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(null);
-    }
-  };
+      await refresh('sshkeys');
+    });
   return (
     <>
       <section className="card">
@@ -328,57 +263,36 @@ function SshKeys() {
             onChange={(e) => setText(e.target.value)}
             hint="The contents of ~/.ssh/id_ed25519.pub. New instances accept it for root."
           />
-          <ErrorNote error={error} />
-          <div className="row">
-            <Button type="submit" variant="primary" busy={busy === 'add'}>
-              Add key
-            </Button>
-          </div>
+          <FormFooter error={error} busy={busy === 'add'} place="start">
+            Add key
+          </FormFooter>
         </form>
       </section>
-      <section className="card table-card">
-        <div className="table-meta">
-          <h2>SSH keys</h2>
-        </div>
+      <TableCard title="SSH keys">
         <ErrorNote error={keys.error} />
-        {keys.data && keys.data.ssh_keys.length === 0 && (
-          <Empty>No SSH keys yet: add one before renting.</Empty>
-        )}
-        {keys.data && keys.data.ssh_keys.length > 0 && (
-          <div className="table-scroll">
-            <table className="table" aria-label="SSH keys">
-              <thead>
-                <tr>
-                  <th>Type</th>
-                  <th>Fingerprint</th>
-                  <th>Comment</th>
-                  <th>Added</th>
-                  <th>
-                    <span className="sr-only">Remove</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {keys.data.ssh_keys.map((k) => (
-                  <tr key={k.id}>
-                    <td data-label="Type">{k.key_type}</td>
-                    <td data-label="Fingerprint" className="mono small">
-                      {k.fingerprint}
-                    </td>
-                    <td data-label="Comment">{k.comment || '—'}</td>
-                    <td data-label="Added">{when(k.created_at)}</td>
-                    <td className="act">
-                      <Button variant="ghost" busy={busy === `rm-${k.id}`} onClick={() => remove(k)}>
-                        Remove
-                      </Button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+        <Table
+          label="SSH keys"
+          columns={['Type', 'Fingerprint', 'Comment', 'Added']}
+          actions="Remove"
+          rows={keys.data?.ssh_keys}
+          empty="No SSH keys yet: add one before renting."
+          row={(k) => (
+            <tr key={k.id}>
+              <td data-label="Type">{k.key_type}</td>
+              <td data-label="Fingerprint" className="mono small">
+                {k.fingerprint}
+              </td>
+              <td data-label="Comment">{k.comment || '—'}</td>
+              <td data-label="Added">{when(k.created_at)}</td>
+              <td className="act">
+                <Button variant="ghost" busy={busy === `rm-${k.id}`} onClick={() => remove(k)}>
+                  Remove
+                </Button>
+              </td>
+            </tr>
+          )}
+        />
+      </TableCard>
     </>
   );
 }
@@ -440,38 +354,24 @@ function Billing() {
           <strong>{bal.data ? bal.data.instances.length : '…'}</strong>
         </div>
       </div>
-      <section className="card table-card">
-        <div className="table-meta">
-          <h2>Charges</h2>
-        </div>
-        {charges.data && charges.data.charges.length === 0 && <Empty>No charges yet.</Empty>}
-        {charges.data && charges.data.charges.length > 0 && (
-          <div className="table-scroll">
-            <table className="table" aria-label="Charges">
-              <thead>
-                <tr>
-                  <th>Period</th>
-                  <th>Instance</th>
-                  <th>Kind</th>
-                  <th className="num">Amount</th>
-                </tr>
-              </thead>
-              <tbody>
-                {charges.data.charges.map((c) => (
-                  <tr key={c.id}>
-                    <td data-label="Period">{period(c.period_start, c.period_end)}</td>
-                    <td data-label="Instance">{c.instance_id ? `#${c.instance_id}` : '—'}</td>
-                    <td data-label="Kind">{c.kind}</td>
-                    <td className="num" data-label="Amount">
-                      {usd(c.amount, 4)}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <TableCard title="Charges">
+        <Table
+          label="Charges"
+          columns={['Period', 'Instance', 'Kind', { label: 'Amount', className: 'num' }]}
+          rows={charges.data?.charges}
+          empty="No charges yet."
+          row={(c) => (
+            <tr key={c.id}>
+              <td data-label="Period">{period(c.period_start, c.period_end)}</td>
+              <td data-label="Instance">{c.instance_id ? `#${c.instance_id}` : '—'}</td>
+              <td data-label="Kind">{c.kind}</td>
+              <td className="num" data-label="Amount">
+                {usd(c.amount, 4)}
+              </td>
+            </tr>
+          )}
+        />
+      </TableCard>
     </>
   );
 }

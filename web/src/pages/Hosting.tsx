@@ -2,9 +2,12 @@
 // maintenance on the machines picked (start in the browser's time zone, sent as epoch seconds),
 // the per-machine results exactly as the server answers them, and the upcoming windows with cancel.
 import { useState, type FormEvent } from 'react';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { api, ApiError, type Machine, type Window } from '../api';
-import { Button, Dialog, Empty, ErrorNote, Field, Note, PageHead, SelectField, usd, when } from '../ui';
+import { Button, Dialog, ErrorNote, Field, Note, PageHead, SelectField, usd, when } from '../ui';
+import { useAction, useActions, useRefresh } from '../components/actions';
+import { FormFooter } from '../components/forms';
+import { Table, TableCard } from '../components/Table';
 
 const CATEGORIES = ['power', 'internet', 'disk', 'gpu', 'software', 'other'];
 
@@ -25,7 +28,7 @@ function localInput(d: Date): string {
 }
 
 export function Hosting() {
-  const qc = useQueryClient();
+  const refresh = useRefresh();
   const machines = useQuery({
     queryKey: ['machines'],
     queryFn: () => api<{ machines: Machine[] }>('GET', '/api/v0/machines/'),
@@ -39,8 +42,7 @@ export function Hosting() {
   const rows = machines.data?.machines ?? [];
   const [picked, setPicked] = useState<Set<number>>(new Set());
   const [listing, setListing] = useState<Machine | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useActions<string>();
 
   const toggle = (id: number) =>
     setPicked((s) => {
@@ -51,118 +53,108 @@ export function Hosting() {
     });
   const all = rows.length > 0 && rows.every((m) => picked.has(m.id));
 
-  async function act(key: string, fn: () => Promise<unknown>) {
-    setBusy(key);
-    setError(null);
-    try {
+  const act = (key: string, fn: () => Promise<unknown>) =>
+    run(key, async () => {
       await fn();
-      await qc.invalidateQueries({ queryKey: ['machines'] });
-      await qc.invalidateQueries({ queryKey: ['maintenances'] });
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(null);
-    }
-  }
+      await refresh('machines', 'maintenances');
+    });
 
   return (
     <>
       <PageHead title="Hosting" />
       <ErrorNote error={machines.error ?? error} />
-      <section className="card table-card" aria-labelledby="machines-h">
-        <div className="table-meta">
-          <h2 id="machines-h">Machines</h2>
-          <span className="muted small">{picked.size} selected</span>
-        </div>
+      <TableCard
+        title="Machines"
+        id="machines-h"
+        meta={<span className="muted small">{picked.size} selected</span>}
+      >
         {machines.isPending ? (
           <div className="skeleton" aria-busy="true" />
-        ) : rows.length === 0 ? (
-          <Empty>
-            No machines yet. Run <code>openrig agent</code> on a GPU host with your API key to add one.
-          </Empty>
         ) : (
-          <div className="table-scroll">
-            <table className="table" aria-label="Machines">
-              <thead>
-                <tr>
-                  <th className="pick">
-                    <input
-                      type="checkbox"
-                      aria-label="Select all machines"
-                      checked={all}
-                      onChange={() => setPicked(all ? new Set() : new Set(rows.map((m) => m.id)))}
-                    />
-                  </th>
-                  <th>Machine</th>
-                  <th>GPUs</th>
-                  <th>State</th>
-                  <th>Listing</th>
-                  <th className="num">$/GPU/h</th>
-                  <th className="num">Renters</th>
-                  <th>Next maintenance</th>
-                  <th>
-                    <span className="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((m) => (
-                  <tr key={m.id} data-machine={m.id}>
-                    <td className="pick">
-                      <input
-                        type="checkbox"
-                        aria-label={`Select machine ${m.id}`}
-                        checked={picked.has(m.id)}
-                        onChange={() => toggle(m.id)}
-                      />
-                    </td>
-                    <td data-label="Machine">#{m.id}</td>
-                    <td data-label="GPUs">
-                      {m.num_gpus}× {m.gpu_name}
-                    </td>
-                    <td data-label="State">
-                      <span className={`status status-${m.online ? 'ok' : 'bad'}`}>
-                        <span className="dot" aria-hidden="true" />
-                        {m.online ? 'Online' : 'Offline'}
-                      </span>
-                    </td>
-                    <td data-label="Listing">
-                      {m.listed ? (
-                        <span className="badge badge-ok">listed</span>
-                      ) : (
-                        <span className="badge">unlisted</span>
-                      )}
-                      {m.rented && <span className="badge badge-info">rented</span>}
-                    </td>
-                    <td className="num" data-label="$/GPU/h">
-                      {usd(m.listed_gpu_cost)}
-                    </td>
-                    <td className="num" data-label="Renters">
-                      {m.current_rentals_running}
-                    </td>
-                    <td data-label="Next maintenance">
-                      {m.maintenances[0] ? when(m.maintenances[0].start_time) : '—'}
-                    </td>
-                    <td className="act">
-                      {m.listed ? (
-                        <Button
-                          busy={busy === `unlist-${m.id}`}
-                          onClick={() =>
-                            act(`unlist-${m.id}`, () => api('PUT', `/api/v0/machines/${m.id}/unlist/`))
-                          }
-                        >
-                          Unlist
-                        </Button>
-                      ) : null}
-                      <Button onClick={() => setListing(m)}>{m.listed ? 'Price' : 'List'}</Button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            label="Machines"
+            columns={[
+              {
+                className: 'pick',
+                label: (
+                  <input
+                    type="checkbox"
+                    aria-label="Select all machines"
+                    checked={all}
+                    onChange={() => setPicked(all ? new Set() : new Set(rows.map((m) => m.id)))}
+                  />
+                ),
+              },
+              'Machine',
+              'GPUs',
+              'State',
+              'Listing',
+              { label: '$/GPU/h', className: 'num' },
+              { label: 'Renters', className: 'num' },
+              'Next maintenance',
+            ]}
+            actions="Actions"
+            rows={rows}
+            empty={
+              <>
+                No machines yet. Run <code>openrig agent</code> on a GPU host with your API key to add one.
+              </>
+            }
+            row={(m) => (
+              <tr key={m.id} data-machine={m.id}>
+                <td className="pick">
+                  <input
+                    type="checkbox"
+                    aria-label={`Select machine ${m.id}`}
+                    checked={picked.has(m.id)}
+                    onChange={() => toggle(m.id)}
+                  />
+                </td>
+                <td data-label="Machine">#{m.id}</td>
+                <td data-label="GPUs">
+                  {m.num_gpus}× {m.gpu_name}
+                </td>
+                <td data-label="State">
+                  <span className={`status status-${m.online ? 'ok' : 'bad'}`}>
+                    <span className="dot" aria-hidden="true" />
+                    {m.online ? 'Online' : 'Offline'}
+                  </span>
+                </td>
+                <td data-label="Listing">
+                  {m.listed ? (
+                    <span className="badge badge-ok">listed</span>
+                  ) : (
+                    <span className="badge">unlisted</span>
+                  )}
+                  {m.rented && <span className="badge badge-info">rented</span>}
+                </td>
+                <td className="num" data-label="$/GPU/h">
+                  {usd(m.listed_gpu_cost)}
+                </td>
+                <td className="num" data-label="Renters">
+                  {m.current_rentals_running}
+                </td>
+                <td data-label="Next maintenance">
+                  {m.maintenances[0] ? when(m.maintenances[0].start_time) : '—'}
+                </td>
+                <td className="act">
+                  {m.listed ? (
+                    <Button
+                      busy={busy === `unlist-${m.id}`}
+                      onClick={() =>
+                        act(`unlist-${m.id}`, () => api('PUT', `/api/v0/machines/${m.id}/unlist/`))
+                      }
+                    >
+                      Unlist
+                    </Button>
+                  ) : null}
+                  <Button onClick={() => setListing(m)}>{m.listed ? 'Price' : 'List'}</Button>
+                </td>
+              </tr>
+            )}
+          />
         )}
-      </section>
+      </TableCard>
       <Maintenance picked={[...picked].sort((a, b) => a - b)} />
       <Windows windows={windows.data ?? []} error={windows.error} />
       <ListDialog machine={listing} onClose={() => setListing(null)} />
@@ -171,100 +163,101 @@ export function Hosting() {
 }
 
 function ListDialog({ machine, onClose }: { machine: Machine | null; onClose: () => void }) {
-  const qc = useQueryClient();
+  const refresh = useRefresh();
   const [gpu, setGpu] = useState('');
   const [disk, setDisk] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     if (!machine) return;
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       const body: Record<string, number> = {};
       if (gpu) body.price_gpu = Number(gpu);
       if (disk) body.price_disk = Number(disk);
       await api('PUT', `/api/v0/machines/${machine.id}/list/`, body);
-      await qc.invalidateQueries({ queryKey: ['machines'] });
+      await refresh('machines');
       onClose();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <Dialog title={machine ? `List machine #${machine.id}` : 'List'} open={!!machine} onClose={onClose}>
       {machine && (
         <form onSubmit={submit}>
-          <Field
+          <PriceField
             label="Price per GPU ($/hour)"
-            type="number"
-            step="0.001"
-            min="0"
-            placeholder={machine.listed_gpu_cost?.toString() ?? ''}
+            current={machine.listed_gpu_cost}
             value={gpu}
-            onChange={(e) => setGpu(e.target.value)}
+            onChange={setGpu}
             hint={`Renters pay ${machine.num_gpus} × this for compute.`}
           />
-          <Field
+          <PriceField
             label="Disk price ($/GB-month)"
-            type="number"
-            step="0.001"
-            min="0"
-            placeholder={machine.listed_storage_cost?.toString() ?? ''}
+            current={machine.listed_storage_cost}
             value={disk}
-            onChange={(e) => setDisk(e.target.value)}
+            onChange={setDisk}
             hint="Empty fields keep their current value."
           />
-          <ErrorNote error={error} />
-          <div className="row end">
-            <Button variant="ghost" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" variant="primary" busy={busy}>
-              {machine.listed ? 'Update price' : 'List for rent'}
-            </Button>
-          </div>
+          <FormFooter error={error} busy={busy} onCancel={onClose}>
+            {machine.listed ? 'Update price' : 'List for rent'}
+          </FormFooter>
         </form>
       )}
     </Dialog>
   );
 }
 
+/** A price in dollars to a tenth of a cent; the current price shows while it is empty. */
+function PriceField(p: {
+  label: string;
+  current: number | null;
+  value: string;
+  onChange: (v: string) => void;
+  hint: string;
+}) {
+  return (
+    <Field
+      label={p.label}
+      type="number"
+      step="0.001"
+      min="0"
+      placeholder={p.current?.toString() ?? ''}
+      value={p.value}
+      onChange={(e) => p.onChange(e.target.value)}
+      hint={p.hint}
+    />
+  );
+}
+
 function Maintenance({ picked }: { picked: number[] }) {
-  const qc = useQueryClient();
+  const refresh = useRefresh();
   const [start, setStart] = useState(() => localInput(new Date(Date.now() + 24 * 3600_000)));
   const [hours, setHours] = useState('2');
   const [category, setCategory] = useState('other');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const [results, setResults] = useState<BatchEntry[] | null>(null);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    setResults(null);
-    try {
-      const sdate = Math.floor(new Date(start).getTime() / 1000);
-      const r = await api<{ results: BatchEntry[] }>('POST', '/api/v0/machines/maintenances/batch', {
-        machine_ids: picked,
-        sdate,
-        duration: Number(hours),
-        maintenance_category: category,
-      });
-      setResults(r.results);
-    } catch (err) {
-      setError(err);
-      if (err instanceof ApiError && Array.isArray(err.body.results))
-        setResults(err.body.results as BatchEntry[]);
-    } finally {
-      setBusy(false);
-      void qc.invalidateQueries({ queryKey: ['maintenances'] });
-      void qc.invalidateQueries({ queryKey: ['machines'] });
-    }
+    await run(async () => {
+      setResults(null);
+      try {
+        const sdate = Math.floor(new Date(start).getTime() / 1000);
+        const r = await api<{ results: BatchEntry[] }>('POST', '/api/v0/machines/maintenances/batch', {
+          machine_ids: picked,
+          sdate,
+          duration: Number(hours),
+          maintenance_category: category,
+        });
+        setResults(r.results);
+      } catch (err) {
+        // A refused batch still answers each machine's result.
+        if (err instanceof ApiError && Array.isArray(err.body.results))
+          setResults(err.body.results as BatchEntry[]);
+        throw err;
+      } finally {
+        void refresh('maintenances', 'machines');
+      }
+    });
   }
 
   return (
@@ -304,106 +297,72 @@ function Maintenance({ picked }: { picked: number[] }) {
       </form>
       {picked.length === 0 && <p className="muted small">Select machines in the table above first.</p>}
       <ErrorNote error={error} />
-      {results && (
-        <div className="table-scroll">
-          <table className="table" aria-label="Maintenance results">
-            <thead>
-              <tr>
-                <th>Machine</th>
-                <th>Result</th>
-                <th className="num">notifications_sent</th>
-                <th>Message</th>
-              </tr>
-            </thead>
-            <tbody>
-              {results.map((r, k) => (
-                <tr key={k} data-result={r.machine_id ?? ''}>
-                  <td data-label="Machine">{r.machine_id === null ? '—' : `#${r.machine_id}`}</td>
-                  <td data-label="Result">
-                    {r.success ? (
-                      <span className="badge badge-ok">scheduled</span>
-                    ) : (
-                      <span className="badge badge-bad">{r.error}</span>
-                    )}
-                  </td>
-                  <td className="num" data-label="notifications_sent" data-testid="notifications-sent">
-                    {r.notifications_sent ?? '—'}
-                  </td>
-                  <td data-label="Message">{r.msg ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Table
+        label="Maintenance results"
+        columns={['Machine', 'Result', { label: 'notifications_sent', className: 'num' }, 'Message']}
+        rows={results}
+        row={(r, k) => (
+          <tr key={k} data-result={r.machine_id ?? ''}>
+            <td data-label="Machine">{r.machine_id === null ? '—' : `#${r.machine_id}`}</td>
+            <td data-label="Result">
+              {r.success ? (
+                <span className="badge badge-ok">scheduled</span>
+              ) : (
+                <span className="badge badge-bad">{r.error}</span>
+              )}
+            </td>
+            <td className="num" data-label="notifications_sent" data-testid="notifications-sent">
+              {r.notifications_sent ?? '—'}
+            </td>
+            <td data-label="Message">{r.msg ?? ''}</td>
+          </tr>
+        )}
+      />
     </section>
   );
 }
 
 function Windows({ windows, error }: { windows: Window[]; error: unknown }) {
-  const qc = useQueryClient();
-  const [busy, setBusy] = useState<number | null>(null);
-  const [err, setErr] = useState<unknown>(null);
+  const refresh = useRefresh();
+  const { busy, error: err, run } = useActions<number>();
   const [done, setDone] = useState<string | null>(null);
-  const cancel = async (w: Window) => {
-    setBusy(w.id);
-    setErr(null);
-    try {
+  const cancel = (w: Window) =>
+    run(w.id, async () => {
       const r = await api<{ canceled: number }>('PUT', `/api/v0/machines/${w.machine_id}/cancel_maint/`);
       setDone(`Cancelled ${r.canceled} window${r.canceled === 1 ? '' : 's'} of machine #${w.machine_id}.`);
-      await qc.invalidateQueries({ queryKey: ['maintenances'] });
-      await qc.invalidateQueries({ queryKey: ['machines'] });
-    } catch (e) {
-      setErr(e);
-    } finally {
-      setBusy(null);
-    }
-  };
+      await refresh('maintenances', 'machines');
+    });
   return (
     <section className="card" aria-labelledby="windows-h">
       <h2 id="windows-h">Upcoming maintenance</h2>
       <ErrorNote error={error ?? err} />
       {done && <Note kind="ok">{done}</Note>}
-      {windows.length === 0 ? (
-        <Empty>No maintenance scheduled.</Empty>
-      ) : (
-        <div className="table-scroll">
-          <table className="table" aria-label="Upcoming maintenance">
-            <thead>
-              <tr>
-                <th>Machine</th>
-                <th>Starts</th>
-                <th>Ends</th>
-                <th>Category</th>
-                <th>
-                  <span className="sr-only">Cancel</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {windows.map((w) => (
-                <tr key={w.id}>
-                  <td data-label="Machine">#{w.machine_id}</td>
-                  <td data-label="Starts">{when(w.start_time)}</td>
-                  <td data-label="Ends">{when(w.end_time)}</td>
-                  <td data-label="Category">{w.maintenance_category}</td>
-                  <td className="act">
-                    <Button
-                      variant="ghost"
-                      busy={busy === w.id}
-                      onClick={() => cancel(w)}
-                      aria-label={`Cancel maintenance of machine ${w.machine_id}`}
-                      title="Cancels every current and upcoming window of this machine"
-                    >
-                      Cancel
-                    </Button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Table
+        label="Upcoming maintenance"
+        columns={['Machine', 'Starts', 'Ends', 'Category']}
+        actions="Cancel"
+        rows={windows}
+        empty="No maintenance scheduled."
+        row={(w) => (
+          <tr key={w.id}>
+            <td data-label="Machine">#{w.machine_id}</td>
+            <td data-label="Starts">{when(w.start_time)}</td>
+            <td data-label="Ends">{when(w.end_time)}</td>
+            <td data-label="Category">{w.maintenance_category}</td>
+            <td className="act">
+              <Button
+                variant="ghost"
+                busy={busy === w.id}
+                onClick={() => cancel(w)}
+                aria-label={`Cancel maintenance of machine ${w.machine_id}`}
+                title="Cancels every current and upcoming window of this machine"
+              >
+                Cancel
+              </Button>
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }

@@ -2,9 +2,11 @@
 // 10 s otherwise), says what each state means, gives the SSH command to copy and the cost so far,
 // shows the logs its host sends, and stops, starts, reboots, labels and destroys (destroy asks first).
 import { useEffect, useState, type FormEvent } from 'react';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { api, type Instance } from '../api';
 import { Button, CopyButton, Dialog, Empty, ErrorNote, Field, Link, Note, PageHead, usd, when } from '../ui';
+import { useAction, useActions, useRefresh } from '../components/actions';
+import { FormFooter } from '../components/forms';
 
 const STATES: Record<string, { label: string; tone: string; meaning: string }> = {
   provisioning: {
@@ -99,28 +101,20 @@ export function Instances() {
 }
 
 function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
-  const qc = useQueryClient();
+  const refresh = useRefresh();
   const st = stateOf(i);
   const info = STATES[st] ?? { label: st, tone: 'idle', meaning: '' };
   const ssh = sshCommand(i);
-  const [busy, setBusy] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useActions<string>();
   const [confirmDestroy, setConfirmDestroy] = useState(false);
   const [labelling, setLabelling] = useState(false);
   const [showLogs, setShowLogs] = useState(false);
 
-  async function act(what: string, fn: () => Promise<unknown>) {
-    setBusy(what);
-    setError(null);
-    try {
+  const act = (what: string, fn: () => Promise<unknown>) =>
+    run(what, async () => {
       await fn();
-      await qc.invalidateQueries({ queryKey: ['instances'] });
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(null);
-    }
-  }
+      await refresh('instances');
+    });
   const put = (body: Record<string, unknown>) => api('PUT', `/api/v0/instances/${i.id}/`, body);
 
   // Reboot: the host restarts the container and keeps its disk.
@@ -220,24 +214,21 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
         onClose={() => setConfirmDestroy(false)}
       >
         <p>Its disk and everything on it are deleted, and all billing stops. This cannot be undone.</p>
-        {confirmDestroy && <ErrorNote error={error} />}
-        <div className="row end">
-          <Button variant="ghost" onClick={() => setConfirmDestroy(false)}>
-            Keep it
-          </Button>
-          <Button
-            variant="danger"
-            busy={busy === 'destroy'}
-            onClick={() =>
-              act('destroy', async () => {
-                await api('DELETE', `/api/v0/instances/${i.id}/`);
-                setConfirmDestroy(false);
-              })
-            }
-          >
-            Destroy instance
-          </Button>
-        </div>
+        <FormFooter
+          error={error}
+          busy={busy === 'destroy'}
+          variant="danger"
+          onCancel={() => setConfirmDestroy(false)}
+          cancel="Keep it"
+          onConfirm={() =>
+            act('destroy', async () => {
+              await api('DELETE', `/api/v0/instances/${i.id}/`);
+              setConfirmDestroy(false);
+            })
+          }
+        >
+          Destroy instance
+        </FormFooter>
       </Dialog>
       <LabelDialog
         open={labelling}
@@ -261,12 +252,9 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
  */
 function Logs({ id }: { id: number }) {
   const [text, setText] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const load = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const { busy, error, run } = useAction();
+  const load = () =>
+    run(async () => {
       const r = await api<{ result_url: string }>('PUT', `/api/v0/instances/request_logs/${id}/`, {
         tail: '200',
       });
@@ -282,12 +270,7 @@ function Logs({ id }: { id: number }) {
         if (Date.now() > end) throw new Error('The host has not sent the logs within 30 seconds; try again');
         await new Promise((ok) => setTimeout(ok, 1000));
       }
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   useEffect(() => {
     void load();
     // Loaded once when opened; "Refresh" asks again.
@@ -327,14 +310,9 @@ function LabelDialog(p: {
     <Dialog title="Label" open={p.open} onClose={p.onClose}>
       <form onSubmit={save}>
         <Field label="Label" value={v} maxLength={1024} onChange={(e) => setV(e.target.value)} autoFocus />
-        <div className="row end">
-          <Button variant="ghost" onClick={p.onClose}>
-            Cancel
-          </Button>
-          <Button type="submit" variant="primary" busy={p.busy}>
-            Save
-          </Button>
-        </div>
+        <FormFooter busy={p.busy} onCancel={p.onClose}>
+          Save
+        </FormFooter>
       </form>
     </Dialog>
   );

@@ -2,7 +2,7 @@
 // (the server orders, so the first page is the best of all matches) and pages through the rows;
 // the rent dialog prices the offer with its disk and rents it with PUT /api/v0/asks/{id}/.
 import { useMemo, useState, type FormEvent } from 'react';
-import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api, ApiError, type Offer } from '../api';
 import {
   Button,
@@ -18,6 +18,9 @@ import {
   navigate,
   usd,
 } from '../ui';
+import { useAction, useRefresh } from '../components/actions';
+import { FormFooter } from '../components/forms';
+import { Table } from '../components/Table';
 
 interface Filters {
   gpu: string;
@@ -38,6 +41,17 @@ const EMPTY: Filters = {
   location: '',
   verified: false,
 };
+
+const NUMBER_FILTERS: {
+  key: 'maxPrice' | 'minVram' | 'minRel';
+  label: string;
+  max?: string;
+  step?: string;
+}[] = [
+  { key: 'maxPrice', label: 'Max $/hour', step: '0.01' },
+  { key: 'minVram', label: 'Min VRAM (GB)' },
+  { key: 'minRel', label: 'Min reliability (%)', max: '100', step: '0.1' },
+];
 
 type Col = { key: keyof Offer; label: string; num?: boolean; render: (o: Offer) => string };
 
@@ -136,24 +150,18 @@ export function Search() {
             <option key={n}>{n}</option>
           ))}
         </SelectField>
-        <Field
-          label="Max $/hour"
-          type="number"
-          min="0"
-          step="0.01"
-          value={draft.maxPrice}
-          onChange={set('maxPrice')}
-        />
-        <Field label="Min VRAM (GB)" type="number" min="0" value={draft.minVram} onChange={set('minVram')} />
-        <Field
-          label="Min reliability (%)"
-          type="number"
-          min="0"
-          max="100"
-          step="0.1"
-          value={draft.minRel}
-          onChange={set('minRel')}
-        />
+        {NUMBER_FILTERS.map((n) => (
+          <Field
+            key={n.key}
+            label={n.label}
+            type="number"
+            min="0"
+            max={n.max}
+            step={n.step}
+            value={draft[n.key]}
+            onChange={set(n.key)}
+          />
+        ))}
         <Field label="Location" placeholder="e.g. US" value={draft.location} onChange={set('location')} />
         <label className="check">
           <input
@@ -187,67 +195,56 @@ export function Search() {
             {offers.isPending ? 'Searching…' : `${rows.length} offer${rows.length === 1 ? '' : 's'}`}
           </span>
         </div>
-        <div className="table-scroll">
-          <table className="table" aria-label="Offers">
-            <thead>
-              <tr>
-                {COLS.map((c) => (
-                  <th
-                    key={c.key}
-                    className={c.num ? 'num' : undefined}
-                    aria-sort={
-                      sort.key === c.key ? (sort.dir === 'asc' ? 'ascending' : 'descending') : 'none'
-                    }
-                  >
-                    <button type="button" className="sort" onClick={() => sortBy(c.key)}>
-                      {c.label}
-                      <span className="sort-ind" aria-hidden="true">
-                        {sort.key === c.key ? (sort.dir === 'asc' ? '▲' : '▼') : '↕'}
-                      </span>
-                    </button>
-                  </th>
-                ))}
-                <th>
-                  <span className="sr-only">Rent</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((o) => (
-                <tr key={o.id} data-offer={o.id}>
-                  {COLS.map((c) => (
-                    <td key={c.key} className={c.num ? 'num' : undefined} data-label={c.label}>
-                      {c.key === 'gpu_name' ? (
-                        <span className="gpu">
-                          {c.render(o)}
-                          {o.verified && (
-                            <span className="badge badge-ok" title="Verified machine">
-                              verified
-                            </span>
-                          )}
+        <Table
+          label="Offers"
+          columns={COLS.map((c) => ({
+            className: c.num ? 'num' : undefined,
+            'aria-sort': sort.key === c.key ? (sort.dir === 'asc' ? 'ascending' : 'descending') : 'none',
+            label: (
+              <button type="button" className="sort" onClick={() => sortBy(c.key)}>
+                {c.label}
+                <span className="sort-ind" aria-hidden="true">
+                  {sort.key === c.key ? (sort.dir === 'asc' ? '▲' : '▼') : '↕'}
+                </span>
+              </button>
+            ),
+          }))}
+          actions="Rent"
+          rows={shown}
+          row={(o) => (
+            <tr key={o.id} data-offer={o.id}>
+              {COLS.map((c) => (
+                <td key={c.key} className={c.num ? 'num' : undefined} data-label={c.label}>
+                  {c.key === 'gpu_name' ? (
+                    <span className="gpu">
+                      {c.render(o)}
+                      {o.verified && (
+                        <span className="badge badge-ok" title="Verified machine">
+                          verified
                         </span>
-                      ) : (
-                        c.render(o)
                       )}
-                    </td>
-                  ))}
-                  <td className="act">
-                    <Button variant="primary" onClick={() => setRenting(o)} aria-label={`Rent offer ${o.id}`}>
-                      Rent
-                    </Button>
-                  </td>
-                </tr>
+                    </span>
+                  ) : (
+                    c.render(o)
+                  )}
+                </td>
               ))}
-              {!offers.isPending && shown.length === 0 && (
-                <tr>
-                  <td colSpan={COLS.length + 1} className="empty">
-                    No offer matches these filters.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
-        </div>
+              <td className="act">
+                <Button variant="primary" onClick={() => setRenting(o)} aria-label={`Rent offer ${o.id}`}>
+                  Rent
+                </Button>
+              </td>
+            </tr>
+          )}
+        >
+          {!offers.isPending && shown.length === 0 && (
+            <tr>
+              <td colSpan={COLS.length + 1} className="empty">
+                No offer matches these filters.
+              </td>
+            </tr>
+          )}
+        </Table>
         <nav className="pager" aria-label="Pages">
           <Button variant="ghost" disabled={page === 0} onClick={() => setPage(page - 1)}>
             Previous
@@ -293,7 +290,7 @@ function RentDialog({
   next: (o: Offer) => Offer | null;
   onSwitch: (o: Offer) => void;
 }) {
-  const qc = useQueryClient();
+  const refresh = useRefresh();
   const [f, setF] = useState<RentForm>({
     image: 'ubuntu:22.04',
     disk: '10',
@@ -302,8 +299,7 @@ function RentDialog({
     ports: '',
     label: '',
   });
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, setError, run } = useAction();
   const [takenOffer, setTakenOffer] = useState<Offer | null>(null);
   const set = (k: keyof RentForm) => (e: { target: { value: string } }) =>
     setF({ ...f, [k]: e.target.value });
@@ -319,38 +315,36 @@ function RentDialog({
   async function rent(e: FormEvent) {
     e.preventDefault();
     if (!offer) return;
-    setBusy(true);
-    setError(null);
-    setTakenOffer(null);
-    const env: Record<string, string> = {};
-    for (const line of f.env.split('\n')) {
-      const m = /^\s*([^=\s]+)\s*=(.*)$/.exec(line);
-      if (m) env[m[1]!] = m[2]!.trim();
-    }
-    for (const p of f.ports.split(/[\s,]+/).filter(Boolean)) env[`-p ${p}:${p}`] = '1';
-    try {
-      const r = await api<{ new_contract: number }>('PUT', `/api/v0/asks/${offer.id}/`, {
-        image: f.image.trim(),
-        disk,
-        onstart: f.onstart || undefined,
-        env,
-        label: f.label.trim() || undefined,
-        runtype: 'ssh',
-      });
-      void qc.invalidateQueries({ queryKey: ['offers'] });
-      void qc.invalidateQueries({ queryKey: ['instances'] });
-      close();
-      navigate(`/instances?new=${r.new_contract}`);
-    } catch (err) {
-      setError(err);
-      if (err instanceof ApiError && (err.status === 409 || err.code === 'offer_unavailable')) {
-        onTaken(offer);
-        setTakenOffer(offer);
-        void qc.invalidateQueries({ queryKey: ['offers'] });
+    await run(async () => {
+      setTakenOffer(null);
+      const env: Record<string, string> = {};
+      for (const line of f.env.split('\n')) {
+        const m = /^\s*([^=\s]+)\s*=(.*)$/.exec(line);
+        if (m) env[m[1]!] = m[2]!.trim();
       }
-    } finally {
-      setBusy(false);
-    }
+      for (const p of f.ports.split(/[\s,]+/).filter(Boolean)) env[`-p ${p}:${p}`] = '1';
+      try {
+        const r = await api<{ new_contract: number }>('PUT', `/api/v0/asks/${offer.id}/`, {
+          image: f.image.trim(),
+          disk,
+          onstart: f.onstart || undefined,
+          env,
+          label: f.label.trim() || undefined,
+          runtype: 'ssh',
+        });
+        void refresh('offers', 'instances');
+        close();
+        navigate(`/instances?new=${r.new_contract}`);
+      } catch (err) {
+        // Taken by someone else meanwhile: the dialog offers the next match.
+        if (err instanceof ApiError && (err.status === 409 || err.code === 'offer_unavailable')) {
+          onTaken(offer);
+          setTakenOffer(offer);
+          void refresh('offers');
+        }
+        throw err;
+      }
+    });
   }
 
   const alt = takenOffer ? next(takenOffer) : null;
@@ -425,14 +419,9 @@ function RentDialog({
             )}
           </ErrorNote>
           {!takenOffer && (
-            <div className="row end">
-              <Button variant="ghost" onClick={close}>
-                Cancel
-              </Button>
-              <Button type="submit" variant="primary" busy={busy}>
-                Rent for {usd(price)}/h
-              </Button>
-            </div>
+            <FormFooter busy={busy} onCancel={close}>
+              Rent for {usd(price)}/h
+            </FormFooter>
           )}
           {takenOffer && !error && <Note>Pick another offer.</Note>}
         </form>

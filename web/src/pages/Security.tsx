@@ -4,17 +4,16 @@
 // SMS is confirmed with a code. Removing a method and regenerating backup codes verify a factor
 // in the same call. E-mail codes are always available once the e-mail is verified (never stored).
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import QRCode from 'qrcode';
 import { api, type TfaMethod, type TfaStatus } from '../api';
 import { Button, CopyButton, Dialog, ErrorNote, Field, LockCountdown, Note, download, when } from '../ui';
+import { useAction, useActions, useRefresh } from '../components/actions';
+import { FactorForm, type Choice, type FactorFormProps } from '../components/FactorForm';
+import { FormFooter, OneTimeCodeField, SecretBox, SendCodeRow } from '../components/forms';
+import { Table, TableCard } from '../components/Table';
 
 type Factor = Record<string, unknown>;
-
-type Choice =
-  | { kind: 'totp' | 'sms'; id: number; label: string }
-  | { kind: 'email'; label: string }
-  | { kind: 'backup'; label: string };
 
 function choicesOf(methods: TfaMethod[], withEmail: boolean): Choice[] {
   const out: Choice[] = [...methods]
@@ -83,59 +82,46 @@ export function Security() {
       </section>
 
       {s && s.methods.length > 0 && (
-        <section className="card table-card" aria-labelledby="methods-h">
-          <div className="table-meta">
-            <h2 id="methods-h">Methods</h2>
-          </div>
-          <div className="table-scroll">
-            <table className="table" aria-label="2FA methods">
-              <thead>
-                <tr>
-                  <th>Method</th>
-                  <th>Label</th>
-                  <th>Added</th>
-                  <th>Last used</th>
-                  <th>
-                    <span className="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {s.methods.map((m) => (
-                  <tr key={m.id} data-method={m.method}>
-                    <td data-label="Method">
-                      {methodName(m)}
-                      {m.phone_number && <span className="muted"> {m.phone_number}</span>}
-                      {m.is_primary && <span className="badge badge-info">primary</span>}
-                      {m.locked_until && m.locked_until * 1000 > Date.now() && (
-                        <span className="badge badge-bad">
-                          <LockCountdown until={m.locked_until} />
-                        </span>
-                      )}
-                    </td>
-                    <td data-label="Label">{m.label || '—'}</td>
-                    <td data-label="Added">{when(m.created_at)}</td>
-                    <td data-label="Last used">{m.last_used ? when(m.last_used) : 'never'}</td>
-                    <td className="act">
-                      <Button variant="ghost" onClick={() => setEditing(m)}>
-                        Edit
-                      </Button>
-                      <Button variant="ghost" onClick={() => setRemoving(m)}>
-                        Remove
-                      </Button>
-                    </td>
-                  </tr>
-                ))}
-                <tr>
-                  <td data-label="Method">E-mail codes</td>
-                  <td colSpan={4} className="muted" data-label="">
-                    Always available to your verified e-mail address; nothing to set up.
-                  </td>
-                </tr>
-              </tbody>
-            </table>
-          </div>
-        </section>
+        <TableCard title="Methods" id="methods-h">
+          <Table
+            label="2FA methods"
+            columns={['Method', 'Label', 'Added', 'Last used']}
+            actions="Actions"
+            rows={s.methods}
+            row={(m) => (
+              <tr key={m.id} data-method={m.method}>
+                <td data-label="Method">
+                  {methodName(m)}
+                  {m.phone_number && <span className="muted"> {m.phone_number}</span>}
+                  {m.is_primary && <span className="badge badge-info">primary</span>}
+                  {m.locked_until && m.locked_until * 1000 > Date.now() && (
+                    <span className="badge badge-bad">
+                      <LockCountdown until={m.locked_until} />
+                    </span>
+                  )}
+                </td>
+                <td data-label="Label">{m.label || '—'}</td>
+                <td data-label="Added">{when(m.created_at)}</td>
+                <td data-label="Last used">{m.last_used ? when(m.last_used) : 'never'}</td>
+                <td className="act">
+                  <Button variant="ghost" onClick={() => setEditing(m)}>
+                    Edit
+                  </Button>
+                  <Button variant="ghost" onClick={() => setRemoving(m)}>
+                    Remove
+                  </Button>
+                </td>
+              </tr>
+            )}
+          >
+            <tr>
+              <td data-label="Method">E-mail codes</td>
+              <td colSpan={4} className="muted" data-label="">
+                Always available to your verified e-mail address; nothing to set up.
+              </td>
+            </tr>
+          </Table>
+        </TableCard>
       )}
 
       {s && adding && (
@@ -193,128 +179,6 @@ export function Security() {
   );
 }
 
-/**
- * Collects one second factor: picks a method, sends a code where one is sent (`send`), and hands
- * the verification fields to `submit`.
- */
-function FactorForm({
-  choices,
-  send,
-  submit,
-  action,
-  danger,
-  disabled,
-}: {
-  choices: Choice[];
-  send: (c: Choice) => Promise<string>;
-  submit: (c: Choice, code: string, secret: string | null) => Promise<void>;
-  action: string;
-  danger?: boolean;
-  disabled?: boolean;
-}) {
-  const [idx, setIdx] = useState(0);
-  const c = choices[idx];
-  const [code, setCode] = useState('');
-  const [secret, setSecret] = useState<string | null>(null);
-  const [sent, setSent] = useState(false);
-  const [busy, setBusy] = useState<'send' | 'go' | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  if (!c) return null;
-  const needsSend = c.kind === 'sms' || c.kind === 'email';
-
-  const doSend = async () => {
-    setBusy('send');
-    setError(null);
-    try {
-      setSecret(await send(c));
-      setSent(true);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(null);
-    }
-  };
-  const go = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy('go');
-    setError(null);
-    try {
-      await submit(c, code.trim(), secret);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(null);
-    }
-  };
-  return (
-    <form onSubmit={go} className="stack">
-      {choices.length > 1 && (
-        <fieldset className="choices">
-          <legend>Verify with</legend>
-          {choices.map((ch, i) => (
-            <label key={`${ch.kind}-${'id' in ch ? ch.id : ''}`} className="choice">
-              <input
-                type="radio"
-                name="factor"
-                checked={i === idx}
-                onChange={() => {
-                  setIdx(i);
-                  setCode('');
-                  setSecret(null);
-                  setSent(false);
-                  setError(null);
-                }}
-              />
-              <span>{ch.label}</span>
-            </label>
-          ))}
-        </fieldset>
-      )}
-      {choices.length === 1 && <p className="muted">Verify with: {c.label}</p>}
-      {needsSend && (
-        <div className="row">
-          <Button busy={busy === 'send'} onClick={doSend}>
-            {sent ? 'Send again' : c.kind === 'sms' ? 'Text me a code' : 'E-mail me a code'}
-          </Button>
-          {sent && <Note kind="ok">Code sent.</Note>}
-        </div>
-      )}
-      {c.kind === 'backup' ? (
-        <Field
-          label="Backup code"
-          placeholder="XXXX-XXXX-XXXX"
-          autoComplete="off"
-          required
-          value={code}
-          onChange={(e) => setCode(e.target.value)}
-        />
-      ) : (
-        <Field
-          label={c.kind === 'totp' ? 'Code from your authenticator app' : 'Code'}
-          inputMode="numeric"
-          autoComplete="one-time-code"
-          pattern="[0-9]{6}"
-          maxLength={6}
-          required
-          value={code}
-          onChange={(e) => setCode(e.target.value.replace(/\D/g, ''))}
-        />
-      )}
-      <ErrorNote error={error} />
-      <div className="row end">
-        <Button
-          type="submit"
-          variant={danger ? 'danger' : 'primary'}
-          busy={busy === 'go'}
-          disabled={disabled || (needsSend && !secret)}
-        >
-          {action}
-        </Button>
-      </div>
-    </form>
-  );
-}
-
 /** The verification fields of DELETE tfa/ and PUT regen-backup-codes/ for a choice. */
 function factorOf(c: Choice, code: string, secret: string | null): Factor {
   if (c.kind === 'backup') return { backup_code: code };
@@ -328,6 +192,23 @@ async function sendVerifyCode(c: Choice): Promise<string> {
   return (await api<{ secret: string }>('POST', '/api/v0/tfa/email/', {})).secret;
 }
 
+/** FactorForm as this tab shows it: a stack, and the same note for every code sent. */
+function VerifyForm({
+  send,
+  ...rest
+}: Omit<FactorFormProps, 'send' | 'name' | 'className'> & {
+  send: (c: Choice) => Promise<string>;
+}) {
+  return (
+    <FactorForm
+      {...rest}
+      name="factor"
+      className="stack"
+      send={async (c) => ({ secret: await send(c), note: 'Code sent.' })}
+    />
+  );
+}
+
 function VerifyDialog(p: {
   title: string;
   intro: string;
@@ -338,11 +219,11 @@ function VerifyDialog(p: {
   run: (f: Factor) => Promise<unknown>;
   onClose: () => void;
 }) {
-  const qc = useQueryClient();
+  const refresh = useRefresh();
   return (
     <Dialog title={p.title} open onClose={p.onClose}>
       <p>{p.intro}</p>
-      <FactorForm
+      <VerifyForm
         choices={choicesOf(p.status.methods, true)}
         send={sendVerifyCode}
         action={p.action}
@@ -350,8 +231,7 @@ function VerifyDialog(p: {
         disabled={p.disabled}
         submit={async (c, code, secret) => {
           await p.run(factorOf(c, code, secret));
-          await qc.invalidateQueries({ queryKey: ['tfa'] });
-          await qc.invalidateQueries({ queryKey: ['me'] });
+          await refresh('tfa', 'me');
           p.onClose();
         }}
       />
@@ -381,7 +261,7 @@ function Authorize({ status, onDone }: { status: TfaStatus; onDone: () => void }
           ? 'First, confirm it is you: we e-mail a code to your address.'
           : 'First, confirm it is you with one of your current methods.'}
       </p>
-      <FactorForm
+      <VerifyForm
         choices={choices}
         send={start}
         action="Authorize"
@@ -410,11 +290,10 @@ function AddMethod({
   onClose: () => void;
   onCodes: (c: string[]) => void;
 }) {
-  const qc = useQueryClient();
+  const refresh = useRefresh();
   const [authorized, setAuthorized] = useState(status.new_method_authorized);
   const finish = async (r: { backup_codes?: string[] }) => {
-    await qc.invalidateQueries({ queryKey: ['tfa'] });
-    await qc.invalidateQueries({ queryKey: ['me'] });
+    await refresh('tfa', 'me');
     onClose();
     if (r.backup_codes?.length) onCodes(r.backup_codes);
   };
@@ -431,6 +310,19 @@ function AddMethod({
   );
 }
 
+/** Confirms a new method with its first code; the label is sent when one is given. */
+const confirmNew = (body: Factor, label: string) =>
+  api<{ backup_codes?: string[] }>('POST', '/api/v0/tfa/confirm-new/', {
+    ...body,
+    ...(label.trim() ? { label: label.trim() } : {}),
+  });
+
+function LabelField({ value, onChange }: { value: string; onChange: (v: string) => void }) {
+  return (
+    <Field label="Label (optional)" maxLength={30} value={value} onChange={(e) => onChange(e.target.value)} />
+  );
+}
+
 function AddTotp({ onDone }: { onDone: (r: { backup_codes?: string[] }) => Promise<void> }) {
   const setup = useQuery({
     queryKey: ['totp-setup'],
@@ -441,30 +333,16 @@ function AddTotp({ onDone }: { onDone: (r: { backup_codes?: string[] }) => Promi
   const canvas = useRef<HTMLCanvasElement>(null);
   const [code, setCode] = useState('');
   const [label, setLabel] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   useEffect(() => {
     if (setup.data && canvas.current)
       void QRCode.toCanvas(canvas.current, setup.data.provisioning_uri, { width: 200, margin: 2 });
   }, [setup.data]);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    if (!setup.data) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await api<{ backup_codes?: string[] }>('POST', '/api/v0/tfa/confirm-new/', {
-        tfa_method: 'totp',
-        code,
-        secret: setup.data.secret,
-        ...(label.trim() ? { label: label.trim() } : {}),
-      });
-      await onDone(r);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    const data = setup.data;
+    if (!data) return;
+    await run(async () => onDone(await confirmNew({ tfa_method: 'totp', code, secret: data.secret }, label)));
   };
   return (
     <form onSubmit={submit} className="totp">
@@ -481,36 +359,16 @@ function AddTotp({ onDone }: { onDone: (r: { backup_codes?: string[] }) => Promi
         </div>
         <div className="stack">
           <p>Scan the code with your authenticator app, or type the key by hand:</p>
-          <div className="secret-box">
-            <code className="mono" data-testid="totp-secret">
-              {setup.data?.secret.replace(/(.{4})/g, '$1 ').trim() ?? '…'}
-            </code>
-            {setup.data && <CopyButton text={setup.data.secret} label="Copy key" />}
-          </div>
-          <Field
-            label="Label (optional)"
-            maxLength={30}
-            value={label}
-            onChange={(e) => setLabel(e.target.value)}
-          />
-          <Field
-            label="Code from the app"
-            inputMode="numeric"
-            autoComplete="one-time-code"
-            pattern="[0-9]{6}"
-            maxLength={6}
-            required
-            value={code}
-            onChange={(e) => setCode(e.target.value.replace(/\D/g, ''))}
-          />
+          <SecretBox testId="totp-secret" copy={setup.data?.secret} copyLabel="Copy key">
+            {setup.data?.secret.replace(/(.{4})/g, '$1 ').trim() ?? '…'}
+          </SecretBox>
+          <LabelField value={label} onChange={setLabel} />
+          <OneTimeCodeField label="Code from the app" value={code} onChange={setCode} />
         </div>
       </div>
-      <ErrorNote error={error} />
-      <div className="row end">
-        <Button type="submit" variant="primary" busy={busy} disabled={!setup.data}>
-          Turn on
-        </Button>
-      </div>
+      <FormFooter error={error} busy={busy} disabled={!setup.data}>
+        Turn on
+      </FormFooter>
     </form>
   );
 }
@@ -520,44 +378,17 @@ function AddSms({ onDone }: { onDone: (r: { backup_codes?: string[] }) => Promis
   const [label, setLabel] = useState('');
   const [secret, setSecret] = useState<string | null>(null);
   const [code, setCode] = useState('');
-  const [busy, setBusy] = useState<'send' | 'go' | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const send = async () => {
-    setBusy('send');
-    setError(null);
-    try {
-      const r = await api<{ secret: string }>(
-        'POST',
-        secret ? '/api/v0/tfa/sms/resend/' : '/api/v0/tfa/sms/',
-        {
-          phone_number: phone.trim(),
-        },
-      );
-      setSecret(r.secret);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(null);
-    }
-  };
+  const { busy, error, run } = useActions<'send' | 'go'>();
+  const send = () =>
+    run('send', async () => {
+      const url = secret ? '/api/v0/tfa/sms/resend/' : '/api/v0/tfa/sms/';
+      setSecret((await api<{ secret: string }>('POST', url, { phone_number: phone.trim() })).secret);
+    });
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    setBusy('go');
-    setError(null);
-    try {
-      const r = await api<{ backup_codes?: string[] }>('POST', '/api/v0/tfa/confirm-new/', {
-        tfa_method: 'sms',
-        code,
-        secret,
-        phone_number: phone.trim(),
-        ...(label.trim() ? { label: label.trim() } : {}),
-      });
-      await onDone(r);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(null);
-    }
+    await run('go', async () =>
+      onDone(await confirmNew({ tfa_method: 'sms', code, secret, phone_number: phone.trim() }, label)),
+    );
   };
   return (
     <form onSubmit={submit} className="stack">
@@ -570,61 +401,38 @@ function AddSms({ onDone }: { onDone: (r: { backup_codes?: string[] }) => Promis
         onChange={(e) => setPhone(e.target.value)}
         hint="In international format, starting with +."
       />
-      <Field
-        label="Label (optional)"
-        maxLength={30}
-        value={label}
-        onChange={(e) => setLabel(e.target.value)}
+      <LabelField value={label} onChange={setLabel} />
+      <SendCodeRow
+        kind="sms"
+        sent={secret ? 'Code sent.' : null}
+        busy={busy === 'send'}
+        disabled={!phone.trim()}
+        onSend={send}
       />
-      <div className="row">
-        <Button busy={busy === 'send'} onClick={send} disabled={!phone.trim()}>
-          {secret ? 'Send again' : 'Text me a code'}
-        </Button>
-        {secret && <Note kind="ok">Code sent.</Note>}
-      </div>
-      <Field
-        label="Code"
-        inputMode="numeric"
-        autoComplete="one-time-code"
-        pattern="[0-9]{6}"
-        maxLength={6}
-        required
-        value={code}
-        onChange={(e) => setCode(e.target.value.replace(/\D/g, ''))}
-      />
-      <ErrorNote error={error} />
-      <div className="row end">
-        <Button type="submit" variant="primary" busy={busy === 'go'} disabled={!secret}>
-          Add phone
-        </Button>
-      </div>
+      <OneTimeCodeField label="Code" value={code} onChange={setCode} />
+      <FormFooter error={error} busy={busy === 'go'} disabled={!secret}>
+        Add phone
+      </FormFooter>
     </form>
   );
 }
 
 function EditMethod({ m, onClose }: { m: TfaMethod; onClose: () => void }) {
-  const qc = useQueryClient();
+  const refresh = useRefresh();
   const [label, setLabel] = useState(m.label ?? '');
   const [primary, setPrimary] = useState(m.is_primary);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       await api('PUT', '/api/v0/tfa/update/', {
         tfa_method_id: m.id,
         label: label.trim(),
         ...(primary && !m.is_primary ? { is_primary: true } : {}),
       });
-      await qc.invalidateQueries({ queryKey: ['tfa'] });
+      await refresh('tfa');
       onClose();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <Dialog title={`Edit ${methodName(m).toLowerCase()}`} open onClose={onClose}>
@@ -639,15 +447,9 @@ function EditMethod({ m, onClose }: { m: TfaMethod; onClose: () => void }) {
           />
           Primary method (offered first when you sign in)
         </label>
-        <ErrorNote error={error} />
-        <div className="row end">
-          <Button variant="ghost" onClick={onClose}>
-            Cancel
-          </Button>
-          <Button type="submit" variant="primary" busy={busy}>
-            Save
-          </Button>
-        </div>
+        <FormFooter error={error} busy={busy} onCancel={onClose}>
+          Save
+        </FormFooter>
       </form>
     </Dialog>
   );
