@@ -26,283 +26,193 @@ const SECRETS = 'openrig has no account environment variables; pass --env to cre
 const BILLING =
   'openrig bills by the hour against a balance, shown by GET /api/v0/billing/ and GET /api/v0/billing/charges/';
 const BIDS = 'openrig has no bidding on running instances; the price is fixed when the instance is created';
+const JOBS = 'openrig has no default (background) jobs';
+
+/** The commands that can schedule a job. */
+const SCHEDULABLE = [
+  'reboot instance --schedule',
+  'execute --schedule',
+  'change bid --schedule',
+  'take snapshot',
+];
+
+type Method = UnsupportedRequest['method'];
+/** By path, the CLI command (or commands) that send each method of it. */
+type Requests = Record<string, Partial<Record<Method, string | string[]>>>;
+
+/** The rows of the requests refused for one reason, in the order given. */
+function refused(why: string, requests: Requests): UnsupportedRequest[] {
+  return Object.entries(requests).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, commands]) => ({
+      method: method as Method,
+      path,
+      commands: [commands ?? []].flat(),
+      why,
+    })),
+  );
+}
 
 export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
   // Instances
-  { method: 'PUT', path: '/api/v0/instances/bid_price/:id', commands: ['change bid'], why: BIDS },
-  {
-    method: 'PUT',
-    path: '/api/v0/instances/prepay/:id',
-    commands: ['prepay instance'],
-    why: 'openrig has no reserved-instance prepayment',
-  },
-  {
-    method: 'GET',
-    path: '/api/v0/instances/balance/:id',
-    commands: ['show deposit'],
-    why: 'openrig has no reserved-instance deposits',
-  },
-  {
-    method: 'PUT',
-    path: '/api/v0/instances/update_template/:id',
-    commands: ['update instance'],
-    why: TEMPLATES,
-  },
-  {
-    method: 'POST',
-    path: '/api/v0/instances/take_snapshot/:id',
-    commands: ['take snapshot'],
-    why: 'openrig has no container snapshots',
-  },
-  {
-    method: 'GET',
-    path: '/api/v0/instances/filters',
-    commands: ['show instances-v1'],
-    why: 'openrig has no saved instance filters; show instances lists every instance',
-  },
-  {
-    method: 'PUT',
-    path: '/api/v0/launch_instance',
-    commands: ['launch instance'],
-    why: 'openrig rents a chosen offer: search offers, then create instance OFFER_ID',
-  },
-  {
-    method: 'PUT',
-    path: '/api/v0/search/asks',
-    commands: ['search offers --new'],
-    why: 'openrig searches with POST /api/v0/bundles/ (search offers without --new)',
-  },
+  ...refused(BIDS, { '/api/v0/instances/bid_price/:id': { PUT: 'change bid' } }),
+  ...refused('openrig has no reserved-instance prepayment', {
+    '/api/v0/instances/prepay/:id': { PUT: 'prepay instance' },
+  }),
+  ...refused('openrig has no reserved-instance deposits', {
+    '/api/v0/instances/balance/:id': { GET: 'show deposit' },
+  }),
+  ...refused(TEMPLATES, { '/api/v0/instances/update_template/:id': { PUT: 'update instance' } }),
+  ...refused('openrig has no container snapshots', {
+    '/api/v0/instances/take_snapshot/:id': { POST: 'take snapshot' },
+  }),
+  ...refused('openrig has no saved instance filters; show instances lists every instance', {
+    '/api/v0/instances/filters': { GET: 'show instances-v1' },
+  }),
+  ...refused('openrig rents a chosen offer: search offers, then create instance OFFER_ID', {
+    '/api/v0/launch_instance': { PUT: 'launch instance' },
+  }),
+  ...refused('openrig searches with POST /api/v0/bundles/ (search offers without --new)', {
+    '/api/v0/search/asks': { PUT: 'search offers --new' },
+  }),
   // Copies, snapshots and scheduled jobs
-  { method: 'PUT', path: '/api/v0/commands/rsync', commands: ['copy'], why: COPY },
-  { method: 'PUT', path: '/api/v0/commands/copy_direct', commands: ['copy', 'vm copy'], why: COPY },
-  { method: 'DELETE', path: '/api/v0/commands/copy_direct', commands: ['cancel copy'], why: COPY },
-  { method: 'POST', path: '/api/v0/commands/rclone', commands: ['cloud copy'], why: COPY },
-  { method: 'DELETE', path: '/api/v0/commands/rclone', commands: ['cancel sync'], why: COPY },
-  {
-    method: 'GET',
-    path: '/api/v0/commands/schedule_job',
-    commands: ['show scheduled-jobs'],
-    why: SCHEDULED,
-  },
-  {
-    method: 'POST',
-    path: '/api/v0/commands/schedule_job',
-    commands: ['reboot instance --schedule', 'execute --schedule', 'change bid --schedule', 'take snapshot'],
-    why: SCHEDULED,
-  },
-  {
-    method: 'PUT',
-    path: '/api/v0/commands/schedule_job/:id',
-    commands: ['reboot instance --schedule', 'execute --schedule', 'change bid --schedule', 'take snapshot'],
-    why: SCHEDULED,
-  },
-  {
-    method: 'DELETE',
-    path: '/api/v0/commands/schedule_job/:id',
-    commands: ['delete scheduled-job'],
-    why: SCHEDULED,
-  },
+  ...refused(COPY, {
+    '/api/v0/commands/rsync': { PUT: 'copy' },
+    '/api/v0/commands/copy_direct': { PUT: ['copy', 'vm copy'], DELETE: 'cancel copy' },
+    '/api/v0/commands/rclone': { POST: 'cloud copy', DELETE: 'cancel sync' },
+  }),
+  ...refused(SCHEDULED, {
+    '/api/v0/commands/schedule_job': { GET: 'show scheduled-jobs', POST: SCHEDULABLE },
+    '/api/v0/commands/schedule_job/:id': { PUT: SCHEDULABLE, DELETE: 'delete scheduled-job' },
+  }),
   // Account
-  {
-    method: 'PUT',
-    path: '/api/v0/commands/reset_apikey',
-    commands: ['reset api-key'],
-    why: 'create a new key (create api-key) and delete the old one (delete api-key)',
-  },
-  {
-    method: 'PUT',
-    path: '/api/v0/commands/transfer_credit',
-    commands: ['transfer credit'],
-    why: 'openrig has no credit transfers between accounts',
-  },
-  {
-    method: 'PUT',
-    path: '/api/v0/users',
-    commands: ['set user'],
-    why: 'account settings are changed by the operator (openrig admin)',
-  },
-  {
-    method: 'POST',
-    path: '/api/v0/users',
-    commands: ['create subaccount'],
-    why: 'openrig has no subaccounts; the operator creates accounts (openrig admin create-user)',
-  },
-  {
-    method: 'GET',
-    path: '/api/v0/subaccounts',
-    commands: ['show subaccounts'],
-    why: 'openrig has no subaccounts',
-  },
-  {
-    method: 'GET',
-    path: '/api/v0/users/me/ipaddrs',
-    commands: ['show ipaddrs'],
-    why: 'openrig keeps no history of login addresses',
-  },
-  {
-    method: 'GET',
-    path: '/api/v0/audit_logs',
-    commands: ['show audit-logs'],
-    why: 'openrig keeps no per-account audit log of API calls',
-  },
-  {
-    method: 'GET',
-    path: '/api/v0/users/cloud_integrations',
-    commands: ['show connections'],
-    why: 'openrig has no cloud storage integrations',
-  },
+  ...refused('create a new key (create api-key) and delete the old one (delete api-key)', {
+    '/api/v0/commands/reset_apikey': { PUT: 'reset api-key' },
+  }),
+  ...refused('openrig has no credit transfers between accounts', {
+    '/api/v0/commands/transfer_credit': { PUT: 'transfer credit' },
+  }),
+  ...refused('account settings are changed by the operator (openrig admin)', {
+    '/api/v0/users': { PUT: 'set user' },
+  }),
+  ...refused('openrig has no subaccounts; the operator creates accounts (openrig admin create-user)', {
+    '/api/v0/users': { POST: 'create subaccount' },
+  }),
+  ...refused('openrig has no subaccounts', { '/api/v0/subaccounts': { GET: 'show subaccounts' } }),
+  ...refused('openrig keeps no history of login addresses', {
+    '/api/v0/users/me/ipaddrs': { GET: 'show ipaddrs' },
+  }),
+  ...refused('openrig keeps no per-account audit log of API calls', {
+    '/api/v0/audit_logs': { GET: 'show audit-logs' },
+  }),
+  ...refused('openrig has no cloud storage integrations', {
+    '/api/v0/users/cloud_integrations': { GET: 'show connections' },
+  }),
   // Billing
-  { method: 'GET', path: '/api/v0/users/me/invoices', commands: ['show invoices'], why: BILLING },
-  { method: 'POST', path: '/api/v0/contracts/fetch', commands: ['show invoices'], why: BILLING },
-  { method: 'GET', path: '/api/v1/invoices', commands: ['show invoices-v1'], why: BILLING },
-  { method: 'GET', path: '/api/v0/charges', commands: ['show invoices-v1 --charges'], why: BILLING },
-  { method: 'GET', path: '/api/v0/invoices', commands: ['search invoices'], why: BILLING },
-  {
-    method: 'GET',
-    path: '/api/v0/users/me/machine-earnings',
-    commands: ['show earnings'],
-    why: 'openrig records what renters pay (GET /api/v0/billing/charges/), not host earnings',
-  },
+  ...refused(BILLING, {
+    '/api/v0/users/me/invoices': { GET: 'show invoices' },
+    '/api/v0/contracts/fetch': { POST: 'show invoices' },
+    '/api/v1/invoices': { GET: 'show invoices-v1' },
+    '/api/v0/charges': { GET: 'show invoices-v1 --charges' },
+    '/api/v0/invoices': { GET: 'search invoices' },
+  }),
+  ...refused('openrig records what renters pay (GET /api/v0/billing/charges/), not host earnings', {
+    '/api/v0/users/me/machine-earnings': { GET: 'show earnings' },
+  }),
   // Templates, benchmarks, secrets
-  { method: 'GET', path: '/api/v0/template', commands: ['search templates'], why: TEMPLATES },
-  { method: 'POST', path: '/api/v0/template', commands: ['create template'], why: TEMPLATES },
-  { method: 'PUT', path: '/api/v0/template', commands: ['update template'], why: TEMPLATES },
-  { method: 'DELETE', path: '/api/v0/template', commands: ['delete template'], why: TEMPLATES },
-  {
-    method: 'GET',
-    path: '/api/v0/benchmarks',
-    commands: ['search benchmarks'],
-    why: 'openrig runs no benchmarks; offers carry the host-declared hardware only',
-  },
-  { method: 'GET', path: '/api/v0/secrets', commands: ['show env-vars'], why: SECRETS },
-  { method: 'POST', path: '/api/v0/secrets', commands: ['create env-var'], why: SECRETS },
-  { method: 'PUT', path: '/api/v0/secrets', commands: ['update env-var'], why: SECRETS },
-  { method: 'DELETE', path: '/api/v0/secrets', commands: ['delete env-var'], why: SECRETS },
+  ...refused(TEMPLATES, {
+    '/api/v0/template': {
+      GET: 'search templates',
+      POST: 'create template',
+      PUT: 'update template',
+      DELETE: 'delete template',
+    },
+  }),
+  ...refused('openrig runs no benchmarks; offers carry the host-declared hardware only', {
+    '/api/v0/benchmarks': { GET: 'search benchmarks' },
+  }),
+  ...refused(SECRETS, {
+    '/api/v0/secrets': {
+      GET: 'show env-vars',
+      POST: 'create env-var',
+      PUT: 'update env-var',
+      DELETE: 'delete env-var',
+    },
+  }),
   // Volumes and network disks
-  { method: 'GET', path: '/api/v0/volumes', commands: ['show volumes'], why: VOLUMES },
-  { method: 'PUT', path: '/api/v0/volumes', commands: ['create volume'], why: VOLUMES },
-  { method: 'POST', path: '/api/v0/volumes', commands: ['list volume', 'list volumes'], why: VOLUMES },
-  { method: 'DELETE', path: '/api/v0/volumes', commands: ['delete volume'], why: VOLUMES },
-  { method: 'POST', path: '/api/v0/volumes/search', commands: ['search volumes'], why: VOLUMES },
-  { method: 'POST', path: '/api/v0/volumes/copy', commands: ['clone volume'], why: VOLUMES },
-  { method: 'POST', path: '/api/v0/volumes/unlist', commands: ['unlist volume'], why: VOLUMES },
-  {
-    method: 'PUT',
-    path: '/api/v0/network_volumes',
-    commands: ['create network-volume'],
-    why: NETWORK_VOLUMES,
-  },
-  {
-    method: 'POST',
-    path: '/api/v0/network_volumes',
-    commands: ['list network-volume'],
-    why: NETWORK_VOLUMES,
-  },
-  {
-    method: 'POST',
-    path: '/api/v0/network_volumes/search',
-    commands: ['search network-volumes'],
-    why: NETWORK_VOLUMES,
-  },
-  {
-    method: 'POST',
-    path: '/api/v0/network_volumes/unlist',
-    commands: ['unlist network-volume'],
-    why: NETWORK_VOLUMES,
-  },
-  { method: 'GET', path: '/api/v0/network_disk', commands: ['show network-disks'], why: NETWORK_VOLUMES },
-  { method: 'POST', path: '/api/v0/network_disk', commands: ['add network-disk'], why: NETWORK_VOLUMES },
+  ...refused(VOLUMES, {
+    '/api/v0/volumes': {
+      GET: 'show volumes',
+      PUT: 'create volume',
+      POST: ['list volume', 'list volumes'],
+      DELETE: 'delete volume',
+    },
+    '/api/v0/volumes/search': { POST: 'search volumes' },
+    '/api/v0/volumes/copy': { POST: 'clone volume' },
+    '/api/v0/volumes/unlist': { POST: 'unlist volume' },
+  }),
+  ...refused(NETWORK_VOLUMES, {
+    '/api/v0/network_volumes': { PUT: 'create network-volume', POST: 'list network-volume' },
+    '/api/v0/network_volumes/search': { POST: 'search network-volumes' },
+    '/api/v0/network_volumes/unlist': { POST: 'unlist network-volume' },
+    '/api/v0/network_disk': { GET: 'show network-disks', POST: 'add network-disk' },
+  }),
   // Serverless
-  { method: 'GET', path: '/api/v0/endptjobs', commands: ['show endpoints'], why: SERVERLESS },
-  { method: 'POST', path: '/api/v0/endptjobs', commands: ['create endpoint'], why: SERVERLESS },
-  { method: 'PUT', path: '/api/v0/endptjobs/:id', commands: ['update endpoint'], why: SERVERLESS },
-  { method: 'DELETE', path: '/api/v0/endptjobs/:id', commands: ['delete endpoint'], why: SERVERLESS },
-  { method: 'GET', path: '/api/v0/autojobs', commands: ['show workergroups'], why: SERVERLESS },
-  { method: 'POST', path: '/api/v0/autojobs', commands: ['create workergroup'], why: SERVERLESS },
-  { method: 'PUT', path: '/api/v0/autojobs/:id', commands: ['update workergroup'], why: SERVERLESS },
-  { method: 'DELETE', path: '/api/v0/autojobs/:id', commands: ['delete workergroup'], why: SERVERLESS },
-  { method: 'POST', path: '/get_endpoint_logs', commands: ['get endpt-logs'], why: SERVERLESS },
-  { method: 'POST', path: '/get_autogroup_logs', commands: ['get wrkgrp-logs'], why: SERVERLESS },
-  { method: 'POST', path: '/update_workers', commands: ['update workers'], why: SERVERLESS },
-  { method: 'GET', path: '/api/v0/deployments', commands: ['show deployments'], why: DEPLOYMENTS },
-  { method: 'DELETE', path: '/api/v0/deployments', commands: ['delete deployment'], why: DEPLOYMENTS },
-  { method: 'GET', path: '/api/v0/deployment/:id', commands: ['show deployment'], why: DEPLOYMENTS },
-  { method: 'DELETE', path: '/api/v0/deployment/:id', commands: ['delete deployment'], why: DEPLOYMENTS },
-  {
-    method: 'GET',
-    path: '/api/v0/deployment/:id/versions',
-    commands: ['show deployment-versions'],
-    why: DEPLOYMENTS,
-  },
+  ...refused(SERVERLESS, {
+    '/api/v0/endptjobs': { GET: 'show endpoints', POST: 'create endpoint' },
+    '/api/v0/endptjobs/:id': { PUT: 'update endpoint', DELETE: 'delete endpoint' },
+    '/api/v0/autojobs': { GET: 'show workergroups', POST: 'create workergroup' },
+    '/api/v0/autojobs/:id': { PUT: 'update workergroup', DELETE: 'delete workergroup' },
+    '/get_endpoint_logs': { POST: 'get endpt-logs' },
+    '/get_autogroup_logs': { POST: 'get wrkgrp-logs' },
+    '/update_workers': { POST: 'update workers' },
+  }),
+  ...refused(DEPLOYMENTS, {
+    '/api/v0/deployments': { GET: 'show deployments', DELETE: 'delete deployment' },
+    '/api/v0/deployment/:id': { GET: 'show deployment', DELETE: 'delete deployment' },
+    '/api/v0/deployment/:id/versions': { GET: 'show deployment-versions' },
+  }),
   // Teams
-  { method: 'POST', path: '/api/v0/team', commands: ['create team'], why: TEAMS },
-  { method: 'DELETE', path: '/api/v0/team', commands: ['destroy team'], why: TEAMS },
-  { method: 'POST', path: '/api/v0/team/invite', commands: ['invite member'], why: TEAMS },
-  { method: 'GET', path: '/api/v0/team/members', commands: ['show members'], why: TEAMS },
-  { method: 'DELETE', path: '/api/v0/team/members/:id', commands: ['remove member'], why: TEAMS },
-  { method: 'POST', path: '/api/v0/team/roles', commands: ['create team-role'], why: TEAMS },
-  { method: 'GET', path: '/api/v0/team/roles-full', commands: ['show team-roles'], why: TEAMS },
-  { method: 'GET', path: '/api/v0/team/roles/:id', commands: ['show team-role'], why: TEAMS },
-  { method: 'PUT', path: '/api/v0/team/roles/:id', commands: ['update team-role'], why: TEAMS },
-  { method: 'DELETE', path: '/api/v0/team/roles/:id', commands: ['remove team-role'], why: TEAMS },
+  ...refused(TEAMS, {
+    '/api/v0/team': { POST: 'create team', DELETE: 'destroy team' },
+    '/api/v0/team/invite': { POST: 'invite member' },
+    '/api/v0/team/members': { GET: 'show members' },
+    '/api/v0/team/members/:id': { DELETE: 'remove member' },
+    '/api/v0/team/roles': { POST: 'create team-role' },
+    '/api/v0/team/roles-full': { GET: 'show team-roles' },
+    '/api/v0/team/roles/:id': { GET: 'show team-role', PUT: 'update team-role', DELETE: 'remove team-role' },
+  }),
   // Clusters and overlays
-  { method: 'GET', path: '/api/v0/clusters', commands: ['show clusters'], why: CLUSTERS },
-  { method: 'POST', path: '/api/v0/cluster', commands: ['create cluster'], why: CLUSTERS },
-  { method: 'PUT', path: '/api/v0/cluster', commands: ['join cluster'], why: CLUSTERS },
-  { method: 'DELETE', path: '/api/v0/cluster', commands: ['delete cluster'], why: CLUSTERS },
-  {
-    method: 'DELETE',
-    path: '/api/v0/cluster/remove_machine',
-    commands: ['remove-machine-from-cluster'],
-    why: CLUSTERS,
-  },
-  { method: 'GET', path: '/api/v0/overlay', commands: ['show overlays'], why: CLUSTERS },
-  { method: 'POST', path: '/api/v0/overlay', commands: ['create overlay'], why: CLUSTERS },
-  { method: 'PUT', path: '/api/v0/overlay', commands: ['join overlay'], why: CLUSTERS },
-  { method: 'DELETE', path: '/api/v0/overlay', commands: ['delete overlay'], why: CLUSTERS },
+  ...refused(CLUSTERS, {
+    '/api/v0/clusters': { GET: 'show clusters' },
+    '/api/v0/cluster': { POST: 'create cluster', PUT: 'join cluster', DELETE: 'delete cluster' },
+    '/api/v0/cluster/remove_machine': { DELETE: 'remove-machine-from-cluster' },
+    '/api/v0/overlay': {
+      GET: 'show overlays',
+      POST: 'create overlay',
+      PUT: 'join overlay',
+      DELETE: 'delete overlay',
+    },
+  }),
   // Hosts
-  {
-    method: 'GET',
-    path: '/api/v0/machines/:id/reports',
-    commands: ['reports'],
-    why: 'openrig has no renter reports about machines',
-  },
-  {
-    method: 'PUT',
-    path: '/api/v0/machines/:id/cleanup',
-    commands: ['cleanup machine'],
-    why: 'the openrig agent removes a destroyed instance and its disk itself',
-  },
-  {
-    method: 'PUT',
-    path: '/api/v0/machines/defrag_offers',
-    commands: ['defrag machines'],
-    why: 'openrig offers a machine whole, so there are no fragmented offers',
-  },
-  {
-    method: 'POST',
-    path: '/api/v0/machines/:id/force_delete',
-    commands: ['delete machine'],
-    why: 'unlist the machine (unlist machine) and stop its agent',
-  },
-  {
-    method: 'PUT',
-    path: '/api/v0/machines/:id/minbid',
-    commands: ['set min-bid'],
-    why: 'the minimum bid is set when listing: list machine ID --price_min_bid PRICE',
-  },
-  {
-    method: 'PUT',
-    path: '/api/v0/machines/create_bids',
-    commands: ['set defjob'],
-    why: 'openrig has no default (background) jobs',
-  },
-  {
-    method: 'DELETE',
-    path: '/api/v0/machines/:id/defjob',
-    commands: ['remove defjob'],
-    why: 'openrig has no default (background) jobs',
-  },
+  ...refused('openrig has no renter reports about machines', {
+    '/api/v0/machines/:id/reports': { GET: 'reports' },
+  }),
+  ...refused('the openrig agent removes a destroyed instance and its disk itself', {
+    '/api/v0/machines/:id/cleanup': { PUT: 'cleanup machine' },
+  }),
+  ...refused('openrig offers a machine whole, so there are no fragmented offers', {
+    '/api/v0/machines/defrag_offers': { PUT: 'defrag machines' },
+  }),
+  ...refused('unlist the machine (unlist machine) and stop its agent', {
+    '/api/v0/machines/:id/force_delete': { POST: 'delete machine' },
+  }),
+  ...refused('the minimum bid is set when listing: list machine ID --price_min_bid PRICE', {
+    '/api/v0/machines/:id/minbid': { PUT: 'set min-bid' },
+  }),
+  ...refused(JOBS, {
+    '/api/v0/machines/create_bids': { PUT: 'set defjob' },
+    '/api/v0/machines/:id/defjob': { DELETE: 'remove defjob' },
+  }),
 ];
 
 /** The reply text for one unsupported request. */
