@@ -14,6 +14,11 @@ export interface StoredConfig {
   session_url?: string;
   /** SHA-256 (hex) of the API key the session was opened with: a session is per login. */
   session_api_key_sha256?: string;
+  /**
+   * A private key outside ~/.ssh that `openrig login` found registered on the account (the demo
+   * key of a `serve --demo` in the directory it ran in): `openrig ssh` tries it from anywhere.
+   */
+  ssh_identity?: string;
 }
 
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -43,7 +48,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): StoredConfig {
     const v = JSON.parse(text) as unknown;
     if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('not an object');
     const out: StoredConfig = {};
-    for (const k of ['url', 'api_key', 'session_key', 'session_url', 'session_api_key_sha256'] as const) {
+    for (const k of [
+      'url',
+      'api_key',
+      'session_key',
+      'session_url',
+      'session_api_key_sha256',
+      'ssh_identity',
+    ] as const) {
       const x = (v as Record<string, unknown>)[k];
       if (typeof x === 'string') out[k] = x;
     }

@@ -138,6 +138,14 @@ export class OpenrigClient extends HttpClient {
   destroyInstance(id: number): Promise<SuccessReply> {
     return this.request('DELETE', `${V0}/instances/${id}/`, { body: {} });
   }
+  /** The public key lines an instance accepts. */
+  async instanceSshKeys(instanceId: number): Promise<string[]> {
+    const r = await this.request<{ ssh_keys?: { public_key?: string }[] }>(
+      'GET',
+      `${V0}/instances/${instanceId}/ssh/`,
+    );
+    return (r.ssh_keys ?? []).map((k) => String(k.public_key ?? ''));
+  }
   attachSshKey(instanceId: number, sshKey: string): Promise<SuccessReply> {
     return this.request('POST', `${V0}/instances/${instanceId}/ssh/`, { body: { ssh_key: sshKey } });
   }

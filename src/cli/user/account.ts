@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { configPath, removeConfig, updateConfig } from '../config-file.js';
 import { fmtUsd, keyValues, relativeTime, str } from '../output.js';
+import { identityCandidates, inSshDir, matchIdentity, tildePath } from './ssh-identity.js';
 
 export function registerAccountCommands(program: Command, show: Command): void {
   common(
@@ -37,6 +38,9 @@ export function registerAccountCommands(program: Command, show: Command): void {
           const u = await ctx.client.currentUser();
           who = ` as ${u.email}`;
         }
+        // A registered key found outside ~/.ssh (the demo key of a `serve --demo` started here) is
+        // remembered, so `openrig ssh` finds it from any directory.
+        const found = o.verify === false || ctx.raw ? null : await registeredIdentity(ctx, apiKey);
         const p = updateConfig(
           {
             url: ctx.url,
@@ -44,11 +48,14 @@ export function registerAccountCommands(program: Command, show: Command): void {
             session_key: undefined,
             session_url: undefined,
             session_api_key_sha256: undefined,
+            ssh_identity: found && !inSshDir(found, ctx.env) ? found : undefined,
           },
           ctx.env,
         );
         if (ctx.raw) return ctx.printRaw();
         ctx.out(`Logged in to ${ctx.url}${who}. Saved to ${p} (mode 0600).\n`);
+        if (found)
+          ctx.out(`openrig ssh logs in with ${tildePath(found, ctx.env)} (registered on the account).\n`);
       },
       { needsKey: false },
     ),
@@ -87,6 +94,19 @@ export function registerAccountCommands(program: Command, show: Command): void {
       ctx.out(userDetail(u, ctx.now()));
     }),
   );
+}
+
+/** The private key (file) whose public half is registered on the account, or null. */
+async function registeredIdentity(ctx: Ctx, apiKey: string): Promise<string | null> {
+  const candidates = identityCandidates(ctx.env);
+  if (candidates.length === 0) return null;
+  try {
+    const c = new OpenrigClient({ url: ctx.url, apiKey });
+    const keys = (await c.listSshKeys()).map((k) => String(k.ssh_key ?? k.public_key ?? ''));
+    return matchIdentity(candidates, keys)?.file ?? null;
+  } catch {
+    return null; // a key without the permission to list SSH keys still logs in
+  }
 }
 
 export function userDetail(u: User, nowMs: number): string {

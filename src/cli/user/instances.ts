@@ -5,6 +5,9 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Instance } from '../../contract/api-types.js';
+import { ApiError } from '../../client/client.js';
+import { textOf } from '../../contract/text.js';
+import { readConfig } from '../config-file.js';
 import { act, CliFailure, common, intArg, numArg, UsageError, type Ctx, type Opts } from './context.js';
 import { instanceDetail, instancesTable } from './views.js';
 import {
@@ -90,8 +93,11 @@ export function registerInstanceCommands(
             const already = verb === 'destroy' ? null : await alreadyThere(ctx, id, verb);
             if (already && !ctx.raw) ctx.out(`${already}\n`);
             else {
-              await run(ctx, id);
+              const r = (await run(ctx, id)) as { msg?: unknown } | undefined;
               if (ctx.raw) ctx.printRaw();
+              // A repeated destroy is a success the server words as such.
+              else if (verb === 'destroy' && /already destroyed/.test(textOf(r?.msg)))
+                ctx.out(`instance ${id} is already destroyed\n`);
               else ctx.out(`instance ${id}: ${done}\n`);
             }
             if (opts.wait && verb !== 'destroy')
@@ -262,10 +268,10 @@ export function registerInstanceCommands(
       const n = intArg(id, 'instance ID');
       const extra = (more as string[] | undefined) ?? [];
       const inst = await runningInstance(ctx, n);
-      const identity = opts.identity ? String(opts.identity) : (await findIdentity(ctx))?.file;
+      const identity = opts.identity ? String(opts.identity) : (await findIdentity(ctx, n))?.file;
       if (!identity)
         ctx.err(
-          'openrig: warning: none of the keys in ~/.ssh is registered on your account; ssh will try its defaults (register one: openrig ssh-key add)\n',
+          `openrig: warning: none of your private keys (~/.ssh/*, ./data/demo/id_ed25519, OPENRIG_SSH_KEY) matches a key instance ${n} accepts; ssh will try its defaults (pass -i KEY, or register yours with openrig ssh-key add before creating an instance)\n`,
         );
       const known = knownHostsFile(ctx.env);
       mkdirSync(path.dirname(known), { recursive: true, mode: 0o700 });
@@ -349,19 +355,31 @@ export function checkWaitOptions(opts: Opts): { intervalS: number; timeoutS: num
   return { intervalS, timeoutS };
 }
 
-/** The private key whose public half is registered on the account, or null. */
-export async function findIdentity(ctx: Ctx): Promise<IdentityCandidate | null> {
-  const candidates = identityCandidates(ctx.env);
+/**
+ * The private key whose public half instance `instanceId` accepts (without an instance: one
+ * registered on the account), or null. A server without the instance's key list is asked for the
+ * account's keys instead.
+ */
+export async function findIdentity(ctx: Ctx, instanceId?: number): Promise<IdentityCandidate | null> {
+  const candidates = identityCandidates(ctx.env, process.cwd(), readConfig(ctx.env).ssh_identity);
   if (candidates.length === 0) return null;
-  const registered = (await ctx.client.listSshKeys()).map((k) => String(k.ssh_key ?? k.public_key ?? ''));
-  return matchIdentity(candidates, registered);
+  let accepted: string[] | null = null;
+  if (instanceId !== undefined) {
+    try {
+      accepted = await ctx.client.instanceSshKeys(instanceId);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+    }
+  }
+  accepted ??= (await ctx.client.listSshKeys()).map((k) => String(k.ssh_key ?? k.public_key ?? ''));
+  return matchIdentity(candidates, accepted);
 }
 
 /** `-i` for the "Connect with" line when the registered key is not one ssh finds by itself. */
-async function identityHint(ctx: Ctx, outcome: { kind: string }): Promise<string | undefined> {
+async function identityHint(ctx: Ctx, id: number, outcome: { kind: string }): Promise<string | undefined> {
   if (outcome.kind !== 'running') return undefined;
   try {
-    const found = await findIdentity(ctx);
+    const found = await findIdentity(ctx, id);
     return found && !isDefaultKey(found.file, ctx.env) ? tildePath(found.file, ctx.env) : undefined;
   } catch {
     return undefined;
@@ -503,7 +521,7 @@ export async function waitAndReport(
         );
     }
     // With --raw the last reply printed is the instance's, so no other call comes after it.
-    const hint = ctx.raw ? undefined : await identityHint(ctx, outcome);
+    const hint = ctx.raw ? undefined : await identityHint(ctx, id, outcome);
     const d = describeOutcome(id, outcome, hint, restart?.kind);
     if (!d.ok) throw new CliFailure(d.text);
     if (ctx.raw) return ctx.printRaw();

@@ -1,6 +1,7 @@
-// What `openrig ssh` needs to work with no options: the private key whose public half is
-// registered on the account (so on its instances), and openrig's own known-hosts file, where an
-// instance's host key is accepted on first use and a changed one is refused.
+// What `openrig ssh` needs to work with no options: the private key whose public half the
+// instance accepts (an account key it was created with, or one attached to it since), and
+// openrig's own known-hosts file, where an instance's host key is accepted on first use and a
+// changed one is refused.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -28,10 +29,14 @@ export function keyBody(line: string): string {
 
 /**
  * Private keys that could log in: each `*.pub` in ~/.ssh with its private half beside it (the
- * default names first), then the demo key of a `serve --demo` started in this directory, then
- * OPENRIG_SSH_KEY.
+ * default names first), then the demo key of a `serve --demo` started in this directory, then the
+ * key `openrig login` stored, then OPENRIG_SSH_KEY.
  */
-export function identityCandidates(env: NodeJS.ProcessEnv, cwd = process.cwd()): IdentityCandidate[] {
+export function identityCandidates(
+  env: NodeJS.ProcessEnv,
+  cwd = process.cwd(),
+  stored?: string,
+): IdentityCandidate[] {
   const files: string[] = [];
   const sshDir = path.join(home(env), '.ssh');
   let names: string[] = [];
@@ -47,9 +52,10 @@ export function identityCandidates(env: NodeJS.ProcessEnv, cwd = process.cwd()):
   names.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   for (const n of names) files.push(path.join(sshDir, n.replace(/\.pub$/, '')));
   files.push(path.join(cwd, 'data', 'demo', 'id_ed25519'));
+  if (stored) files.push(stored);
   if (env.OPENRIG_SSH_KEY) files.push(path.resolve(env.OPENRIG_SSH_KEY));
   const out: IdentityCandidate[] = [];
-  for (const file of files) {
+  for (const file of [...new Set(files)]) {
     if (!existsSync(file) || !existsSync(`${file}.pub`)) continue;
     try {
       out.push({ file, publicKey: keyBody(readFileSync(`${file}.pub`, 'utf8')) });
@@ -67,6 +73,11 @@ export function matchIdentity(
 ): IdentityCandidate | null {
   const bodies = new Set(registered.map(keyBody));
   return candidates.find((c) => bodies.has(c.publicKey)) ?? null;
+}
+
+/** True when the key is in ~/.ssh (found there by every command, from any directory). */
+export function inSshDir(file: string, env: NodeJS.ProcessEnv): boolean {
+  return path.dirname(file) === path.join(home(env), '.ssh');
 }
 
 /** True when ssh would try this key without -i. */

@@ -205,6 +205,16 @@ export const bulkDestroy = (deps: Deps, auth: AuthContext, ids: number[]) =>
   bulk(ids, (id) => destroyInstance(deps, auth, id));
 
 /**
+ * The OpenSSH public key lines one live instance of the caller accepts (what its host writes to
+ * its authorized_keys): `openrig ssh` picks the private key that matches one of them.
+ */
+export async function instanceSshKeys(deps: Deps, auth: AuthContext, id: number): Promise<string[]> {
+  const row = await ownRow(deps.db, auth, id);
+  if (row.destroyed_at !== null) throw destroyedError(id);
+  return repo.authorizedKeys(deps.db, id);
+}
+
+/**
  * Attaches an SSH key to one live instance: it opens that instance only. One of the account's
  * keys is linked as it is; any other key is stored for this instance alone and never joins the
  * account's key list, so a caller scoped to instances cannot add keys to the account through

@@ -12,6 +12,7 @@ import { createInstance } from './instances.create.js';
 import { getInstance, listInstances, listInstancesV1, type V1Query } from './instances.query.js';
 import {
   attachSshKey,
+  instanceSshKeys,
   bulkChangeState,
   bulkDestroy,
   checkIds,
@@ -289,6 +290,34 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
     async (req) => {
       const b = req.body ?? {};
       return bulkDestroy(deps, requireAuth(req), checkIds('instance_ids', b.instance_ids ?? b.ids));
+    },
+  );
+  app.get<{ Params: IdParams }>(
+    '/api/v0/instances/:id/ssh',
+    {
+      config: { scope: 'instances' },
+      schema: {
+        tags: ['instances'],
+        summary: 'The SSH public keys an instance accepts (given at creation or attached since)',
+        params: idParams,
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              success: { type: 'boolean' },
+              ssh_keys: {
+                type: 'array',
+                items: { type: 'object', properties: { public_key: { type: 'string' } } },
+              },
+            },
+          },
+          ...errors,
+        },
+      },
+    },
+    async (req) => {
+      const keys = await instanceSshKeys(deps, requireAuth(req), req.params.id);
+      return { success: true, ssh_keys: keys.map((k) => ({ public_key: k })) };
     },
   );
   app.post<{ Params: IdParams; Body: SshKeyBody }>(

@@ -70,6 +70,16 @@ describeEachDb('SSH keys per instance', (dialect) => {
     expect(await keysOf(a)).toEqual([PUB, PUB2]);
     expect(await keysOf(b)).toEqual([PUB]);
     expect(await accountKeys(t(), u.apiKey)).toEqual([PUB]);
+    // The renter reads the same list (what `openrig ssh` matches its private keys against).
+    const listed = async (id: number, key = u.apiKey) =>
+      t().request('GET', `/api/v0/instances/${id}/ssh/`, { key });
+    expect((await listed(a)).body).toEqual({
+      success: true,
+      ssh_keys: [{ public_key: PUB }, { public_key: PUB2 }],
+    });
+    expect((await listed(b)).body.ssh_keys).toEqual([{ public_key: PUB }]);
+    const stranger = await t().user();
+    expect((await listed(a, stranger.apiKey)).status).toBe(404);
 
     const det = await t().request('DELETE', `/api/v0/instances/${a}/ssh/${att.body.key_id}/`, {
       key: u.apiKey,
