@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { fmtDuration, fmtMbAsGb, fmtUsd, keyValues, relativeTime, table, utcTime } from './output.js';
+import {
+  fitLine,
+  fmtDuration,
+  fmtMbAsGb,
+  fmtUsd,
+  keyValues,
+  relativeTime,
+  table,
+  utcTime,
+} from './output.js';
+import { apiKeysTable, instancesTable, maintsTable, sshKeysTable, tfaMethodsTable } from './user/views.js';
+import { webhooksTable } from './user/webhooks.js';
+import type { Webhook } from '../contract/api-types.js';
 
 describe('tables', () => {
   it('aligns columns (numbers and their headers right) with no trailing spaces', () => {
@@ -74,5 +86,113 @@ describe('tables that fit the terminal', () => {
     expect(table(rows, cols, 40)).toBe('A  B           C\n1  bbbbbbbbbb  a long cell of text here\n');
     expect(table(rows, cols, 20)).toBe('A  C\n1  a long cell of t…\n');
     for (const line of table(rows, cols, 20).split('\n')) expect(line.length).toBeLessThanOrEqual(20);
+  });
+  it('cuts a row at the edge when the columns that stay are still too wide', () => {
+    expect(table(rows, cols, 8)).toBe('A  C\n1  a lo…\n');
+    expect(fitLine('2026-11-24T14:59:29Z  instance.created  evt_1', 20)).toBe('2026-11-24T14:59:29…');
+    expect(fitLine('short', 20)).toBe('short');
+    expect(fitLine('not cut when piped', undefined)).toBe('not cut when piped');
+  });
+});
+
+describe('every table of the CLI fits 50 columns', () => {
+  const now = Date.UTC(2027, 0, 15, 8);
+  it('instances, SSH keys, API keys, maintenance windows, 2FA methods, webhooks', () => {
+    const outs = [
+      instancesTable(
+        [
+          {
+            id: 12,
+            machine_id: 3,
+            actual_status: 'running',
+            intended_status: 'running',
+            num_gpus: 8,
+            gpu_name: 'RTX 4090',
+            ssh_host: '203.0.113.77',
+            ssh_port: 41022,
+            image_uuid: 'pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime',
+            dph_total: 3.2,
+            label: 'training run 3',
+          },
+        ],
+        now,
+        50,
+      ),
+      sshKeysTable(
+        [
+          {
+            id: 1,
+            key_type: 'ssh-ed25519',
+            fingerprint: 'SHA256:xpxmtCGoe1QVEmjdHjsUpifUMsjcC/T8my55UNMDtz4',
+            comment: 'someone@a-laptop-with-a-long-name',
+            created_at: now / 1000,
+          },
+        ],
+        now,
+        50,
+      ),
+      apiKeysTable(
+        [
+          {
+            id: 3,
+            name: 'ci deploy key',
+            key_prefix: 'or_5J_xvqe',
+            permissions: null,
+            created_at: now / 1000,
+          },
+        ],
+        now,
+        50,
+      ),
+      maintsTable(
+        [
+          {
+            id: 4,
+            machine_id: 9,
+            start_time: now / 1000 + 7200,
+            end_time: now / 1000 + 9000,
+            duration_hours: 0.5,
+            maintenance_category: 'software',
+          },
+        ],
+        now,
+        50,
+      ),
+      tfaMethodsTable(
+        [
+          {
+            id: 1,
+            user_id: 5,
+            method: 'totp',
+            label: 'phone',
+            is_primary: true,
+            fail_count: 0,
+            locked_until: null,
+            last_used: now / 1000,
+            created_at: now / 1000,
+          },
+        ],
+        now,
+        50,
+      ),
+      webhooksTable(
+        [
+          {
+            id: 2,
+            url: 'https://hooks.example.com/openrig/events/with/a/long/path',
+            events: ['instance.*', 'tfa.locked'],
+            enabled: true,
+            description: 'pager',
+          },
+        ] as Webhook[],
+        now,
+        50,
+      ),
+    ];
+    for (const out of outs)
+      for (const l of out.trimEnd().split('\n')) expect([...l].length, l).toBeLessThanOrEqual(50);
+    // What stays: the ID and the SSH address of an instance, a key's fingerprint (cut).
+    expect(outs[0]).toMatch(/^\s*12\s+running\s.*203\.0\.113\.77:41022/m);
+    expect(outs[1]).toMatch(/SHA256:/);
   });
 });

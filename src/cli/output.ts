@@ -64,7 +64,15 @@ export function table<T>(rows: T[], allColumns: Column<T>[], maxWidth?: number):
       )
       .join('  ')
       .replace(/\s+$/, '');
-  return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n') + '\n';
+  // The last resort, when every column left is one that is never dropped or cut: the line is
+  // cut at the edge (with …), so a terminal never wraps a row.
+  const fit = (l: string) => (maxWidth !== undefined && maxWidth > 0 ? cut(l, maxWidth) : l);
+  return [line(columns.map((c) => c.header)), ...cells.map(line)].map(fit).join('\n') + '\n';
+}
+
+/** A line of plain text cut to a terminal's width (with …); as it is without a width. */
+export function fitLine(s: string, maxWidth?: number): string {
+  return maxWidth !== undefined && maxWidth > 0 ? cut(s, maxWidth) : s;
 }
 
 function cut(s: string, w: number): string {

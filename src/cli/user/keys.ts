@@ -43,11 +43,11 @@ export function registerKeyCommands(apiKey: Command, sshKey: Command): void {
       if (id !== undefined) {
         const k = await ctx.client.getApiKey(intArg(id, 'API key ID'));
         if (ctx.raw) return ctx.printRaw();
-        return ctx.out(apiKeysTable([k], ctx.now()));
+        return ctx.out(apiKeysTable([k], ctx.now(), ctx.width));
       }
       const keys = await ctx.client.listApiKeys();
       if (ctx.raw) return ctx.printRaw();
-      ctx.out(apiKeysTable(keys, ctx.now()));
+      ctx.out(apiKeysTable(keys, ctx.now(), ctx.width));
     }),
   );
   common(
@@ -113,7 +113,7 @@ export function registerKeyCommands(apiKey: Command, sshKey: Command): void {
       const keys = await ctx.client.listSshKeys();
       if (ctx.raw) return ctx.printRaw();
       if (keys.length === 0) return ctx.out('No SSH keys. Add one: openrig ssh-key add\n');
-      ctx.out(sshKeysTable(keys, ctx.now()));
+      ctx.out(sshKeysTable(keys, ctx.now(), ctx.width));
     }),
   );
   common(

@@ -24,7 +24,9 @@ export function registerMachineCommands(v: {
       const machines = await ctx.client.listMachines();
       if (ctx.raw) return ctx.printRaw();
       if (machines.length === 0)
-        return ctx.out('No machines. Start an agent on a host: openrig agent --server URL --api-key KEY\n');
+        return ctx.out(
+          'No machines. Start an agent on a host: OPENRIG_API_KEY=KEY openrig agent --url URL (docs/agent.md)\n',
+        );
       ctx.out(machinesTable(machines, ctx.now(), ctx.width));
     }),
   );
@@ -95,11 +97,11 @@ export function registerMachineCommands(v: {
       } catch (err) {
         // No machine was the caller's: the 400 still lists why, entry by entry.
         const b = err instanceof ApiError ? (err.body as { results?: MaintBatchEntry[] }) : undefined;
-        if (!ctx.raw && Array.isArray(b?.results)) ctx.out(resultsTable(b.results));
+        if (!ctx.raw && Array.isArray(b?.results)) ctx.out(resultsTable(b.results, ctx.width));
         throw err;
       }
       if (ctx.raw) ctx.printRaw();
-      else ctx.out(resultsTable(results));
+      else ctx.out(resultsTable(results, ctx.width));
       const failed = results.filter((r) => !r.success).length;
       if (failed > 0) {
         ctx.err(`openrig: ${failed} of ${results.length} machines were not scheduled\n`);
@@ -121,7 +123,7 @@ export function registerMachineCommands(v: {
       );
       if (ctx.raw) return ctx.printRaw();
       if (rows.length === 0) return ctx.out('No maintenance scheduled.\n');
-      ctx.out(maintsTable(rows, ctx.now()));
+      ctx.out(maintsTable(rows, ctx.now(), ctx.width));
       // The first column is the window's own ID; cancelling names the machine.
       ctx.out(
         'Cancel a window with: openrig cancel maint MACHINE_ID (the Machine column, not the window ID)\n',
@@ -151,11 +153,11 @@ export function registerMachineCommands(v: {
           ((await ctx.client.cancelMaintenanceBatch(list)) as { results?: CancelEntry[] }).results ?? [];
       } catch (err) {
         const b = err instanceof ApiError ? (err.body as { results?: CancelEntry[] }) : undefined;
-        if (!ctx.raw && Array.isArray(b?.results)) ctx.out(cancelTable(b.results));
+        if (!ctx.raw && Array.isArray(b?.results)) ctx.out(cancelTable(b.results, ctx.width));
         throw err;
       }
       if (ctx.raw) return ctx.printRaw();
-      ctx.out(cancelTable(results));
+      ctx.out(cancelTable(results, ctx.width));
       const failed = results.filter((r) => !r.success).length;
       if (failed > 0) {
         ctx.err(`openrig: ${failed} of ${results.length} machines failed\n`);
@@ -173,13 +175,17 @@ interface CancelEntry {
   msg?: string;
 }
 
-function cancelTable(rows: CancelEntry[]): string {
-  return table(rows, [
-    { header: 'Machine', get: (r) => str(r.machine_id), align: 'right' },
-    { header: 'Result', get: (r) => (r.success ? 'cancelled' : `failed: ${str(r.error)}`) },
-    { header: 'Windows', get: (r) => (r.success ? str(r.canceled ?? '-') : '-'), align: 'right' },
-    { header: 'Message', get: (r) => str(r.msg ?? '') },
-  ]);
+function cancelTable(rows: CancelEntry[], maxWidth?: number): string {
+  return table(
+    rows,
+    [
+      { header: 'Machine', get: (r) => str(r.machine_id), align: 'right' },
+      { header: 'Result', get: (r) => (r.success ? 'cancelled' : `failed: ${str(r.error)}`) },
+      { header: 'Windows', get: (r) => (r.success ? str(r.canceled ?? '-') : '-'), align: 'right' },
+      { header: 'Message', get: (r) => str(r.msg ?? ''), shrink: true },
+    ],
+    maxWidth,
+  );
 }
 
 function positive(v: unknown, what: string, zeroOk = false): number {
@@ -201,15 +207,19 @@ export function parseWhen(s: string): number {
   return Math.floor(ms / 1000);
 }
 
-function resultsTable(rows: MaintBatchEntry[]): string {
-  return table(rows, [
-    { header: 'Machine', get: (r) => str(r.machine_id), align: 'right' },
-    { header: 'Result', get: (r) => (r.success ? 'scheduled' : `failed: ${str(r.error)}`) },
-    {
-      header: 'Renters notified',
-      get: (r) => (r.success ? str(r.notifications_sent ?? 0) : '-'),
-      align: 'right',
-    },
-    { header: 'Message', get: (r) => str(r.msg ?? '') },
-  ]);
+function resultsTable(rows: MaintBatchEntry[], maxWidth?: number): string {
+  return table(
+    rows,
+    [
+      { header: 'Machine', get: (r) => str(r.machine_id), align: 'right' },
+      { header: 'Result', get: (r) => (r.success ? 'scheduled' : `failed: ${str(r.error)}`) },
+      {
+        header: 'Renters notified',
+        get: (r) => (r.success ? str(r.notifications_sent ?? 0) : '-'),
+        align: 'right',
+      },
+      { header: 'Message', get: (r) => str(r.msg ?? ''), shrink: true },
+    ],
+    maxWidth,
+  );
 }

@@ -88,7 +88,7 @@ export function registerTfaCommands(tfa: Command): void {
           ],
         ]),
       );
-      if (s.methods.length > 0) ctx.out('\n' + tfaMethodsTable(s.methods, ctx.now()));
+      if (s.methods.length > 0) ctx.out('\n' + tfaMethodsTable(s.methods, ctx.now(), ctx.width));
     }),
   );
 

@@ -89,7 +89,7 @@ export function instancesTable(rows: Instance[], nowMs: number, maxWidth?: numbe
     { header: 'ID', get: (i) => str(i.id), align: 'right' },
     { header: 'Machine', get: (i) => str(i.machine_id), align: 'right', drop: 1 },
     { header: 'Status', get: status },
-    { header: 'GPUs', get: (i) => gpus(i) },
+    { header: 'GPUs', get: (i) => gpus(i), drop: 9 },
     {
       header: 'Util',
       get: (i) => (typeof i.gpu_util === 'number' ? `${fmtNum(i.gpu_util, 0)}%` : DASH),
@@ -99,7 +99,7 @@ export function instancesTable(rows: Instance[], nowMs: number, maxWidth?: numbe
     { header: 'vCPUs', get: (i) => fmtNum(i.cpu_cores_effective, 1), align: 'right', drop: 2 },
     { header: 'RAM', get: (i) => fmtMbAsGb(i.cpu_ram), align: 'right', drop: 3 },
     { header: 'Disk', get: (i) => fmtGb(i.disk_space), align: 'right', drop: 5 },
-    { header: '$/hr', get: (i) => fmtUsd(i.dph_total, 4), align: 'right' },
+    { header: '$/hr', get: (i) => fmtUsd(i.dph_total, 4), align: 'right', drop: 8 },
     { header: 'Image', get: (i) => str(i.image_uuid ?? i.image), shrink: true },
     { header: 'SSH', get: ssh },
     { header: 'Started', get: (i) => relativeTime(i.start_date, nowMs), drop: 6 },
@@ -178,32 +178,39 @@ function maintSummary(v: unknown, nowMs: number): string {
   return `${str(first.maintenance_category)} ${relativeTime(first.start_time, nowMs)}${more}`;
 }
 
-export function maintsTable(rows: Maintenance[], nowMs: number): string {
+export function maintsTable(rows: Maintenance[], nowMs: number, maxWidth?: number): string {
   const cols: Column<Maintenance>[] = [
     { header: 'Window', get: (m) => str(m.id), align: 'right' },
     { header: 'Machine', get: (m) => str(m.machine_id), align: 'right' },
-    { header: 'Category', get: (m) => str(m.maintenance_category) },
+    { header: 'Category', get: (m) => str(m.maintenance_category), drop: 2 },
     { header: 'Start', get: (m) => utcTime(m.start_time) },
     { header: 'When', get: (m) => relativeTime(m.start_time, nowMs) },
-    { header: 'End', get: (m) => utcTime(m.end_time) },
+    { header: 'End', get: (m) => utcTime(m.end_time), drop: 1 },
     {
       header: 'Duration',
       get: (m) => (typeof m.duration_hours === 'number' ? fmtDuration(m.duration_hours * 3600) : DASH),
       align: 'right',
     },
   ];
-  return table(rows, cols);
+  return table(rows, cols, maxWidth);
 }
 
-export function apiKeysTable(rows: ApiKey[], nowMs: number): string {
-  return table(rows, [
-    { header: 'ID', get: (k) => str(k.id), align: 'right' },
-    { header: 'Name', get: (k) => str(k.name) },
-    { header: 'Key', get: (k) => (k.key_prefix ? `${k.key_prefix}…` : DASH) },
-    { header: 'Permissions', get: (k) => permissionsText(k.permissions) },
-    { header: 'Created', get: (k) => relativeTime(k.created_at, nowMs) },
-    { header: 'Last used', get: (k) => (k.last_used_at ? relativeTime(k.last_used_at, nowMs) : 'never') },
-  ]);
+export function apiKeysTable(rows: ApiKey[], nowMs: number, maxWidth?: number): string {
+  return table(
+    rows,
+    [
+      { header: 'ID', get: (k) => str(k.id), align: 'right' },
+      { header: 'Name', get: (k) => str(k.name), shrink: true },
+      { header: 'Key', get: (k) => (k.key_prefix ? `${k.key_prefix}…` : DASH), drop: 2 },
+      { header: 'Permissions', get: (k) => permissionsText(k.permissions), shrink: true },
+      { header: 'Created', get: (k) => relativeTime(k.created_at, nowMs), drop: 1 },
+      {
+        header: 'Last used',
+        get: (k) => (k.last_used_at ? relativeTime(k.last_used_at, nowMs) : 'never'),
+      },
+    ],
+    maxWidth,
+  );
 }
 
 /** `full`, `read_only`, or `instances:write,offers:read`. */
@@ -217,32 +224,44 @@ export function permissionsText(p: unknown): string {
   return entries.map(([k, v]) => `${k}:${str(v)}`).join(',');
 }
 
-export function sshKeysTable(rows: SshKey[], nowMs: number): string {
-  return table(rows, [
-    { header: 'ID', get: (k) => str(k.id), align: 'right' },
-    { header: 'Type', get: (k) => str(k.key_type) },
-    { header: 'Fingerprint', get: (k) => str(k.fingerprint) },
-    { header: 'Comment', get: (k) => str(k.comment) },
-    { header: 'Added', get: (k) => relativeTime(k.created_at, nowMs) },
-  ]);
+export function sshKeysTable(rows: SshKey[], nowMs: number, maxWidth?: number): string {
+  return table(
+    rows,
+    [
+      { header: 'ID', get: (k) => str(k.id), align: 'right' },
+      { header: 'Type', get: (k) => str(k.key_type), drop: 2 },
+      { header: 'Fingerprint', get: (k) => str(k.fingerprint), shrink: true },
+      { header: 'Comment', get: (k) => str(k.comment), shrink: true },
+      { header: 'Added', get: (k) => relativeTime(k.created_at, nowMs), drop: 1 },
+    ],
+    maxWidth,
+  );
 }
 
-export function tfaMethodsTable(rows: TfaMethod[], nowMs: number): string {
-  return table(rows, [
-    { header: 'ID', get: (m) => str(m.id), align: 'right' },
-    { header: 'Method', get: (m) => str(m.method) },
-    { header: 'Label', get: (m) => str(m.label) },
-    { header: 'Phone', get: (m) => str(m.phone_number) },
-    { header: 'Primary', get: (m) => str(m.is_primary) },
-    { header: 'Failures', get: (m) => str(m.fail_count), align: 'right' },
-    {
-      header: 'Locked',
-      get: (m) =>
-        m.locked_until && m.locked_until * 1000 > nowMs
-          ? `until ${relativeTime(m.locked_until, nowMs).replace(/^in /, '+')}`
-          : 'no',
-    },
-    { header: 'Last used', get: (m) => (m.last_used ? relativeTime(m.last_used, nowMs) : 'never') },
-    { header: 'Added', get: (m) => relativeTime(m.created_at, nowMs) },
-  ]);
+export function tfaMethodsTable(rows: TfaMethod[], nowMs: number, maxWidth?: number): string {
+  return table(
+    rows,
+    [
+      { header: 'ID', get: (m) => str(m.id), align: 'right' },
+      { header: 'Method', get: (m) => str(m.method) },
+      { header: 'Label', get: (m) => str(m.label), shrink: true },
+      { header: 'Phone', get: (m) => str(m.phone_number), drop: 3 },
+      { header: 'Primary', get: (m) => str(m.is_primary) },
+      { header: 'Failures', get: (m) => str(m.fail_count), align: 'right', drop: 4 },
+      {
+        header: 'Locked',
+        get: (m) =>
+          m.locked_until && m.locked_until * 1000 > nowMs
+            ? `until ${relativeTime(m.locked_until, nowMs).replace(/^in /, '+')}`
+            : 'no',
+      },
+      {
+        header: 'Last used',
+        get: (m) => (m.last_used ? relativeTime(m.last_used, nowMs) : 'never'),
+        drop: 2,
+      },
+      { header: 'Added', get: (m) => relativeTime(m.created_at, nowMs), drop: 1 },
+    ],
+    maxWidth,
+  );
 }

@@ -1,21 +1,29 @@
 // webhook create|show|test|rotate-secret|delete, show webhooks, show events [--follow].
 import type { Command } from 'commander';
 import { act, common, intArg, UsageError } from './context.js';
-import { DASH, relativeTime, table } from '../output.js';
+import { DASH, fitLine, relativeTime, table } from '../output.js';
 import type { FeedEvent, Webhook } from '../../contract/api-types.js';
 
-export function webhooksTable(rows: Webhook[], nowMs: number): string {
-  return table(rows, [
-    { header: 'ID', get: (w) => String(w.id), align: 'right' },
-    { header: 'URL', get: (w) => w.url },
-    { header: 'Events', get: (w) => w.events.join(',') },
-    {
-      header: 'Enabled',
-      get: (w) => (w.enabled ? 'yes' : `no${w.disabled_reason ? ` (${w.disabled_reason})` : ''}`),
-    },
-    { header: 'Failing since', get: (w) => (w.failing_since ? relativeTime(w.failing_since, nowMs) : DASH) },
-    { header: 'Description', get: (w) => w.description || DASH },
-  ]);
+export function webhooksTable(rows: Webhook[], nowMs: number, maxWidth?: number): string {
+  return table(
+    rows,
+    [
+      { header: 'ID', get: (w) => String(w.id), align: 'right' },
+      { header: 'URL', get: (w) => w.url, shrink: true },
+      { header: 'Events', get: (w) => w.events.join(','), shrink: true },
+      {
+        header: 'Enabled',
+        get: (w) => (w.enabled ? 'yes' : `no${w.disabled_reason ? ` (${w.disabled_reason})` : ''}`),
+      },
+      {
+        header: 'Failing since',
+        get: (w) => (w.failing_since ? relativeTime(w.failing_since, nowMs) : DASH),
+        drop: 2,
+      },
+      { header: 'Description', get: (w) => w.description || DASH, drop: 1, shrink: true },
+    ],
+    maxWidth,
+  );
 }
 
 /** One line per event: time, type, id, and the data's fields. */
@@ -105,7 +113,7 @@ export function registerWebhookCommands(webhook: Command, show: Command): void {
     act(async (ctx) => {
       const rows = await ctx.client.listWebhooks();
       if (ctx.raw) return ctx.printRaw();
-      ctx.out(rows.length ? webhooksTable(rows, ctx.now()) : 'No webhooks\n');
+      ctx.out(rows.length ? webhooksTable(rows, ctx.now(), ctx.width) : 'No webhooks\n');
     }),
   );
   common(
@@ -126,7 +134,8 @@ export function registerWebhookCommands(webhook: Command, show: Command): void {
       for (;;) {
         const page = await ctx.client.listEvents({ after, types, limit: 500 });
         if (ctx.raw) ctx.printRaw();
-        else for (const e of page.events) ctx.out(eventLine(e));
+        // On a terminal each event stays one row (cut at the edge); piped, whole.
+        else for (const e of page.events) ctx.out(fitLine(eventLine(e).trimEnd(), ctx.width) + '\n');
         after = page.next_after ?? after;
         if (page.has_more) continue;
         if (!o.follow) return;
