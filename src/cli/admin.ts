@@ -1,5 +1,7 @@
 // `openrig admin …`: direct database access that works while
 // `serve` runs (SQLite WAL + busy timeout, or PostgreSQL). Prints one JSON object.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import type { Store } from '../server/db/connection.js';
 import { registerAdminMarket } from './admin-market.js';
@@ -18,17 +20,19 @@ export async function withStore<T>(o: DbOpts, fn: (store: Store) => Promise<T>):
     import('../server/db/connection.js'),
     import('../server/db/migrate.js'),
   ]);
-  const config = loadConfig(process.env, { dataDir: o.data, databaseUrl: o.databaseUrl });
   // Without --data or --database-url the default database must already exist: a new empty one
-  // would take the writes while the running server reads another.
-  if (o.data === undefined && o.databaseUrl === undefined && config.databaseUrl.startsWith('sqlite:')) {
-    const file = config.databaseUrl.slice('sqlite:'.length);
-    const { existsSync } = await import('node:fs');
-    if (!existsSync(file))
+  // would take the writes while the running server reads another. Checked before the config is
+  // read, which would create the data directory and its secret key.
+  if (o.data === undefined && o.databaseUrl === undefined) {
+    const env = process.env;
+    const url = env.DATABASE_URL || `sqlite:${path.resolve(env.OPENRIG_DATA || './data', 'openrig.db')}`;
+    const file = url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : null;
+    if (file !== null && !existsSync(file))
       throw new Error(
-        `no database at ${file} (the default when neither --data nor --database-url is given, nor DATABASE_URL); pass --data DIR of the running server, or --database-url URL`,
+        `no database at ${file} (the default when neither --data nor --database-url is given, nor DATABASE_URL); nothing was created; pass --data DIR of the running server, or --database-url URL`,
       );
   }
+  const config = loadConfig(process.env, { dataDir: o.data, databaseUrl: o.databaseUrl });
   const store = openStore(config.databaseUrl, { poolSize: 2 });
   try {
     await migrateToLatest(store);
@@ -42,13 +46,13 @@ export function printJson(obj: unknown): void {
   process.stdout.write(JSON.stringify(obj) + '\n');
 }
 
-/** Runs an admin action: JSON on stdout, or `error: msg` on stderr and exit 1. */
+/** Runs an admin action: JSON on stdout, or `openrig: msg` on stderr and exit 1. */
 export async function adminAction(fn: () => Promise<unknown>): Promise<void> {
   try {
     printJson(await fn());
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`error: ${msg}\n`);
+    process.stderr.write(`openrig: ${msg}\n`);
     process.exitCode = 1;
   }
 }

@@ -112,12 +112,9 @@ export async function main(argv: string[]): Promise<number | undefined> {
     return undefined;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (
-        err.code === 'commander.helpDisplayed' ||
-        err.code === 'commander.version' ||
-        err.code === 'commander.help'
-      )
-        return 0;
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
+      // `openrig show` without its subcommand: the help went to stderr, as a usage error.
+      if (err.code === 'commander.help') return err.exitCode === 0 ? 0 : 2;
       if (err.code === 'usage') process.stderr.write(`openrig: ${err.message}\n`);
       return 2;
     }

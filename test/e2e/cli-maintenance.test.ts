@@ -120,6 +120,20 @@ describe('schedule maint / show maints / cancel maint', { timeout: 90_000 }, () 
     expect(only.stdout).toMatch(new RegExp(`^\\s*\\d+\\s+${ids[1]}\\s`, 'm'));
   });
 
+  it("a renter's show instance lists the scheduled windows of its machine", async () => {
+    const renter = await createUser(w, 'maint-renter@example.com');
+    const rhome = makeHome();
+    const as = (args: string[]) => cli(rhome, args, { OPENRIG_URL: w.url, OPENRIG_API_KEY: renter.api_key });
+    expect((await as(['ssh-key', 'add'])).code).toBe(0);
+    const c = await as(['create', 'instance', String(ids[0]), '--image', 'ubuntu:22.04']);
+    expect(c.code, c.stderr).toBe(0);
+    const id = /Created instance (\d+)/.exec(c.stdout)![1]!;
+    const start = new Date(day * 1000).toISOString().slice(0, 16).replace('T', ' ');
+    const one = await as(['show', 'instance', id]);
+    expect(one.stdout).toMatch(new RegExp(`^Maintenance:\\s+gpu ${start} UTC \\(in 1d( 1h)?\\), 2h$`, 'm'));
+    expect((await as(['destroy', 'instance', id])).code).toBe(0);
+  });
+
   it('cancel maint one machine, then several at once', async () => {
     const one = await run(['cancel', 'maint', String(ids[0])]);
     expect(one.code).toBe(0);

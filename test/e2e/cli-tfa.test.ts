@@ -134,6 +134,13 @@ describe('TOTP enrolment and 2FA login', { timeout: 90_000 }, () => {
     const me = await run(['show', 'user', '--raw']);
     // users/current echoes the credential presented as api_key, which the CLI reads.
     expect(JSON.parse(me.stdout).api_key).toBe(c.session_key);
+    // The same code again: refused as a replay, saying when the next code comes; nothing stored.
+    const replay = await run(['tfa', 'login', code]);
+    expect(replay.code).toBe(1);
+    expect(replay.stderr).toMatch(
+      /^openrig: This code was already used; the next code of your authenticator app comes in \d+ s\n$/,
+    );
+    expect(cfg().session_key).toBe(c.session_key);
   });
 
   it('regen-codes with a backup code prints 10 new codes; the used one is gone', async () => {
