@@ -74,6 +74,7 @@ describe('TOTP enrolment and 2FA login', { timeout: 90_000 }, () => {
     const before = mailCount();
     const r = await run(['tfa', 'auth-new']);
     expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Code e-mailed to t\*\*\*@example\.com\n/); // where it went
     const secret = /^Secret: (\S+)$/m.exec(r.stdout)![1]!;
     expect(r.stdout).toContain(`openrig tfa auth-new CODE --secret ${secret}`);
     const wrong = await run(['tfa', 'auth-new', '000000', '--secret', secret]);

@@ -18,7 +18,14 @@ import {
   clearOtherPrimaries,
   updateMethodRow,
 } from './two-factor.repo.js';
-import { newSecret, sendEmailCode, sendSmsCode, requireVerifiedEmail } from './two-factor.send.js';
+import {
+  emailSentMsg,
+  newSecret,
+  sendEmailCode,
+  sendSmsCode,
+  requireVerifiedEmail,
+  smsSentMsg,
+} from './two-factor.send.js';
 import {
   actOnVerified,
   methodById,
@@ -96,18 +103,19 @@ export async function authorizeStart(
       case 'email': {
         requireVerifiedEmail(user);
         const { secret } = await sendEmailCode(deps, user, { viaSecret: false, purpose: 'authorize' });
-        return { success: true, secret };
+        // Where the code went, as every send says.
+        return { success: true, secret, msg: emailSentMsg(user.email) };
       }
       case 'sms': {
         const method = byId ?? singleOfType(methods, 'sms');
         if (!method) throw TfaErrors.notFound('No SMS method is configured on this account');
-        const { secret } = await sendSmsCode(
+        const { secret, phone } = await sendSmsCode(
           deps,
           { user, viaSecret: false, emailExempt: false },
           { tfa_method_id: method.id },
           { resend: false, forcePurpose: 'authorize' },
         );
-        return { success: true, secret };
+        return { success: true, secret, msg: smsSentMsg(phone) };
       }
       case 'totp': {
         const method = byId ?? singleOfType(methods, 'totp');
