@@ -153,10 +153,12 @@ export function registerInstanceCommands(
         if (opts.wait) checkWaitOptions(opts);
         const r = await (verb === 'reboot' ? ctx.client.rebootInstance(n) : ctx.client.recycleInstance(n));
         if (ctx.raw) ctx.printRaw();
-        // No result URL: a request of the same kind was already under way (the server says so).
+        // One of the same kind was already under way: the server says so (and makes no new request).
         else
           ctx.out(
-            r.result_url ? `instance ${n}: ${verb} requested\n` : `instance ${n} is already being ${past}\n`,
+            !r.result_url && /already/.test(textOf(r.msg))
+              ? `instance ${n} is already being ${past}\n`
+              : `instance ${n}: ${verb} requested\n`,
           );
         if (opts.wait)
           await waitAndReport(ctx, n, opts, 'running', `openrig wait ${n}`, {
