@@ -164,9 +164,12 @@ export const postgres: SqlDialect = {
   },
   jsonRows: (alias, columns, from, orderBy) =>
     sql`(SELECT coalesce(json_agg(json_build_object(${sql.raw(columns.map((c) => `'${c}', ${alias}.${c}`).join(', '))}) ORDER BY ${sql.raw(orderBy)}), '[]'::json) FROM ${from})`,
+  // `id = ANY($1)` lets the planner reach the rows through the primary key even when the table's
+  // statistics are missing or stale (no ANALYZE since a bulk load): without it PostgreSQL
+  // estimated one matching row, scanned the guard's index and compared every row with every id.
   updateByIds: (table, column, rows, guard) =>
     CompiledQuery.raw(
-      `UPDATE ${table} SET ${column} = v.t FROM unnest($1::bigint[], $2::bigint[]) AS v(id, t) WHERE ${table}.id = v.id AND ${guard}`,
+      `UPDATE ${table} SET ${column} = v.t FROM unnest($1::bigint[], $2::bigint[]) AS v(id, t) WHERE ${table}.id = ANY($1::bigint[]) AND ${table}.id = v.id AND ${guard}`,
       [rows.map(([id]) => id), rows.map(([, t]) => t)],
     ),
   machineChanges(columns) {

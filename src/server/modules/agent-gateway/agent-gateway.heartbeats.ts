@@ -28,14 +28,17 @@ export class HeartbeatBuffer {
 // of the event loop between them for the requests waiting.
 const CHUNK = 500;
 
-/** Records a heartbeat of the agent's machines among `ids`; returns the ids that are its own. */
+/**
+ * Records a heartbeat of the agent's machines among `ids`; returns those that are its own and now
+ * online, with the address their instances are reached at.
+ */
 export async function heartbeat(
   deps: Pick<Deps, 'store' | 'db' | 'config' | 'log' | 'heartbeats'>,
   hostId: number,
   agentUid: string,
   ids: number[],
   now: number,
-): Promise<number[]> {
+): Promise<{ id: number; public_host: string | null }[]> {
   if (ids.length === 0) return [];
   const rows = await repo.ownMachines(deps.store, hostId, agentUid, ids);
   const transitions = rows.filter((r) => r.online_state !== 'online').map((r) => r.id);
@@ -66,7 +69,9 @@ export async function heartbeat(
     }, ms);
     p.timer.unref();
   }
-  return rows.filter((r) => r.online_state === 'online' || written.has(r.id)).map((r) => r.id);
+  return rows
+    .filter((r) => r.online_state === 'online' || written.has(r.id))
+    .map((r) => ({ id: r.id, public_host: r.public_host }));
 }
 
 /** Writes every pending heartbeat now (one statement per 500 machines). */

@@ -104,15 +104,18 @@ export async function upsertMachine(
     .executeTakeFirst();
 }
 
-/** Which of `ids` are this agent's live machines, with their online state (a committed read). */
+/**
+ * Which of `ids` are this agent's live machines, with their online state and the address their
+ * instances are reached at (a committed read).
+ */
 export async function ownMachines(
   store: Store,
   hostId: number,
   agentUid: string,
   ids: number[],
-): Promise<{ id: number; online_state: string }[]> {
+): Promise<{ id: number; online_state: string; public_host: string | null }[]> {
   const d = store.dialect;
-  const text = `SELECT id, online_state FROM machines WHERE ${d.inIds('id', 1)} AND host_id = ${d.param(2)} AND agent_uid = ${d.param(3)} AND deleted_at IS NULL`;
+  const text = `SELECT id, online_state, public_host FROM machines WHERE ${d.inIds('id', 1)} AND host_id = ${d.param(2)} AND agent_uid = ${d.param(3)} AND deleted_at IS NULL`;
   return store.read(text, [d.idsParam(ids), hostId, agentUid]);
 }
 
@@ -204,36 +207,36 @@ export async function setMachinesOffline(
 /** Instances the agent should hold: live ones on its machines, plus destroyed ones it still reports. */
 export async function instancesForAgent(db: Kysely<DB>, machineIds: number[], reportedIds: number[]) {
   if (machineIds.length === 0) return [];
+  // One table, found through its machine index: every agent's sync runs it, and joined with
+  // machines PostgreSQL took a bitmap of the live-billing index, which the meter's updates bloat.
   return db
-    .selectFrom('instances as i')
-    .innerJoin('machines as m', 'm.id', 'i.machine_id')
+    .selectFrom('instances')
     .select([
-      'i.id',
-      'i.machine_id',
-      'i.user_id',
-      'i.image',
-      'i.disk',
-      'i.onstart',
-      'i.env',
-      'i.label',
-      'i.intended_status',
-      'i.actual_status',
-      'i.status_msg',
-      'i.ssh_host',
-      'i.ssh_port',
-      'i.agent_state',
-      'i.destroyed_at',
-      'i.container_key_enc',
-      'i.image_login_enc',
-      'm.public_host',
+      'id',
+      'machine_id',
+      'user_id',
+      'image',
+      'disk',
+      'onstart',
+      'env',
+      'label',
+      'intended_status',
+      'actual_status',
+      'status_msg',
+      'ssh_host',
+      'ssh_port',
+      'agent_state',
+      'destroyed_at',
+      'container_key_enc',
+      'image_login_enc',
     ])
-    .where('i.machine_id', 'in', machineIds)
+    .where('machine_id', 'in', machineIds)
     .where((eb) =>
       reportedIds.length > 0
-        ? eb.or([eb('i.destroyed_at', 'is', null), eb('i.id', 'in', reportedIds)])
-        : eb('i.destroyed_at', 'is', null),
+        ? eb.or([eb('destroyed_at', 'is', null), eb('id', 'in', reportedIds)])
+        : eb('destroyed_at', 'is', null),
     )
-    .orderBy('i.id')
+    .orderBy('id')
     .execute();
 }
 
@@ -334,28 +337,32 @@ export async function sweepMachinesOffline(
     .execute();
 }
 
-/** The statement writing a batch of heartbeat times: forward only, online live machines only. */
+/**
+ * The statement writing a batch of heartbeat times: forward only, online live machines only. The
+ * online test is written `(…) IS TRUE`, which no index serves, so the heartbeat index (whose
+ * entries every write moves) is never the way in: 5.8 s per 500 machines on a PostgreSQL table
+ * never analysed, 11 ms this way.
+ */
 export function writeTimes(dialect: SqlDialect, part: [number, number][]): CompiledQuery {
   return dialect.updateByIds(
     'machines',
     'last_heartbeat_at',
     part,
-    "machines.online_state = 'online' AND machines.deleted_at IS NULL AND (machines.last_heartbeat_at IS NULL OR machines.last_heartbeat_at < v.t)",
+    "(machines.online_state = 'online') IS TRUE AND machines.deleted_at IS NULL AND (machines.last_heartbeat_at IS NULL OR machines.last_heartbeat_at < v.t)",
   );
 }
 
-/** Client requests not yet answered nor expired, of the live instances on these machines. */
-export async function pendingRequests(db: Kysely<DB>, machineIds: number[], now: number) {
-  if (machineIds.length === 0) return [];
+/** Client requests not yet answered nor expired, of these (live) instances. */
+export async function pendingRequests(db: Kysely<DB>, instanceIds: number[], now: number) {
+  // No live instance, no request to carry out: most syncs of an idle fleet skip the query.
+  if (instanceIds.length === 0) return [];
   return db
-    .selectFrom('instance_requests as r')
-    .innerJoin('instances as i', 'i.id', 'r.instance_id')
-    .select(['r.id', 'r.instance_id', 'r.kind', 'r.args'])
-    .where('i.machine_id', 'in', machineIds)
-    .where('i.destroyed_at', 'is', null)
-    .where('r.done_at', 'is', null)
-    .where('r.expires_at', '>', now)
-    .orderBy('r.id')
+    .selectFrom('instance_requests')
+    .select(['id', 'instance_id', 'kind', 'args'])
+    .where('instance_id', 'in', instanceIds)
+    .where('done_at', 'is', null)
+    .where('expires_at', '>', now)
+    .orderBy('id')
     .limit(100)
     .execute();
 }

@@ -184,14 +184,20 @@ export async function currentAuthorizedKeys(
 export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Promise<SyncResponse> {
   const now = deps.clock.now();
   const requested = [...new Set(body.machine_ids)];
-  const mine = await heartbeat(deps, auth.user.id, body.agent_uid, requested, now);
+  const own = await heartbeat(deps, auth.user.id, body.agent_uid, requested, now);
+  const mine = own.map((m) => m.id);
+  const publicHost = new Map(own.map((m) => [m.id, m.public_host]));
   const unknown = requested.filter((id) => !mine.includes(id));
   const reportedIds = body.instances.map((r) => r.id);
   const before = await repo.instancesForAgent(deps.db, mine, reportedIds);
   const byId = new Map(before.map((r) => [r.id, r]));
   // Read after the rows: a reboot or recycle moves its instance to `loading` in the transaction
   // that inserts its request, so a row read `loading` here has its request in this list.
-  const pending = await repo.pendingRequests(deps.db, mine, now);
+  const pending = await repo.pendingRequests(
+    deps.db,
+    before.filter((r) => r.destroyed_at === null).map((r) => r.id),
+    now,
+  );
   const restarting = new Set(
     pending.filter((r) => r.kind === 'reboot' || r.kind === 'recycle').map((r) => r.instance_id),
   );
@@ -205,7 +211,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     // `running` means SSH accepts connections: without a port it is still loading.
     const state = rep.state === 'running' && !rep.ssh_port ? 'loading' : rep.state;
     const msg = rep.status_msg ?? '';
-    const sshHost = row.public_host ?? deps.config.publicHost;
+    const sshHost = publicHost.get(row.machine_id) ?? deps.config.publicHost;
     // A report of the state the row already has (the usual heartbeat) writes nothing, and leaves
     // the server's own status_msg (e.g. "Start requested") alone; a new SSH port or address is
     // written, and so is a new step of a start or restart under way (`loading: pulling … 312/845 MB`).
