@@ -166,41 +166,26 @@ export async function machinesComingOnline(
   return rows.map((r) => r.id);
 }
 
-/** Takes the agent's online machines among `ids` offline; returns the ids that moved. */
-export async function machinesGoingOffline(
-  db: Kysely<DB>,
-  hostId: number,
-  agentUid: string,
-  ids: number[],
-): Promise<number[]> {
-  if (ids.length === 0) return [];
-  const rows = await db
-    .updateTable('machines')
-    .set({ online_state: 'offline' })
-    .where('id', 'in', ids)
-    .where('host_id', '=', hostId)
-    .where('agent_uid', '=', agentUid)
-    .where('online_state', '=', 'online')
-    .returning('id')
-    .execute();
-  return rows.map((r) => r.id);
-}
-
+/**
+ * Takes the agent's machines among `ids` offline; returns the ids written. With `onlyOnline`, only
+ * those that were online (the ones whose state moved).
+ */
 export async function setMachinesOffline(
   db: Kysely<DB>,
   hostId: number,
   agentUid: string,
   ids: number[],
+  { onlyOnline = false }: { onlyOnline?: boolean } = {},
 ): Promise<number[]> {
   if (ids.length === 0) return [];
-  const rows = await db
+  let q = db
     .updateTable('machines')
     .set({ online_state: 'offline' })
     .where('id', 'in', ids)
     .where('host_id', '=', hostId)
-    .where('agent_uid', '=', agentUid)
-    .returning('id')
-    .execute();
+    .where('agent_uid', '=', agentUid);
+  if (onlyOnline) q = q.where('online_state', '=', 'online');
+  const rows = await q.returning('id').execute();
   return rows.map((r) => r.id);
 }
 

@@ -339,7 +339,9 @@ export async function shutdown(
   const wanted = [...new Set(body.machine_ids)];
   // The machines that were online are reported (machine.offline) in the transaction that moves them.
   const ids = await tx(deps.store, async (trx) => {
-    const went = await repo.machinesGoingOffline(trx, auth.user.id, body.agent_uid, wanted);
+    const went = await repo.setMachinesOffline(trx, auth.user.id, body.agent_uid, wanted, {
+      onlyOnline: true,
+    });
     await recordEvents(
       trx,
       deps.clock.now(),
