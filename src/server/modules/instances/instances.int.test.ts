@@ -191,16 +191,24 @@ describeEachDb('instances', (dialect) => {
     const put = (state: string) =>
       t().request('PUT', `/api/v0/instances/${id}/`, { key: u.apiKey, body: { state } });
     await reportInstanceStatus(t().deps, id, 'loading');
+    const loading = await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey });
+    expect(loading.body.instances).toMatchObject({ direct_port_start: -1, direct_port_end: -1 });
     await reportInstanceStatus(t().deps, id, 'running', {
       ssh_host: '10.0.0.1',
       ssh_port: 40022,
-      ports: { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: '40022' }] },
+      ports: {
+        '22/tcp': [{ HostIp: '0.0.0.0', HostPort: '40022' }],
+        '8080/tcp': [{ HostIp: '0.0.0.0', HostPort: '40031' }],
+        '6006/tcp': [{ HostIp: '0.0.0.0', HostPort: '40017' }],
+      },
     });
     const shown = await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey });
     expect(shown.body.instances).toMatchObject({
       actual_status: 'running',
       ssh_host: '10.0.0.1',
       ssh_port: 40022,
+      direct_port_start: 40017,
+      direct_port_end: 40031,
     });
     expect((await put('stopped')).body).toMatchObject({ success: true });
     expect((await put('stopped')).status).toBe(200);

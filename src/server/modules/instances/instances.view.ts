@@ -57,6 +57,8 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[] = []) {
   // Only the machine's active instance holds `rented`; a stopped one never does.
   const machineTaken = s.intended === 'stopped' && r.rented === 1;
   const env = JSON.parse(r.env) as Record<string, string>;
+  const ports = JSON.parse(r.ports) as Record<string, { HostIp: string; HostPort: string }[]>;
+  const range = hostPortRange(ports);
   return {
     id: r.id,
     machine_id: r.machine_id,
@@ -100,10 +102,12 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[] = []) {
     driver_version: r.driver_version,
     cuda_max_good: r.cuda_max_good,
     direct_port_count: r.direct_port_count,
+    direct_port_start: range.start,
+    direct_port_end: range.end,
     ssh_host: r.ssh_host,
     ssh_port: r.ssh_port,
     public_ipaddr: r.ssh_host,
-    ports: JSON.parse(r.ports) as Record<string, { HostIp: string; HostPort: string }[]>,
+    ports,
     is_bid: r.is_bid === 1,
     dph_base: r.dph_compute,
     dph_total: r.dph_compute + r.dph_disk,
@@ -119,6 +123,24 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[] = []) {
 }
 
 export type InstanceView = ReturnType<typeof instanceView>;
+
+/**
+ * The lowest and highest host port published for the instance (SSH's included), -1 for both when
+ * none is published yet: clients read a range only when `direct_port_start` is positive.
+ */
+export function hostPortRange(ports: Record<string, { HostPort: string }[]>): { start: number; end: number } {
+  let start = -1;
+  let end = -1;
+  for (const bindings of Object.values(ports)) {
+    for (const b of bindings) {
+      const p = Number(b.HostPort);
+      if (!Number.isInteger(p) || p <= 0) continue;
+      if (start < 0 || p < start) start = p;
+      if (p > end) end = p;
+    }
+  }
+  return { start, end };
+}
 
 const num = { type: 'number' } as const;
 const int = { type: 'integer' } as const;
@@ -164,6 +186,8 @@ export const instanceSchema = {
     driver_version: str,
     cuda_max_good: num,
     direct_port_count: int,
+    direct_port_start: { type: 'integer', description: 'lowest published host port, -1 when none' },
+    direct_port_end: { type: 'integer', description: 'highest published host port, -1 when none' },
     ssh_host: nstr,
     ssh_port: { type: ['integer', 'null'] },
     public_ipaddr: nstr,
