@@ -16,6 +16,7 @@ import type {
 } from '../contract/agent-protocol.js';
 import type { InstanceSpec, Runtime } from './runtime.js';
 import { AgentClient, AgentFatalError } from './agent-client.js';
+import { InstanceJournal } from './instance-journal.js';
 import { planReconcile, type LocalState, type ReconcileItem } from './reconcile.js';
 import { assertNever } from '../contract/assert-never.js';
 import type { AgentMachineHardware } from '../contract/agent-protocol.js';
@@ -42,6 +43,8 @@ export interface AgentOptions {
   heartbeatS?: number;
   version: string;
   log: AgentLog;
+  /** Where the agent's lines about each instance are kept for `daemon_logs` (made here when absent). */
+  journal?: InstanceJournal;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -84,7 +87,13 @@ export class Agent {
   /** Starts that wait for their machine, logged once. */
   private readonly waiting = new Set<number>();
 
+  private readonly journal: InstanceJournal;
+
   constructor(private readonly o: AgentOptions) {
+    if (!o.journal) {
+      this.journal = new InstanceJournal();
+      this.o = { ...o, log: this.journal.wrap(o.log) };
+    } else this.journal = o.journal;
     this.uid = loadAgentUid(o.stateDir);
     this.client = new AgentClient(o.server, o.apiKey);
   }
@@ -397,7 +406,9 @@ export class Agent {
     const run = async (): Promise<string> => {
       switch (r.kind) {
         case 'logs': {
-          const text = await rt.logs(r.instance_id, r.tail ?? null);
+          const text = r.daemon
+            ? this.journal.text(r.instance_id, r.tail ?? null)
+            : await rt.logs(r.instance_id, r.tail ?? null);
           if (!r.filter) return text;
           return text
             .split('\n')

@@ -104,6 +104,7 @@ export function registerAgentCommand(program: Command): void {
         { DockerEngine },
         { AgentFatalError },
         { defaultPublicHost },
+        { InstanceJournal },
       ] = await Promise.all([
         import('pino'),
         import('../agent/daemon.js'),
@@ -113,6 +114,7 @@ export function registerAgentCommand(program: Command): void {
         import('../agent/docker-engine.js'),
         import('../agent/agent-client.js'),
         import('../agent/public-host.js'),
+        import('../agent/instance-journal.js'),
       ]);
       const server: string | undefined = o.url ?? o.server ?? process.env.OPENRIG_URL;
       if (!server || !/^https?:\/\/[^/]+/.test(server))
@@ -160,13 +162,20 @@ export function registerAgentCommand(program: Command): void {
         throw usage(
           `--runtime docker: no Docker engine answers on ${socket} (start dockerd, or run with --runtime process)`,
         );
+      // One journal gets the runtime's and the agent's lines about each instance (daemon_logs).
+      const journal = new InstanceJournal();
+      const agentLog = journal.wrap({
+        info: (m) => log.info(m),
+        warn: (m) => log.warn(m),
+        error: (m) => log.error(m),
+      });
       if (engine && engineUp) {
         const docker = new DockerRuntime({
           stateDir,
           agentUid: loadAgentUid(stateDir),
           sshBind: o.sshBind,
           engine,
-          log: { info: (m) => log.info(m), warn: (m) => log.warn(m) },
+          log: agentLog,
           onProgress: (id, msg) => agent?.setProgress(id, msg),
           keyCheck: { server, apiKey },
         });
@@ -197,7 +206,8 @@ export function registerAgentCommand(program: Command): void {
         runtime,
         heartbeatS,
         version: '0.1.0',
-        log: { info: (m) => log.info(m), warn: (m) => log.warn(m), error: (m) => log.error(m) },
+        log: agentLog,
+        journal,
       });
       const a = agent;
       const onSignal = (sig: string) => {

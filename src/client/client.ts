@@ -118,11 +118,12 @@ export class OpenrigClient extends HttpClient {
   /** Asks the host for the instance's logs; the text is then read at `result_url` (no key). */
   requestLogs(
     id: number,
-    o: { tail?: number; filter?: string } = {},
+    o: { tail?: number; filter?: string; daemon?: boolean } = {},
   ): Promise<{ result_url: string; msg: string }> {
     const body: Record<string, string> = {};
     if (o.tail !== undefined) body.tail = String(o.tail);
     if (o.filter !== undefined) body.filter = o.filter;
+    if (o.daemon) body.daemon_logs = 'true';
     return this.request('PUT', `${V0}/instances/request_logs/${id}/`, { body });
   }
   /** `result_url` answers once the host has done it; absent when a reboot was already under way. */

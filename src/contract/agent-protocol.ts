@@ -105,7 +105,8 @@ export interface DesiredInstance {
 
 /**
  * Something a client asked of an instance that its agent carries out once: `logs` (the
- * container's output, last `tail` lines, only lines containing `filter`), `command` (an
+ * container's output, or with `daemon` the agent's own lines about the instance; last `tail`
+ * lines, only lines containing `filter`), `command` (an
  * allow-listed argv run in the container), `reboot` (restart, disk kept), `recycle` (pull the
  * image again and recreate the container). The agent answers with POST results.
  */
@@ -115,6 +116,7 @@ export interface AgentRequest {
   kind: 'logs' | 'command' | 'reboot' | 'recycle';
   tail?: number | null;
   filter?: string | null;
+  daemon?: boolean;
   argv?: string[];
 }
 

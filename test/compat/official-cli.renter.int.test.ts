@@ -322,6 +322,38 @@ describeEachDb('official CLI: logs, execute, reboot instance, recycle instance',
     expect(typeof logs.body.msg).toBe('string');
     const pending = await t().app.inject({ method: 'GET', url: new URL(logs.body.result_url).pathname });
     expect(pending.statusCode).toBe(404);
+    // `--daemon-logs` asks for the host's own log of the instance; anything but a yes/no is refused
+    // and asks nothing of the host.
+    const argsOf = async () =>
+      (
+        await t()
+          .deps.db.selectFrom('instance_requests')
+          .select('args')
+          .where('instance_id', '=', id)
+          .where('kind', '=', 'logs')
+          .orderBy('id')
+          .execute()
+      ).map((r) => JSON.parse(r.args) as Record<string, unknown>);
+    expectOk(
+      await cli(t(), {
+        method: 'PUT',
+        path: `/instances/request_logs/${id}/`,
+        key,
+        json: { tail: '5', daemon_logs: 'true' },
+      }),
+    );
+    const bad = await cli(t(), {
+      method: 'PUT',
+      path: `/instances/request_logs/${id}/`,
+      key,
+      json: { daemon_logs: 'maybe' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe('bad_request');
+    expect(await argsOf()).toEqual([
+      { tail: 100, filter: null },
+      { tail: 5, filter: null, daemon: true },
+    ]);
     const ex = await cli(t(), {
       method: 'PUT',
       path: `/instances/command/${id}/`,

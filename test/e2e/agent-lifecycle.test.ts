@@ -236,6 +236,26 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
     const again = await pollUntil(id, 'running');
     expect(ssh(again.ssh_port, 'echo back; ls stopped-once').stdout).toBe('back\nstopped-once\n');
 
+    // The host's own log of the instance (daemon_logs): what the agent did with it, in order.
+    const daemonLogs = await api('PUT', `/api/v0/instances/request_logs/${id}/`, renterKey, {
+      daemon_logs: 'true',
+    });
+    expect(daemonLogs.body.success).toBe(true);
+    let journal = '';
+    await waitFor(async () => {
+      const r = await fetch(daemonLogs.body.result_url);
+      journal = await r.text();
+      return r.status === 200;
+    }, 'the daemon log to arrive');
+    const lines = journal.trimEnd().split('\n');
+    expect(lines.every((l) => /^\d{4}-\d\d-\d\dT\S+Z (INFO|WARN|ERROR) instance /.test(l))).toBe(true);
+    const firstRun = lines.findIndex((l) => l.includes(`instance ${id} running, SSH on port`));
+    const stopped = lines.findIndex((l) => l.includes(`instance ${id} stopped`));
+    expect(firstRun).toBeGreaterThanOrEqual(0);
+    expect(stopped).toBeGreaterThan(firstRun);
+    expect(lines.slice(stopped).some((l) => l.includes(`instance ${id} running`))).toBe(true);
+    expect(journal).not.toContain('hello-env'); // the container's output is not in it
+
     const del = await api('DELETE', `/api/v0/instances/${id}/`, renterKey, {});
     expect(del.body.success).toBe(true);
     await waitFor(

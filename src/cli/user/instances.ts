@@ -175,14 +175,17 @@ export function registerInstanceCommands(
       .argument('<id>', 'instance ID')
       .option('--tail <n>', 'only the last N lines')
       .option('--follow', 'keep printing new output until interrupted')
+      .option('--daemon-logs', "the host agent's own log of the instance (pulls, starts, failures) instead")
       .description("print an instance's output (onstart's included), fetched from its host"),
-    'openrig logs 12 --tail 100\nopenrig logs 12 --follow',
+    'openrig logs 12 --tail 100\nopenrig logs 12 --follow\nopenrig logs 12 --daemon-logs',
   ).action(
     act(async (ctx, [id], opts) => {
       const n = intArg(id, 'instance ID');
       const tail = opts.tail === undefined ? undefined : intArg(String(opts.tail), '--tail');
       const fetchLogs = async (t?: number) =>
-        fetchResult((await ctx.client.requestLogs(n, { tail: t })).result_url);
+        fetchResult(
+          (await ctx.client.requestLogs(n, { tail: t, daemon: opts.daemonLogs === true })).result_url,
+        );
       const first = await fetchLogs(tail);
       ctx.out(first);
       if (!opts.follow) return;

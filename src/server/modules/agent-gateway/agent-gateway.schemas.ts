@@ -159,6 +159,7 @@ export const syncReply = {
           kind: { type: 'string', enum: ['logs', 'command', 'reboot', 'recycle'] },
           tail: { type: ['integer', 'null'] },
           filter: { type: ['string', 'null'] },
+          daemon: { type: 'boolean' },
           argv: { type: 'array', items: { type: 'string' } },
         },
       },

@@ -299,7 +299,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     }
   }
   const requests: AgentRequest[] = pending.map((r) => {
-    const args = JSON.parse(r.args) as { tail?: number | null; filter?: string | null; argv?: string[] };
+    const args = JSON.parse(r.args) as Pick<AgentRequest, 'tail' | 'filter' | 'daemon' | 'argv'>;
     return { id: r.id, instance_id: r.instance_id, kind: r.kind, ...args };
   });
   return {

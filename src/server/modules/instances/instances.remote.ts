@@ -50,6 +50,14 @@ export function parseAllowedCommand(command: string): string[] | null {
   return argv;
 }
 
+/** A yes/no field as clients send it (a JSON boolean or its text); null when it is neither. */
+function parseFlag(v: unknown): boolean | null {
+  if (v === undefined || v === null || v === false || v === '') return false;
+  if (v === true) return true;
+  const t = String(v).toLowerCase();
+  return t === 'true' || t === '1' ? true : t === 'false' || t === '0' ? false : null;
+}
+
 async function liveOwnInstance(deps: Deps, auth: AuthContext, id: number, kind: Kind) {
   const row = await repo.ownInstanceRow(deps.db, auth.user.id, id);
   if (!row || row.destroyed_at !== null) throw InstanceErrors.notFound(`No such instance: ${id}`);
@@ -94,7 +102,10 @@ export async function requestLogs(
   if (tailRaw !== null && (!Number.isInteger(tailRaw) || tailRaw < 0 || tailRaw > 100_000))
     throw InstanceErrors.badRequest('tail must be a whole number of lines from 0 to 100000');
   const filter = body.filter ? String(body.filter) : null;
-  const url = await enqueue(deps, auth, id, 'logs', { tail: tailRaw, filter }, origin);
+  const daemon = parseFlag(body.daemon_logs);
+  if (daemon === null) throw InstanceErrors.badRequest('daemon_logs must be true or false');
+  const args = daemon ? { tail: tailRaw, filter, daemon } : { tail: tailRaw, filter };
+  const url = await enqueue(deps, auth, id, 'logs', args, origin);
   return {
     success: true,
     msg: 'Logs requested; the result URL answers once the host sent them',
