@@ -54,7 +54,8 @@ export function parseAllowedCommand(command: string): string[] | null {
 function parseFlag(v: unknown): boolean | null {
   if (v === undefined || v === null || v === false || v === '') return false;
   if (v === true) return true;
-  const t = String(v).toLowerCase();
+  if (typeof v !== 'string') return null;
+  const t = v.toLowerCase();
   return t === 'true' || t === '1' ? true : t === 'false' || t === '0' ? false : null;
 }
 
