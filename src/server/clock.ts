@@ -1,4 +1,4 @@
-// Side effects behind one-method seams: tests move time without sleeping.
+// Side effects behind one-method interfaces: tests move time without sleeping.
 export interface Clock {
   /** Epoch milliseconds. */
   now(): number;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Instance } from '../../contract/api-types.js';
 import { ApiError, NetworkError } from '../../client/client.js';
-import { describeOutcome, waitForInstance, type WaitSeams } from './wait.js';
+import { describeOutcome, waitForInstance, type WaitIo } from './wait.js';
 import { waitText } from './instances.js';
 
 /** A fake client that answers from a script, and a fake clock that sleep() advances. */
@@ -10,7 +10,7 @@ function fake(script: (Instance | null | Error)[]) {
   const polls: number[] = [];
   const sleeps: number[] = [];
   const states: string[] = [];
-  const seams: WaitSeams = {
+  const io: WaitIo = {
     async getInstance() {
       polls.push(now);
       const next = script.length > 1 ? script.shift()! : script[0]!;
@@ -24,7 +24,7 @@ function fake(script: (Instance | null | Error)[]) {
     },
     onPoll: (p) => states.push(`${p.state}@${p.elapsedMs / 1000}`),
   };
-  return { seams, polls, sleeps, states };
+  return { io, polls, sleeps, states };
 }
 
 const inst = (actual_status: string | null, more: Partial<Instance> = {}): Instance => ({
@@ -43,7 +43,7 @@ describe('waiting for an instance', () => {
       inst('loading'),
       inst('running', { ssh_host: '10.0.0.5', ssh_port: 40022 }),
     ]);
-    const r = await waitForInstance(7, f.seams, opts);
+    const r = await waitForInstance(7, f.io, opts);
     expect(r.kind).toBe('running');
     expect(f.sleeps).toEqual([500, 750, 1125]);
     expect(f.states).toEqual(['provisioning@0', 'provisioning@0.5', 'loading@1.25', 'running@2.375']);
@@ -55,7 +55,7 @@ describe('waiting for an instance', () => {
 
   it('keeps waiting while running has no ssh endpoint yet', async () => {
     const f = fake([inst('running'), inst('running', { ssh_host: 'h', ssh_port: 22 })]);
-    expect((await waitForInstance(7, f.seams, opts)).kind).toBe('running');
+    expect((await waitForInstance(7, f.io, opts)).kind).toBe('running');
     expect(f.polls.length).toBe(2);
   });
 
@@ -63,7 +63,7 @@ describe('waiting for an instance', () => {
     'stops at once on %s, suggesting destroy and another offer',
     async (state) => {
       const f = fake([inst('loading'), inst(state, { status_msg: 'main process died' })]);
-      const r = await waitForInstance(7, f.seams, opts);
+      const r = await waitForInstance(7, f.io, opts);
       expect(r).toMatchObject({ kind: 'failed', state });
       const d = describeOutcome(7, r);
       expect(d.ok).toBe(false);
@@ -75,12 +75,12 @@ describe('waiting for an instance', () => {
   );
 
   it('says so when the instance is gone or stopped', async () => {
-    expect(describeOutcome(7, await waitForInstance(7, fake([null]).seams, opts)).text).toContain(
+    expect(describeOutcome(7, await waitForInstance(7, fake([null]).io, opts)).text).toContain(
       'does not exist',
     );
     const stopped = await waitForInstance(
       7,
-      fake([inst('stopped', { intended_status: 'stopped' })]).seams,
+      fake([inst('stopped', { intended_status: 'stopped' })]).io,
       opts,
     );
     expect(describeOutcome(7, stopped).text).toContain('openrig start instance 7');
@@ -92,13 +92,13 @@ describe('waiting for an instance', () => {
       inst('loading'),
       inst('running', { ssh_host: 'h', ssh_port: 22 }),
     ]);
-    expect((await waitForInstance(7, f.seams, opts)).kind).toBe('running');
+    expect((await waitForInstance(7, f.io, opts)).kind).toBe('running');
     expect(f.polls.length).toBe(3);
   });
 
   it('honours a configurable interval and gives up at the timeout', async () => {
     const f = fake([inst('loading')]);
-    const r = await waitForInstance(7, f.seams, { intervalMs: 2000, timeoutMs: 7000 });
+    const r = await waitForInstance(7, f.io, { intervalMs: 2000, timeoutMs: 7000 });
     expect(r).toMatchObject({ kind: 'timeout', state: 'loading' });
     // 0.5, 0.75, 1.125, 1.6875, then the 2 s ceiling.
     expect(f.sleeps).toEqual([500, 750, 1125, 1688, 2000]);
@@ -110,13 +110,13 @@ describe('waiting for an instance', () => {
       inst('running', { intended_status: 'stopped' }),
       inst('stopped', { intended_status: 'stopped' }),
     ]);
-    const r = await waitForInstance(7, f.seams, { ...opts, until: 'stopped' });
+    const r = await waitForInstance(7, f.io, { ...opts, until: 'stopped' });
     expect(r.kind).toBe('halted');
     expect(describeOutcome(7, r)).toEqual({ ok: true, text: 'instance 7 is stopped (after 0s)\n' });
   });
 
   it('names a key ssh does not try by itself in the Connect line', async () => {
-    const r = await waitForInstance(7, fake([inst('running', { ssh_host: 'h', ssh_port: 22 })]).seams, opts);
+    const r = await waitForInstance(7, fake([inst('running', { ssh_host: 'h', ssh_port: 22 })]).io, opts);
     expect(describeOutcome(7, r, '~/.ssh/work').text).toContain('ssh -i ~/.ssh/work -p 22 root@h');
     expect(describeOutcome(7, r).text).toContain('ssh -p 22 root@h');
   });
@@ -127,12 +127,12 @@ describe('waiting for an instance', () => {
       new NetworkError('down'),
       inst('running', { ssh_host: 'h', ssh_port: 2 }),
     ]);
-    expect((await waitForInstance(7, f.seams, opts)).kind).toBe('running');
+    expect((await waitForInstance(7, f.io, opts)).kind).toBe('running');
     const g = fake([new NetworkError('down')]);
-    await expect(waitForInstance(7, g.seams, opts)).rejects.toThrow('down');
+    await expect(waitForInstance(7, g.io, opts)).rejects.toThrow('down');
     expect(g.polls.length).toBe(4);
     const h = fake([new ApiError(401, 'auth_error', 'Invalid user key', {}, '')]);
-    await expect(waitForInstance(7, h.seams, opts)).rejects.toThrow('Invalid user key');
+    await expect(waitForInstance(7, h.io, opts)).rejects.toThrow('Invalid user key');
     expect(h.polls.length).toBe(1);
   });
   it('after a reboot or recycle: says it ran again, or that it failed and how to bring it back', () => {

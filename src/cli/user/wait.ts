@@ -3,7 +3,7 @@
 // reported at once, a slow boot costs a poll every few seconds. `null` and `loading` keep waiting;
 // `running` with an SSH endpoint is done; `exited`, `unknown` and `offline` never reach `running`
 // (the client destroys it and retries another offer), so the wait stops there. Pure over its
-// seams (client, clock, sleep) so tests drive it with a fake client and a fake clock.
+// io (client, clock, sleep) so tests drive it with a fake client and a fake clock.
 import type { Instance } from '../../contract/api-types.js';
 import { ApiError, NetworkError } from '../../client/client.js';
 import { fmtDuration } from '../output.js';
@@ -22,7 +22,7 @@ export function pauseMs(n: number, maxMs: number): number {
 /** Consecutive network failures tolerated while waiting (a server restart is not a failure). */
 export const MAX_NETWORK_FAILURES = 3;
 
-export interface WaitSeams {
+export interface WaitIo {
   getInstance(id: number): Promise<Instance | null>;
   now(): number;
   sleep(ms: number): Promise<void>;
@@ -55,7 +55,7 @@ export function stateLabel(i: Instance | null): string {
   return i.actual_status ?? 'provisioning';
 }
 
-export async function waitForInstance(id: number, s: WaitSeams, o: WaitOptions): Promise<WaitOutcome> {
+export async function waitForInstance(id: number, s: WaitIo, o: WaitOptions): Promise<WaitOutcome> {
   const start = s.now();
   const until = o.until ?? 'running';
   let netFailures = 0;
