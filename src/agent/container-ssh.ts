@@ -186,60 +186,136 @@ class Reader {
   }
 }
 
-/** `scp -t DEST` / `scp -f SRC` (the legacy protocol, `scp -O`): one file at a time. */
-export function parseScp(command: string): { mode: 'to' | 'from'; target: string } | null {
-  const t = command.trim().split(/\s+/);
-  if (t[0] !== 'scp') return null;
+/**
+ * `scp -t DEST` / `scp -f SRC` (the legacy protocol, `scp -O`), with `-r` for directories: the
+ * client sends or reads `C` (file), `D` (enter a directory) and `E` (leave it) records.
+ */
+export function parseScp(
+  command: string,
+): { mode: 'to' | 'from'; target: string; recursive: boolean } | null {
+  const t = shellWords(command);
+  if (t === null || t[0] !== 'scp') return null;
   let mode: 'to' | 'from' | null = null;
   let target: string | null = null;
+  let recursive = false;
+  let options = true;
   for (const a of t.slice(1)) {
-    if (a === '--') continue;
-    if (a.startsWith('-')) {
-      if (a.includes('t')) mode = 'to';
-      if (a.includes('f')) mode = 'from';
+    if (options && a === '--') {
+      options = false;
       continue;
     }
-    target = a.replace(/^'(.*)'$/, '$1');
+    if (options && a.startsWith('-')) {
+      if (a.includes('t')) mode = 'to';
+      if (a.includes('f')) mode = 'from';
+      if (a.includes('r')) recursive = true;
+      continue;
+    }
+    target = a;
   }
-  return mode && target ? { mode, target } : null;
+  return mode && target ? { mode, target, recursive } : null;
 }
 
-async function scpSession(o: ContainerSshOptions, ch: ServerChannel, mode: 'to' | 'from', target: string) {
+/** Splits a command line into words as sh does for quotes and backslashes; null when unbalanced. */
+export function shellWords(line: string): string[] | null {
+  const words: string[] = [];
+  let cur: string | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === "'") {
+      const end = line.indexOf("'", i + 1);
+      if (end < 0) return null;
+      cur = (cur ?? '') + line.slice(i + 1, end);
+      i = end;
+    } else if (c === '"') {
+      let j = i + 1;
+      let w = '';
+      for (; j < line.length && line[j] !== '"'; j++) {
+        if (line[j] === '\\' && j + 1 < line.length && '"\\$`'.includes(line[j + 1]!)) j++;
+        w += line[j];
+      }
+      if (j >= line.length) return null;
+      cur = (cur ?? '') + w;
+      i = j;
+    } else if (c === '\\') {
+      if (i + 1 >= line.length) return null;
+      cur = (cur ?? '') + line[++i];
+    } else if (/\s/.test(c)) {
+      if (cur !== null) words.push(cur);
+      cur = null;
+    } else cur = (cur ?? '') + c;
+  }
+  if (cur !== null) words.push(cur);
+  return words;
+}
+
+const isDir = (st: PathStat | null) => st !== null && (st.mode & (2 ** 31)) !== 0;
+const octal = (mode: number) => (mode & 0o777).toString(8).padStart(4, '0');
+
+/** A record's name is one path component: never `..`, `.`, empty or with a slash. */
+const safeName = (n: string) => n !== '' && n !== '.' && n !== '..' && !n.includes('/');
+
+async function scpSession(
+  o: ContainerSshOptions,
+  ch: ServerChannel,
+  scp: { mode: 'to' | 'from'; target: string; recursive: boolean },
+) {
   const r = new Reader(ch);
   const fail = (msg: string) => {
     ch.write(Buffer.from(`\x01scp: ${msg}\n`));
     ch.exit(1);
     ch.end();
   };
-  const p = resolvePath(target);
+  const ack = () => ch.write(Buffer.from([0]));
+  const p = resolvePath(scp.target);
   try {
-    if (mode === 'to') {
-      const st = await o.engine.statPath(o.container, p);
-      const intoDir = st !== null && (st.mode & (2 ** 31)) !== 0;
-      ch.write(Buffer.from([0]));
+    if (scp.mode === 'to') {
+      const intoDir = isDir(await o.engine.statPath(o.container, p));
+      // The directories entered with D records; a record's path is its name inside the last one,
+      // or at the top the target itself (or a name inside it when the target is a directory).
+      const dirs: string[] = [];
+      const dest = (name: string) =>
+        dirs.length > 0
+          ? path.posix.join(dirs[dirs.length - 1]!, name)
+          : intoDir
+            ? path.posix.join(p, name)
+            : p;
+      ack();
       for (;;) {
         const l = await r.line();
         if (l === null) break;
         if (l.startsWith('T')) {
-          ch.write(Buffer.from([0]));
+          ack();
           continue;
         }
-        const m = /^C([0-7]{4}) (\d+) (.+)$/.exec(l);
-        if (!m) return fail('only single files are supported (no -r)');
-        const size = Number(m[2]);
+        if (l === 'E') {
+          if (dirs.pop() === undefined) return fail('E record outside a directory');
+          ack();
+          continue;
+        }
+        const m = /^([CD])([0-7]{4}) (\d+) (.+)$/.exec(l);
+        if (!m || !safeName(m[4]!)) return fail(`unexpected record: ${l.slice(0, 80)}`);
+        const target = dest(m[4]!);
+        if (m[1] === 'D') {
+          if (!scp.recursive) return fail('a directory needs -r');
+          const made = await runInContainer(o.engine, o.container, ['mkdir', '-p', '-m', m[2]!, target]);
+          if (made.code !== 0) return fail(made.stderr.trim() || `cannot create ${target}`);
+          dirs.push(target);
+          ack();
+          continue;
+        }
+        const size = Number(m[3]);
         if (size > MAX_FILE) return fail('file too large for scp; use rsync');
-        ch.write(Buffer.from([0]));
+        ack();
         const data = await r.bytes(size);
         if (data === null || (await r.bytes(1)) === null) return fail('connection ended mid-file');
-        const dest = intoDir ? path.posix.join(p, m[3]!) : p;
         await o.engine.writeFile(
           o.container,
-          path.posix.dirname(dest),
-          path.posix.basename(dest),
+          path.posix.dirname(target),
+          path.posix.basename(target),
           data,
-          parseInt(m[1]!, 8),
+          parseInt(m[2]!, 8),
         );
-        ch.write(Buffer.from([0]));
+        ack();
       }
       ch.exit(0);
       ch.end();
@@ -247,17 +323,39 @@ async function scpSession(o: ContainerSshOptions, ch: ServerChannel, mode: 'to' 
     }
     if ((await r.bytes(1)) === null) return fail('no acknowledgement');
     const st = await o.engine.statPath(o.container, p);
-    if (!st || (st.mode & (2 ** 31)) !== 0) return fail(`${target}: not a regular file`);
-    const data = await o.engine.readFile(o.container, p);
-    ch.write(
-      Buffer.from(
-        `C${(st.mode & 0o777).toString(8).padStart(4, '0')} ${data.length} ${path.posix.basename(p)}\n`,
-      ),
-    );
-    if ((await r.bytes(1)) === null) return fail('no acknowledgement');
-    ch.write(data);
-    ch.write(Buffer.from([0]));
-    await r.bytes(1);
+    if (!st) return fail(`${scp.target}: no such file or directory`);
+    if (isDir(st) && !scp.recursive) return fail(`${scp.target}: not a regular file`);
+    // Each record waits for the client's acknowledgement; a non-zero one ends the session.
+    const acked = async () => {
+      const b = await r.bytes(1);
+      if (b === null || b[0] !== 0) throw new Error('the client refused a record');
+    };
+    const send = async (full: string, fst: PathStat): Promise<void> => {
+      const name = path.posix.basename(full);
+      if (isDir(fst)) {
+        ch.write(Buffer.from(`D${octal(fst.mode)} 0 ${name}\n`));
+        await acked();
+        const ls = await runInContainer(o.engine, o.container, ['ls', '-1A', full]);
+        if (ls.code !== 0) throw new Error(ls.stderr.trim() || `cannot list ${full}`);
+        for (const n of ls.stdout.split('\n').filter(Boolean)) {
+          const child = path.posix.join(full, n);
+          const cst = await o.engine.statPath(o.container, child);
+          // Symbolic links and special files are left out, as OpenSSH's scp leaves sockets out.
+          if (cst && (isDir(cst) || (cst.mode & ((2 ** 27) | (2 ** 26) | (2 ** 25) | (2 ** 24))) === 0))
+            await send(child, cst);
+        }
+        ch.write(Buffer.from('E\n'));
+        await acked();
+        return;
+      }
+      const data = await o.engine.readFile(o.container, full);
+      ch.write(Buffer.from(`C${octal(fst.mode)} ${data.length} ${name}\n`));
+      await acked();
+      ch.write(data);
+      ch.write(Buffer.from([0]));
+      await acked();
+    };
+    await send(p, st);
     ch.exit(0);
     ch.end();
   } catch (err) {
@@ -442,7 +540,7 @@ function handleSession(session: Session, o: ContainerSshOptions): void {
   session.on('exec', (accept, _reject, info) => {
     const channel = accept();
     const scp = parseScp(info.command);
-    if (scp) return void scpSession(o, channel, scp.mode, scp.target);
+    if (scp) return void scpSession(o, channel, scp);
     void runExec(o, channel, ['/bin/sh', '-c', info.command], pty, env, (id) => (execId = id));
   });
   session.on('shell', (accept) => {

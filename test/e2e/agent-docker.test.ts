@@ -7,7 +7,7 @@
 // path uses a local registry (Debian's docker-registry) with and without credentials.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -305,6 +305,47 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
       expect(down.status, down.stderr).toBe(0);
       expect(readFileSync(back).equals(readFileSync(local))).toBe(true);
     }
+    // scp -r: a tree (nested directories, an empty file, an empty directory) in and back out.
+    const tree = path.join(dir, 'tree');
+    mkdirSync(path.join(tree, 'a', 'b'), { recursive: true });
+    mkdirSync(path.join(tree, 'empty-dir'));
+    writeFileSync(path.join(tree, 'top.txt'), 'top\n');
+    writeFileSync(
+      path.join(tree, 'a', 'mid.bin'),
+      Buffer.from(Array.from({ length: 70_000 }, (_, i) => i % 253)),
+    );
+    writeFileSync(path.join(tree, 'a', 'b', 'deep.txt'), 'deep\n');
+    writeFileSync(path.join(tree, 'a', 'b', 'empty'), '');
+    const listing = (root: string) =>
+      execFileSync('sh', ['-c', 'find . | sort; find . -type f | sort | xargs md5sum'], {
+        cwd: root,
+        encoding: 'utf8',
+      });
+    for (const mode of [[], ['-O']]) {
+      const tag = mode.length ? 'legacy' : 'sftp';
+      const up = spawnSync(
+        'scp',
+        ['-r', ...mode, ...sshArgs(ra.ssh_port), tree, `root@127.0.0.1:/root/tree-${tag}`],
+        {
+          encoding: 'utf8',
+          timeout: 30_000,
+        },
+      );
+      expect(up.status, `${tag}: ${up.stderr}`).toBe(0);
+      expect(ssh(ra.ssh_port, `cat /root/tree-${tag}/a/b/deep.txt`).stdout).toBe('deep\n');
+      const back = path.join(dir, `tree-back-${tag}`);
+      const down = spawnSync(
+        'scp',
+        ['-r', ...mode, ...sshArgs(ra.ssh_port), `root@127.0.0.1:/root/tree-${tag}`, back],
+        {
+          encoding: 'utf8',
+          timeout: 30_000,
+        },
+      );
+      expect(down.status, `${tag}: ${down.stderr}`).toBe(0);
+      expect(listing(back), tag).toBe(listing(tree));
+    }
+
     const missing = spawnSync(
       'scp',
       [...sshArgs(ra.ssh_port), 'root@127.0.0.1:/root/nope', path.join(dir, 'x')],
