@@ -12,7 +12,12 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli, startProc, startServe, waitFor, type Proc } from '../helpers/process.js';
-import { buildTestImage, containersWithLabel, dockerUnavailable } from '../helpers/docker.js';
+import {
+  buildTestImage,
+  containersWithLabel,
+  dockerUnavailable,
+  removeAgentContainers,
+} from '../helpers/docker.js';
 
 const ENV = {
   OPENRIG_SECRET_KEY: 'ab'.repeat(32),
@@ -196,7 +201,7 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
 
   beforeAll(async () => {
     // Containers left by an earlier run of this file (their agent is gone) would hold the names.
-    for (const c of containersWithLabel('openrig.agent')) docker('rm', '-f', '-v', c);
+    removeAgentContainers(stateDir);
     for (const v of docker('volume', 'ls', '-q').split('\n').filter(Boolean)) volumesBefore.add(v);
     image = buildTestImage('openrig-test/rsync:1', { rsync: true });
     dir = mkdtempSync(path.join(tmpdir(), 'openrig-docker-e2e-'));
@@ -227,7 +232,7 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
     agent?.child.kill('SIGKILL');
     serve?.child.kill('SIGTERM');
     for (const r of registries) r.kill('SIGTERM');
-    for (const c of containersWithLabel('openrig.agent')) docker('rm', '-f', '-v', c);
+    removeAgentContainers(stateDir);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

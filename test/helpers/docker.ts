@@ -7,6 +7,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -74,4 +75,13 @@ export function containersWithLabel(label: string): string[] {
   })
     .split('\n')
     .filter(Boolean);
+}
+
+/** Removes, with their volumes, the containers of the agent whose state directory is `stateDir`. */
+export function removeAgentContainers(stateDir: string): void {
+  const file = path.join(stateDir, 'agent.json');
+  if (!existsSync(file)) return;
+  const uid = (JSON.parse(readFileSync(file, 'utf8')) as { agent_uid: string }).agent_uid;
+  for (const c of containersWithLabel(`openrig.agent=${uid}`))
+    spawnSync('docker', ['rm', '-f', '-v', c], { stdio: 'ignore' });
 }
