@@ -12,12 +12,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli, startProc, startServe, waitFor, type Proc } from '../helpers/process.js';
-import {
-  buildTestImage,
-  containersWithLabel,
-  dockerUnavailable,
-  removeAgentContainers,
-} from '../helpers/docker.js';
+import { buildTestImage, dockerUnavailable, removeAgentContainers } from '../helpers/docker.js';
 
 const ENV = {
   OPENRIG_SECRET_KEY: 'ab'.repeat(32),
