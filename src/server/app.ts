@@ -11,6 +11,7 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import { randomUUID } from 'node:crypto';
 import type { Deps } from './deps.js';
+import { flushKeyUses } from './http/key-uses.js';
 import { authHook } from './http/auth.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { jsonBodyHoldsNul, nulInText, urlHoldsNul } from './http/nul-guard.js';
@@ -120,6 +121,10 @@ export async function buildApp(
   app.addHook('onClose', (_app, done) => {
     compilers.stopWarming();
     done();
+  });
+  // Key uses still queued are written before the store closes (http/key-uses.ts).
+  app.addHook('onClose', async () => {
+    await flushKeyUses(deps).catch((err: unknown) => deps.log.warn({ err }, 'recording last_used_at failed'));
   });
   installErrorHandling(app);
 

@@ -1,6 +1,6 @@
 // What services need, visible in their signatures. Built once by the composition root (main.ts,
 // or a test) and passed down; there are no module-level singletons: every piece of state a module
-// keeps (the offer index, rate-limit counters, pending heartbeats, metrics, the SMS provider) is a
+// keeps (the offer index, rate-limit counters, pending heartbeats and key uses, metrics, the SMS provider) is a
 // typed field here, made once per process, and a test replaces one by passing another value.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -13,6 +13,7 @@ import { makeCounters, type Counters } from './modules/platform/platform.rate-li
 import { HeartbeatBuffer } from './modules/agent-gateway/agent-gateway.heartbeats.js';
 import { makeMetrics, type Metrics } from './modules/platform/platform.metrics.js';
 import { smsProvider, type SmsProvider } from './modules/sms/sms.provider.js';
+import { KeyUseBuffer } from './http/key-uses.js';
 
 export interface Deps {
   store: Store;
@@ -31,6 +32,8 @@ export interface Deps {
   rateLimitCounters: Counters;
   /** Heartbeat times not yet written (agent-gateway.heartbeats.ts). */
   heartbeats: HeartbeatBuffer;
+  /** API key uses not yet written to last_used_at (http/key-uses.ts). */
+  keyUses: KeyUseBuffer;
   /** This app's Prometheus metrics (a registry of its own). */
   metrics: Metrics;
   /** The SMS provider configured by OPENRIG_SMS_PROVIDER (sms.provider.ts). */
@@ -57,6 +60,7 @@ export function makeDeps(p: DepsInput): Deps {
     offerIndex: p.offerIndex ?? new OfferIndex(p.store),
     rateLimitCounters: p.rateLimitCounters ?? makeCounters(p.store),
     heartbeats: p.heartbeats ?? new HeartbeatBuffer(),
+    keyUses: new KeyUseBuffer(),
     metrics: makeMetrics(base),
     sms: p.sms ?? smsProvider(p.config, p.clock),
     agentGateway: { closed: false },

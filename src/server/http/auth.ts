@@ -13,6 +13,7 @@ import { allows, type Access, type PermissionFamily, type Permissions } from '..
 import type { UsersTable } from '../db/tables/foundation.js';
 import type { Selectable } from 'kysely';
 import { preparedRead } from '../db/prepared.js';
+import { recordKeyUse } from './key-uses.js';
 
 export const SESSION_COOKIE = 'openrig_session';
 export const API_KEY_PREFIX = 'or_';
@@ -111,28 +112,6 @@ const apiKeyByHash = preparedRead(({ db }, hash: string) =>
     .where('k.key_hash', '=', hash),
 );
 
-/** How stale a key's last_used_at may get before a request writes it again. */
-export const LAST_USED_RESOLUTION_MS = 60_000;
-
-/**
- * Records that a key was used, at most once a minute per key: conditional on the stored value
- * being older, so concurrent requests of the same minute write once. Not awaited by the request
- * (off its critical path); a failure is only logged.
- */
-function touchLastUsed(deps: Deps, keyId: number, used: number | null): void {
-  const now = deps.clock.now();
-  if (used !== null && now - used < LAST_USED_RESOLUTION_MS) return;
-  deps.db
-    .updateTable('api_keys')
-    .set({ last_used_at: now })
-    .where('id', '=', keyId)
-    .where((eb) =>
-      eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', now - LAST_USED_RESOLUTION_MS)]),
-    )
-    .execute()
-    .catch((err: unknown) => deps.log.warn({ err, keyId }, 'recording last_used_at failed'));
-}
-
 /** A live session of the given kind as an AuthContext; null when unknown, revoked or another kind. */
 async function resolveSession(
   deps: Deps,
@@ -182,7 +161,7 @@ export async function resolveCredential(deps: Deps, credential: string): Promise
   const [row] = await apiKeyByHash(deps.store, sha256Hex(credential));
   if (!row || row.k_revoked !== null) return null;
   const { kid, k_team, k_kind, k_instance, k_perms, k_revoked: _r, k_used, ...user } = row;
-  touchLastUsed(deps, kid, k_used);
+  recordKeyUse(deps, kid, k_used, deps.clock.now());
   return {
     user,
     via: k_kind === 'instance' ? 'instance_key' : 'api_key',

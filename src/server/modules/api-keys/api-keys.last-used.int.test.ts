@@ -3,6 +3,7 @@
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
+import { flushKeyUses } from '../../http/key-uses.js';
 
 async function lastUsed(t: TestApp, key: string, id: number): Promise<number | null> {
   const r = await t.request('GET', `/api/v0/auth/apikeys/${id}/`, { key });
@@ -56,5 +57,35 @@ describeEachDb('API key last_used_at', (dialect) => {
     await t().request('GET', '/api/v0/users/current/', { key });
     await until(row, (r) => r.last_used_at === t1);
     expect(await lastUsed(t(), u.apiKey, id)).toBe(t1 / 1000);
+  });
+
+  it('writes the uses of many keys together, each with its own time, and a flush writes what is queued', async () => {
+    const u = await t().user();
+    const keys: { id: number; key: string }[] = [];
+    for (let i = 0; i < 3; i++)
+      keys.push(
+        (await t().request('POST', '/api/v0/auth/apikeys/', { key: u.apiKey, body: { name: `k${i}` } }))
+          .body as { id: number; key: string },
+      );
+    const times: number[] = [];
+    for (const k of keys) {
+      times.push(t().clock.now());
+      expect((await t().request('GET', '/api/v0/users/current/', { key: k.key })).status).toBe(200);
+      t().clock.advance(5);
+    }
+    expect(t().deps.keyUses.uses.size).toBeGreaterThanOrEqual(3);
+    await flushKeyUses(t().deps);
+    expect(t().deps.keyUses.uses.size).toBe(0);
+    const rows = await t()
+      .deps.db.selectFrom('api_keys')
+      .select(['id', 'last_used_at'])
+      .where(
+        'id',
+        'in',
+        keys.map((k) => k.id),
+      )
+      .orderBy('id')
+      .execute();
+    expect(rows.map((r) => Number(r.last_used_at))).toEqual(times);
   });
 });

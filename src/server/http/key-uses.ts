@@ -1,0 +1,83 @@
+// last_used_at of API keys: a request that uses a key not marked in the last minute queues the
+// key here, and one statement a second writes every queued key (conditional on the stored value
+// being older, so processes and nodes sharing the database write each key once a minute).
+// Requests never wait for it; what is still queued when the app closes is written then.
+import { sql, type Kysely } from 'kysely';
+import type { Deps } from '../deps.js';
+import type { DB } from '../db/schema.js';
+
+/** How stale a key's last_used_at may get before a use of it is written again. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+/** How long a use waits for the others of its batch. */
+const FLUSH_DELAY_MS = 1000;
+/** Keys per statement. */
+const CHUNK = 500;
+
+export class KeyUseBuffer {
+  /** Key id → its latest use not yet written. */
+  readonly uses = new Map<number, number>();
+  timer: NodeJS.Timeout | null = null;
+  flushing: Promise<void> = Promise.resolve();
+}
+
+type KeyUseDeps = Pick<Deps, 'db' | 'log' | 'keyUses'>;
+
+/** Queues the use of a key whose stored last_used_at (`used`) is a minute old or unset. */
+export function recordKeyUse(deps: KeyUseDeps, keyId: number, used: number | null, now: number): void {
+  if (used !== null && now - used < LAST_USED_RESOLUTION_MS) return;
+  const b = deps.keyUses;
+  b.uses.set(keyId, Math.max(now, b.uses.get(keyId) ?? 0));
+  if (b.timer) return;
+  b.timer = setTimeout(() => {
+    b.timer = null;
+    flushKeyUses(deps).catch((err: unknown) => deps.log.warn({ err }, 'recording last_used_at failed'));
+  }, FLUSH_DELAY_MS);
+  b.timer.unref();
+}
+
+/** Writes every queued key use now, one statement per 500 keys. */
+export function flushKeyUses(deps: KeyUseDeps): Promise<void> {
+  const b = deps.keyUses;
+  if (b.timer) {
+    clearTimeout(b.timer);
+    b.timer = null;
+  }
+  b.flushing = b.flushing.then(async () => {
+    if (b.uses.size === 0) return;
+    const batch = [...b.uses];
+    b.uses.clear();
+    for (let i = 0; i < batch.length; i += CHUNK)
+      await markKeysUsed(deps.db, batch.slice(i, i + CHUNK), LAST_USED_RESOLUTION_MS);
+  });
+  const mine = b.flushing;
+  b.flushing = mine.catch(() => {});
+  return mine;
+}
+
+/**
+ * Writes each key's time of use, `[id, at]`, where its stored last_used_at is unset or at least
+ * `resolutionMs` older: one statement for the batch (each key its own time).
+ */
+async function markKeysUsed(
+  db: Kysely<DB>,
+  uses: [id: number, at: number][],
+  resolutionMs: number,
+): Promise<void> {
+  if (uses.length === 0) return;
+  const at = sql<number>`case ${sql.join(
+    uses.map(([id, t]) => sql`when ${sql.ref('id')} = ${id} then cast(${t} as bigint)`),
+    sql` `,
+  )} end`;
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: at })
+    .where(
+      'id',
+      'in',
+      uses.map(([id]) => id),
+    )
+    .where((eb) =>
+      eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', sql<number>`${at} - ${resolutionMs}`)]),
+    )
+    .execute();
+}
