@@ -11,8 +11,22 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runCli, startProc, startServe, waitFor, type Proc } from '../helpers/process.js';
-import { buildTestImage, dockerUnavailable, removeAgentContainers } from '../helpers/docker.js';
+import {
+  callApi,
+  createUser,
+  runCli,
+  startProc,
+  startServe,
+  waitFor,
+  type Proc,
+} from '../helpers/process.js';
+import {
+  buildTestImage,
+  dockerUnavailable,
+  lockDocker,
+  removeAgentContainers,
+  removeAllAgentContainers,
+} from '../helpers/docker.js';
 
 const ENV = {
   OPENRIG_SECRET_KEY: 'ab'.repeat(32),
@@ -87,24 +101,8 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
   const registries: ChildProcess[] = [];
   const volumesBefore = new Set<string>();
 
-  const api = async (method: string, p: string, key: string, body?: unknown) => {
-    const res = await fetch(`${serve.url}${p}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    let json: any = text;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      /* text */
-    }
-    return { status: res.status, body: json };
-  };
+  const api = (method: string, p: string, key: string, body?: unknown) =>
+    callApi(serve.url, method, p, key, body);
   const show = async (id: number) => (await api('GET', `/api/v0/instances/${id}/`, renterKey)).body.instances;
   const until = async (id: number, want: string | null, ms = 60_000) => {
     let last: any = null;
@@ -194,23 +192,18 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
     );
   };
 
+  let release: (() => void) | undefined;
+
   beforeAll(async () => {
-    // Containers left by an earlier run of this file (their agent is gone) would hold the names.
-    removeAgentContainers(stateDir);
+    release = await lockDocker();
+    // Containers left by an earlier run (their agent is gone) would hold the names.
+    removeAllAgentContainers();
     for (const v of docker('volume', 'ls', '-q').split('\n').filter(Boolean)) volumesBefore.add(v);
     image = buildTestImage('openrig-test/rsync:1', { rsync: true });
     dir = mkdtempSync(path.join(tmpdir(), 'openrig-docker-e2e-'));
     stateDir = path.join(dir, 'agent-state');
     serve = await startServe(['--data', dir], ENV);
-    const user = async (email: string, extra: string[] = []) =>
-      JSON.parse(
-        (
-          await runCli(
-            ['admin', 'create-user', '--data', dir, '--email', email, '--email-verified', ...extra],
-            ENV,
-          )
-        ).stdout,
-      );
+    const user = (email: string, extra: string[] = []) => createUser(dir, ENV, email, extra);
     hostKey = (await user('host@example.com')).api_key;
     renterKey = (await user('renter@example.com', ['--balance', '50'])).api_key;
     keyFile = path.join(dir, 'id_ed25519');
@@ -221,13 +214,14 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
     expect(k.status).toBe(200);
     agent = startAgent();
     await registered(agent);
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     agent?.child.kill('SIGKILL');
     serve?.child.kill('SIGTERM');
     for (const r of registries) r.kill('SIGTERM');
     removeAgentContainers(stateDir);
+    release?.();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

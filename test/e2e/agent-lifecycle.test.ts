@@ -9,7 +9,15 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { endInstanceGroups, runCli, startProc, startServe, waitFor, type Proc } from '../helpers/process.js';
+import {
+  endInstanceGroups,
+  callApi,
+  createUser,
+  startProc,
+  startServe,
+  waitFor,
+  type Proc,
+} from '../helpers/process.js';
 
 const ENV = {
   OPENRIG_SECRET_KEY: 'ef'.repeat(32),
@@ -52,17 +60,8 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
   let renterKey: string;
   let keyFile: string;
 
-  const api = async (method: string, p: string, key: string, body?: unknown) => {
-    const res = await fetch(`${serve.url}${p}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
+  const api = (method: string, p: string, key: string, body?: unknown) =>
+    callApi(serve.url, method, p, key, body);
   const show = async (id: number) => (await api('GET', `/api/v0/instances/${id}/`, renterKey)).body.instances;
   /** Polls every second (faster than a real client, to keep the test short) until the instance is in `want`. */
   const pollUntil = async (id: number, want: string | null, timeoutMs = 30_000) => {
@@ -138,32 +137,8 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
     stateDir = path.join(dir, 'agent-state');
     port = await freePort();
     serve = await startServe(['--data', dir, '--port', String(port)], ENV);
-    const host = JSON.parse(
-      (
-        await runCli(
-          ['admin', 'create-user', '--data', dir, '--email', 'host@example.com', '--email-verified'],
-          ENV,
-        )
-      ).stdout,
-    );
-    const renter = JSON.parse(
-      (
-        await runCli(
-          [
-            'admin',
-            'create-user',
-            '--data',
-            dir,
-            '--email',
-            'renter@example.com',
-            '--email-verified',
-            '--balance',
-            '50',
-          ],
-          ENV,
-        )
-      ).stdout,
-    );
+    const host = await createUser(dir, ENV, 'host@example.com');
+    const renter = await createUser(dir, ENV, 'renter@example.com', ['--balance', '50']);
     hostKey = host.api_key;
     renterKey = renter.api_key;
     keyFile = path.join(dir, 'id_ed25519');

@@ -9,7 +9,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { endInstanceGroups, runCli, startProc, startServe, waitFor, type Proc } from '../helpers/process.js';
+import {
+  endInstanceGroups,
+  callApi,
+  createUser,
+  startProc,
+  startServe,
+  waitFor,
+  type Proc,
+} from '../helpers/process.js';
 
 const ENV = {
   OPENRIG_SECRET_KEY: 'cd'.repeat(32),
@@ -47,17 +55,8 @@ describe.skipIf(!HAS_SSH)('agent restarts strand nothing; --public-host by defau
   let keyFile: string;
   let proxy: net.Server & { port: number };
 
-  const api = async (method: string, p: string, key: string, body?: unknown) => {
-    const res = await fetch(`${serve.url}${p}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
+  const api = (method: string, p: string, key: string, body?: unknown) =>
+    callApi(serve.url, method, p, key, body);
   const show = async (id: number) => (await api('GET', `/api/v0/instances/${id}/`, renterKey)).body.instances;
   const until = (id: number, want: string, ms = 30_000, step = 100) =>
     waitFor(
@@ -124,15 +123,7 @@ describe.skipIf(!HAS_SSH)('agent restarts strand nothing; --public-host by defau
     stateDir = path.join(dir, 'agent-state');
     serve = await startServe(['--data', dir], ENV);
     proxy = await relay(Number(new URL(serve.url).port));
-    const user = async (email: string, extra: string[] = []) =>
-      JSON.parse(
-        (
-          await runCli(
-            ['admin', 'create-user', '--data', dir, '--email', email, '--email-verified', ...extra],
-            ENV,
-          )
-        ).stdout,
-      );
+    const user = (email: string, extra: string[] = []) => createUser(dir, ENV, email, extra);
     hostKey = (await user('host@example.com')).api_key;
     renterKey = (await user('renter@example.com', ['--balance', '50'])).api_key;
     keyFile = path.join(dir, 'id_ed25519');

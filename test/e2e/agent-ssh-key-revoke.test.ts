@@ -8,8 +8,22 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { endInstanceGroups, runCli, startProc, startServe, waitFor, type Proc } from '../helpers/process.js';
-import { buildTestImage, dockerUnavailable, removeAgentContainers } from '../helpers/docker.js';
+import {
+  endInstanceGroups,
+  callApi,
+  createUser,
+  startProc,
+  startServe,
+  waitFor,
+  type Proc,
+} from '../helpers/process.js';
+import {
+  buildTestImage,
+  dockerUnavailable,
+  lockDocker,
+  removeAgentContainers,
+  removeAllAgentContainers,
+} from '../helpers/docker.js';
 
 // No OPENRIG_HEARTBEAT_S: the agent syncs at the default heartbeat (10 s).
 const ENV = {
@@ -81,43 +95,33 @@ describe.each(RUNTIMES)(
     const keyA = () => path.join(dir, 'id_a');
     const keyB = () => path.join(dir, 'id_b');
 
-    const api = async (method: string, p: string, body?: unknown) => {
-      const res = await fetch(`${serve.url}${p}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${renterKey}`,
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        body: body !== undefined ? JSON.stringify(body) : undefined,
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    };
+    const api = (method: string, p: string, body?: unknown) => callApi(serve.url, method, p, renterKey, body);
+
+    let release: (() => void) | undefined;
 
     beforeAll(async () => {
+      if (runtime === 'docker' && !skip && HAS_SSH) {
+        release = await lockDocker();
+        removeAllAgentContainers();
+      }
       dir = mkdtempSync(path.join(tmpdir(), 'openrig-key-revoke-'));
       stateDir = path.join(dir, 'agent-state');
       const port = await freePort();
       serve = await startServe(['--data', dir, '--port', String(port)], ENV);
       const user = async (email: string, extra: string[] = []) =>
-        JSON.parse(
-          (
-            await runCli(
-              ['admin', 'create-user', '--data', dir, '--email', email, '--email-verified', ...extra],
-              ENV,
-            )
-          ).stdout,
-        ).api_key as string;
+        (await createUser(dir, ENV, email, extra)).api_key;
       hostKey = await user('host@example.com');
       renterKey = await user('renter@example.com', ['--balance', '50']);
       for (const f of [keyA(), keyB()])
         execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', path.basename(f), '-f', f]);
-    });
+    }, 300_000);
 
     afterAll(async () => {
       agent?.child.kill('SIGKILL');
       serve?.child.kill('SIGTERM');
       if (runtime === 'process') endInstanceGroups(stateDir);
       else removeAgentContainers(stateDir);
+      release?.();
       rmSync(dir, { recursive: true, force: true });
     });
 

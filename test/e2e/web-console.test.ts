@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as OTPAuth from 'otpauth';
 import * as jsqrModule from 'jsqr';
-import { runCli, startServe, waitFor, type Proc } from '../helpers/process.js';
+import { callApi, runCli, startServe, waitFor, type Proc } from '../helpers/process.js';
 import {
   launchBrowser,
   noBrowserReason,
@@ -52,17 +52,8 @@ describe.skipIf(!!reason)('web console, sign-in and account', () => {
       const mine = mails().filter((m) => m.to === to);
       return mine.length > after ? /\b(\d{6})\b/.exec(mine.at(-1)!.text)?.[1] : null;
     }, `an e-mailed code to ${to}`);
-  const call = async (method: string, p: string, key: string, body?: unknown) => {
-    const res = await fetch(`${serve.url}${p}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
+  const call = (method: string, p: string, key: string, body?: unknown) =>
+    callApi(serve.url, method, p, key, body);
   const createUser = async (email: string) => {
     const r = await runCli(
       ['admin', 'create-user', '--data', dir, '--email', email, '--password', PASSWORD, '--email-verified'],

@@ -10,7 +10,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { endInstanceGroups, runCli, startProc, startServe, waitFor, type Proc } from '../helpers/process.js';
+import {
+  endInstanceGroups,
+  callApi,
+  runCli,
+  startProc,
+  startServe,
+  waitFor,
+  type Proc,
+} from '../helpers/process.js';
 import {
   SCREENSHOTS,
   launchBrowser,
@@ -54,17 +62,8 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
           .map((l) => JSON.parse(l))
       : [];
 
-  const api = async (method: string, p: string, key: string, body?: unknown) => {
-    const res = await fetch(`${serve.url}${p}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
+  const api = (method: string, p: string, key: string, body?: unknown) =>
+    callApi(serve.url, method, p, key, body);
   const admin = async (...args: string[]) => {
     const r = await runCli(['admin', ...args, '--data', dir], env);
     expect(r.code, r.stderr).toBe(0);

@@ -78,10 +78,53 @@ export function containersWithLabel(label: string): string[] {
 }
 
 /** Removes, with their volumes, the containers of the agent whose state directory is `stateDir`. */
-export function removeAgentContainers(stateDir: string): void {
+export function removeAgentContainers(stateDir: string | undefined): void {
+  if (!stateDir) return;
   const file = path.join(stateDir, 'agent.json');
   if (!existsSync(file)) return;
   const uid = (JSON.parse(readFileSync(file, 'utf8')) as { agent_uid: string }).agent_uid;
   for (const c of containersWithLabel(`openrig.agent=${uid}`))
+    spawnSync('docker', ['rm', '-f', '-v', c], { stdio: 'ignore' });
+}
+
+const LOCK = path.join(tmpdir(), 'openrig-docker-tests.lock');
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Docker end-to-end files take turns on the engine: each starts its own server, whose instance ids
+ * start at 1, and containers are named by instance id. Resolves with the release; a lock whose
+ * holder is gone is taken over.
+ */
+export async function lockDocker(): Promise<() => void> {
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      writeFileSync(path.join(LOCK, 'pid'), String(process.pid));
+      return () => rmSync(LOCK, { recursive: true, force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    let holder = 0;
+    try {
+      holder = Number(readFileSync(path.join(LOCK, 'pid'), 'utf8'));
+    } catch {
+      // Being written by its new holder.
+    }
+    if (holder > 0 && !alive(holder)) rmSync(LOCK, { recursive: true, force: true });
+    else await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Removes, with their volumes, every container an openrig agent made (what an earlier run left). */
+export function removeAllAgentContainers(): void {
+  for (const c of containersWithLabel('openrig.agent'))
     spawnSync('docker', ['rm', '-f', '-v', c], { stdio: 'ignore' });
 }

@@ -93,6 +93,45 @@ export async function runCli(
   return { code, stdout: p.stdout(), stderr: p.stderr() };
 }
 
+/** An API call with a Bearer key: the status and the body, parsed when it is JSON. */
+export async function callApi(
+  baseUrl: string,
+  method: string,
+  p: string,
+  key: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${baseUrl}${p}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  try {
+    return { status: res.status, body: JSON.parse(text) };
+  } catch {
+    return { status: res.status, body: text };
+  }
+}
+
+/** `openrig admin create-user` on a data directory, e-mail verified; its JSON (with `api_key`). */
+export async function createUser(
+  dataDir: string,
+  env: Record<string, string>,
+  email: string,
+  extra: string[] = [],
+): Promise<{ id: number; api_key: string }> {
+  const r = await runCli(
+    ['admin', 'create-user', '--data', dataDir, '--email', email, '--email-verified', ...extra],
+    env,
+  );
+  if (r.code !== 0) throw new Error(`create-user ${email} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as { id: number; api_key: string };
+}
+
 /**
  * Ends the process groups of the instances under an agent's state directory. Instances outlive a
  * killed agent by design (their supervisors run detached), so a test that kills its agent ends
