@@ -5,6 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Deps } from '../deps.js';
 import type { DB } from '../db/schema.js';
+import { caseById } from '../db/case-by-id.js';
 
 /** How stale a key's last_used_at may get before a use of it is written again. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
@@ -64,10 +65,10 @@ async function markKeysUsed(
   resolutionMs: number,
 ): Promise<void> {
   if (uses.length === 0) return;
-  const at = sql<number>`case ${sql.join(
-    uses.map(([id, t]) => sql`when ${sql.ref('id')} = ${id} then cast(${t} as bigint)`),
-    sql` `,
-  )} end`;
+  const at = caseById(
+    uses.map(([id, t]) => [id, sql`${t}`]),
+    'last_used_at',
+  );
   await db
     .updateTable('api_keys')
     .set({ last_used_at: at })

@@ -1,18 +1,10 @@
 // Every SQL statement of billing: charging instances, the ledger, balances.
-import { sql, type Insertable, type Kysely, type RawBuilder, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../../db/schema.js';
+import { caseById } from '../../db/case-by-id.js';
 import type { BillingLedgerTable, InstancesTable } from '../../db/tables/market.js';
 
 export type InstanceRow = Selectable<InstancesTable>;
-
-/**
- * `CASE id WHEN … THEN … ELSE <col> END`: a value per row id in one UPDATE. Ending in the column
- * itself also gives PostgreSQL the parameters' type (bigint).
- */
-function caseById(values: [number, RawBuilder<unknown>][], col: string): RawBuilder<number> {
-  const whens = values.map(([id, v]) => sql`WHEN ${id} THEN ${v}`);
-  return sql<number>`CASE id ${sql.join(whens, sql` `)} ELSE ${sql.ref(col)} END`;
-}
 
 export interface Charge {
   id: number;
