@@ -6,3 +6,18 @@ export function textOf(v: unknown): string {
   if (v === null || v === undefined) return '';
   return JSON.stringify(v) ?? '';
 }
+
+/**
+ * A yes/no value as clients send it: a JSON boolean, 1 or 0, or the text `true`/`false`/`1`/`0`
+ * (any case, surrounding blanks ignored). Null when it is none of these.
+ */
+export function booleanOf(v: unknown): boolean | null {
+  if (typeof v === 'boolean') return v;
+  if (v === 1 || v === 0) return v === 1;
+  if (typeof v === 'string') {
+    const s = v.trim().toLowerCase();
+    if (s === 'true' || s === '1') return true;
+    if (s === 'false' || s === '0') return false;
+  }
+  return null;
+}

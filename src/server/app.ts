@@ -123,9 +123,7 @@ export async function buildApp(
     done();
   });
   // Key uses still queued are written before the store closes (http/key-uses.ts).
-  app.addHook('onClose', async () => {
-    await flushKeyUses(deps).catch((err: unknown) => deps.log.warn({ err }, 'recording last_used_at failed'));
-  });
+  app.addHook('onClose', () => flushKeyUses(deps));
   installErrorHandling(app);
 
   // JSON bodies: the default parser (prototype-poisoning safe), except that an empty body is

@@ -31,12 +31,16 @@ export function recordKeyUse(deps: KeyUseDeps, keyId: number, used: number | nul
   if (b.timer) return;
   b.timer = setTimeout(() => {
     b.timer = null;
-    flushKeyUses(deps).catch((err: unknown) => deps.log.warn({ err }, 'recording last_used_at failed'));
+    void flushKeyUses(deps);
   }, FLUSH_DELAY_MS);
   b.timer.unref();
 }
 
-/** Writes every queued key use now, one statement per 500 keys. */
+/**
+ * Writes every queued key use now, one statement per 500 keys. Never rejects: a batch that could
+ * not be written is queued again (unless a newer use came meanwhile), to go with the next batch,
+ * and the failure logged.
+ */
 export function flushKeyUses(deps: KeyUseDeps): Promise<void> {
   const b = deps.keyUses;
   if (b.timer) {
@@ -47,18 +51,17 @@ export function flushKeyUses(deps: KeyUseDeps): Promise<void> {
     if (b.uses.size === 0) return;
     const batch = [...b.uses];
     b.uses.clear();
-    for (let i = 0; i < batch.length; i += CHUNK)
-      await markKeysUsed(deps.db, batch.slice(i, i + CHUNK), LAST_USED_RESOLUTION_MS);
+    try {
+      for (let i = 0; i < batch.length; i += CHUNK)
+        await markKeysUsed(deps.db, batch.slice(i, i + CHUNK), LAST_USED_RESOLUTION_MS);
+    } catch (err) {
+      for (const [id, at] of batch) if ((b.uses.get(id) ?? 0) < at) b.uses.set(id, at);
+      deps.log.warn({ err, keys: batch.length }, 'recording last_used_at failed; kept for the next write');
+    }
   });
-  const mine = b.flushing;
-  b.flushing = mine.catch(() => {});
-  return mine;
+  return b.flushing;
 }
 
-/**
- * Writes each key's time of use, `[id, at]`, where its stored last_used_at is unset or at least
- * `resolutionMs` older: one statement for the batch (each key its own time).
- */
 async function markKeysUsed(
   db: Kysely<DB>,
   uses: [id: number, at: number][],

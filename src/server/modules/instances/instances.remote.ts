@@ -14,6 +14,7 @@ import { settleInstance } from '../billing/billing.service.js';
 import { LostRace, txRetry } from '../../db/tx.js';
 import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 import { InstanceErrors } from './instances.errors.js';
+import { booleanOf } from '../../../contract/text.js';
 
 /** How long a request waits for its agent and its result stays readable. */
 export const REQUEST_TTL_MS = 30 * 60_000;
@@ -48,15 +49,6 @@ export function parseAllowedCommand(command: string): string[] | null {
   if (paths.some((a) => a.split('/').includes('..'))) return null;
   if (argv[0] === 'rm' && paths.some((a) => /^[/.]+$/.test(a))) return null;
   return argv;
-}
-
-/** A yes/no field as clients send it (a JSON boolean or its text); null when it is neither. */
-function parseFlag(v: unknown): boolean | null {
-  if (v === undefined || v === null || v === false || v === '') return false;
-  if (v === true) return true;
-  if (typeof v !== 'string') return null;
-  const t = v.toLowerCase();
-  return t === 'true' || t === '1' ? true : t === 'false' || t === '0' ? false : null;
 }
 
 async function liveOwnInstance(deps: Deps, auth: AuthContext, id: number, kind: Kind) {
@@ -103,7 +95,10 @@ export async function requestLogs(
   if (tailRaw !== null && (!Number.isInteger(tailRaw) || tailRaw < 0 || tailRaw > 100_000))
     throw InstanceErrors.badRequest('tail must be a whole number of lines from 0 to 100000');
   const filter = body.filter ? String(body.filter) : null;
-  const daemon = parseFlag(body.daemon_logs);
+  const daemon =
+    body.daemon_logs === undefined || body.daemon_logs === null || body.daemon_logs === ''
+      ? false
+      : booleanOf(body.daemon_logs);
   if (daemon === null) throw InstanceErrors.badRequest('daemon_logs must be true or false');
   const args = daemon ? { tail: tailRaw, filter, daemon } : { tail: tailRaw, filter };
   const url = await enqueue(deps, auth, id, 'logs', args, origin);

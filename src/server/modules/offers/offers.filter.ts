@@ -8,6 +8,7 @@
 //   `limit`; `allocated_storage` (GB, priced into dph_total, and offers must have that much disk).
 // - Rented or unlisted machines appear only when the filter names `rented`, `listed` or
 //   `rentable`; deleted machines never do.
+import { booleanOf } from '../../../contract/text.js';
 import { CommonErrors, quoteValue } from '../../errors.js';
 import type { ParamType, SqlDialect } from '../../db/dialect.js';
 import {
@@ -70,16 +71,8 @@ export function coerce(field: string, def: FieldDef, v: unknown): Scalar {
       if (!Number.isFinite(n)) bad(`Invalid value for ${field}: ${show(v)} is not a number`);
       return n;
     }
-    case 'bool': {
-      if (typeof v === 'boolean') return v;
-      if (v === 1 || v === 0) return v === 1;
-      if (typeof v === 'string') {
-        const s = v.trim().toLowerCase();
-        if (s === 'true' || s === '1') return true;
-        if (s === 'false' || s === '0') return false;
-      }
-      return bad(`Invalid value for ${field}: ${show(v)} is not a boolean`);
-    }
+    case 'bool':
+      return booleanOf(v) ?? bad(`Invalid value for ${field}: ${show(v)} is not a boolean`);
     case 'string': {
       if (typeof v === 'number' && Number.isFinite(v)) return String(v);
       if (typeof v !== 'string') return bad(`Invalid value for ${field}: ${show(v)} is not a string`);
