@@ -4,7 +4,8 @@
 // per-account rate limits, drives it over loopback with wrk, and writes its section of
 // bench/RESULTS.md. Every req/s figure is compared with a bare Fastify hello world measured in
 // alternating rounds of the same run (baseline, openrig, baseline, openrig, …; medians), so the
-// machine's other work weighs on both alike. Each scenario reports the load generator's CPU, the
+// machine's other work weighs on both alike. The authenticated instance GET is also set against a
+// database ceiling (bench/ceiling.mjs: the same two reads and nothing else). Each scenario reports the load generator's CPU, the
 // server's CPU per request (all its processes) and how busy the machine was. autocannon is used
 // only where wrk cannot express the scenario (polling at a fixed rate during heartbeats);
 // creates are 1,000 concurrent fetches. A CPU profile (node --cpu-prof, every process) of the
@@ -464,6 +465,26 @@ async function runDialect(dialect, hello) {
       }
     }
 
+    // The database ceiling (bench/ceiling.mjs): two one-row reads per request through the same
+    // driver and workers, nothing else, against the same baseline at the highest connection count.
+    {
+      const cMax = Math.max(...CONNS);
+      log(`${dialect}: the database ceiling at ${cMax} connections, alternating with the baseline`);
+      const ceiling = await startNode(['bench/ceiling.mjs', dbUrl, String(out.workers)], { probe: '/' });
+      try {
+        out.ceiling = await alternate(
+          hello,
+          { url: ceiling.url, pids: [ceiling.child.pid], next: () => ({ method: 'GET', path: '/' }) },
+          cMax,
+        );
+      } finally {
+        await ceiling.stop();
+      }
+      log(
+        `${dialect}: ceiling ${f(out.ceiling.b.rps, 0)} req/s (${f(100 * out.ceiling.ratio, 0)} % of the baseline)`,
+      );
+    }
+
     // One worker against the default (one per core), the same polling, alternating rounds.
     if (out.workers > 1) {
       log(`${dialect}: polling, --workers 1 against the default ${out.workers} workers`);
@@ -637,6 +658,15 @@ function section(machine, wrk, results) {
       '',
     );
     L.push(pairsTable(r));
+    if (r.ceiling) {
+      const c = r.ceiling;
+      const poll = r.pairs?.poll?.[c.connections];
+      const srv = (x) => x.cpu.serverUser + x.cpu.serverSys;
+      L.push(
+        `Database ceiling at ${c.connections} connections (\`bench/ceiling.mjs\`: bare Fastify in ${r.workers} workers making the two one-row reads an authenticated instance GET makes, through the same driver and connections, and nothing else), alternating rounds with the baseline: ${f(c.b.rps, 0)} req/s against ${f(c.a.rps, 0)}, **${f(100 * c.ratio, 0)} % of the baseline** (rounds ${c.ratios.map((x) => f(100 * x, 0)).join(', ')}; server CPU ${f(srv(c.b))} µs/req${r.dialect === 'postgres' ? `, PostgreSQL ${f(c.b.cpu.postgres)} µs/req` : ''}, wrk ${f(c.b.loadgenCores, 2)} cores).${poll ? ` The instance GET above is ${f((100 * poll.b.rps) / c.b.rps, 0)} % of this ceiling.` : ''}`,
+        '',
+      );
+    }
     if (r.workersPair) {
       const w = r.workersPair;
       const srv = (x) => x.cpu.serverUser + x.cpu.serverSys;

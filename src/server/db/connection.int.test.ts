@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { describeEachDb, createTestDb, type TestDb } from '../../../test/helpers/db.js';
 
 describeEachDb('store', (dialect) => {
@@ -40,5 +41,49 @@ describeEachDb('store', (dialect) => {
       .where('cpu_ghz', '<=', 5e-324)
       .execute();
     expect(found).toHaveLength(1);
+  });
+
+  it('read returns the rows, values and order that the query builder returns', async () => {
+    const now = Date.now();
+    const users = await db.store.db
+      .insertInto('users')
+      .values(
+        [0, 1, 2].map((i) => ({
+          email: `read-${i}-${dialect}@example.com`,
+          full_name: i === 1 ? 'Zoë "quoted" \\ line\nbreak' : '',
+          tfa_status: 'disabled',
+          phone_number: i === 2 ? null : `+1555000${i}`,
+          is_admin: 0,
+          sms_fraud: 0,
+          balance_micros: 9_007_199_254_740_991 - i,
+          created_at: now + i,
+        })),
+      )
+      .returning('id')
+      .execute();
+    const ids = users.map((u) => u.id);
+    const built = db.store.db
+      .selectFrom('users as u')
+      .selectAll('u')
+      .select([
+        sql<number>`u.balance_micros / 3.0`.as('third'),
+        sql<unknown>`${db.store.dialect.name === 'postgres' ? sql`json_build_array(u.id, 'x')` : sql`json_array(u.id, 'x')`}`.as(
+          'j',
+        ),
+        'u.id as id', // a duplicate name: the later column wins, as in object rows
+      ])
+      .where('u.id', 'in', ids)
+      .orderBy('u.id', 'desc')
+      .limit(2)
+      .compile();
+    const viaBuilder = (await db.store.db.executeQuery(built)).rows;
+    const viaRead = await db.store.read(built.sql, built.parameters);
+    expect(viaRead).toEqual(viaBuilder);
+    expect(viaRead.map((r) => r.id)).toEqual([ids[2], ids[1]]);
+    expect(viaRead[0]!.phone_number).toBeNull();
+    expect(viaRead[1]!.full_name).toBe('Zoë "quoted" \\ line\nbreak');
+    expect(viaRead[0]!.balance_micros).toBe(9_007_199_254_740_989);
+    expect(typeof viaRead[0]!.third).toBe('number');
+    expect(await db.store.read('SELECT 1 AS one WHERE 1 = 0', [])).toEqual([]);
   });
 });
