@@ -97,7 +97,27 @@ beforeAll(async () => {
   home = mkdtempSync(path.join(tmpdir(), 'openrig-cli-terminal-home-'));
   run = (args, env = {}) => cli(home, args, { OPENRIG_URL: server.url, OPENRIG_API_KEY: key, ...env });
 }, 90_000);
-afterAll(() => server?.child.kill('SIGTERM'));
+afterAll(async () => {
+  if (!server) return;
+  // Each instance's supervisor is its own process and outlives the server: destroy them first.
+  const auth = { authorization: `Bearer ${key}` };
+  const list = (await (await fetch(`${server.url}/api/v0/instances/`, { headers: auth })).json()) as {
+    instances: { id: number }[];
+  };
+  for (const i of list.instances)
+    await fetch(`${server.url}/api/v0/instances/${i.id}/`, { method: 'DELETE', headers: auth });
+  // The demo agents destroy them on their next sync, removing each instance's directory.
+  const agents = path.join(data, 'demo', 'agents');
+  const left = () =>
+    existsSync(agents)
+      ? readdirSync(agents).flatMap((a) =>
+          existsSync(path.join(agents, a, 'instances')) ? readdirSync(path.join(agents, a, 'instances')) : [],
+        )
+      : [];
+  for (const until = Date.now() + 30_000; left().length > 0 && Date.now() < until;)
+    await new Promise((r) => setTimeout(r, 100));
+  server.child.kill('SIGTERM');
+}, 60_000);
 
 describe('usage and version', () => {
   it('--version prints the package version', async () => {
