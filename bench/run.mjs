@@ -5,11 +5,11 @@
 // bench/RESULTS.md. Every req/s figure is compared with a bare Fastify hello world measured in
 // alternating rounds of the same run (baseline, openrig, baseline, openrig, …; medians), so the
 // machine's other work weighs on both alike. The authenticated instance GET is also set against a
-// database ceiling (bench/ceiling.mjs: the same two reads and nothing else). Each scenario reports the load generator's CPU, the
-// server's CPU per request (all its processes) and how busy the machine was. autocannon is used
-// only where wrk cannot express the scenario (polling at a fixed rate during heartbeats);
-// creates are 1,000 concurrent fetches. A CPU profile (node --cpu-prof, every process) of the
-// polling scenario is always taken, and of search when its target is missed.
+// database ceiling (bench/ceiling.mjs: the same two reads and nothing else). Each scenario reports
+// the load generator's CPU, the server's CPU per request (all its processes) and how busy the
+// machine was. autocannon is used only where wrk cannot express the scenario (polling at a fixed
+// rate during heartbeats); creates are 1,000 concurrent fetches. A CPU profile (node --cpu-prof,
+// every process) of the polling scenario is always taken, and of search when its target is missed.
 //
 // Environment (all optional): BENCH_DURATION (s per round, 5), BENCH_CONNECTIONS (8,32),
 // BENCH_ROUNDS (alternating rounds per scenario, 3), BENCH_DIALECTS (sqlite,postgres),
