@@ -5,7 +5,6 @@ import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import autocannon from 'autocannon';
 import pg from 'pg';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -196,17 +195,10 @@ export function postgresCpuS() {
 }
 
 /**
- * Where the CPU went, per request, between two snapshots: each server process (user space and
- * kernel), PostgreSQL's processes, and this process, the load generator. In microseconds.
+ * Where the CPU went, per request, between two snapshots ({servers, postgres, loadgen}, seconds):
+ * each server process (user space and kernel), PostgreSQL's processes, the load generator. In
+ * microseconds.
  */
-export function cpuSnapshot(pids) {
-  const self = process.cpuUsage();
-  return {
-    servers: pids.map((p) => procCpu(p)),
-    postgres: postgresCpuS(),
-    loadgen: (self.user + self.system) / 1e6,
-  };
-}
 export function cpuPerRequest(a, b, requests) {
   const us = (s) => (requests ? (1e6 * s) / requests : NaN);
   const user = b.servers.reduce((t, c, i) => t + c.user - a.servers[i].user, 0);
@@ -226,85 +218,6 @@ export const monoUs = () => Number(process.hrtime.bigint() / 1000n);
 export function rssMb(pid) {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
-}
-
-/**
- * Runs autocannon. `requests` rotate per connection via `next()` which returns
- * {method, path, headers, body}. Returns req/s, p50/p99 (ms), errors and status counts.
- */
-export async function load({
-  url,
-  connections = 8,
-  duration = 5,
-  next,
-  overallRate,
-  pipelining = 1,
-  warmup = 0,
-  pids = [],
-}) {
-  // A warm-up with the same requests, not measured: the steady state of a long-running server
-  // (optimised code, caches, sorted views of the offer index) rather than its first seconds.
-  if (warmup > 0) await load({ url, connections, duration: warmup, next, overallRate, pipelining });
-  const c0 = cpuTicks();
-  const t0 = tcpRetransmits();
-  const s0 = cpuSnapshot(pids);
-  return new Promise((resolve, reject) => {
-    const inst = autocannon(
-      {
-        url,
-        connections,
-        duration,
-        pipelining,
-        overallRate,
-        requests: [
-          {
-            setupRequest: (req) => {
-              const r = next();
-              return {
-                ...req,
-                method: r.method,
-                path: r.path,
-                headers: { ...(r.headers ?? {}) },
-                body: r.body,
-              };
-            },
-          },
-        ],
-      },
-      (err, res) => {
-        if (err) return reject(err);
-        const codes = res.statusCodeStats ?? {};
-        const n5xx = Object.entries(codes)
-          .filter(([c]) => Number(c) >= 500)
-          .reduce((s, [, v]) => s + v.count, 0);
-        const n2xx = Object.entries(codes)
-          .filter(([c]) => Number(c) < 300)
-          .reduce((s, [, v]) => s + v.count, 0);
-        const c1 = cpuTicks();
-        resolve({
-          /** CPU per request (µs): the server processes `pids`, PostgreSQL, the load generator. */
-          cpu: cpuPerRequest(s0, cpuSnapshot(pids), res.requests.total),
-          /** Machine-wide CPU busy % during the run (server, database, load generator, others). */
-          busyPct: (100 * (c1.busy - c0.busy)) / Math.max(1, c1.total - c0.total),
-          /** Machine-wide CPU stolen by the hypervisor during the run, %. */
-          stealPct: (100 * (c1.steal - c0.steal)) / Math.max(1, c1.total - c0.total),
-          /** TCP retransmissions during the run, machine-wide (see tcpRetransmits). */
-          retransmits: tcpRetransmits() - t0,
-          // Completed requests over the run (the per-second average reads 0 when few complete).
-          rps: res.requests.total / (res.duration || duration),
-          total: res.requests.total,
-          p50: res.latency.p50,
-          p99: res.latency.p99,
-          errors: res.errors + res.timeouts,
-          non2xx: res.non2xx,
-          n2xx,
-          n5xx,
-          codes: Object.fromEntries(Object.entries(codes).map(([c, v]) => [c, v.count])),
-        });
-      },
-    );
-    void inst;
-  });
 }
 
 /**
@@ -419,7 +332,13 @@ const luaStr = (s) => `"${String(s).replace(/\\/g, '\\\\').replace(/"/g, '\\"').
  * turn by every connection; on exit it prints one JSON line with the totals and latency
  * percentiles (µs).
  */
-function wrkScript(next, count) {
+/**
+ * wrk's Lua script over `count` requests from `next()`. With `meanDelayMs`, each connection waits
+ * a random time (exponential, that mean) after each reply before its next request: requests
+ * arrive as from many independent clients (a Poisson stream) at about connections / mean delay a
+ * second, instead of as fast as replies come.
+ */
+function wrkScript(next, count, meanDelayMs = 0) {
   const reqs = [];
   for (let i = 0; i < count; i++) {
     const r = next();
@@ -440,7 +359,7 @@ request = function()
   i = i % #reqs + 1
   return reqs[i]
 end
-done = function(summary, latency, requests)
+${meanDelayMs > 0 ? `delay = function()\n  return -math.log(1 - math.random()) * ${meanDelayMs}\nend\n` : ''}done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"bytes":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50":%d,"p90":%d,"p99":%d,"max":%d,"mean":%f}\\n',
     summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout,
@@ -502,6 +421,8 @@ export function wrkInfo() {
 /**
  * Runs wrk for `duration` s with `connections` connections (2 threads) over the requests `next()`
  * gives. `pids` are the server's root processes: CPU is counted over each and its children.
+ * With `rate` (req/s in all), requests are paced as a Poisson stream of about that rate (see
+ * wrkScript) instead of sent as fast as replies come.
  * Returns the same shape as load(): req/s, p50/p99 (ms), errors, CPU per request by process.
  */
 export async function wrkLoad({
@@ -512,11 +433,12 @@ export async function wrkLoad({
   distinct = 2000,
   warmup = 0,
   pids = [],
+  rate = 0,
 }) {
   const { path: bin } = wrkInfo();
   const dir = mkdtempSync(path.join(tmpdir(), 'openrig-wrk-'));
   const script = path.join(dir, 'requests.lua');
-  writeFileSync(script, wrkScript(next, distinct));
+  writeFileSync(script, wrkScript(next, distinct, rate > 0 ? (connections * 1000) / rate : 0));
   const run = (secs) =>
     new Promise((resolve, reject) => {
       const threads = Math.min(2, connections);

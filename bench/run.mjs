@@ -7,8 +7,8 @@
 // machine's other work weighs on both alike. The authenticated instance GET is also set against a
 // database ceiling (bench/ceiling.mjs: the same two reads and nothing else). Each scenario reports
 // the load generator's CPU, the server's CPU per request (all its processes) and how busy the
-// machine was. autocannon is used only where wrk cannot express the scenario (polling at a fixed
-// rate during heartbeats); creates are 1,000 concurrent fetches. A CPU profile (node --cpu-prof,
+// machine was. Loads at a fixed rate (polling during heartbeats, the agents' syncs) are wrk too,
+// paced as Poisson streams; creates are 1,000 concurrent fetches. A CPU profile (node --cpu-prof,
 // every process) of the polling scenario is always taken, and of search when its target is missed.
 //
 // Environment (all optional): BENCH_DURATION (s per round, 5), BENCH_CONNECTIONS (8,32),
@@ -27,7 +27,6 @@ import {
   ROOT,
   scratchPgDatabase,
   startNode,
-  load,
   wrkLoad,
   wrkInfo,
   processTree,
@@ -280,8 +279,11 @@ async function registerAgents(url, seeded) {
 async function heartbeats(url, seeded) {
   const pollRate = Math.min(1000, seeded.polls.length / HEARTBEAT_S);
   const POLL_ROUTE = ['GET', '/api/v0/instances/:id'];
+  // Paced by wrk (a Poisson stream at the rate): autocannon's own rate limit sends each
+  // connection's share of a second in one burst at the start of the second, and its latency
+  // figures then measure how long the server takes to drain 1,000 requests at once.
   const pollAtRate = () =>
-    load({ url, connections: 32, duration: D * 2, overallRate: pollRate, next: pollNext(seeded) });
+    wrkLoad({ url, connections: 32, duration: D * 2, rate: pollRate, next: pollNext(seeded) });
   // The control, in the same run: the same polls at the same rate before any agent exists, so a
   // tail that both show is the machine's, not the heartbeats'.
   let before = await serverHistogram(url, ...POLL_ROUTE);
@@ -297,11 +299,12 @@ async function heartbeats(url, seeded) {
   const syncRate = reg.agents.length / HEARTBEAT_S;
   before = await serverHistogram(url, ...POLL_ROUTE);
   const [hb, poll] = await Promise.all([
-    load({
+    wrkLoad({
       url,
       connections: 16,
       duration: D * 2,
-      overallRate: syncRate,
+      rate: syncRate,
+      distinct: reg.agents.length,
       next: () => {
         const a = nextAgent();
         return {
@@ -638,7 +641,7 @@ function section(machine, wrk, results) {
   L.push('<!-- platform:begin (bench/run.mjs writes this section; keep others outside it) -->');
   L.push('## Quick path, search, creates, heartbeats, workers, startup (bench/run.mjs)', '');
   L.push(
-    `Run ${new Date().toISOString()} on ${machine}. \`serve\` with its defaults (log level \`info\`: one access-log line per request; one worker per core) except per-account rate limits, off (\`OPENRIG_RATE_LIMITS=off\`: a load test is a few accounts sending thousands of requests a second); its log goes to a file. Load generator: wrk ${wrk.version} (\`${wrk.path}\`, ${wrk.how}), 2 threads, on the same machine over loopback; autocannon only for the fixed-rate polling during heartbeats. Each req/s scenario alternates ${ROUNDS} rounds of ${D} s with the bare Fastify hello world baseline (own process, \`bench/hello.mjs\`) at the same connection count, after ${WARM} s of warm-up of each; figures are medians of the rounds, the ratio the median of the per-round ratios (each round's listed).`,
+    `Run ${new Date().toISOString()} on ${machine}. \`serve\` with its defaults (log level \`info\`: one access-log line per request; one worker per core) except per-account rate limits, off (\`OPENRIG_RATE_LIMITS=off\`: a load test is a few accounts sending thousands of requests a second); its log goes to a file. Load generator: wrk ${wrk.version} (\`${wrk.path}\`, ${wrk.how}), 2 threads, on the same machine over loopback; the polling and agent syncs at a fixed rate during heartbeats are wrk too, paced as Poisson streams (Lua \`delay\`). Each req/s scenario alternates ${ROUNDS} rounds of ${D} s with the bare Fastify hello world baseline (own process, \`bench/hello.mjs\`) at the same connection count, after ${WARM} s of warm-up of each; figures are medians of the rounds, the ratio the median of the per-round ratios (each round's listed).`,
     '',
     `The machine is shared: before the run, over 2 s of this script idling, its cores were ${f(machineLoad.busyPct, 0)} % busy with other work (${f(machineLoad.stealPct, 1)} % stolen by the hypervisor); a fixed loop of 10⁸ integer steps took ${f(machineLoad.loopMs, 0)} ms on one core. "Machine busy" is all cores during the round (/proc/stat): server, database, load generator and everyone else.`,
     '',
@@ -680,7 +683,7 @@ function section(machine, wrk, results) {
       '|---|---|---|---|---|---|---|---|',
     );
     if (r.hb?.poll) {
-      // Client-side (autocannon) and server-side (the server's /metrics histogram: parse to reply
+      // Client-side (wrk) and server-side (the server's /metrics histogram: parse to reply
       // written) latency of the same polls, with the machine's stolen CPU and TCP retransmissions.
       const timed = (x) =>
         x.server?.n
