@@ -330,13 +330,10 @@ const luaStr = (s) => `"${String(s).replace(/\\/g, '\\\\').replace(/"/g, '\\"').
 /**
  * A wrk script: the requests `next()` gives (up to `count` distinct ones, pre-formatted), sent in
  * turn by every connection; on exit it prints one JSON line with the totals and latency
- * percentiles (µs).
- */
-/**
- * wrk's Lua script over `count` requests from `next()`. With `meanDelayMs`, each connection waits
- * a random time (exponential, that mean) after each reply before its next request: requests
- * arrive as from many independent clients (a Poisson stream) at about connections / mean delay a
- * second, instead of as fast as replies come.
+ * percentiles (µs). With `meanDelayMs`, each connection waits a random time (exponential, that
+ * mean) after each reply before its next request: requests arrive as from many independent
+ * clients (a Poisson stream) at about connections / mean delay a second, instead of as fast as
+ * replies come.
  */
 function wrkScript(next, count, meanDelayMs = 0) {
   const reqs = [];
@@ -423,7 +420,7 @@ export function wrkInfo() {
  * gives. `pids` are the server's root processes: CPU is counted over each and its children.
  * With `rate` (req/s in all), requests are paced as a Poisson stream of about that rate (see
  * wrkScript) instead of sent as fast as replies come.
- * Returns the same shape as load(): req/s, p50/p99 (ms), errors, CPU per request by process.
+ * Returns req/s, p50/p99 (ms), errors, CPU per request by process, how busy the machine was.
  */
 export async function wrkLoad({
   url,

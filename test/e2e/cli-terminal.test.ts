@@ -19,7 +19,7 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT, startServe, type Proc } from '../helpers/process.js';
+import { BIN, ROOT, callApi, startServe, type Proc } from '../helpers/process.js';
 import { cli, hasStack } from './cli-harness.js';
 
 const has = (cmd: string, args: string[]) => {
@@ -100,12 +100,9 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!server) return;
   // Each instance's supervisor is its own process and outlives the server: destroy them first.
-  const auth = { authorization: `Bearer ${key}` };
-  const list = (await (await fetch(`${server.url}/api/v0/instances/`, { headers: auth })).json()) as {
-    instances: { id: number }[];
-  };
-  for (const i of list.instances)
-    await fetch(`${server.url}/api/v0/instances/${i.id}/`, { method: 'DELETE', headers: auth });
+  const list = await callApi(server.url, 'GET', '/api/v0/instances/', key);
+  for (const i of (list.body as { instances: { id: number }[] }).instances)
+    await callApi(server.url, 'DELETE', `/api/v0/instances/${i.id}/`, key);
   // The demo agents destroy them on their next sync, removing each instance's directory.
   const agents = path.join(data, 'demo', 'agents');
   const left = () =>

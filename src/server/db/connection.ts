@@ -116,11 +116,13 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  const named = (text: string) => `openrig_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
   const names = new Map<string, string>();
   const run = async <R>(sqlText: string, params: readonly unknown[]): Promise<R[]> => {
     let name = names.get(sqlText);
-    if (!name) names.set(sqlText, (name = named(sqlText)));
+    if (!name) {
+      name = `openrig_${createHash('sha1').update(sqlText).digest('hex').slice(0, 20)}`;
+      names.set(sqlText, name);
+    }
     const r = await pool.query({ name, text: sqlText, values: params.map(pgParam) });
     return r.rows as R[];
   };
@@ -130,15 +132,11 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
   // the same object natively. The values are the same: bigint and numeric become JSON numbers
   // (what the type parsers above make of them), json stays parsed, text stays text. A subquery
   // with ORDER BY or LIMIT is scanned in its own order (PostgreSQL never flattens one).
-  const jsonReads = new Map<string, { name: string; text: string }>();
+  const asJson = new Map<string, string>();
   const read = async <R>(sqlText: string, params: readonly unknown[]): Promise<R[]> => {
-    let q = jsonReads.get(sqlText);
-    if (!q) {
-      const text = `SELECT row_to_json(t) AS r FROM (${sqlText}) t`;
-      jsonReads.set(sqlText, (q = { name: named(text), text }));
-    }
-    const r = await pool.query({ name: q.name, text: q.text, values: params.map(pgParam) });
-    return r.rows.map((row: { r: R }) => row.r);
+    let text = asJson.get(sqlText);
+    if (!text) asJson.set(sqlText, (text = `SELECT row_to_json(t) AS r FROM (${sqlText}) t`));
+    return (await run<{ r: R }>(text, params)).map((row) => row.r);
   };
   return {
     db,
