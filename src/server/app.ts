@@ -20,7 +20,8 @@ import { redactUrl } from './http/redact.js';
 import { clientErrorHandler } from './http/client-error.js';
 import { jsonTooDeep, tooDeep } from './http/json-limits.js';
 
-import { logOptions } from './log.js';
+import { logOptions, RequestLog } from './log.js';
+import type { Bindings, ChildLoggerOptions } from 'pino';
 
 export { redactUrl, logOptions };
 import { ping } from './db/connection.js';
@@ -29,14 +30,16 @@ import { installPlatformHooks } from './modules/platform/platform.hooks.js';
 import { defaultConsoleDir, installConsole } from './http/console.js';
 
 /**
- * The access log: one line per request, written when the reply is: method, route pattern (null
- * when no route matched), the URL with every credential value redacted, status, milliseconds
- * from the request's arrival to the reply written, the request id (reqId) and the authenticated
- * user's id (null when none).
+ * The access log: one line per request, written when the reply is: the request id (reqId),
+ * method, route pattern (null when no route matched), the URL with every credential value
+ * redacted, status, milliseconds from the request's arrival to the reply written and the
+ * authenticated user's id (null when none). Written on the app's logger with reqId as the first
+ * field, which makes the line a request's own logger would (log.ts, RequestLog) without making it.
  */
 function accessLog(req: FastifyRequest, reply: FastifyReply, done: () => void): void {
-  req.log.info(
+  req.server.log.info(
     {
+      reqId: req.id,
       method: req.method,
       route: req.routeOptions.url ?? null,
       url: redactUrl(req.url),
@@ -78,6 +81,16 @@ export async function buildApp(
         ? { logger: logOptions(deps.config.logLevel, opts.logStream) }
         : { loggerInstance: baseLogger }),
     logController: new LogController({ disableRequestLogging: true }),
+    // A request's own logger is made only when it logs something besides its access line.
+    ...(opts.logger === false
+      ? {}
+      : {
+          childLoggerFactory: (
+            logger: FastifyBaseLogger,
+            bindings: Bindings,
+            childOpts: ChildLoggerOptions,
+          ) => new RequestLog(logger, bindings, childOpts),
+        }),
     genReqId: () => randomUUID(),
     bodyLimit: deps.config.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },

@@ -4,7 +4,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, write } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BatchedOutput, FLUSH_MS } from './log.js';
+import pino from 'pino';
+import { BatchedOutput, FLUSH_MS, RequestLog } from './log.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -71,5 +72,32 @@ describe('BatchedOutput', () => {
     await out.close();
     out.write('b\n');
     expect(read()).toBe('a\nb\n');
+  });
+});
+
+describe('RequestLog', () => {
+  it('makes the child logger on the first line, once, and logs through it', () => {
+    const lines: string[] = [];
+    const parent = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) });
+    let children = 0;
+    const child = parent.child.bind(parent);
+    parent.child = ((...a: Parameters<typeof child>) => {
+      children++;
+      return child(...a);
+    }) as typeof parent.child;
+    const log = new RequestLog(parent, { reqId: 'r-1' }, {});
+    expect(log.level).toBe('info');
+    log.debug('not at info');
+    expect(children).toBe(1);
+    log.warn({ n: 1 }, 'first');
+    log.info('second');
+    expect(children).toBe(1);
+    expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)).toMatchObject([
+      { level: 40, reqId: 'r-1', n: 1, msg: 'first' },
+      { level: 30, reqId: 'r-1', msg: 'second' },
+    ]);
+    const unused = new RequestLog(parent, { reqId: 'r-2' }, {});
+    expect(unused.level).toBe('info');
+    expect(children).toBe(1);
   });
 });

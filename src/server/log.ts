@@ -9,7 +9,8 @@
 // close() writes every queued line before it resolves; `serve` awaits it before exiting, so no
 // line is lost on SIGTERM. A process that exits otherwise writes its queue synchronously.
 import { write as fsWrite, writeSync } from 'node:fs';
-import pino, { type Logger, type LoggerOptions } from 'pino';
+import pino, { type Bindings, type ChildLoggerOptions, type Logger, type LoggerOptions } from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
 import { redactUrl } from './http/redact.js';
 
 /** The logger's options: credentials in headers, cookies and URLs never reach a line. */
@@ -165,4 +166,61 @@ export function serverLog(level: string, fd = 1): ServerLog {
   const log = pino(logOptions(level), out);
   let closed: Promise<void> | null = null;
   return { log, close: () => (closed ??= out.close()) };
+}
+
+const call = (fn: (...a: never[]) => void, self: FastifyBaseLogger, args: unknown[]): void => {
+  Reflect.apply(fn, self, args);
+};
+
+/**
+ * A request's logger (Fastify's `req.log`): the child of the app's logger bound to the request
+ * id, made on the first line the request logs. Most requests log nothing but their access line,
+ * which the app writes on its own logger with the request id as a field (the same line), so they
+ * never pay for a child.
+ */
+export class RequestLog implements FastifyBaseLogger {
+  private made: FastifyBaseLogger | null = null;
+
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Bindings,
+    private readonly opts: ChildLoggerOptions,
+  ) {}
+
+  private get log(): FastifyBaseLogger {
+    return (this.made ??= this.parent.child(this.bindings, this.opts));
+  }
+
+  get level(): string {
+    return this.made?.level ?? this.opts.level ?? this.parent.level;
+  }
+  set level(level: string) {
+    this.log.level = level;
+  }
+
+  fatal(...args: unknown[]): void {
+    call(this.log.fatal, this.log, args);
+  }
+  error(...args: unknown[]): void {
+    call(this.log.error, this.log, args);
+  }
+  warn(...args: unknown[]): void {
+    call(this.log.warn, this.log, args);
+  }
+  info(...args: unknown[]): void {
+    call(this.log.info, this.log, args);
+  }
+  debug(...args: unknown[]): void {
+    call(this.log.debug, this.log, args);
+  }
+  trace(...args: unknown[]): void {
+    call(this.log.trace, this.log, args);
+  }
+  silent(...args: unknown[]): void {
+    call(this.log.silent, this.log, args);
+  }
+
+  child(bindings: Bindings, opts?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.log.child(bindings, opts);
+  }
 }
