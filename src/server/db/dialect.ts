@@ -150,7 +150,8 @@ export const postgres: SqlDialect = {
   // would fail): a typed parameter says what it is.
   param: (n, type = 'untyped') => (type === 'untyped' ? `$${n}` : `$${n}::${type}`),
   inIds: (column, n) => `${column} = ANY($${n}::bigint[])`,
-  idsParam: (ids) => ids,
+  // An array literal as text ({1,2,3}): node-postgres would escape and quote each element.
+  idsParam: (ids) => `{${ids.join(',')}}`,
   async lockKeys(db, ns, keys) {
     if (keys.length === 0) return;
     // Keys beyond 2^31 share a lock with a smaller one: that only serialises a little more.
