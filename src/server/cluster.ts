@@ -50,7 +50,7 @@ export function isClusterWorker(): boolean {
 const METRICS_WAIT_MS = 5000;
 
 export async function runPrimary(config: Config, n: number): Promise<void> {
-  const out = serverLog(config.logLevel);
+  const out = serverLog(config.logLevel, config.logFlushMs);
   const log = out.log;
   const store = openStore(config.databaseUrl);
   // The workers load their modules while the primary migrates; each opens the database only once

@@ -13,6 +13,8 @@ export interface Config {
   /** `sqlite:PATH` or `postgres://…` */
   databaseUrl: string;
   logLevel: string;
+  /** Log lines wait at most this long to be written together (0: each as soon as possible). */
+  logFlushMs: number;
   /** 32-byte key (AES-256-GCM for TOTP secrets, HMAC for backup codes). */
   secretKey: Buffer;
   publicHost: string;
@@ -167,6 +169,7 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
     dataDir,
     databaseUrl,
     logLevel: str(env, 'OPENRIG_LOG_LEVEL', 'info'),
+    logFlushMs: num(env, 'OPENRIG_LOG_FLUSH_MS', 20, { min: 0 }),
     secretKey: loadSecretKey(env, dataDir),
     publicHost: str(env, 'OPENRIG_PUBLIC_HOST', host === '0.0.0.0' ? '127.0.0.1' : host),
     sessionTtlS: num(env, 'OPENRIG_SESSION_TTL_S', 7 * 24 * 3600, { min: 1 }),

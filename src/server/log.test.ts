@@ -18,7 +18,7 @@ describe('BatchedOutput', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /** A destination on a fresh file, counting its writes. */
-  function output(name: string) {
+  function output(name: string, flushMs = FLUSH_MS) {
     const file = path.join(dir, name);
     const fd = openSync(file, 'w');
     fds.push(fd);
@@ -28,7 +28,7 @@ describe('BatchedOutput', () => {
       return (write as (...a: unknown[]) => void)(...args);
     }) as typeof write;
     return {
-      out: new BatchedOutput(fd, counting),
+      out: new BatchedOutput(fd, flushMs, counting),
       read: () => readFileSync(file, 'utf8'),
       writes: () => writes,
     };
@@ -64,6 +64,18 @@ describe('BatchedOutput', () => {
     expect(writes()).toBeLessThanOrEqual(1 + batches);
     expect(writes()).toBeLessThan(50);
     await out.close();
+  });
+
+  it('with a flush interval of 0 writes each line as soon as no write is in flight', async () => {
+    const { out, read, writes } = output('immediate.log', 0);
+    for (let n = 0; n < 20; n++) {
+      out.write(`line ${n}\n`);
+      await sleep(2);
+    }
+    await out.close();
+    expect(read().split('\n').filter(Boolean)).toHaveLength(20);
+    // One write a line: each was out before the next came.
+    expect(writes()).toBe(20);
   });
 
   it('after close() writes each further line at once', async () => {

@@ -1,6 +1,6 @@
 // The server's one logger: JSON lines (pino) on standard output, written asynchronously and in
 // batches. Lines are queued and written together by one asynchronous write at most every
-// FLUSH_MS (at once when FLUSH_BYTES have queued), so a request never waits on whatever reads the
+// OPENRIG_LOG_FLUSH_MS (20 ms; at once when FLUSH_BYTES have queued), so a request never waits on whatever reads the
 // output, and a server answering thousands of requests a second makes tens of writes a second,
 // not one per line: each asynchronous write is a hand-off to libuv's thread pool and back, which
 // cost more CPU than the request's line itself. (pino's own asynchronous destination grows one
@@ -37,7 +37,7 @@ export function logOptions(
 const MAX_QUEUED_BYTES = 32 * 1024 * 1024;
 /** After EAGAIN (a full non-blocking pipe), the write is tried again this much later. */
 const RETRY_MS = 10;
-/** A queued line waits at most this long for the others of its write. */
+/** A queued line waits at most this long for the others of its write (OPENRIG_LOG_FLUSH_MS). */
 export const FLUSH_MS = 20;
 /** Queued lines of this many bytes are written at once, without waiting for FLUSH_MS. */
 const FLUSH_BYTES = 64 * 1024;
@@ -55,6 +55,8 @@ export class BatchedOutput {
 
   constructor(
     private readonly fd: number,
+    /** How long a line may wait for others; 0: written as soon as no write is in flight. */
+    private readonly flushMs = FLUSH_MS,
     /** fs.write, or a stand-in that counts the writes (tests). */
     private readonly write_: typeof fsWrite = fsWrite,
   ) {
@@ -77,11 +79,11 @@ export class BatchedOutput {
     return true;
   }
 
-  /** Writes now when enough has queued; otherwise makes sure a write comes within FLUSH_MS. */
+  /** Writes now when enough has queued; otherwise makes sure a write comes within flushMs. */
   private schedule(): void {
-    if (this.queuedBytes >= FLUSH_BYTES) this.flush();
+    if (this.flushMs === 0 || this.queuedBytes >= FLUSH_BYTES) this.flush();
     else if (!this.timer && this.queued.length > 0) {
-      this.timer = setTimeout(this.flush, FLUSH_MS);
+      this.timer = setTimeout(this.flush, this.flushMs);
       // The process may exit meanwhile: the exit handler writes the queue.
       this.timer.unref();
     }
@@ -161,8 +163,8 @@ export interface ServerLog {
   close(): Promise<void>;
 }
 
-export function serverLog(level: string, fd = 1): ServerLog {
-  const out = new BatchedOutput(fd);
+export function serverLog(level: string, flushMs = FLUSH_MS, fd = 1): ServerLog {
+  const out = new BatchedOutput(fd, flushMs);
   const log = pino(logOptions(level), out);
   let closed: Promise<void> | null = null;
   return { log, close: () => (closed ??= out.close()) };

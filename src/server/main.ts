@@ -35,7 +35,7 @@ export interface ServerOptions {
 }
 
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<Server> {
-  const out = opts.logger === false ? null : (opts.log ?? serverLog(config.logLevel));
+  const out = opts.logger === false ? null : (opts.log ?? serverLog(config.logLevel, config.logFlushMs));
   const log = out?.log ?? pino({ level: 'silent' });
   const store = openStore(config.databaseUrl);
   if (opts.migrate !== false) await migrateToLatest(store);

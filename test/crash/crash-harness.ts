@@ -9,6 +9,8 @@ export const ROUNDS = Number(process.env.OPENRIG_CRASH_ROUNDS || 3);
 export const CRASH_ENV = {
   OPENRIG_SECRET_KEY: 'c7'.repeat(32),
   OPENRIG_LOG_LEVEL: 'info',
+  // Kills can be timed by log lines: each goes out as soon as it is logged, not with a batch.
+  OPENRIG_LOG_FLUSH_MS: '0',
   OPENRIG_RATE_LIMITS: 'off',
   OPENRIG_MAIL_RELAY_INTERVAL_MS: '50',
 };

@@ -46,6 +46,8 @@ function serve(db: TestDb, outbox: string, opts: { killOn?: keyof typeof LINES }
         ...process.env,
         OPENRIG_SECRET_KEY: 'ef'.repeat(32),
         OPENRIG_LOG_LEVEL: 'debug',
+        // The kill points are log lines: each goes out as soon as it is logged, not with a batch.
+        OPENRIG_LOG_FLUSH_MS: '0',
         OPENRIG_MAIL_OUTBOX: outbox,
         SMTP_URL: '',
         OPENRIG_MAIL_RELAY_INTERVAL_MS: '100',
