@@ -20,6 +20,7 @@ import * as m013 from './migrations/013-account-lockouts.js';
 import * as m014 from './migrations/014-api-key-given-permissions.js';
 import * as m015 from './migrations/015-instance-ssh-keys.js';
 import * as m016 from './migrations/016-instance-requests.js';
+import * as m017 from './migrations/017-machine-maint-until.js';
 import { textOf } from '../../contract/text.js';
 
 /** A migration: its forward step, given the dialect it runs on (one set for both databases). */
@@ -45,6 +46,7 @@ const steps: Record<string, Step> = {
   '014-api-key-given-permissions': m014,
   '015-instance-ssh-keys': m015,
   '016-instance-requests': m016,
+  '017-machine-maint-until': m017,
 };
 
 function providerFor(d: SqlDialect): MigrationProvider {

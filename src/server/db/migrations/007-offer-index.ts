@@ -26,9 +26,9 @@ import type { SqlDialect } from '../dialect.js';
  * (see above), row_version/row_xid themselves, and `score` (generated from price_gpu_dph,
  * num_gpus, dlperf and reliability, which are listed; PostgreSQL refuses NEW.<generated column>
  * in a BEFORE trigger's WHEN). A migration that adds a machines column search reads must
- * recreate the triggers with it.
+ * recreate the UPDATE trigger with it (createVersionUpdateTrigger; 017 added maint_until).
  */
-const VERSIONED_COLUMNS = [
+export const VERSIONED_COLUMNS = [
   'id',
   'host_id',
   'hostname',
@@ -66,33 +66,60 @@ const VERSIONED_COLUMNS = [
 ] as const;
 
 /** The compared values of one row image (`OLD` or `NEW`). */
-function rowImage(ref: 'OLD' | 'NEW'): string[] {
-  return [...VERSIONED_COLUMNS.map((c) => `${ref}.${c}`), `(${ref}.last_heartbeat_at IS NULL)`];
+function rowImage(ref: 'OLD' | 'NEW', columns: readonly string[]): string[] {
+  return [...columns.map((c) => `${ref}.${c}`), `(${ref}.last_heartbeat_at IS NULL)`];
+}
+
+/** SQLite's statement: the row's version moves to the next of the global counter. */
+const SQLITE_BUMP =
+  'UPDATE machines SET row_version = (SELECT coalesce(max(row_version), 0) + 1 FROM machines) WHERE id = NEW.id;';
+
+/**
+ * (Re)creates the UPDATE trigger that moves a machine's version when one of `columns` (or the
+ * nullness of last_heartbeat_at) changes. The INSERT trigger and the PostgreSQL function stay.
+ */
+export async function createVersionUpdateTrigger(
+  db: Kysely<any>,
+  d: SqlDialect,
+  columns: readonly string[],
+): Promise<void> {
+  if (d.name === 'postgres') {
+    const changed = `((${rowImage('OLD', columns).join(', ')}) IS DISTINCT FROM (${rowImage('NEW', columns).join(', ')}))`;
+    await sql`DROP TRIGGER IF EXISTS machines_row_version_upd ON machines`.execute(db);
+    await sql
+      .raw(
+        `CREATE TRIGGER machines_row_version_upd BEFORE UPDATE ON machines FOR EACH ROW WHEN ${changed} EXECUTE FUNCTION machines_row_version()`,
+      )
+      .execute(db);
+    return;
+  }
+  const oldImg = rowImage('OLD', columns);
+  const newImg = rowImage('NEW', columns);
+  const changed = oldImg.map((o, i) => `${o} IS NOT ${newImg[i]}`).join(' OR ');
+  await sql`DROP TRIGGER IF EXISTS machines_row_version_upd`.execute(db);
+  await sql
+    .raw(
+      `CREATE TRIGGER machines_row_version_upd AFTER UPDATE ON machines FOR EACH ROW WHEN ${changed} BEGIN ${SQLITE_BUMP} END`,
+    )
+    .execute(db);
 }
 
 export async function up(db: Kysely<any>, d: SqlDialect): Promise<void> {
-  if (d.name === 'postgres') return upPostgres(db);
+  if (d.name === 'postgres') return upPostgres(db, d);
   await sql`ALTER TABLE machines ADD COLUMN row_version bigint NOT NULL DEFAULT 0`.execute(db);
   // Existing rows: distinct versions (ids are distinct), so the counter continues above them.
   await sql`UPDATE machines SET row_version = id`.execute(db);
   await sql`CREATE INDEX machines_row_version_idx ON machines (row_version)`.execute(db);
   // The trigger's own UPDATE changes row_version only, so it does not fire the UPDATE trigger.
-  const bump =
-    'UPDATE machines SET row_version = (SELECT coalesce(max(row_version), 0) + 1 FROM machines) WHERE id = NEW.id;';
-  await sql
-    .raw(`CREATE TRIGGER machines_row_version_ins AFTER INSERT ON machines FOR EACH ROW BEGIN ${bump} END`)
-    .execute(db);
-  const oldImg = rowImage('OLD');
-  const newImg = rowImage('NEW');
-  const changed = oldImg.map((o, i) => `${o} IS NOT ${newImg[i]}`).join(' OR ');
   await sql
     .raw(
-      `CREATE TRIGGER machines_row_version_upd AFTER UPDATE ON machines FOR EACH ROW WHEN ${changed} BEGIN ${bump} END`,
+      `CREATE TRIGGER machines_row_version_ins AFTER INSERT ON machines FOR EACH ROW BEGIN ${SQLITE_BUMP} END`,
     )
     .execute(db);
+  await createVersionUpdateTrigger(db, d, VERSIONED_COLUMNS);
 }
 
-async function upPostgres(db: Kysely<any>): Promise<void> {
+async function upPostgres(db: Kysely<any>, d: SqlDialect): Promise<void> {
   // Unqualified names: the sequence and function land in the connection's current schema, like
   // the tables (operators may give each deployment, and tests each file, its own schema).
   await sql`CREATE SEQUENCE machines_row_version_seq`.execute(db);
@@ -121,12 +148,7 @@ $fn$`,
   await sql`CREATE TRIGGER machines_row_version_ins BEFORE INSERT ON machines FOR EACH ROW EXECUTE FUNCTION machines_row_version()`.execute(
     db,
   );
-  const changed = `((${rowImage('OLD').join(', ')}) IS DISTINCT FROM (${rowImage('NEW').join(', ')}))`;
-  await sql
-    .raw(
-      `CREATE TRIGGER machines_row_version_upd BEFORE UPDATE ON machines FOR EACH ROW WHEN ${changed} EXECUTE FUNCTION machines_row_version()`,
-    )
-    .execute(db);
+  await createVersionUpdateTrigger(db, d, VERSIONED_COLUMNS);
 }
 
 export async function down(): Promise<void> {

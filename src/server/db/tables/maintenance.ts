@@ -28,3 +28,14 @@ export interface MaintenanceWindowsTable {
 export interface MaintenanceTables {
   maintenance_windows: MaintenanceWindowsTable;
 }
+
+declare module './market.js' {
+  interface MachinesTable {
+    /**
+     * Epoch ms: the latest end_time of the machine's windows not cancelled (null: none). Kept in
+     * the transaction that schedules or cancels a window, and versioned (migration 017), so the
+     * offer index knows which machines of a search page can have live windows.
+     */
+    maint_until: Generated<number | null>;
+  }
+}

@@ -88,6 +88,7 @@ export async function affectedInstances(db: Kysely<DB>, machineIds: number[]): P
 /** A window to insert: every column but the generated id and the cancellation. */
 export type NewWindow = Omit<Selectable<MaintenanceWindowsTable>, 'id' | 'canceled_at'>;
 
+/** Inserts the windows and raises their machines' maint_until with them (same transaction). */
 export async function insertWindows(db: Kysely<DB>, rows: NewWindow[]): Promise<Map<number, number>> {
   const ids = new Map<number, number>();
   for (let i = 0; i < rows.length; i += 100) {
@@ -98,16 +99,59 @@ export async function insertWindows(db: Kysely<DB>, rows: NewWindow[]): Promise<
       .execute();
     for (const r of res) ids.set(r.machine_id, r.id);
   }
+  const byEnd = new Map<number, number[]>();
+  for (const r of rows) {
+    const list = byEnd.get(r.end_time);
+    if (list) list.push(r.machine_id);
+    else byEnd.set(r.end_time, [r.machine_id]);
+  }
+  for (const [end, machineIds] of byEnd) await raiseMaintUntil(db, machineIds, end);
   return ids;
+}
+
+/** Machines per statement of the maint_until updates. */
+const MAINT_CHUNK = 500;
+
+/**
+ * A window ending at `end` was scheduled on these machines: their maint_until (the latest end of
+ * their windows not cancelled) rises to it where it is lower. Rows already there are not written.
+ */
+export async function raiseMaintUntil(db: Kysely<DB>, machineIds: number[], end: number): Promise<void> {
+  for (let i = 0; i < machineIds.length; i += MAINT_CHUNK) {
+    await db
+      .updateTable('machines')
+      .set({ maint_until: end })
+      .where('id', 'in', machineIds.slice(i, i + MAINT_CHUNK))
+      .where((eb) => eb.or([eb('maint_until', 'is', null), eb('maint_until', '<', end)]))
+      .execute();
+  }
+}
+
+/** Windows of these machines were cancelled: their maint_until is taken again from the rest. */
+export async function recomputeMaintUntil(db: Kysely<DB>, machineIds: number[]): Promise<void> {
+  for (let i = 0; i < machineIds.length; i += MAINT_CHUNK) {
+    await db
+      .updateTable('machines')
+      .set((eb) => ({
+        maint_until: eb
+          .selectFrom('maintenance_windows as w')
+          .select((w) => w.fn.max('w.end_time').as('until'))
+          .whereRef('w.machine_id', '=', 'machines.id')
+          .where('w.canceled_at', 'is', null),
+      }))
+      .where('id', 'in', machineIds.slice(i, i + MAINT_CHUNK))
+      .execute();
+  }
 }
 
 /**
  * Cancels the live windows (not ended, not cancelled) of the caller's machines among `ids` with
- * one conditional UPDATE … RETURNING: two concurrent cancels can't both claim one window.
+ * one conditional UPDATE … RETURNING: two concurrent cancels can't both claim one window. Their
+ * machines' maint_until is taken again from the windows left (same transaction).
  */
 export async function cancelWindows(db: Kysely<DB>, hostId: number, ids: number[], now: number) {
   if (ids.length === 0) return [];
-  return db
+  const cancelled = await db
     .updateTable('maintenance_windows')
     .set({ canceled_at: now })
     .where('machine_id', 'in', (eb) =>
@@ -122,6 +166,8 @@ export async function cancelWindows(db: Kysely<DB>, hostId: number, ids: number[
     .where('end_time', '>', now)
     .returning(['id', 'machine_id', 'start_time', 'end_time', 'duration_hours', 'category'])
     .execute();
+  await recomputeMaintUntil(db, [...new Set(cancelled.map((c) => c.machine_id))]);
+  return cancelled;
 }
 
 /** The machines' details for e-mails (no lock: read for text only). */

@@ -53,6 +53,7 @@ const COLUMNS = [
   'm.listed_until',
   'm.score',
   'm.online_state',
+  'm.maint_until',
   '(m.last_heartbeat_at IS NOT NULL) AS has_heartbeat',
   '(m.deleted_at IS NOT NULL) AS deleted',
 ].join(', ');
@@ -66,7 +67,7 @@ interface Bucket extends RowSource {
 
 // A held row's numbers live in pages of doubles outside the JavaScript heap, because boxed
 // doubles in plain fields cost idle memory (bench/RESULTS.md); getters inline to a typed-array load.
-const W = 25; // numbers per row: the indexes below
+const W = 26; // numbers per row: the indexes below
 const PAGE_ROWS = 1024;
 
 /** Fixed pages of W doubles per row; a freed row's place is reused. Pages never move. */
@@ -119,7 +120,7 @@ class IndexedRow implements OfferRow {
     const o = this.o;
     p[o] = n(r.num_gpus);
     p[o + 1] = n(r.listed);
-    // NaN stands for NULL (the only nullable number).
+    // NaN stands for NULL (listed_until and maint_until are nullable).
     p[o + 2] = r.listed_until === null || r.listed_until === undefined ? NaN : n(r.listed_until);
     p[o + 3] = n(r.rented);
     p[o + 4] = truthy(r.has_heartbeat) ? 1 : 0;
@@ -143,6 +144,7 @@ class IndexedRow implements OfferRow {
     p[o + 22] = n(r.inet_down);
     p[o + 23] = n(r.pcie_bw);
     p[o + 24] = n(r.cuda_max_good);
+    p[o + 25] = r.maint_until === null || r.maint_until === undefined ? NaN : n(r.maint_until);
   }
 
   get num_gpus(): number {
@@ -221,6 +223,10 @@ class IndexedRow implements OfferRow {
   get cuda_max_good(): number {
     return this.p[this.o + 24]!;
   }
+  /** The latest end of the machine's windows not cancelled; NaN when it has none. */
+  get maint_until(): number {
+    return this.p[this.o + 25]!;
+  }
 }
 
 /** A predicate's value: 1/0 on SQLite, true/false on PostgreSQL. */
@@ -280,6 +286,18 @@ export class OfferIndex {
   search(plan: SearchPlan, now: number): OfferRow[] {
     const settled = new Set<Condition>();
     return selectPage(this.sources(plan, settled), plan, jsContext(plan, now), settled);
+  }
+
+  /**
+   * The ids among `ids` (rows of the last sync) of machines that may have a live maintenance
+   * window at `now`: a window not cancelled that ends later. The others have none, and their
+   * windows need not be read.
+   */
+  mayHaveWindows(ids: readonly number[], now: number): number[] {
+    return ids.filter((id) => {
+      const until = this.byId.get(id)?.maint_until;
+      return until === undefined || until > now;
+    });
   }
 
   /** The rows that can match: by id, or by GPU name and count when the plan pins them, else all. */

@@ -93,4 +93,99 @@ describeEachDb('maintenance windows seen by renters', (dialect) => {
         .maintenances,
     ).toEqual([win(a, now + 86400, 1, 'power')]);
   });
+
+  it('a search reads windows only for machines whose maint_until is ahead; schedule and cancel keep it', async () => {
+    const host = await t().user();
+    const { machine_ids: ids } = await createMachines(t().deps, {
+      ownerEmail: host.email,
+      gpuName: 'RTX 4090',
+      numGpus: 1,
+      count: 3,
+      priceGpu: 0.5,
+    });
+    const [a, b, c] = ids as [number, number, number];
+    const untilOf = async () =>
+      new Map(
+        (
+          await t()
+            .db.store.db.selectFrom('machines')
+            .select(['id', 'maint_until'])
+            .where('id', 'in', ids)
+            .execute()
+        ).map((r) => [r.id, r.maint_until === null ? null : Number(r.maint_until)]),
+      );
+    // The statements search sends to Store.read, and the machine ids they ask windows for.
+    const store = t().db.store;
+    const read = store.read.bind(store);
+    const windowReads: unknown[][] = [];
+    store.read = (text: string, params: readonly unknown[]) => {
+      if (text.includes('FROM maintenance_windows')) windowReads.push([...params]);
+      return read(text, params);
+    };
+    const search = async () => {
+      windowReads.length = 0;
+      const r = await t().request('POST', '/api/v0/bundles/', {
+        key: host.apiKey,
+        body: { gpu_name: { eq: 'RTX 4090' }, host_id: { eq: host.id }, order: [['id', 'asc']] },
+      });
+      expect(r.status).toBe(200);
+      return new Map<number, unknown[]>(
+        r.body.offers.map((o: { id: number; maintenances: unknown[] }) => [o.id, o.maintenances]),
+      );
+    };
+    try {
+      expect(await untilOf()).toEqual(
+        new Map([
+          [a, null],
+          [b, null],
+          [c, null],
+        ]),
+      );
+      let page = await search();
+      expect([...page.keys()]).toEqual([a, b, c]);
+      expect(windowReads).toEqual([]);
+
+      const now = Math.floor(t().clock.now() / 1000);
+      const dn = (id: number, sdate: number, duration: number) =>
+        t().request('PUT', `/api/v0/machines/${id}/dnotify/`, {
+          key: host.apiKey,
+          body: { client_id: 'me', sdate, duration, maintenance_category: 'gpu' },
+        });
+      expect((await dn(a, now + 3600, 2)).status).toBe(200);
+      expect((await dn(a, now + 86400, 1)).status).toBe(200);
+      expect((await dn(b, now + 7200, 1)).status).toBe(200);
+      expect(await untilOf()).toEqual(
+        new Map([
+          [a, (now + 86400 + 3600) * 1000],
+          [b, (now + 7200 + 3600) * 1000],
+          [c, null],
+        ]),
+      );
+      page = await search();
+      expect((page.get(a) as unknown[]).length).toBe(2);
+      expect((page.get(b) as unknown[]).length).toBe(1);
+      expect(page.get(c)).toEqual([]);
+      expect(windowReads).toHaveLength(1);
+      expect(JSON.stringify(windowReads[0]![0])).not.toContain(String(c));
+
+      // Cancelling b's window: its maint_until falls back to none; the page asks only for a.
+      expect(
+        (await t().request('PUT', `/api/v0/machines/${b}/cancel_maint/`, { key: host.apiKey, body: {} }))
+          .status,
+      ).toBe(200);
+      expect((await untilOf()).get(b)).toBeNull();
+      page = await search();
+      expect(page.get(b)).toEqual([]);
+      expect((page.get(a) as unknown[]).length).toBe(2);
+      expect(windowReads).toHaveLength(1);
+
+      // Once a's last window has ended no window is read at all, though maint_until stays.
+      t().clock.advance((86400 + 7200) * 1000);
+      page = await search();
+      expect(page.get(a)).toEqual([]);
+      expect(windowReads).toEqual([]);
+    } finally {
+      store.read = read;
+    }
+  });
 });

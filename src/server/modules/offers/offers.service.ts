@@ -128,11 +128,14 @@ export async function searchPage<T>(
   const now = deps.clock.now();
   let items: T[];
   let ids: number[];
+  // The machines of the page that may have live maintenance windows.
+  let withWindows: number[];
   if (sqlIsFaster(plan)) {
     const rows = await searchRows(deps.db, deps.dialect, plan, now);
     const offers = rows.map((r) => offerView(r, plan));
     items = offers.map(fromSql);
     ids = offers.map((o) => o.id as number);
+    withWindows = ids;
   } else {
     const index = deps.offerIndex;
     await index.sync();
@@ -140,11 +143,15 @@ export async function searchPage<T>(
     const rows = index.search(plan, now);
     items = rows.map((r) => fromRow(r, ctx, plan));
     ids = rows.map((r) => r.id);
+    // From the rows as synced: maint_until moves in the transaction that schedules or cancels a
+    // window, so a window committed before this search began is never missed.
+    withWindows = index.mayHaveWindows(ids, now);
   }
   // Renters see the machine's current and upcoming maintenance windows on each offer: one query
-  // for all the machine ids of the page (never one per row), so search stays fast.
-  const windows = ids.length
-    ? await readMaintenanceWindows(deps.store, ids, now)
+  // for the machines of the page that may have one (never one per row), none when no machine
+  // has, so search stays fast.
+  const windows = withWindows.length
+    ? await readMaintenanceWindows(deps.store, withWindows, now)
     : new Map<number, WindowView[]>();
   return { items, ids, windows };
 }
