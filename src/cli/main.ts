@@ -10,9 +10,9 @@ import { registerCompletion } from './completion.js';
 
 /** The options of `openrig serve`, as commander parses them (defaults filled in). */
 interface ServeOpts {
-  host: string;
-  port: string;
-  data: string;
+  host?: string;
+  port?: string;
+  data?: string;
   databaseUrl?: string;
   demo?: boolean;
   workers?: string;
@@ -35,9 +35,11 @@ export function buildProgram(): Command {
   program
     .command('serve')
     .description('serve the API (SQLite under --data by default, PostgreSQL with --database-url)')
-    .option('--host <host>', 'listen address', '127.0.0.1')
-    .option('--port <port>', 'listen port', '8080')
-    .option('--data <dir>', 'data directory', './data')
+    // No defaults here: an absent flag leaves the value to OPENRIG_HOST / OPENRIG_PORT /
+    // OPENRIG_DATA, then to the defaults of the configuration (config.ts).
+    .option('--host <host>', 'listen address (default: OPENRIG_HOST or 127.0.0.1)')
+    .option('--port <port>', 'listen port (default: OPENRIG_PORT or 8080)')
+    .option('--data <dir>', 'data directory (default: OPENRIG_DATA or ./data)')
     .option('--database-url <url>', 'postgres://… (or env DATABASE_URL)')
     .option('--demo', 'seed a demo fleet and user, print how to try it')
     .option(
@@ -53,8 +55,8 @@ export function buildProgram(): Command {
       '\nExample:\n  openrig serve --port 8080 --database-url postgres://localhost/openrig',
     )
     .action(async (o: ServeOpts) => {
-      const port = Number(o.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535)
+      const port = o.port === undefined ? undefined : Number(o.port);
+      if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
         throw new CommanderError(2, 'usage', `--port must be 0-65535`);
       let workers: number | undefined;
       if (o.workers !== undefined) {

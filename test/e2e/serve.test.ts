@@ -2,11 +2,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import { ed25519KeyPair } from '../../src/contract/ssh-keygen.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDb, pgUnavailable, type TestDb } from '../helpers/db.js';
-import { runCli, startServe } from '../helpers/process.js';
+import { runCli, startProc, startServe, waitFor } from '../helpers/process.js';
 
 const SECRET = { OPENRIG_SECRET_KEY: 'cd'.repeat(32) };
 
@@ -60,6 +60,47 @@ describe('serve on SQLite (the embedded default)', () => {
     expect(logs).toContain('"reqId"'); // structured request logs were written
     expect(logs).not.toContain(user.api_key);
     expect(logs).not.toContain('or_wrongkey123');
+  });
+
+  it('takes its address and data directory from OPENRIG_PORT and OPENRIG_DATA unless flags are given', async () => {
+    const freePort = () =>
+      new Promise<number>((resolve) => {
+        const srv = http.createServer().listen(0, '127.0.0.1', () => {
+          const { port } = srv.address() as { port: number };
+          srv.close(() => resolve(port));
+        });
+      });
+    const [envPort, flagPort] = [await freePort(), await freePort()];
+    const envData = path.join(dir, 'from-env');
+    const byEnv = startProc(['serve', '--workers', '1'], {
+      ...SECRET,
+      OPENRIG_PORT: String(envPort),
+      OPENRIG_DATA: envData,
+    });
+    try {
+      await waitFor(
+        () => /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(byEnv.stdout())?.[1],
+        'serve to listen',
+      );
+      expect(byEnv.stdout()).toContain(`listening on http://127.0.0.1:${envPort}`);
+      expect((await fetch(`http://127.0.0.1:${envPort}/healthz`)).status).toBe(200);
+      expect(existsSync(path.join(envData, 'openrig.db'))).toBe(true);
+    } finally {
+      byEnv.child.kill('SIGTERM');
+      await byEnv.exited;
+    }
+    // A flag wins over the variable.
+    const byFlag = startProc(['serve', '--workers', '1', '--port', String(flagPort), '--data', envData], {
+      ...SECRET,
+      OPENRIG_PORT: String(envPort),
+    });
+    try {
+      await waitFor(() => /listening on/.exec(byFlag.stdout()), 'serve to listen');
+      expect(byFlag.stdout()).toContain(`listening on http://127.0.0.1:${flagPort}`);
+    } finally {
+      byFlag.child.kill('SIGTERM');
+      await byFlag.exited;
+    }
   });
 
   it('admin create-user refuses a duplicate e-mail with exit 1 and a message', async () => {
