@@ -9,7 +9,8 @@ import { createMachines } from '../machines/machines.service.js';
 describeEachDb('maintenance windows seen by renters', (dialect) => {
   const t = useTestApp(dialect);
 
-  it('offers, v0 and v1 instance lists and the single instance show the machine windows; empty when none', async () => {
+  /** A host with three listed RTX 4090 machines. */
+  const hostWithThreeMachines = async () => {
     const host = await t().user();
     const { machine_ids: ids } = await createMachines(t().deps, {
       ownerEmail: host.email,
@@ -19,6 +20,11 @@ describeEachDb('maintenance windows seen by renters', (dialect) => {
       priceGpu: 0.5,
     });
     const [a, b, c] = ids as [number, number, number];
+    return { host, ids, a, b, c };
+  };
+
+  it('offers, v0 and v1 instance lists and the single instance show the machine windows; empty when none', async () => {
+    const { host, a, b, c } = await hostWithThreeMachines();
     const now = Math.floor(t().clock.now() / 1000);
     const dn = (id: number, sdate: number, duration: number, cat: string) =>
       t().request('PUT', `/api/v0/machines/${id}/dnotify/`, {
@@ -95,15 +101,7 @@ describeEachDb('maintenance windows seen by renters', (dialect) => {
   });
 
   it('a search reads windows only for machines whose maint_until is ahead; schedule and cancel keep it', async () => {
-    const host = await t().user();
-    const { machine_ids: ids } = await createMachines(t().deps, {
-      ownerEmail: host.email,
-      gpuName: 'RTX 4090',
-      numGpus: 1,
-      count: 3,
-      priceGpu: 0.5,
-    });
-    const [a, b, c] = ids as [number, number, number];
+    const { host, ids, a, b, c } = await hostWithThreeMachines();
     const untilOf = async () =>
       new Map(
         (
