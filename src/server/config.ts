@@ -93,14 +93,16 @@ export interface RateLimitRule {
 
 type Env = Record<string, string | undefined>;
 
-function num(env: Env, name: string, def: number, opts: { min?: number } = {}): number {
+function num(env: Env, name: string, def: number, opts: { min?: number; max?: number } = {}): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
   const n = Number(raw);
-  if (!Number.isFinite(n) || (opts.min !== undefined && n < opts.min)) {
-    throw new Error(
-      `${name} must be a number${opts.min !== undefined ? ` >= ${opts.min}` : ''} (got ${JSON.stringify(raw)})`,
-    );
+  const { min, max } = opts;
+  if (!Number.isFinite(n) || (min !== undefined && n < min) || (max !== undefined && n > max)) {
+    const range = [min !== undefined ? `>= ${min}` : '', max !== undefined ? `<= ${max}` : '']
+      .filter(Boolean)
+      .join(' and ');
+    throw new Error(`${name} must be a number${range ? ` ${range}` : ''} (got ${JSON.stringify(raw)})`);
   }
   return n;
 }
@@ -165,11 +167,11 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
   const host = o.host ?? str(env, 'OPENRIG_HOST', '127.0.0.1');
   return {
     host,
-    port: o.port ?? num(env, 'OPENRIG_PORT', 8080, { min: 0 }),
+    port: o.port ?? num(env, 'OPENRIG_PORT', 8080, { min: 0, max: 65535 }),
     dataDir,
     databaseUrl,
     logLevel: str(env, 'OPENRIG_LOG_LEVEL', 'info'),
-    logFlushMs: num(env, 'OPENRIG_LOG_FLUSH_MS', 20, { min: 0 }),
+    logFlushMs: num(env, 'OPENRIG_LOG_FLUSH_MS', 20, { min: 0, max: 60_000 }),
     secretKey: loadSecretKey(env, dataDir),
     publicHost: str(env, 'OPENRIG_PUBLIC_HOST', host === '0.0.0.0' ? '127.0.0.1' : host),
     sessionTtlS: num(env, 'OPENRIG_SESSION_TTL_S', 7 * 24 * 3600, { min: 1 }),
@@ -231,7 +233,8 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
     },
     metricsToken: env.OPENRIG_METRICS_TOKEN || null,
     metricsPort:
-      o.metricsPort ?? (env.OPENRIG_METRICS_PORT ? num(env, 'OPENRIG_METRICS_PORT', 0, { min: 0 }) : null),
+      o.metricsPort ??
+      (env.OPENRIG_METRICS_PORT ? num(env, 'OPENRIG_METRICS_PORT', 0, { min: 0, max: 65535 }) : null),
     metricsHost: str(env, 'OPENRIG_METRICS_HOST', '127.0.0.1'),
     trustProxy: trustProxy(env),
     webhooks: {

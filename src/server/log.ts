@@ -1,11 +1,11 @@
 // The server's one logger: JSON lines (pino) on standard output, written asynchronously and in
 // batches. Lines are queued and written together by one asynchronous write at most every
-// OPENRIG_LOG_FLUSH_MS (20 ms; at once when FLUSH_BYTES have queued), so a request never waits on whatever reads the
-// output, and a server answering thousands of requests a second makes tens of writes a second,
-// not one per line: each asynchronous write is a hand-off to libuv's thread pool and back, which
-// cost more CPU than the request's line itself. (pino's own asynchronous destination grows one
-// string by concatenation while a write is in flight, which cost more CPU per line here than
-// writing synchronously.)
+// OPENRIG_LOG_FLUSH_MS (20 ms; at once when FLUSH_BYTES have queued), so a request never waits
+// on whatever reads the output, and a server answering thousands of requests a second makes tens
+// of writes a second, not one per line: each asynchronous write is a hand-off to libuv's thread
+// pool and back, which cost more CPU than the request's line itself. (pino's own asynchronous
+// destination grows one string by concatenation while a write is in flight, which cost more CPU
+// per line here than writing synchronously.)
 // close() writes every queued line before it resolves; `serve` awaits it before exiting, so no
 // line is lost on SIGTERM. A process that exits otherwise writes its queue synchronously.
 import { write as fsWrite, writeSync } from 'node:fs';

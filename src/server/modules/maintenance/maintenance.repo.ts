@@ -116,7 +116,7 @@ const MAINT_CHUNK = 500;
  * A window ending at `end` was scheduled on these machines: their maint_until (the latest end of
  * their windows not cancelled) rises to it where it is lower. Rows already there are not written.
  */
-export async function raiseMaintUntil(db: Kysely<DB>, machineIds: number[], end: number): Promise<void> {
+async function raiseMaintUntil(db: Kysely<DB>, machineIds: number[], end: number): Promise<void> {
   for (let i = 0; i < machineIds.length; i += MAINT_CHUNK) {
     await db
       .updateTable('machines')
@@ -128,7 +128,7 @@ export async function raiseMaintUntil(db: Kysely<DB>, machineIds: number[], end:
 }
 
 /** Windows of these machines were cancelled: their maint_until is taken again from the rest. */
-export async function recomputeMaintUntil(db: Kysely<DB>, machineIds: number[]): Promise<void> {
+async function recomputeMaintUntil(db: Kysely<DB>, machineIds: number[]): Promise<void> {
   for (let i = 0; i < machineIds.length; i += MAINT_CHUNK) {
     await db
       .updateTable('machines')
