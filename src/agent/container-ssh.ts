@@ -10,12 +10,15 @@
 // Only the instance's keys get in: its authorized_keys file is re-read at every attempt, so a
 // key removed from the instance is refused from the next connection on.
 import path from 'node:path';
-import ssh2 from 'ssh2';
+import type * as Ssh2 from 'ssh2';
 import type { Attributes, ServerChannel, Session, SFTPWrapper } from 'ssh2';
 import { demux, type DockerEngine, type PathStat } from './docker-engine.js';
-import { keyAuthenticator, type CurrentKeys } from './ssh-server.js';
+import { keyAuthenticator, ssh2, type CurrentKeys } from './ssh-server.js';
 
-const { STATUS_CODE, OPEN_MODE } = ssh2.utils.sftp;
+// ssh2's SFTP constants are constants of the protocol: written out here so that loading this
+// module does not load ssh2 (every process of the command loads it; ssh2 loads on first use).
+const STATUS_CODE = { OK: 0, EOF: 1, NO_SUCH_FILE: 2, FAILURE: 4, OP_UNSUPPORTED: 8 } as const;
+const OPEN_MODE = { WRITE: 2 } as const;
 const HOME = '/root';
 /** Largest file one SFTP or scp transfer buffers (the archive endpoint takes whole files). */
 const MAX_FILE = 2 * 1024 ** 3;
@@ -556,9 +559,9 @@ function handleSession(session: Session, o: ContainerSshOptions): void {
   session.on('subsystem', (_accept, reject) => reject?.());
 }
 
-export function createContainerSshServer(o: ContainerSshOptions): InstanceType<typeof ssh2.Server> {
+export function createContainerSshServer(o: ContainerSshOptions): InstanceType<typeof Ssh2.Server> {
   const allowed = keyAuthenticator(o.authorizedKeysFile, o.currentKeys);
-  return new ssh2.Server({ hostKeys: [o.hostKey] }, (client) => {
+  return new (ssh2().Server)({ hostKeys: [o.hostKey] }, (client) => {
     client.on('authentication', (ctx) => {
       allowed(ctx).then(
         (ok) => (ok ? ctx.accept() : ctx.reject(['publickey'])),

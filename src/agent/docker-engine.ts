@@ -2,8 +2,14 @@
 // socket, with undici: JSON requests, the streamed pull, logs, the container archive (files in
 // and out) and exec with a hijacked stream (the connection upgraded to raw TCP). docs/agent.md
 // says why this rather than dockerode.
-import { Client } from 'undici';
+import type { Client } from 'undici';
+import type * as Undici from 'undici';
+import { lazyRequire } from '../contract/lazy-require.js';
 import type { Duplex } from 'node:stream';
+
+// Loaded when a Docker engine is first used: every `serve` process loads this module (the demo's
+// agents run in-process), and undici is a fifth of the bundle.
+const undici = lazyRequire<typeof Undici>('undici');
 
 export const ENGINE_API = '/v1.41';
 
@@ -80,7 +86,11 @@ export class DockerEngine {
   private readonly client: Client;
 
   constructor(readonly socketPath = '/var/run/docker.sock') {
-    this.client = new Client('http://docker', { socketPath, bodyTimeout: 0, headersTimeout: 60_000 });
+    this.client = new (undici().Client)('http://docker', {
+      socketPath,
+      bodyTimeout: 0,
+      headersTimeout: 60_000,
+    });
   }
 
   async close(): Promise<void> {

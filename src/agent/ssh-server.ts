@@ -6,8 +6,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { timingSafeEqual } from 'node:crypto';
-import ssh2 from 'ssh2';
+import type * as Ssh2 from 'ssh2';
 import type { AuthContext, ServerChannel, Session } from 'ssh2';
+import { lazyRequire } from '../contract/lazy-require.js';
+
+/** ssh2, loaded when an SSH server or key parser is first used, not by every process. */
+export const ssh2 = lazyRequire<typeof Ssh2>('ssh2');
 
 export interface SshServerOptions {
   hostKey: Buffer;
@@ -19,7 +23,7 @@ export interface SshServerOptions {
   currentKeys?: CurrentKeys;
 }
 
-type PublicKey = ReturnType<typeof ssh2.utils.parseKey>;
+type PublicKey = ReturnType<typeof Ssh2.utils.parseKey>;
 
 function readLines(file: string): string[] {
   try {
@@ -34,7 +38,7 @@ function parseKeys(lines: string[]): Exclude<PublicKey, Error | unknown[]>[] {
   for (const line of lines) {
     const l = line.trim();
     if (!l || l.startsWith('#')) continue;
-    const k = ssh2.utils.parseKey(l);
+    const k = ssh2().utils.parseKey(l);
     if (k instanceof Error || Array.isArray(k)) continue;
     out.push(k);
   }
@@ -149,9 +153,9 @@ function handleSession(session: Session, o: SshServerOptions): void {
   session.on('subsystem', (_accept, reject) => reject?.());
 }
 
-export function createSshServer(o: SshServerOptions): InstanceType<typeof ssh2.Server> {
+export function createSshServer(o: SshServerOptions): InstanceType<typeof Ssh2.Server> {
   const allowed = keyAuthenticator(o.authorizedKeysFile, o.currentKeys);
-  return new ssh2.Server({ hostKeys: [o.hostKey] }, (client) => {
+  return new (ssh2().Server)({ hostKeys: [o.hostKey] }, (client) => {
     client.on('authentication', (ctx) => {
       allowed(ctx).then(
         (ok) => (ok ? ctx.accept() : ctx.reject(['publickey'])),

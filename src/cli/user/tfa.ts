@@ -2,7 +2,7 @@
 // (docs/two-factor.md). `tfa login` stores the returned session_key,
 // which the client then sends as Bearer, falling back to the API key when the server says the
 // session is gone (docs/api.md, "Authentication").
-import { createRequire } from 'node:module';
+import { lazyRequire } from '../../contract/lazy-require.js';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import type { TfaMethodName, TfaVerification } from '../../contract/api-types.js';
@@ -12,14 +12,15 @@ import { configPath, updateConfig } from '../config-file.js';
 import { keyValues, str } from '../output.js';
 import { tfaMethodsTable } from './views.js';
 
-const qrcode = createRequire(import.meta.url)('qrcode-terminal') as {
+// Loaded when a QR code is drawn, not by every command.
+const qrcode = lazyRequire<{
   generate(text: string, opts: { small: boolean }, cb: (qr: string) => void): void;
-};
+}>('qrcode-terminal');
 
 /** The provisioning URI as a QR code drawn with block characters (the service returns no image). */
 export function qrText(uri: string): string {
   let out = '';
-  qrcode.generate(uri, { small: true }, (qr) => (out = qr));
+  qrcode().generate(uri, { small: true }, (qr) => (out = qr));
   return out.endsWith('\n') ? out : out + '\n';
 }
 
