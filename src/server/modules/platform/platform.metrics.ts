@@ -3,7 +3,7 @@
 // onResponse hook; instance states, outbox backlog and heartbeat lag are read from the tables at
 // scrape time, so every `serve` process reports the same, database-wide, values.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Deps } from '../../deps.js';
 import {
   heartbeatLag,
@@ -15,9 +15,88 @@ import {
 
 export interface Metrics {
   registry: Registry;
-  requests: Counter<'method' | 'route' | 'status'>;
-  latency: Histogram<'method' | 'route' | 'status'>;
+  /** Request counts and latencies (openrig_http_requests_total, …_duration_seconds). */
+  requests: RequestSeries;
   rateLimited: Counter<'family'>;
+}
+
+/** Upper bounds (seconds) of the latency histogram's buckets. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+interface RequestLabels {
+  method: string;
+  route: string;
+  status: string;
+}
+
+interface Series {
+  labels: RequestLabels;
+  count: number;
+  sum: number;
+  /** Observations per bucket (not cumulative), the last one past every bound. */
+  buckets: number[];
+}
+
+type Value = { labels: Record<string, string | number>; value: number; metricName?: string };
+
+/**
+ * The request counter and latency histogram, kept as plain numbers per (method, route, status)
+ * and turned into prom-client's metric shape only when scraped. prom-client's own inc() and
+ * observe() check and hash the label object on every call, a few microseconds per request; this
+ * is a map lookup and three additions. The series are bounded like their labels (route patterns
+ * × methods × statuses).
+ */
+export class RequestSeries {
+  private readonly series = new Map<string, Series>();
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`;
+    let s = this.series.get(key);
+    if (!s) {
+      s = { labels: { method, route, status: String(status) }, count: 0, sum: 0, buckets: [] };
+      for (let i = 0; i <= LATENCY_BUCKETS.length; i++) s.buckets.push(0);
+      this.series.set(key, s);
+    }
+    s.count++;
+    s.sum += seconds;
+    let i = 0;
+    while (i < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[i]!) i++;
+    s.buckets[i]!++;
+  }
+
+  /** The two metrics, registered on `registry` (summed across a cluster's workers). */
+  register(registry: Registry): void {
+    const metric = (name: string, help: string, type: 'counter' | 'histogram', values: () => Value[]) => {
+      const get = async () => ({ name, help, type, values: values(), aggregator: 'sum' as const });
+      registry.registerMetric({
+        name,
+        help,
+        type,
+        aggregator: 'sum',
+        get,
+        reset: () => {},
+      } as unknown as Metric);
+    };
+    metric('openrig_http_requests_total', 'HTTP requests by route pattern and status', 'counter', () =>
+      [...this.series.values()].map((s) => ({ labels: { ...s.labels }, value: s.count })),
+    );
+    const latency = 'openrig_http_request_duration_seconds';
+    metric(latency, 'HTTP request latency by route pattern and status', 'histogram', () => {
+      const out: Value[] = [];
+      for (const s of this.series.values()) {
+        // Cumulative counts per bound, then +Inf, _sum and _count, as prom-client writes them.
+        let acc = 0;
+        LATENCY_BUCKETS.forEach((le, i) => {
+          acc += s.buckets[i]!;
+          out.push({ labels: { le, ...s.labels }, value: acc, metricName: `${latency}_bucket` });
+        });
+        out.push({ labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: `${latency}_bucket` });
+        out.push({ labels: { ...s.labels }, value: s.sum, metricName: `${latency}_sum` });
+        out.push({ labels: { ...s.labels }, value: s.count, metricName: `${latency}_count` });
+      }
+      return out;
+    });
+  }
 }
 
 /** What the scrape-time queries read. */
@@ -38,20 +117,8 @@ export function makeMetrics(deps: MetricsDeps): Metrics {
   const registry = new Registry();
   const registers = [registry];
   collectDefaultMetrics({ register: registry, prefix: 'openrig_' });
-  const labelNames = ['method', 'route', 'status'] as const;
-  const requests = new Counter({
-    name: 'openrig_http_requests_total',
-    help: 'HTTP requests by route pattern and status',
-    labelNames,
-    registers,
-  });
-  const latency = new Histogram({
-    name: 'openrig_http_request_duration_seconds',
-    help: 'HTTP request latency by route pattern and status',
-    labelNames,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers,
-  });
+  const requests = new RequestSeries();
+  requests.register(registry);
   const rateLimited = new Counter({
     name: 'openrig_rate_limited_total',
     help: 'Requests refused with 429 by route family',
@@ -130,7 +197,7 @@ export function makeMetrics(deps: MetricsDeps): Metrics {
     for (const [state, n] of s.machines) g.set({ state }, n);
   });
 
-  return { registry, requests, latency, rateLimited };
+  return { registry, requests, rateLimited };
 }
 
 interface Snapshot {
@@ -169,24 +236,13 @@ async function loadSnapshot(deps: MetricsDeps): Promise<Snapshot> {
 
 /** onResponse hook: one observation per request, labelled by route pattern (bounded cardinality). */
 export function metricsHook(deps: Deps) {
-  const m = deps.metrics;
-  // The series of one (method, route, status), bound once: prom-client hashes a label object on
-  // every call otherwise. Bounded like the labels themselves (route patterns × methods × statuses).
-  const series = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+  const requests = deps.metrics.requests;
   return function observe(req: FastifyRequest, reply: FastifyReply, done: () => void): void {
     // A 404 from a wildcard route (the console's client-side routes refuse unknown /api/ paths)
     // matched no route of the API, so it is counted with the requests that matched none.
     const url = req.routeOptions.url;
     const route = url === undefined || (reply.statusCode === 404 && url.endsWith('*')) ? 'unmatched' : url;
-    const key = `${req.method} ${reply.statusCode} ${route}`;
-    let s = series.get(key);
-    if (!s) {
-      const labels = { method: req.method, route, status: String(reply.statusCode) };
-      s = { count: m.requests.labels(labels), time: m.latency.labels(labels) };
-      series.set(key, s);
-    }
-    s.count.inc();
-    s.time.observe(reply.elapsedTime / 1000);
+    requests.observe(req.method, route, reply.statusCode, reply.elapsedTime / 1000);
     done();
   };
 }
