@@ -20,7 +20,7 @@ import { redactUrl } from './http/redact.js';
 import { clientErrorHandler } from './http/client-error.js';
 import { jsonTooDeep, tooDeep } from './http/json-limits.js';
 
-import { logOptions, RequestLog } from './log.js';
+import { accessLineWriter, logOptions, RequestLog } from './log.js';
 import type { Bindings, ChildLoggerOptions } from 'pino';
 
 export { redactUrl, logOptions };
@@ -34,11 +34,13 @@ import { defaultConsoleDir, installConsole } from './http/console.js';
  * method, route pattern (null when no route matched), the URL with every credential value
  * redacted, status, milliseconds from the request's arrival to the reply written and the
  * authenticated user's id (null when none). Written on the app's logger with reqId as the first
- * field, which makes the line a request's own logger would (log.ts, RequestLog) without making it.
+ * field, which makes the line a request's own logger would (log.ts, RequestLog) without making it;
+ * built by accessLineWriter (log.ts), the same line as the logger's info() at less cost.
  */
-function accessLog(req: FastifyRequest, reply: FastifyReply, done: () => void): void {
-  req.server.log.info(
-    {
+function accessLog(app: FastifyInstance) {
+  const write = accessLineWriter(app.log);
+  return function accessLine(req: FastifyRequest, reply: FastifyReply, done: () => void): void {
+    write({
       reqId: req.id,
       method: req.method,
       route: req.routeOptions.url ?? null,
@@ -46,10 +48,9 @@ function accessLog(req: FastifyRequest, reply: FastifyReply, done: () => void): 
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 100) / 100,
       user: req.auth?.user.id ?? null,
-    },
-    'request',
-  );
-  done();
+    });
+    done();
+  };
 }
 
 export interface RouteInfo {
@@ -164,7 +165,7 @@ export async function buildApp(
     done(null, payload);
   });
 
-  if (opts.logger !== false) app.addHook('onResponse', accessLog);
+  if (opts.logger !== false) app.addHook('onResponse', accessLog(app));
 
   await app.register(cookie);
   await app.register(swagger, {

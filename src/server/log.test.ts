@@ -5,7 +5,15 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, write } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { BatchedOutput, FLUSH_MS, RequestLog } from './log.js';
+import {
+  accessLineWriter,
+  BatchedOutput,
+  FLUSH_MS,
+  logOptions,
+  RequestLog,
+  type AccessFields,
+} from './log.js';
+import type { FastifyBaseLogger } from 'fastify';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -111,5 +119,72 @@ describe('RequestLog', () => {
     const unused = new RequestLog(parent, { reqId: 'r-2' }, {});
     expect(unused.level).toBe('info');
     expect(children).toBe(1);
+  });
+});
+
+describe('accessLineWriter', () => {
+  /** A logger as the server makes it (logOptions), writing into an array. */
+  function capture(level = 'info') {
+    const lines: string[] = [];
+    const log = pino(logOptions(level), { write: (l: string) => void lines.push(l) });
+    return { log, lines };
+  }
+  // pino writes the time it reads; both lines are compared with it set to the same value.
+  const sameTime = (l: string) => l.replace(/^\{"level":30,"time":\d+,/, '{"level":30,"time":0,');
+
+  const cases: AccessFields[] = [
+    {
+      reqId: 'c0a8d3e4-1b2c-4d5e-8f90-0123456789ab',
+      method: 'GET',
+      route: '/api/v0/instances/:id',
+      url: '/api/v0/instances/7/',
+      status: 200,
+      ms: 1.27,
+      user: 42,
+    },
+    { reqId: 'x', method: 'GET', route: null, url: '/nope', status: 404, ms: 0.5, user: null },
+    {
+      reqId: 'y',
+      method: 'POST',
+      route: '/api/v0/bundles/',
+      url: '/a?q="quoted"&b=back\\slash&c=\u0001ctl&d=\u00e9t\u00e9&e=\u{1f680}&f=' + 'x'.repeat(150),
+      status: 400,
+      ms: 12,
+      user: 0,
+    },
+  ];
+
+  it('writes the line info() writes, byte for byte but the time', () => {
+    for (const f of cases) {
+      const a = capture();
+      const b = capture();
+      a.log.info(f, 'request');
+      accessLineWriter(b.log)(f);
+      expect(b.lines).toHaveLength(1);
+      expect(sameTime(b.lines[0]!)).toBe(sameTime(a.lines[0]!));
+      expect(JSON.parse(b.lines[0]!)).toMatchObject({ ...f, msg: 'request', pid: process.pid });
+    }
+  });
+
+  it("carries a child logger's bindings and follows the logger's level", () => {
+    const a = capture();
+    const b = capture();
+    accessLineWriter(b.log.child({ worker: 2 }))(cases[0]!);
+    a.log.child({ worker: 2 }).info(cases[0]!, 'request');
+    expect(sameTime(b.lines[0]!)).toBe(sameTime(a.lines[0]!));
+    const quiet = capture('warn');
+    const write = accessLineWriter(quiet.log);
+    write(cases[0]!);
+    expect(quiet.lines).toHaveLength(0);
+    quiet.log.level = 'info';
+    write(cases[0]!);
+    expect(quiet.lines).toHaveLength(1);
+  });
+
+  it('uses info() on a logger that is not pino', () => {
+    const seen: unknown[][] = [];
+    const standIn = { info: (...a: unknown[]) => void seen.push(a) } as unknown as FastifyBaseLogger;
+    accessLineWriter(standIn)(cases[1]!);
+    expect(seen).toEqual([[cases[1], 'request']]);
   });
 });

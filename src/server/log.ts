@@ -226,3 +226,43 @@ export class RequestLog implements FastifyBaseLogger {
     return this.log.child(bindings, opts);
   }
 }
+
+/** The fields of an access line, in the order they are written. */
+export interface AccessFields {
+  reqId: string;
+  method: string;
+  route: string | null;
+  url: string;
+  status: number;
+  ms: number;
+  user: number | null;
+}
+
+const INFO = 30;
+
+/**
+ * Writes access lines on `logger`: each the line `logger.info(fields, 'request')` writes, byte for
+ * byte, built directly. pino's generic path (a loop over the object's keys with a type check and
+ * an escape per value, then its write) was 4 % of a poll's CPU, for the one line every request
+ * writes. The level, the base fields (pid, hostname, bindings) and the destination are the
+ * logger's own, read at each line. A logger without a pino destination (a stand-in) gets
+ * `info()`.
+ */
+export function accessLineWriter(logger: FastifyBaseLogger): (f: AccessFields) => void {
+  const log = logger as Logger;
+  const stream = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as
+    { write(line: string): unknown } | undefined;
+  if (!stream || typeof stream.write !== 'function') {
+    return (f) => logger.info(f, 'request');
+  }
+  const str = JSON.stringify;
+  return (f) => {
+    if (log.levelVal > INFO) return;
+    const chindings = (log as unknown as Record<symbol, string>)[pino.symbols.chindingsSym] ?? '';
+    stream.write(
+      `{"level":30,"time":${Date.now()}${chindings},"reqId":${str(f.reqId)},"method":${str(f.method)}` +
+        `,"route":${f.route === null ? 'null' : str(f.route)},"url":${str(f.url)},"status":${f.status}` +
+        `,"ms":${f.ms},"user":${f.user === null ? 'null' : f.user},"msg":"request"}\n`,
+    );
+  };
+}
