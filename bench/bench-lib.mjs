@@ -180,17 +180,32 @@ export function procCpuS(pid) {
   return c.user + c.sys;
 }
 
-/** CPU seconds used so far by every PostgreSQL process on this machine (server and backends). */
+/**
+ * CPU seconds used so far by each PostgreSQL process on this machine (server and backends), by
+ * pid. Compared with postgresCpuDelta: a backend that exits between two readings (a pool closing
+ * its connections) takes its whole CPU time with it, which a plain sum would count as negative.
+ */
 export function postgresCpuS() {
-  let s = 0;
+  const byPid = new Map();
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres') s += procCpuS(d);
+      if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres') byPid.set(d, procCpuS(d));
     } catch {
       /* exited meanwhile */
     }
   }
+  return byPid;
+}
+
+/**
+ * PostgreSQL CPU seconds between two postgresCpuS readings: what each process still running used
+ * since the first (all of it for a process started since). A process that exited meanwhile is
+ * left out, so the figure is a lower bound, never negative.
+ */
+export function postgresCpuDelta(a, b) {
+  let s = 0;
+  for (const [pid, cpu] of b) s += cpu - (a.get(pid) ?? 0);
   return s;
 }
 
@@ -206,7 +221,7 @@ export function cpuPerRequest(a, b, requests) {
   return {
     serverUser: us(user),
     serverSys: us(sys),
-    postgres: us(b.postgres - a.postgres),
+    postgres: us(postgresCpuDelta(a.postgres, b.postgres)),
     loadgen: us(b.loadgen - a.loadgen),
   };
 }
