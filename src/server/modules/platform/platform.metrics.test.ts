@@ -84,8 +84,13 @@ describe('request series (openrig_http_requests_total, openrig_http_request_dura
     expect(await merged(b1.registry, b2.registry)).toBe(want);
   });
 
-  it('reads nothing before the first request', async () => {
+  it('reads nothing before the first request, nor after a reset', async () => {
     const b = ours();
-    expect(await b.registry.metrics()).toBe(await reference().registry.metrics());
+    const empty = await reference().registry.metrics();
+    expect(await b.registry.metrics()).toBe(empty);
+    b.observe('GET', '/healthz', 200, 0.002);
+    expect(await b.registry.metrics()).not.toBe(empty);
+    b.registry.resetMetrics();
+    expect(await b.registry.metrics()).toBe(empty);
   });
 });

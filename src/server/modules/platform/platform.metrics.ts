@@ -74,7 +74,8 @@ export class RequestSeries {
         type,
         aggregator: 'sum',
         get,
-        reset: () => {},
+        // registry.resetMetrics(): both metrics read the same series, so both start again.
+        reset: () => this.series.clear(),
       } as unknown as Metric);
     };
     metric('openrig_http_requests_total', 'HTTP requests by route pattern and status', 'counter', () =>
