@@ -66,15 +66,13 @@ export function buildProgram(): Command {
         // The demo's agents run inside the serving process.
         if (o.demo && workers > 1) throw new CommanderError(2, 'usage', `--demo runs one worker`);
       }
-      // Loaded on demand: user commands start fast without the server's modules.
       const metricsPort = o.metricsPort === undefined ? undefined : Number(o.metricsPort);
       if (
         metricsPort !== undefined &&
         (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)
       )
         throw new CommanderError(2, 'usage', `--metrics-port must be 0-65535`);
-      const { serveCommand } = await import('../server/main.js');
-      await serveCommand({
+      const opts = {
         host: o.host,
         port,
         dataDir: o.data,
@@ -82,7 +80,14 @@ export function buildProgram(): Command {
         demo: !!o.demo,
         workers,
         metricsPort,
-      });
+      };
+      // Loaded on demand: user commands start fast without the server's modules. The configuration
+      // is checked and a cluster's workers forked before the server's modules load, so that the
+      // workers load theirs meanwhile (server/cluster-fork.ts).
+      const { prepareServe } = await import('../server/cluster-fork.js');
+      const prepared = prepareServe(opts);
+      const { serveCommand } = await import('../server/main.js');
+      await serveCommand(opts, prepared);
     });
   registerAdmin(program);
   registerAgentCommand(program);

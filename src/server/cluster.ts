@@ -1,8 +1,8 @@
 // `openrig serve --workers N`: N processes (node:cluster) serving HTTP on one port, so the server
 // uses more than the one core a Node.js process gives it.
-// - The primary migrates the database, runs the background jobs (e-mail relay, heartbeat sweep,
-//   billing meter) once for all workers, and serves no HTTP. Workers wake its relay over IPC after
-//   a commit that enqueued mail.
+// - The workers are forked first (cluster-fork.ts); then the primary migrates the database, runs
+//   the background jobs (e-mail relay, heartbeat sweep, billing meter) once for all workers, and
+//   serves no HTTP. Workers wake its relay over IPC after a commit that enqueued mail.
 // - Each worker opens its own connections: on SQLite, its own writer and query-only reader on the
 //   same WAL file (SQLite serialises the writes of all processes); on PostgreSQL, its own pool.
 // - `/metrics` answered by any worker holds every worker's request counts: the primary gathers
@@ -11,7 +11,6 @@
 //   jobs stop (the relay's last pass flushes the outbox) and the primary exits 0. A worker that
 //   dies while serving is replaced; one that dies before the cluster is ready fails the start.
 import cluster, { type Worker } from 'node:cluster';
-import { availableParallelism } from 'node:os';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Config } from './config.js';
 import { openStore } from './db/connection.js';
@@ -21,6 +20,7 @@ import { systemClock } from './clock.js';
 import { startJobs } from './jobs/index.js';
 import { serverLog } from './log.js';
 import { onTermination, startServer } from './main.js';
+import { forkWorker, type ForkedWorker } from './cluster-fork.js';
 
 type Metrics = MetricObjectWithValues<MetricValue<string>>[];
 
@@ -36,11 +36,7 @@ type Message =
 const isMessage = (m: unknown): m is Message =>
   typeof m === 'object' && m !== null && typeof (m as { type?: unknown }).type === 'string';
 
-/** Workers to run: `--workers N`, else 1 for the demo (its agents live in-process), else the cores. */
-export function workerCount(o: { workers?: number; demo?: boolean }): number {
-  if (o.workers !== undefined) return o.workers;
-  return o.demo ? 1 : availableParallelism();
-}
+export { workerCount } from './cluster-fork.js';
 
 export function isClusterWorker(): boolean {
   return cluster.isWorker;
@@ -49,7 +45,11 @@ export function isClusterWorker(): boolean {
 /** How long the primary waits for the workers' metrics before answering with what it has. */
 const METRICS_WAIT_MS = 5000;
 
-export async function runPrimary(config: Config, n: number): Promise<void> {
+/**
+ * The primary: `n` workers, of which `forked` were forked already (prepareServe); their messages
+ * held meanwhile are handled first, in order.
+ */
+export async function runPrimary(config: Config, n: number, forked: ForkedWorker[] = []): Promise<void> {
   const out = serverLog(config.logLevel, config.logFlushMs);
   const log = out.log;
   const store = openStore(config.databaseUrl);
@@ -102,10 +102,10 @@ export async function runPrimary(config: Config, n: number): Promise<void> {
     return AggregatorRegistry.aggregate(parts).metrics();
   };
 
-  const fork = () => {
-    const w = cluster.fork();
+  const watch = (f: ForkedWorker) => {
+    const w = f.worker;
     workers.add(w);
-    w.on('message', (m: unknown) => {
+    const onMessage = (m: unknown) => {
       if (!isMessage(m)) return;
       if (m.type === 'openrig:start') {
         if (migrated) send(w, { type: 'openrig:start' });
@@ -125,8 +125,10 @@ export async function runPrimary(config: Config, n: number): Promise<void> {
         if (m.metrics) g.parts.push(m.metrics);
         if (--g.waiting <= 0) g.done();
       }
-    });
-    w.on('exit', (code, signal) => {
+    };
+    w.on('message', onMessage);
+    for (const m of f.takeHeld()) onMessage(m);
+    const onExit = (code: number | null, signal: string | null) => {
       workers.delete(w);
       if (stopping) {
         if (code !== 0) failedExit = true;
@@ -137,11 +139,14 @@ export async function runPrimary(config: Config, n: number): Promise<void> {
         return;
       }
       log.error({ pid: w.process.pid, code, signal }, 'worker exited; starting another');
-      fork();
-    });
+      watch(forkWorker());
+    };
+    // A worker forked early may have exited before this: its exit is handled now.
+    if (w.isDead()) onExit(w.process.exitCode, w.process.signalCode);
+    else w.on('exit', onExit);
   };
-  cluster.setupPrimary({ silent: false });
-  for (let i = 0; i < n; i++) fork();
+  for (const f of forked) watch(f);
+  for (let i = forked.length; i < n; i++) watch(forkWorker());
   let deps: Deps;
   try {
     await migrateToLatest(store);

@@ -4,7 +4,8 @@
 // once; each worker serves HTTP on the shared port with its own database connections.
 import pino from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, type Config, type ConfigOverrides } from './config.js';
+import type { Config } from './config.js';
+import { prepareServe, type PreparedServe, type ServeOptions } from './cluster-fork.js';
 import { openStore } from './db/connection.js';
 import { migrateToLatest } from './db/migrate.js';
 import { makeDeps, type Deps } from './deps.js';
@@ -95,20 +96,17 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   };
 }
 
-export interface ServeOptions extends ConfigOverrides {
-  demo?: boolean;
-  /** HTTP worker processes; default: the machine's cores, 1 with --demo. 1 serves in this process. */
-  workers?: number;
-}
+export type { ServeOptions };
 
-export async function serveCommand(o: ServeOptions): Promise<void> {
-  const config = loadConfig(process.env, o);
-  // The demo prints instructions to paste; request logs would bury them (OPENRIG_LOG_LEVEL wins).
-  if (o.demo && !process.env.OPENRIG_LOG_LEVEL) config.logLevel = 'warn';
-  const { workerCount, isClusterWorker, runPrimary, runWorker } = await import('./cluster.js');
+/** `openrig serve`; `prepared` is prepareServe's result when the caller has already run it. */
+export async function serveCommand(
+  o: ServeOptions,
+  prepared: PreparedServe = prepareServe(o),
+): Promise<void> {
+  const { config, workers, forked } = prepared;
+  const { isClusterWorker, runPrimary, runWorker } = await import('./cluster.js');
   if (isClusterWorker()) return runWorker(config);
-  const workers = workerCount(o);
-  if (workers > 1) return runPrimary(config, workers);
+  if (workers > 1) return runPrimary(config, workers, forked);
   const server = await startServer(config);
   onTermination((sig) => {
     server.deps.log.info({ signal: sig }, 'shutting down');

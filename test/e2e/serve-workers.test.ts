@@ -2,8 +2,9 @@
 // and both serve; the background jobs run once, in the primary, and a worker's commit that
 // enqueued mail wakes them over IPC; /metrics counts every worker's requests; SIGTERM drains
 // every worker and exits 0 with none left behind.
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDb, describeEachDb, type TestDb } from '../helpers/db.js';
 import { runCli, startServe, waitFor } from '../helpers/process.js';
@@ -140,5 +141,23 @@ describeEachDb('serve --workers 2', (dialect) => {
     expect(new Set(lines.filter((l) => l.msg === 'shutting down').map((l) => l.pid))).toEqual(
       new Set([primary, ...workers]),
     );
+  });
+});
+
+describe('serve --workers 2 with a bad configuration', () => {
+  it('refuses it once, before forking any worker, and exits 1', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-workers-bad-'));
+    try {
+      const r = await runCli(['serve', '--workers', '2', '--data', dir], {
+        ...SECRET,
+        OPENRIG_LOG_FLUSH_MS: '600000',
+      });
+      expect(r.code).toBe(1);
+      // The workers are forked only once the configuration is known good: one message, not three.
+      expect(r.stderr.match(/OPENRIG_LOG_FLUSH_MS/g)).toHaveLength(1);
+      expect(r.stdout).not.toContain('listening');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
