@@ -36,8 +36,6 @@ type Message =
 const isMessage = (m: unknown): m is Message =>
   typeof m === 'object' && m !== null && typeof (m as { type?: unknown }).type === 'string';
 
-export { workerCount } from './cluster-fork.js';
-
 export function isClusterWorker(): boolean {
   return cluster.isWorker;
 }
