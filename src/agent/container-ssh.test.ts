@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseScp, shellWords, unixMode } from './container-ssh.js';
+import ssh2 from 'ssh2';
+import { OPEN_MODE, parseScp, shellWords, STATUS_CODE, unixMode } from './container-ssh.js';
 
 describe('parseScp (the legacy scp protocol OpenSSH runs on the remote side)', () => {
   it('reads the direction, the target and -r', () => {
@@ -33,5 +34,13 @@ describe('shellWords', () => {
     expect(shellWords(`scp -t 'a b' "c \\"d\\"" e\\ f ''`)).toEqual(['scp', '-t', 'a b', 'c "d"', 'e f', '']);
     expect(shellWords("it's")).toBeNull();
     expect(shellWords('"open')).toBeNull();
+  });
+});
+
+describe('SFTP constants (written out so that loading the module does not load ssh2)', () => {
+  it("are ssh2's own values", () => {
+    for (const [name, code] of Object.entries(STATUS_CODE))
+      expect(code).toBe(ssh2.utils.sftp.STATUS_CODE[name as keyof typeof ssh2.utils.sftp.STATUS_CODE]);
+    expect(OPEN_MODE.WRITE).toBe(ssh2.utils.sftp.OPEN_MODE.WRITE);
   });
 });

@@ -17,8 +17,8 @@ import { keyAuthenticator, ssh2, type CurrentKeys } from './ssh-server.js';
 
 // ssh2's SFTP constants are constants of the protocol: written out here so that loading this
 // module does not load ssh2 (every process of the command loads it; ssh2 loads on first use).
-const STATUS_CODE = { OK: 0, EOF: 1, NO_SUCH_FILE: 2, FAILURE: 4, OP_UNSUPPORTED: 8 } as const;
-const OPEN_MODE = { WRITE: 2 } as const;
+export const STATUS_CODE = { OK: 0, EOF: 1, NO_SUCH_FILE: 2, FAILURE: 4, OP_UNSUPPORTED: 8 } as const;
+export const OPEN_MODE = { WRITE: 2 } as const;
 const HOME = '/root';
 /** Largest file one SFTP or scp transfer buffers (the archive endpoint takes whole files). */
 const MAX_FILE = 2 * 1024 ** 3;

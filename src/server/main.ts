@@ -96,8 +96,6 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   };
 }
 
-export type { ServeOptions };
-
 /** `openrig serve`; `prepared` is prepareServe's result when the caller has already run it. */
 export async function serveCommand(
   o: ServeOptions,
