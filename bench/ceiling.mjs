@@ -1,16 +1,19 @@
 // The database ceiling of bench/run.mjs: the fastest a Node.js server on this machine can answer
 // a request that, like an authenticated instance GET, reads the database twice. Bare Fastify in
-// as many node:cluster workers as `serve` runs, each with the same driver and connections as a
-// `serve` worker (on a SQLite file a query-only better-sqlite3 connection; on PostgreSQL a pg pool
-// of 10 with named prepared statements), and per request two one-row reads by primary key: a
-// user, then an instance, the two tables the credential lookup and the instance read touch. No
-// authentication, no view, no log: whatever openrig spends beyond this is its own.
+// as many node:cluster workers as `serve` runs, each opening the database as a `serve` worker does
+// (openrig's own store from dist/: on a SQLite file its query-only reader connection, on
+// PostgreSQL its pg pool with named prepared statements), and per request openrig's own two reads,
+// the very statements an instance GET runs: the API key by its hash joined with its user, then the
+// instance joined with its machine and its maintenance windows. The requests rotate over every
+// live instance, each read with a key of its owner. No HTTP authentication, no view, no log, no
+// metrics: whatever openrig spends beyond this is not the database's.
 //
-// Usage: node bench/ceiling.mjs DATABASE_URL WORKERS. Prints `listening on URL` when every worker
-// listens.
+// Usage: node bench/ceiling.mjs DATABASE_URL WORKERS (after `npm run build`). Prints
+// `listening on URL` when every worker listens.
 import cluster from 'node:cluster';
 import { createServer } from 'node:net';
 import Fastify from 'fastify';
+import { dist } from './bench-lib.mjs';
 
 const [databaseUrl, workersArg] = process.argv.slice(2);
 const workers = Math.max(1, Number(workersArg) || 1);
@@ -36,50 +39,34 @@ if (cluster.isPrimary) {
     process.exit(0);
   });
 } else {
-  const read = await reader(databaseUrl);
-  const [users, instances] = await Promise.all([
-    read.count('SELECT max(id) AS n FROM users'),
-    read.count('SELECT max(id) AS n FROM instances'),
-  ]);
+  const { openStore } = await dist('server/db/connection.js');
+  const { apiKeyByHash } = await dist('server/http/auth.js');
+  const { liveInstanceWithWindows } = await dist('server/modules/instances/instances.repo.js');
+  const store = openStore(databaseUrl);
+  // Every live instance with the hash of one live key of its owner, as the bench's polls send.
+  const pairs = await store.read(
+    `SELECT i.id AS id, (SELECT k.key_hash FROM api_keys k WHERE k.user_id = i.user_id
+       AND k.revoked_at IS NULL AND k.kind = 'user' ORDER BY k.id LIMIT 1) AS key_hash
+     FROM instances i WHERE i.destroyed_at IS NULL AND i.user_id IS NOT NULL ORDER BY i.id`,
+    [],
+  );
+  const poll = async (p) => {
+    const [user] = await apiKeyByHash(store, p.key_hash);
+    const instance = user && (await liveInstanceWithWindows(store, user.id, p.id, Date.now()));
+    return { user: user?.id ?? null, instance: instance?.id ?? null };
+  };
+  // The reads must find what a poll finds, or this would measure misses.
+  const first = pairs.length > 0 ? await poll(pairs[0]) : null;
+  if (!first?.instance) throw new Error('ceiling: no live instance readable with its owner\'s key');
   let i = 0;
   const app = Fastify({ logger: false });
-  app.get('/', async () => {
-    i++;
-    const user = await read.one('SELECT id, email FROM users WHERE id = $1', 1 + (i % users));
-    const instance = await read.one('SELECT id, user_id FROM instances WHERE id = $1', 1 + (i % instances));
-    return { user: user?.id ?? null, instance: instance?.id ?? null };
-  });
+  app.get('/', async () => poll(pairs[i++ % pairs.length]));
   await app.listen({ host: '127.0.0.1', port: Number(process.env.CEILING_PORT) });
   process.send('listening');
-  process.on('SIGTERM', () => app.close().then(() => process.exit(0)));
-}
-
-async function reader(url) {
-  if (url.startsWith('sqlite:')) {
-    const { default: Database } = await import('better-sqlite3');
-    const db = new Database(url.slice('sqlite:'.length));
-    db.pragma('query_only = ON');
-    const statements = new Map();
-    const prepare = (text) => {
-      let st = statements.get(text);
-      if (!st) statements.set(text, (st = db.prepare(text.replace(/\$1/g, '?'))));
-      return st;
-    };
-    return {
-      one: async (text, arg) => prepare(text).get(arg),
-      count: async (text) => Number(prepare(text).get().n ?? 0) || 1,
-    };
-  }
-  const { default: pg } = await import('pg');
-  pg.types.setTypeParser(20, (v) => Number(v)); // as `serve` reads its bigint ids
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
-  const names = new Map();
-  const query = async (text, values) => {
-    if (!names.has(text)) names.set(text, `ceiling_${names.size}`);
-    return (await pool.query({ name: names.get(text), text, values })).rows;
-  };
-  return {
-    one: async (text, arg) => (await query(text, [arg]))[0],
-    count: async (text) => Number((await query(text, []))[0].n ?? 0) || 1,
-  };
+  process.on('SIGTERM', () =>
+    app.close().then(async () => {
+      await store.destroy();
+      process.exit(0);
+    }),
+  );
 }

@@ -95,7 +95,8 @@ const sessionByHash = preparedRead(({ db }, hash: string) =>
     .where('s.token_hash', '=', hash),
 );
 
-const apiKeyByHash = preparedRead(({ db }, hash: string) =>
+/** An API key by its hash, joined with its user (bench/ceiling.mjs makes this same read). */
+export const apiKeyByHash = preparedRead(({ db }, hash: string) =>
   db
     .selectFrom('api_keys as k')
     .innerJoin('users as u', 'u.id', 'k.user_id')
