@@ -57,7 +57,7 @@ if (cluster.isPrimary) {
   };
   // The reads must find what a poll finds, or this would measure misses.
   const first = pairs.length > 0 ? await poll(pairs[0]) : null;
-  if (!first?.instance) throw new Error('ceiling: no live instance readable with its owner\'s key');
+  if (!first?.instance) throw new Error("ceiling: no live instance readable with its owner's key");
   let i = 0;
   const app = Fastify({ logger: false });
   app.get('/', async () => poll(pairs[i++ % pairs.length]));
