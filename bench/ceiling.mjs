@@ -1,12 +1,14 @@
 // The database ceiling of bench/run.mjs: the fastest a Node.js server on this machine can answer
-// a request that, like an authenticated instance GET, reads the database twice. Bare Fastify in
-// as many node:cluster workers as `serve` runs, each opening the database as a `serve` worker does
-// (openrig's own store from dist/: on a SQLite file its query-only reader connection, on
-// PostgreSQL its pg pool with named prepared statements), and per request openrig's own two reads,
-// the very statements an instance GET runs: the API key by its hash joined with its user, then the
-// instance joined with its machine and its maintenance windows. The requests rotate over every
-// live instance, each read with a key of its owner. No HTTP authentication, no view, no log, no
-// metrics: whatever openrig spends beyond this is not the database's.
+// a request that, like an authenticated instance GET, reads its key and its instance from the
+// database. Bare Fastify in as many node:cluster workers as `serve` runs, each opening the
+// database as a `serve` worker does (openrig's own store from dist/: on a SQLite file its
+// query-only reader connection, on PostgreSQL its pg pool with named prepared statements), and
+// per request the very statements an instance GET with an API key runs: the key by its hash
+// joined with its user, and the instance joined with its machine and its maintenance windows; two
+// statements on SQLite, one on PostgreSQL, as `serve` makes them (KeyJoinedRead in
+// src/server/http/auth.ts). The requests rotate over every live instance, each read with a key of
+// its owner. No HTTP authentication, no view, no log, no metrics: whatever openrig spends beyond
+// this is not the database's.
 //
 // Usage: node bench/ceiling.mjs DATABASE_URL WORKERS (after `npm run build`). Prints
 // `listening on URL` when every worker listens.
@@ -40,8 +42,9 @@ if (cluster.isPrimary) {
   });
 } else {
   const { openStore } = await dist('server/db/connection.js');
-  const { apiKeyByHash } = await dist('server/http/auth.js');
+  const { apiKeyByHash, keyWithJoinedRead } = await dist('server/http/auth.js');
   const { liveInstanceWithWindows } = await dist('server/modules/instances/instances.repo.js');
+  const { polledInstance } = await dist('server/modules/instances/instances.routes.js');
   const store = openStore(databaseUrl);
   // Every live instance with the hash of one live key of its owner, as the bench's polls send.
   const pairs = await store.read(
@@ -50,11 +53,20 @@ if (cluster.isPrimary) {
      FROM instances i WHERE i.destroyed_at IS NULL AND i.user_id IS NOT NULL ORDER BY i.id`,
     [],
   );
-  const poll = async (p) => {
-    const [user] = await apiKeyByHash(store, p.key_hash);
-    const instance = user && (await liveInstanceWithWindows(store, user.id, p.id, Date.now()));
-    return { user: user?.id ?? null, instance: instance?.id ?? null };
-  };
+  // As `serve` reads for an API key: on PostgreSQL the key and the instance in one statement, on
+  // SQLite the key, then the instance.
+  const keyWithInstance = keyWithJoinedRead(polledInstance);
+  const poll =
+    store.dialect.name === 'postgres'
+      ? async (p) => {
+          const [row] = await keyWithInstance(store, p.key_hash, p.id, Date.now());
+          return { user: row?.key.id ?? null, instance: row?.joined?.id ?? null };
+        }
+      : async (p) => {
+          const [user] = await apiKeyByHash(store, p.key_hash);
+          const instance = user && (await liveInstanceWithWindows(store, user.id, p.id, Date.now()));
+          return { user: user?.id ?? null, instance: instance?.id ?? null };
+        };
   // The reads must find what a poll finds, or this would measure misses.
   const first = pairs.length > 0 ? await poll(pairs[0]) : null;
   if (!first?.instance) throw new Error("ceiling: no live instance readable with its owner's key");

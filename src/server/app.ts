@@ -193,6 +193,7 @@ export async function buildApp(
   });
 
   app.decorateRequest('auth', null);
+  app.decorateRequest('keyJoined', null);
   // Before authentication, which looks up an api_key from the query (http/nul-guard.ts).
   app.addHook('onRequest', (req, _reply, done) => done(urlHoldsNul(req.url) ? nulInText() : undefined));
   app.addHook('onRequest', authHook(deps));

@@ -5,14 +5,19 @@
 //   every `serve` process. The lookups are built once (db/prepared.ts) and read committed state
 //   only: a key revoked by a committed transaction is refused; one inside an open one is not yet.
 // - Session keys from a 2FA login (CLI flow) are Bearer tokens too; browser sessions ride a cookie.
+// - On PostgreSQL a route may have its own first read made in the API key lookup's statement
+//   (KeyJoinedRead): one round trip instead of two on the polling path. The key is checked the same.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { CommonErrors, AppError } from '../errors.js';
 import { sha256Hex } from '../crypto.js';
 import { allows, type Access, type PermissionFamily, type Permissions } from '../../contract/permissions.js';
 import type { UsersTable } from '../db/tables/foundation.js';
-import type { Selectable } from 'kysely';
+import { sql, type Compilable, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { preparedRead } from '../db/prepared.js';
+import type { DB } from '../db/schema.js';
+import type { SqlDialect } from '../db/dialect.js';
+import type { Store } from '../db/connection.js';
 import { recordKeyUse } from './key-uses.js';
 
 export const SESSION_COOKIE = 'openrig_session';
@@ -53,11 +58,38 @@ export interface RouteAuthConfig {
   scope?: PermissionFamily;
   access?: Access;
   instanceKey?: boolean;
+  /** The route's read for its caller, made with the API key lookup (KeyJoinedRead). */
+  keyJoinedRead?: KeyJoinedRead;
+}
+
+/**
+ * A read of a route's own, for the caller, made in the same statement as the API key lookup. On
+ * PostgreSQL every statement is a round trip: the instance poll (one row, asked every few seconds
+ * by every client) made two, and they were most of its cost. Only a request that
+ * presents an API key (not a session or cookie) on PostgreSQL makes it; on SQLite a statement is
+ * a function call and the route reads as usual. The key is resolved and checked exactly as
+ * without it; the row reaches the route (keyJoinedRow) only once the request is authenticated.
+ */
+export interface KeyJoinedRead {
+  /**
+   * The read's arguments from the request as it arrives (its path parameters are not validated
+   * yet: return null, and the route reads as usual, for anything but a value the route's schema
+   * would take unchanged).
+   */
+  args(req: FastifyRequest, now: number): unknown[] | null;
+  /** The read of one row for the user `userId` (an SQL reference to the key's user id). */
+  build(
+    on: { db: Kysely<DB>; dialect: SqlDialect },
+    userId: RawBuilder<number>,
+    ...args: unknown[]
+  ): Compilable<unknown>;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null;
+    /** What the route's KeyJoinedRead read for this authenticated request, with its arguments. */
+    keyJoined: { read: KeyJoinedRead; args: unknown[]; row: unknown } | null;
   }
   // eslint-disable-next-line @typescript-eslint/no-empty-object-type
   interface FastifyContextConfig extends RouteAuthConfig {}
@@ -95,9 +127,9 @@ const sessionByHash = preparedRead(({ db }, hash: string) =>
     .where('s.token_hash', '=', hash),
 );
 
-/** An API key by its hash, joined with its user (bench/ceiling.mjs makes this same read). */
-export const apiKeyByHash = preparedRead(({ db }, hash: string) =>
-  db
+/** The API key lookup: a key by its hash, joined with its user. */
+function keyLookup(db: Kysely<DB>, hash: string) {
+  return db
     .selectFrom('api_keys as k')
     .innerJoin('users as u', 'u.id', 'k.user_id')
     .selectAll('u')
@@ -110,8 +142,54 @@ export const apiKeyByHash = preparedRead(({ db }, hash: string) =>
       'k.revoked_at as k_revoked',
       'k.last_used_at as k_used',
     ])
-    .where('k.key_hash', '=', hash),
-);
+    .where('k.key_hash', '=', hash);
+}
+
+type KeyRow = Awaited<ReturnType<ReturnType<typeof keyLookup>['executeTakeFirstOrThrow']>>;
+
+/** An API key by its hash, joined with its user (bench/ceiling.mjs makes this same read). */
+export const apiKeyByHash = preparedRead(({ db }, hash: string) => keyLookup(db, hash));
+
+/**
+ * The key lookup with a route's read, in one PostgreSQL statement (row_to_json: PostgreSQL only):
+ * the key's row as `key`, the route's row (or null) as `joined`, both exactly as their own
+ * statements return them. Built once per KeyJoinedRead (bench/ceiling.mjs reads the poll's so).
+ */
+type KeyWithRead = (
+  store: Store,
+  hash: string,
+  ...args: unknown[]
+) => Promise<{ key: KeyRow; joined: unknown }[]>;
+const keyJoinedReads = new WeakMap<KeyJoinedRead, KeyWithRead>();
+export function keyWithJoinedRead(j: KeyJoinedRead): KeyWithRead {
+  let read = keyJoinedReads.get(j);
+  if (!read) {
+    read = preparedRead((on, hash: string, ...args: unknown[]) =>
+      on.db
+        .selectFrom(keyLookup(on.db, hash).as('a'))
+        .select([
+          sql<KeyRow>`a`.as('key'),
+          sql<unknown>`(SELECT row_to_json(j) FROM (${j.build(on, sql.ref<number>('a.id'), ...args)}) j)`.as(
+            'joined',
+          ),
+        ]),
+    );
+    keyJoinedReads.set(j, read);
+  }
+  return read;
+}
+
+/**
+ * What `read` read for this request, with the arguments it read with (the route checks they are
+ * its own); undefined when it made no read, and the route reads as usual.
+ */
+export function keyJoinedRow(
+  req: FastifyRequest,
+  read: KeyJoinedRead,
+): { args: unknown[]; row: unknown } | undefined {
+  const k = req.keyJoined;
+  return k && k.read === read ? k : undefined;
+}
 
 /** A live session of the given kind as an AuthContext; null when unknown, revoked or another kind. */
 async function resolveSession(
@@ -160,6 +238,11 @@ async function resolveSession(
 export async function resolveCredential(deps: Deps, credential: string): Promise<AuthContext | null> {
   if (credential.startsWith(SESSION_KEY_PREFIX)) return resolveSession(deps, credential, 'cli');
   const [row] = await apiKeyByHash(deps.store, sha256Hex(credential));
+  return keyContext(deps, row, credential);
+}
+
+/** An API key's row as an AuthContext; null when there is none or it is revoked. */
+function keyContext(deps: Deps, row: KeyRow | undefined, credential: string): AuthContext | null {
   if (!row || row.k_revoked !== null) return null;
   const { kid, k_team, k_kind, k_instance, k_perms, k_revoked: _r, k_used, ...user } = row;
   recordKeyUse(deps, kid, k_used, deps.clock.now());
@@ -177,6 +260,23 @@ export async function resolveCredential(deps: Deps, credential: string): Promise
   };
 }
 
+/**
+ * The API key with the route's KeyJoinedRead in one statement; null (and nothing kept) when the
+ * key is unknown or revoked.
+ */
+async function resolveKeyWithRead(
+  deps: Deps,
+  req: FastifyRequest,
+  credential: string,
+  read: KeyJoinedRead,
+  args: unknown[],
+): Promise<AuthContext | null> {
+  const [row] = await keyWithJoinedRead(read)(deps.store, sha256Hex(credential), ...args);
+  const auth = keyContext(deps, row?.key, credential);
+  if (auth) req.keyJoined = { read, args, row: row!.joined };
+  return auth;
+}
+
 export function resolveCookie(deps: Deps, token: string): Promise<AuthContext | null> {
   return resolveSession(deps, token, 'cookie');
 }
@@ -185,12 +285,20 @@ export function resolveCookie(deps: Deps, token: string): Promise<AuthContext | 
 export function authHook(deps: Deps) {
   return async function authenticate(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
     req.auth = null;
+    req.keyJoined = null;
     const cfg = req.routeOptions.config as RouteAuthConfig | undefined;
     const mode = cfg?.auth ?? 'required';
     if (mode === 'none' || !req.routeOptions.url) return;
     const credential = presentedCredential(req);
     if (credential) {
-      req.auth = await resolveCredential(deps, credential);
+      const read = cfg?.keyJoinedRead;
+      const args =
+        read && deps.store.dialect.name === 'postgres' && !credential.startsWith(SESSION_KEY_PREFIX)
+          ? read.args(req, deps.clock.now())
+          : null;
+      req.auth = args
+        ? await resolveKeyWithRead(deps, req, credential, read!, args)
+        : await resolveCredential(deps, credential);
       if (!req.auth) {
         throw CommonErrors.invalidKey();
       }

@@ -7,6 +7,7 @@ import {
   instancePageRows,
   liveInstanceRows,
   liveInstanceWithWindows,
+  type InstanceWithWindows,
   type PageFilter,
 } from './instances.repo.js';
 import { InstanceErrors } from './instances.errors.js';
@@ -35,15 +36,17 @@ export async function listInstances(db: Kysely<DB>, userId: number, now: number)
 /**
  * One of the caller's instances, or null when missing, destroyed or someone else's. The polling
  * path (clients poll every few seconds): one prepared read with the machine's maintenance windows
- * in a subquery, no query building.
+ * in a subquery, no query building; or none, given the row that read already returned (`read`:
+ * made with the API key lookup, http/auth.ts).
  */
 export async function getInstance(
   store: Store,
   userId: number,
   id: number,
   now: number,
+  read?: InstanceWithWindows | null,
 ): Promise<InstanceView | null> {
-  const row = await liveInstanceWithWindows(store, userId, id, now);
+  const row = read === undefined ? await liveInstanceWithWindows(store, userId, id, now) : read;
   if (!row) return null;
   return instanceView(row, windowsFromJson(row.windows_json));
 }

@@ -1,13 +1,14 @@
 // Every SQL statement of the instances module, the renter's list, v1 page and poll included
 // (instances.query.ts checks their input and shapes the replies). A state change is a
 // conditional UPDATE on the state it was decided in, so two writers can't both apply theirs.
-import { sql, type Insertable, type Kysely, type Updateable } from 'kysely';
+import { sql, type Insertable, type Kysely, type RawBuilder, type Updateable } from 'kysely';
 import type { Store } from '../../db/connection.js';
 import { preparedRead } from '../../db/prepared.js';
 import { windowsJson } from '../maintenance/maintenance.repo.js';
 import { MACHINE_COLS, type JoinedRow } from './instances.view.js';
 import type { DB } from '../../db/schema.js';
 import type { InstancesTable } from '../../db/tables/market.js';
+import type { SqlDialect } from '../../db/dialect.js';
 import type { ActualStatus } from '../../../contract/instance-states.js';
 import type { InstanceRow } from '../billing/billing.service.js';
 
@@ -302,8 +303,11 @@ export function requestResultByToken(db: Kysely<DB>, tokenHash: string, now: num
 
 // ---- the renter's reads: v0 list, v1 page, one instance (polled) -----------------------------
 
-/** The caller's live (not destroyed) instances, each joined with its machine's columns. */
-function liveOf(db: Kysely<DB>, userId: number) {
+/**
+ * The caller's live (not destroyed) instances, each joined with its machine's columns. `userId`
+ * is the caller's id, or an SQL reference to it (the API key lookup's, http/auth.ts).
+ */
+function liveOf(db: Kysely<DB>, userId: number | RawBuilder<number>) {
   return db
     .selectFrom('instances as i')
     .innerJoin('machines as m', 'm.id', 'i.machine_id')
@@ -317,11 +321,23 @@ export async function liveInstanceRows(db: Kysely<DB>, userId: number): Promise<
   return await liveOf(db, userId).orderBy('i.id').limit(10000).execute();
 }
 
-const oneInstance = preparedRead(({ db, dialect }, userId: number, id: number, now: number) =>
-  liveOf(db, userId)
+/** The polled read: one of the caller's live instances with its machine's maintenance windows. */
+export function liveInstanceQuery(
+  on: { db: Kysely<DB>; dialect: SqlDialect },
+  userId: number | RawBuilder<number>,
+  id: number,
+  now: number,
+) {
+  return liveOf(on.db, userId)
     .where('i.id', '=', id)
-    .select(windowsJson(dialect, sql.ref('i.machine_id'), now).as('windows_json')),
+    .select(windowsJson(on.dialect, sql.ref('i.machine_id'), now).as('windows_json'));
+}
+
+const oneInstance = preparedRead((on, userId: number, id: number, now: number) =>
+  liveInstanceQuery(on, userId, id, now),
 );
+
+export type InstanceWithWindows = JoinedRow & { windows_json: unknown };
 
 /**
  * One of the caller's live instances with its machine's maintenance windows (JSON, in a
@@ -332,8 +348,8 @@ export async function liveInstanceWithWindows(
   userId: number,
   id: number,
   now: number,
-): Promise<(JoinedRow & { windows_json: unknown }) | undefined> {
-  const [row] = (await oneInstance(store, userId, id, now)) as (JoinedRow & { windows_json: unknown })[];
+): Promise<InstanceWithWindows | undefined> {
+  const [row] = (await oneInstance(store, userId, id, now)) as InstanceWithWindows[];
   return row;
 }
 

@@ -3,7 +3,7 @@
 // `instanceKey: true` (start/stop/destroy of its own instance); the auth hook refuses it elsewhere.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
-import { requireAuth } from '../../http/auth.js';
+import { keyJoinedRow, requireAuth, type KeyJoinedRead } from '../../http/auth.js';
 import { authErrors, errorSchema, idParams, type IdParams } from '../../http/schemas.js';
 import { sendError } from '../../http/error-handler.js';
 import { quoteValue } from '../../errors.js';
@@ -22,10 +22,26 @@ import {
   type StateChange,
 } from './instances.actions.js';
 import { instanceSchema } from './instances.view.js';
+import { liveInstanceQuery, type InstanceWithWindows } from './instances.repo.js';
 import { RESULTS_PATH, readResult, requestCommand, requestLogs, requestRestart } from './instances.remote.js';
 import { InstanceErrors } from './instances.errors.js';
 
 const errors = { ...authErrors, 402: errorSchema, 409: errorSchema, 422: errorSchema } as const;
+
+/**
+ * The polled read, made with the API key lookup where that saves a round trip (KeyJoinedRead in
+ * http/auth.ts), for an id written as the route's schema takes it unchanged (digits, no leading
+ * zero, a safe integer); any other id is left to the schema and the usual read.
+ */
+export const polledInstance: KeyJoinedRead = {
+  args(req, now) {
+    const id = (req.params as { id?: unknown }).id;
+    if (typeof id !== 'string' || !/^[1-9][0-9]{0,15}$/.test(id) || !Number.isSafeInteger(Number(id)))
+      return null;
+    return [Number(id), now];
+  },
+  build: (on, userId, id, now) => liveInstanceQuery(on, userId, id as number, now as number),
+};
 const ok = { type: 'object', properties: { success: { type: 'boolean' }, msg: { type: 'string' } } } as const;
 const bulkReply = {
   type: 'object',
@@ -205,7 +221,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.get<{ Params: IdParams }>(
     '/api/v0/instances/:id',
     {
-      config: { scope: 'instances' },
+      config: { scope: 'instances', keyJoinedRead: polledInstance },
       schema: {
         tags: ['instances'],
         summary: 'One instance ({instances: null} when not yours or missing)',
@@ -217,9 +233,14 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
         },
       },
     },
-    async (req) => ({
-      instances: await getInstance(deps.store, requireAuth(req).user.id, req.params.id, deps.clock.now()),
-    }),
+    async (req) => {
+      const id = req.params.id;
+      const joined = keyJoinedRow(req, polledInstance);
+      const row = joined?.args[0] === id ? (joined.row as InstanceWithWindows | null) : undefined;
+      return {
+        instances: await getInstance(deps.store, requireAuth(req).user.id, id, deps.clock.now(), row),
+      };
+    },
   );
   app.put<{ Params: IdParams; Body: StateChange | undefined }>(
     '/api/v0/instances/:id',
