@@ -5,7 +5,7 @@
 // bench/RESULTS.md. Every req/s figure is compared with a bare Fastify hello world measured in
 // alternating rounds of the same run (baseline, openrig, baseline, openrig, …; medians), so the
 // machine's other work weighs on both alike. The authenticated instance GET is also set against a
-// database ceiling (bench/ceiling.mjs: openrig's own two reads and nothing else). Each scenario reports
+// database ceiling (bench/ceiling.mjs: openrig's own reads of a poll and nothing else). Each scenario reports
 // the load generator's CPU, the server's CPU per request (all its processes) and how busy the
 // machine was. Loads at a fixed rate (polling during heartbeats, the agents' syncs) are wrk too,
 // paced as Poisson streams; creates are 1,000 concurrent fetches. A CPU profile (node --cpu-prof,
@@ -468,7 +468,7 @@ async function runDialect(dialect, hello) {
       }
     }
 
-    // The database ceiling (bench/ceiling.mjs): a poll's own two reads per request through
+    // The database ceiling (bench/ceiling.mjs): a poll's own reads per request through
     // openrig's store in as many workers, nothing else, against the same baseline at the highest connection count.
     {
       const cMax = Math.max(...CONNS);
@@ -666,7 +666,7 @@ function section(machine, wrk, results) {
       const poll = r.pairs?.poll?.[c.connections];
       const srv = (x) => x.cpu.serverUser + x.cpu.serverSys;
       L.push(
-        `Database ceiling at ${c.connections} connections (\`bench/ceiling.mjs\`: bare Fastify in ${r.workers} workers making the two reads an authenticated instance GET makes, its own statements through its own store, rotating over every live instance, and nothing else), alternating rounds with the baseline: ${f(c.b.rps, 0)} req/s against ${f(c.a.rps, 0)}, **${f(100 * c.ratio, 0)} % of the baseline** (rounds ${c.ratios.map((x) => f(100 * x, 0)).join(', ')}; server CPU ${f(srv(c.b))} µs/req${r.dialect === 'postgres' ? `, PostgreSQL ${f(c.b.cpu.postgres)} µs/req` : ''}, wrk ${f(c.b.loadgenCores, 2)} cores).${poll ? ` The instance GET above is ${f((100 * poll.b.rps) / c.b.rps, 0)} % of this ceiling.` : ''}`,
+        `Database ceiling at ${c.connections} connections (\`bench/ceiling.mjs\`: bare Fastify in ${r.workers} workers making the reads an authenticated instance GET with an API key makes, its own statements through its own store (two on SQLite, one on PostgreSQL), rotating over every live instance, and nothing else), alternating rounds with the baseline: ${f(c.b.rps, 0)} req/s against ${f(c.a.rps, 0)}, **${f(100 * c.ratio, 0)} % of the baseline** (rounds ${c.ratios.map((x) => f(100 * x, 0)).join(', ')}; server CPU ${f(srv(c.b))} µs/req${r.dialect === 'postgres' ? `, PostgreSQL ${f(c.b.cpu.postgres)} µs/req` : ''}, wrk ${f(c.b.loadgenCores, 2)} cores).${poll ? ` The instance GET above is ${f((100 * poll.b.rps) / c.b.rps, 0)} % of this ceiling.` : ''}`,
         '',
       );
     }
