@@ -1,7 +1,8 @@
 // The polled instance read: on PostgreSQL an API key's GET of one instance is one statement (the
 // key lookup with the instance read, KeyJoinedRead in http/auth.ts), on SQLite two. Either way the
 // reply is the one the usual read gives (an id with a leading zero takes the usual read on both),
-// and the key is checked the same: unknown, revoked, other families, other users' instances.
+// and the key is checked the same: unknown, revoked, other families, other users' instances. The
+// v0 list is one statement after the key on both.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type Reply } from '../../../../test/helpers/app.js';
@@ -25,7 +26,7 @@ describeEachDb('the polled instance read', (dialect) => {
   };
 
   /** The reply, and how many statements Store.read ran for it. */
-  const poll = async (path: string, key: string | null, query = ''): Promise<Reply & { reads: number }> => {
+  const poll = async (id: string, key: string | null, query = ''): Promise<Reply & { reads: number }> => {
     const store = t().deps.store;
     const read = store.read;
     let reads = 0;
@@ -34,7 +35,8 @@ describeEachDb('the polled instance read', (dialect) => {
       return read(text, params);
     };
     try {
-      return { ...(await t().request('GET', `/api/v0/instances/${path}/${query}`, { key })), reads };
+      const path = id === '' ? '/api/v0/instances/' : `/api/v0/instances/${id}/`;
+      return { ...(await t().request('GET', `${path}${query}`, { key })), reads };
     } finally {
       store.read = read;
     }
@@ -147,6 +149,17 @@ describeEachDb('the polled instance read', (dialect) => {
     const usual = await poll(`0${mine}`, instanceKey);
     expect(joined.status).toBe(usual.status);
     expect(joined.raw).toBe(usual.raw);
+  });
+
+  it("lists the caller's instances in one statement after the key, each as the single read shows it", async () => {
+    const list = await poll('', u.apiKey);
+    expect(list.status).toBe(200);
+    expect(list.reads).toBe(2);
+    expect(list.body.instances.map((i: { id: number }) => i.id)).toEqual([mine]);
+    expect(list.body.instances_found).toBe(1);
+    const one = await poll(String(mine), u.apiKey);
+    expect(list.body.instances[0]).toEqual(one.body.instances);
+    expect(list.body.instances[0].maintenances).toHaveLength(1);
   });
 
   describe('ids the schema does not take unchanged go the usual way', () => {

@@ -5,7 +5,7 @@ import type { DB } from '../../db/schema.js';
 import { instanceView, type InstanceView, type JoinedRow } from './instances.view.js';
 import {
   instancePageRows,
-  liveInstanceRows,
+  liveInstancesWithWindows,
   liveInstanceWithWindows,
   type InstanceWithWindows,
   type PageFilter,
@@ -28,9 +28,10 @@ async function views(db: Kysely<DB>, rows: JoinedRow[], now: number): Promise<In
   return rows.map((r) => instanceView(r, windows.get(r.machine_id) ?? []));
 }
 
-export async function listInstances(db: Kysely<DB>, userId: number, now: number): Promise<InstanceView[]> {
-  const rows = await liveInstanceRows(db, userId);
-  return views(db, rows, now);
+/** The v0 list: the caller's live instances by id, each with its machine's maintenance windows. */
+export async function listInstances(store: Store, userId: number, now: number): Promise<InstanceView[]> {
+  const rows = await liveInstancesWithWindows(store, userId, now);
+  return rows.map((r) => instanceView(r, windowsFromJson(r.windows_json)));
 }
 
 /**

@@ -317,10 +317,6 @@ function liveOf(db: Kysely<DB>, userId: number | RawBuilder<number>) {
     .where('i.destroyed_at', 'is', null);
 }
 
-export async function liveInstanceRows(db: Kysely<DB>, userId: number): Promise<JoinedRow[]> {
-  return await liveOf(db, userId).orderBy('i.id').limit(10000).execute();
-}
-
 /** The polled read: one of the caller's live instances with its machine's maintenance windows. */
 export function liveInstanceQuery(
   on: { db: Kysely<DB>; dialect: SqlDialect },
@@ -338,6 +334,25 @@ const oneInstance = preparedRead((on, userId: number, id: number, now: number) =
 );
 
 export type InstanceWithWindows = JoinedRow & { windows_json: unknown };
+
+const liveInstances = preparedRead((on, userId: number, now: number) =>
+  liveOf(on.db, userId)
+    .select(windowsJson(on.dialect, sql.ref('i.machine_id'), now).as('windows_json'))
+    .orderBy('i.id')
+    .limit(10000),
+);
+
+/**
+ * The caller's live instances (the v0 list, by id), each with its machine's maintenance windows:
+ * one prepared read off the write path (Store.read), as the polled one.
+ */
+export async function liveInstancesWithWindows(
+  store: Store,
+  userId: number,
+  now: number,
+): Promise<InstanceWithWindows[]> {
+  return await liveInstances(store, userId, now);
+}
 
 /**
  * One of the caller's live instances with its machine's maintenance windows (JSON, in a

@@ -182,7 +182,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       },
     },
     async (req) => {
-      const instances = await listInstances(deps.db, requireAuth(req).user.id, deps.clock.now());
+      const instances = await listInstances(deps.store, requireAuth(req).user.id, deps.clock.now());
       return { instances_found: instances.length, instances };
     },
   );
