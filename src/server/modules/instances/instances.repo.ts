@@ -317,6 +317,17 @@ function liveOf(db: Kysely<DB>, userId: number | RawBuilder<number>) {
     .where('i.destroyed_at', 'is', null);
 }
 
+/** liveOf, each row with its machine's current and upcoming maintenance windows (JSON). */
+function liveWithWindows(
+  on: { db: Kysely<DB>; dialect: SqlDialect },
+  userId: number | RawBuilder<number>,
+  now: number,
+) {
+  return liveOf(on.db, userId).select(
+    windowsJson(on.dialect, sql.ref('i.machine_id'), now).as('windows_json'),
+  );
+}
+
 /** The polled read: one of the caller's live instances with its machine's maintenance windows. */
 export function liveInstanceQuery(
   on: { db: Kysely<DB>; dialect: SqlDialect },
@@ -324,9 +335,7 @@ export function liveInstanceQuery(
   id: number,
   now: number,
 ) {
-  return liveOf(on.db, userId)
-    .where('i.id', '=', id)
-    .select(windowsJson(on.dialect, sql.ref('i.machine_id'), now).as('windows_json'));
+  return liveWithWindows(on, userId, now).where('i.id', '=', id);
 }
 
 const oneInstance = preparedRead((on, userId: number, id: number, now: number) =>
@@ -335,24 +344,13 @@ const oneInstance = preparedRead((on, userId: number, id: number, now: number) =
 
 export type InstanceWithWindows = JoinedRow & { windows_json: unknown };
 
-const liveInstances = preparedRead((on, userId: number, now: number) =>
-  liveOf(on.db, userId)
-    .select(windowsJson(on.dialect, sql.ref('i.machine_id'), now).as('windows_json'))
-    .orderBy('i.id')
-    .limit(10000),
-);
-
 /**
  * The caller's live instances (the v0 list, by id), each with its machine's maintenance windows:
  * one prepared read off the write path (Store.read), as the polled one.
  */
-export async function liveInstancesWithWindows(
-  store: Store,
-  userId: number,
-  now: number,
-): Promise<InstanceWithWindows[]> {
-  return await liveInstances(store, userId, now);
-}
+export const liveInstancesWithWindows = preparedRead((on, userId: number, now: number) =>
+  liveWithWindows(on, userId, now).orderBy('i.id').limit(10000),
+);
 
 /**
  * One of the caller's live instances with its machine's maintenance windows (JSON, in a
