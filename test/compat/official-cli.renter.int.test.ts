@@ -182,7 +182,7 @@ describeEachDb('official CLI: renter commands', (dialect) => {
     expect(row.public_ipaddr.length).toBeGreaterThan(0);
   });
 
-  it('show instances-v1: select_cols and a status filter', async () => {
+  it('show instances-v1: select_cols, status and verification filters, the summary and filter panels', async () => {
     const cols = [
       'id',
       'machine_id',
@@ -220,10 +220,32 @@ describeEachDb('official CLI: renter commands', (dialect) => {
     });
     expectOk(none);
     expect(none.body.instances).toEqual([]);
-    // The filter summary it asks for first is not served; the CLI goes on without it.
+    // Its summary panel: "Total: N instances" and the labels, from every page's counts.
+    expect(r.body.total_instances).toBe(1);
+    expect(Object.values(r.body.label_counts)).toEqual([1]);
+    expect(none.body.total_instances).toBe(0);
+    expect(none.body.label_counts).toEqual({});
+    // Its filter panel, asked for first: the distinct statuses, verifications and GPU names.
     const filters = await cli(t(), { method: 'GET', path: '/instances/filters/', key });
-    expect(filters.status).toBe(400);
-    expect(filters.body.error).toBe('not_supported');
+    expectOk(filters);
+    expect(filters.body.filters).toEqual([
+      { actual_status: 'running', verification: expect.any(String), gpu_name: expect.any(String) },
+    ]);
+    // Its `--verification` filter, on the machine's verification as offers show it.
+    const verification = r.body.instances[0].verification;
+    const byVerification = await cli(t(), {
+      method: 'GET',
+      path: '/api/v1/instances/',
+      query: {
+        select_filters: { verification: { in: [verification] } },
+        order_by: [{ col: 'id', dir: 'asc' }],
+        limit: 25,
+        select_cols: cols,
+      },
+      key,
+    });
+    expectOk(byVerification);
+    expect(byVerification.body.instances.map((x: { id: number }) => x.id)).toEqual([id]);
   });
 
   it('show instance: one object under `instances`, null when not the caller', async () => {

@@ -65,9 +65,6 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
   ...refused('openrig has no container snapshots', {
     '/api/v0/instances/take_snapshot/:id': { POST: 'take snapshot' },
   }),
-  ...refused('openrig has no saved instance filters; show instances lists every instance', {
-    '/api/v0/instances/filters': { GET: 'show instances-v1' },
-  }),
   ...refused('openrig rents a chosen offer: search offers, then create instance OFFER_ID', {
     '/api/v0/launch_instance': { PUT: 'launch instance' },
   }),

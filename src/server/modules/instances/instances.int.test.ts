@@ -344,6 +344,100 @@ describeEachDb('instances', (dialect) => {
     expect(bad.body.msg).toContain('nope');
   });
 
+  it('counts the v1 list under its filters on every page, by label, and lists the values its filters take', async () => {
+    const v = await renter(t());
+    const mine = [next(), next(), next(), next()];
+    const db = t().deps.db;
+    await db
+      .updateTable('machines')
+      .set({ verified: 1, gpu_name: 'A100 SXM4' })
+      .where('id', 'in', mine.slice(0, 2))
+      .execute();
+    await db.updateTable('machines').set({ verified: 0 }).where('id', 'in', mine.slice(2)).execute();
+    const ids: number[] = [];
+    for (const [i, o] of mine.entries())
+      ids.push((await create(o, { image: 'x', label: i < 3 ? 'train' : '' }, v.apiKey)).body.new_contract);
+    await reportInstanceStatus(t().deps, ids[0]!, 'loading');
+    // Someone else's instance, on a GPU none of v's has: counted and listed for its owner only.
+    const other = await renter(t());
+    const theirs = next();
+    await db.updateTable('machines').set({ gpu_name: 'H100 SXM' }).where('id', '=', theirs).execute();
+    expect((await create(theirs, { image: 'x', label: 'train' }, other.apiKey)).status).toBe(200);
+
+    const list = (q: Record<string, unknown>) =>
+      t().request(
+        'GET',
+        `/api/v1/instances/?${new URLSearchParams(
+          Object.entries(q).map(([k, x]): [string, string] => [
+            k,
+            typeof x === 'string' ? x : JSON.stringify(x),
+          ]),
+        ).toString()}`,
+        { key: v.apiKey },
+      );
+    const ofIds = (r: { body: { instances: { id: number }[] } }) => r.body.instances.map((i) => i.id);
+
+    const p1 = await list({ limit: '3' });
+    expect(p1.status).toBe(200);
+    expect(p1.body).toMatchObject({
+      instances_found: 3,
+      total_instances: 4,
+      label_counts: { train: 3, '': 1 },
+    });
+    const p2 = await list({ limit: '3', after_token: p1.body.next_token });
+    expect(ofIds(p2)).toEqual([ids[3]]);
+    expect(p2.body).toMatchObject({
+      instances_found: 1,
+      total_instances: 4,
+      label_counts: { train: 3, '': 1 },
+    });
+
+    const verified = await list({ select_filters: { verification: { in: ['verified'] } } });
+    expect(ofIds(verified)).toEqual(ids.slice(0, 2));
+    expect(verified.body.total_instances).toBe(2);
+    expect(verified.body.label_counts).toEqual({ train: 2 });
+    expect(verified.body.instances[0].verification).toBe('verified');
+    const unverified = await list({ select_filters: { verification: { eq: 'unverified' } } });
+    expect(ofIds(unverified)).toEqual(ids.slice(2));
+    expect(unverified.body.instances[0].verification).toBe('unverified');
+    const none = await list({ select_filters: { verification: { in: ['deverified'] } } });
+    expect(none.body).toMatchObject({ instances: [], total_instances: 0, label_counts: {} });
+    // The CLI's `--label ''` asks for the unlabeled ones with null.
+    const unlabeled = await list({ select_filters: { label: { in: [null] } } });
+    expect(ofIds(unlabeled)).toEqual([ids[3]]);
+    expect(unlabeled.body.label_counts).toEqual({ '': 1 });
+    expect(ofIds(await list({ select_filters: { label: { eq: null } } }))).toEqual([ids[3]]);
+    const loading = await list({
+      select_filters: { actual_status: { in: ['loading'] }, gpu_name: 'A100 SXM4' },
+    });
+    expect(ofIds(loading)).toEqual([ids[0]]);
+    expect(loading.body.total_instances).toBe(1);
+
+    for (const bad of [
+      { verification: { eq: 'yes' } },
+      { verification: { gt: 'verified' } },
+      { verification: 1 },
+    ]) {
+      const r = await list({ select_filters: bad });
+      expect(r.status).toBe(400);
+      expect(r.body.error).toBe('bad_request');
+      expect(r.body.msg).toContain('verification');
+    }
+
+    const f = await t().request('GET', '/api/v0/instances/filters/?owner=me', { key: v.apiKey });
+    expect(f.status).toBe(200);
+    expect(f.body).toEqual({
+      filters: [
+        { actual_status: null, verification: 'unverified', gpu_name: 'RTX 4090' },
+        { actual_status: null, verification: 'verified', gpu_name: 'A100 SXM4' },
+        { actual_status: 'loading', verification: 'verified', gpu_name: 'A100 SXM4' },
+      ],
+    });
+    const g = await t().request('GET', '/api/v0/instances/filters', { key: other.apiKey });
+    expect(g.body.filters.map((x: { gpu_name: string }) => x.gpu_name)).toEqual(['H100 SXM']);
+    expect((await t().request('GET', '/api/v0/instances/filters/')).status).toBe(401);
+  });
+
   it('attaches and detaches SSH keys', async () => {
     const id = (await create(next(), { image: 'x' })).body.new_contract;
     const a = await t().request('POST', `/api/v0/instances/${id}/ssh/`, {

@@ -4,6 +4,8 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { instanceView, type InstanceView, type JoinedRow } from './instances.view.js';
 import {
+  instanceFilterValues as filterValueRows,
+  instanceLabelCounts,
   instancePageRows,
   liveInstancesWithWindows,
   liveInstanceWithWindows,
@@ -16,6 +18,8 @@ import { maintenanceWindowsFor, windowsFromJson } from '../maintenance/maintenan
 import type { Store } from '../../db/connection.js';
 import { jsonTooDeep, tooDeep } from '../../http/json-limits.js';
 import { textOf } from '../../../contract/text.js';
+import { isActualStatus, type ActualStatus } from '../../../contract/instance-states.js';
+import { verificationOf } from '../offers/offers.fields.js';
 
 /** Rows as views, each with its machine's maintenance windows (one query for all). */
 async function views(db: Kysely<DB>, rows: JoinedRow[], now: number): Promise<InstanceView[]> {
@@ -54,15 +58,19 @@ export async function getInstance(
 
 // ---- v1: select_filters, order_by, limit, after_token ---------------------------------------
 
-type Kind = 'int' | 'string' | 'nstring';
+// `label`: null means unlabeled (the column holds ''); `verification`: the machine's, as offers
+// show it ("deverified" is a value of the published API that no openrig machine has).
+type Kind = 'int' | 'string' | 'nstring' | 'label' | 'verification';
+const VERIFICATION: Record<string, number> = { verified: 1, unverified: 0, deverified: -1 };
 const FILTER_COLS: Record<string, { col: string; kind: Kind }> = {
   id: { col: 'i.id', kind: 'int' },
   machine_id: { col: 'i.machine_id', kind: 'int' },
   actual_status: { col: 'i.actual_status', kind: 'nstring' },
   intended_status: { col: 'i.intended_status', kind: 'string' },
-  label: { col: 'i.label', kind: 'string' },
+  label: { col: 'i.label', kind: 'label' },
   image_uuid: { col: 'i.image', kind: 'string' },
   gpu_name: { col: 'm.gpu_name', kind: 'string' },
+  verification: { col: 'm.verified', kind: 'verification' },
   num_gpus: { col: 'm.num_gpus', kind: 'int' },
 };
 const ORDER_COLS: Record<string, { col: string; kind: 'int' | 'string' }> = {
@@ -100,6 +108,14 @@ function parseJson(name: string, raw: unknown): unknown {
 
 function coerce(field: string, kind: Kind, v: unknown): string | number | null {
   if (v === null && kind === 'nstring') return null;
+  if (v === null && kind === 'label') return '';
+  if (kind === 'verification') {
+    if (typeof v !== 'string' || !Object.hasOwn(VERIFICATION, v))
+      throw bad(
+        `select_filters: verification takes verified, unverified or deverified, not ${quoteValue(v)}`,
+      );
+    return VERIFICATION[v]!;
+  }
   if (kind === 'int') {
     const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
     if (!Number.isSafeInteger(n)) throw bad(`select_filters: ${field} takes integers, not ${quoteValue(v)}`);
@@ -127,7 +143,13 @@ export async function listInstancesV1(
   userId: number,
   q: V1Query,
   now: number,
-): Promise<{ instances: InstanceView[]; next_token: string | null; instances_found: number }> {
+): Promise<{
+  instances: InstanceView[];
+  next_token: string | null;
+  instances_found: number;
+  total_instances: number;
+  label_counts: Record<string, number>;
+}> {
   const filters = parseJson('select_filters', q.select_filters) ?? {};
   if (typeof filters !== 'object' || filters === null || Array.isArray(filters))
     throw bad('select_filters must be a JSON object of field: {op: value}');
@@ -210,7 +232,10 @@ export async function listInstancesV1(
     });
     after = tok.v;
   }
-  const rows = await instancePageRows(db, userId, { filters: conds, order, after, limit: limit + 1 });
+  const [rows, labels] = await Promise.all([
+    instancePageRows(db, userId, { filters: conds, order, after, limit: limit + 1 }),
+    instanceLabelCounts(db, userId, conds),
+  ]);
   const page = rows.slice(0, limit);
   let next: string | null = null;
   if (rows.length > limit) {
@@ -222,5 +247,35 @@ export async function listInstancesV1(
     next = Buffer.from(JSON.stringify({ o: signature, v: vals } satisfies Token)).toString('base64url');
   }
   const out = await views(db, page, now);
-  return { instances: out, next_token: next, instances_found: out.length };
+  return {
+    instances: out,
+    next_token: next,
+    instances_found: out.length,
+    // Every page counts all the instances the filters select, unlabeled ones under "".
+    total_instances: labels.reduce((t, l) => t + l.n, 0),
+    // fromEntries makes every label an own property, "__proto__" included.
+    label_counts: Object.fromEntries(labels.map((l) => [l.label, l.n])),
+  };
+}
+
+/**
+ * The values the v1 filters can usefully take: each distinct combination of status, machine
+ * verification and GPU among the caller's live instances.
+ */
+export async function instanceFilterValues(
+  db: Kysely<DB>,
+  userId: number,
+): Promise<{ actual_status: ActualStatus; verification: string; gpu_name: string }[]> {
+  const rows = (await filterValueRows(db, userId)).map((r) => ({
+    actual_status: isActualStatus(r.actual_status) ? r.actual_status : null,
+    verification: verificationOf(r.verified),
+    gpu_name: r.gpu_name,
+  }));
+  // Sorted here, the same on both databases (they place NULL differently): no status first.
+  const key = (r: (typeof rows)[number]) => [r.actual_status ?? '', r.verification, r.gpu_name];
+  return rows.sort((a, b) => {
+    const [x, y] = [key(a), key(b)];
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+    return 0;
+  });
 }

@@ -303,18 +303,21 @@ export function requestResultByToken(db: Kysely<DB>, tokenHash: string, now: num
 
 // ---- the renter's reads: v0 list, v1 page, one instance (polled) -----------------------------
 
+/** The caller's live (not destroyed) instances joined with their machines, nothing selected yet. */
+function liveFrom(db: Kysely<DB>, userId: number | RawBuilder<number>) {
+  return db
+    .selectFrom('instances as i')
+    .innerJoin('machines as m', 'm.id', 'i.machine_id')
+    .where('i.user_id', '=', userId)
+    .where('i.destroyed_at', 'is', null);
+}
+
 /**
  * The caller's live (not destroyed) instances, each joined with its machine's columns. `userId`
  * is the caller's id, or an SQL reference to it (the API key lookup's, http/auth.ts).
  */
 function liveOf(db: Kysely<DB>, userId: number | RawBuilder<number>) {
-  return db
-    .selectFrom('instances as i')
-    .innerJoin('machines as m', 'm.id', 'i.machine_id')
-    .selectAll('i')
-    .select(MACHINE_COLS)
-    .where('i.user_id', '=', userId)
-    .where('i.destroyed_at', 'is', null);
+  return liveFrom(db, userId).selectAll('i').select(MACHINE_COLS);
 }
 
 /** liveOf, each row with its machine's current and upcoming maintenance windows (JSON). */
@@ -372,22 +375,10 @@ export type PageFilter =
   | { col: string; op: 'is' | 'is not' }
   | { col: string; op: '=' | '<>' | '>' | '>=' | '<' | '<='; val: string | number };
 
-/**
- * A v1 page: the filters, then keyset pagination (rows strictly after `after` in the
- * (col1, col2, …) order, per column direction), at most `limit` rows.
- */
-export async function instancePageRows(
-  db: Kysely<DB>,
-  userId: number,
-  p: {
-    filters: PageFilter[];
-    order: { col: string; dir: 'asc' | 'desc' }[];
-    after: (string | number)[] | null;
-    limit: number;
-  },
-): Promise<JoinedRow[]> {
-  let qb = liveOf(db, userId);
-  for (const f of p.filters) {
+/** The caller's live instances that pass every filter, nothing selected yet. */
+function filteredLive(db: Kysely<DB>, userId: number, filters: PageFilter[]) {
+  let qb = liveFrom(db, userId);
+  for (const f of filters) {
     const col = f.col as 'i.id';
     if ('vals' in f) {
       const { op, vals, withNull } = f;
@@ -404,6 +395,24 @@ export async function instancePageRows(
       qb = qb.where(col, f.op, f.val as never);
     }
   }
+  return qb;
+}
+
+/**
+ * A v1 page: the filters, then keyset pagination (rows strictly after `after` in the
+ * (col1, col2, …) order, per column direction), at most `limit` rows.
+ */
+export async function instancePageRows(
+  db: Kysely<DB>,
+  userId: number,
+  p: {
+    filters: PageFilter[];
+    order: { col: string; dir: 'asc' | 'desc' }[];
+    after: (string | number)[] | null;
+    limit: number;
+  },
+): Promise<JoinedRow[]> {
+  let qb = filteredLive(db, userId, p.filters).selectAll('i').select(MACHINE_COLS);
   const after = p.after;
   if (after) {
     qb = qb.where((eb) =>
@@ -419,4 +428,27 @@ export async function instancePageRows(
   }
   for (const o of p.order) qb = qb.orderBy(o.col as 'i.id', o.dir);
   return await qb.limit(p.limit).execute();
+}
+
+/** How many of the caller's live instances pass the filters (every page), by label. */
+export async function instanceLabelCounts(
+  db: Kysely<DB>,
+  userId: number,
+  filters: PageFilter[],
+): Promise<{ label: string; n: number }[]> {
+  const rows = await filteredLive(db, userId, filters)
+    .select((eb) => ['i.label', eb.fn.countAll<number | string>().as('n')])
+    .groupBy('i.label')
+    .orderBy('i.label')
+    .execute();
+  // PostgreSQL's count is a bigint, which the driver gives as a string.
+  return rows.map((r) => ({ label: r.label, n: Number(r.n) }));
+}
+
+/**
+ * The distinct (status, machine verification, GPU) combinations among the caller's live
+ * instances: the values the v1 filters can usefully take.
+ */
+export function instanceFilterValues(db: Kysely<DB>, userId: number) {
+  return liveFrom(db, userId).select(['i.actual_status', 'm.verified', 'm.gpu_name']).distinct().execute();
 }

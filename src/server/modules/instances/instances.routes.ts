@@ -9,7 +9,13 @@ import { sendError } from '../../http/error-handler.js';
 import { quoteValue } from '../../errors.js';
 import { isIntendedStatus } from '../../../contract/instance-states.js';
 import { createInstance } from './instances.create.js';
-import { getInstance, listInstances, listInstancesV1, type V1Query } from './instances.query.js';
+import {
+  getInstance,
+  instanceFilterValues,
+  listInstances,
+  listInstancesV1,
+  type V1Query,
+} from './instances.query.js';
 import {
   attachSshKey,
   instanceSshKeys,
@@ -207,9 +213,18 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
           200: {
             type: 'object',
             properties: {
-              instances_found: { type: 'integer' },
+              instances_found: { type: 'integer', description: 'instances on this page' },
               instances: { type: 'array', items: instanceSchema },
               next_token: { type: ['string', 'null'] },
+              total_instances: {
+                type: 'integer',
+                description: 'instances the filters select, on every page',
+              },
+              label_counts: {
+                type: 'object',
+                description: 'total_instances by label; unlabeled instances under ""',
+                additionalProperties: { type: 'integer' },
+              },
             },
           },
           ...errors,
@@ -217,6 +232,37 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       },
     },
     async (req) => listInstancesV1(deps.db, requireAuth(req).user.id, req.query, deps.clock.now()),
+  );
+  app.get(
+    '/api/v0/instances/filters',
+    {
+      config: { scope: 'instances' },
+      schema: {
+        tags: ['instances'],
+        summary: "The values the v1 list's filters can take: each status, verification and GPU combination",
+        querystring: { type: 'object', properties: { owner: { type: 'string' } } },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              filters: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    actual_status: { type: ['string', 'null'] },
+                    verification: { type: 'string' },
+                    gpu_name: { type: 'string' },
+                  },
+                },
+              },
+            },
+          },
+          ...errors,
+        },
+      },
+    },
+    async (req) => ({ filters: await instanceFilterValues(deps.db, requireAuth(req).user.id) }),
   );
   app.get<{ Params: IdParams }>(
     '/api/v0/instances/:id',

@@ -8,6 +8,7 @@ import { statusOf } from '../billing/billing.service.js';
 import { MICROS_PER_USD, HOURS_PER_MONTH } from '../billing/billing.meter.js';
 import type { WindowView } from '../maintenance/maintenance.service.js';
 import { maintenanceWindowSchema } from '../../http/schemas.js';
+import { verificationOf } from '../offers/offers.fields.js';
 
 type M = Selectable<MachinesTable>;
 export type JoinedRow = Selectable<InstancesTable> &
@@ -29,6 +30,7 @@ export type JoinedRow = Selectable<InstancesTable> &
     | 'cuda_max_good'
     | 'direct_port_count'
     | 'price_disk_gb_month'
+    | 'verified'
   >;
 
 /** Machine columns selected with an instance (aliased `m`). */
@@ -49,6 +51,7 @@ export const MACHINE_COLS = [
   'm.cuda_max_good',
   'm.direct_port_count',
   'm.price_disk_gb_month',
+  'm.verified',
 ] as const;
 
 /** `maintenances`: the machine's current and upcoming maintenance windows (epoch seconds). */
@@ -102,6 +105,7 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[] = []) {
     driver_version: r.driver_version,
     cuda_max_good: r.cuda_max_good,
     direct_port_count: r.direct_port_count,
+    verification: verificationOf(r.verified),
     direct_port_start: range.start,
     direct_port_end: range.end,
     ssh_host: r.ssh_host,
@@ -186,6 +190,7 @@ export const instanceSchema = {
     driver_version: str,
     cuda_max_good: num,
     direct_port_count: int,
+    verification: { type: 'string', enum: ['verified', 'unverified'], description: "the machine's" },
     direct_port_start: { type: 'integer', description: 'lowest published host port, -1 when none' },
     direct_port_end: { type: 'integer', description: 'highest published host port, -1 when none' },
     ssh_host: nstr,

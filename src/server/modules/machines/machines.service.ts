@@ -9,6 +9,7 @@ import type { Store } from '../../db/connection.js';
 import { tx } from '../../db/connection.js';
 import { MachineErrors } from './machines.errors.js';
 import * as repo from './machines.repo.js';
+import { verificationOf } from '../offers/offers.fields.js';
 import type { MachineRow } from './machines.repo.js';
 import { maintenanceWindowsFor, type WindowView } from '../maintenance/maintenance.service.js';
 
@@ -282,5 +283,5 @@ export async function verifyMachine(
 ): Promise<{ id: number; verification: 'verified' | 'unverified' }> {
   const row = await repo.setMachineVerified(deps.db, id, verified);
   if (!row) throw new Error(`no machine with id ${id}`);
-  return { id: row.id, verification: row.verified === 1 ? 'verified' : 'unverified' };
+  return { id: row.id, verification: verificationOf(row.verified) };
 }

@@ -98,6 +98,11 @@ const col = <K extends keyof OfferRow>(name: K, get: (r: OfferRow) => OfferRow[K
 });
 
 /** Open-ended listings report this duration (one year, in seconds). */
+/** A machine's verification as clients read it, on offers and on instances alike. */
+export function verificationOf(verified: number): 'verified' | 'unverified' {
+  return verified === 1 ? 'verified' : 'unverified';
+}
+
 export const OPEN_ENDED_DURATION_S = 365 * 86400;
 
 const dphTotal = (c: SqlContext) => `(${c.base} + m.price_disk_gb_month * ${lit(c.storage)} / 720.0)`;
@@ -237,7 +242,7 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
     unit: '',
     doc: '"verified" or "unverified"',
     sql: () => "(CASE WHEN m.verified = 1 THEN 'verified' ELSE 'unverified' END)",
-    js: (r) => (r.verified === 1 ? 'verified' : 'unverified'),
+    js: (r) => verificationOf(r.verified),
   },
   geolocation: {
     type: 'string',
