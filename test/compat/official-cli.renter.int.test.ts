@@ -54,6 +54,7 @@ const INSTANCE_TABLE: Record<string, Kind> = {
   inet_down: 'num',
   reliability2: 'num',
   label: 'any',
+  duration: 'num',
   uptime_mins: 'num',
 };
 

@@ -93,6 +93,20 @@ describeEachDb('instances', (dialect) => {
     expect(list.body.instances_found).toBe(list.body.instances.length);
     expect(list.body.instances.map((i: { id: number }) => i.id)).toContain(id);
     expect(await authorizedKeysFor(t().deps.db, id)).toEqual([PUB]);
+
+    // duration: the instance's age in seconds, on every read of it.
+    expect(row.duration).toBeCloseTo(t().clock.now() / 1000 - row.start_date, 6);
+    t().clock.advance(90_000);
+    const later = [
+      (await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey })).body.instances,
+      (await t().request('GET', '/api/v0/instances/', { key: u.apiKey })).body.instances.find(
+        (i: { id: number }) => i.id === id,
+      ),
+      (await t().request('GET', '/api/v1/instances/?limit=1000', { key: u.apiKey })).body.instances.find(
+        (i: { id: number }) => i.id === id,
+      ),
+    ];
+    for (const x of later) expect(x.duration).toBeCloseTo(row.duration + 90, 6);
   });
 
   it('answers {instances: null} for a missing or foreign instance', async () => {

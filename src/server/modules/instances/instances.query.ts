@@ -29,13 +29,13 @@ async function views(db: Kysely<DB>, rows: JoinedRow[], now: number): Promise<In
     rows.map((r) => r.machine_id),
     now,
   );
-  return rows.map((r) => instanceView(r, windows.get(r.machine_id) ?? []));
+  return rows.map((r) => instanceView(r, windows.get(r.machine_id) ?? [], now));
 }
 
 /** The v0 list: the caller's live instances by id, each with its machine's maintenance windows. */
 export async function listInstances(store: Store, userId: number, now: number): Promise<InstanceView[]> {
   const rows = await liveInstancesWithWindows(store, userId, now);
-  return rows.map((r) => instanceView(r, windowsFromJson(r.windows_json)));
+  return rows.map((r) => instanceView(r, windowsFromJson(r.windows_json), now));
 }
 
 /**
@@ -53,7 +53,7 @@ export async function getInstance(
 ): Promise<InstanceView | null> {
   const row = read === undefined ? await liveInstanceWithWindows(store, userId, id, now) : read;
   if (!row) return null;
-  return instanceView(row, windowsFromJson(row.windows_json));
+  return instanceView(row, windowsFromJson(row.windows_json), now);
 }
 
 // ---- v1: select_filters, order_by, limit, after_token ---------------------------------------

@@ -54,8 +54,11 @@ export const MACHINE_COLS = [
   'm.verified',
 ] as const;
 
-/** `maintenances`: the machine's current and upcoming maintenance windows (epoch seconds). */
-export function instanceView(r: JoinedRow, maintenances: WindowView[] = []) {
+/**
+ * `maintenances`: the machine's current and upcoming maintenance windows (epoch seconds); `now`
+ * (epoch ms) dates `duration`, the instance's age.
+ */
+export function instanceView(r: JoinedRow, maintenances: WindowView[], now: number) {
   const s = statusOf(r);
   // Only the machine's active instance holds `rented`; a stopped one never does.
   const machineTaken = s.intended === 'stopped' && r.rented === 1;
@@ -121,6 +124,8 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[] = []) {
     accrued_cost: r.accrued_micros / MICROS_PER_USD,
     billed_until: r.billed_until / 1000,
     start_date: (r.start_date ?? r.created_at) / 1000,
+    // Seconds since start_date: the CLI's instance tables show it as the age in hours.
+    duration: Math.max(0, now - (r.start_date ?? r.created_at)) / 1000,
     created_at: r.created_at / 1000,
     maintenances,
   };
@@ -211,6 +216,7 @@ export const instanceSchema = {
     accrued_cost: { type: 'number', description: 'dollars charged so far' },
     billed_until: num,
     start_date: num,
+    duration: { type: 'number', description: 'seconds since start_date' },
     created_at: num,
     maintenances: { type: 'array', items: maintenanceWindowSchema },
   },
