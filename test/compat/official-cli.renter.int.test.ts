@@ -272,6 +272,16 @@ describeEachDb('official CLI: renter commands', (dialect) => {
       expectOk(r);
       expect(r.body.success, r.text).toBe(true);
     }
+    // A failure: the CLI prints `msg` (without one it would retry the whole request, re-sending it).
+    const missing = await cli(t(), {
+      method: 'PUT',
+      path: '/instances/',
+      key,
+      json: { state: 'stopped', ids: [987654321] },
+    });
+    expectOk(missing);
+    expect(missing.body.success).toBe(false);
+    expect(missing.body.msg).toMatch(/^0 of 1 instance stopped; 987654321: /);
     // The host's agent brings it back up before the next stop.
     await agentRuns(id);
     for (const json of [{ state: 'stopped' }, { state: 'running' }, { label: 'hello' }]) {

@@ -170,10 +170,16 @@ export interface BulkResult {
   msg?: string;
 }
 
+/**
+ * Applies `fn` to each distinct id. The reply's `msg` sums it up in a sentence, naming up to five failures:
+ * the official CLI prints `msg` when `success` is false, and retries the whole request when
+ * there is none.
+ */
 async function bulk(
   ids: number[],
+  done: string,
   fn: (id: number) => Promise<unknown>,
-): Promise<{ success: boolean; results: BulkResult[] }> {
+): Promise<{ success: boolean; msg: string; results: BulkResult[] }> {
   const results: BulkResult[] = [];
   for (const id of [...new Set(ids)]) {
     try {
@@ -184,7 +190,17 @@ async function bulk(
       results.push({ id, success: false, error: err.code, msg: err.message });
     }
   }
-  return { success: results.every((r) => r.success), results };
+  const failed = results.filter((r) => !r.success);
+  const ok = results.length - failed.length;
+  const summary = `${ok} of ${results.length} instance${results.length === 1 ? '' : 's'} ${done}`;
+  const msg =
+    failed.length === 0
+      ? summary
+      : `${summary}; ${failed
+          .slice(0, 5)
+          .map((r) => `${r.id}: ${r.msg}`)
+          .join('; ')}${failed.length > 5 ? `; and ${failed.length - 5} more failed` : ''}`;
+  return { success: failed.length === 0, msg, results };
 }
 
 export function checkIds(name: string, ids: unknown): number[] {
@@ -200,9 +216,9 @@ export function checkIds(name: string, ids: unknown): number[] {
 }
 
 export const bulkChangeState = (deps: Deps, auth: AuthContext, ids: number[], want: IntendedStatus) =>
-  bulk(ids, (id) => changeState(deps, auth, id, want));
+  bulk(ids, want === 'stopped' ? 'stopped' : 'started', (id) => changeState(deps, auth, id, want));
 export const bulkDestroy = (deps: Deps, auth: AuthContext, ids: number[]) =>
-  bulk(ids, (id) => destroyInstance(deps, auth, id));
+  bulk(ids, 'destroyed', (id) => destroyInstance(deps, auth, id));
 
 /**
  * The OpenSSH public key lines one live instance of the caller accepts (what its host writes to

@@ -283,6 +283,7 @@ describeEachDb('instances', (dialect) => {
       body: { state: 'stopped', ids },
     });
     expect(stop.body.success).toBe(true);
+    expect(stop.body.msg).toBe('2 of 2 instances stopped');
     for (let i = 0; i < 3; i++) {
       const d = await t().request('DELETE', '/api/v0/instances/', {
         key: u.apiKey,
@@ -302,6 +303,15 @@ describeEachDb('instances', (dialect) => {
     });
     expect(foreign.body.success).toBe(false);
     expect(foreign.body.results[0]).toMatchObject({ id: 99999999, success: false, error: 'not_found' });
+    expect(foreign.body.msg).toBe(`0 of 1 instance destroyed; 99999999: ${foreign.body.results[0].msg}`);
+    const many = await t().request('DELETE', '/api/v0/instances/', {
+      key: u.apiKey,
+      body: { instance_ids: [ids[0], 99999991, 99999992, 99999993, 99999994, 99999995, 99999996] },
+    });
+    expect(many.body.success).toBe(false);
+    expect(many.body.msg).toMatch(
+      /^1 of 7 instances destroyed; 99999991: .*; 99999995: [^;]*; and 1 more failed$/,
+    );
   });
 
   it('pages the v1 list with next_token, filters and orders', async () => {

@@ -53,6 +53,7 @@ const bulkReply = {
   type: 'object',
   properties: {
     success: { type: 'boolean' },
+    msg: { type: 'string', description: 'the outcome in a sentence, failures first' },
     results: {
       type: 'array',
       items: {
