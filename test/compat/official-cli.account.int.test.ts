@@ -21,6 +21,46 @@ describeEachDb('official CLI: account commands', (dialect) => {
     expect(typeof r.body.balance).toBe('number');
   });
 
+  it("show user: the keys of the CLI's user table (fullname, ssh_key) beside full_name and api_key", async () => {
+    const u = await t().user({ fullName: 'Ada Lovelace' });
+    const none = await cli(t(), { method: 'GET', path: '/users/current', key: u.apiKey });
+    expectOk(none);
+    expect(none.body).toMatchObject({
+      id: u.id,
+      email: u.email,
+      full_name: 'Ada Lovelace',
+      fullname: 'Ada Lovelace',
+      ssh_key: null,
+      api_key: u.apiKey,
+    });
+    // The account's first (oldest) SSH public key, as GET /ssh/ shows it.
+    for (const k of [PUB, PUB2])
+      expectOk(await cli(t(), { method: 'POST', path: '/ssh/', key: u.apiKey, json: { ssh_key: k } }));
+    const keys = (await cli(t(), { method: 'GET', path: '/ssh/', key: u.apiKey })).body.ssh_keys;
+    const r = await cli(t(), { method: 'GET', path: '/users/current/', key: u.apiKey });
+    expectOk(r);
+    expect(r.body.ssh_key).toBe(keys[0].ssh_key);
+    expect(r.body.ssh_key).not.toBe(keys[1].ssh_key);
+    expect(r.body).toMatchObject({
+      fullname: 'Ada Lovelace',
+      api_key: u.apiKey,
+      balance: expect.any(Number),
+    });
+    // A key that may not read SSH keys is not shown them.
+    const scoped = (
+      await cli(t(), {
+        method: 'POST',
+        path: '/auth/apikeys/',
+        key: u.apiKey,
+        json: { name: 'u', permissions: { user: 'read' } },
+      })
+    ).body.key as string;
+    const s = await cli(t(), { method: 'GET', path: '/users/current', key: scoped });
+    expectOk(s);
+    expect(s.body).not.toHaveProperty('ssh_key');
+    expect(s.body).toMatchObject({ fullname: 'Ada Lovelace', api_key: scoped });
+  });
+
   it('create api-key with a marketplace permission file: {id, key, permissions} as given, and the key is scoped', async () => {
     const permissions = { api: { instance_read: {}, misc: {} } };
     const r = await cli(t(), {

@@ -4,6 +4,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { describeEachDb } from '../helpers/db.js';
 import { useTestApp } from '../helpers/app.js';
 import { insertMachines } from '../../src/server/modules/machines/machines.service.js';
+import { insertInstances } from '../helpers/maintenance.js';
 import { cli, expectOk, expectTableFields, f, type Kind } from './official-cli.js';
 
 // The columns of the CLI's machines table.
@@ -154,6 +155,54 @@ describeEachDb('official CLI: host commands', (dialect) => {
       key,
     });
     expect(after.body).toEqual([]);
+  });
+
+  it('schedule maint without --maintenance_category: the CLI\'s "not provided" is the default category', async () => {
+    const renter = await t().user({ fullName: 'Ada Renter' });
+    const [inst] = await insertInstances(t().deps.db, [{ machineId: m[1]!, userId: renter.id }]);
+    const sdate = Math.floor(t().clock.now() / 1000) + 86400;
+    const s = await cli(t(), {
+      method: 'PUT',
+      path: `/machines/${m[1]}/dnotify/`,
+      key,
+      json: { client_id: 'me', sdate: f(sdate), duration: f(1.5), maintenance_category: 'not provided' },
+    });
+    expectOk(s);
+    expect(s.body).toMatchObject({ success: true, notifications_sent: 1 });
+    const list = await cli(t(), {
+      method: 'GET',
+      path: '/machines/maintenances',
+      query: { owner: 'me', machine_ids: [m[1]] },
+      key,
+    });
+    expect(list.body).toEqual([
+      expect.objectContaining({
+        machine_id: m[1],
+        start_time: sdate,
+        end_time: sdate + 5400,
+        duration_hours: 1.5,
+        maintenance_category: 'other',
+      }),
+    ]);
+    // The renter's e-mail names the default category and never the CLI's placeholder.
+    const mail = await t()
+      .deps.db.selectFrom('email_outbox')
+      .select(['subject', 'text_body', 'html_body'])
+      .where('to_addr', '=', renter.email)
+      .executeTakeFirstOrThrow();
+    expect(mail.subject).toMatch(new RegExp(`^Scheduled maintenance on machine ${m[1]}: .* \\(other\\)$`));
+    expect(mail.text_body).toContain('Hello Ada Renter,');
+    expect(mail.text_body).toContain('  Duration: 1.5 hours\n  Category: other\n');
+    expect(mail.text_body).toContain(`Your instance on this machine: ${inst}.`);
+    for (const part of [mail.subject, mail.text_body, mail.html_body ?? ''])
+      expect(part).not.toContain('not provided');
+    const c = await cli(t(), {
+      method: 'PUT',
+      path: `/machines/${m[1]}/cancel_maint/`,
+      key,
+      json: { client_id: 'me', machine_id: m[1] },
+    });
+    expectOk(c);
   });
 
   it('unlist machine: success', async () => {

@@ -170,6 +170,21 @@ describeEachDb('official CLI: tfa commands', (dialect) => {
     expect(typeof e.body.secret).toBe('string');
   });
 
+  it('a second tfa send-sms within the resend window: tfa_challenge_exists, with a msg for CLI and API users', async () => {
+    t().clock.advance(61_000);
+    expectOk(await cli(t(), { method: 'POST', path: '/api/v0/tfa/sms/', key, json: {} }));
+    t().clock.advance(20_000);
+    const again = await cli(t(), { method: 'POST', path: '/api/v0/tfa/sms/', key, json: {} });
+    expect(again.status).toBe(400);
+    expect(again.contentType).toBe('application/json');
+    expect(again.body.error).toBe('tfa_challenge_exists');
+    // The CLI prints `msg`: it names the CLI's resend command and the API path, and when a plain
+    // send works again (OPENRIG_SMS_RESEND_AFTER_S, 60 s by default, after the first send).
+    expect(again.body.msg).toContain('tfa resend-sms --secret SECRET');
+    expect(again.body.msg).toContain('POST /api/v0/tfa/sms/resend/');
+    expect(again.body.msg).toMatch(/A plain send works again in 40 s\.$/);
+  });
+
   it('tfa regen-codes -id ID -c CODE, tfa login --backup-code, tfa delete -id ID --method-id ID -c CODE', async () => {
     const g = await cli(t(), {
       method: 'PUT',
@@ -197,5 +212,18 @@ describeEachDb('official CLI: tfa commands', (dialect) => {
     });
     expectOk(d);
     expect(d.body.remaining_methods).toBe(1);
+  });
+
+  it('tfa login with a wrong code: 2fa_login_failed (the published code for a failed login), with fail_count', async () => {
+    const r = await cli(t(), {
+      method: 'POST',
+      path: '/api/v0/tfa/',
+      key,
+      json: { tfa_method: 'totp', code: '000000' },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe('2fa_login_failed');
+    expect(typeof r.body.msg).toBe('string');
+    expect(Number.isInteger(r.body.fail_count)).toBe(true);
   });
 });

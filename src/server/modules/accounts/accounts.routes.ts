@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
 import { clearSessionCookie } from '../../http/session-cookie.js';
-import { logout, logoutEverywhere } from './accounts.service.js';
-import { userSchema, userView } from './accounts.view.js';
+import { currentUser, logout, logoutEverywhere } from './accounts.service.js';
+import { userSchema } from './accounts.view.js';
 import { authErrors, errorSchema } from '../../http/schemas.js';
 
 export async function accountsRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
@@ -19,11 +19,7 @@ export async function accountsRoutes(app: FastifyInstance, deps: Deps): Promise<
         response: { 200: userSchema, 401: errorSchema },
       },
     },
-    async (req) => {
-      const auth = requireAuth(req);
-      // The CLI removes `api_key` from the user object and fails if it is missing.
-      return { ...userView(auth.user, { teamId: auth.teamId }), api_key: auth.credential };
-    },
+    async (req) => currentUser(deps, requireAuth(req)),
   );
 
   const ended = {

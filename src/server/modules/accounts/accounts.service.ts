@@ -10,6 +10,9 @@ import { assertNotLocked, recordSignInFailure } from './accounts.lockout.js';
 import { findOrCreateTeam, findUserByEmail, revokeSession, revokeUserSessions } from './accounts.repo.js';
 import * as repo from './accounts.repo.js';
 import type { AuthContext } from '../../http/auth.js';
+import { allows } from '../../../contract/permissions.js';
+import { listSshKeys } from '../ssh-keys/ssh-keys.service.js';
+import { userView } from './accounts.view.js';
 
 export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const E164_RE = /^\+[1-9]\d{6,14}$/;
@@ -160,4 +163,17 @@ export async function logout(deps: Pick<Deps, 'db' | 'clock'>, auth: AuthContext
 /** Ends every session of the caller's account, CLI and browser alike; API keys stay valid. */
 export async function logoutEverywhere(deps: Pick<Deps, 'db' | 'clock'>, auth: AuthContext): Promise<number> {
   return revokeUserSessions(deps.db, auth.user.id, deps.clock.now());
+}
+
+/**
+ * GET /users/current: the user object, plus `ssh_key` (the account's oldest SSH public key, null
+ * when it has none; left out for a key that may not read SSH keys) and `api_key`, the credential
+ * the caller presented (the official CLI removes it before printing and fails when it is missing).
+ */
+export async function currentUser(deps: Deps, auth: AuthContext) {
+  const view = userView(auth.user, { teamId: auth.teamId });
+  const ssh = allows(auth.permissions, 'ssh_keys', 'read')
+    ? { ssh_key: (await listSshKeys(deps, auth.user.id))[0]?.ssh_key ?? null }
+    : {};
+  return { ...view, ...ssh, api_key: auth.credential };
 }

@@ -1,5 +1,6 @@
 // The user object of the user and login replies: named fields id, email,
 // full_name, tfa_status; the rest is what clients of a GPU cloud read (balance, email_verified).
+// `fullname` repeats full_name under the name the official CLI's user table reads.
 import type { User } from '../../http/auth.js';
 
 export function maskPhone(phone: string | null): string | null {
@@ -17,6 +18,7 @@ export function userView(u: User, extra: { teamId?: number | null } = {}) {
     id: u.id,
     email: u.email,
     full_name: u.full_name,
+    fullname: u.full_name,
     username: u.email,
     tfa_status: u.tfa_status,
     tfa_enabled: u.tfa_status !== 'disabled',
@@ -38,6 +40,7 @@ export const userSchema = {
     id: { type: 'integer' },
     email: { type: 'string' },
     full_name: { type: 'string' },
+    fullname: { type: 'string' },
     username: { type: 'string' },
     tfa_status: { type: 'string', enum: ['enabled', 'disabled', 'legacy'] },
     tfa_enabled: { type: 'boolean' },
@@ -50,6 +53,7 @@ export const userSchema = {
     credit: { type: 'number' },
     team_id: { type: ['integer', 'null'] },
     created_at: { type: 'number' },
+    ssh_key: { type: ['string', 'null'] },
     api_key: { type: 'string' },
     session_key: { type: 'string' },
     backup_codes_remaining: { type: 'integer' },

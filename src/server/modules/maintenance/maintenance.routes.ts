@@ -20,7 +20,9 @@ import {
   parseWindow,
 } from './maintenance.validate.js';
 
-const categoryDoc = { description: 'power, internet, disk, gpu, software or other (default other)' };
+const categoryDoc = {
+  description: 'power, internet, disk, gpu, software or other; absent, null or "not provided" means other',
+};
 const windowFields = {
   sdate: { description: 'Start, Unix timestamp (seconds); in the future and within 1 year' },
   duration: { description: 'Hours; positive; minimum effective 1; default 1; at most 8760' },

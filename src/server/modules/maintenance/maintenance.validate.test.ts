@@ -69,6 +69,17 @@ describe('maintenance validation', () => {
     ]);
   });
 
+  it('gives the default category to an absent, null or "not provided" one; other values are exact', () => {
+    for (const cat of [undefined, null, 'not provided'])
+      expect(parseWindow({ sdate: S, maintenance_category: cat }, NOW).category).toBe('other');
+    expect(parseWindow({ sdate: S, maintenance_category: 'power' }, NOW).category).toBe('power');
+    for (const bad of ['Not Provided', 'not_provided', '', 'POWER'])
+      expect(fails(() => parseWindow({ sdate: S, maintenance_category: bad }, NOW))).toEqual([
+        400,
+        'maintenance_category must be one of: disk, gpu, internet, other, power, software',
+      ]);
+  });
+
   it('property: any body either parses to a sane window or throws one of the published errors', () => {
     fc.assert(
       fc.property(

@@ -3,7 +3,7 @@
 //   1. machine_ids: a non-empty list (400) → at most 100 entries (400) → at least one valid ID (400)
 //   2. sdate: present (422) → a number (422) → in the future (422) → within 1 year (422)
 //   3. duration: absent/null → 1; else a positive number (400), at most 8760 (400); below 1 → 1
-//   4. maintenance_category: absent/null → other; else one of the six values (400)
+//   4. maintenance_category: absent/null/"not provided" → other; else one of the six values (400)
 // Ownership is decided afterwards, in the transaction (maintenance.service).
 import type { MaintenanceCategory } from '../../db/tables/maintenance.js';
 import { MaintenanceErrors as E } from './maintenance.errors.js';
@@ -24,6 +24,11 @@ export const MIN_DURATION_HOURS = 1;
 /** Our own limit: a window longer than a year is refused (keeps end times finite and sane). */
 export const MAX_DURATION_HOURS = 8760;
 const HOUR_MS = 3_600_000;
+/**
+ * The official CLI sends this literal string when its user gave no category; it means "no
+ * category" and gets the same default as an absent field.
+ */
+export const CATEGORY_NOT_GIVEN = 'not provided';
 
 export interface WindowSpec {
   startMs: number;
@@ -85,7 +90,7 @@ export function parseWindow(body: unknown, nowMs: number): WindowSpec {
 
   const cat = field(body, 'maintenance_category');
   let category: MaintenanceCategory = 'other';
-  if (cat !== undefined && cat !== null) {
+  if (cat !== undefined && cat !== null && cat !== CATEGORY_NOT_GIVEN) {
     if (typeof cat !== 'string' || !(CATEGORIES as readonly string[]).includes(cat))
       throw E.categoryInvalid();
     category = cat as MaintenanceCategory;

@@ -31,7 +31,10 @@ export const TfaErrors = defineErrors({
   challengeExists: [
     400,
     'tfa_challenge_exists',
-    'An SMS code was sent recently; use /api/v0/tfa/sms/resend/ to get a new one',
+    // Read by people on the command line and by API integrators alike, so it names both ways.
+    'An SMS code was sent to this number recently. To get a new code, resend it: ' +
+      '`vastai tfa resend-sms --secret SECRET` (SECRET from that send), ' +
+      '`openrig tfa send-sms --resend`, or POST /api/v0/tfa/sms/resend/',
   ],
   authorizationRequired: [
     403,

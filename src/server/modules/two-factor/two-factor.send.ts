@@ -248,7 +248,10 @@ export async function sendSmsCode(
       // "A recent code was already sent; use resend": within OPENRIG_SMS_RESEND_AFTER_S
       // a plain send is refused; resend (which replaces the code) is the way to a new one. After
       // that a send replaces the older code the same way.
-      throw TfaErrors.challengeExists();
+      const waitS = Math.ceil((previous.sent_at + deps.config.sms.resendAfterS * 1000 - now) / 1000);
+      throw TfaErrors.challengeExists(
+        `${TfaErrors.challengeExists.msg}. A plain send works again in ${waitS} s.`,
+      );
     }
     await checkSmsLimits(db, deps.config.sms, { userId: user.id, phone: target.phone, purpose, now });
     await recordSmsSend(db, { userId: user.id, phone: target.phone, purpose, now });
