@@ -264,6 +264,9 @@ export class Agent {
       image: w.image,
       disk: w.disk,
       onstart: w.onstart,
+      // Older servers send neither: the instance runs the usual way, with onstart.
+      args: w.args ?? null,
+      entrypoint: w.entrypoint ?? null,
       authorizedKeys: w.authorized_keys,
       ports: w.ports ?? [],
       imageLogin: w.image_login ?? null,

@@ -1,8 +1,8 @@
 // The exact Engine API body of an instance's container: NVIDIA device request with the assigned
 // GPU indices, CPU and memory limits, published ports, labels for re-adoption, the environment;
-// and registry credentials parsed from image_login.
+// registry credentials parsed from image_login; and the main process per runtype.
 import { describe, expect, it } from 'vitest';
-import { containerCreateBody, parseImageLogin } from './runtime-docker.js';
+import { containerCreateBody, mainProcess, parseImageLogin } from './runtime-docker.js';
 import type { InstanceSpec } from './runtime.js';
 
 const spec: InstanceSpec = {
@@ -78,6 +78,50 @@ describe('containerCreateBody', () => {
     expect(host.StorageOpt).toBeUndefined();
     expect(host.NanoCpus).toBeUndefined();
     expect(host.PortBindings).toEqual({});
+  });
+});
+
+describe('mainProcess: Entrypoint and Cmd of the container', () => {
+  const base = { ...spec, onstart: '/bin/sh' };
+  it("runtype args with an entrypoint: it replaces the image's, the arguments are its Cmd", () => {
+    expect(mainProcess({ ...base, entrypoint: '/bin/sh', args: ['-c', 'echo hi; sleep 1000'] })).toEqual({
+      Entrypoint: ['/bin/sh'],
+      Cmd: ['-c', 'echo hi; sleep 1000'],
+    });
+    // As `docker run --entrypoint E IMAGE`: with no arguments E runs alone, not with the image's Cmd.
+    expect(mainProcess({ ...base, entrypoint: 'bash', args: [] })).toEqual({ Entrypoint: ['bash'], Cmd: [] });
+  });
+  it("runtype args without one: the image's entrypoint gets the arguments, or its defaults run", () => {
+    expect(mainProcess({ ...base, entrypoint: null, args: ['serve', '--port', '80'] })).toEqual({
+      Cmd: ['serve', '--port', '80'],
+    });
+    expect(mainProcess({ ...base, entrypoint: null, args: [] })).toEqual({});
+  });
+  it('other runtypes (and older servers, which send no args): the main loop running onstart', () => {
+    for (const s of [base, { ...base, args: null, entrypoint: 'ignored' }])
+      expect(mainProcess(s)).toEqual({
+        Entrypoint: ['/bin/sh', '-c', expect.stringContaining('/bin/sh -c "$1" &'), 'openrig-main'],
+        Cmd: ['/bin/sh'],
+      });
+  });
+  it('is what the create body carries', () => {
+    const body = containerCreateBody({
+      spec: { ...base, entrypoint: '/bin/sh', args: ['-c', 'x'] },
+      agentUid: 'u',
+      sshPort: 1,
+      hostPorts: {},
+      diskQuota: false,
+    });
+    expect(body).toMatchObject({ Entrypoint: ['/bin/sh'], Cmd: ['-c', 'x'] });
+    const imageOwn = containerCreateBody({
+      spec: { ...base, args: [] },
+      agentUid: 'u',
+      sshPort: 1,
+      hostPorts: {},
+      diskQuota: false,
+    });
+    expect(imageOwn).not.toHaveProperty('Entrypoint');
+    expect(imageOwn).not.toHaveProperty('Cmd');
   });
 });
 

@@ -2,6 +2,8 @@
 // instance id and the agent's id (re-adoption after an agent restart finds them by label), through
 // the Engine API (docker-engine.ts). The container's main process is a small shell loop under the
 // engine's init; `onstart` runs once per start in the background, its output in the container log.
+// An instance of runtype `args` runs its image as is instead: its entrypoint (or the given one)
+// with the instance's arguments is the main process, and its end is the instance's.
 // SSH is the agent's own per-instance server (container-ssh.ts) on a host port fixed at creation
 // (a label), so `ssh -p` keeps working across stop/start and agent restarts.
 // Per instance the agent keeps STATE_DIR/containers/ID/: the SSH host key, authorized_keys, and a
@@ -28,6 +30,19 @@ const MAIN = [
   "trap 'exit 0' TERM INT",
   'while :; do sleep 3600 & wait $!; done',
 ].join('\n');
+
+/**
+ * Entrypoint and Cmd of the container. Runtype `args` runs the image as `docker run [--entrypoint
+ * E] IMAGE ARGS…` does: the arguments replace the image's Cmd and go to its entrypoint, or to the
+ * given one (which, as with `--entrypoint`, drops the image's Cmd: with no arguments it runs
+ * alone); with neither, the image's own defaults run. Otherwise the main process is MAIN, which
+ * runs `onstart`.
+ */
+export function mainProcess(spec: InstanceSpec): { Entrypoint?: string[]; Cmd?: string[] } {
+  if (!spec.args) return { Entrypoint: ['/bin/sh', '-c', MAIN, 'openrig-main'], Cmd: [spec.onstart] };
+  if (spec.entrypoint) return { Entrypoint: [spec.entrypoint], Cmd: spec.args };
+  return spec.args.length > 0 ? { Cmd: spec.args } : {};
+}
 
 export function containerName(id: number): string {
   return `openrig-${id}`;
@@ -97,8 +112,7 @@ export function containerCreateBody(i: ContainerBodyInput): Record<string, unkno
   return {
     Image: spec.image,
     Hostname: `C.${spec.id}`,
-    Entrypoint: ['/bin/sh', '-c', MAIN, 'openrig-main'],
-    Cmd: [spec.onstart],
+    ...mainProcess(spec),
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
     Labels: {
       [LABEL_INSTANCE]: String(spec.id),

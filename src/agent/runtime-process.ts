@@ -1,7 +1,8 @@
-// The process runtime: an instance is a working directory under
-// STATE_DIR/instances/ID and a process tree led by its main process (supervisor.ts), which runs
-// detached in its own process group, serves SSH and runs `onstart`. Its pid is in main.pid
-// (operator contract). The "image" is recorded, not pulled: processes run on the host itself.
+// The process runtime: an instance is a working directory under STATE_DIR/instances/ID and a
+// process tree led by its main process (supervisor.ts), which runs detached in its own process
+// group, serves SSH and runs `onstart` (under runtype `args`, the instance's program instead). Its
+// pid is in main.pid (operator contract). The "image" is recorded, not pulled: processes run on
+// the host itself.
 import { spawn, type ChildProcess } from 'node:child_process';
 import {
   existsSync,
@@ -110,6 +111,16 @@ export function sshAccepts(host: string, port: number, timeoutMs = 1000): Promis
   });
 }
 
+/**
+ * `text` with the host path of an instance's working directory `root` shown as the instance's `/`:
+ * `root/x` reads `/x` and `root` itself `/`, but a longer name that begins the same (`rootless`)
+ * is left alone.
+ */
+export function instancePaths(text: string, root: string): string {
+  const escaped = root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return text.replace(new RegExp(`${escaped}(?:/|(?![\\w.-]))`, 'g'), '/');
+}
+
 export class ProcessRuntime implements Runtime {
   readonly name = 'process' as const;
   private readonly exitMsgs = new Map<number, string>();
@@ -143,6 +154,9 @@ export class ProcessRuntime implements Runtime {
       sshBind: this.o.sshBind,
       sshPortHint: prev,
       keyCheck: this.o.keyCheck,
+      // Runtype `args`: no image brings an entrypoint here, so without one the first argument is
+      // the program, as for an image that has none.
+      main: spec.args ? (spec.entrypoint ? [spec.entrypoint, ...spec.args] : spec.args) : null,
     };
     // The env holds CONTAINER_API_KEY and keyCheck the host's key: readable by the agent's user only.
     writeFileSync(path.join(d, FILES.spec), JSON.stringify(s), { mode: 0o600 });
@@ -288,7 +302,9 @@ export class ProcessRuntime implements Runtime {
 
   /**
    * Runs the command in the instance's working directory; path arguments are taken inside it (an
-   * absolute path is relative to it) and may not leave it.
+   * absolute path is relative to it) and may not leave it. The output shows paths as the instance
+   * sees them: a relative path is passed as given, an absolute one is passed below the working
+   * directory and the working directory's own path in the output reads `/` again.
    */
   async execute(id: number, argv: string[]): Promise<string> {
     const root = path.join(this.dir(id), FILES.root);
@@ -296,15 +312,16 @@ export class ProcessRuntime implements Runtime {
       if (a.startsWith('-')) return a;
       const p = path.resolve(root, a.replace(/^\/+/, ''));
       if (p !== root && !p.startsWith(root + path.sep)) throw new Error(`${a} is outside the instance`);
-      return p;
+      return a.startsWith('/') ? p : a;
     });
     const { execFile } = await import('node:child_process');
-    return new Promise((resolve) => {
+    const text = await new Promise<string>((resolve) => {
       execFile(argv[0]!, args, { cwd: root, encoding: 'utf8', timeout: 30_000 }, (err, stdout, stderr) => {
         const code = err ? ((err as { code?: unknown }).code ?? 1) : 0;
         resolve(stdout + stderr + (code === 0 ? '' : `(exit code ${textOf(code)})\n`));
       });
     });
+    return instancePaths(text, root);
   }
 
   async list(): Promise<number[]> {

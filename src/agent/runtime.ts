@@ -8,6 +8,14 @@ export interface InstanceSpec {
   /** GB */
   disk: number;
   onstart: string;
+  /**
+   * Runtype `args`: the main process is the image's entrypoint (or `entrypoint`) with these
+   * arguments, and `onstart` is not run. Absent or null: the runtime's own main process runs
+   * `onstart` in the background.
+   */
+  args?: string[] | null;
+  /** With `args`: the program replacing the image's entrypoint; null keeps the image's. */
+  entrypoint?: string | null;
   /** The instance's env, plus CONTAINER_API_KEY and friends (the agent adds them). */
   env: Record<string, string>;
   /** OpenSSH public key lines the instance's SSH server accepts, and no others. */

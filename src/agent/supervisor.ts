@@ -2,7 +2,8 @@
 // `node supervisor.js INSTANCE_DIR`. It runs detached from the agent, in its own process group,
 // so the agent can restart (or be killed) while instances keep running, and re-adopt them.
 // It serves the instance's SSH, runs `onstart` once in the background (its exit does not end the
-// instance), and lives until SIGTERM. When it dies the instance is `exited`.
+// instance), and lives until SIGTERM. When it dies the instance is `exited`. Under runtype `args`
+// it runs the instance's program instead of onstart, and ends when that program ends.
 import { spawn } from 'node:child_process';
 import { appendFileSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,6 +18,12 @@ export interface SupervisorSpec {
   sshPortHint: number | null;
   /** The control server the SSH server asks for the instance's current keys (absent: file only). */
   keyCheck?: KeyCheck;
+  /**
+   * Runtype `args`: the program and its arguments, run in place of onstart; when it ends the
+   * supervisor ends with its exit code, so the instance is `exited` as a container would be.
+   * Empty: nothing to run (there is no image whose defaults could run). Absent: onstart.
+   */
+  main?: string[] | null;
 }
 
 export const FILES = {
@@ -72,7 +79,8 @@ function main(dir: string): void {
     writeFileSync(tmp, `${port}\n`);
     renameSync(tmp, path.join(dir, FILES.port)); // atomic: the agent never reads half a number
     log(`ssh listening on ${spec.sshBind}:${port}`);
-    startOnstart();
+    if (spec.main) startMain(spec.main);
+    else startOnstart();
   });
   listen(spec.sshPortHint ?? 0);
 
@@ -92,6 +100,23 @@ function main(dir: string): void {
     });
     child.on('exit', (code, signal) => log(`onstart exited (${signal ?? code})`));
     child.on('error', (err) => log(`onstart failed to start: ${err.message}`));
+  }
+
+  function startMain(argv: string[]) {
+    if (argv.length === 0) return;
+    const out = openSync(path.join(dir, FILES.onstartLog), 'a');
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: root, env, stdio: ['ignore', out, out] });
+    child.on('exit', (code, signal) => {
+      log(
+        `main program ${code === 0 ? 'ended' : 'failed'} (${signal ? `signal ${signal}` : `exit code ${code}`})`,
+      );
+      server.close();
+      process.exit(code ?? 1);
+    });
+    child.on('error', (err) => {
+      log(`main program failed to start: ${err.message}`);
+      process.exit(127);
+    });
   }
 
   const stop = (sig: string) => {

@@ -101,6 +101,20 @@ export interface DesiredInstance {
   ports?: { container: number; proto: 'tcp' | 'udp' }[];
   /** Registry credentials for pulling `image` (`-u USER -p PASSWORD [REGISTRY]`), or null. */
   image_login?: string | null;
+  /**
+   * Set for an instance created with runtype `args`: its main process is the image's entrypoint
+   * (or `entrypoint`) run with these arguments, as `docker run [--entrypoint E] IMAGE ARGS…` runs
+   * it, and its end is the instance's; `onstart` is not run. Absent (an older server) or null: the
+   * agent's own main process, which runs `onstart` in the background. An agent that does not know
+   * the field runs the instance the older way.
+   */
+  args?: string[] | null;
+  /**
+   * With `args`: the program that replaces the image's entrypoint, one path or name as `docker run
+   * --entrypoint` takes it (the official client sends its `--entrypoint` as `onstart`); null keeps
+   * the image's own.
+   */
+  entrypoint?: string | null;
 }
 
 /**

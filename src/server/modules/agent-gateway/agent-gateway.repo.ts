@@ -203,6 +203,8 @@ export async function instancesForAgent(db: Kysely<DB>, machineIds: number[], re
       'image',
       'disk',
       'onstart',
+      'runtype',
+      'args',
       'env',
       'label',
       'intended_status',

@@ -146,6 +146,8 @@ export const syncReply = {
             },
           },
           image_login: { type: ['string', 'null'] },
+          args: { type: ['array', 'null'], items: { type: 'string' } },
+          entrypoint: { type: ['string', 'null'] },
         },
       },
     },

@@ -28,6 +28,7 @@ import type {
 import { AgentErrors } from './agent-gateway.errors.js';
 import * as repo from './agent-gateway.repo.js';
 import { heartbeat } from './agent-gateway.heartbeats.js';
+import { launchOf } from './agent-gateway.launch.js';
 import { machineEvent, recordEvents } from '../webhooks/webhooks.events.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -278,6 +279,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
       ports: destroyed ? [] : portRequests(r.env),
       image_login:
         destroyed || !r.image_login_enc ? null : decryptSecret(deps.config.secretKey, r.image_login_enc),
+      ...(destroyed ? {} : launchOf(r.runtype, r.args, r.onstart)),
     });
   }
   // Reported instances the server has no live row for on this agent's machines: remove them.

@@ -30,22 +30,73 @@ const ALLOWED: Record<Kind, ActualStatus[]> = {
   recycle: ['running'],
 };
 
-const COMMANDS: Record<string, RegExp> = {
-  ls: /^-[lahRtrS1dF]+$/,
-  du: /^-[shacdxk]+$|^--max-depth=\d{1,2}$/,
-  rm: /^-[rfRd]+$/,
+/**
+ * What each program may be given: single-letter flags (alone or clustered, `-lhr`), at most one
+ * flag taking a small number (`du -d N`), and whole long options. None of them names a file to
+ * read, follows symbolic links or changes what a path means, so the only paths a command touches
+ * are the plain ones it is given. These include every form the official client's help shows
+ * (`ls -l -o -r`, `du -d2 -h`, `rm -r home/delete_this.txt`).
+ */
+interface CommandRule {
+  flags: string;
+  /** The flag whose value is a number from 0 to 99: attached (`-d2`, `-hd2`) or the next word. */
+  numberFlag?: string;
+  long?: RegExp;
+}
+
+const COMMANDS: Record<string, CommandRule> = {
+  ls: { flags: 'lahRtrS1dFognAis' },
+  du: { flags: 'shackmx', numberFlag: 'd', long: /^--max-depth=\d{1,2}$/ },
+  rm: { flags: 'rfRdv' },
 };
 
-/** `ls`, `du` or `rm` with their common options and paths; no shell syntax. Null when refused. */
+/** One word of options, with its number when the number flag ends it; null when refused. */
+function parseFlags(rule: CommandRule, word: string): { cluster: string; needsNumber: boolean } | null {
+  if (word.startsWith('--')) return rule.long?.test(word) ? { cluster: word, needsNumber: false } : null;
+  const body = word.slice(1);
+  if (body === '') return null;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c === rule.numberFlag) {
+      const rest = body.slice(i + 1);
+      if (rest === '') return { cluster: word, needsNumber: true };
+      return /^\d{1,2}$/.test(rest) ? { cluster: word, needsNumber: false } : null;
+    }
+    if (!rule.flags.includes(c)) return null;
+  }
+  return { cluster: word, needsNumber: false };
+}
+
+/**
+ * `ls`, `du` or `rm` with their common options and plain paths; no shell syntax, no `..`, not
+ * `rm` of the root. Null when refused. A number given as its own word (`du -d 2`) is attached to
+ * its flag (`-d2`), so every word of the result that does not start with `-` is a path.
+ */
 export function parseAllowedCommand(command: string): string[] | null {
   if (command.length > 1000 || /[;&|`$<>(){}\\'"*?\n\r\0~]/.test(command)) return null;
-  const argv = command.trim().split(/\s+/);
-  const opts = COMMANDS[argv[0] ?? ''];
-  if (!opts || argv.length > 32) return null;
-  for (const a of argv.slice(1)) {
-    if (a.startsWith('-') ? !opts.test(a) : !/^[A-Za-z0-9._/+=@:,-]+$/.test(a)) return null;
+  const words = command.trim().split(/\s+/);
+  const rule = COMMANDS[words[0] ?? ''];
+  if (!rule || words.length > 32) return null;
+  const argv = [words[0]!];
+  const paths: string[] = [];
+  for (let i = 1; i < words.length; i++) {
+    const w = words[i]!;
+    if (!w.startsWith('-')) {
+      if (!/^[A-Za-z0-9._/+=@:,-]+$/.test(w)) return null;
+      paths.push(w);
+      argv.push(w);
+      continue;
+    }
+    const f = parseFlags(rule, w);
+    if (!f) return null;
+    if (!f.needsNumber) {
+      argv.push(f.cluster);
+      continue;
+    }
+    const n = words[++i];
+    if (n === undefined || !/^\d{1,2}$/.test(n)) return null;
+    argv.push(f.cluster + n);
   }
-  const paths = argv.slice(1).filter((a) => !a.startsWith('-'));
   if (paths.some((a) => a.split('/').includes('..'))) return null;
   if (argv[0] === 'rm' && paths.some((a) => /^[/.]+$/.test(a))) return null;
   return argv;
