@@ -156,7 +156,7 @@ export class OpenrigClient extends HttpClient {
     const r = await this.request<{ machines: Machine[] }>('GET', `${V0}/machines/`);
     return r.machines ?? [];
   }
-  /** `price_gpu` is $/hour per GPU, `price_disk` $/GB-month, `price_min_bid` $/hour for the machine. */
+  /** `price_gpu` and `price_min_bid` are $/hour per GPU, `price_disk` $/GB-month. */
   listMachine(
     machineId: number,
     prices: { price_gpu?: number; price_disk?: number; price_min_bid?: number; end_date?: number },

@@ -5,6 +5,7 @@ import { describeEachDb } from '../helpers/db.js';
 import { useTestApp } from '../helpers/app.js';
 import { insertMachines } from '../../src/server/modules/machines/machines.service.js';
 import { insertInstances } from '../helpers/maintenance.js';
+import { renter } from '../helpers/market.js';
 import { cli, expectOk, expectTableFields, f, type Kind } from './official-cli.js';
 
 // The columns of the CLI's machines table.
@@ -28,18 +29,155 @@ const MACHINE_TABLE: Record<string, Kind> = {
   gpu_occupancy: 'any',
 };
 
+/**
+ * Each column is present (the CLI prints '-' for a missing one) with the type openrig sends;
+ * public_ipaddr is null when the machine's agent gave no public address.
+ */
+const MACHINE_COLUMNS: Record<keyof typeof MACHINE_TABLE, 'number' | 'string' | 'string|null'> = {
+  id: 'number',
+  num_gpus: 'number',
+  gpu_name: 'string',
+  disk_space: 'number',
+  hostname: 'string',
+  driver_version: 'string',
+  reliability2: 'number',
+  verification: 'string',
+  public_ipaddr: 'string|null',
+  geolocation: 'string',
+  num_reports: 'number',
+  listed_gpu_cost: 'number',
+  min_bid_price: 'number',
+  credit_discount_max: 'number',
+  listed_inet_up_cost: 'number',
+  listed_inet_down_cost: 'number',
+  gpu_occupancy: 'string',
+};
+
+function expectEveryColumn(row: Record<string, unknown>): void {
+  expectTableFields(row, MACHINE_TABLE);
+  for (const [name, type] of Object.entries(MACHINE_COLUMNS)) {
+    expect(row, name).toHaveProperty(name);
+    const v = row[name];
+    if (type === 'string|null') expect(v === null || typeof v === 'string', name).toBe(true);
+    else expect(typeof v, name).toBe(type);
+  }
+}
+
 describeEachDb('official CLI: host commands', (dialect) => {
   const t = useTestApp(dialect);
   let key: string;
+  let hostId: number;
   let m: number[];
   beforeAll(async () => {
     const host = await t().user();
     key = host.apiKey;
+    hostId = host.id;
     m = await insertMachines(
       t().deps.db,
       [1, 2].map(() => ({ hostId: host.id, gpuName: 'RTX 4090', numGpus: 2, priceGpu: 0.4, priceDisk: 0.2 })),
       t().clock.now(),
     );
+  });
+
+  it('show machines / show machine: every column of the table, with what openrig knows', async () => {
+    const pub = await insertMachines(
+      t().deps.db,
+      [
+        {
+          hostId,
+          gpuName: 'RTX 3090',
+          numGpus: 4,
+          minBid: 0.6,
+          verified: false,
+          hardware: {
+            geolocation: 'Montreal, CA',
+            public_host: '203.0.113.7',
+            rented: 1,
+            reliability: 0.97,
+            driver_version: '535.86.05',
+          },
+        },
+      ],
+      t().clock.now(),
+    );
+    const rows = (await cli(t(), { method: 'GET', path: '/machines', query: { owner: 'me' }, key })).body
+      .machines as Record<string, unknown>[];
+    for (const row of rows) expectEveryColumn(row);
+    expect(rows.find((r) => r.id === m[0])).toMatchObject({
+      public_ipaddr: null,
+      geolocation: 'US',
+      verification: 'verified',
+      reliability2: 0.99,
+      driver_version: '550.54.15',
+      gpu_occupancy: '0/2',
+      num_reports: 0,
+      credit_discount_max: 0,
+      listed_inet_up_cost: 0,
+      listed_inet_down_cost: 0,
+    });
+    const one = await cli(t(), { method: 'GET', path: `/machines/${pub[0]}`, query: { owner: 'me' }, key });
+    expectOk(one);
+    expectEveryColumn(one.body[0]);
+    expect(one.body[0]).toMatchObject({
+      public_ipaddr: '203.0.113.7',
+      geolocation: 'Montreal, CA',
+      verification: 'unverified',
+      reliability2: 0.97,
+      driver_version: '535.86.05',
+      // The whole machine is rented: all four GPUs.
+      gpu_occupancy: '4/4',
+      // 0.6 $/h for the machine is 0.15 per GPU.
+      min_bid: 0.6,
+      min_bid_price: 0.15,
+    });
+    await t().deps.db.deleteFrom('machines').where('id', '=', pub[0]!).execute();
+  });
+
+  it('list machine -b: the minimum bid is per GPU; offers and bids are for the whole machine', async () => {
+    const r = await cli(t(), {
+      method: 'PUT',
+      path: '/machines/create_asks/',
+      key,
+      json: { machine: m[1], price_gpu: null, price_disk: null, price_min_bid: f(0.2), end_date: null },
+    });
+    expectOk(r);
+    const row = (await cli(t(), { method: 'GET', path: `/machines/${m[1]}`, query: { owner: 'me' }, key }))
+      .body[0];
+    // 2 GPUs at 0.2 $/h each.
+    expect(row).toMatchObject({ num_gpus: 2, min_bid_price: 0.2, min_bid: 0.4 });
+    const client = (await renter(t())).apiKey;
+    const offer = (
+      await t().request('POST', '/api/v0/bundles/', {
+        key: client,
+        body: { id: { eq: m[1] }, type: 'bid', allocated_storage: 0 },
+      })
+    ).body.offers[0];
+    expect(offer).toMatchObject({ min_bid: 0.4, dph_base: 0.4 });
+    // A bid (create instance --bid_price) is for the whole machine: 0.3 is below 2 × 0.2.
+    const bid = (price: number) =>
+      cli(t(), {
+        method: 'PUT',
+        path: `/asks/${m[1]}/`,
+        key: client,
+        json: { client_id: 'me', image: 'ubuntu:22.04', env: {}, price: f(price), disk: f(10) },
+      });
+    const low = await bid(0.3);
+    expect(low.status).toBe(400);
+    expect(low.body.msg).toContain('minimum bid of 0.4');
+    const ok = await bid(0.4);
+    expectOk(ok);
+    await cli(t(), { method: 'DELETE', path: `/instances/${ok.body.new_contract}/`, key: client, json: {} });
+    // The per-GPU price is kept to the micro-dollar (0.123457), then taken for 2 GPUs.
+    await cli(t(), {
+      method: 'PUT',
+      path: '/machines/create_asks/',
+      key,
+      json: { machine: m[1], price_min_bid: f(0.1234567) },
+    });
+    const rounded = (
+      await cli(t(), { method: 'GET', path: `/machines/${m[1]}`, query: { owner: 'me' }, key })
+    ).body[0];
+    expect(rounded).toMatchObject({ min_bid: 0.246914, min_bid_price: 0.123457 });
   });
 
   it('show machines: `machines` rows with the table columns; -q reads id', async () => {

@@ -5,6 +5,7 @@ import { describeEachDb } from '../helpers/db.js';
 import { useTestApp } from '../helpers/app.js';
 import { PUB2, offers, renter } from '../helpers/market.js';
 import { reportInstanceStatus } from '../../src/server/modules/instances/instances.service.js';
+import { insertMachines } from '../../src/server/modules/machines/machines.service.js';
 import { cli, expectOk, expectTableFields, f, type Kind } from './official-cli.js';
 
 // The columns of the CLI's offers table and what each is formatted as.
@@ -113,6 +114,44 @@ describeEachDb('official CLI: renter commands', (dialect) => {
     expectOk(typed);
     expect(typed.body.offers).toHaveLength(3);
     expect(typed.body.offers.every((o: { gpu_name: string }) => o.gpu_name === 'RTX 4090')).toBe(true);
+  });
+
+  it("search offers 'geolocation=CA', 'geolocation in [NO,DE]', 'geolocation!=NO': by country code", async () => {
+    const host = await t().user();
+    const ids = await insertMachines(
+      t().deps.db,
+      ['Montreal, CA', 'Oslo, NO', 'Frankfurt, DE'].map((geolocation) => ({
+        hostId: host.id,
+        gpuName: 'L40S',
+        numGpus: 1,
+        hardware: { geolocation },
+      })),
+      t().clock.now(),
+    );
+    const geos = async (geolocation: unknown) => {
+      const r = await cli(t(), {
+        method: 'POST',
+        path: '/bundles/',
+        key,
+        json: {
+          ...DEFAULT_SEARCH,
+          gpu_name: { eq: 'L40S' },
+          geolocation,
+          order: [['score', 'desc']],
+          type: 'on-demand',
+          allocated_storage: f(5),
+        },
+      });
+      expectOk(r);
+      return r.body.offers.map((o: { geolocation: string }) => o.geolocation).sort();
+    };
+    expect(await geos({ eq: 'CA' })).toEqual(['Montreal, CA']);
+    expect(await geos({ in: ['NO', 'DE'] })).toEqual(['Frankfurt, DE', 'Oslo, NO']);
+    expect(await geos({ neq: 'NO' })).toEqual(['Frankfurt, DE', 'Montreal, CA']);
+    expect(await geos({ notin: ['NO', 'DE'] })).toEqual(['Montreal, CA']);
+    // geolocation="Montreal,_CA": the CLI turns the underscore into a space.
+    expect(await geos({ eq: 'Montreal, CA' })).toEqual(['Montreal, CA']);
+    await t().deps.db.deleteFrom('machines').where('id', 'in', ids).execute();
   });
 
   /** The host's agent reports the instance loading, then running. */

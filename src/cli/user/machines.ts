@@ -39,7 +39,7 @@ export function registerMachineCommands(v: {
       .option('--price-disk <usd>', 'disk price in $ per GB-month')
       .option(
         '--min-bid <dph>',
-        'lowest bid for interruptible rentals of the whole machine, $/hour (0: no bids)',
+        "lowest bid for interruptible rentals per GPU, $/hour (0: no bids); the machine's is it × its GPUs",
       )
       .option('--end-date <epoch>', 'offer the machine until this time (epoch seconds)')
       .description('offer a machine for rent'),

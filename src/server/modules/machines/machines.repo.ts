@@ -5,7 +5,7 @@
 // transaction that makes an instance active (create, start) or inactive (stop, destroy of the
 // active one, balance exhausted); the partial unique index instances_one_live_per_machine backs it
 // (migration 002).
-import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable, type UpdateObject } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { MachinesTable } from '../../db/tables/market.js';
 
@@ -107,7 +107,7 @@ export function updateHostMachine(
   db: Kysely<DB>,
   hostId: number,
   machineId: number,
-  set: Partial<Insertable<MachinesTable>>,
+  set: UpdateObject<DB, 'machines'>,
 ): Promise<MachineRow | undefined> {
   return db
     .updateTable('machines')

@@ -1,7 +1,8 @@
 // Machines of hosts: GET /api/v0/machines/ (docs/market.md).
 // Listing and unlisting: PUT /api/v0/machines/{id}/list/ {price_gpu, price_disk, min_bid, end_date}
 // and PUT /api/v0/machines/{id}/unlist/; the CLI's forms (PUT /machines/create_asks/ and
-// DELETE /machines/{id}/asks/) do the same.
+// DELETE /machines/{id}/asks/) do the same, but for the minimum bid, which the CLI gives per GPU
+// (price_min_bid) and /list/ for the whole machine (min_bid).
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
@@ -45,6 +46,21 @@ export const machineSchema = {
     verified: { type: 'boolean' },
     current_rentals_running: { type: 'integer' },
     maintenances: { type: 'array', items: maintenanceWindowSchema },
+    // The columns of the established CLI's machines table.
+    reliability2: { type: 'number', description: 'same as reliability' },
+    verification: { type: 'string', description: '"verified" or "unverified"' },
+    driver_version: { type: 'string' },
+    public_ipaddr: {
+      type: ['string', 'null'],
+      description: "address renters reach its instances at (its agent's public host); null: none given",
+    },
+    geolocation: { type: 'string' },
+    min_bid_price: { type: 'number', description: '$/hour per GPU: min_bid / num_gpus' },
+    gpu_occupancy: { type: 'string', description: 'GPUs rented / GPUs ("0/2", "2/2")' },
+    num_reports: { type: 'integer', description: 'always 0: openrig takes no reports' },
+    credit_discount_max: { type: 'number', description: 'always 0: openrig gives no long-term discount' },
+    listed_inet_up_cost: { type: 'number', description: 'always 0: openrig charges no bandwidth ($/GB)' },
+    listed_inet_down_cost: { type: 'number', description: 'always 0: openrig charges no bandwidth ($/GB)' },
   },
 } as const;
 
@@ -65,7 +81,7 @@ const oneReply = {
   ...authErrors,
 } as const;
 
-/** The CLI's `list machine` body, as its schema checks it. */
+/** The CLI's `list machine` body, as its schema checks it (price_min_bid is per GPU). */
 interface CreateAsksBody {
   machine: number;
   price_gpu?: number | null;
@@ -160,7 +176,11 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
             // The CLI sends null for every option not given: null keeps the current value.
             price_gpu: { ...prices.price_gpu, type: ['number', 'null'] },
             price_disk: { ...prices.price_disk, type: ['number', 'null'] },
-            price_min_bid: { ...prices.min_bid, type: ['number', 'null'] },
+            price_min_bid: {
+              ...prices.min_bid,
+              type: ['number', 'null'],
+              description: '$/hour per GPU, interruptible (the CLI defines -b so); 0 = no bids',
+            },
             end_date: prices.end_date,
           },
         },
@@ -174,7 +194,7 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
         machine: await listMachine(deps, requireAuth(req).user.id, b.machine, {
           price_gpu: b.price_gpu ?? undefined,
           price_disk: b.price_disk ?? undefined,
-          min_bid: b.price_min_bid ?? undefined,
+          min_bid_per_gpu: b.price_min_bid ?? undefined,
           end_date: b.end_date,
         }),
       };

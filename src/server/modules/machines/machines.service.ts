@@ -1,8 +1,9 @@
 // Machines of hosts: making them (admin create-machines, the agent), the host's
 // listing, and listing/unlisting them as offers. A listed machine is an offer; its id is the
-// offer id. Prices: GPU $/hour per GPU, disk $/GB-month, minimum bid $/hour (whole machine).
+// offer id. Prices: GPU $/hour per GPU, disk $/GB-month, minimum bid $/hour (whole machine; the
+// CLI form of the list call gives it per GPU, and the host's rows show both).
 import { roundPrice } from '../../../contract/money.js';
-import type { Insertable, Kysely } from 'kysely';
+import { sql, type Insertable, type Kysely, type UpdateObject } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { MachinesTable } from '../../db/tables/market.js';
 import type { Store } from '../../db/connection.js';
@@ -158,6 +159,30 @@ export interface MachineView {
   current_rentals_running: number;
   /** Current and upcoming maintenance windows (not cancelled, not ended). */
   maintenances: WindowView[];
+  // The columns of the established CLI's machines table (docs/market.md says why each value is
+  // what it is).
+  reliability2: number;
+  verification: 'verified' | 'unverified';
+  driver_version: string;
+  /** The address renters reach its instances at, when its agent gave one. */
+  public_ipaddr: string | null;
+  geolocation: string;
+  /** The minimum bid per GPU, $/hour (min_bid / num_gpus). */
+  min_bid_price: number;
+  /** GPUs rented / GPUs: an instance rents every GPU of the machine or none. */
+  gpu_occupancy: string;
+  /** openrig takes no reports about machines. */
+  num_reports: 0;
+  /** openrig gives no long-term discount (reserved is priced as on-demand). */
+  credit_discount_max: 0;
+  /** openrig charges no bandwidth, $/GB. */
+  listed_inet_up_cost: 0;
+  listed_inet_down_cost: 0;
+}
+
+/** A machine-wide price per GPU, to the micro-dollar (a machine without GPUs: the price itself). */
+function perGpu(dph: number, numGpus: number): number {
+  return numGpus > 0 ? roundPrice(dph / numGpus) : dph;
 }
 
 export function machineView(m: MachineRow, running: number, maintenances: WindowView[] = []): MachineView {
@@ -184,6 +209,17 @@ export function machineView(m: MachineRow, running: number, maintenances: Window
     verified: m.verified === 1,
     current_rentals_running: running,
     maintenances,
+    reliability2: m.reliability,
+    verification: verificationOf(m.verified),
+    driver_version: m.driver_version,
+    public_ipaddr: m.public_host ?? null,
+    geolocation: m.geolocation,
+    min_bid_price: perGpu(m.min_bid_dph, m.num_gpus),
+    gpu_occupancy: `${m.rented === 1 ? m.num_gpus : 0}/${m.num_gpus}`,
+    num_reports: 0,
+    credit_discount_max: 0,
+    listed_inet_up_cost: 0,
+    listed_inet_down_cost: 0,
   };
 }
 
@@ -218,7 +254,10 @@ export async function showHostMachine(
 export interface ListPrices {
   price_gpu?: number;
   price_disk?: number;
+  /** $/hour for the whole machine. */
   min_bid?: number;
+  /** $/hour per GPU (the CLI's price_min_bid): stored as this × the machine's GPUs. */
+  min_bid_per_gpu?: number;
   /** Epoch seconds; null/absent = open-ended. */
   end_date?: number | null;
 }
@@ -243,6 +282,7 @@ export async function listMachine(
   const priceGpu = checkPrice('price_gpu', p.price_gpu, 1000);
   const priceDisk = checkPrice('price_disk', p.price_disk, 1000);
   const minBid = checkPrice('min_bid', p.min_bid, 100000);
+  const minBidPerGpu = checkPrice('price_min_bid', p.min_bid_per_gpu, 100000);
   const now = deps.clock.now();
   let until: number | null = null;
   if (p.end_date !== undefined && p.end_date !== null) {
@@ -259,10 +299,14 @@ export async function listMachine(
     }
     until = Math.round(p.end_date * 1000);
   }
-  const set: Partial<Insertable<MachinesTable>> = { listed: 1, listed_until: until };
+  const set: UpdateObject<DB, 'machines'> = { listed: 1, listed_until: until };
   if (priceGpu !== undefined) set.price_gpu_dph = priceGpu;
   if (priceDisk !== undefined) set.price_disk_gb_month = priceDisk;
   if (minBid !== undefined) set.min_bid_dph = minBid;
+  // Per GPU × the machine's GPU count, in the same UPDATE (an agent may re-register the machine
+  // with another count meanwhile), to the micro-dollar as roundPrice keeps prices.
+  else if (minBidPerGpu !== undefined)
+    set.min_bid_dph = sql<number>`round(cast(${minBidPerGpu} as double precision) * num_gpus * 1000000.0) / 1000000.0`;
   const row = await repo.updateHostMachine(deps.db, hostId, machineId, set);
   if (!row) throw MachineErrors.notFound();
   return machineView(row, 0);

@@ -85,6 +85,17 @@ export interface FieldDef {
   usesNow?: true;
   /** The value depends on the plan's type or allocated_storage (JsContext.bid, .storage). */
   usesPlan?: true;
+  /**
+   * A second key a string field also matches by: eq and in hold when the value is the field's or
+   * its keyOf is the row's key (neq and notin are their negations). The key is compared only with
+   * what keyOf returns, so its sql and js need agree only there; it is never NULL.
+   */
+  alsoMatches?: {
+    sql: () => string;
+    js: (r: OfferRow) => string;
+    /** The key a filter value also matches, or null when it matches the field's value alone. */
+    keyOf: (v: string) => string | null;
+  };
 }
 
 /**
@@ -128,6 +139,20 @@ const listed = (c: SqlContext) =>
   `(m.listed = 1 AND (m.listed_until IS NULL OR m.listed_until > ${Math.trunc(c.now)}))`;
 const listedJs = (r: OfferRow, c: JsContext): boolean =>
   r.listed === 1 && (r.listed_until === null || r.listed_until > c.now);
+
+/**
+ * geolocation's country code: a filter value of two ASCII letters (as the CLI sends a code, in the
+ * case given) also matches a location that ends in ", " and those letters ("Montreal, CA" for
+ * CA): the letters after its last ", ". The key is the location's last four characters, compared
+ * only with ", XY" (four ASCII characters), which the SQL (characters) and JavaScript (UTF-16
+ * units) agree on. Locations hold no NUL character (PostgreSQL text cannot; SQLite's length()
+ * would stop at one).
+ */
+const GEO_COUNTRY: NonNullable<FieldDef['alsoMatches']> = {
+  sql: () => 'substr(m.geolocation, length(m.geolocation) - 3)',
+  js: (r) => r.geolocation.slice(-4),
+  keyOf: (v) => (/^[A-Za-z]{2}$/.test(v) ? `, ${v}` : null),
+};
 
 /** A finite number as an SQL literal (callers validate; this refuses anything else). */
 export function lit(n: number): string {
@@ -247,8 +272,9 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
   geolocation: {
     type: 'string',
     unit: '',
-    doc: 'location as the host gave it ("Oregon, US")',
+    doc: 'location as the host gave it ("Oregon, US"); a filter value of two letters also matches the country code after the last ", "',
     ...col('geolocation', (r) => r.geolocation),
+    alsoMatches: GEO_COUNTRY,
   },
   dlperf: {
     type: 'float',
@@ -343,6 +369,44 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
     type: 'bool',
     unit: '',
     doc: 'offer from another marketplace: always false here',
+    sql: () => '(1 = 0)',
+    js: () => false,
+  },
+  // Constants: what every openrig offer is by construction (docs/market.md says why for each).
+  // A number is a CAST, not a bare literal: PostgreSQL refuses a constant in ORDER BY (and takes
+  // an integer there for a column position).
+  gpu_frac: {
+    type: 'float',
+    unit: '0..1',
+    doc: "share of the machine's GPUs an offer rents: always 1 (an instance rents the whole machine)",
+    sql: () => 'CAST(1.0 AS DOUBLE PRECISION)',
+    js: () => 1,
+  },
+  inet_up_cost: {
+    type: 'float',
+    unit: '$/GB',
+    doc: 'upload bandwidth price: always 0 (openrig charges compute and disk only)',
+    sql: () => 'CAST(0.0 AS DOUBLE PRECISION)',
+    js: () => 0,
+  },
+  inet_down_cost: {
+    type: 'float',
+    unit: '$/GB',
+    doc: 'download bandwidth price: always 0 (openrig charges compute and disk only)',
+    sql: () => 'CAST(0.0 AS DOUBLE PRECISION)',
+    js: () => 0,
+  },
+  datacenter: {
+    type: 'bool',
+    unit: '',
+    doc: 'offer of a certified datacenter: always false (openrig certifies no datacenters)',
+    sql: () => '(1 = 0)',
+    js: () => false,
+  },
+  vms_enabled: {
+    type: 'bool',
+    unit: '',
+    doc: 'machine runs virtual-machine instances: always false (instances are containers or processes)',
     sql: () => '(1 = 0)',
     js: () => false,
   },

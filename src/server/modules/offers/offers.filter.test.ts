@@ -5,6 +5,31 @@ import { AppError } from '../../errors.js';
 import { OFFER_FIELDS, OPERATORS } from './offers.fields.js';
 import { postgres, sqlite } from '../../db/dialect.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, coerce, compileSearch, searchSql } from './offers.filter.js';
+import { REFUSED_FIELDS } from './offers.refused-fields.js';
+
+// The fields the established CLI's `search offers` help lists beyond the ones above: each is
+// served (its value known for every openrig offer) or refused with its reason, never unknown.
+const CLI_HELP_FIELDS = [
+  'bw_nvlink',
+  'compute_cap',
+  'cpu_arch',
+  'datacenter',
+  'flops_usd',
+  'gpu_arch',
+  'gpu_max_power',
+  'gpu_max_temp',
+  'gpu_mem_bw',
+  'gpu_frac',
+  'gpu_display_active',
+  'has_avx',
+  'inet_up_cost',
+  'inet_down_cost',
+  'pci_gen',
+  'static_ip',
+  'total_flops',
+  'ubuntu_version',
+  'vms_enabled',
+];
 
 const COMPAT_FIELDS = [
   'id',
@@ -120,6 +145,46 @@ describe('search filter compiler', () => {
     expect(badRequest(() => compileSearch({ allocated_storage: -1 })).message).toContain('allocated_storage');
     expect(badRequest(() => compileSearch([])).message).toContain('object');
     expect(badRequest(() => compileSearch({ __proto__x: { eq: 1 } })).message).toContain('__proto__x');
+  });
+
+  it("serves or refuses (naming it and why) each field of the CLI's help; never both", () => {
+    for (const f of CLI_HELP_FIELDS) {
+      const served = Object.hasOwn(OFFER_FIELDS, f);
+      expect(served !== Object.hasOwn(REFUSED_FIELDS, f), f).toBe(true);
+      if (served) continue;
+      const msg = badRequest(() => compileSearch({ [f]: { eq: '1' } })).message;
+      expect(msg).toBe(
+        `Search field "${f}" is not supported by openrig: it does not record ${REFUSED_FIELDS[f]}`,
+      );
+      expect(badRequest(() => compileSearch({ order: [[f, 'desc']] })).message).toContain(
+        `Order field "${f}"`,
+      );
+    }
+    for (const f of Object.keys(REFUSED_FIELDS)) expect(OFFER_FIELDS).not.toHaveProperty(f);
+    expect(OFFER_FIELDS.gpu_frac!.js({} as never, { bid: false, storage: 0, now: 0 })).toBe(1);
+  });
+
+  it('geolocation: a two-letter value also matches the code after the last ", " (one parameter each)', () => {
+    const where = (body: unknown) => {
+      const q = searchSql(compileSearch(body), postgres, 0);
+      return { where: q.sql.split('FROM machines m WHERE ')[2]!.split(' ORDER BY ')[0]!, params: q.params };
+    };
+    const key = 'substr(m.geolocation, length(m.geolocation) - 3)';
+    expect(where({ geolocation: 'CA' })).toEqual({
+      where: expect.stringContaining(` AND (m.geolocation = $1::text OR ${key} = $2::text) AND `),
+      params: ['CA', ', CA'],
+    });
+    expect(where({ geolocation: { notin: ['NO', 'Oslo, NO', 'NO'] } })).toEqual({
+      where: expect.stringContaining(
+        `NOT (m.geolocation IN ($1::text, $2::text, $3::text) OR ${key} = $4::text)`,
+      ),
+      params: ['NO', 'Oslo, NO', 'NO', ', NO'],
+    });
+    // No code among the values: the location alone.
+    expect(where({ geolocation: { neq: 'Canada' } })).toEqual({
+      where: expect.stringContaining('NOT (m.geolocation = $1::text)'),
+      params: ['Canada'],
+    });
   });
 
   it('defaults: order score desc, on-demand, limit 64, 5 GB, unrented listed machines only', () => {

@@ -20,6 +20,7 @@ import {
   type Operator,
   type SqlContext,
 } from './offers.fields.js';
+import { unknownFieldMessage } from './offers.refused-fields.js';
 
 export const DEFAULT_LIMIT = 64;
 export const MAX_LIMIT = 1000;
@@ -118,7 +119,7 @@ function parseOrder(raw: unknown): SearchPlan['order'] {
       bad(`Invalid order entry ${show(entry)}: expected [field, "asc"|"desc"]`);
     }
     const field = pair[0];
-    if (!Object.hasOwn(OFFER_FIELDS, field)) bad(`Unknown order field ${show(field)}`);
+    if (!Object.hasOwn(OFFER_FIELDS, field)) bad(unknownFieldMessage('order', field, show(field)));
     const dir = pair[1] === undefined ? 'asc' : typeof pair[1] === 'string' ? pair[1].toLowerCase() : '';
     if (dir !== 'asc' && dir !== 'desc')
       bad(`Invalid order direction ${show(pair[1])} for ${field} (use asc or desc)`);
@@ -165,7 +166,7 @@ export function compileSearch(body: unknown): SearchPlan {
   for (const [key, raw] of Object.entries(obj)) {
     if (RESERVED_KEYS.has(key)) continue;
     const def = Object.hasOwn(OFFER_FIELDS, key) ? OFFER_FIELDS[key] : undefined;
-    if (!def) bad(`Unknown search field ${show(key)}`);
+    if (!def) bad(unknownFieldMessage('search', key, show(key)));
     if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
       const ops = Object.entries(raw as Record<string, unknown>);
       if (ops.length === 0) bad(`Empty filter for ${key}: give {op: value}`);
@@ -183,6 +184,37 @@ export function compileSearch(body: unknown): SearchPlan {
     limit: parseLimit(obj.limit),
     storage: parseStorage(obj.allocated_storage),
   };
+}
+
+/** The keys of a condition's values on a field with alsoMatches (distinct, in order). */
+export function alsoMatchKeys(c: Condition, also: NonNullable<FieldDef['alsoMatches']>): string[] {
+  const vs = Array.isArray(c.value) ? c.value : [c.value];
+  const keys = new Set<string>();
+  for (const v of vs) {
+    const k = also.keyOf(String(v));
+    if (k !== null) keys.add(k);
+  }
+  return [...keys];
+}
+
+/**
+ * A condition on a field with alsoMatches (a string field: eq, neq, in, notin): the field's value
+ * is one of the values or its key is one of theirs; neq and notin negate that.
+ */
+function alsoMatchesSql(
+  c: Condition,
+  e: string,
+  also: NonNullable<FieldDef['alsoMatches']>,
+  param: (v: unknown) => string,
+): string {
+  const vs = Array.isArray(c.value) ? c.value : [c.value];
+  const positive = c.op === 'eq' || c.op === 'in';
+  if (vs.length === 0) return positive ? '1 = 0' : '1 = 1';
+  const oneOf = (x: string, list: readonly unknown[]) =>
+    list.length === 1 ? `${x} = ${param(list[0])}` : `${x} IN (${list.map(param).join(', ')})`;
+  const keys = alsoMatchKeys(c, also);
+  const hit = keys.length ? `(${oneOf(e, vs)} OR ${oneOf(also.sql(), keys)})` : `(${oneOf(e, vs)})`;
+  return positive ? hit : `NOT ${hit}`;
 }
 
 export interface CompiledSql {
@@ -240,6 +272,10 @@ export function searchSql(plan: SearchPlan, dialect: SqlDialect, now: number): C
       if (wantTrue && wantFalse) where.push(positive ? '1 = 1' : '1 = 0');
       else if (!wantTrue && !wantFalse) where.push(positive ? '1 = 0' : '1 = 1');
       else where.push(wantTrue === positive ? e : `NOT ${e}`);
+      continue;
+    }
+    if (def.alsoMatches) {
+      where.push(alsoMatchesSql(c, e, def.alsoMatches, p(def.type)));
       continue;
     }
     if (c.op === 'in' || c.op === 'notin') {

@@ -21,10 +21,34 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
 // case, space/underscore and accent variants.
 const GPU_NAMES = ['RTX 4090', 'RTX 3090', 'rtx 4090', 'H100 SXM', 'Ａ100', '😀 GPU', 'Ä100'];
 const CPU_NAMES = ['AMD EPYC 7B13', 'Intel Xeon', '', 'épyc'];
-const GEOS = ['US', 'Oregon, US', 'DE', '日本', '😀', ''];
+// Locations: bare codes, codes after ", " (geolocation's country-code match), near misses.
+const GEOS = [
+  'US',
+  'Oregon, US',
+  'DE',
+  '日本',
+  '😀',
+  '',
+  'Montreal, CA',
+  '😀, CA',
+  ', CA',
+  'x, CAN',
+  'Oslo, no',
+];
 const DRIVERS = ['550.54.15', '535.1', ''];
 const STRINGS = [
-  ...new Set([...GPU_NAMES, ...CPU_NAMES, ...GEOS, ...DRIVERS, 'RTX_4090', 'verified', 'unverified', 'nope']),
+  ...new Set([
+    ...GPU_NAMES,
+    ...CPU_NAMES,
+    ...GEOS,
+    ...DRIVERS,
+    'RTX_4090',
+    'verified',
+    'unverified',
+    'nope',
+    'CA',
+    'no',
+  ]),
 ];
 
 /** Doubles PostgreSQL and SQLite both take as parameters (PostgreSQL sends subnormals as 0). */

@@ -6,16 +6,19 @@
 // Why generated: a scan calls the conditions for thousands of rows per search. As closures, each
 // condition called its field's function from one shared call site that saw every field, so no
 // call was inlined (~40 ns a condition a row). Here each condition is its own call site of its
-// own field's `js` function, so V8 inlines it to a property read. The source holds only indexes
+// own field's `js` function, so V8 inlines it to a property read (and a field's alsoMatches key,
+// K, likewise). The source holds only indexes
 // into fixed tables, operators from a fixed list and `true`/`false`; every value of the request
 // is passed in (V, S), never written into the source. One compiled factory per shape, cached.
 import { OFFER_FIELDS, freeDiskJs, type FieldValue, type JsContext, type OfferRow } from './offers.fields.js';
-import type { Condition, Scalar, SearchPlan } from './offers.filter.js';
+import { alsoMatchKeys, type Condition, type Scalar, type SearchPlan } from './offers.filter.js';
 
 export type Predicate = (r: OfferRow) => boolean;
 
 const FIELD_NAMES = Object.keys(OFFER_FIELDS);
 const FIELD_FNS = FIELD_NAMES.map((f) => OFFER_FIELDS[f]!.js);
+/** Each field's alsoMatches key (null: none), by the same index. */
+const KEY_FNS = FIELD_NAMES.map((f) => OFFER_FIELDS[f]!.alsoMatches?.js ?? null);
 const FIELD_INDEX = new Map(FIELD_NAMES.map((f, i) => [f, i]));
 const CMP = { eq: '===', neq: '!==', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
@@ -25,14 +28,18 @@ const factories = new Map<string, Factory>();
 function factoryFor(body: string): Factory {
   let f = factories.get(body);
   if (!f) {
-    const fields = FIELD_NAMES.map((_, i) => `const F${i} = F[${i}];`).join(' ');
+    const fields = [
+      ...FIELD_NAMES.map((_, i) => `const F${i} = F[${i}];`),
+      ...KEY_FNS.flatMap((k, i) => (k ? [`const K${i} = K[${i}];`] : [])),
+    ].join(' ');
     const make = new Function(
       'F',
+      'K',
       'LISTED',
       'FREE_DISK',
       `${fields} return function (V, S, c) { return function (r) { let x; return ${body}; }; };`,
     ) as (...fns: unknown[]) => Factory;
-    f = make(FIELD_FNS, OFFER_FIELDS.listed!.js, freeDiskJs);
+    f = make(FIELD_FNS, KEY_FNS, OFFER_FIELDS.listed!.js, freeDiskJs);
     // Bounded like the statement cache: shapes are few, but a client could vary them.
     if (factories.size >= 1000) factories.clear();
     factories.set(body, f);
@@ -73,6 +80,25 @@ export function compileTester(
         return null;
       }
       terms.push(`${get} === ${wantTrue === positive ? 'true' : 'false'}`);
+      continue;
+    }
+    const also = def.alsoMatches;
+    if (also) {
+      // As searchSql: the value is one of the values, or the row's key one of their keys.
+      const vs = Array.isArray(c.value) ? c.value : [c.value];
+      const positive = c.op === 'eq' || c.op === 'in';
+      if (vs.length === 0) {
+        if (!positive) continue;
+        return null;
+      }
+      S.push(new Set(vs));
+      let hit = `S[${S.length - 1}].has(x)`;
+      const keys = alsoMatchKeys(c, also);
+      if (keys.length) {
+        S.push(new Set(keys));
+        hit = `(${hit} || S[${S.length - 1}].has(K${FIELD_INDEX.get(c.field)!}(r)))`;
+      }
+      terms.push(`(x = ${get}) !== null && ${positive ? '' : '!'}${hit}`);
       continue;
     }
     if (c.op === 'in' || c.op === 'notin') {
