@@ -18,10 +18,12 @@ class FakeRuntime implements Runtime {
   readonly name = 'process' as const;
   readonly state = new Map<number, ObservedState>();
   readonly events: string[] = [];
+  readonly started: InstanceSpec[] = [];
   private release: (() => void) | null = null;
   async prepare(): Promise<void> {}
   async start(spec: InstanceSpec): Promise<{ sshPort: number }> {
     this.events.push(`start ${spec.id}`);
+    this.started.push(spec);
     this.state.set(spec.id, { state: 'running', sshPort: 40000 + spec.id });
     return { sshPort: 40000 + spec.id };
   }
@@ -85,22 +87,26 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+/** An agent on `rt` with its own state directory (removed after the test), talking to no server. */
+function testAgent(rt: Runtime): Agent {
+  const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-'));
+  dirs.push(dir);
+  return new Agent({
+    server: 'http://127.0.0.1:1',
+    apiKey: 'k',
+    stateDir: dir,
+    machines: [],
+    runtime: rt,
+    version: 't',
+    log: { info: () => {}, warn: () => {}, error: () => {} },
+  });
+}
+
 describe('agent reconcile loop', () => {
   it("client B's start on a machine waits until client A's stop has finished here", async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-'));
-    dirs.push(dir);
     const rt = new FakeRuntime();
     rt.state.set(1, { state: 'running', sshPort: 40001 }); // A runs
-    const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-    const agent = new Agent({
-      server: 'http://127.0.0.1:1',
-      apiKey: 'k',
-      stateDir: dir,
-      machines: [],
-      runtime: rt,
-      version: 't',
-      log: quiet,
-    });
+    const agent = testAgent(rt);
     agent.machineIds = [5];
     const sent: SyncRequest[] = [];
     // The server: A was stopped by its client (the machine is free), B rented it at once.
@@ -143,20 +149,9 @@ describe('agent reconcile loop', () => {
   });
 
   it('an exited instance is restarted once the server shows it null again (a client start)', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-'));
-    dirs.push(dir);
     const rt = new FakeRuntime();
     rt.state.set(3, { state: 'exited', msg: 'main process exited (code 1)' });
-    const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-    const agent = new Agent({
-      server: 'http://127.0.0.1:1',
-      apiKey: 'k',
-      stateDir: dir,
-      machines: [],
-      runtime: rt,
-      version: 't',
-      log: quiet,
-    });
+    const agent = testAgent(rt);
     agent.machineIds = [5];
     let actual: string | null = 'exited';
     agent.client.sync = async (): Promise<SyncResponse> => ({
@@ -180,20 +175,9 @@ describe('agent reconcile loop', () => {
   });
 
   it('after offline: a survivor is reported running (not restarted), a vanished one exited', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-'));
-    dirs.push(dir);
     const rt = new FakeRuntime();
     rt.state.set(4, { state: 'running', sshPort: 40004 }); // kept running while the agent was away
-    const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-    const agent = new Agent({
-      server: 'http://127.0.0.1:1',
-      apiKey: 'k',
-      stateDir: dir,
-      machines: [],
-      runtime: rt,
-      version: 't',
-      log: quiet,
-    });
+    const agent = testAgent(rt);
     agent.machineIds = [5, 6];
     const sent: SyncRequest[] = [];
     agent.client.sync = async (body: SyncRequest): Promise<SyncResponse> => {
@@ -218,20 +202,9 @@ describe('agent reconcile loop', () => {
     expect(rt.events).toEqual([]); // nothing started or stopped
   });
   it('a reboot is an operation: reported loading with its step, left alone by the reconcile, answered with the new start; a failed recycle that stopped it is reported exited', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-'));
-    dirs.push(dir);
     const rt = new FakeRuntime();
     rt.state.set(8, { state: 'running', sshPort: 40008 });
-    const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-    const agent = new Agent({
-      server: 'http://127.0.0.1:1',
-      apiKey: 'k',
-      stateDir: dir,
-      machines: [],
-      runtime: rt,
-      version: 't',
-      log: quiet,
-    });
+    const agent = testAgent(rt);
     agent.machineIds = [5];
     const sent: SyncRequest[] = [];
     const answers: ResultsRequest['results'] = [];
@@ -294,5 +267,37 @@ describe('agent reconcile loop', () => {
       output: expect.stringMatching(/to be stopped/),
     });
     expect(rt.events.filter((e) => e.startsWith('reboot'))).toHaveLength(2);
+  });
+
+  // The launch mode: runtype `args` with its arguments and entrypoint; an older server sends
+  // neither, and the instance launches the usual way, with onstart.
+  it('hands the runtime args and entrypoint when the server sends them; null from an older server', async () => {
+    const rt = new FakeRuntime();
+    const agent = testAgent(rt);
+    agent.machineIds = [5, 6];
+    agent.client.sync = async (): Promise<SyncResponse> => ({
+      success: true,
+      heartbeat_s: 10,
+      server_time: 0,
+      unknown_machine_ids: [],
+      instances: [
+        {
+          ...want(1, 'running', null),
+          onstart: '/bin/sh',
+          args: ['-c', 'echo from-args; sleep 1000'],
+          entrypoint: '/bin/sh',
+        },
+        { ...want(2, 'running', null), machine_id: 6, onstart: 'echo hi' },
+      ],
+    });
+    await agent.syncOnce();
+    await new Promise((r) => setTimeout(r, 20));
+    const byId = new Map(rt.started.map((x) => [x.id, x]));
+    expect(byId.get(1)).toMatchObject({
+      onstart: '/bin/sh',
+      args: ['-c', 'echo from-args; sleep 1000'],
+      entrypoint: '/bin/sh',
+    });
+    expect(byId.get(2)).toMatchObject({ onstart: 'echo hi', args: null, entrypoint: null });
   });
 });

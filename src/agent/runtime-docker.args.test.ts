@@ -8,6 +8,7 @@ import path from 'node:path';
 import { buildTestImage, dockerUnavailable } from '../../test/helpers/docker.js';
 import { DockerRuntime, containerName } from './runtime-docker.js';
 import type { InstanceSpec } from './runtime.js';
+import { pollUntil } from '../../test/helpers/poll.js';
 
 const why = dockerUnavailable();
 if (why) console.log(`docker runtime args tests skipped: ${why}`);
@@ -15,14 +16,7 @@ if (why) console.log(`docker runtime args tests skipped: ${why}`);
 // Ids far above the end-to-end tests' (their servers number instances from 1): the names differ.
 const IDS = [987101, 987102, 987103];
 
-async function waitFor<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const waitFor = <T>(fn: () => T | Promise<T>, ok: (v: T) => boolean) => pollUntil(fn, ok, 15_000, 100);
 
 describe.skipIf(why !== null)('docker runtime: runtype args', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'openrig-docker-args-'));

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ProcessRuntime, instancePaths } from './runtime-process.js';
 import type { InstanceSpec } from './runtime.js';
+import { pollUntil } from '../../test/helpers/poll.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'openrig-rt-args-'));
 const rt = new ProcessRuntime({ stateDir: dir, sshBind: '127.0.0.1', stopGraceMs: 2000 });
@@ -27,14 +28,7 @@ const spec = (id: number, over: Partial<InstanceSpec> = {}): InstanceSpec => ({
   ...over,
 });
 
-async function waitFor<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitFor = <T>(fn: () => T | Promise<T>, ok: (v: T) => boolean) => pollUntil(fn, ok, 10_000, 50);
 
 const read = (id: number, f: string) => {
   const p = path.join(rt.dir(id), 'root', f);

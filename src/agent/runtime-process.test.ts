@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ProcessRuntime, isMainProcess } from './runtime-process.js';
 import type { InstanceSpec } from './runtime.js';
+import { pollUntil } from '../../test/helpers/poll.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'openrig-rt-'));
 const rt = new ProcessRuntime({ stateDir: dir, sshBind: '127.0.0.1', stopGraceMs: 2000 });
@@ -38,14 +39,7 @@ function ssh(port: number, cmd: string, key = keyFile) {
   );
 }
 
-async function waitFor<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitFor = <T>(fn: () => T | Promise<T>, ok: (v: T) => boolean) => pollUntil(fn, ok, 10_000, 50);
 
 beforeAll(() => {
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'renter', '-f', keyFile]);

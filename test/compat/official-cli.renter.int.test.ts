@@ -6,7 +6,7 @@ import { useTestApp } from '../helpers/app.js';
 import { PUB2, offers, renter } from '../helpers/market.js';
 import { reportInstanceStatus } from '../../src/server/modules/instances/instances.service.js';
 import { insertMachines } from '../../src/server/modules/machines/machines.service.js';
-import { cli, expectOk, expectTableFields, f, type Kind } from './official-cli.js';
+import { cli, cliCreateBody, expectOk, expectTableFields, f, type Kind } from './official-cli.js';
 
 // The columns of the CLI's offers table and what each is formatted as.
 const OFFER_TABLE: Record<string, Kind> = {
@@ -168,26 +168,12 @@ describeEachDb('official CLI: renter commands', (dialect) => {
       method: 'PUT',
       path: `/asks/${pool[0]}/`,
       key,
-      json: {
-        client_id: 'me',
-        image: 'ubuntu:22.04',
+      json: cliCreateBody({
         env: { A: '1', '-p 8080:8080': '1' },
-        price: null,
         disk: f(20),
-        label: null,
-        extra: null,
         onstart: 'echo hi',
-        image_login: null,
-        python_utf8: false,
-        lang_utf8: false,
-        use_jupyter_lab: false,
-        jupyter_dir: null,
-        force: false,
-        cancel_unavail: false,
-        template_hash_id: null,
-        user: null,
         runtype: 'ssh_direc ssh_proxy',
-      },
+      }),
     });
     expectOk(r);
     expect(r.body.success).toBe(true);

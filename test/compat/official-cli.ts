@@ -119,3 +119,26 @@ export function expectOk(r: CliReply): void {
   expect(r.status, r.text).toBe(200);
   expect(r.contentType).toBe('application/json');
 }
+
+/** `create instance`'s body: every option the user did not give is sent as null or false. */
+export const cliCreateBody = (over: Record<string, unknown> = {}) => ({
+  client_id: 'me',
+  image: 'ubuntu:22.04',
+  env: {},
+  price: null,
+  disk: 10,
+  label: null,
+  extra: null,
+  onstart: null,
+  image_login: null,
+  python_utf8: false,
+  lang_utf8: false,
+  use_jupyter_lab: false,
+  jupyter_dir: null,
+  force: false,
+  cancel_unavail: false,
+  template_hash_id: null,
+  user: null,
+  runtype: 'ssh',
+  ...over,
+});

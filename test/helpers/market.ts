@@ -34,3 +34,15 @@ export async function offers(
     t.clock.now(),
   );
 }
+
+/** One machine as an agent registers it (POST /api/agent/v1/register): slot `slot`, one RTX 4090. */
+export const agentMachine = (slot: number, over: Record<string, unknown> = {}) => ({
+  slot,
+  hostname: `h${slot}`,
+  gpu_name: 'RTX 4090',
+  num_gpus: 1,
+  gpu_ram: 24564,
+  cpu_ram: 64000,
+  disk_space: 500,
+  ...over,
+});

@@ -10,20 +10,12 @@ import {
   maintenanceClientEmail,
 } from '../modules/notifications/notifications.templates.js';
 import { enableTotp } from '../modules/two-factor/two-factor.testkit.js';
+import { agentMachine } from '../../../test/helpers/market.js';
 
 const P = '/api/agent/v1';
 const FORGED = 'RTX 4090\n\nURGENT: your account is suspended, see http://evil.example/login';
 
-const machine = (over: Record<string, unknown> = {}) => ({
-  slot: 0,
-  hostname: 'h0',
-  gpu_name: 'RTX 4090',
-  num_gpus: 1,
-  gpu_ram: 24564,
-  cpu_ram: 64000,
-  disk_space: 500,
-  ...over,
-});
+const machine = (over: Record<string, unknown> = {}) => agentMachine(0, over);
 
 it('host-supplied names appear only quoted in a marked field, never as lines of their own', () => {
   const w = { start: Date.UTC(2030, 0, 1), end: Date.UTC(2030, 0, 1, 2), durationHours: 2, category: 'gpu' };

@@ -8,17 +8,10 @@ import { sweepHeartbeats } from '../../jobs/heartbeat-sweep.js';
 import { flushHeartbeats } from './agent-gateway.heartbeats.js';
 import { writeTimes } from './agent-gateway.repo.js';
 import { CompiledQuery } from 'kysely';
+import { agentMachine } from '../../../../test/helpers/market.js';
 
 const P = '/api/agent/v1';
-const hw = (slot: number) => ({
-  slot,
-  hostname: `h${slot}`,
-  gpu_name: 'RTX 4090',
-  num_gpus: 1,
-  gpu_ram: 24564,
-  cpu_ram: 64000,
-  disk_space: 500,
-});
+const hw = (slot: number) => agentMachine(slot);
 
 describeEachDb('heartbeats in batches', (dialect) => {
   const t = useTestApp(dialect, {

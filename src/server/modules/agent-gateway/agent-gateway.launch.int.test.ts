@@ -4,52 +4,21 @@
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
-import { renter } from '../../../../test/helpers/market.js';
+import { cliCreateBody } from '../../../../test/compat/official-cli.js';
+import { agentMachine, renter } from '../../../../test/helpers/market.js';
 
 const P = '/api/agent/v1';
-
-/** The official client's create body, every option it did not get sent as null. */
-const cliBody = (over: Record<string, unknown>) => ({
-  client_id: 'me',
-  image: 'ubuntu:22.04',
-  env: {},
-  price: null,
-  disk: 10,
-  label: null,
-  extra: null,
-  onstart: null,
-  image_login: null,
-  python_utf8: false,
-  lang_utf8: false,
-  use_jupyter_lab: false,
-  jupyter_dir: null,
-  force: false,
-  cancel_unavail: false,
-  template_hash_id: null,
-  user: null,
-  runtype: 'ssh',
-  ...over,
-});
 
 describeEachDb('agent sync: the launch mode of an instance', (dialect) => {
   const t = useTestApp(dialect);
 
   it('runtype args carries its arguments and entrypoint to the agent; ssh carries neither', async () => {
     const host = await t().user();
-    const machine = (slot: number) => ({
-      slot,
-      hostname: `h${slot}`,
-      gpu_name: 'RTX 4090',
-      num_gpus: 1,
-      gpu_ram: 24564,
-      cpu_ram: 64000,
-      disk_space: 500,
-    });
     const reg = await t().request('POST', `${P}/register`, {
       key: host.apiKey,
       body: {
         agent_uid: 'agent-launch-0001',
-        machines: [0, 1, 2].map(machine),
+        machines: [0, 1, 2].map((slot) => agentMachine(slot)),
         price_gpu: 0.4,
         price_disk: 0.1,
       },
@@ -58,7 +27,10 @@ describeEachDb('agent sync: the launch mode of an instance', (dialect) => {
     const [m0, m1, m2] = reg.body.machines.map((m: { machine_id: number }) => m.machine_id) as number[];
     const u = await renter(t());
     const create = async (mid: number, body: Record<string, unknown>) => {
-      const r = await t().request('PUT', `/api/v0/asks/${mid}/`, { key: u.apiKey, body: cliBody(body) });
+      const r = await t().request('PUT', `/api/v0/asks/${mid}/`, {
+        key: u.apiKey,
+        body: cliCreateBody(body),
+      });
       expect(r.status).toBe(200);
       return r.body.new_contract as number;
     };

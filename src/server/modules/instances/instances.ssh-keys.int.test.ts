@@ -4,7 +4,7 @@
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
-import { PUB, PUB2, renter } from '../../../../test/helpers/market.js';
+import { PUB, PUB2, agentMachine, renter } from '../../../../test/helpers/market.js';
 
 const P = '/api/agent/v1';
 const PUB3 = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBERERERERERERERERERERERERERERERERERERERERER third@box';
@@ -16,15 +16,7 @@ async function agentHost(t: TestApp, uid: string, n: number) {
     key: host.apiKey,
     body: {
       agent_uid: uid,
-      machines: Array.from({ length: n }, (_, slot) => ({
-        slot,
-        hostname: `h${slot}`,
-        gpu_name: 'RTX 4090',
-        num_gpus: 1,
-        gpu_ram: 24564,
-        cpu_ram: 64000,
-        disk_space: 500,
-      })),
+      machines: Array.from({ length: n }, (_, slot) => agentMachine(slot)),
       price_gpu: 0.4,
       price_disk: 0.1,
     },
