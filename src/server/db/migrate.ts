@@ -21,6 +21,7 @@ import * as m014 from './migrations/014-api-key-given-permissions.js';
 import * as m015 from './migrations/015-instance-ssh-keys.js';
 import * as m016 from './migrations/016-instance-requests.js';
 import * as m017 from './migrations/017-machine-maint-until.js';
+import * as m018 from './migrations/018-instance-running-since.js';
 import { textOf } from '../../contract/text.js';
 
 /** A migration: its forward step, given the dialect it runs on (one set for both databases). */
@@ -47,6 +48,7 @@ const steps: Record<string, Step> = {
   '015-instance-ssh-keys': m015,
   '016-instance-requests': m016,
   '017-machine-maint-until': m017,
+  '018-instance-running-since': m018,
 };
 
 function providerFor(d: SqlDialect): MigrationProvider {

@@ -103,6 +103,8 @@ export interface InstancesTable {
   image_login_enc: string | null;
   /** The client's `extra` docker arguments, as given. */
   extra: string | null;
+  /** When it last became running (ms); null before its first start. */
+  running_since: number | null;
 }
 
 /** SSH keys attached to an instance (authorized_keys of its container). */

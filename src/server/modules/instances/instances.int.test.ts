@@ -109,6 +109,34 @@ describeEachDb('instances', (dialect) => {
     for (const x of later) expect(x.duration).toBeCloseTo(row.duration + 90, 6);
   });
 
+  it('uptime_mins: minutes since it last became running, null while it is not running', async () => {
+    const id = (await create(next(), { image: 'x' })).body.new_contract;
+    const uptime = async () =>
+      (await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey })).body.instances.uptime_mins;
+    expect(await uptime()).toBeNull();
+    await reportInstanceStatus(t().deps, id, 'loading');
+    t().clock.advance(60_000);
+    expect(await uptime()).toBeNull();
+    await reportInstanceStatus(t().deps, id, 'running');
+    expect(await uptime()).toBe(0);
+    t().clock.advance(5 * 60_000);
+    expect(await uptime()).toBeCloseTo(5, 9);
+    // A second report of running keeps the start; the v0 and v1 lists show the same.
+    await reportInstanceStatus(t().deps, id, 'running');
+    const inList = async (path: string) =>
+      (await t().request('GET', path, { key: u.apiKey })).body.instances.find(
+        (i: { id: number }) => i.id === id,
+      ).uptime_mins;
+    expect(await inList('/api/v0/instances/')).toBeCloseTo(5, 9);
+    expect(await inList('/api/v1/instances/?limit=1000')).toBeCloseTo(5, 9);
+    expect(await setActualStatus(t().deps, id, 'running', 'exited')).toBe(true);
+    expect(await uptime()).toBeNull();
+    t().clock.advance(60_000);
+    expect(await setActualStatus(t().deps, id, 'exited', 'running')).toBe(true);
+    t().clock.advance(30_000);
+    expect(await uptime()).toBeCloseTo(0.5, 9);
+  });
+
   it('answers {instances: null} for a missing or foreign instance', async () => {
     const r = await create(next(), { image: 'ubuntu' });
     const other = await renter(t());

@@ -61,7 +61,12 @@ export async function setActualStatus(
       trx,
       id,
       { actual: expected },
-      { ...fieldsToSet(fields), actual_status: next },
+      // Entering `running` starts the uptime the rows show; it is read only while running.
+      {
+        ...fieldsToSet(fields),
+        actual_status: next,
+        ...(next === 'running' && expected !== 'running' ? { running_since: now } : {}),
+      },
     );
     if (!moved) throw new LostRace(`status of instance ${id}`);
     await recordEvent(

@@ -126,6 +126,9 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[], now: numb
     start_date: (r.start_date ?? r.created_at) / 1000,
     // Seconds since start_date: the CLI's instance tables show it as the age in hours.
     duration: Math.max(0, now - (r.start_date ?? r.created_at)) / 1000,
+    // Minutes since it last became running; null when it is not running (or has no start yet).
+    uptime_mins:
+      s.actual === 'running' && r.running_since !== null ? Math.max(0, now - r.running_since) / 60_000 : null,
     created_at: r.created_at / 1000,
     maintenances,
   };
@@ -217,6 +220,10 @@ export const instanceSchema = {
     billed_until: num,
     start_date: num,
     duration: { type: 'number', description: 'seconds since start_date' },
+    uptime_mins: {
+      type: ['number', 'null'],
+      description: 'minutes since it last became running; null unless running',
+    },
     created_at: num,
     maintenances: { type: 'array', items: maintenanceWindowSchema },
   },
