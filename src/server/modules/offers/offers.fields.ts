@@ -108,12 +108,12 @@ const col = <K extends keyof OfferRow>(name: K, get: (r: OfferRow) => OfferRow[K
   js: get,
 });
 
-/** Open-ended listings report this duration (one year, in seconds). */
 /** A machine's verification as clients read it, on offers and on instances alike. */
 export function verificationOf(verified: number): 'verified' | 'unverified' {
   return verified === 1 ? 'verified' : 'unverified';
 }
 
+/** Open-ended listings report this duration (one year, in seconds). */
 export const OPEN_ENDED_DURATION_S = 365 * 86400;
 
 const dphTotal = (c: SqlContext) => `(${c.base} + m.price_disk_gb_month * ${lit(c.storage)} / 720.0)`;
