@@ -1,6 +1,8 @@
 // SIGKILL harness for the crash tests: starts the real `serve` on a database,
 // runs a concurrent workload against it, kills it with SIGKILL at a random moment (or when a
 // line appears in its log), and repeats; the tests then restart it and check what survived.
+import type { Kysely } from 'kysely';
+import type { DB } from '../../src/server/db/schema.js';
 import { killGroup, startServe, waitFor, type Proc } from '../helpers/process.js';
 
 /** Rounds per database: a short run in `npm test`; OPENRIG_CRASH_ROUNDS=30 for the long one. */
@@ -116,20 +118,45 @@ export async function crashRound(opts: {
 }
 
 /**
- * Restarts serve and waits until the e-mail outbox has no pending row. Leases held by the killed
- * relays are first moved into the past: it stands for waiting out RELAY_LEASE_MS (5 minutes),
- * after which the relay takes a crashed worker's rows over by design.
+ * Restarts serve on `db` and waits until its e-mail outbox has no pending row (neither sent nor
+ * given up). Leases held by the killed relays are first moved into the past: it stands for
+ * waiting out RELAY_LEASE_MS (5 minutes), after which the relay takes a crashed worker's rows
+ * over by design. On a timeout the error shows the server's log and the rows still pending.
  */
 export async function restartAndDrain(
   dbUrl: string,
   dataDir: string,
-  pending: () => Promise<number>,
-  expireLeases: () => Promise<unknown>,
+  db: Kysely<DB>,
   env: Record<string, string> = {},
 ) {
-  await expireLeases();
+  await db
+    .updateTable('email_outbox')
+    .set({ locked_until: 1 })
+    .where('sent_at', 'is', null)
+    .where('locked_until', 'is not', null)
+    .execute();
+  const pending = () =>
+    db
+      .selectFrom('email_outbox')
+      .select(['id', 'category', 'attempts', 'available_at', 'locked_by', 'locked_until', 'last_error'])
+      .where('sent_at', 'is', null)
+      .where('failed_at', 'is', null);
   const s = await startServe(serveArgs(dbUrl, dataDir), { ...CRASH_ENV, ...env });
-  await waitFor(async () => (await pending()) === 0, 'the outbox to deliver every e-mail', 30_000, 50);
+  try {
+    await waitFor(
+      async () => (await pending().limit(1).execute()).length === 0,
+      'the outbox to deliver every e-mail',
+      30_000,
+      50,
+    );
+  } catch (err) {
+    const stuck = await pending().limit(5).execute();
+    killGroup(s.child, 'SIGKILL');
+    await s.exited;
+    throw new Error(
+      `${(err as Error).message} (now ${Date.now()}); undelivered: ${JSON.stringify(stuck)}; serve's log ends: ${s.stdout().slice(-3000)} ${s.stderr().slice(-2000)}`,
+    );
+  }
   return s;
 }
 

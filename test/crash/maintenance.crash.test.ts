@@ -174,25 +174,7 @@ describeEachDb('crash: maintenance batches under SIGKILL', (dialect) => {
         expect(acked.length).toBeGreaterThan(0);
 
         const d = db.store.db;
-        const pending = async () =>
-          Number(
-            (
-              await d
-                .selectFrom('email_outbox')
-                .select((eb) => eb.fn.countAll<number>().as('n'))
-                .where('sent_at', 'is', null)
-                .where('failed_at', 'is', null)
-                .executeTakeFirstOrThrow()
-            ).n,
-          );
-        const expire = () =>
-          d
-            .updateTable('email_outbox')
-            .set({ locked_until: 1 })
-            .where('sent_at', 'is', null)
-            .where('locked_until', 'is not', null)
-            .execute();
-        const s = await restartAndDrain(db.url, db.dataDir, pending, expire);
+        const s = await restartAndDrain(db.url, db.dataDir, d);
         try {
           const windows = await d.selectFrom('maintenance_windows').selectAll().execute();
           const mails = await d

@@ -153,33 +153,7 @@ describeEachDb('crash: 2FA changes under SIGKILL', (dialect) => {
       expect(rounds.flatMap((r) => r.acked).length).toBeGreaterThan(0);
 
       const d = db.store.db;
-      const pending = async () =>
-        Number(
-          (
-            await d
-              .selectFrom('email_outbox')
-              .select((eb) => eb.fn.countAll<number>().as('n'))
-              .where('sent_at', 'is', null)
-              .where('failed_at', 'is', null)
-              .executeTakeFirstOrThrow()
-          ).n,
-        );
-      const expire = () =>
-        d
-          .updateTable('email_outbox')
-          .set({ locked_until: 1 })
-          .where('sent_at', 'is', null)
-          .where('locked_until', 'is not', null)
-          .execute();
-      const s = await restartAndDrain(db.url, db.dataDir, pending, expire).catch(async (err: Error) => {
-        const stuck = await d
-          .selectFrom('email_outbox')
-          .select(['id', 'category', 'attempts', 'available_at', 'locked_by', 'locked_until', 'last_error'])
-          .where('sent_at', 'is', null)
-          .limit(5)
-          .execute();
-        throw new Error(`${err.message}; undelivered: ${JSON.stringify(stuck)}`);
-      });
+      const s = await restartAndDrain(db.url, db.dataDir, d);
       try {
         for (const u of users) {
           const codes = await d
