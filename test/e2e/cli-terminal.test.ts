@@ -455,7 +455,8 @@ describe('reboot and recycle --wait', () => {
         `instance ${id} is still loading and was left as it is \\(resume with: openrig wait ${id}\\)`,
       ),
     );
-    expect((await run(['wait', String(id), '--timeout', '60'])).code).toBe(0);
+    const resumed = await run(['wait', String(id), '--timeout', '60']);
+    expect(resumed.code, resumed.stderr).toBe(0);
 
     // The instance's directory made unusable: the reboot stops it and cannot start it again.
     const dir = instanceDir(id);
