@@ -1,6 +1,7 @@
 // SIGKILL harness for the crash tests: starts the real `serve` on a database,
 // runs a concurrent workload against it, kills it with SIGKILL at a random moment (or when a
 // line appears in its log), and repeats; the tests then restart it and check what survived.
+import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../src/server/db/schema.js';
 import { killGroup, startServe, waitFor, type Proc } from '../helpers/process.js';
@@ -118,10 +119,43 @@ export async function crashRound(opts: {
 }
 
 /**
+ * Whether the process that wrote a relay's `locked_by` (`host:pid:random`) is still alive; a
+ * zombie (killed, not yet reaped by its new parent) counts as dead.
+ */
+function holderAlive(lockedBy: string): boolean {
+  const pid = Number(lockedBy.split(':').at(-2));
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Moves into the past every lease on `table` held by a process that is no longer alive: it
+ * stands for waiting the lease out, after which a live worker takes the rows over by design.
+ * Tests call it repeatedly while they wait, because a claim a killed process sent just before it
+ * died can still be executed by its database backend after the restart.
+ */
+export async function releaseLeasesOfDead(db: Kysely<DB>, table: 'email_outbox' | 'webhooks') {
+  const held = await db
+    .selectFrom(table)
+    .select('locked_by')
+    .distinct()
+    .where('locked_by', 'is not', null)
+    .execute();
+  const dead = held.map((r) => r.locked_by!).filter((by) => !holderAlive(by));
+  if (dead.length === 0) return;
+  await db.updateTable(table).set({ locked_until: 1 }).where('locked_by', 'in', dead).execute();
+}
+
+/**
  * Restarts serve on `db` and waits until its e-mail outbox has no pending row (neither sent nor
- * given up). Leases held by the killed relays are first moved into the past: it stands for
- * waiting out RELAY_LEASE_MS (5 minutes), after which the relay takes a crashed worker's rows
- * over by design. On a timeout the error shows the server's log and the rows still pending.
+ * given up), releasing the killed relays' leases (RELAY_LEASE_MS, 5 minutes) as it waits. On a
+ * timeout the error shows the server's log and the rows still pending.
  */
 export async function restartAndDrain(
   dbUrl: string,
@@ -129,12 +163,8 @@ export async function restartAndDrain(
   db: Kysely<DB>,
   env: Record<string, string> = {},
 ) {
-  await db
-    .updateTable('email_outbox')
-    .set({ locked_until: 1 })
-    .where('sent_at', 'is', null)
-    .where('locked_until', 'is not', null)
-    .execute();
+  const releaseDeadLeases = () => releaseLeasesOfDead(db, 'email_outbox');
+  await releaseDeadLeases();
   const pending = () =>
     db
       .selectFrom('email_outbox')
@@ -144,7 +174,10 @@ export async function restartAndDrain(
   const s = await startServe(serveArgs(dbUrl, dataDir), { ...CRASH_ENV, ...env });
   try {
     await waitFor(
-      async () => (await pending().limit(1).execute()).length === 0,
+      async () => {
+        await releaseDeadLeases();
+        return (await pending().limit(1).execute()).length === 0;
+      },
       'the outbox to deliver every e-mail',
       30_000,
       50,

@@ -7,7 +7,16 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDb, describeEachDb, type TestDb } from '../helpers/db.js';
 import { createUser } from '../../src/server/modules/accounts/accounts.service.js';
 import { insertOffers, publicKey } from '../race/race-fixtures.js';
-import { CRASH_ENV, ROUNDS, crashRound, postJson, prng, serveArgs, type Round } from './crash-harness.js';
+import {
+  CRASH_ENV,
+  ROUNDS,
+  crashRound,
+  postJson,
+  prng,
+  releaseLeasesOfDead,
+  serveArgs,
+  type Round,
+} from './crash-harness.js';
 import { startServe, waitFor } from '../helpers/process.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
@@ -94,9 +103,8 @@ describeEachDb('crash: webhook deliveries under SIGKILL', (dialect) => {
       const acked = rounds.flatMap((r) => r.acked);
       expect(acked.length).toBeGreaterThan(0);
 
-      // A killed server's lanes hold their leases until they run out (a minute): moving them into
-      // the past stands for that wait.
-      await db.store.db.updateTable('webhooks').set({ locked_by: null, locked_until: null }).execute();
+      // A killed server's lanes hold their leases until they run out (a minute).
+      await releaseLeasesOfDead(db.store.db, 'webhooks');
       const s = await startServe(serveArgs(db.url, db.dataDir), { ...CRASH_ENV, ...ENV });
       try {
         const pending = async () =>
@@ -109,7 +117,15 @@ describeEachDb('crash: webhook deliveries under SIGKILL', (dialect) => {
                 .executeTakeFirstOrThrow()
             ).n,
           );
-        await waitFor(async () => (await pending()) === 0, 'every delivery to be sent', 60_000, 50);
+        await waitFor(
+          async () => {
+            await releaseLeasesOfDead(db.store.db, 'webhooks');
+            return (await pending()) === 0;
+          },
+          'every delivery to be sent',
+          60_000,
+          50,
+        );
         const events = await db.store.db
           .selectFrom('events')
           .select(['public_id', 'data'])
