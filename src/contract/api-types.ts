@@ -157,6 +157,10 @@ export interface User {
   id: number;
   email: string;
   full_name?: string;
+  /** full_name again, under the name the official CLI's user table reads. */
+  fullname?: string;
+  /** The account's oldest SSH public key (null when it has none); absent for a key without SSH-key read. */
+  ssh_key?: string | null;
   tfa_status?: 'enabled' | 'disabled' | 'legacy';
   session_key?: string;
   backup_codes_remaining?: number;
