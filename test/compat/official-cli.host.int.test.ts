@@ -180,6 +180,46 @@ describeEachDb('official CLI: host commands', (dialect) => {
     expect(rounded).toMatchObject({ min_bid: 0.246914, min_bid_price: 0.123457 });
   });
 
+  it('set min-bid: the price is per GPU; the minimum bid alone changes, listed or not', async () => {
+    const [unlisted, listed] = await insertMachines(
+      t().deps.db,
+      [
+        { hostId, gpuName: 'RTX 4090', numGpus: 4, priceGpu: 0.5, listed: false },
+        { hostId, gpuName: 'RTX 4090', numGpus: 1, priceGpu: 0.5 },
+      ],
+      t().clock.now(),
+    );
+    const show = async (id: number) =>
+      (await cli(t(), { method: 'GET', path: `/machines/${id}`, query: { owner: 'me' }, key })).body[0];
+    const setMinBid = (id: number, price: unknown, k: string = key) =>
+      cli(t(), { method: 'PUT', path: `/machines/${id}/minbid/`, key: k, json: { client_id: 'me', price } });
+    const before = await show(unlisted!);
+    const r = await setMinBid(unlisted!, f(0.25));
+    expectOk(r);
+    // 4 GPUs at 0.25 $/h each; still unlisted, the other prices as they were.
+    expect(await show(unlisted!)).toMatchObject({
+      min_bid_price: 0.25,
+      min_bid: 1,
+      listed: false,
+      listed_gpu_cost: before.listed_gpu_cost,
+      end_date: before.end_date,
+    });
+    expectOk(await setMinBid(listed!, f(0)));
+    expect(await show(listed!)).toMatchObject({ min_bid: 0, listed: true, listed_gpu_cost: 0.5 });
+    // Bad prices, no price, another host's machine and an unknown one change nothing.
+    for (const price of [-1, 'cheap', 100001, null]) {
+      const no = await setMinBid(unlisted!, price);
+      expect(no.status, String(price)).toBe(400);
+      expect(no.body.error).toBe('bad_request');
+      expect(typeof no.body.msg).toBe('string');
+    }
+    const other = (await t().user()).apiKey;
+    expect((await setMinBid(unlisted!, f(0.1), other)).status).toBe(404);
+    expect((await setMinBid(999999, f(0.1))).status).toBe(404);
+    expect(await show(unlisted!)).toMatchObject({ min_bid_price: 0.25, min_bid: 1 });
+    await t().deps.db.deleteFrom('machines').where('id', 'in', [unlisted!, listed!]).execute();
+  });
+
   it('show machines: `machines` rows with the table columns; -q reads id', async () => {
     const r = await cli(t(), { method: 'GET', path: '/machines', query: { owner: 'me' }, key });
     expectOk(r);

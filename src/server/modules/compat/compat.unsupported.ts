@@ -203,9 +203,6 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
   ...refused('unlist the machine (unlist machine) and stop its agent', {
     '/api/v0/machines/:id/force_delete': { POST: 'delete machine' },
   }),
-  ...refused('the minimum bid is set when listing: list machine ID --price_min_bid PRICE', {
-    '/api/v0/machines/:id/minbid': { PUT: 'set min-bid' },
-  }),
   ...refused(JOBS, {
     '/api/v0/machines/create_bids': { PUT: 'set defjob' },
     '/api/v0/machines/:id/defjob': { DELETE: 'remove defjob' },

@@ -2,7 +2,8 @@
 // Listing and unlisting: PUT /api/v0/machines/{id}/list/ {price_gpu, price_disk, min_bid, end_date}
 // and PUT /api/v0/machines/{id}/unlist/; the CLI's forms (PUT /machines/create_asks/ and
 // DELETE /machines/{id}/asks/) do the same, but for the minimum bid, which the CLI gives per GPU
-// (price_min_bid) and /list/ for the whole machine (min_bid).
+// (price_min_bid) and /list/ for the whole machine (min_bid). PUT /machines/{id}/minbid/ sets the
+// minimum bid alone, per GPU (the CLI's `set min-bid`).
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
@@ -16,6 +17,7 @@ import {
 import {
   listHostMachines,
   listMachine,
+  setMinBid,
   showHostMachine,
   unlistMachine,
   type ListPrices,
@@ -199,6 +201,34 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
         }),
       };
     },
+  );
+  // The CLI's `set min-bid ID --price P`: PUT /machines/{id}/minbid/ {client_id, price}, per GPU.
+  app.put<{ Params: IdParams; Body: { price?: number | null } }>(
+    '/api/v0/machines/:id/minbid',
+    {
+      config: { scope: 'machines' },
+      schema: {
+        tags: ['machines'],
+        summary: "Set a machine's minimum bid, per GPU, without listing or unlisting it",
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: true,
+          properties: {
+            price: {
+              ...prices.min_bid,
+              type: ['number', 'null'],
+              description: '$/hour per GPU; the machine takes bids from this × its GPUs; 0 = no bids',
+            },
+          },
+        },
+        response: oneReply,
+      },
+    },
+    async (req) => ({
+      success: true,
+      machine: await setMinBid(deps.db, requireAuth(req).user.id, req.params.id, req.body?.price),
+    }),
   );
   // The CLI's `unlist machine`.
   app.delete<{ Params: IdParams }>(

@@ -303,11 +303,35 @@ export async function listMachine(
   if (priceGpu !== undefined) set.price_gpu_dph = priceGpu;
   if (priceDisk !== undefined) set.price_disk_gb_month = priceDisk;
   if (minBid !== undefined) set.min_bid_dph = minBid;
-  // Per GPU × the machine's GPU count, in the same UPDATE (an agent may re-register the machine
-  // with another count meanwhile), to the micro-dollar as roundPrice keeps prices.
-  else if (minBidPerGpu !== undefined)
-    set.min_bid_dph = sql<number>`round(cast(${minBidPerGpu} as double precision) * num_gpus * 1000000.0) / 1000000.0`;
+  else if (minBidPerGpu !== undefined) set.min_bid_dph = wholeMachineBid(minBidPerGpu);
   const row = await repo.updateHostMachine(deps.db, hostId, machineId, set);
+  if (!row) throw MachineErrors.notFound();
+  return machineView(row, 0);
+}
+
+/**
+ * A per-GPU minimum bid as the machine's: × its GPU count, in the UPDATE itself (an agent may
+ * re-register the machine with another count meanwhile), to the micro-dollar as roundPrice keeps
+ * prices.
+ */
+function wholeMachineBid(perGpu: number) {
+  return sql<number>`round(cast(${perGpu} as double precision) * num_gpus * 1000000.0) / 1000000.0`;
+}
+
+/**
+ * Sets the minimum bid of one of the host's machines, per GPU (the CLI's `set min-bid`), and
+ * nothing else: an unlisted machine stays unlisted. 0 takes no bids.
+ */
+export async function setMinBid(
+  db: Kysely<DB>,
+  hostId: number,
+  machineId: number,
+  perGpu: unknown,
+): Promise<MachineView> {
+  if (perGpu === undefined || perGpu === null)
+    throw MachineErrors.badRequest('price is required: the minimum bid in $/hour per GPU');
+  const price = checkPrice('price', perGpu, 100000)!;
+  const row = await repo.updateHostMachine(db, hostId, machineId, { min_bid_dph: wholeMachineBid(price) });
   if (!row) throw MachineErrors.notFound();
   return machineView(row, 0);
 }
