@@ -220,6 +220,38 @@ describeEachDb('official CLI: host commands', (dialect) => {
     await t().deps.db.deleteFrom('machines').where('id', 'in', [unlisted!, listed!]).execute();
   });
 
+  it('show earnings: per machine and per day, for yesterday by default; -m takes one machine', async () => {
+    // The CLI sends days since the epoch as floats, both "yesterday" without -s/-e, and
+    // machid=null without -m; it prints the reply as JSON.
+    const yesterday = t().clock.now() / 86_400_000 - 1;
+    const r = await cli(t(), {
+      method: 'GET',
+      path: '/users/me/machine-earnings',
+      query: { owner: 'me', sday: yesterday, eday: yesterday, machid: null },
+      key,
+    });
+    expectOk(r);
+    expect(r.body.sday).toBe(Math.floor(yesterday));
+    expect(r.body.per_day).toHaveLength(1);
+    expect(r.body.per_machine.map((x: { machine_id: number }) => x.machine_id)).toEqual(m);
+    expect(Object.keys(r.body.summary).sort()).toEqual([
+      'total_bwd',
+      'total_bwu',
+      'total_earn',
+      'total_gpu',
+      'total_stor',
+    ]);
+    const one = await cli(t(), {
+      method: 'GET',
+      path: '/users/me/machine-earnings',
+      query: { owner: 'me', sday: yesterday - 6, eday: yesterday, machid: m[1] },
+      key,
+    });
+    expectOk(one);
+    expect(one.body.per_day).toHaveLength(7);
+    expect(one.body.per_machine.map((x: { machine_id: number }) => x.machine_id)).toEqual([m[1]]);
+  });
+
   it('show machines: `machines` rows with the table columns; -q reads id', async () => {
     const r = await cli(t(), { method: 'GET', path: '/machines', query: { owner: 'me' }, key });
     expectOk(r);

@@ -153,3 +153,35 @@ export function ledgerPage(
   if (p.instanceId) qb = qb.where('instance_id', '=', p.instanceId);
   return qb.orderBy('id', 'desc').limit(p.limit).execute();
 }
+
+/** The UTC day (days since the epoch) a charge is counted on: the day its billed period ended in. */
+const earningDay = sql<number>`(l.period_end - 1) / 86400000`;
+
+/**
+ * A host's earnings: the compute and disk charges on instances of its machines (optionally one
+ * machine) whose billed period ended in (from, to], summed per machine, UTC day and kind.
+ */
+export function hostEarnings(
+  db: Kysely<DB>,
+  hostId: number,
+  p: { from: number; to: number; machineId?: number },
+) {
+  let qb = db
+    .selectFrom('billing_ledger as l')
+    .innerJoin('instances as i', 'i.id', 'l.instance_id')
+    .innerJoin('machines as m', 'm.id', 'i.machine_id')
+    .select(['i.machine_id', earningDay.as('day'), 'l.kind', sql<number>`sum(l.amount_micros)`.as('micros')])
+    .where('m.host_id', '=', hostId)
+    .where('l.kind', 'in', ['compute', 'disk'])
+    .where('l.period_end', '>', p.from)
+    .where('l.period_end', '<=', p.to);
+  if (p.machineId !== undefined) qb = qb.where('m.id', '=', p.machineId);
+  return qb.groupBy(['i.machine_id', earningDay, 'l.kind']).execute();
+}
+
+/** The ids of a host's machines (or of its one machine `machineId`), in id order. */
+export async function hostMachineIds(db: Kysely<DB>, hostId: number, machineId?: number): Promise<number[]> {
+  let qb = db.selectFrom('machines').select('id').where('host_id', '=', hostId);
+  if (machineId !== undefined) qb = qb.where('id', '=', machineId);
+  return (await qb.orderBy('id').execute()).map((r) => Number(r.id));
+}

@@ -18,6 +18,7 @@ import {
   type IntendedStatus,
 } from '../../../contract/instance-states.js';
 import { nextTurn } from '../../clock.js';
+import { CommonErrors, quoteValue } from '../../errors.js';
 import { instanceEvent, recordBalanceLow, recordEvent } from '../webhooks/webhooks.events.js';
 
 export type { InstanceRow } from './billing.repo.js';
@@ -223,5 +224,92 @@ export async function chargesPage(
       period_end: r.period_end / 1000,
     })),
     next_before_id: rows.length > limit ? page[page.length - 1]!.id : null,
+  };
+}
+
+const DAY_MS = 86_400_000;
+/** The longest earnings report: a year and a day, so that a whole year fits whatever its start. */
+export const MAX_EARNINGS_DAYS = 366;
+
+/** A day count (days since the epoch, a fraction allowed) from a query string, or a 400. */
+function dayOf(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === '' || raw === 'null') return fallback;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v < 0 || v > 1e6)
+    throw CommonErrors.badRequest(`${name} must be a day count since 1970-01-01 (UTC), e.g. ${fallback}`);
+  return Math.floor(v);
+}
+
+/**
+ * GET /users/me/machine-earnings (the official CLI's `show earnings`): what renters paid for the
+ * caller's machines, from UTC day `sday` through day `eday` (days since the epoch; fractions
+ * name the day they fall in; yesterday when absent), per machine and per day. A charge counts on
+ * the day its billed period ended; periods are one meter interval long, or end at a state change.
+ * openrig has no bandwidth charges, so the bandwidth figures are 0.
+ */
+export async function machineEarnings(
+  db: Kysely<DB>,
+  hostId: number,
+  q: { sday?: string; eday?: string; machid?: string },
+  now: number,
+) {
+  const yesterday = Math.floor(now / DAY_MS) - 1;
+  const sday = dayOf('sday', q.sday, yesterday);
+  const eday = dayOf('eday', q.eday, Math.max(sday, yesterday));
+  if (eday < sday) throw CommonErrors.badRequest(`eday (${eday}) is before sday (${sday})`);
+  if (eday - sday + 1 > MAX_EARNINGS_DAYS)
+    throw CommonErrors.badRequest(
+      `a report covers at most ${MAX_EARNINGS_DAYS} days (sday ${sday}, eday ${eday})`,
+    );
+  let machineId: number | undefined;
+  if (q.machid !== undefined && q.machid !== '' && q.machid !== 'null') {
+    machineId = Number(q.machid);
+    if (!Number.isSafeInteger(machineId) || machineId < 1)
+      throw CommonErrors.badRequest(`machid must be a machine id, not ${quoteValue(q.machid)}`);
+  }
+  const machines = await repo.hostMachineIds(db, hostId, machineId);
+  if (machineId !== undefined && machines.length === 0)
+    throw CommonErrors.notFound('No such machine, or it is not yours');
+  const rows = await repo.hostEarnings(db, hostId, {
+    from: sday * DAY_MS,
+    to: (eday + 1) * DAY_MS,
+    machineId,
+  });
+  const zero = () => ({ gpu: 0, stor: 0 });
+  const perMachine = new Map(machines.map((id) => [id, zero()]));
+  const perDay = new Map(Array.from({ length: eday - sday + 1 }, (_, i) => [sday + i, zero()]));
+  const total = zero();
+  for (const r of rows) {
+    const micros = Number(r.micros);
+    const part = r.kind === 'compute' ? 'gpu' : 'stor';
+    for (const acc of [perMachine.get(Number(r.machine_id)), perDay.get(Number(r.day)), total])
+      if (acc) acc[part] += micros;
+  }
+  const earnings = (e: { gpu: number; stor: number }) => ({
+    gpu_earn: usd(e.gpu),
+    sto_earn: usd(e.stor),
+    bwu_earn: 0,
+    bwd_earn: 0,
+    earn: usd(e.gpu + e.stor),
+  });
+  return {
+    success: true,
+    sday,
+    eday,
+    start: (sday * DAY_MS) / 1000,
+    end: ((eday + 1) * DAY_MS) / 1000,
+    summary: {
+      total_gpu: usd(total.gpu),
+      total_stor: usd(total.stor),
+      total_bwu: 0,
+      total_bwd: 0,
+      total_earn: usd(total.gpu + total.stor),
+    },
+    per_machine: [...perMachine].map(([id, e]) => ({ machine_id: id, ...earnings(e) })),
+    per_day: [...perDay].map(([day, e]) => ({
+      day,
+      date: new Date(day * DAY_MS).toISOString().slice(0, 10),
+      ...earnings(e),
+    })),
   };
 }

@@ -112,9 +112,6 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
     '/api/v0/charges': { GET: 'show invoices-v1 --charges' },
     '/api/v0/invoices': { GET: 'search invoices' },
   }),
-  ...refused('openrig records what renters pay (GET /api/v0/billing/charges/), not host earnings', {
-    '/api/v0/users/me/machine-earnings': { GET: 'show earnings' },
-  }),
   // Templates, benchmarks, secrets
   ...refused(TEMPLATES, {
     '/api/v0/template': {
