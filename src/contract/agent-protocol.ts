@@ -56,6 +56,12 @@ export interface RegisterResponse {
   heartbeat_s: number;
   unknown_after_s: number;
   offline_after_s: number;
+  /**
+   * True when the server takes `disk_usage_bytes` and `gpu_util` in instance reports. A server
+   * refuses a sync carrying fields it does not know (400), so an agent sends them only when this
+   * is true; older servers do not send it.
+   */
+  usage_reports?: boolean;
 }
 
 export type AgentObservedState = 'loading' | 'running' | 'exited' | 'stopped';
@@ -68,6 +74,16 @@ export interface InstanceReport {
   ssh_port?: number | null;
   /** Published ports, {"8080/tcp": [{"HostIp", "HostPort"}]} (SSH's 22/tcp included). */
   ports?: Record<string, { HostIp: string; HostPort: string }[]>;
+  /**
+   * Bytes the instance's disk holds (Docker: the container's writable layer; process runtime: its
+   * directory), as last measured. Absent: the server keeps what it has; null: not known.
+   */
+  disk_usage_bytes?: number | null;
+  /**
+   * Mean utilisation of the instance's GPUs in percent (0–100, nvidia-smi), as last measured; null
+   * with simulated GPUs or while it does not run. Absent: the server keeps what it has.
+   */
+  gpu_util?: number | null;
 }
 
 export interface SyncRequest {

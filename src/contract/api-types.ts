@@ -15,10 +15,15 @@ export interface Instance {
   ssh_port?: number | null;
   num_gpus?: number;
   gpu_name?: string;
+  /** Percent, mean over its GPUs; null unless running and measured. */
   gpu_util?: number | null;
   cpu_cores_effective?: number;
   cpu_ram?: number;
   disk_space?: number;
+  /** GB its disk holds, as its host last measured; null until then. */
+  disk_usage?: number | null;
+  /** disk_usage / disk_space, a fraction. */
+  disk_util?: number | null;
   public_ipaddr?: string | null;
   dph_total?: number;
   image_uuid?: string;
@@ -227,4 +232,37 @@ export interface EventsPage {
   events: FeedEvent[];
   has_more: boolean;
   next_after: string | null;
+}
+
+/** What renters paid over a period, in USD: `gpu` is compute, `sto` disk, `bw*` bandwidth (always 0). */
+export interface EarningsAmounts {
+  gpu_earn: number;
+  sto_earn: number;
+  bwu_earn: number;
+  bwd_earn: number;
+  earn: number;
+}
+
+/**
+ * GET /users/me/machine-earnings: what renters paid for the caller's machines from UTC day `sday`
+ * through `eday` (days since 1970-01-01), in total, per machine (every machine, idle ones at 0)
+ * and per day (every day of the range).
+ */
+export interface MachineEarnings {
+  success: boolean;
+  sday: number;
+  eday: number;
+  /** Unix seconds: the start of day `sday` and the end of day `eday`. */
+  start: number;
+  end: number;
+  summary: {
+    total_gpu: number;
+    total_stor: number;
+    total_bwu: number;
+    total_bwd: number;
+    total_earn: number;
+  };
+  per_machine: ({ machine_id: number } & EarningsAmounts)[];
+  /** `date` is the day as YYYY-MM-DD (UTC). */
+  per_day: ({ day: number; date: string } & EarningsAmounts)[];
 }

@@ -22,6 +22,7 @@ import * as m015 from './migrations/015-instance-ssh-keys.js';
 import * as m016 from './migrations/016-instance-requests.js';
 import * as m017 from './migrations/017-machine-maint-until.js';
 import * as m018 from './migrations/018-instance-running-since.js';
+import * as m019 from './migrations/019-instance-usage.js';
 import { textOf } from '../../contract/text.js';
 
 /** A migration: its forward step, given the dialect it runs on (one set for both databases). */
@@ -49,6 +50,7 @@ const steps: Record<string, Step> = {
   '016-instance-requests': m016,
   '017-machine-maint-until': m017,
   '018-instance-running-since': m018,
+  '019-instance-usage': m019,
 };
 
 function providerFor(d: SqlDialect): MigrationProvider {

@@ -18,11 +18,18 @@ declare module './market.js' {
     /** Last state the agent reported (loading, running, exited, stopped), for operators. */
     agent_state: string | null;
     agent_reported_at: number | null;
+    /** Bytes its disk holds, as its agent last measured (migration 019); null until reported. */
+    disk_usage_bytes: number | null;
+    /** Mean utilisation of its GPUs, percent, as its agent last measured; null: none known. */
+    gpu_util: number | null;
   }
 }
 
 export type AgentMachineColumns = Pick<_M, 'agent_uid' | 'agent_slot' | 'public_host'>;
-export type AgentInstanceColumns = Pick<_I, 'container_key_enc' | 'agent_state' | 'agent_reported_at'>;
+export type AgentInstanceColumns = Pick<
+  _I,
+  'container_key_enc' | 'agent_state' | 'agent_reported_at' | 'disk_usage_bytes' | 'gpu_util'
+>;
 
 /** A client's request carried out by the instance's agent (logs, command, reboot, recycle). */
 export interface InstanceRequestsTable {

@@ -2,7 +2,8 @@
 // was decided in, so duplicated or stale reports, several `serve` processes and
 // the heartbeat sweeps can interleave without one undoing another.
 import { roundPrice } from '../../../contract/money.js';
-import type { CompiledQuery, Insertable, Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Insertable, type Kysely, type RawBuilder } from 'kysely';
+import { caseById } from '../../db/case-by-id.js';
 import type { ApiKeysTable } from '../../db/tables/foundation.js';
 import type { DB } from '../../db/schema.js';
 import type { SqlDialect, Store } from '../../db/connection.js';
@@ -216,6 +217,8 @@ export async function instancesForAgent(db: Kysely<DB>, machineIds: number[], re
       'destroyed_at',
       'container_key_enc',
       'image_login_enc',
+      'disk_usage_bytes',
+      'gpu_util',
     ])
     .where('machine_id', 'in', machineIds)
     .where((eb) =>
@@ -245,6 +248,43 @@ export async function recordAgentState(
       .where((eb) => eb.or([eb('agent_state', 'is', null), eb('agent_state', '<>', r.state)]))
       .execute();
   }
+}
+
+/** What an agent measured of one instance: only the fields to write (absent: left as they are). */
+export interface UsageWrite {
+  id: number;
+  disk_usage_bytes?: number | null;
+  gpu_util?: number | null;
+}
+
+/**
+ * Writes the measurements of many instances of the agent's machines in one statement, each row its
+ * own values (caseById; a row without a field keeps its value). Destroyed instances are left alone.
+ */
+export async function writeUsage(db: Kysely<DB>, machineIds: number[], rows: UsageWrite[]): Promise<void> {
+  if (machineIds.length === 0 || rows.length === 0) return;
+  const column = (name: 'disk_usage_bytes' | 'gpu_util') => {
+    const given = rows.filter((r) => r[name] !== undefined);
+    return given.length === 0
+      ? {}
+      : {
+          [name]: caseById(
+            given.map((r) => [r.id, sql`${r[name]}`] as [number, RawBuilder<unknown>]),
+            name,
+          ),
+        };
+  };
+  await db
+    .updateTable('instances')
+    .set({ ...column('disk_usage_bytes'), ...column('gpu_util') })
+    .where(
+      'id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .where('machine_id', 'in', machineIds)
+    .where('destroyed_at', 'is', null)
+    .execute();
 }
 
 /**

@@ -10,6 +10,8 @@ const machineIds = { type: 'array', maxItems: 256, items: { type: 'integer', min
 /** Host-supplied names: plain one-line text (they reach renters' e-mails and listings). */
 const str = (max: number) => plainText(max);
 const nonNeg = { type: 'number', minimum: 0 } as const;
+/** More than any one instance's disk can hold (1 PB): a larger figure is a broken measurement. */
+const MAX_DISK_BYTES = 1e15;
 
 export const registerBody = {
   type: 'object',
@@ -72,6 +74,10 @@ export const registerReply = {
     heartbeat_s: { type: 'number' },
     unknown_after_s: { type: 'number' },
     offline_after_s: { type: 'number' },
+    usage_reports: {
+      type: 'boolean',
+      description: 'true: instance reports may carry disk_usage_bytes and gpu_util',
+    },
   },
 } as const;
 
@@ -108,6 +114,18 @@ export const syncBody = {
                 properties: { HostIp: str(64), HostPort: { type: 'string', pattern: '^[0-9]{1,5}$' } },
               },
             },
+          },
+          disk_usage_bytes: {
+            type: ['integer', 'null'],
+            minimum: 0,
+            maximum: MAX_DISK_BYTES,
+            description: "Bytes the instance's disk holds, as last measured; absent: unchanged",
+          },
+          gpu_util: {
+            type: ['number', 'null'],
+            minimum: 0,
+            maximum: 100,
+            description: "Mean utilisation of the instance's GPUs, percent; absent: unchanged",
           },
         },
       },

@@ -19,6 +19,7 @@ import type {
   AuthorizedKeysResponse,
   ResultsRequest,
   DesiredInstance,
+  InstanceReport,
   RegisterRequest,
   RegisterResponse,
   ShutdownRequest,
@@ -71,7 +72,7 @@ export async function register(
     return acc;
   });
   deps.log.info({ host: auth.user.id, machines: out.map((m) => m.machine_id) }, 'agent registered');
-  return { success: true, machines: out, ...timing(deps) };
+  return { success: true, machines: out, ...timing(deps), usage_reports: true };
 }
 
 const PORT_KEY = /^-p\s+(?:\d{1,5}:)?(\d{1,5})(?:\/(tcp|udp))?$/;
@@ -204,11 +205,16 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
   );
 
   let moved = false;
+  // Measurements that differ from the row's and that no status write below carries: written
+  // together after the loop, in one statement.
+  const usage = new Map<number, repo.UsageWrite>();
   // 1. What the agent sees moves the instance, where the state machine allows it (the instances
   //    module decides with applyAgentReport, settles billing and writes conditionally).
   for (const rep of body.instances) {
     const row = byId.get(rep.id);
     if (!row || row.destroyed_at !== null) continue;
+    const measured = changedUsage(rep, row);
+    if (measured) usage.set(row.id, { id: row.id, ...measured });
     // `running` means SSH accepts connections: without a port it is still loading.
     const state = rep.state === 'running' && !rep.ssh_port ? 'loading' : rep.state;
     const msg = rep.status_msg ?? '';
@@ -217,7 +223,8 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     // the server's own status_msg (e.g. "Start requested") alone; a new SSH port or address is
     // written, and so is a new step of a start or restart under way (`loading: pulling … 312/845 MB`).
     if (row.actual_status === state && state === 'loading' && msg !== '' && msg !== row.status_msg) {
-      await setInstanceFields(deps.db, row.id, { status_msg: msg }, { actual: 'loading' });
+      if (await setInstanceFields(deps.db, row.id, { status_msg: msg, ...measured }, { actual: 'loading' }))
+        usage.delete(row.id);
       continue;
     }
     if (
@@ -233,7 +240,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     // undo the start. (A new start's failure is reported `loading` first, so it still lands.)
     if (state === 'exited' && row.actual_status === null && row.agent_state === 'exited') continue;
     moved = true;
-    const fields: StatusFields = { status_msg: msg };
+    const fields: StatusFields = { status_msg: msg, ...measured };
     if (state === 'running') {
       const port = rep.ssh_port!;
       Object.assign(fields, {
@@ -251,7 +258,9 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
       if (viaLoading.kind === 'apply') d = await reportInstanceStatus(deps, row.id, 'running', fields);
     }
     if (d.kind === 'reject') deps.log.debug({ instance: rep.id, reason: d.reason }, 'agent report ignored');
+    else usage.delete(row.id); // written with the status
   }
+  await repo.writeUsage(deps.db, mine, [...usage.values()]);
   const changedStates = body.instances.filter((r) => byId.get(r.id)?.agent_state !== r.state);
   await repo.recordAgentState(deps.db, mine, changedStates, now);
 
@@ -312,6 +321,21 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     requests,
     server_time: now / 1000,
   };
+}
+
+/**
+ * The measurements of a report that differ from what the row holds; null when none does (the
+ * usual heartbeat between two measurements). A field the report leaves out is not a change.
+ */
+function changedUsage(
+  rep: InstanceReport,
+  row: { disk_usage_bytes: number | null; gpu_util: number | null },
+): Omit<repo.UsageWrite, 'id'> | null {
+  const out: Omit<repo.UsageWrite, 'id'> = {};
+  if (rep.disk_usage_bytes !== undefined && rep.disk_usage_bytes !== row.disk_usage_bytes)
+    out.disk_usage_bytes = rep.disk_usage_bytes;
+  if (rep.gpu_util !== undefined && rep.gpu_util !== row.gpu_util) out.gpu_util = rep.gpu_util;
+  return Object.keys(out).length > 0 ? out : null;
 }
 
 /** The agent's answers to client requests (the output of logs and command, kept for the client). */

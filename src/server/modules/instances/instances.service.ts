@@ -29,6 +29,9 @@ export interface StatusFields {
   ssh_port?: number | null;
   ports?: PortMap;
   status_msg?: string;
+  /** What the agent measured (bytes of disk, GPU percent), written with the rest. */
+  disk_usage_bytes?: number | null;
+  gpu_util?: number | null;
 }
 
 function fieldsToSet(f: StatusFields): Record<string, unknown> {
@@ -37,6 +40,8 @@ function fieldsToSet(f: StatusFields): Record<string, unknown> {
   if (f.ssh_port !== undefined) out.ssh_port = f.ssh_port;
   if (f.ports !== undefined) out.ports = JSON.stringify(f.ports);
   if (f.status_msg !== undefined) out.status_msg = f.status_msg.slice(0, 1000);
+  if (f.disk_usage_bytes !== undefined) out.disk_usage_bytes = f.disk_usage_bytes;
+  if (f.gpu_util !== undefined) out.gpu_util = f.gpu_util;
   return out;
 }
 

@@ -11,6 +11,9 @@ import { maintenanceWindowSchema } from '../../http/schemas.js';
 import { verificationOf } from '../offers/offers.fields.js';
 
 type M = Selectable<MachinesTable>;
+
+/** Disk sizes are decimal GB, as the machines' disk_space. */
+const BYTES_PER_GB = 1e9;
 export type JoinedRow = Selectable<InstancesTable> &
   Pick<
     M,
@@ -95,12 +98,17 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[], now: numb
     gpu_name: r.gpu_name,
     gpu_ram: r.gpu_ram,
     gpu_totalram: r.gpu_ram * r.num_gpus,
-    gpu_util: null,
+    // What the host's agent last measured. The disk keeps its data while stopped, so its usage
+    // stays; GPUs are busy only while it runs.
+    gpu_util: s.actual === 'running' ? r.gpu_util : null,
     cpu_name: r.cpu_name,
     cpu_cores: r.cpu_cores,
     cpu_cores_effective: r.cpu_cores,
     cpu_ram: r.cpu_ram,
     disk_space: r.disk,
+    disk_usage: r.disk_usage_bytes === null ? null : r.disk_usage_bytes / BYTES_PER_GB,
+    disk_util:
+      r.disk_usage_bytes === null || !(r.disk > 0) ? null : r.disk_usage_bytes / BYTES_PER_GB / r.disk,
     inet_up: r.inet_up,
     inet_down: r.inet_down,
     reliability2: r.reliability,
@@ -185,12 +193,25 @@ export const instanceSchema = {
     gpu_name: str,
     gpu_ram: { type: 'integer', description: 'MB per GPU' },
     gpu_totalram: { type: 'integer', description: 'MB' },
-    gpu_util: { type: ['number', 'null'] },
+    gpu_util: {
+      type: ['number', 'null'],
+      description:
+        'mean utilisation of its GPUs, percent, as its host last measured; null unless running or not measured (simulated GPUs)',
+    },
     cpu_name: str,
     cpu_cores: int,
     cpu_cores_effective: num,
     cpu_ram: { type: 'integer', description: 'MB' },
     disk_space: { type: 'number', description: 'GB allocated to the instance' },
+    disk_usage: {
+      type: ['number', 'null'],
+      description: 'GB its disk holds, as its host last measured (about once a minute); null until then',
+    },
+    disk_util: {
+      type: ['number', 'null'],
+      description:
+        'disk_usage / disk_space, a fraction (above 1 where the host cannot enforce the size); null without either',
+    },
     inet_up: num,
     inet_down: num,
     reliability2: num,
