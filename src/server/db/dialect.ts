@@ -68,6 +68,12 @@ export interface SqlDialect {
   /** The change feed of the `machines` table, reading `columns` (of alias `m`) per row. */
   machineChanges(columns: string): ChangeFeed;
 
+  /**
+   * A text expression that orders and compares by code point whatever the database's collation
+   * (SQLite's BINARY compares UTF-8 bytes already; PostgreSQL's "C" collation does the same).
+   */
+  codePointOrder(expr: RawBuilder<string>): RawBuilder<string>;
+
   /** Adds an auto-incrementing integer primary key named `id`. */
   withId<T extends string>(tb: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'>;
   /**
@@ -140,6 +146,7 @@ export const sqlite: SqlDialect = {
       },
     };
   },
+  codePointOrder: (expr) => expr,
   withId: (tb) => tb.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
   setUnlogged: () => Promise.resolve(),
 };
@@ -208,6 +215,7 @@ export const postgres: SqlDialect = {
       },
     };
   },
+  codePointOrder: (expr) => sql<string>`(${expr} collate "C")`,
   withId: (tb) => tb.addColumn('id', 'bigserial', (c) => c.primaryKey()),
   async setUnlogged(db, table) {
     await sql`alter table ${sql.table(table)} set unlogged`.execute(db);

@@ -9,13 +9,16 @@ import {
   instancePageRows,
   liveInstancesWithWindows,
   liveInstanceWithWindows,
+  PAGE_ORDER_KEYS,
   type InstanceWithWindows,
   type PageFilter,
+  type PageKeyKind,
 } from './instances.repo.js';
 import { InstanceErrors } from './instances.errors.js';
 import { quoteValue } from '../../errors.js';
 import { maintenanceWindowsFor, windowsFromJson } from '../maintenance/maintenance.service.js';
 import type { Store } from '../../db/connection.js';
+import type { SqlDialect } from '../../db/dialect.js';
 import { jsonTooDeep, tooDeep } from '../../http/json-limits.js';
 import { textOf } from '../../../contract/text.js';
 import { isActualStatus, type ActualStatus } from '../../../contract/instance-states.js';
@@ -73,13 +76,6 @@ const FILTER_COLS: Record<string, { col: string; kind: Kind }> = {
   verification: { col: 'm.verified', kind: 'verification' },
   num_gpus: { col: 'm.num_gpus', kind: 'int' },
 };
-const ORDER_COLS: Record<string, { col: string; kind: 'int' | 'string' }> = {
-  id: { col: 'i.id', kind: 'int' },
-  machine_id: { col: 'i.machine_id', kind: 'int' },
-  start_date: { col: 'i.start_date', kind: 'int' },
-  label: { col: 'i.label', kind: 'string' },
-  image_uuid: { col: 'i.image', kind: 'string' },
-};
 const OPS: Record<string, string> = {
   eq: '=',
   neq: '<>',
@@ -92,6 +88,8 @@ const OPS: Record<string, string> = {
 };
 export const V1_DEFAULT_LIMIT = 25;
 export const V1_MAX_LIMIT = 1000;
+/** The columns order_by takes. */
+export const V1_ORDER_COLUMNS: readonly string[] = Object.keys(PAGE_ORDER_KEYS);
 
 const bad = (msg: string) => InstanceErrors.badRequest(msg);
 
@@ -139,7 +137,7 @@ interface Token {
 }
 
 export async function listInstancesV1(
-  db: Kysely<DB>,
+  on: { db: Kysely<DB>; dialect: SqlDialect },
   userId: number,
   q: V1Query,
   now: number,
@@ -156,17 +154,18 @@ export async function listInstancesV1(
   const orderRaw = parseJson('order_by', q.order_by) ?? [{ col: 'id', dir: 'asc' }];
   if (!Array.isArray(orderRaw) || orderRaw.length > 4)
     throw bad('order_by must be a JSON array of {"col", "dir"} (at most 4)');
-  type OrderKey = { name: string; col: string; kind: 'int' | 'string'; dir: 'asc' | 'desc' };
+  type OrderKey = { name: string; kind: PageKeyKind; dir: 'asc' | 'desc' };
   const order = orderRaw.map((o: unknown): OrderKey => {
     const e = o as { col?: unknown; dir?: unknown };
-    if (!e || typeof e.col !== 'string' || !Object.hasOwn(ORDER_COLS, e.col))
-      throw bad(`order_by: unknown column ${quoteValue(e?.col)} (use ${Object.keys(ORDER_COLS).join(', ')})`);
+    if (!e || typeof e.col !== 'string' || !Object.hasOwn(PAGE_ORDER_KEYS, e.col))
+      throw bad(`order_by: unknown column ${quoteValue(e?.col)} (use ${V1_ORDER_COLUMNS.join(', ')})`);
     const dir = e.dir === undefined ? 'asc' : textOf(e.dir).toLowerCase();
     if (dir !== 'asc' && dir !== 'desc')
       throw bad(`order_by: dir must be asc or desc, not ${quoteValue(e.dir)}`);
-    return { name: e.col, ...ORDER_COLS[e.col]!, dir: dir };
+    return { name: e.col, kind: PAGE_ORDER_KEYS[e.col]!.kind, dir: dir };
   });
-  if (!order.some((o) => o.name === 'id')) order.push({ name: 'id', ...ORDER_COLS.id!, dir: 'asc' });
+  // Ties are broken by id, so every instance has one place in the order and pages are stable.
+  if (!order.some((o) => o.name === 'id')) order.push({ name: 'id', kind: 'int', dir: 'asc' });
   let limit = V1_DEFAULT_LIMIT;
   if (q.limit !== undefined && q.limit !== '') {
     limit = typeof q.limit === 'number' ? q.limit : /^\d+$/.test(textOf(q.limit)) ? Number(q.limit) : NaN;
@@ -227,26 +226,33 @@ export async function listInstancesV1(
     // A token is the client's to tamper with: every value must have its column's type.
     order.forEach((o, i) => {
       const v = tok.v[i];
-      if (o.kind === 'int' ? !Number.isSafeInteger(v) : typeof v !== 'string')
-        throw bad('after_token is not a token this API gave out');
+      const ok =
+        o.kind === 'int'
+          ? Number.isSafeInteger(v)
+          : o.kind === 'real'
+            ? Number.isFinite(v)
+            : typeof v === 'string';
+      if (!ok) throw bad('after_token is not a token this API gave out');
     });
     after = tok.v;
   }
   const [rows, labels] = await Promise.all([
-    instancePageRows(db, userId, { filters: conds, order, after, limit: limit + 1 }),
-    instanceLabelCounts(db, userId, conds),
+    instancePageRows(on, userId, { filters: conds, order, after, limit: limit + 1 }),
+    instanceLabelCounts(on.db, userId, conds),
   ]);
   const page = rows.slice(0, limit);
   let next: string | null = null;
   if (rows.length > limit) {
-    const last = page[page.length - 1]!;
-    const vals = order.map((o) => {
-      const key = o.col.slice(2) as keyof JoinedRow;
-      return (o.name === 'start_date' ? (last.start_date ?? last.created_at) : last[key]) as string | number;
-    });
+    // The last row's values of the keys as the database computed them, so the next page's
+    // comparison meets the same values (a double survives JSON exactly).
+    const vals = page[page.length - 1]!.key;
     next = Buffer.from(JSON.stringify({ o: signature, v: vals } satisfies Token)).toString('base64url');
   }
-  const out = await views(db, page, now);
+  const out = await views(
+    on.db,
+    page.map((p) => p.row),
+    now,
+  );
   return {
     instances: out,
     next_token: next,

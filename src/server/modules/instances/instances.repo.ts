@@ -398,36 +398,74 @@ function filteredLive(db: Kysely<DB>, userId: number, filters: PageFilter[]) {
   return qb;
 }
 
+/** The type of a v1 order key's values: every key is non-null, so keyset comparisons are total. */
+export type PageKeyKind = 'int' | 'real' | 'string';
+
 /**
- * A v1 page: the filters, then keyset pagination (rows strictly after `after` in the
- * (col1, col2, …) order, per column direction), at most `limit` rows.
+ * What a v1 page can be ordered by, each an expression of the instance/machine join. Strings
+ * order by code point on both databases; actual_status is NULL until the host first reports, and
+ * orders as '' (before every status: first ascending, last descending). dph_total is computed
+ * here, so ORDER BY and the keyset comparison read the same double, which the token carries.
+ */
+export const PAGE_ORDER_KEYS: Record<string, { kind: PageKeyKind; expr: RawBuilder<unknown> }> = {
+  id: { kind: 'int', expr: sql`i.id` },
+  machine_id: { kind: 'int', expr: sql`i.machine_id` },
+  // The row's start_date: its start, or its creation before it has one.
+  start_date: { kind: 'int', expr: sql`coalesce(i.start_date, i.created_at)` },
+  label: { kind: 'string', expr: sql`i.label` },
+  image_uuid: { kind: 'string', expr: sql`i.image` },
+  actual_status: { kind: 'string', expr: sql`coalesce(i.actual_status, '')` },
+  dph_total: { kind: 'real', expr: sql`(i.dph_compute + i.dph_disk)` },
+  disk_space: { kind: 'real', expr: sql`i.disk` },
+  num_gpus: { kind: 'int', expr: sql`m.num_gpus` },
+  gpu_name: { kind: 'string', expr: sql`m.gpu_name` },
+  geolocation: { kind: 'string', expr: sql`m.geolocation` },
+};
+
+/**
+ * A v1 page: the filters, then keyset pagination (rows strictly after `after` in the order of
+ * the keys, per key direction), at most `limit` rows, each with its values of the keys (what a
+ * token carries).
  */
 export async function instancePageRows(
-  db: Kysely<DB>,
+  on: { db: Kysely<DB>; dialect: SqlDialect },
   userId: number,
   p: {
     filters: PageFilter[];
-    order: { col: string; dir: 'asc' | 'desc' }[];
+    order: { name: string; dir: 'asc' | 'desc' }[];
     after: (string | number)[] | null;
     limit: number;
   },
-): Promise<JoinedRow[]> {
-  let qb = filteredLive(db, userId, p.filters).selectAll('i').select(MACHINE_COLS);
+): Promise<{ row: JoinedRow; key: (string | number)[] }[]> {
+  const keys = p.order.map((o) => {
+    const k = PAGE_ORDER_KEYS[o.name]!;
+    const expr = k.kind === 'string' ? on.dialect.codePointOrder(k.expr as RawBuilder<string>) : k.expr;
+    return { expr, dir: o.dir };
+  });
+  let qb = filteredLive(on.db, userId, p.filters)
+    .selectAll('i')
+    .select(MACHINE_COLS)
+    .select(keys.map((k, i) => k.expr.as(`order_key_${i}`)));
   const after = p.after;
   if (after) {
     qb = qb.where((eb) =>
       eb.or(
-        p.order.map((o, i) =>
+        keys.map((k, i) =>
           eb.and([
-            ...p.order.slice(0, i).map((q, j) => eb(q.col as 'i.id', '=', after[j] as never)),
-            eb(o.col as 'i.id', o.dir === 'asc' ? '>' : '<', after[i] as never),
+            ...keys.slice(0, i).map((q, j) => eb(q.expr, '=', after[j]!)),
+            eb(k.expr, k.dir === 'asc' ? '>' : '<', after[i]!),
           ]),
         ),
       ),
     );
   }
-  for (const o of p.order) qb = qb.orderBy(o.col as 'i.id', o.dir);
-  return await qb.limit(p.limit).execute();
+  for (const k of keys) qb = qb.orderBy(k.expr, k.dir);
+  const rows = (await qb.limit(p.limit).execute()) as (JoinedRow & Record<string, unknown>)[];
+  return rows.map((r) => {
+    const key = keys.map((_, i) => r[`order_key_${i}`] as string | number);
+    for (let i = 0; i < keys.length; i++) delete r[`order_key_${i}`];
+    return { row: r, key };
+  });
 }
 
 /** How many of the caller's live instances pass the filters (every page), by label. */

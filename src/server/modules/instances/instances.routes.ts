@@ -14,6 +14,7 @@ import {
   instanceFilterValues,
   listInstances,
   listInstancesV1,
+  V1_ORDER_COLUMNS,
   type V1Query,
 } from './instances.query.js';
 import {
@@ -204,9 +205,17 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
           type: 'object',
           properties: {
             select_filters: { type: 'string' },
-            order_by: { type: 'string' },
+            order_by: {
+              type: 'string',
+              description:
+                `JSON array of {"col", "dir": "asc"|"desc"} (at most 4; ties broken by id), col one of ${V1_ORDER_COLUMNS.join(', ')}. ` +
+                'Strings order by code point; a null actual_status orders first ascending, last descending',
+            },
             limit: { type: 'string' },
-            after_token: { type: 'string' },
+            after_token: {
+              type: 'string',
+              description: "the previous page's next_token, with the same order_by",
+            },
             owner: { type: 'string' },
           },
         },
@@ -232,7 +241,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
         },
       },
     },
-    async (req) => listInstancesV1(deps.db, requireAuth(req).user.id, req.query, deps.clock.now()),
+    async (req) => listInstancesV1(deps, requireAuth(req).user.id, req.query, deps.clock.now()),
   );
   app.get(
     '/api/v0/instances/filters',
