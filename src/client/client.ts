@@ -9,6 +9,7 @@ import type {
   InstanceEnvelope,
   InstancesList,
   Machine,
+  MachineEarnings,
   MaintBatchBody,
   MaintBatchReply,
   Maintenance,
@@ -167,6 +168,16 @@ export class OpenrigClient extends HttpClient {
   }
   unlistMachine(machineId: number): Promise<SuccessReply> {
     return this.request('DELETE', `${V0}/machines/${machineId}/asks/`, { body: {} });
+  }
+  /**
+   * What renters paid for the caller's machines from UTC day `from` through day `to` (days since
+   * 1970-01-01, both included), all machines or the one `machine`. The server's defaults: `from`
+   * yesterday, `to` the later of `from` and yesterday.
+   */
+  machineEarnings(q: { from?: number; to?: number; machine?: number } = {}): Promise<MachineEarnings> {
+    return this.request('GET', `${V0}/users/me/machine-earnings`, {
+      query: compact({ sday: q.from, eday: q.to, machid: q.machine }),
+    });
   }
 
   // Maintenance
