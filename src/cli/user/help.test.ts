@@ -60,6 +60,7 @@ describe('--help', () => {
       'show maints',
       'cancel maint',
       'show machines',
+      'show earnings',
       'list machine',
       'api-key create',
       'api-key show',

@@ -13,7 +13,10 @@ export function registerUserCommands(program: Command): void {
   const group = (name: string, description: string) => program.command(name).description(description);
   const search = group('search', 'search offers');
   const create = group('create', 'create an instance');
-  const show = group('show', 'show instances, machines, maintenance windows, webhooks, events, your account');
+  const show = group(
+    'show',
+    'show instances, machines, earnings, maintenance windows, webhooks, events, your account',
+  );
   const stop = group('stop', 'stop instances');
   const start = group('start', 'start stopped instances');
   const destroy = group('destroy', 'destroy instances');

@@ -1,11 +1,16 @@
-// Host commands: show machines | list machine | unlist machine | schedule maint | show maints |
-// cancel maint (docs/maintenance.md).
+// Host commands: show machines | list machine | unlist machine | show earnings | schedule maint |
+// show maints | cancel maint (docs/maintenance.md).
 import type { Command } from 'commander';
-import type { MaintBatchBody, MaintBatchEntry, MaintenanceCategory } from '../../contract/api-types.js';
+import type {
+  MachineEarnings,
+  MaintBatchBody,
+  MaintBatchEntry,
+  MaintenanceCategory,
+} from '../../contract/api-types.js';
 import { ApiError } from '../../client/client.js';
 import { act, common, idList, intArg, numArg, UsageError } from './context.js';
 import { machinesTable, maintsTable } from './views.js';
-import { str, table } from '../output.js';
+import { fmtUsd, str, table } from '../output.js';
 
 export const CATEGORIES: MaintenanceCategory[] = ['power', 'internet', 'disk', 'gpu', 'software', 'other'];
 
@@ -71,6 +76,39 @@ export function registerMachineCommands(v: {
       await ctx.client.unlistMachine(machine);
       if (ctx.raw) return ctx.printRaw();
       ctx.out(`machine ${machine}: unlisted\n`);
+    }),
+  );
+
+  common(
+    v.show
+      .command('earnings')
+      .option(
+        '--from <when>',
+        'first UTC day: a date like 2026-11-01, an ISO time, epoch seconds, today or yesterday (default: yesterday, or the --to day)',
+      )
+      .option('--to <when>', 'last UTC day, included (default: today with --from, else yesterday)')
+      .option('--machine <id>', 'only this machine (default: all your machines)')
+      .description('what renters paid for your machines, per UTC day and per machine (as a host)')
+      .addHelpText(
+        'after',
+        '\nWith neither --from nor --to the report is yesterday; --from alone runs through today;\n' +
+          '--to alone is that one day. A report covers at most 366 days. Amounts are in USD: compute\n' +
+          'is GPU time, disk is storage; a charge counts on the day its billed period ended.',
+      ),
+    'openrig show earnings\nopenrig show earnings --from 2026-11-01\nopenrig show earnings --from 2026-11-01 --to 2026-11-30 --machine 7',
+  ).action(
+    act(async (ctx, _a, o) => {
+      const days = earningsDays(
+        {
+          from: o.from === undefined ? undefined : String(o.from),
+          to: o.to === undefined ? undefined : String(o.to),
+        },
+        ctx.now(),
+      );
+      const machine = o.machine === undefined ? undefined : intArg(o.machine, '--machine');
+      const r = await ctx.client.machineEarnings({ ...days, machine });
+      if (ctx.raw) return ctx.printRaw();
+      ctx.out(earningsReport(r, ctx.width));
     }),
   );
 
@@ -196,14 +234,14 @@ function positive(v: unknown, what: string, zeroOk = false): number {
 }
 
 /** Epoch seconds as typed, or an ISO date/time (a date without a zone is UTC). */
-export function parseWhen(s: string): number {
+export function parseWhen(s: string, what = '--sdate'): number {
   if (/^\d+(\.\d+)?$/.test(s.trim())) return Number(s);
   let iso = s.trim();
   if (/^\d{4}-\d{2}-\d{2}$/.test(iso)) iso += 'T00:00Z';
   else if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2})?$/.test(iso)) iso = iso.replace(' ', 'T') + 'Z';
   const ms = Date.parse(iso);
   if (!Number.isFinite(ms))
-    throw new UsageError(`--sdate: "${s}" is neither epoch seconds nor a date like 2026-12-01T10:00Z`);
+    throw new UsageError(`${what}: "${s}" is neither epoch seconds nor a date like 2026-12-01T10:00Z`);
   return Math.floor(ms / 1000);
 }
 
@@ -222,4 +260,94 @@ function resultsTable(rows: MaintBatchEntry[], maxWidth?: number): string {
     ],
     maxWidth,
   );
+}
+
+const DAY_S = 86_400;
+/**
+ * What a day may be written as: epoch seconds, a date, or a date and time with an optional zone
+ * (Z or ±HH:MM; none is UTC). Date.parse alone would also take text like "-5" as some local date.
+ */
+const DAY_FORMS = /^(\d+(\.\d+)?|\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2})?)?)$/;
+
+/** A UTC day number (days since 1970-01-01) as YYYY-MM-DD. */
+export function dayDate(day: number): string {
+  return new Date(day * DAY_S * 1000).toISOString().slice(0, 10);
+}
+
+/**
+ * The UTC day (days since 1970-01-01) that a WHEN falls in: `today`, `yesterday`, a date, an ISO
+ * time or epoch seconds (as `parseWhen` reads them).
+ */
+export function parseDay(s: string, what: string, nowMs: number): number {
+  const today = Math.floor(nowMs / 1000 / DAY_S);
+  const word = s.trim().toLowerCase();
+  if (word === 'today') return today;
+  if (word === 'yesterday') return today - 1;
+  const notADay = () =>
+    new UsageError(
+      `${what}: "${s}" is not a day: give a date like 2026-11-01, an ISO time, epoch seconds, today or yesterday`,
+    );
+  if (!DAY_FORMS.test(s.trim())) throw notADay();
+  let epochS: number;
+  try {
+    epochS = parseWhen(s, what);
+  } catch {
+    throw notADay();
+  }
+  const day = Math.floor(epochS / DAY_S);
+  if (day < 0) throw new UsageError(`${what}: "${s}" is before 1970-01-01`);
+  return day;
+}
+
+/**
+ * The days an earnings report covers: with neither flag, yesterday (the last whole day, as the
+ * server has it); --from alone runs through today; --to alone is that one day.
+ */
+export function earningsDays(o: { from?: string; to?: string }, nowMs: number): { from: number; to: number } {
+  const today = Math.floor(nowMs / 1000 / DAY_S);
+  const from = o.from === undefined ? undefined : parseDay(o.from, '--from', nowMs);
+  const to = o.to === undefined ? undefined : parseDay(o.to, '--to', nowMs);
+  const range = {
+    from: from ?? to ?? today - 1,
+    to: to ?? (from === undefined ? today - 1 : today),
+  };
+  if (range.from > range.to)
+    throw new UsageError(
+      `--from ${dayDate(range.from)} is after ${to === undefined ? 'today' : '--to'} ${dayDate(range.to)}`,
+    );
+  return range;
+}
+
+/** Amounts earned are money, not rates: whole cents. */
+const money = (n: unknown) => fmtUsd(n, 2);
+
+/** A per-day table, a per-machine table, then the total line (compute is GPU time, disk storage). */
+export function earningsReport(r: MachineEarnings, maxWidth?: number): string {
+  const days = table(
+    r.per_day ?? [],
+    [
+      { header: 'Day (UTC)', get: (d) => str(d.date) },
+      { header: 'Compute', get: (d) => money(d.gpu_earn), align: 'right' },
+      { header: 'Disk', get: (d) => money(d.sto_earn), align: 'right' },
+      { header: 'Total', get: (d) => money(d.earn), align: 'right' },
+    ],
+    maxWidth,
+  );
+  const machines =
+    (r.per_machine ?? []).length === 0
+      ? 'No machines.\n'
+      : table(
+          r.per_machine,
+          [
+            { header: 'Machine', get: (m) => str(m.machine_id), align: 'right' },
+            { header: 'Compute', get: (m) => money(m.gpu_earn), align: 'right' },
+            { header: 'Disk', get: (m) => money(m.sto_earn), align: 'right' },
+            { header: 'Total', get: (m) => money(m.earn), align: 'right' },
+          ],
+          maxWidth,
+        );
+  const s = r.summary;
+  const period = r.sday === r.eday ? dayDate(r.sday) : `${dayDate(r.sday)} to ${dayDate(r.eday)}`;
+  const total = `Total ${period}: ${money(s.total_earn)} (compute ${money(s.total_gpu)}, disk ${money(s.total_stor)})`;
+  return `${days}\n${machines}\n${total}\n`;
 }
