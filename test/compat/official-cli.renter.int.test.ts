@@ -209,15 +209,15 @@ describeEachDb('official CLI: renter commands', (dialect) => {
   });
 
   it('show instances-v1: select_cols, status and verification filters, the summary and filter panels', async () => {
+    // The CLI's select_cols, then those its -v adds.
     const cols = [
-      'id',
-      'machine_id',
-      'actual_status',
-      'num_gpus',
-      'gpu_name',
-      'ssh_host',
-      'ssh_port',
-      'label',
+      ...['id', 'actual_status', 'label', 'num_gpus', 'gpu_name', 'gpu_util', 'disk_space', 'disk_usage'],
+      ...['disk_util', 'volume_info', 'dph_total', 'image_uuid', 'start_date', 'verification'],
+    ];
+    const verbose = [
+      ...cols,
+      ...['machine_id', 'template_id', 'template_name', 'geolocation', 'inet_up', 'inet_down'],
+      ...['ssh_host', 'ssh_port', 'status_msg'],
     ];
     const r = await cli(t(), {
       method: 'GET',
@@ -233,6 +233,34 @@ describeEachDb('official CLI: renter commands', (dialect) => {
     expectOk(r);
     expect(r.body.instances.map((x: { id: number }) => x.id)).toEqual([id]);
     expectTableFields(r.body.instances[0], INSTANCE_TABLE);
+    // Each row carries the columns asked for that openrig has, and nothing else.
+    const row = r.body.instances[0];
+    for (const k of Object.keys(row)) expect(cols).toContain(k);
+    for (const k of ['id', 'actual_status', 'label', 'num_gpus', 'gpu_name', 'disk_space', 'dph_total'])
+      expect(row).toHaveProperty(k);
+    for (const k of ['image_uuid', 'start_date', 'verification']) expect(row).toHaveProperty(k);
+    // `--order-by dph_total desc -v`: the CLI appends id.
+    const byPrice = await cli(t(), {
+      method: 'GET',
+      path: '/api/v1/instances/',
+      query: {
+        select_filters: {},
+        order_by: [
+          { col: 'dph_total', dir: 'desc' },
+          { col: 'id', dir: 'asc' },
+        ],
+        limit: 25,
+        select_cols: verbose,
+      },
+      key,
+    });
+    expectOk(byPrice);
+    expect(byPrice.body.next_token).toBeNull();
+    const priced = byPrice.body.instances.find((x: { id: number }) => x.id === id);
+    for (const k of Object.keys(priced)) expect(verbose).toContain(k);
+    expect(priced).toMatchObject({ ssh_host: '10.0.0.1', ssh_port: 40022, machine_id: expect.any(Number) });
+    expect(typeof priced.dph_total).toBe('number');
+    expectTableFields(priced, INSTANCE_TABLE);
     const none = await cli(t(), {
       method: 'GET',
       path: '/api/v1/instances/',

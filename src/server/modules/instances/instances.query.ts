@@ -24,9 +24,18 @@ import { textOf } from '../../../contract/text.js';
 import { isActualStatus, type ActualStatus } from '../../../contract/instance-states.js';
 import { verificationOf } from '../offers/offers.fields.js';
 
-/** Rows as views, each with its machine's maintenance windows (one query for all). */
-async function views(db: Kysely<DB>, rows: JoinedRow[], now: number): Promise<InstanceView[]> {
+/**
+ * Rows as views, each with its machine's maintenance windows (one query for all), or with none
+ * when `withWindows` is false (the caller does not show them).
+ */
+async function views(
+  db: Kysely<DB>,
+  rows: JoinedRow[],
+  now: number,
+  withWindows: boolean,
+): Promise<InstanceView[]> {
   if (rows.length === 0) return [];
+  if (!withWindows) return rows.map((r) => instanceView(r, [], now));
   const windows = await maintenanceWindowsFor(
     db,
     rows.map((r) => r.machine_id),
@@ -90,6 +99,8 @@ export const V1_DEFAULT_LIMIT = 25;
 export const V1_MAX_LIMIT = 1000;
 /** The columns order_by takes. */
 export const V1_ORDER_COLUMNS: readonly string[] = Object.keys(PAGE_ORDER_KEYS);
+/** At most this many names in select_cols (a row has fewer fields than that). */
+export const V1_MAX_SELECT_COLS = 200;
 
 const bad = (msg: string) => InstanceErrors.badRequest(msg);
 
@@ -129,6 +140,31 @@ export interface V1Query {
   order_by?: unknown;
   limit?: unknown;
   after_token?: unknown;
+  select_cols?: unknown;
+}
+
+/**
+ * The fields select_cols asks for, or null for all of them (no select_cols, or one naming "*").
+ * Names a row does not have are ignored: clients ask for fields of the published API that
+ * openrig does not serve.
+ */
+function parseSelectCols(raw: unknown): Set<string> | null {
+  const cols = parseJson('select_cols', raw);
+  if (cols === undefined) return null;
+  if (Array.isArray(cols) && cols.length > V1_MAX_SELECT_COLS)
+    throw bad(`select_cols names at most ${V1_MAX_SELECT_COLS} fields`);
+  if (!Array.isArray(cols) || cols.some((c) => typeof c !== 'string'))
+    throw bad('select_cols must be a JSON array of field names (strings), or ["*"] for all');
+  const names = cols as string[];
+  return names.includes('*') ? null : new Set(names);
+}
+
+/** The row with only the fields in `cols` that it has, and `id` always. */
+export function projectInstance(row: InstanceView, cols: ReadonlySet<string> | null): Partial<InstanceView> {
+  if (cols === null) return row;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row)) if (k === 'id' || cols.has(k)) out[k] = v;
+  return out;
 }
 
 interface Token {
@@ -142,7 +178,7 @@ export async function listInstancesV1(
   q: V1Query,
   now: number,
 ): Promise<{
-  instances: InstanceView[];
+  instances: Partial<InstanceView>[];
   next_token: string | null;
   instances_found: number;
   total_instances: number;
@@ -173,6 +209,7 @@ export async function listInstancesV1(
       throw bad(`limit must be an integer from 1 to ${V1_MAX_LIMIT}`);
   }
   const signature = order.map((o) => `${o.name}:${o.dir}`).join(',');
+  const cols = parseSelectCols(q.select_cols);
 
   const conds: PageFilter[] = [];
   for (const [field, spec] of Object.entries(filters as Record<string, unknown>)) {
@@ -248,11 +285,14 @@ export async function listInstancesV1(
     const vals = page[page.length - 1]!.key;
     next = Buffer.from(JSON.stringify({ o: signature, v: vals } satisfies Token)).toString('base64url');
   }
-  const out = await views(
-    on.db,
-    page.map((p) => p.row),
-    now,
-  );
+  const out = (
+    await views(
+      on.db,
+      page.map((p) => p.row),
+      now,
+      cols === null || cols.has('maintenances'),
+    )
+  ).map((v) => projectInstance(v, cols));
   return {
     instances: out,
     next_token: next,

@@ -216,6 +216,11 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
               type: 'string',
               description: "the previous page's next_token, with the same order_by",
             },
+            select_cols: {
+              type: 'string',
+              description:
+                'JSON array of field names: each row carries only those (and id); names it does not have are ignored; ["*"] for all',
+            },
             owner: { type: 'string' },
           },
         },
