@@ -14,6 +14,16 @@ import { textOf } from '../contract/text.js';
 /** An answer the agent cannot fix by retrying (a wrong or revoked key, a refused body). */
 export class AgentFatalError extends Error {}
 
+/** An error answer the agent may get past by retrying, with its HTTP status. */
+export class AgentHttpError extends Error {
+  constructor(
+    readonly status: number,
+    msg: string,
+  ) {
+    super(msg);
+  }
+}
+
 export class AgentClient {
   constructor(
     private readonly server: string,
@@ -50,7 +60,7 @@ export class AgentClient {
       (path === '/register' && (res.status === 400 || res.status === 409))
     )
       throw new AgentFatalError(msg);
-    throw new Error(msg);
+    throw new AgentHttpError(res.status, msg);
   }
 
   register(body: RegisterRequest): Promise<RegisterResponse> {

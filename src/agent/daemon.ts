@@ -15,7 +15,8 @@ import type {
   SyncResponse,
 } from '../contract/agent-protocol.js';
 import type { InstanceSpec, Runtime } from './runtime.js';
-import { AgentClient, AgentFatalError } from './agent-client.js';
+import { AgentClient, AgentFatalError, AgentHttpError } from './agent-client.js';
+import { UsageMeter, queryGpuUtil } from './usage.js';
 import { InstanceJournal } from './instance-journal.js';
 import { planReconcile, type LocalState, type ReconcileItem } from './reconcile.js';
 import { assertNever } from '../contract/assert-never.js';
@@ -45,6 +46,10 @@ export interface AgentOptions {
   log: AgentLog;
   /** Where the agent's lines about each instance are kept for `daemon_logs` (made here when absent). */
   journal?: InstanceJournal;
+  /** OPENRIG_USAGE_INTERVAL_S when set: how often disk usage and GPU utilisation are measured. */
+  usageIntervalS?: number;
+  /** Utilisation of the host's GPUs by index (default: nvidia-smi); used only with real GPUs. */
+  gpuUtil?: () => Promise<Map<string, number> | null>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -88,6 +93,14 @@ export class Agent {
   private readonly waiting = new Set<number>();
 
   private readonly journal: InstanceJournal;
+  /** Disk usage and GPU utilisation of the instances, measured in the background. */
+  readonly usage: UsageMeter;
+  /** The server takes them in instance reports (its register answer says so). */
+  private usageReports = false;
+  /** Each instance's machine, as the server last named it. */
+  private readonly machineOf = new Map<number, number>();
+  /** The machines have real GPUs (nvidia-smi), not simulated ones. */
+  private readonly realGpus: boolean;
 
   constructor(private readonly o: AgentOptions) {
     if (!o.journal) {
@@ -96,6 +109,14 @@ export class Agent {
     } else this.journal = o.journal;
     this.uid = loadAgentUid(o.stateDir);
     this.client = new AgentClient(o.server, o.apiKey);
+    const rt = o.runtime;
+    this.realGpus = (o.devices ?? []).some((d) => d !== null);
+    this.usage = new UsageMeter({
+      disk: rt.diskUsage ? (id) => rt.diskUsage!(id) : undefined,
+      gpus: this.realGpus ? (o.gpuUtil ?? queryGpuUtil) : undefined,
+      intervalMs: o.usageIntervalS !== undefined ? o.usageIntervalS * 1000 : undefined,
+      log: this.o.log,
+    });
   }
 
   /** Registers (retrying until the server answers) and starts the sync loop. */
@@ -123,6 +144,7 @@ export class Agent {
         this.publicHost = publicHost;
         this.slotOf = new Map(r.machines.map((m) => [m.machine_id, m.slot]));
         this.heartbeatMs = (this.o.heartbeatS ?? r.heartbeat_s) * 1000;
+        this.usageReports = r.usage_reports === true;
         this.o.log.info(
           `registered machines ${this.machineIds.join(', ')} (heartbeat every ${this.heartbeatMs / 1000}s${publicHost ? `; renters reach them at ${publicHost}` : ''})`,
         );
@@ -227,7 +249,30 @@ export class Agent {
           break;
       }
     }
+    this.usage.retain(ids);
+    if (this.usageReports) for (const r of out) Object.assign(r, this.measured(r));
     return out;
+  }
+
+  /**
+   * The latest figures of an instance for its report: its disk once measured, and the mean
+   * utilisation of its machine's GPUs while it runs (null otherwise, and with simulated GPUs).
+   */
+  private measured(r: InstanceReport): Pick<InstanceReport, 'disk_usage_bytes' | 'gpu_util'> {
+    const disk = this.usage.disk(r.id);
+    const machine = this.machineOf.get(r.id);
+    const slot = machine === undefined ? undefined : this.slotOf.get(machine);
+    let gpu: number | null | undefined = null;
+    if (r.state === 'running' && this.realGpus)
+      // Which GPUs are its own is known once the server has named its machine.
+      gpu =
+        slot === undefined
+          ? undefined
+          : this.usage.gpuUtil((this.o.devices?.[slot] ?? '').split(',').filter(Boolean));
+    return {
+      ...(disk !== undefined ? { disk_usage_bytes: disk } : {}),
+      ...(gpu !== undefined ? { gpu_util: gpu } : {}),
+    };
   }
 
   async syncOnce(): Promise<void> {
@@ -238,11 +283,25 @@ export class Agent {
     const instances = reports.map((r) =>
       r.status_msg && r.status_msg.length > 500 ? { ...r, status_msg: r.status_msg.slice(0, 500) } : r,
     );
-    const res: SyncResponse = await this.client.sync({
-      agent_uid: this.uid,
-      machine_ids: this.machineIds,
-      instances,
-    });
+    let res: SyncResponse;
+    try {
+      res = await this.client.sync({ agent_uid: this.uid, machine_ids: this.machineIds, instances });
+    } catch (err) {
+      // A server that no longer takes the measurements (one replaced by an older version under a
+      // running agent) refuses the whole sync: the next ones go without them, until the agent
+      // registers again and the server says otherwise.
+      const carried = instances.some((r) => r.disk_usage_bytes !== undefined || r.gpu_util !== undefined);
+      if (err instanceof AgentHttpError && err.status === 400 && carried) {
+        this.usageReports = false;
+        this.o.log.warn(
+          `the server refused a sync carrying disk and GPU usage (${err.message}); syncing without them`,
+        );
+        this.poke();
+      }
+      throw err;
+    }
+    this.machineOf.clear();
+    for (const w of res.instances) if (w.machine_id !== 0) this.machineOf.set(w.id, w.machine_id);
     if (this.o.heartbeatS === undefined) this.heartbeatMs = res.heartbeat_s * 1000;
     if (res.unknown_machine_ids.length > 0) {
       this.o.log.warn(

@@ -51,6 +51,9 @@ export interface ContainerInspect {
   };
   NetworkSettings?: { Ports?: Record<string, { HostIp: string; HostPort: string }[] | null> };
   HostConfig?: { PortBindings?: Record<string, { HostIp?: string; HostPort?: string }[] | null> };
+  /** Bytes of its writable layer (only when inspected with `size`). */
+  SizeRw?: number;
+  Mounts?: { Type?: string; Name?: string; Source?: string; Destination?: string; Driver?: string }[];
 }
 
 export interface PathStat {
@@ -225,10 +228,14 @@ export class DockerEngine {
     ).then((r) => r.body);
   }
 
-  /** The container's inspect document, or null when there is none of that name or id. */
-  async inspect(nameOrId: string): Promise<ContainerInspect | null> {
+  /**
+   * The container's inspect document, or null when there is none of that name or id. With `size`
+   * it carries SizeRw, which the engine computes by walking the layer (slow on a large one).
+   */
+  async inspect(nameOrId: string, o: { size?: boolean } = {}): Promise<ContainerInspect | null> {
     const r = await this.call<ContainerInspect>('GET', `/containers/${encodeURIComponent(nameOrId)}/json`, {
       ok404: true,
+      query: o.size ? { size: 1 } : undefined,
     });
     return r.status === 404 ? null : r.body;
   }

@@ -15,7 +15,8 @@ import { ed25519KeyPair } from '../contract/ssh-keygen.js';
 import { DockerEngine, EngineError, type ContainerInspect, type RegistryAuth } from './docker-engine.js';
 import { createContainerSshServer, runInContainer } from './container-ssh.js';
 import { serverKeys, type KeyCheck } from './key-check.js';
-import type { InstanceSpec, ObservedState, PortMap, Runtime } from './runtime.js';
+import type { DiskUsage, InstanceSpec, ObservedState, PortMap, Runtime } from './runtime.js';
+import { dirSize } from './usage.js';
 
 export const LABEL_INSTANCE = 'openrig.instance';
 export const LABEL_AGENT = 'openrig.agent';
@@ -394,6 +395,29 @@ export class DockerRuntime implements Runtime {
     await this.engine.create(containerName(spec.id), body);
     await this.engine.start(containerName(spec.id));
     await this.inspect(spec.id); // its SSH server listens again
+  }
+
+  /**
+   * The container's writable layer (the engine's SizeRw) plus the volumes its image declares
+   * (anonymous ones the engine made for it, removed with it), walked where the agent can read
+   * them. The runtime itself mounts nothing into a container.
+   */
+  async diskUsage(id: number): Promise<DiskUsage | null> {
+    const c = await this.engine.inspect(containerName(id), { size: true });
+    if (!c || c.Config?.Labels?.[LABEL_AGENT] !== this.o.agentUid) return null;
+    let bytes = Math.max(0, c.SizeRw ?? 0);
+    let partial: string | undefined;
+    for (const m of c.Mounts ?? []) {
+      if (m.Type !== 'volume' || !m.Source) continue;
+      try {
+        const v = await dirSize(m.Source);
+        bytes += v?.bytes ?? 0;
+        if (v?.partial) partial ??= `the volume at ${m.Destination}: ${v.partial}`;
+      } catch (err) {
+        partial ??= `the volume at ${m.Destination} is unreadable here (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+      }
+    }
+    return partial === undefined ? { bytes } : { bytes, partial };
   }
 
   async execute(id: number, argv: string[]): Promise<string> {

@@ -18,7 +18,8 @@ import {
 import net from 'node:net';
 import path from 'node:path';
 import { ed25519KeyPair } from '../contract/ssh-keygen.js';
-import type { InstanceSpec, ObservedState, Runtime } from './runtime.js';
+import type { DiskUsage, InstanceSpec, ObservedState, Runtime } from './runtime.js';
+import { dirSize } from './usage.js';
 import { FILES, type SupervisorSpec } from './supervisor.js';
 import type { KeyCheck } from './key-check.js';
 import { textOf } from '../contract/text.js';
@@ -322,6 +323,11 @@ export class ProcessRuntime implements Runtime {
       });
     });
     return instancePaths(text, root);
+  }
+
+  /** Everything its directory holds: its files under `root/`, its output and the agent's files of it. */
+  async diskUsage(id: number): Promise<DiskUsage | null> {
+    return dirSize(this.dir(id));
   }
 
   async list(): Promise<number[]> {

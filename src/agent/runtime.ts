@@ -47,6 +47,13 @@ export type ObservedState =
   /** Its main process died without being stopped. */
   | { state: 'exited'; msg: string };
 
+/** The bytes an instance's disk holds. */
+export interface DiskUsage {
+  bytes: number;
+  /** Set when `bytes` is a lower bound (a walk cut short, a part unreadable), saying why. */
+  partial?: string;
+}
+
 export interface Runtime {
   readonly name: 'process' | 'docker';
   /** Makes the instance runnable (image, working directory, keys). Idempotent. */
@@ -70,4 +77,9 @@ export interface Runtime {
   recycle(spec: InstanceSpec): Promise<void>;
   /** Runs an allow-listed command in it; its stdout and stderr. */
   execute(id: number, argv: string[]): Promise<string>;
+  /**
+   * The bytes its disk holds now, stopped or not; null when it has nothing on the host. Costly
+   * (the agent calls it at most once a minute per instance). A runtime without it reports none.
+   */
+  diskUsage?(id: number): Promise<DiskUsage | null>;
 }

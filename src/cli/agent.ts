@@ -132,6 +132,10 @@ export function registerAgentCommand(program: Command): void {
       const heartbeatS = heartbeatRaw ? Number(heartbeatRaw) : undefined;
       if (heartbeatS !== undefined && !(heartbeatS >= 0.1))
         throw usage('OPENRIG_HEARTBEAT_S must be a number >= 0.1');
+      const usageRaw = process.env.OPENRIG_USAGE_INTERVAL_S;
+      const usageIntervalS = usageRaw ? Number(usageRaw) : undefined;
+      if (usageIntervalS !== undefined && !(usageIntervalS >= 1))
+        throw usage('OPENRIG_USAGE_INTERVAL_S must be a number of seconds >= 1');
       let gpu;
       if (o.gpus !== undefined) {
         const g = parseGpusFlag(o.gpus);
@@ -205,6 +209,7 @@ export function registerAgentCommand(program: Command): void {
         priceDisk,
         runtime,
         heartbeatS,
+        usageIntervalS,
         version: '0.1.0',
         log: agentLog,
         journal,
