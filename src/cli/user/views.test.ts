@@ -1,6 +1,6 @@
 import { PERMISSION_FAMILIES } from '../../contract/permissions.js';
 import { describe, expect, it } from 'vitest';
-import { instancesTable, maintsTable, offersTable, permissionsText } from './views.js';
+import { instanceDetail, instancesTable, maintsTable, offersTable, permissionsText } from './views.js';
 
 const NOW = 1_800_000_000_000;
 
@@ -52,6 +52,37 @@ describe('tables with units', () => {
     );
     expect(out).toMatch(/^\s*1\s+2\s+running \(→ stopped\)\s+1x A100\s.*h:2222\s+1h ago\s+x$/m);
     expect(out).toMatch(/^\s*2\s+2\s+provisioning\s/m);
+  });
+
+  it("instances: the disk as used/size once the host measured it, the GPUs' utilisation", () => {
+    const measured = {
+      id: 3,
+      machine_id: 2,
+      actual_status: 'running',
+      intended_status: 'running',
+      disk_space: 20,
+      disk_usage: 3.2456,
+      disk_util: 0.16228,
+      gpu_util: 37.5,
+    };
+    const fresh = {
+      id: 4,
+      machine_id: 2,
+      actual_status: null,
+      disk_space: 20,
+      disk_usage: null,
+      gpu_util: null,
+    };
+    const out = instancesTable([measured, fresh], NOW);
+    const [head, ...rows] = out.trimEnd().split('\n');
+    const diskAt = head!.indexOf('Disk');
+    expect(diskAt).toBeGreaterThan(0);
+    expect(rows[0]).toMatch(/\s38%\s.*\s3\.2\/20 GB\s/);
+    expect(rows[1]).toMatch(/\s-\s.*\s20 GB\s/);
+    const detail = instanceDetail(measured, NOW);
+    expect(detail).toMatch(/^Disk:\s+20 GB \(3\.2 GB used, 16%\)$/m);
+    expect(detail).toMatch(/^GPU util:\s+38%$/m);
+    expect(instanceDetail(fresh, NOW)).toMatch(/^Disk:\s+20 GB$/m);
   });
 
   it('maintenance windows in UTC with relative start and duration', () => {

@@ -79,6 +79,24 @@ function status(i: Instance): string {
   return actual;
 }
 
+/** `3.2/20 GB` once the host has measured the disk, `20 GB` before. */
+function disk(i: Instance): string {
+  if (typeof i.disk_usage !== 'number') return fmtGb(i.disk_space);
+  const total = fmtNum(i.disk_space);
+  return `${fmtNum(i.disk_usage, 1)}/${total === DASH ? '?' : total} GB`;
+}
+
+/** The disk's size with what it holds, for the detail view: `20 GB (3.2 GB used, 16%)`. */
+function diskDetail(i: Instance): string {
+  if (typeof i.disk_usage !== 'number') return fmtGb(i.disk_space);
+  const util = typeof i.disk_util === 'number' ? `, ${fmtPercent(i.disk_util, 0)}` : '';
+  return `${fmtGb(i.disk_space)} (${fmtGb(i.disk_usage, 1)} used${util})`;
+}
+
+function gpuUtil(i: Instance): string {
+  return typeof i.gpu_util === 'number' ? `${fmtNum(i.gpu_util, 0)}%` : DASH;
+}
+
 /** The SSH address only while the instance runs: a stopped one cannot be reached there. */
 function ssh(i: Instance): string {
   return i.actual_status === 'running' && i.ssh_host && i.ssh_port ? `${i.ssh_host}:${i.ssh_port}` : DASH;
@@ -90,15 +108,10 @@ export function instancesTable(rows: Instance[], nowMs: number, maxWidth?: numbe
     { header: 'Machine', get: (i) => str(i.machine_id), align: 'right', drop: 1 },
     { header: 'Status', get: status },
     { header: 'GPUs', get: (i) => gpus(i), drop: 9 },
-    {
-      header: 'Util',
-      get: (i) => (typeof i.gpu_util === 'number' ? `${fmtNum(i.gpu_util, 0)}%` : DASH),
-      align: 'right',
-      drop: 4,
-    },
+    { header: 'Util', get: gpuUtil, align: 'right', drop: 4 },
     { header: 'vCPUs', get: (i) => fmtNum(i.cpu_cores_effective, 1), align: 'right', drop: 2 },
     { header: 'RAM', get: (i) => fmtMbAsGb(i.cpu_ram), align: 'right', drop: 3 },
-    { header: 'Disk', get: (i) => fmtGb(i.disk_space), align: 'right', drop: 5 },
+    { header: 'Disk', get: disk, align: 'right', drop: 5 },
     { header: '$/hr', get: (i) => fmtUsd(i.dph_total, 4), align: 'right', drop: 8 },
     { header: 'Image', get: (i) => str(i.image_uuid ?? i.image), shrink: true },
     { header: 'SSH', get: ssh },
@@ -115,9 +128,10 @@ export function instanceDetail(i: Instance, nowMs: number): string {
     ['Message', str(i.status_msg)],
     ['Machine', str(i.machine_id)],
     ['GPUs', gpus(i)],
+    ['GPU util', gpuUtil(i)],
     ['vCPUs', fmtNum(i.cpu_cores_effective, 1)],
     ['RAM', fmtMbAsGb(i.cpu_ram)],
-    ['Disk', fmtGb(i.disk_space)],
+    ['Disk', diskDetail(i)],
     ['Price', i.dph_total === undefined ? DASH : `${fmtUsd(i.dph_total, 4)}/hr`],
     ['Image', str(i.image_uuid ?? i.image)],
     ['Label', str(i.label)],
