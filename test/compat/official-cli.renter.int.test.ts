@@ -302,6 +302,47 @@ describeEachDb('official CLI: renter commands', (dialect) => {
     expect(byVerification.body.instances.map((x: { id: number }) => x.id)).toEqual([id]);
   });
 
+  it("show instances-v1's Disk and GPU columns: used/size GB (N%) and the GPUs' utilisation once the host measured them", async () => {
+    // The CLI's own formatting of the two columns (_fmt_disk, _fmt_gpu).
+    const fmtDisk = (x: { disk_usage?: number | null; disk_space?: number; disk_util?: number | null }) => {
+      const total = typeof x.disk_space === 'number' ? x.disk_space.toFixed(0) : '?';
+      if (typeof x.disk_usage !== 'number' || x.disk_usage < 0) return `?/${total} GB`;
+      const used = x.disk_usage.toFixed(1);
+      return typeof x.disk_util === 'number' && x.disk_util >= 0
+        ? `${used}/${total} GB (${(x.disk_util * 100).toFixed(0)}%)`
+        : `${used}/${total} GB`;
+    };
+    const cols = [
+      'id',
+      'actual_status',
+      'num_gpus',
+      'gpu_name',
+      'gpu_util',
+      'disk_space',
+      'disk_usage',
+      'disk_util',
+    ];
+    const row = async () => {
+      const r = await cli(t(), {
+        method: 'GET',
+        path: '/api/v1/instances/',
+        query: { select_filters: {}, order_by: [{ col: 'id', dir: 'asc' }], limit: 25, select_cols: cols },
+        key,
+      });
+      expectOk(r);
+      return r.body.instances.find((x: { id: number }) => x.id === id);
+    };
+    const before = await row();
+    expect(before).toMatchObject({ disk_space: 20, disk_usage: null, disk_util: null, gpu_util: null });
+    expect(fmtDisk(before)).toBe('?/20 GB');
+    // The host's agent reports what it measured with its next heartbeat.
+    await reportInstanceStatus(t().deps, id, 'running', { disk_usage_bytes: 2_540_000_000, gpu_util: 71.6 });
+    const after = await row();
+    expectTableFields(after, { gpu_util: 'num', disk_usage: 'num', disk_util: 'num' });
+    expect(fmtDisk(after)).toBe('2.5/20 GB (13%)');
+    expect(after.gpu_util).toBe(71.6);
+  });
+
   it('show instance: one object under `instances`, null when not the caller', async () => {
     const r = await cli(t(), { method: 'GET', path: `/instances/${id}/`, query: { owner: 'me' }, key });
     expectOk(r);

@@ -64,6 +64,9 @@ describe('openrig agent: usage', () => {
     expect(price.stderr).toMatch(/--price-gpu/);
     const machines = await runCli([...base, '--gpus', 'RTX 4090', '--machines', '0'], env);
     expect(machines.code).toBe(2);
+    const usage = await runCli([...base, '--gpus', 'RTX 4090'], { ...env, OPENRIG_USAGE_INTERVAL_S: '0.5' });
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/OPENRIG_USAGE_INTERVAL_S must be a number of seconds >= 1/);
   });
 
   it('exits 1 when the server refuses its key (read from a 0600 file); the process runtime warns', async () => {
