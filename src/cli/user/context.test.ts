@@ -69,5 +69,9 @@ describe('argument parsing', () => {
     expect(parseWhen('2027-01-15 08:00')).toBe(1_800_000_000);
     expect(parseWhen('2027-01-15')).toBe(1_799_971_200);
     expect(() => parseWhen('tomorrow')).toThrow(UsageError);
+    // Only these forms: Date.parse would read these as dates in the local zone.
+    for (const loose of ['-5', 'Jan 15 2027', '2027/01/15', '15 January 2027 08:00'])
+      expect(() => parseWhen(loose), loose).toThrow(UsageError);
+    expect(parseWhen('2027-01-15T09:00+01:00')).toBe(1_800_000_000);
   });
 });

@@ -233,10 +233,19 @@ function positive(v: unknown, what: string, zeroOk = false): number {
   return n;
 }
 
+/**
+ * What a time may be written as: epoch seconds, a date, or a date and time with an optional zone
+ * (Z or ±HH:MM; none is UTC). Date.parse alone would also take text like "-5" or "Jan 15 2027"
+ * as some date in the local zone.
+ */
+const WHEN_FORMS = /^(\d+(\.\d+)?|\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2})?)?)$/;
+
 /** Epoch seconds as typed, or an ISO date/time (a date without a zone is UTC). */
 export function parseWhen(s: string, what = '--sdate'): number {
   if (/^\d+(\.\d+)?$/.test(s.trim())) return Number(s);
   let iso = s.trim();
+  if (!WHEN_FORMS.test(iso))
+    throw new UsageError(`${what}: "${s}" is neither epoch seconds nor a date like 2026-12-01T10:00Z`);
   if (/^\d{4}-\d{2}-\d{2}$/.test(iso)) iso += 'T00:00Z';
   else if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2})?$/.test(iso)) iso = iso.replace(' ', 'T') + 'Z';
   const ms = Date.parse(iso);
@@ -263,11 +272,6 @@ function resultsTable(rows: MaintBatchEntry[], maxWidth?: number): string {
 }
 
 const DAY_S = 86_400;
-/**
- * What a day may be written as: epoch seconds, a date, or a date and time with an optional zone
- * (Z or ±HH:MM; none is UTC). Date.parse alone would also take text like "-5" as some local date.
- */
-const DAY_FORMS = /^(\d+(\.\d+)?|\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2})?)?)$/;
 
 /** A UTC day number (days since 1970-01-01) as YYYY-MM-DD. */
 export function dayDate(day: number): string {
@@ -287,7 +291,6 @@ export function parseDay(s: string, what: string, nowMs: number): number {
     new UsageError(
       `${what}: "${s}" is not a day: give a date like 2026-11-01, an ISO time, epoch seconds, today or yesterday`,
     );
-  if (!DAY_FORMS.test(s.trim())) throw notADay();
   let epochS: number;
   try {
     epochS = parseWhen(s, what);
