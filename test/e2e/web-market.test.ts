@@ -147,7 +147,8 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
         '--ssh-bind',
         '127.0.0.1',
       ],
-      { ...env, OPENRIG_LOG_LEVEL: 'info', OPENRIG_API_KEY: host.api_key },
+      // Disk usage measured every second, so that the card shows it within the test.
+      { ...env, OPENRIG_LOG_LEVEL: 'info', OPENRIG_API_KEY: host.api_key, OPENRIG_USAGE_INTERVAL_S: '1' },
     );
     await waitFor(() => {
       if (agent.child.exitCode !== null) throw new Error(`agent exited: ${agent.stderr()}`);
@@ -211,6 +212,10 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
     // Live status: the page polls until the agent reports running, without a reload.
     await card.locator('[data-status="running"]').waitFor({ timeout: 60_000 });
     await expect.poll(() => card.locator('.meaning').textContent()).toMatch(/Ready: connect over SSH/);
+    // What the host measured of the instance's disk, once its agent has reported it.
+    await expect
+      .poll(() => card.locator('.instance-head p').textContent(), { timeout: 15_000 })
+      .toMatch(/ · \d+(\.\d)? of \d+ GB disk used( · |$)/);
     expect(await unlabelledControls(page)).toEqual([]);
 
     await card.getByRole('button', { name: 'Copy SSH command' }).click();

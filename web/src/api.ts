@@ -105,6 +105,10 @@ export interface Instance {
   dph_total: number;
   accrued_cost: number;
   disk_space: number;
+  /** GB the instance uses on its host, as its agent last measured; null until measured. */
+  disk_usage?: number | null;
+  /** Percent, the mean of the instance's GPUs while it runs; null otherwise or with simulated GPUs. */
+  gpu_util?: number | null;
   start_date: number;
   geolocation: string | null;
 }

@@ -134,7 +134,7 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
             <span className="muted small"> #{i.id}</span>
           </h2>
           <p className="muted small">
-            {[`${i.num_gpus}× ${i.gpu_name}`, i.image_uuid, `${i.disk_space} GB disk`, i.geolocation]
+            {[`${i.num_gpus}× ${i.gpu_name}`, i.image_uuid, diskText(i), i.geolocation]
               .filter(Boolean)
               .join(' · ')}
           </p>
@@ -164,6 +164,12 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
           <dt>Started</dt>
           <dd>{when(i.start_date)}</dd>
         </div>
+        {typeof i.gpu_util === 'number' && (
+          <div>
+            <dt>GPU utilisation</dt>
+            <dd data-testid="gpu-util">{Math.round(i.gpu_util)} %</dd>
+          </div>
+        )}
       </dl>
       {ssh && st === 'running' ? (
         <div className="ssh">
@@ -316,4 +322,11 @@ function LabelDialog(p: {
       </form>
     </Dialog>
   );
+}
+
+/** The disk as allocated, and how much of it is used once the host has measured it. */
+function diskText(i: Instance): string {
+  if (typeof i.disk_usage !== 'number') return `${i.disk_space} GB disk`;
+  const used = i.disk_usage < 10 ? i.disk_usage.toFixed(1) : String(Math.round(i.disk_usage));
+  return `${used} of ${i.disk_space} GB disk used`;
 }
