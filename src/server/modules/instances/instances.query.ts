@@ -11,7 +11,6 @@ import {
   liveInstanceWithWindows,
   PAGE_ORDER_KEYS,
   type InstanceWithWindows,
-  type PageFilter,
   type PageKeyKind,
 } from './instances.repo.js';
 import { InstanceErrors } from './instances.errors.js';
@@ -19,7 +18,7 @@ import { quoteValue } from '../../errors.js';
 import { maintenanceWindowsFor, windowsFromJson } from '../maintenance/maintenance.service.js';
 import type { Store } from '../../db/connection.js';
 import type { SqlDialect } from '../../db/dialect.js';
-import { jsonTooDeep, tooDeep } from '../../http/json-limits.js';
+import { parseJsonParam, selectFilters, type FilterSpec } from '../../http/select-filters.js';
 import { textOf } from '../../../contract/text.js';
 import { isActualStatus, type ActualStatus } from '../../../contract/instance-states.js';
 import { verificationOf } from '../offers/offers.fields.js';
@@ -85,16 +84,6 @@ const FILTER_COLS: Record<string, { col: string; kind: Kind }> = {
   verification: { col: 'm.verified', kind: 'verification' },
   num_gpus: { col: 'm.num_gpus', kind: 'int' },
 };
-const OPS: Record<string, string> = {
-  eq: '=',
-  neq: '<>',
-  gt: '>',
-  gte: '>=',
-  lt: '<',
-  lte: '<=',
-  in: 'in',
-  notin: 'not in',
-};
 export const V1_DEFAULT_LIMIT = 25;
 export const V1_MAX_LIMIT = 1000;
 /** The columns order_by takes. */
@@ -104,16 +93,15 @@ export const V1_MAX_SELECT_COLS = 200;
 
 const bad = (msg: string) => InstanceErrors.badRequest(msg);
 
-function parseJson(name: string, raw: unknown): unknown {
-  if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string') return raw;
-  if (jsonTooDeep(raw)) throw tooDeep();
-  try {
-    return JSON.parse(raw);
-  } catch {
-    throw bad(`${name} must be JSON`);
-  }
-}
+const parseJson = (name: string, raw: unknown): unknown => parseJsonParam(name, raw, bad);
+
+/** The v1 list's select_filters: its fields, each value coerced to its column's kind. */
+const FILTERS: FilterSpec<Kind> = {
+  fields: FILTER_COLS,
+  coerce,
+  ordered: (kind) => kind === 'int',
+  bad,
+};
 
 function coerce(field: string, kind: Kind, v: unknown): string | number | null {
   if (v === null && kind === 'nstring') return null;
@@ -184,9 +172,7 @@ export async function listInstancesV1(
   total_instances: number;
   label_counts: Record<string, number>;
 }> {
-  const filters = parseJson('select_filters', q.select_filters) ?? {};
-  if (typeof filters !== 'object' || filters === null || Array.isArray(filters))
-    throw bad('select_filters must be a JSON object of field: {op: value}');
+  const conds = selectFilters(parseJson('select_filters', q.select_filters), FILTERS);
   const orderRaw = parseJson('order_by', q.order_by) ?? [{ col: 'id', dir: 'asc' }];
   if (!Array.isArray(orderRaw) || orderRaw.length > 4)
     throw bad('order_by must be a JSON array of {"col", "dir"} (at most 4)');
@@ -210,45 +196,6 @@ export async function listInstancesV1(
   }
   const signature = order.map((o) => `${o.name}:${o.dir}`).join(',');
   const cols = parseSelectCols(q.select_cols);
-
-  const conds: PageFilter[] = [];
-  for (const [field, spec] of Object.entries(filters as Record<string, unknown>)) {
-    const def = FILTER_COLS[field];
-    if (!def || !Object.hasOwn(FILTER_COLS, field))
-      throw bad(
-        `select_filters: unknown field ${quoteValue(field)} (use ${Object.keys(FILTER_COLS).join(', ')})`,
-      );
-    const ops =
-      spec !== null && typeof spec === 'object' && !Array.isArray(spec)
-        ? Object.entries(spec as Record<string, unknown>)
-        : [['eq', spec] as [string, unknown]];
-    for (const [op, v] of ops) {
-      const sqlOp = OPS[op];
-      if (!sqlOp || !Object.hasOwn(OPS, op))
-        throw bad(`select_filters: unknown operator ${quoteValue(op)} on ${field}`);
-      const col = def.col;
-      if (op === 'in' || op === 'notin') {
-        if (!Array.isArray(v) || v.length === 0 || v.length > 1000)
-          throw bad(`select_filters: ${field}.${op} takes a non-empty array`);
-        const all = v.map((x) => coerce(field, def.kind, x));
-        const vals = all.filter((x) => x !== null);
-        const withNull = vals.length !== all.length;
-        // null (actual_status while provisioning) is matched with IS NULL, never inside IN ().
-        conds.push({ col, op: op === 'in' ? 'in' : 'not in', vals, withNull });
-      } else {
-        const val = coerce(field, def.kind, v);
-        if (val === null) {
-          if (op !== 'eq' && op !== 'neq')
-            throw bad(`select_filters: ${field}.${op} cannot compare with null`);
-          conds.push({ col, op: op === 'eq' ? 'is' : 'is not' });
-        } else {
-          if (def.kind !== 'int' && !['eq', 'neq'].includes(op))
-            throw bad(`select_filters: ${op} does not apply to ${field}`);
-          conds.push({ col, op: sqlOp as '=' | '<>' | '>' | '>=' | '<' | '<=', val });
-        }
-      }
-    }
-  }
 
   let after: (string | number)[] | null = null;
   if (q.after_token !== undefined && q.after_token !== '') {

@@ -11,6 +11,7 @@ import type { InstancesTable } from '../../db/tables/market.js';
 import type { SqlDialect } from '../../db/dialect.js';
 import type { ActualStatus } from '../../../contract/instance-states.js';
 import type { InstanceRow } from '../billing/billing.service.js';
+import { whereFilters, type SelectFilter } from '../../http/select-filters.js';
 
 // ---- idempotency keys -----------------------------------------------------------------------
 
@@ -370,32 +371,11 @@ export async function liveInstanceWithWindows(
 }
 
 /** One checked v1 filter: a column of the instance/machine join, an operator and its value(s). */
-export type PageFilter =
-  | { col: string; op: 'in' | 'not in'; vals: (string | number)[]; withNull: boolean }
-  | { col: string; op: 'is' | 'is not' }
-  | { col: string; op: '=' | '<>' | '>' | '>=' | '<' | '<='; val: string | number };
+export type PageFilter = SelectFilter;
 
 /** The caller's live instances that pass every filter, nothing selected yet. */
 function filteredLive(db: Kysely<DB>, userId: number, filters: PageFilter[]) {
-  let qb = liveFrom(db, userId);
-  for (const f of filters) {
-    const col = f.col as 'i.id';
-    if ('vals' in f) {
-      const { op, vals, withNull } = f;
-      // null (actual_status while provisioning) is matched with IS NULL, never inside IN ().
-      qb = qb.where((eb) => {
-        const parts = [];
-        if (vals.length > 0) parts.push(eb(col, op, vals as never[]));
-        if (withNull) parts.push(eb(col, op === 'in' ? 'is' : 'is not', null));
-        return op === 'in' ? eb.or(parts) : eb.and(parts);
-      });
-    } else if (!('val' in f)) {
-      qb = qb.where(col, f.op, null);
-    } else {
-      qb = qb.where(col, f.op, f.val as never);
-    }
-  }
-  return qb;
+  return whereFilters(liveFrom(db, userId), filters);
 }
 
 /** The type of a v1 order key's values: every key is non-null, so keyset comparisons are total. */
