@@ -23,6 +23,7 @@ import * as m016 from './migrations/016-instance-requests.js';
 import * as m017 from './migrations/017-machine-maint-until.js';
 import * as m018 from './migrations/018-instance-running-since.js';
 import * as m019 from './migrations/019-instance-usage.js';
+import * as m020 from './migrations/020-templates.js';
 import { textOf } from '../../contract/text.js';
 
 /** A migration: its forward step, given the dialect it runs on (one set for both databases). */
@@ -51,6 +52,7 @@ const steps: Record<string, Step> = {
   '017-machine-maint-until': m017,
   '018-instance-running-since': m018,
   '019-instance-usage': m019,
+  '020-templates': m020,
 };
 
 function providerFor(d: SqlDialect): MigrationProvider {

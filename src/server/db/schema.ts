@@ -7,6 +7,7 @@ import type { TwoFactorTables } from './tables/two-factor.js';
 import type { AgentTables } from './tables/agent.js';
 import type { PlatformTables } from './tables/platform.js';
 import type { WebhookTables } from './tables/webhooks.js';
+import type { TemplateTables } from './tables/templates.js';
 
 export interface DB
   extends
@@ -16,4 +17,5 @@ export interface DB
     TwoFactorTables,
     AgentTables,
     PlatformTables,
-    WebhookTables {}
+    WebhookTables,
+    TemplateTables {}

@@ -13,6 +13,7 @@ import { twoFactorRoutes } from './two-factor/two-factor.routes.js';
 import { agentGatewayRoutes } from './agent-gateway/agent-gateway.routes.js';
 import { platformRoutes } from './platform/platform.routes.js';
 import { webhooksRoutes } from './webhooks/webhooks.routes.js';
+import { templatesRoutes } from './templates/templates.routes.js';
 import { compatRoutes } from './compat/compat.routes.js';
 
 export async function registerModules(app: FastifyInstance, deps: Deps): Promise<void> {
@@ -28,5 +29,6 @@ export async function registerModules(app: FastifyInstance, deps: Deps): Promise
   await agentGatewayRoutes(app, deps);
   await platformRoutes(app, deps);
   await webhooksRoutes(app, deps);
+  await templatesRoutes(app, deps);
   await compatRoutes(app);
 }

@@ -105,6 +105,11 @@ export interface InstancesTable {
   extra: string | null;
   /** When it last became running (ms); null before its first start. */
   running_since: number | null;
+  /** The template it was created from, copied at creation (a later rename does not follow);
+   *  null when none (migration 020). */
+  template_id: number | null;
+  template_name: string | null;
+  template_hash_id: string | null;
 }
 
 /** SSH keys attached to an instance (authorized_keys of its container). */

@@ -18,7 +18,6 @@ const NETWORK_VOLUMES = 'openrig has no network volumes or network disks';
 const SERVERLESS = 'openrig has no serverless endpoints or worker groups';
 const TEAMS = 'openrig has no team API (teams are created by the operator: openrig admin create-user --team)';
 const CLUSTERS = 'openrig has no clusters or overlay networks';
-const TEMPLATES = 'openrig has no templates; pass --image and the other settings to create instance';
 const COPY = 'openrig has no copy service; use scp or rsync over SSH (openrig scp-url)';
 const SCHEDULED = 'openrig has no scheduled jobs';
 const DEPLOYMENTS = 'openrig has no deployments';
@@ -61,7 +60,10 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
   ...refused('openrig has no reserved-instance deposits', {
     '/api/v0/instances/balance/:id': { GET: 'show deposit' },
   }),
-  ...refused(TEMPLATES, { '/api/v0/instances/update_template/:id': { PUT: 'update instance' } }),
+  ...refused(
+    "openrig does not change a created instance's image or template; destroy it and create instance --template_hash",
+    { '/api/v0/instances/update_template/:id': { PUT: 'update instance' } },
+  ),
   ...refused('openrig has no container snapshots', {
     '/api/v0/instances/take_snapshot/:id': { POST: 'take snapshot' },
   }),
@@ -112,15 +114,7 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
     '/api/v0/charges': { GET: 'show invoices-v1 --charges' },
     '/api/v0/invoices': { GET: 'search invoices' },
   }),
-  // Templates, benchmarks, secrets
-  ...refused(TEMPLATES, {
-    '/api/v0/template': {
-      GET: 'search templates',
-      POST: 'create template',
-      PUT: 'update template',
-      DELETE: 'delete template',
-    },
-  }),
+  // Benchmarks, secrets
   ...refused('openrig runs no benchmarks; offers carry the host-declared hardware only', {
     '/api/v0/benchmarks': { GET: 'search benchmarks' },
   }),

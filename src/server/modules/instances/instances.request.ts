@@ -90,7 +90,8 @@ export function decodeOnstart(raw: string): string {
   );
 }
 
-function parseEnv(v: unknown): {
+/** A create body's env object, checked: variables, and port requests as `"-p 8080:8080": "1"`. */
+export function parseEnv(v: unknown): {
   env: Record<string, string>;
   ports: PortRequest[];
   raw: Record<string, string>;
@@ -133,7 +134,8 @@ function parseEnv(v: unknown): {
   return { env, ports, raw };
 }
 
-function parseRuntype(v: unknown): string {
+/** A runtype as create accepts it (space-separated modes), normalised; "ssh" when none. */
+export function parseRuntype(v: unknown): string {
   if (v === undefined || v === null || v === '') return 'ssh';
   if (typeof v !== 'string' || v.length > 100)
     throw bad('runtype must be a string such as "ssh", "ssh_proxy", "jupyter_proxy ssh_proxy" or "args"');
@@ -143,6 +145,16 @@ function parseRuntype(v: unknown): string {
       throw bad(`runtype: unknown mode ${quoteValue(t)} (use ${RUNTYPE_TOKENS.join(', ')})`);
   }
   return tokens.join(' ');
+}
+
+/** Largest disk an instance may ask for, GB. */
+export const MAX_DISK_GB = 1_000_000;
+
+/** A disk size in GB as create accepts it: a positive number up to MAX_DISK_GB. */
+export function parseDiskGb(field: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > MAX_DISK_GB)
+    throw bad(`${field} must be a positive number of GB`);
+  return v;
 }
 
 export function parseCreateBody(body: unknown): CreateRequest {
@@ -155,12 +167,7 @@ export function parseCreateBody(body: unknown): CreateRequest {
   if (image.length > 512 || /\s/.test(image.trim()))
     throw bad('image must be one image reference (no spaces, at most 512 characters)');
   assertPlainText('image', image);
-  let disk = DEFAULT_DISK_GB;
-  if (b.disk !== undefined && b.disk !== null) {
-    if (typeof b.disk !== 'number' || !Number.isFinite(b.disk) || b.disk <= 0 || b.disk > 1_000_000)
-      throw bad('disk must be a positive number of GB');
-    disk = b.disk;
-  }
+  const disk = b.disk === undefined || b.disk === null ? DEFAULT_DISK_GB : parseDiskGb('disk', b.disk);
   let price: number | null = null;
   if (b.price !== undefined && b.price !== null) {
     if (typeof b.price !== 'number' || !Number.isFinite(b.price) || b.price <= 0 || b.price > 100000)

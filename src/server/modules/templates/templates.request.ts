@@ -1,0 +1,188 @@
+// Validation of a template body (create and update; docs/templates.md). Pure. A template is
+// checked with the instance-creation validators themselves: the instance body it would produce
+// (image:tag, env, onstart, runtype, disk) must pass parseCreateBody, so a template never holds
+// what a create could not take. extra_filters must be an offer search that POST /bundles/ takes.
+import { AppError } from '../../errors.js';
+import { assertPlainText } from '../../http/plain-text.js';
+import { compileSearch } from '../offers/offers.filter.js';
+import { parseCreateBody, parseDiskGb, parseRuntype } from '../instances/instances.request.js';
+import { TemplateErrors } from './templates.errors.js';
+
+/** Character limits of the template fields. */
+export const TEMPLATE_LIMITS = {
+  name: 200,
+  image: 500,
+  tag: 128,
+  env: 4096,
+  href: 2048,
+  repo: 2048,
+  jupyter_dir: 1024,
+  docker_login_repo: 500,
+  readme: 16384,
+  desc: 4096,
+  hash_id: 64,
+  /** extra_filters, as JSON text. */
+  extra_filters: 16384,
+} as const;
+
+/** A template as stored (flags as booleans; extra_filters parsed). */
+export interface TemplateInput {
+  name: string;
+  image: string;
+  tag: string | null;
+  env: string;
+  onstart: string;
+  runtype: string;
+  use_ssh: boolean;
+  ssh_direct: boolean;
+  jup_direct: boolean;
+  use_jupyter_lab: boolean;
+  jupyter_dir: string | null;
+  docker_login_repo: string | null;
+  href: string | null;
+  repo: string | null;
+  readme: string | null;
+  readme_visible: boolean;
+  desc: string | null;
+  extra_filters: Record<string, unknown>;
+  recommended_disk_space: number | null;
+  private: boolean;
+}
+
+const bad = (msg: string) => TemplateErrors.badRequest(msg);
+
+/** The instance-creation error of a template's value, its message naming the template field. */
+function asTemplateError(err: unknown, field: string): unknown {
+  if (!(err instanceof AppError) || err.status !== 400) return err;
+  return bad(err.message.startsWith(field) ? err.message : `${field}: ${err.message}`);
+}
+
+function optString(b: Record<string, unknown>, k: keyof typeof TEMPLATE_LIMITS, plain = true): string | null {
+  const v = b[k];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'string') throw bad(`${k} must be a string`);
+  if (v.length > TEMPLATE_LIMITS[k]) throw bad(`${k} must be at most ${TEMPLATE_LIMITS[k]} characters`);
+  if (plain) assertPlainText(k, v);
+  return v;
+}
+
+function flag(b: Record<string, unknown>, k: string, dflt: boolean): boolean {
+  const v = b[k];
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== 'boolean') throw bad(`${k} must be true or false`);
+  return v;
+}
+
+/**
+ * Docker-style options (`-e NAME=VALUE -p 8080:8080 -p 70000/udp`) as the create body's env
+ * object, the way the official CLI turns its --env into one: words split on spaces, quotes
+ * group and are removed. openrig takes `-e` and `-p` only; any other word is a 400 naming it.
+ */
+export function dockerOptionsEnv(s: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  const words = (s.match(/(?:[^\s"']+|"[^"]*"|'[^']*')+/g) ?? []).map((w) =>
+    w.replace(/"([^"]*)"|'([^']*)'/g, '$1$2'),
+  );
+  for (let i = 0; i < words.length; i++) {
+    const flagWord = words[i]!;
+    const arg = words[i + 1];
+    if ((flagWord !== '-e' && flagWord !== '-p') || arg === undefined)
+      throw bad(
+        `env: ${JSON.stringify(flagWord)} is not understood; give docker options "-e NAME=VALUE" and "-p [HOST_PORT:]CONTAINER_PORT[/udp]"`,
+      );
+    i++;
+    if (flagWord === '-p') env[`-p ${arg}`] = '1';
+    else {
+      const eq = arg.indexOf('=');
+      if (eq <= 0) throw bad(`env: -e ${JSON.stringify(arg)} is not NAME=VALUE`);
+      env[arg.slice(0, eq)] = arg.slice(eq + 1);
+    }
+  }
+  return env;
+}
+
+/** The image reference a template launches: image, and `:tag` when it has one. */
+export function templateImage(t: { image: string; tag: string | null }): string {
+  return t.tag ? `${t.image}:${t.tag}` : t.image;
+}
+
+/** recommended_disk_space: a number, or the numeric text the official CLI sends; null for none. */
+function diskSpace(v: unknown): number | null {
+  if (v === undefined || v === null || v === '') return null;
+  const n = typeof v === 'string' && /^\s*[0-9.eE+-]+\s*$/.test(v) ? Number(v) : v;
+  return parseDiskGb('recommended_disk_space', n);
+}
+
+function extraFilters(v: unknown): Record<string, unknown> {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw bad('extra_filters must be an object of offer search filters, e.g. {"num_gpus": {"gte": 1}}');
+  if (JSON.stringify(v).length > TEMPLATE_LIMITS.extra_filters)
+    throw bad(`extra_filters must be at most ${TEMPLATE_LIMITS.extra_filters} characters as JSON`);
+  try {
+    compileSearch(v);
+  } catch (err) {
+    throw asTemplateError(err, 'extra_filters');
+  }
+  return v as Record<string, unknown>;
+}
+
+/** A create or update body, checked; a 400 naming the first bad field otherwise. */
+export function parseTemplateBody(body: unknown): TemplateInput {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body))
+    throw bad('The body must be a JSON object with at least name and image');
+  const b = body as Record<string, unknown>;
+  const name = optString(b, 'name');
+  if (name === null || name.trim() === '') throw bad('name is required: the name of the template');
+  const image = optString(b, 'image');
+  if (image === null || image.trim() === '')
+    throw bad('image is required: a container image such as "pytorch/pytorch"');
+  const tag = optString(b, 'tag');
+  if (tag !== null && /[\s:@/]/.test(tag))
+    throw bad('tag must be one image tag (no spaces, ":", "@" or "/")');
+  const env = optString(b, 'env', false) ?? '';
+  const onstart = b.onstart === undefined || b.onstart === null ? '' : b.onstart;
+  if (typeof onstart !== 'string') throw bad('onstart must be a string');
+  let runtype: string;
+  try {
+    runtype = parseRuntype(b.runtype);
+  } catch (err) {
+    throw asTemplateError(err, 'runtype');
+  }
+  const t: TemplateInput = {
+    name: name.trim(),
+    image: image.trim(),
+    tag: tag === null || tag === '' ? null : tag,
+    env,
+    onstart,
+    runtype,
+    use_ssh: flag(b, 'use_ssh', false),
+    ssh_direct: flag(b, 'ssh_direct', false),
+    jup_direct: flag(b, 'jup_direct', false),
+    use_jupyter_lab: flag(b, 'use_jupyter_lab', false),
+    jupyter_dir: optString(b, 'jupyter_dir'),
+    docker_login_repo: optString(b, 'docker_login_repo'),
+    href: optString(b, 'href'),
+    repo: optString(b, 'repo'),
+    readme: optString(b, 'readme', false),
+    readme_visible: flag(b, 'readme_visible', true),
+    desc: optString(b, 'desc', false),
+    extra_filters: extraFilters(b.extra_filters),
+    recommended_disk_space: diskSpace(b.recommended_disk_space),
+    private: flag(b, 'private', true),
+  };
+  // What an instance created from it alone would be given must pass create's own checks.
+  const envObject = dockerOptionsEnv(env);
+  for (const [field, part] of [
+    ['image', { image: templateImage(t) }],
+    ['env', { image: 'x', env: envObject }],
+    ['onstart', { image: 'x', onstart }],
+  ] as const) {
+    try {
+      parseCreateBody(part);
+    } catch (err) {
+      throw asTemplateError(err, field);
+    }
+  }
+  return t;
+}
