@@ -4,7 +4,8 @@
 import { beforeAll, expect, it } from 'vitest';
 import { describeEachDb } from '../helpers/db.js';
 import { useTestApp } from '../helpers/app.js';
-import { cli, expectOk } from './official-cli.js';
+import { offers, renter } from '../helpers/market.js';
+import { cli, cliCreateBody, expectOk, f } from './official-cli.js';
 
 const DEFAULT_QUERY = {
   verified: { eq: true },
@@ -43,8 +44,8 @@ describeEachDb('official CLI: template commands', (dialect) => {
   let key: string;
   let otherKey: string;
   beforeAll(async () => {
-    key = (await t().user()).apiKey;
-    otherKey = (await t().user()).apiKey;
+    key = (await renter(t())).apiKey;
+    otherKey = (await renter(t())).apiKey;
   });
 
   let hash = '';
@@ -189,5 +190,58 @@ describeEachDb('official CLI: template commands', (dialect) => {
     });
     expect(gone.status).toBe(404);
     expect(typeof gone.body.msg).toBe('string');
+  });
+
+  it('create instance --template_hash: the template fills the body; show instances-v1 -v shows template_id and template_name', async () => {
+    const c = await cli(t(), {
+      method: 'POST',
+      path: '/template/',
+      key,
+      json: cliTemplateBody({
+        name: 'web',
+        image: 'nginx',
+        tag: '1.27',
+        env: '-e A=1 -p 8080:8080',
+        runtype: 'ssh',
+        use_ssh: true,
+      }),
+    });
+    expectOk(c);
+    const [offer] = await offers(t(), 1);
+    // vastai create instance OFFER --template_hash HASH   (no runtype is sent with a template)
+    const { runtype: _r, ...json } = cliCreateBody({
+      image: null,
+      template_hash_id: c.body.template.hash_id,
+      disk: f(10),
+    });
+    const r = await cli(t(), { method: 'PUT', path: `/asks/${offer}/`, key, json });
+    expectOk(r);
+    expect(r.body.success).toBe(true);
+    const id = r.body.new_contract as number;
+    const cols = ['id', 'actual_status', 'image_uuid', 'machine_id', 'template_id', 'template_name'];
+    const list = await cli(t(), {
+      method: 'GET',
+      path: '/api/v1/instances/',
+      query: { select_filters: {}, order_by: [{ col: 'id', dir: 'asc' }], limit: 25, select_cols: cols },
+      key,
+    });
+    expectOk(list);
+    const row = list.body.instances.find((x: { id: number }) => x.id === id);
+    expect(row).toMatchObject({
+      image_uuid: 'nginx:1.27',
+      template_id: c.body.template.id,
+      template_name: 'web',
+    });
+    // Another user's private template, or an unknown hash: an error the CLI raises on, and no instance.
+    const [offer2] = await offers(t(), 1);
+    for (const [k, hash] of [
+      [otherKey, c.body.template.hash_id],
+      [key, '0'.repeat(32)],
+    ] as const) {
+      const { runtype: _x, ...bad } = cliCreateBody({ image: null, template_hash_id: hash });
+      const e = await cli(t(), { method: 'PUT', path: `/asks/${offer2}/`, key: k, json: bad });
+      expect(e.status).toBe(404);
+      expect(e.body.msg).toContain('template');
+    }
   });
 });

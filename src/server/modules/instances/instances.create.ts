@@ -21,6 +21,7 @@ import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 import { claimMachine, claimState, holdDisk } from '../machines/machines.repo.js';
 import { balanceOf } from '../billing/billing.service.js';
 import * as repo from './instances.repo.js';
+import { instanceBodyFrom, usableTemplate } from '../templates/templates.service.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
@@ -64,6 +65,13 @@ async function replay(deps: Deps, userId: number, key: string, hash: string): Pr
   return JSON.parse(plain) as CreateReply;
 }
 
+/** The body's template_hash_id, or null when it names none (absent, null or ""). */
+function templateHashOf(body: unknown): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return null;
+  const h = (body as Record<string, unknown>).template_hash_id;
+  return h === undefined || h === null || h === '' ? null : h;
+}
+
 export async function createInstance(
   deps: Deps,
   auth: AuthContext,
@@ -72,7 +80,11 @@ export async function createInstance(
   idemHeader: unknown,
 ): Promise<CreateReply> {
   const idemKey = checkIdempotencyKey(idemHeader);
-  const req = parseCreateBody(body);
+  // With a template the body is checked once merged with it, inside the transaction; without,
+  // at once. The request hash covers template_hash_id, and a hash_id names one version of a
+  // template (an update gives a new one), so a retry means the same configuration.
+  const templateHash = templateHashOf(body);
+  const direct = templateHash === null ? parseCreateBody(body) : null;
   const hash = sha256Hex(canonicalJson({ offer: offerId, body }));
   const userId = auth.user.id;
   if (idemKey) {
@@ -85,6 +97,11 @@ export async function createInstance(
       if (idemKey) {
         await repo.claimIdempotencyKey(db, { userId, key: idemKey, hash, now, ttlMs: IDEMPOTENCY_TTL_MS });
       }
+      // The template is the caller's or a public one, read in this transaction; the merged body
+      // passes the same checks as a direct request, so a template can add nothing a body could not.
+      const tpl = templateHash === null ? null : await usableTemplate(db, userId, templateHash);
+      const req =
+        tpl === null ? direct! : parseCreateBody(instanceBodyFrom(tpl, body as Record<string, unknown>));
       const keys = await repo.liveSshKeys(db, userId);
       if (keys.length === 0) throw InstanceErrors.noSshKey();
       if ((await balanceOf(db, userId)) <= 0)
@@ -164,6 +181,10 @@ export async function createInstance(
           req.imageLogin === null ? null : encryptSecret(deps.config.secretKey, req.imageLogin),
         extra: req.extra,
         container_key_enc: encryptSecret(deps.config.secretKey, key),
+        // Copied, so the instance row shows the template as it was rented from it.
+        template_id: tpl?.id ?? null,
+        template_name: tpl?.name ?? null,
+        template_hash_id: tpl?.hash_id ?? null,
       });
       await repo.attachKeys(
         db,

@@ -1,7 +1,8 @@
 // Validation of the create-instance body (docs/market.md). Pure.
 // Known fields are checked strictly; the other fields the CLI sends (python_utf8, lang_utf8,
-// use_jupyter_lab, jupyter_dir, force, cancel_unavail, template_hash_id, vm …) carry no meaning
-// here and are accepted as they are.
+// use_jupyter_lab, jupyter_dir, force, cancel_unavail, vm …) carry no meaning here and are
+// accepted as they are. template_hash_id is read by instances.create.ts, which merges the
+// template into the body before this check.
 import { assertPlainText } from '../../http/plain-text.js';
 import { gunzipSync } from 'node:zlib';
 import { InstanceErrors } from './instances.errors.js';

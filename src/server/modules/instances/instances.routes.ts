@@ -74,7 +74,10 @@ const nullable = (type: string, description?: string) => ({ type: [type, 'null']
 const createBody = {
   type: 'object',
   properties: {
-    image: { type: 'string', description: 'A container image reference, e.g. "pytorch/pytorch:latest"' },
+    image: nullable(
+      'string',
+      'A container image reference, e.g. "pytorch/pytorch:latest" (null: the template\'s, with template_hash_id)',
+    ),
     disk: nullable('number', 'GB'),
     price: nullable('number', 'A bid in $/hour; null or absent: on demand'),
     onstart: nullable('string', 'A script run at start (≤ 4048 characters unless gzip+base64)'),
@@ -89,6 +92,10 @@ const createBody = {
     image_login: nullable('string', 'Registry credentials, e.g. "-u USER -p TOKEN registry"'),
     extra: nullable('string'),
     client_id: nullable('string', '"me"'),
+    template_hash_id: nullable(
+      'string',
+      'A template (yours or a public one) whose image, env, onstart, runtype and disk fill what the body does not give',
+    ),
   },
   additionalProperties: true,
 } as const;
@@ -142,7 +149,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       tags: ['instances'],
       summary: 'Rent an offer: create an instance',
       description:
-        'Body: image, disk (GB), onstart (≤ 4048 chars unless gzip+base64), env (incl. "-p 8080:8080" port requests), label, runtype, args, price (bid), image_login. Optional Idempotency-Key header.',
+        'Body: image, disk (GB), onstart (≤ 4048 chars unless gzip+base64), env (incl. "-p 8080:8080" port requests), label, runtype, args, price (bid), image_login, template_hash_id (a template fills what the body does not give). Optional Idempotency-Key header.',
       params: idParams,
       body: createBody,
       headers: { type: 'object', properties: { 'idempotency-key': { type: 'string' } } },

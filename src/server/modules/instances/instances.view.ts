@@ -138,6 +138,10 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[], now: numb
     uptime_mins:
       s.actual === 'running' && r.running_since !== null ? Math.max(0, now - r.running_since) / 60_000 : null,
     created_at: r.created_at / 1000,
+    // The template it was created from, as it was then (a later rename or update does not follow).
+    template_id: r.template_id,
+    template_name: r.template_name,
+    template_hash_id: r.template_hash_id,
     maintenances,
   };
 }
@@ -246,6 +250,15 @@ export const instanceSchema = {
       description: 'minutes since it last became running; null unless running',
     },
     created_at: num,
+    template_id: {
+      type: ['integer', 'null'],
+      description: 'the template it was created from; null when none',
+    },
+    template_name: { ...nstr, description: "that template's name when the instance was created" },
+    template_hash_id: {
+      ...nstr,
+      description: "that template's hash_id (its version) when the instance was created",
+    },
     maintenances: { type: 'array', items: maintenanceWindowSchema },
   },
 } as const;

@@ -12,7 +12,13 @@ import { parseJsonParam, selectFilters, type FilterSpec } from '../../http/selec
 import { quoteValue } from '../../errors.js';
 import { textOf } from '../../../contract/text.js';
 import { TemplateErrors } from './templates.errors.js';
-import { parseTemplateBody, TEMPLATE_LIMITS, type TemplateInput } from './templates.request.js';
+import {
+  dockerOptionsEnv,
+  parseTemplateBody,
+  TEMPLATE_LIMITS,
+  templateImage,
+  type TemplateInput,
+} from './templates.request.js';
 import * as repo from './templates.repo.js';
 import { templateView, type TemplateView } from './templates.view.js';
 
@@ -217,4 +223,32 @@ export async function usableTemplate(
       `No template with hash_id ${quoteValue(hashId)} that you may use: it is unknown, deleted, updated (an update gives a new hash_id) or another user's private template`,
     );
   return row;
+}
+
+const given = (v: unknown): boolean => v !== undefined && v !== null;
+
+/**
+ * A create-instance body with the template's settings where the body gives none: image (with
+ * its tag), onstart, runtype, and disk from recommended_disk_space; env is the template's with
+ * the body's variables on top. The result is then checked as any create body is.
+ */
+export function instanceBodyFrom(
+  t: repo.TemplateRow,
+  body: Record<string, unknown>,
+): Record<string, unknown> {
+  const bodyEnv = body.env;
+  const env =
+    bodyEnv === undefined || bodyEnv === null
+      ? dockerOptionsEnv(t.env)
+      : typeof bodyEnv === 'object' && !Array.isArray(bodyEnv)
+        ? { ...dockerOptionsEnv(t.env), ...(bodyEnv as Record<string, unknown>) }
+        : bodyEnv;
+  return {
+    ...body,
+    image: given(body.image) && body.image !== '' ? body.image : templateImage(t),
+    env,
+    onstart: given(body.onstart) ? body.onstart : t.onstart,
+    runtype: given(body.runtype) ? body.runtype : t.runtype,
+    disk: given(body.disk) ? body.disk : t.recommended_disk_space,
+  };
 }
