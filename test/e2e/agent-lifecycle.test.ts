@@ -17,6 +17,7 @@ import {
   startServe,
   waitFor,
   type Proc,
+  processAgentArgs,
 } from '../helpers/process.js';
 
 const ENV = {
@@ -108,24 +109,11 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
       { encoding: 'utf8', timeout: 15_000 },
     );
   const startAgent = () =>
-    startProc(
-      [
-        'agent',
-        '--server',
-        serve.url,
-        '--runtime',
-        'process',
-        '--gpus',
-        'RTX 4090x2',
-        '--price-gpu',
-        '0.5',
-        '--state-dir',
-        stateDir,
-        '--ssh-bind',
-        '127.0.0.1',
-      ],
-      { ...ENV, OPENRIG_LOG_LEVEL: 'info', OPENRIG_API_KEY: hostKey },
-    );
+    startProc(processAgentArgs(serve.url, stateDir), {
+      ...ENV,
+      OPENRIG_LOG_LEVEL: 'info',
+      OPENRIG_API_KEY: hostKey,
+    });
   const waitRegistered = (p: Proc) =>
     waitFor(() => {
       if (p.child.exitCode !== null) throw new Error(`agent exited: ${p.stderr()}`);

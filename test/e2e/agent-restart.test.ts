@@ -17,6 +17,7 @@ import {
   startServe,
   waitFor,
   type Proc,
+  processAgentArgs,
 } from '../helpers/process.js';
 
 const ENV = {
@@ -93,23 +94,10 @@ describe.skipIf(!HAS_SSH)('agent restarts strand nothing; --public-host by defau
     );
   const startAgent = () =>
     startProc(
-      [
-        'agent',
-        '--server',
-        `http://127.0.0.2:${proxy.port}`,
-        '--runtime',
-        'process',
-        '--gpus',
-        'RTX 4090x2',
-        '--machines',
-        '2',
-        '--price-gpu',
-        '0.5',
-        '--state-dir',
-        stateDir,
-        '--ssh-bind',
-        '127.0.0.2',
-      ],
+      processAgentArgs(`http://127.0.0.2:${proxy.port}`, stateDir, {
+        sshBind: '127.0.0.2',
+        extra: ['--machines', '2'],
+      }),
       { ...ENV, OPENRIG_LOG_LEVEL: 'info', OPENRIG_API_KEY: hostKey },
     );
   const registered = (p: Proc) =>

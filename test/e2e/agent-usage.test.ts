@@ -14,6 +14,7 @@ import {
   startServe,
   waitFor,
   type Proc,
+  processAgentArgs,
 } from '../helpers/process.js';
 
 const ENV = {
@@ -61,21 +62,7 @@ describe('agent: disk usage of a process-runtime instance, end to end', () => {
     const renter = await createUser(dir, ENV, 'renter@example.com', ['--balance', '50']);
     renterKey = renter.api_key;
     agent = startProc(
-      [
-        'agent',
-        '--url',
-        serve.url,
-        '--runtime',
-        'process',
-        '--gpus',
-        'RTX 4090x2',
-        '--price-gpu',
-        '0.5',
-        '--state-dir',
-        stateDir,
-        '--ssh-bind',
-        '127.0.0.1',
-      ],
+      processAgentArgs(serve.url, stateDir),
       // Measured every second instead of every minute, to keep the test short.
       { ...ENV, OPENRIG_API_KEY: host.api_key, OPENRIG_USAGE_INTERVAL_S: '1' },
     );

@@ -5,7 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { endInstanceGroups, runCli, startProc, startServe, waitFor, type Proc } from '../helpers/process.js';
+import {
+  endInstanceGroups,
+  runCli,
+  startProc,
+  startServe,
+  waitFor,
+  type Proc,
+  processAgentArgs,
+} from '../helpers/process.js';
 
 const ENV = { OPENRIG_SECRET_KEY: 'be'.repeat(32), OPENRIG_RATE_LIMITS: 'off', OPENRIG_LOG_LEVEL: 'warn' };
 
@@ -18,19 +26,7 @@ describe('machine verification', () => {
 
   const startAgent = async (stateDir: string) => {
     const p = startProc(
-      [
-        'agent',
-        '--server',
-        serve.url,
-        '--runtime',
-        'process',
-        '--gpus',
-        'RTX 3090',
-        '--price-gpu',
-        '0.3',
-        '--state-dir',
-        stateDir,
-      ],
+      processAgentArgs(serve.url, stateDir, { gpus: 'RTX 3090', priceGpu: '0.3', sshBind: null }),
       { ...ENV, OPENRIG_API_KEY: hostKey, OPENRIG_HEARTBEAT_S: '1' },
     );
     agents.push(p);

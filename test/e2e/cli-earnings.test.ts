@@ -5,7 +5,14 @@
 // and the server's refusals (another host's machine, too long a range, a key without billing).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
-import { endInstanceGroups, runCli, startProc, waitFor, type Proc } from '../helpers/process.js';
+import {
+  endInstanceGroups,
+  runCli,
+  startProc,
+  waitFor,
+  type Proc,
+  processAgentArgs,
+} from '../helpers/process.js';
 import { cli, createUser, hasStack, makeHome, startWorld, type CliWorld } from './cli-harness.js';
 import type { MachineEarnings } from '../../src/contract/api-types.js';
 
@@ -67,23 +74,11 @@ beforeAll(async () => {
   // High prices, so that a few seconds earn whole cents: $360/h compute is ten cents a second,
   // $1000/GB-month for 10 GB about 0.4 cents a second.
   agent = startProc(
-    [
-      'agent',
-      '--url',
-      w.url,
-      '--runtime',
-      'process',
-      '--gpus',
-      'RTX 4090x1',
-      '--price-gpu',
-      '360',
-      '--price-disk',
-      '1000',
-      '--state-dir',
-      stateDir,
-      '--ssh-bind',
-      '127.0.0.1',
-    ],
+    processAgentArgs(w.url, stateDir, {
+      gpus: 'RTX 4090x1',
+      priceGpu: '360',
+      extra: ['--price-disk', '1000'],
+    }),
     { ...ENV, OPENRIG_LOG_LEVEL: 'warn', OPENRIG_API_KEY: hostKey },
   );
   const registered = await waitFor(() => {

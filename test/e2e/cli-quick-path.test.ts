@@ -7,7 +7,15 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, endInstanceGroups, runCli, startProc, waitFor, type Proc } from '../helpers/process.js';
+import {
+  BIN,
+  endInstanceGroups,
+  runCli,
+  startProc,
+  waitFor,
+  type Proc,
+  processAgentArgs,
+} from '../helpers/process.js';
 import { cli, createUser, makeHome, startWorld, type CliWorld } from './cli-harness.js';
 
 let w: CliWorld;
@@ -42,22 +50,10 @@ beforeAll(async () => {
   });
   const host = await createUser(w, 'host@example.com');
   stateDir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-'));
-  agent = startProc(
-    [
-      'agent',
-      '--server',
-      w.url,
-      '--gpus',
-      'RTX 4090x1',
-      '--runtime',
-      'process',
-      '--price-gpu',
-      '0.5',
-      '--state-dir',
-      stateDir,
-    ],
-    { OPENRIG_LOG_LEVEL: 'warn', OPENRIG_API_KEY: host.api_key },
-  );
+  agent = startProc(processAgentArgs(w.url, stateDir, { gpus: 'RTX 4090x1', sshBind: null }), {
+    OPENRIG_LOG_LEVEL: 'warn',
+    OPENRIG_API_KEY: host.api_key,
+  });
   await waitFor(() => /registered/.test(agent.stdout() + agent.stderr()), 'the agent to register', 30_000);
   const renter = await createUser(w, 'renter@example.com');
   home = makeHome();

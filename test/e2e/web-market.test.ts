@@ -18,6 +18,7 @@ import {
   startServe,
   waitFor,
   type Proc,
+  processAgentArgs,
 } from '../helpers/process.js';
 import {
   SCREENSHOTS,
@@ -132,21 +133,7 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
       adminMachines.push(...r.machine_ids);
     }
     agent = startProc(
-      [
-        'agent',
-        '--server',
-        serve.url,
-        '--runtime',
-        'process',
-        '--gpus',
-        'RTX 4090x2',
-        '--price-gpu',
-        '0.5',
-        '--state-dir',
-        stateDir,
-        '--ssh-bind',
-        '127.0.0.1',
-      ],
+      processAgentArgs(serve.url, stateDir),
       // Disk usage measured every second, so that the card shows it within the test.
       { ...env, OPENRIG_LOG_LEVEL: 'info', OPENRIG_API_KEY: host.api_key, OPENRIG_USAGE_INTERVAL_S: '1' },
     );

@@ -70,6 +70,33 @@ export async function waitFor<T>(
 }
 
 /** Starts `openrig serve --port 0 …` and resolves once it printed its URL and /healthz is 200. */
+/**
+ * The arguments of `openrig agent` for a host on the process runtime (no isolation: tests and
+ * demos), registering with `url` and keeping its state in `stateDir`: by default one machine of
+ * two RTX 4090 at 0.5 $/h per GPU, its instances' SSH on loopback.
+ */
+export function processAgentArgs(
+  url: string,
+  stateDir: string,
+  o: { gpus?: string; priceGpu?: string; sshBind?: string | null; extra?: string[] } = {},
+): string[] {
+  return [
+    'agent',
+    '--url',
+    url,
+    '--runtime',
+    'process',
+    '--gpus',
+    o.gpus ?? 'RTX 4090x2',
+    '--price-gpu',
+    o.priceGpu ?? '0.5',
+    '--state-dir',
+    stateDir,
+    ...(o.sshBind === null ? [] : ['--ssh-bind', o.sshBind ?? '127.0.0.1']),
+    ...(o.extra ?? []),
+  ];
+}
+
 export async function startServe(
   args: string[],
   env: Record<string, string> = {},
