@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent } from './daemon.js';
 import type { InstanceSpec, ObservedState, Runtime } from './runtime.js';
+import { StillRuntime } from '../../test/helpers/fake-runtime.js';
 import type {
   AgentRequest,
   DesiredInstance,
@@ -14,21 +15,18 @@ import type {
   SyncResponse,
 } from '../contract/agent-protocol.js';
 
-class FakeRuntime implements Runtime {
-  readonly name = 'process' as const;
-  readonly state = new Map<number, ObservedState>();
+class FakeRuntime extends StillRuntime {
   readonly events: string[] = [];
   readonly started: InstanceSpec[] = [];
   private release: (() => void) | null = null;
-  async prepare(): Promise<void> {}
-  async start(spec: InstanceSpec): Promise<{ sshPort: number }> {
+  override async start(spec: InstanceSpec): Promise<{ sshPort: number }> {
     this.events.push(`start ${spec.id}`);
     this.started.push(spec);
     this.state.set(spec.id, { state: 'running', sshPort: 40000 + spec.id });
     return { sshPort: 40000 + spec.id };
   }
   /** Stops take until `finishStop()`: the slow stop of a real container. */
-  async stop(id: number): Promise<void> {
+  override async stop(id: number): Promise<void> {
     this.events.push(`stop ${id} begins`);
     await new Promise<void>((r) => (this.release = r));
     this.state.set(id, { state: 'stopped' });
@@ -37,21 +35,8 @@ class FakeRuntime implements Runtime {
   finishStop(): void {
     this.release?.();
   }
-  async destroy(id: number): Promise<void> {
-    this.state.delete(id);
-  }
-  async inspect(id: number): Promise<ObservedState> {
-    return this.state.get(id) ?? { state: 'absent' };
-  }
-  async updateKeys(): Promise<void> {}
-  async list(): Promise<number[]> {
-    return [...this.state.keys()];
-  }
-  async logs(): Promise<string> {
-    return '';
-  }
   /** A reboot takes until `finishReboot()`. */
-  async reboot(spec: InstanceSpec): Promise<void> {
+  override async reboot(spec: InstanceSpec): Promise<void> {
     this.events.push(`reboot ${spec.id} begins`);
     await new Promise<void>((r) => (this.rebooted = r));
     this.events.push(`reboot ${spec.id} ends`);
@@ -59,12 +44,9 @@ class FakeRuntime implements Runtime {
   rebooted: (() => void) | null = null;
   /** A recycle fails; with `recycleLeaves`, the instance is left in that state. */
   recycleLeaves: ObservedState | null = null;
-  async recycle(spec: InstanceSpec): Promise<void> {
+  override async recycle(spec: InstanceSpec): Promise<void> {
     if (this.recycleLeaves) this.state.set(spec.id, this.recycleLeaves);
     throw new Error('pull access denied');
-  }
-  async execute(): Promise<string> {
-    return '';
   }
 }
 

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent } from './daemon.js';
 import { AgentHttpError } from './agent-client.js';
-import type { DiskUsage, InstanceSpec, ObservedState, Runtime } from './runtime.js';
+import type { DiskUsage } from './runtime.js';
+import { StillRuntime } from '../../test/helpers/fake-runtime.js';
 import type {
   AgentMachineHardware,
   DesiredInstance,
@@ -17,32 +18,10 @@ import type {
 } from '../contract/agent-protocol.js';
 
 /** Instances that simply are in a state, each with a disk of a known size. */
-class StillRuntime implements Runtime {
-  readonly name = 'docker' as const;
-  readonly state = new Map<number, ObservedState>();
+class DiskRuntime extends StillRuntime {
+  override readonly name = 'docker' as const;
   readonly disks = new Map<number, number>();
   diskCalls = 0;
-  async prepare(): Promise<void> {}
-  async start(spec: InstanceSpec): Promise<{ sshPort: number }> {
-    return { sshPort: 40000 + spec.id };
-  }
-  async stop(): Promise<void> {}
-  async destroy(): Promise<void> {}
-  async inspect(id: number): Promise<ObservedState> {
-    return this.state.get(id) ?? { state: 'absent' };
-  }
-  async updateKeys(): Promise<void> {}
-  async list(): Promise<number[]> {
-    return [...this.state.keys()];
-  }
-  async logs(): Promise<string> {
-    return '';
-  }
-  async reboot(): Promise<void> {}
-  async recycle(): Promise<void> {}
-  async execute(): Promise<string> {
-    return '';
-  }
   async diskUsage(id: number): Promise<DiskUsage | null> {
     this.diskCalls++;
     const b = this.disks.get(id);
@@ -92,7 +71,7 @@ afterEach(() => {
 async function setup(usageReports: boolean | undefined, devices: (string | null)[] = ['0,1', '2,3']) {
   const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-usage-'));
   dirs.push(dir);
-  const rt = new StillRuntime();
+  const rt = new DiskRuntime();
   rt.state.set(1, { state: 'running', sshPort: 40001 });
   rt.state.set(2, { state: 'stopped' });
   rt.disks.set(1, 3_000_000);

@@ -1,0 +1,31 @@
+// A runtime for the agent's own tests: instances that simply are in a state, held in a map, and
+// every action a no-op that succeeds. Tests extend it with the behaviour they look at.
+import type { InstanceSpec, ObservedState, Runtime } from '../../src/agent/runtime.js';
+
+export class StillRuntime implements Runtime {
+  readonly name: Runtime['name'] = 'process';
+  readonly state = new Map<number, ObservedState>();
+  async prepare(): Promise<void> {}
+  async start(spec: InstanceSpec): Promise<{ sshPort: number }> {
+    return { sshPort: 40000 + spec.id };
+  }
+  async stop(_id: number): Promise<void> {}
+  async destroy(id: number): Promise<void> {
+    this.state.delete(id);
+  }
+  async inspect(id: number): Promise<ObservedState> {
+    return this.state.get(id) ?? { state: 'absent' };
+  }
+  async updateKeys(): Promise<void> {}
+  async list(): Promise<number[]> {
+    return [...this.state.keys()];
+  }
+  async logs(): Promise<string> {
+    return '';
+  }
+  async reboot(_spec: InstanceSpec): Promise<void> {}
+  async recycle(_spec: InstanceSpec): Promise<void> {}
+  async execute(): Promise<string> {
+    return '';
+  }
+}
