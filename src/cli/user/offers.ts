@@ -7,6 +7,7 @@ import { buildSearchBody } from '../../client/search-query.js';
 import { act, common, intArg, numArg, UsageError, type Opts } from './context.js';
 import { offersTable } from './views.js';
 import { checkWaitOptions, waitAndReport, waitOptions } from './instances.js';
+import { dockerOptionsEnv, shellWords } from '../../contract/docker-options.js';
 
 /** onstart is at most 4048 characters; longer scripts go gzip+base64. */
 export const ONSTART_MAX = 4048;
@@ -168,34 +169,7 @@ export function encodeOnstart(script: string): string {
 
 /** `-e KEY=VALUE -p 8080:8080` (or bare KEY=VALUE) → the create body's env object. */
 export function parseEnv(specs: string[]): Record<string, string> {
-  const env: Record<string, string> = {};
-  // Shell-like words: quotes group spaces (`-e MSG="a b"`) and are removed.
-  const tokens = specs
-    .flatMap((s) => s.match(/(?:[^\s"']+|"[^"]*"|'[^']*')+/g) ?? [])
-    .map((t) => t.replace(/"([^"]*)"|'([^']*)'/g, '$1$2'));
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i]!;
-    if (t === '-e' || t === '--env') {
-      const kv = tokens[++i];
-      if (!kv) throw new UsageError(`--env: ${t} needs KEY=VALUE`);
-      setKv(kv);
-    } else if (t === '-p') {
-      const p = tokens[++i];
-      if (!p || !/^(\d+(\.\d+){3}:)?\d+(:\d+)?(\/(tcp|udp))?$/.test(p))
-        throw new UsageError(`--env: -p needs a port mapping like 8080:8080, not "${p ?? ''}"`);
-      env[`-p ${p}`] = '1';
-    } else if (t.startsWith('-')) {
-      throw new UsageError(`--env: unknown flag "${t}" (use -e KEY=VALUE or -p HOST:CONTAINER)`);
-    } else setKv(t);
-  }
-  return env;
-
-  function setKv(kv: string): void {
-    const eq = kv.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--env: "${kv}" is not KEY=VALUE`);
-    const key = kv.slice(0, eq);
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key))
-      throw new UsageError(`--env: "${key}" is not a valid variable name`);
-    env[key] = kv.slice(eq + 1);
-  }
+  const r = dockerOptionsEnv(specs.flatMap(shellWords));
+  if ('error' in r) throw new UsageError(`--env: ${r.error}`);
+  return r.env;
 }

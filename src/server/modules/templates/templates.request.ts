@@ -7,6 +7,7 @@ import { assertPlainText } from '../../http/plain-text.js';
 import { compileSearch } from '../offers/offers.filter.js';
 import { parseCreateBody, parseDiskGb, parseRuntype } from '../instances/instances.request.js';
 import { TemplateErrors } from './templates.errors.js';
+import { dockerOptionsEnv, shellWords } from '../../../contract/docker-options.js';
 
 /** Character limits of the template fields. */
 export const TEMPLATE_LIMITS = {
@@ -74,31 +75,13 @@ function flag(b: Record<string, unknown>, k: string, dflt: boolean): boolean {
 }
 
 /**
- * Docker-style options (`-e NAME=VALUE -p 8080:8080 -p 70000/udp`) as the create body's env
- * object, the way the official CLI turns its --env into one: words split on spaces, quotes
- * group and are removed. openrig takes `-e` and `-p` only; any other word is a 400 naming it.
+ * A template's env string (docker options, as the official CLI sends its --env) as the create
+ * body's env object; an option other than -e and -p is a 400 naming it.
  */
-export function dockerOptionsEnv(s: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  const words = (s.match(/(?:[^\s"']+|"[^"]*"|'[^']*')+/g) ?? []).map((w) =>
-    w.replace(/"([^"]*)"|'([^']*)'/g, '$1$2'),
-  );
-  for (let i = 0; i < words.length; i++) {
-    const flagWord = words[i]!;
-    const arg = words[i + 1];
-    if ((flagWord !== '-e' && flagWord !== '-p') || arg === undefined)
-      throw bad(
-        `env: ${JSON.stringify(flagWord)} is not understood; give docker options "-e NAME=VALUE" and "-p [HOST_PORT:]CONTAINER_PORT[/udp]"`,
-      );
-    i++;
-    if (flagWord === '-p') env[`-p ${arg}`] = '1';
-    else {
-      const eq = arg.indexOf('=');
-      if (eq <= 0) throw bad(`env: -e ${JSON.stringify(arg)} is not NAME=VALUE`);
-      env[arg.slice(0, eq)] = arg.slice(eq + 1);
-    }
-  }
-  return env;
+export function templateEnv(s: string): Record<string, string> {
+  const r = dockerOptionsEnv(shellWords(s));
+  if ('error' in r) throw bad(`env: ${r.error}`);
+  return r.env;
 }
 
 /** The image reference a template launches: image, and `:tag` when it has one. */
@@ -172,7 +155,7 @@ export function parseTemplateBody(body: unknown): TemplateInput {
     private: flag(b, 'private', true),
   };
   // What an instance created from it alone would be given must pass create's own checks.
-  const envObject = dockerOptionsEnv(env);
+  const envObject = templateEnv(env);
   for (const [field, part] of [
     ['image', { image: templateImage(t) }],
     ['env', { image: 'x', env: envObject }],

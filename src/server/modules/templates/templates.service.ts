@@ -13,7 +13,7 @@ import { quoteValue } from '../../errors.js';
 import { textOf } from '../../../contract/text.js';
 import { TemplateErrors } from './templates.errors.js';
 import {
-  dockerOptionsEnv,
+  templateEnv,
   parseTemplateBody,
   TEMPLATE_LIMITS,
   templateImage,
@@ -239,9 +239,9 @@ export function instanceBodyFrom(
   const bodyEnv = body.env;
   const env =
     bodyEnv === undefined || bodyEnv === null
-      ? dockerOptionsEnv(t.env)
+      ? templateEnv(t.env)
       : typeof bodyEnv === 'object' && !Array.isArray(bodyEnv)
-        ? { ...dockerOptionsEnv(t.env), ...(bodyEnv as Record<string, unknown>) }
+        ? { ...templateEnv(t.env), ...(bodyEnv as Record<string, unknown>) }
         : bodyEnv;
   return {
     ...body,
