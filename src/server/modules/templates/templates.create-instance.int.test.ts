@@ -6,28 +6,13 @@ import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
 import { offers, renter } from '../../../../test/helpers/market.js';
 import { balanceOf } from '../billing/billing.service.js';
+import { cliCreateBody } from '../../../../test/compat/official-cli.js';
 
 /** The official CLI's create body with --template_hash: no runtype, null for options not given. */
-const cliBody = (hash: string, over: Record<string, unknown> = {}) => ({
-  client_id: 'me',
-  image: null,
-  env: {},
-  price: null,
-  disk: null,
-  label: null,
-  extra: null,
-  onstart: null,
-  image_login: null,
-  python_utf8: false,
-  lang_utf8: false,
-  use_jupyter_lab: false,
-  jupyter_dir: null,
-  force: false,
-  cancel_unavail: false,
-  template_hash_id: hash,
-  user: null,
-  ...over,
-});
+const cliBody = (hash: string, over: Record<string, unknown> = {}) => {
+  const { runtype, ...body } = cliCreateBody({ image: null, disk: null, template_hash_id: hash, ...over });
+  return 'runtype' in over ? { ...body, runtype } : body;
+};
 
 async function template(t: TestApp, key: string, over: Record<string, unknown> = {}) {
   const r = await t.request('POST', '/api/v0/template/', {

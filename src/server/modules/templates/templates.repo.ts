@@ -15,33 +15,24 @@ export async function insertTemplate(
   return db.insertInto('templates').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
-/** A live template the user may use: their own, or anyone's public one. */
-export function usableTemplate(
+/**
+ * A live (not deleted) template of version `hashId`: the user's own, or, when `publicToo`,
+ * also anyone's public one (what a user may create an instance from).
+ */
+export function liveTemplate(
   db: Kysely<DB>,
   userId: number,
   hashId: string,
+  publicToo: boolean,
 ): Promise<TemplateRow | undefined> {
   return db
     .selectFrom('templates')
     .selectAll()
     .where('hash_id', '=', hashId)
     .where('deleted_at', 'is', null)
-    .where((eb) => eb.or([eb('user_id', '=', userId), eb('private', '=', 0)]))
-    .executeTakeFirst();
-}
-
-/** The user's own live template of that version. */
-export function ownTemplate(
-  db: Kysely<DB>,
-  userId: number,
-  hashId: string,
-): Promise<TemplateRow | undefined> {
-  return db
-    .selectFrom('templates')
-    .selectAll()
-    .where('hash_id', '=', hashId)
-    .where('user_id', '=', userId)
-    .where('deleted_at', 'is', null)
+    .where((eb) =>
+      publicToo ? eb.or([eb('user_id', '=', userId), eb('private', '=', 0)]) : eb('user_id', '=', userId),
+    )
     .executeTakeFirst();
 }
 

@@ -90,7 +90,7 @@ export async function updateTemplate(deps: Deps, auth: AuthContext, body: unknow
     throw bad('The body must be a JSON object with hash_id and the fields to change');
   const b = body as Record<string, unknown>;
   const hashId = hashIdOf(b);
-  const current = await repo.ownTemplate(deps.db, auth.user.id, hashId);
+  const current = await repo.liveTemplate(deps.db, auth.user.id, hashId, false);
   if (!current) throw notYours(hashId);
   const merged: Record<string, unknown> = { ...templateView(current) };
   for (const [k, v] of Object.entries(b)) if (v !== null && v !== undefined) merged[k] = v;
@@ -217,7 +217,7 @@ export async function usableTemplate(
 ): Promise<repo.TemplateRow> {
   if (typeof hashId !== 'string' || hashId === '' || hashId.length > TEMPLATE_LIMITS.hash_id)
     throw bad('template_hash_id must be the hash_id of a template (search templates shows it)');
-  const row = await repo.usableTemplate(db, userId, hashId);
+  const row = await repo.liveTemplate(db, userId, hashId, true);
   if (!row)
     throw TemplateErrors.notFound(
       `No template with hash_id ${quoteValue(hashId)} that you may use: it is unknown, deleted, updated (an update gives a new hash_id) or another user's private template`,
