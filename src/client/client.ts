@@ -3,7 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import type {
   ApiKey,
+  CreateFromTemplateBody,
   CreateInstanceBody,
+  CreateTemplateBody,
   CreateInstanceReply,
   Instance,
   InstanceEnvelope,
@@ -17,6 +19,8 @@ import type {
   SearchBody,
   SshKey,
   SuccessReply,
+  TemplateReply,
+  TemplatesReply,
   RestartReply,
   TfaMethodName,
   TfaStatus,
@@ -93,7 +97,7 @@ export class OpenrigClient extends HttpClient {
   /** One idempotency key per call: a retried request never rents twice. */
   createInstance(
     offerId: number,
-    body: CreateInstanceBody,
+    body: CreateInstanceBody | CreateFromTemplateBody,
     idempotencyKey: string = randomUUID(),
   ): Promise<CreateInstanceReply> {
     return this.request('PUT', `${V0}/asks/${offerId}/`, {
@@ -150,6 +154,23 @@ export class OpenrigClient extends HttpClient {
   }
   attachSshKey(instanceId: number, sshKey: string): Promise<SuccessReply> {
     return this.request('POST', `${V0}/instances/${instanceId}/ssh/`, { body: { ssh_key: sshKey } });
+  }
+
+  // Templates
+  createTemplate(body: CreateTemplateBody): Promise<TemplateReply> {
+    return this.request('POST', `${V0}/template/`, { body });
+  }
+  /** `filters` are `{field: {op: value}}` (docs/templates.md), sent as select_filters. */
+  searchTemplates(q: { filters?: Record<string, unknown>; limit?: number } = {}): Promise<TemplatesReply> {
+    return this.request('GET', `${V0}/template/`, {
+      query: {
+        select_filters: q.filters === undefined ? undefined : JSON.stringify(q.filters),
+        limit: q.limit,
+      },
+    });
+  }
+  deleteTemplate(hashId: string): Promise<SuccessReply> {
+    return this.request('DELETE', `${V0}/template/`, { body: { hash_id: hashId } });
   }
 
   // Machines

@@ -78,6 +78,24 @@ export interface CreateInstanceBody {
   [k: string]: unknown;
 }
 
+/**
+ * A create-instance body naming a template (docs/templates.md): the template gives image, env,
+ * onstart, runtype and disk where the body leaves them out, so those are optional here.
+ */
+export interface CreateFromTemplateBody {
+  client_id?: 'me';
+  template_hash_id: string;
+  image?: string;
+  disk?: number;
+  onstart?: string;
+  env?: Record<string, string>;
+  label?: string;
+  price?: number | null;
+  runtype?: string;
+  args?: string[];
+  [k: string]: unknown;
+}
+
 export interface CreateInstanceReply {
   success: boolean;
   new_contract: number;
@@ -265,4 +283,50 @@ export interface MachineEarnings {
   per_machine: ({ machine_id: number } & EarningsAmounts)[];
   /** `date` is the day as YYYY-MM-DD (UTC). */
   per_day: ({ day: number; date: string } & EarningsAmounts)[];
+}
+
+/** A saved instance configuration (docs/templates.md); `hash_id` names this version of it. */
+export interface Template {
+  id: number;
+  hash_id: string;
+  creator_id: number;
+  name: string;
+  /** The image without its tag. */
+  image: string;
+  tag: string | null;
+  /** Docker options: `-e NAME=VALUE -p 8080:8080`. */
+  env: string;
+  onstart: string;
+  runtype: string;
+  /** GB; the disk of an instance created from it when the create gives none. */
+  recommended_disk_space: number | null;
+  private: boolean;
+  created_at: number;
+  updated_at: number;
+  [k: string]: unknown;
+}
+
+/** POST /template/: the fields of a new template; those left out take the server's defaults. */
+export interface CreateTemplateBody {
+  name: string;
+  image: string;
+  tag?: string;
+  env?: string;
+  onstart?: string;
+  runtype?: string;
+  use_ssh?: boolean;
+  recommended_disk_space?: number;
+  private?: boolean;
+  [k: string]: unknown;
+}
+
+export interface TemplateReply {
+  success: boolean;
+  template: Template;
+}
+
+/** GET /template/: the caller's templates and everyone's public ones, newest first. */
+export interface TemplatesReply {
+  success: boolean;
+  templates: Template[];
 }
