@@ -77,7 +77,7 @@ describe('settings and exit codes', { timeout: 90_000 }, () => {
     [['show', 'instance', 'abc'], 'instance ID must be a positive whole number'],
     [['show', 'bogus'], "unknown command 'bogus'"],
     [['search', 'offers', 'num_gpus'], 'expected an operator'],
-    [['create', 'instance', '5', '--disk', '10'], "required option '--image <image>' not specified"],
+    [['create', 'instance', '5', '--disk', '10'], '--image is required'],
     [['show', 'user', '--url', 'ftp://x'], '--url must start with http'],
   ])('usage error %j: exit 2 and says why', async (args, msg) => {
     const r = await cli(makeHome(), [

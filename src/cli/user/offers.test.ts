@@ -41,6 +41,46 @@ describe('create instance body', () => {
     expect(() => createBody({ image: 'i', disk: '1', price: '-1' })).toThrow('--price');
   });
 
+  it('without --template: --image is required, and disk and runtype take their defaults', () => {
+    expect(createBody({ image: 'ubuntu:22.04' })).toEqual({
+      image: 'ubuntu:22.04',
+      disk: 10,
+      runtype: 'ssh',
+    });
+    expect(() => createBody({ disk: '20' })).toThrow('--image is required');
+    expect(() => createBody({ disk: '20' })).toThrow(UsageError);
+  });
+
+  it('with --template: sends the hash and only what was given, so the template fills the rest', () => {
+    expect(createBody({ template: 'abc123' })).toEqual({ template_hash_id: 'abc123' });
+    expect(
+      createBody({
+        template: 'abc123',
+        disk: '32',
+        env: ['-e A=1'],
+        label: 'from-tpl',
+        onstartCmd: 'echo hi',
+      }),
+    ).toEqual({
+      template_hash_id: 'abc123',
+      disk: 32,
+      env: { A: '1' },
+      label: 'from-tpl',
+      onstart: 'echo hi',
+    });
+    expect(createBody({ template: 'abc123', image: 'alpine:3', runtype: 'args' })).toEqual({
+      template_hash_id: 'abc123',
+      image: 'alpine:3',
+      runtype: 'args',
+    });
+  });
+
+  it('with --template: bad flags are still usage errors', () => {
+    expect(() => createBody({ template: ' ' })).toThrow('--template must be a template hash_id');
+    expect(() => createBody({ template: 'h', image: '' })).toThrow('--image must name');
+    expect(() => createBody({ template: 'h', disk: '0' })).toThrow('--disk must be a positive');
+  });
+
   it('sends scripts over 4048 characters gzip+base64, and refuses ones too long even then', () => {
     const short = 'a'.repeat(ONSTART_MAX);
     expect(encodeOnstart(short)).toBe(short);

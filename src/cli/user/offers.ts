@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import type { Command } from 'commander';
-import type { CreateInstanceBody } from '../../contract/api-types.js';
+import type { CreateFromTemplateBody, CreateInstanceBody } from '../../contract/api-types.js';
 import { buildSearchBody } from '../../client/search-query.js';
 import { act, common, intArg, numArg, UsageError, type Opts } from './context.js';
 import { offersTable } from './views.js';
@@ -88,8 +88,15 @@ export function registerOfferCommands(search: Command, create: Command): void {
       create
         .command('instance')
         .argument('<offer>', 'offer ID (the ID column of search offers)')
-        .requiredOption('--image <image>', 'container image, e.g. pytorch/pytorch:latest')
-        .option('--disk <GB>', 'disk size in GB', '10')
+        .option(
+          '--template <hash>',
+          "a template's hash_id (show templates): it gives the image, disk, onstart, env and runtype not given here",
+        )
+        .option(
+          '--image <image>',
+          'container image, e.g. pytorch/pytorch:latest (required without --template)',
+        )
+        .option('--disk <GB>', `disk size in GB (default ${DEFAULT_DISK_GB}, or the template's)`)
         .option('--onstart <file>', 'script file run once when the instance starts')
         .option('--onstart-cmd <cmd>', 'command run once when the instance starts')
         .option(
@@ -100,13 +107,12 @@ export function registerOfferCommands(search: Command, create: Command): void {
         .option('--price <dph>', 'bid price in $/hour (interruptible instances)')
         .option(
           '--runtype <type>',
-          'ssh, ssh_proxy, ssh_direc ssh_proxy, jupyter_proxy ssh_proxy or args',
-          'ssh',
+          `ssh, ssh_proxy, ssh_direc ssh_proxy, jupyter_proxy ssh_proxy or args (default ${DEFAULT_RUNTYPE}, or the template's)`,
         )
         .option('--args <args...>', 'arguments for the image entrypoint (runtype args)')
         .option('--wait', 'wait until it runs, then print the ssh command')
         .description('rent an offer: create an instance from it'),
-      "openrig create instance 42 --image ubuntu:22.04 --disk 20 --wait\nopenrig create instance 42 --image pytorch/pytorch --disk 50 --onstart setup.sh --env '-e HF_TOKEN=abc -p 8888:8888'",
+      "openrig create instance 42 --image ubuntu:22.04 --disk 20 --wait\nopenrig create instance 42 --image pytorch/pytorch --disk 50 --onstart setup.sh --env '-e HF_TOKEN=abc -p 8888:8888'\nopenrig create instance 42 --template 3f2a9c0d8e7b6a5f4e3d2c1b0a998877 --env '-e HF_TOKEN=abc'",
     ),
   ).action(
     act(async (ctx, [offer], opts) => {
@@ -122,15 +128,33 @@ export function registerOfferCommands(search: Command, create: Command): void {
   );
 }
 
-export function createBody(opts: Opts): CreateInstanceBody {
-  const disk = numArg(opts.disk, '--disk');
-  if (disk <= 0) throw new UsageError('--disk must be a positive number of GB');
-  const body: CreateInstanceBody = {
-    image: String(opts.image),
-    disk,
-    runtype: String(opts.runtype ?? 'ssh'),
-  };
-  if (body.image.trim() === '') throw new UsageError('--image must name a container image');
+/** What a create without a template sends when the user gives no --disk or --runtype. */
+export const DEFAULT_DISK_GB = 10;
+export const DEFAULT_RUNTYPE = 'ssh';
+
+/**
+ * The create-instance body from the command's options. With --template the body carries only
+ * what the user gave, so the template's image, disk, onstart, env and runtype fill the rest on
+ * the server; without it --image is required and disk and runtype take their defaults.
+ */
+export function createBody(opts: Opts): CreateInstanceBody | CreateFromTemplateBody {
+  const template = opts.template === undefined ? undefined : String(opts.template).trim();
+  if (template === '')
+    throw new UsageError('--template must be a template hash_id (show templates lists them)');
+  const body: Partial<CreateFromTemplateBody> = {};
+  if (opts.image !== undefined) {
+    body.image = String(opts.image);
+    if (body.image.trim() === '') throw new UsageError('--image must name a container image');
+  } else if (template === undefined) {
+    throw new UsageError(
+      '--image is required (a container image, e.g. ubuntu:22.04), unless --template names a template',
+    );
+  }
+  if (opts.disk !== undefined) {
+    body.disk = numArg(opts.disk, '--disk');
+    if (body.disk <= 0) throw new UsageError('--disk must be a positive number of GB');
+  }
+  if (opts.runtype !== undefined) body.runtype = String(opts.runtype);
   if (opts.onstart && opts.onstartCmd)
     throw new UsageError('give --onstart FILE or --onstart-cmd CMD, not both');
   let script: string | undefined;
@@ -152,7 +176,13 @@ export function createBody(opts: Opts): CreateInstanceBody {
     body.price = p;
   }
   if (opts.args) body.args = opts.args as string[];
-  return body;
+  if (template !== undefined) return { template_hash_id: template, ...body };
+  return {
+    ...body,
+    image: body.image!,
+    disk: body.disk ?? DEFAULT_DISK_GB,
+    runtype: body.runtype ?? DEFAULT_RUNTYPE,
+  };
 }
 
 /** Scripts over the limit are sent gzip+base64; still too long is a usage error. */
