@@ -15,6 +15,7 @@ const USER_GROUPS = [
   'stop',
   'start',
   'destroy',
+  'delete',
   'label',
   'list',
   'unlist',
@@ -85,6 +86,9 @@ describe('--help', () => {
       'webhook test',
       'show webhooks',
       'show events',
+      'create template',
+      'show templates',
+      'delete template',
     ]) {
       expect(paths).toContain(p);
     }
