@@ -148,7 +148,8 @@ describe.each(RUNTIMES)(
         );
         await waitFor(() => {
           if (agent.child.exitCode !== null) throw new Error(`agent exited: ${agent.stderr()}`);
-          return /registered with/.test(agent.stdout());
+          // The banner and the daemon's log line (with the heartbeat) are written separately.
+          return /registered with/.test(agent.stdout()) && /heartbeat every/.test(agent.stdout());
         }, 'the agent to register');
         expect(agent.stdout()).toMatch(/heartbeat every 10s/);
 
