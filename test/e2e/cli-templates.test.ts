@@ -64,7 +64,7 @@ describe('templates', { timeout: 90_000 }, () => {
       '12',
       '--env',
       '-e FROM_TEMPLATE=yes',
-      '--onstart',
+      '--onstart-cmd',
       'echo from-template',
       '--ssh',
       '--raw',

@@ -155,19 +155,8 @@ export function createBody(opts: Opts): CreateInstanceBody | CreateFromTemplateB
     if (body.disk <= 0) throw new UsageError('--disk must be a positive number of GB');
   }
   if (opts.runtype !== undefined) body.runtype = String(opts.runtype);
-  if (opts.onstart && opts.onstartCmd)
-    throw new UsageError('give --onstart FILE or --onstart-cmd CMD, not both');
-  let script: string | undefined;
-  if (opts.onstart) {
-    try {
-      script = readFileSync(String(opts.onstart), 'utf8');
-    } catch (err) {
-      throw new UsageError(
-        `--onstart: cannot read ${String(opts.onstart)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
-      );
-    }
-  } else if (opts.onstartCmd) script = String(opts.onstartCmd);
-  if (script !== undefined) body.onstart = encodeOnstart(script);
+  const onstart = onstartOf(opts);
+  if (onstart !== undefined) body.onstart = onstart;
   if (opts.env) body.env = parseEnv(opts.env as string[]);
   if (opts.label !== undefined) body.label = String(opts.label);
   if (opts.price !== undefined) {
@@ -186,6 +175,26 @@ export function createBody(opts: Opts): CreateInstanceBody | CreateFromTemplateB
 }
 
 /** Scripts over the limit are sent gzip+base64; still too long is a usage error. */
+/**
+ * The onstart of `--onstart FILE` (the script in a file) or `--onstart-cmd CMD` (the command
+ * itself), encoded for the body; undefined when neither is given.
+ */
+export function onstartOf(opts: Opts): string | undefined {
+  if (opts.onstart && opts.onstartCmd)
+    throw new UsageError('give --onstart FILE or --onstart-cmd CMD, not both');
+  if (opts.onstart) {
+    try {
+      return encodeOnstart(readFileSync(String(opts.onstart), 'utf8'));
+    } catch (err) {
+      if (err instanceof UsageError) throw err;
+      throw new UsageError(
+        `--onstart: cannot read ${String(opts.onstart)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
+    }
+  }
+  return opts.onstartCmd ? encodeOnstart(String(opts.onstartCmd)) : undefined;
+}
+
 export function encodeOnstart(script: string): string {
   if (script.length <= ONSTART_MAX) return script;
   const packed = gzipSync(Buffer.from(script, 'utf8'), { level: 9 }).toString('base64');

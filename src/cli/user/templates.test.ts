@@ -18,7 +18,7 @@ describe('create template body', () => {
         image: 'pytorch/pytorch',
         tag: 'latest',
         env: ['-e A="a b"', '-p 8888:8888'],
-        onstart: 'echo hi',
+        onstartCmd: 'echo hi',
         disk: '8.5',
         ssh: true,
         public: true,
@@ -37,10 +37,15 @@ describe('create template body', () => {
     expect(templateBody({ name: 'n', image: 'i', args: true }).runtype).toBe('args');
   });
 
-  it('reads --onstart-file', () => {
+  it('reads --onstart FILE as create instance does; --onstart-cmd is the command itself', () => {
     const f = join(mkdtempSync(join(tmpdir(), 'tpl-onstart-')), 's.sh');
     writeFileSync(f, 'echo ready\n');
-    expect(templateBody({ name: 'n', image: 'i', onstartFile: f }).onstart).toBe('echo ready\n');
+    expect(templateBody({ name: 'n', image: 'i', onstart: f }).onstart).toBe('echo ready\n');
+    expect(templateBody({ name: 'n', image: 'i', onstartCmd: 'echo hi' }).onstart).toBe('echo hi');
+    expect(() => templateBody({ name: 'n', image: 'i', onstart: f, onstartCmd: 'x' })).toThrow('not both');
+    expect(() => templateBody({ name: 'n', image: 'i', onstart: `${f}.missing` })).toThrow(
+      '--onstart: cannot read',
+    );
   });
 
   it.each([
@@ -48,8 +53,8 @@ describe('create template body', () => {
     [{ name: 'n', image: '' }, '--image must name'],
     [{ name: 'n', image: 'i', tag: 'a:b' }, '--tag must be one image tag'],
     [{ name: 'n', image: 'i', env: ['-x 1'] }, '--env: '],
-    [{ name: 'n', image: 'i', onstart: 'a', onstartFile: 'f' }, 'not both'],
-    [{ name: 'n', image: 'i', onstartFile: '/nonexistent/s.sh' }, 'cannot read'],
+    [{ name: 'n', image: 'i', onstart: 'f', onstartCmd: 'a' }, 'not both'],
+    [{ name: 'n', image: 'i', onstart: '/nonexistent/s.sh' }, 'cannot read'],
     [{ name: 'n', image: 'i', disk: '0' }, '--disk must be a positive'],
     [{ name: 'n', image: 'i', disk: 'ten' }, '--disk must be a number'],
     [{ name: 'n', image: 'i', ssh: true, args: true }, '--ssh or --args, not both'],

@@ -1,11 +1,10 @@
 // create template, show templates [--mine], delete template HASH (docs/templates.md). A template
 // is rented from with `create instance OFFER --template HASH` (offers.ts).
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CreateTemplateBody, Template } from '../../contract/api-types.js';
 import { DASH, fmtNum, relativeTime, str, table } from '../output.js';
 import { act, common, numArg, UsageError, type Opts, type OptValue } from './context.js';
-import { encodeOnstart, parseEnv } from './offers.js';
+import { onstartOf, parseEnv } from './offers.js';
 
 /** The longest hash_id the server takes. */
 const HASH_MAX = 64;
@@ -52,21 +51,8 @@ export function templateBody(opts: Opts): CreateTemplateBody {
     parseEnv([env]); // checked here, so a bad option is a usage error; sent as written
     body.env = env;
   }
-  if (opts.onstart !== undefined && opts.onstartFile !== undefined)
-    throw new UsageError('give --onstart SCRIPT or --onstart-file FILE, not both');
-  if (opts.onstart !== undefined) body.onstart = encodeOnstart(String(opts.onstart));
-  else if (opts.onstartFile !== undefined) {
-    const file = String(opts.onstartFile);
-    let script: string;
-    try {
-      script = readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new UsageError(
-        `--onstart-file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
-      );
-    }
-    body.onstart = encodeOnstart(script);
-  }
+  const onstart = onstartOf(opts);
+  if (onstart !== undefined) body.onstart = onstart;
   if (opts.disk !== undefined) {
     const disk = numArg(opts.disk, '--disk');
     if (disk <= 0) throw new UsageError('--disk must be a positive number of GB');
@@ -95,8 +81,8 @@ export function registerTemplateCommands(show: Command, create: Command, del: Co
       .requiredOption('--image <image>', 'container image without its tag, e.g. pytorch/pytorch')
       .option('--tag <tag>', 'image tag, appended as image:tag')
       .option('--env <spec...>', "environment and ports, docker style: '-e KEY=VALUE -p 8080:8080'")
-      .option('--onstart <script>', 'script run once when an instance starts')
-      .option('--onstart-file <file>', 'file whose script is run once when an instance starts')
+      .option('--onstart <file>', 'script file run once when an instance starts')
+      .option('--onstart-cmd <cmd>', 'command run once when an instance starts')
       .option('--disk <GB>', 'recommended disk size: the disk of an instance that gives none')
       .option('--ssh', 'instances get ssh access (runtype ssh; the default)')
       .option('--args', 'instances run the image entrypoint (runtype args)')
