@@ -82,18 +82,8 @@ export interface CreateInstanceBody {
  * A create-instance body naming a template (docs/templates.md): the template gives image, env,
  * onstart, runtype and disk where the body leaves them out, so those are optional here.
  */
-export interface CreateFromTemplateBody {
-  client_id?: 'me';
+export interface CreateFromTemplateBody extends Partial<CreateInstanceBody> {
   template_hash_id: string;
-  image?: string;
-  disk?: number;
-  onstart?: string;
-  env?: Record<string, string>;
-  label?: string;
-  price?: number | null;
-  runtype?: string;
-  args?: string[];
-  [k: string]: unknown;
 }
 
 export interface CreateInstanceReply {
