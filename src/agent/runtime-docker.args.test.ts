@@ -1,13 +1,10 @@
 // The Docker runtime against the real engine: an instance of runtype `args` runs its image as
 // `docker run [--entrypoint E] IMAGE ARGS…` would (the arguments reach the entrypoint; the image's
 // Cmd is replaced), its end is the instance's, and a command's output shows the container's paths.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { buildTestImage, dockerUnavailable } from '../../test/helpers/docker.js';
-import { DockerRuntime, containerName } from './runtime-docker.js';
-import type { InstanceSpec } from './runtime.js';
+import { describe, expect, it } from 'vitest';
+import { dockerUnavailable } from '../../test/helpers/docker.js';
+import { useDockerRuntime } from '../../test/helpers/docker-runtime.js';
+import { containerName } from './runtime-docker.js';
 import { pollUntil } from '../../test/helpers/poll.js';
 
 const why = dockerUnavailable();
@@ -19,34 +16,7 @@ const IDS = [987101, 987102, 987103];
 const waitFor = <T>(fn: () => T | Promise<T>, ok: (v: T) => boolean) => pollUntil(fn, ok, 15_000, 100);
 
 describe.skipIf(why !== null)('docker runtime: runtype args', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'openrig-docker-args-'));
-  const quiet = { info: () => {}, warn: () => {} };
-  const rt = new DockerRuntime({
-    stateDir: dir,
-    agentUid: 'agent-args-test',
-    sshBind: '127.0.0.1',
-    log: quiet,
-  });
-  let image = '';
-  const spec = (id: number, over: Partial<InstanceSpec>): InstanceSpec => ({
-    id,
-    image,
-    disk: 1,
-    onstart: '',
-    env: { FOO: 'bar' },
-    authorizedKeys: [],
-    ...over,
-  });
-
-  beforeAll(async () => {
-    image = buildTestImage('openrig-test/busybox:1');
-    for (const id of IDS) await rt.engine.remove(containerName(id));
-  }, 60_000);
-  afterAll(async () => {
-    for (const id of IDS) await rt.destroy(id);
-    await rt.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { rt, spec } = useDockerRuntime({ name: 'args', ids: IDS, env: { FOO: 'bar' } });
 
   it('the given entrypoint gets the arguments; onstart (the entrypoint as the client sent it) is not run again', async () => {
     const id = IDS[0]!;

@@ -1,13 +1,10 @@
 // The Docker runtime's disk usage against the real engine: the container's writable layer (what
 // the instance wrote), kept while stopped, plus a volume its image declares.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { buildTestImage, dockerUnavailable } from '../../test/helpers/docker.js';
-import { DockerRuntime, containerName } from './runtime-docker.js';
-import type { InstanceSpec } from './runtime.js';
+import { dockerUnavailable } from '../../test/helpers/docker.js';
+import { useDockerRuntime } from '../../test/helpers/docker-runtime.js';
+import { containerName } from './runtime-docker.js';
 import { pollUntil } from '../../test/helpers/poll.js';
 
 const why = dockerUnavailable();
@@ -18,24 +15,7 @@ const IDS = [987201, 987202];
 const VOLUME_IMAGE = 'openrig-test/busybox-volume:1';
 
 describe.skipIf(why !== null)('docker runtime: disk usage', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'openrig-docker-usage-'));
-  const rt = new DockerRuntime({
-    stateDir: dir,
-    agentUid: 'agent-usage-test',
-    sshBind: '127.0.0.1',
-    log: { info: () => {}, warn: () => {} },
-    stopGraceS: 1,
-  });
-  let image = '';
-  const spec = (id: number, over: Partial<InstanceSpec>): InstanceSpec => ({
-    id,
-    image,
-    disk: 1,
-    onstart: '',
-    env: {},
-    authorizedKeys: [],
-    ...over,
-  });
+  const { rt, spec, image } = useDockerRuntime({ name: 'usage', ids: IDS, stopGraceS: 1 });
   const usage = (id: number, atLeast: number) =>
     pollUntil(
       () => rt.diskUsage(id),
@@ -44,21 +24,14 @@ describe.skipIf(why !== null)('docker runtime: disk usage', () => {
       200,
     );
 
-  beforeAll(async () => {
-    image = buildTestImage('openrig-test/busybox:1');
+  beforeAll(() => {
     // The same files, with a volume the image declares (the engine makes an anonymous one).
     if (spawnSync('docker', ['image', 'inspect', VOLUME_IMAGE], { stdio: 'ignore' }).status !== 0) {
-      const c = execFileSync('docker', ['create', image], { encoding: 'utf8' }).trim();
+      const c = execFileSync('docker', ['create', image()], { encoding: 'utf8' }).trim();
       execFileSync('docker', ['commit', '-c', 'VOLUME ["/data"]', c, VOLUME_IMAGE], { stdio: 'ignore' });
       execFileSync('docker', ['rm', c], { stdio: 'ignore' });
     }
-    for (const id of IDS) await rt.engine.remove(containerName(id));
   }, 60_000);
-  afterAll(async () => {
-    for (const id of IDS) await rt.destroy(id);
-    await rt.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
 
   it("is the container's writable layer: what the instance wrote, still there once stopped", async () => {
     const id = IDS[0]!;
