@@ -46,3 +46,10 @@ export const agentMachine = (slot: number, over: Record<string, unknown> = {}) =
   disk_space: 500,
   ...over,
 });
+
+/** A query string of JSON-valued parameters (the v1 lists' select_filters, order_by …); strings as they are. */
+export function jsonQuery(q: Record<string, unknown>): string {
+  return new URLSearchParams(
+    Object.entries(q).map(([k, x]): [string, string] => [k, typeof x === 'string' ? x : JSON.stringify(x)]),
+  ).toString();
+}

@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
 import { decryptSecret } from '../../crypto.js';
-import { PUB, PUB2, offers, renter } from '../../../../test/helpers/market.js';
+import { PUB, PUB2, offers, renter, jsonQuery } from '../../../../test/helpers/market.js';
 import { authorizedKeysFor, reportInstanceStatus, setActualStatus } from './instances.service.js';
 
 describeEachDb('instances', (dialect) => {
@@ -417,16 +417,7 @@ describeEachDb('instances', (dialect) => {
     expect((await create(theirs, { image: 'x', label: 'train' }, other.apiKey)).status).toBe(200);
 
     const list = (q: Record<string, unknown>) =>
-      t().request(
-        'GET',
-        `/api/v1/instances/?${new URLSearchParams(
-          Object.entries(q).map(([k, x]): [string, string] => [
-            k,
-            typeof x === 'string' ? x : JSON.stringify(x),
-          ]),
-        ).toString()}`,
-        { key: v.apiKey },
-      );
+      t().request('GET', `/api/v1/instances/?${jsonQuery(q)}`, { key: v.apiKey });
     const ofIds = (r: { body: { instances: { id: number }[] } }) => r.body.instances.map((i) => i.id);
 
     const p1 = await list({ limit: '3' });

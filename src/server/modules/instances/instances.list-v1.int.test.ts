@@ -6,7 +6,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
-import { offers, renter } from '../../../../test/helpers/market.js';
+import { offers, renter, jsonQuery } from '../../../../test/helpers/market.js';
 
 type Row = Record<string, unknown> & { id: number };
 type Order = { col: string; dir: 'asc' | 'desc' }[];
@@ -99,16 +99,7 @@ describeEachDb('instances v1 list: order_by and select_cols', (dialect) => {
   let all: Row[];
 
   const list = (q: Record<string, unknown>) =>
-    t().request(
-      'GET',
-      `/api/v1/instances/?${new URLSearchParams(
-        Object.entries(q).map(([k, x]): [string, string] => [
-          k,
-          typeof x === 'string' ? x : JSON.stringify(x),
-        ]),
-      ).toString()}`,
-      { key },
-    );
+    t().request('GET', `/api/v1/instances/?${jsonQuery(q)}`, { key });
 
   /** Every page of `order`, `limit` rows each, followed by next_token: the ids in order. */
   async function pages(order: Order, limit: number, extra: Record<string, unknown> = {}): Promise<number[]> {
