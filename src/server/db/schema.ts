@@ -8,6 +8,7 @@ import type { AgentTables } from './tables/agent.js';
 import type { PlatformTables } from './tables/platform.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { TemplateTables } from './tables/templates.js';
+import type { EnvVarTables } from './tables/env-vars.js';
 
 export interface DB
   extends
@@ -18,4 +19,5 @@ export interface DB
     AgentTables,
     PlatformTables,
     WebhookTables,
-    TemplateTables {}
+    TemplateTables,
+    EnvVarTables {}

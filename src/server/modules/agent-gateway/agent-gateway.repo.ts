@@ -195,8 +195,11 @@ export async function instancesForAgent(db: Kysely<DB>, machineIds: number[], re
   if (machineIds.length === 0) return [];
   // One table, found through its machine index: every agent's sync runs it, and joined with
   // machines PostgreSQL took a bitmap of the live-billing index, which the meter's updates bloat.
+  // The instance's copy of its account's environment (instance_account_env) comes by its
+  // primary key in the same statement; the instance reads elsewhere never touch it.
   return db
     .selectFrom('instances')
+    .leftJoin('instance_account_env as ae', 'ae.instance_id', 'instances.id')
     .select([
       'id',
       'machine_id',
@@ -219,6 +222,7 @@ export async function instancesForAgent(db: Kysely<DB>, machineIds: number[], re
       'image_login_enc',
       'disk_usage_bytes',
       'gpu_util',
+      'ae.env_enc as account_env_enc',
     ])
     .where('machine_id', 'in', machineIds)
     .where((eb) =>

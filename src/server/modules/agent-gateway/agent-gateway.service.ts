@@ -31,6 +31,7 @@ import * as repo from './agent-gateway.repo.js';
 import { heartbeat } from './agent-gateway.heartbeats.js';
 import { launchOf } from './agent-gateway.launch.js';
 import { machineEvent, recordEvents } from '../webhooks/webhooks.events.js';
+import { launchAccountEnv } from '../env-vars/env-vars.service.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -281,7 +282,10 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
       image: r.image,
       disk: r.disk,
       onstart: destroyed ? '' : r.onstart,
-      env: destroyed ? {} : parseEnv(r.env),
+      // The account's variables (copied at create) under the instance's own env, which wins.
+      env: destroyed
+        ? {}
+        : { ...launchAccountEnv(deps.config.secretKey, r.id, r.account_env_enc), ...parseEnv(r.env) },
       label: r.label,
       container_api_key: destroyed ? null : await containerKey(deps, r),
       authorized_keys: destroyed ? [] : await authorizedKeys(deps, r),

@@ -21,7 +21,6 @@ const CLUSTERS = 'openrig has no clusters or overlay networks';
 const COPY = 'openrig has no copy service; use scp or rsync over SSH (openrig scp-url)';
 const SCHEDULED = 'openrig has no scheduled jobs';
 const DEPLOYMENTS = 'openrig has no deployments';
-const SECRETS = 'openrig has no account environment variables; pass --env to create instance';
 const BILLING =
   'openrig bills by the hour against a balance, shown by GET /api/v0/billing/ and GET /api/v0/billing/charges/';
 const BIDS = 'openrig has no bidding on running instances; the price is fixed when the instance is created';
@@ -114,17 +113,9 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
     '/api/v0/charges': { GET: 'show invoices-v1 --charges' },
     '/api/v0/invoices': { GET: 'search invoices' },
   }),
-  // Benchmarks, secrets
+  // Benchmarks
   ...refused('openrig runs no benchmarks; offers carry the host-declared hardware only', {
     '/api/v0/benchmarks': { GET: 'search benchmarks' },
-  }),
-  ...refused(SECRETS, {
-    '/api/v0/secrets': {
-      GET: 'show env-vars',
-      POST: 'create env-var',
-      PUT: 'update env-var',
-      DELETE: 'delete env-var',
-    },
   }),
   // Volumes and network disks
   ...refused(VOLUMES, {

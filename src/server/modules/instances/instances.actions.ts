@@ -28,6 +28,7 @@ import { isUniqueViolation, tx } from '../../db/connection.js';
 import { InstanceErrors } from './instances.errors.js';
 import { diskMb } from './instances.create.js';
 import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
+import { dropInstanceEnv } from '../env-vars/env-vars.service.js';
 
 /** The caller's live instance (in the transaction), or 404. */
 async function ownRow(db: Kysely<DB>, auth: AuthContext, id: number): Promise<InstanceRow> {
@@ -155,6 +156,8 @@ export async function destroyInstance(
     if (row.intended_status !== 'stopped') await releaseMachine(db, row.machine_id);
     await holdDisk(db, row.machine_id, -diskMb(row.disk));
     await repo.revokeInstanceKey(db, id, now);
+    // A destroyed instance keeps no copy of its account's environment variables.
+    await dropInstanceEnv(db, id);
     await recordEvent(db, now, {
       ...instanceEvent(row, statusOf(row).actual, null, { status_msg: 'Destroyed' }),
       type: 'instance.destroyed',

@@ -22,6 +22,7 @@ import { claimMachine, claimState, holdDisk } from '../machines/machines.repo.js
 import { balanceOf } from '../billing/billing.service.js';
 import * as repo from './instances.repo.js';
 import { instanceBodyFrom, usableTemplate } from '../templates/templates.service.js';
+import { snapshotForInstance } from '../env-vars/env-vars.service.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
@@ -192,6 +193,9 @@ export async function createInstance(
         keys.map((k) => ({ ssh_key_id: k.id, public_key: k.public_key, fingerprint: k.fingerprint })),
         now,
       );
+      // The account's environment variables as they are now, read in this transaction: the
+      // instance keeps this copy (encrypted) for its life; its own env wins at launch.
+      await snapshotForInstance(db, deps.config.secretKey, userId, instanceId);
       await repo.insertInstanceKey(db, {
         userId,
         teamId: auth.teamId,
