@@ -7,6 +7,7 @@ import type {
   CreateInstanceBody,
   CreateTemplateBody,
   CreateInstanceReply,
+  EnvVarsReply,
   Instance,
   InstanceEnvelope,
   InstancesList,
@@ -171,6 +172,20 @@ export class OpenrigClient extends HttpClient {
   }
   deleteTemplate(hashId: string): Promise<SuccessReply> {
     return this.request('DELETE', `${V0}/template/`, { body: { hash_id: hashId } });
+  }
+
+  // Account environment variables (the official CLI's /secrets/ calls)
+  envVars(): Promise<EnvVarsReply> {
+    return this.request('GET', `${V0}/secrets/`);
+  }
+  createEnvVar(name: string, value: string): Promise<SuccessReply> {
+    return this.request('POST', `${V0}/secrets/`, { body: { key: name, value } });
+  }
+  updateEnvVar(name: string, value: string): Promise<SuccessReply> {
+    return this.request('PUT', `${V0}/secrets/`, { body: { key: name, value } });
+  }
+  deleteEnvVar(name: string): Promise<SuccessReply> {
+    return this.request('DELETE', `${V0}/secrets/`, { body: { key: name } });
   }
 
   // Machines

@@ -320,3 +320,9 @@ export interface TemplatesReply {
   success: boolean;
   templates: Template[];
 }
+
+/** GET /api/v0/secrets/: the account's environment variables, NAME: value (docs/env-vars.md). */
+export interface EnvVarsReply {
+  success: boolean;
+  secrets: Record<string, string>;
+}

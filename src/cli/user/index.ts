@@ -7,21 +7,23 @@ import { registerKeyCommands } from './keys.js';
 import { registerMachineCommands } from './machines.js';
 import { registerOfferCommands } from './offers.js';
 import { registerTemplateCommands } from './templates.js';
+import { registerEnvVarCommands } from './env-vars.js';
 import { registerTfaCommands } from './tfa.js';
 import { registerWebhookCommands } from './webhooks.js';
 
 export function registerUserCommands(program: Command): void {
   const group = (name: string, description: string) => program.command(name).description(description);
   const search = group('search', 'search offers');
-  const create = group('create', 'create an instance or a template');
+  const create = group('create', 'create an instance, a template or an environment variable');
   const show = group(
     'show',
-    'show instances, machines, earnings, maintenance windows, templates, webhooks, events, your account',
+    'show instances, machines, earnings, maintenance windows, templates, environment variables, webhooks, events, your account',
   );
   const stop = group('stop', 'stop instances');
   const start = group('start', 'start stopped instances');
   const destroy = group('destroy', 'destroy instances');
-  const del = group('delete', 'delete templates');
+  const update = group('update', 'update environment variables');
+  const del = group('delete', 'delete templates and environment variables');
   const label = group('label', 'label an instance');
   const reboot = group('reboot', 'restart an instance (its disk is kept)');
   const recycle = group('recycle', 'pull the image again and recreate an instance');
@@ -42,6 +44,7 @@ export function registerUserCommands(program: Command): void {
   registerTfaCommands(tfa);
   registerWebhookCommands(webhook, show);
   registerTemplateCommands(show, create, del);
+  registerEnvVarCommands(show, create, update, del);
   program.addHelpText(
     'after',
     `
