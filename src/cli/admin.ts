@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { Store } from '../server/db/connection.js';
 import { registerAdminMarket } from './admin-market.js';
+import { registerAdminBilling } from './admin-billing.js';
 
 export interface DbOpts {
   data?: string;
@@ -132,5 +133,6 @@ export function registerAdmin(program: Command): Command {
     );
 
   registerAdminMarket(admin);
+  registerAdminBilling(admin);
   return admin;
 }

@@ -13,6 +13,7 @@ import type { AuthContext } from '../../http/auth.js';
 import { allows } from '../../../contract/permissions.js';
 import { listSshKeys } from '../ssh-keys/ssh-keys.service.js';
 import { userView } from './accounts.view.js';
+import { insertCredit } from '../billing/billing.repo.js';
 
 export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const E164_RE = /^\+[1-9]\d{6,14}$/;
@@ -77,6 +78,7 @@ export async function createUser(
   // Hash outside the transaction: it is slow on purpose and must not hold the write lock.
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   const now = deps.clock.now();
+  const startingMicros = Math.round((input.balanceUsd ?? 0) * 1_000_000);
   try {
     return await tx(deps.store, async (db) => {
       const user = await repo.insertUser(db, {
@@ -88,9 +90,11 @@ export async function createUser(
         phone_number: input.phone ?? null,
         is_admin: input.admin ? 1 : 0,
         sms_fraud: 0,
-        balance_micros: Math.round((input.balanceUsd ?? 0) * 1_000_000),
+        balance_micros: startingMicros,
         created_at: now,
       });
+      // A starting balance is the account's first credit: the ledger accounts for every dollar.
+      if (startingMicros > 0) await insertCredit(db, user.id, startingMicros, now);
       const personal = await insertApiKey(db, {
         userId: user.id,
         teamId: null,

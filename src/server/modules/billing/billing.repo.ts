@@ -63,6 +63,43 @@ export async function debitUsers(trx: Kysely<DB>, totals: Map<number, number>): 
     .execute();
 }
 
+/**
+ * A credit to the user's account as a ledger row of kind `credit` (negative: money in), dated
+ * `now`; the caller moves the balance in the same transaction. Returns the row's id.
+ */
+export async function insertCredit(
+  trx: Kysely<DB>,
+  userId: number,
+  micros: number,
+  now: number,
+): Promise<number> {
+  const row = await trx
+    .insertInto('billing_ledger')
+    .values({
+      user_id: userId,
+      instance_id: null,
+      kind: 'credit',
+      amount_micros: -micros,
+      period_start: now,
+      period_end: now,
+      created_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return Number(row.id);
+}
+
+/** Adds `micros` to the user's balance in one UPDATE; the balance afterwards, or null when no such user. */
+export async function addToBalance(trx: Kysely<DB>, userId: number, micros: number): Promise<number | null> {
+  const row = await trx
+    .updateTable('users')
+    .set({ balance_micros: sql`balance_micros + ${micros}` })
+    .where('id', '=', userId)
+    .returning('balance_micros')
+    .executeTakeFirst();
+  return row ? Number(row.balance_micros) : null;
+}
+
 export async function balanceOf(db: Kysely<DB>, userId: number): Promise<number> {
   const u = await db.selectFrom('users').select('balance_micros').where('id', '=', userId).executeTakeFirst();
   return u?.balance_micros ?? 0;
@@ -155,7 +192,7 @@ export function ledgerPage(
 }
 
 /** The UTC day (days since the epoch) a charge is counted on: the day its billed period ended in. */
-const earningDay = sql<number>`(l.period_end - 1) / 86400000`;
+export const earningDay = sql<number>`(l.period_end - 1) / 86400000`;
 
 /**
  * A host's earnings: the compute and disk charges on instances of its machines (optionally one

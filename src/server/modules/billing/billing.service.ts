@@ -137,6 +137,36 @@ export async function stopForExhaustedBalance(
 
 export const balanceOf = repo.balanceOf;
 
+/** The most one credit may add: far above any real payment, far inside a bigint of micro-dollars. */
+export const MAX_CREDIT_USD = 1_000_000_000;
+
+/**
+ * Adds credit to a user's account (the operator's `admin add-credit`): the balance and a ledger
+ * row of kind `credit` move together in one transaction, and a balance alert that had fired is
+ * re-armed once the balance is back above its threshold. Instances stopped for an exhausted
+ * balance stay stopped until their owner starts them.
+ */
+export async function addCredit(
+  deps: { store: Store; clock: { now(): number } },
+  userId: number,
+  amountUsd: number,
+): Promise<{ ledger_id: number; user_id: number; amount: number; balance: number }> {
+  if (!Number.isFinite(amountUsd) || amountUsd <= 0 || amountUsd > MAX_CREDIT_USD)
+    throw CommonErrors.badRequest(
+      `the credit must be a positive amount of USD, at most ${MAX_CREDIT_USD}, not ${quoteValue(amountUsd)}`,
+    );
+  const micros = Math.round(amountUsd * MICROS_PER_USD);
+  if (micros < 1) throw CommonErrors.badRequest('the credit must be at least $0.000001');
+  const now = deps.clock.now();
+  return txRetry(deps.store, async (trx) => {
+    const balance = await repo.addToBalance(trx, userId, micros);
+    if (balance === null) throw CommonErrors.notFound(`No user ${userId}`);
+    const id = await repo.insertCredit(trx, userId, micros, now);
+    await recordBalanceLow(trx, now, [userId]);
+    return { ledger_id: id, user_id: userId, amount: usd(micros), balance: usd(balance) };
+  });
+}
+
 /**
  * One meter run: settles every live instance billed more than a second ago, then stops the
  * instances of users whose balance is exhausted. Safe with several processes running it at once.
