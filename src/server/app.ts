@@ -27,6 +27,7 @@ export { redactUrl, logOptions };
 import { ping } from './db/connection.js';
 import { registerModules } from './modules/index.js';
 import { installPlatformHooks } from './modules/platform/platform.hooks.js';
+import { installAuditHooks } from './modules/audit/audit.hooks.js';
 import { defaultConsoleDir, installConsole } from './http/console.js';
 
 /**
@@ -198,6 +199,7 @@ export async function buildApp(
   app.addHook('onRequest', (req, _reply, done) => done(urlHoldsNul(req.url) ? nulInText() : undefined));
   app.addHook('onRequest', authHook(deps));
   installPlatformHooks(app, deps); // rate limits (needs req.auth) and request metrics
+  installAuditHooks(app, deps); // the audit log: writes and sign-ins, recorded after the reply
 
   app.get('/healthz', { config: { auth: 'none' }, schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { config: { auth: 'none' }, schema: { hide: true } }, async (_req, reply) => {

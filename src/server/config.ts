@@ -58,6 +58,8 @@ export interface Config {
     autoVerify?: boolean;
   };
   billing: { meterIntervalMs: number };
+  /** The audit log and login addresses (modules/audit): rows older than this are deleted. */
+  audit: { retentionDays: number };
   rateLimits: { enabled: boolean } & Record<RateLimitFamily, RateLimitRule>;
   /**
    * Bearer token of GET /metrics. Without one, the API port does not serve /metrics at all; a
@@ -224,6 +226,7 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
       autoVerify: str(env, 'OPENRIG_AUTO_VERIFY', 'off') === 'on',
     },
     billing: { meterIntervalMs: num(env, 'OPENRIG_METER_INTERVAL_MS', 10_000, { min: 10 }) },
+    audit: { retentionDays: num(env, 'OPENRIG_AUDIT_RETENTION_DAYS', 90, { min: 1, max: 36_500 }) },
     rateLimits: {
       enabled: str(env, 'OPENRIG_RATE_LIMITS', 'on') !== 'off',
       codeSends: rateRule(env, 'OPENRIG_RATE_LIMIT_CODE_SENDS', { limit: 10, windowS: 600 }),

@@ -14,6 +14,8 @@ import { HeartbeatBuffer } from './modules/agent-gateway/agent-gateway.heartbeat
 import { makeMetrics, type Metrics } from './modules/platform/platform.metrics.js';
 import { smsProvider, type SmsProvider } from './modules/sms/sms.provider.js';
 import { KeyUseBuffer } from './http/key-uses.js';
+import { AddressUseBuffer } from './modules/audit/audit.addresses.js';
+import { AuditWrites } from './modules/audit/audit.writes.js';
 
 export interface Deps {
   store: Store;
@@ -34,6 +36,10 @@ export interface Deps {
   heartbeats: HeartbeatBuffer;
   /** API key uses not yet written to last_used_at (http/key-uses.ts). */
   keyUses: KeyUseBuffer;
+  /** Addresses that used accounts, not yet written (audit/audit.addresses.ts). */
+  addressUses: AddressUseBuffer;
+  /** Audit rows being written after their replies (audit/audit.hooks.ts). */
+  auditWrites: AuditWrites;
   /** This app's Prometheus metrics (a registry of its own). */
   metrics: Metrics;
   /** The SMS provider configured by OPENRIG_SMS_PROVIDER (sms.provider.ts). */
@@ -61,6 +67,8 @@ export function makeDeps(p: DepsInput): Deps {
     rateLimitCounters: p.rateLimitCounters ?? makeCounters(p.store),
     heartbeats: p.heartbeats ?? new HeartbeatBuffer(),
     keyUses: new KeyUseBuffer(),
+    addressUses: new AddressUseBuffer(),
+    auditWrites: new AuditWrites(),
     metrics: makeMetrics(base),
     sms: p.sms ?? smsProvider(p.config, p.clock),
     agentGateway: { closed: false },

@@ -25,6 +25,7 @@ import * as m018 from './migrations/018-instance-running-since.js';
 import * as m019 from './migrations/019-instance-usage.js';
 import * as m020 from './migrations/020-templates.js';
 import * as m021 from './migrations/021-env-vars.js';
+import * as m022 from './migrations/022-audit.js';
 import { textOf } from '../../contract/text.js';
 
 /** A migration: its forward step, given the dialect it runs on (one set for both databases). */
@@ -55,6 +56,7 @@ const steps: Record<string, Step> = {
   '019-instance-usage': m019,
   '020-templates': m020,
   '021-env-vars': m021,
+  '022-audit': m022,
 };
 
 function providerFor(d: SqlDialect): MigrationProvider {

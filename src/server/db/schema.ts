@@ -8,6 +8,7 @@ import type { AgentTables } from './tables/agent.js';
 import type { PlatformTables } from './tables/platform.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { TemplateTables } from './tables/templates.js';
+import type { AuditTables } from './tables/audit.js';
 import type { EnvVarTables } from './tables/env-vars.js';
 
 export interface DB
@@ -20,4 +21,5 @@ export interface DB
     PlatformTables,
     WebhookTables,
     TemplateTables,
+    AuditTables,
     EnvVarTables {}

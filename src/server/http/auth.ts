@@ -19,6 +19,8 @@ import type { DB } from '../db/schema.js';
 import type { SqlDialect } from '../db/dialect.js';
 import type { Store } from '../db/connection.js';
 import { recordKeyUse } from './key-uses.js';
+import { recordAddressUse } from '../modules/audit/audit.addresses.js';
+import { clientAddress } from '../modules/audit/audit.args.js';
 
 export const SESSION_COOKIE = 'openrig_session';
 export const API_KEY_PREFIX = 'or_';
@@ -234,18 +236,35 @@ async function resolveSession(
   };
 }
 
-/** Resolves a credential string; null when unknown or revoked; throws sessionExpired. */
-export async function resolveCredential(deps: Deps, credential: string): Promise<AuthContext | null> {
+/**
+ * Resolves a credential string; null when unknown or revoked; throws sessionExpired. `ip`, the
+ * client's address, is kept with the key's use (login addresses) when given.
+ */
+export async function resolveCredential(
+  deps: Deps,
+  credential: string,
+  ip?: string,
+): Promise<AuthContext | null> {
   if (credential.startsWith(SESSION_KEY_PREFIX)) return resolveSession(deps, credential, 'cli');
   const [row] = await apiKeyByHash(deps.store, sha256Hex(credential));
-  return keyContext(deps, row, credential);
+  return keyContext(deps, row, credential, ip);
 }
 
-/** An API key's row as an AuthContext; null when there is none or it is revoked. */
-function keyContext(deps: Deps, row: KeyRow | undefined, credential: string): AuthContext | null {
+/**
+ * An API key's row as an AuthContext; null when there is none or it is revoked. A use that marks
+ * the key's last_used_at (once a minute) also queues its address; neither adds a statement here.
+ */
+function keyContext(
+  deps: Deps,
+  row: KeyRow | undefined,
+  credential: string,
+  ip: string | undefined,
+): AuthContext | null {
   if (!row || row.k_revoked !== null) return null;
   const { kid, k_team, k_kind, k_instance, k_perms, k_revoked: _r, k_used, ...user } = row;
-  recordKeyUse(deps, kid, k_used, deps.clock.now());
+  const now = deps.clock.now();
+  if (recordKeyUse(deps, kid, k_used, now) && ip !== undefined)
+    recordAddressUse(deps, user.id, clientAddress(ip), now);
   return {
     user,
     via: k_kind === 'instance' ? 'instance_key' : 'api_key',
@@ -272,7 +291,7 @@ async function resolveKeyWithRead(
   args: unknown[],
 ): Promise<AuthContext | null> {
   const [row] = await keyWithJoinedRead(read)(deps.store, sha256Hex(credential), ...args);
-  const auth = keyContext(deps, row?.key, credential);
+  const auth = keyContext(deps, row?.key, credential, req.ip);
   if (auth) req.keyJoined = { read, args, row: row!.joined };
   return auth;
 }
@@ -298,7 +317,7 @@ export function authHook(deps: Deps) {
           : null;
       req.auth = args
         ? await resolveKeyWithRead(deps, req, credential, read!, args)
-        : await resolveCredential(deps, credential);
+        : await resolveCredential(deps, credential, req.ip);
       if (!req.auth) {
         throw CommonErrors.invalidKey();
       }
@@ -329,13 +348,16 @@ export const CSRF_HEADER = 'x-openrig-csrf';
  * cookie and are never checked.
  */
 function checkCookieWrite(req: FastifyRequest): void {
-  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return;
-  const refuse = (why: string) => {
-    throw new AppError(403, 'forbidden', `Cookie-authenticated write refused: ${why}`);
-  };
-  if (!req.headers[CSRF_HEADER]) refuse(`the ${CSRF_HEADER} header is required`);
+  const why = cookieWriteRefusal(req);
+  if (why !== null) throw new AppError(403, 'forbidden', `Cookie-authenticated write refused: ${why}`);
+}
+
+/** Why checkCookieWrite refuses this cookie-authenticated request; null when it does not. */
+export function cookieWriteRefusal(req: FastifyRequest): string | null {
+  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return null;
+  if (!req.headers[CSRF_HEADER]) return `the ${CSRF_HEADER} header is required`;
   const site = req.headers['sec-fetch-site'];
-  if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') refuse('cross-site request');
+  if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') return 'cross-site request';
   const origin = req.headers.origin;
   if (typeof origin === 'string' && origin !== 'null') {
     // Hosts compared as URLs parse them, so an explicit default port equals an omitted one.
@@ -347,8 +369,9 @@ function checkCookieWrite(req: FastifyRequest): void {
       }
     };
     const own = hostOf(`${req.protocol}://${req.host}`);
-    if (own === null || hostOf(origin) !== own) refuse(`origin ${origin} is not this server`);
-  } else if (origin === 'null') refuse('opaque origin');
+    if (own === null || hostOf(origin) !== own) return `origin ${origin} is not this server`;
+  } else if (origin === 'null') return 'opaque origin';
+  return null;
 }
 
 function enforceScope(req: FastifyRequest, auth: AuthContext, cfg: RouteAuthConfig | undefined): void {

@@ -23,17 +23,21 @@ export class KeyUseBuffer {
 
 type KeyUseDeps = Pick<Deps, 'db' | 'log' | 'keyUses'>;
 
-/** Queues the use of a key whose stored last_used_at (`used`) is a minute old or unset. */
-export function recordKeyUse(deps: KeyUseDeps, keyId: number, used: number | null, now: number): void {
-  if (used !== null && now - used < LAST_USED_RESOLUTION_MS) return;
+/**
+ * Queues the use of a key whose stored last_used_at (`used`) is a minute old or unset; true when
+ * it did (the caller queues the use's address the same way: modules/audit/audit.addresses.ts).
+ */
+export function recordKeyUse(deps: KeyUseDeps, keyId: number, used: number | null, now: number): boolean {
+  if (used !== null && now - used < LAST_USED_RESOLUTION_MS) return false;
   const b = deps.keyUses;
   b.uses.set(keyId, Math.max(now, b.uses.get(keyId) ?? 0));
-  if (b.timer) return;
+  if (b.timer) return true;
   b.timer = setTimeout(() => {
     b.timer = null;
     void flushKeyUses(deps);
   }, FLUSH_DELAY_MS);
   b.timer.unref();
+  return true;
 }
 
 /**

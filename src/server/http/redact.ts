@@ -25,6 +25,11 @@ function decodeName(raw: string): string {
   }
 }
 
+/** True when a query parameter, by its decoded name, carries a credential or a one-time code. */
+export function isSecretParam(decodedName: string): boolean {
+  return SECRET_PARAMS.has(decodedName.trim().toLowerCase());
+}
+
 /** The URL with the value of every credential parameter replaced by `[redacted]`. */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
@@ -34,7 +39,7 @@ export function redactUrl(url: string): string {
   const parts = query.split('&').map((pair) => {
     const eq = pair.indexOf('=');
     const name = eq === -1 ? pair : pair.slice(0, eq);
-    if (!SECRET_PARAMS.has(decodeName(name).trim().toLowerCase())) return pair;
+    if (!isSecretParam(decodeName(name))) return pair;
     return `${name}=${REDACTED}`;
   });
   return url.slice(0, q + 1) + parts.join('&') + (hash === -1 ? '' : url.slice(hash));

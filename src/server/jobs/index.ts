@@ -5,6 +5,7 @@ import { startOutboxRelay } from './outbox-relay.js';
 import { startHeartbeatSweep } from './heartbeat-sweep.js';
 import { startBillingMeter } from './billing-meter.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
+import { startAuditRetention } from './audit-retention.js';
 
 export interface Job {
   name: string;
@@ -77,6 +78,8 @@ export function startJobs(deps: Deps): Job[] {
   jobs.push(startBillingMeter(deps, onError('billing-meter')));
   // Webhook deliveries: one lane per endpoint, so a dead endpoint delays no one else.
   jobs.push(startWebhookDispatcher(deps));
+  // Audit rows past their retention: once an hour across every process (a turn in the database).
+  jobs.push(startAuditRetention(deps, onError('audit-retention')));
   // Once per process that runs them: in a cluster, the primary only (cluster.ts).
   deps.log.info({ jobs: jobs.map((j) => j.name) }, 'background jobs started');
   return jobs;

@@ -14,6 +14,7 @@ import { agentGatewayRoutes } from './agent-gateway/agent-gateway.routes.js';
 import { platformRoutes } from './platform/platform.routes.js';
 import { webhooksRoutes } from './webhooks/webhooks.routes.js';
 import { templatesRoutes } from './templates/templates.routes.js';
+import { auditRoutes } from './audit/audit.routes.js';
 import { envVarsRoutes } from './env-vars/env-vars.routes.js';
 import { compatRoutes } from './compat/compat.routes.js';
 
@@ -31,6 +32,7 @@ export async function registerModules(app: FastifyInstance, deps: Deps): Promise
   await platformRoutes(app, deps);
   await webhooksRoutes(app, deps);
   await templatesRoutes(app, deps);
+  await auditRoutes(app, deps);
   await envVarsRoutes(app, deps);
   await compatRoutes(app);
 }

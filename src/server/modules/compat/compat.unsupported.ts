@@ -96,12 +96,6 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
     '/api/v0/users': { POST: 'create subaccount' },
   }),
   ...refused('openrig has no subaccounts', { '/api/v0/subaccounts': { GET: 'show subaccounts' } }),
-  ...refused('openrig keeps no history of login addresses', {
-    '/api/v0/users/me/ipaddrs': { GET: 'show ipaddrs' },
-  }),
-  ...refused('openrig keeps no per-account audit log of API calls', {
-    '/api/v0/audit_logs': { GET: 'show audit-logs' },
-  }),
   ...refused('openrig has no cloud storage integrations', {
     '/api/v0/users/cloud_integrations': { GET: 'show connections' },
   }),

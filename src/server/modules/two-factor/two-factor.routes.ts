@@ -41,7 +41,8 @@ export async function twoFactorRoutes(app: FastifyInstance, deps: Deps): Promise
   app.post<{ Body: { email: string; password: string } }>(
     '/api/v0/users/login',
     {
-      config: { auth: 'none' },
+      // The audit log records each attempt on an existing account (audit/audit.hooks.ts).
+      config: { auth: 'none', audit: 'password-login' },
       schema: {
         tags: ['users'],
         summary: 'Password login: the user object and a session cookie, or a 2FA challenge',
@@ -279,7 +280,8 @@ export async function twoFactorRoutes(app: FastifyInstance, deps: Deps): Promise
   app.post(
     `${BASE}`,
     {
-      config: cfg,
+      // With the login secret alone, the audit log finds the account through its challenge.
+      config: { ...cfg, audit: 'tfa-login' },
       schema: {
         tags: ['2fa'],
         summary: 'Complete a 2FA login',

@@ -1,0 +1,110 @@
+// The audit log and the login addresses (docs/security.md, "The audit log"):
+// - recordAudit writes one row after a reply (audit.hooks.ts decides which requests get one);
+// - listAuditLogs and listIpAddrs read the caller's own rows, newest first;
+// - pruneAudit deletes what is older than OPENRIG_AUDIT_RETENTION_DAYS (jobs/audit-retention.ts).
+import type { Deps } from '../../deps.js';
+import type { AuthContext } from '../../http/auth.js';
+import type { AuditCredential } from '../../db/tables/audit.js';
+import { nextTurn } from '../../clock.js';
+import type { AuditArgs } from './audit.args.js';
+import { recordAddressUse } from './audit.addresses.js';
+import * as repo from './audit.repo.js';
+
+/** The most rows one listing returns (and the default of `limit`). */
+export const AUDIT_LIST_MAX = 1000;
+/** The most addresses GET /users/me/ipaddrs returns: the most recently seen. */
+export const IPADDRS_MAX = 1000;
+/** Rows per delete statement of the retention job. */
+const PRUNE_CHUNK = 5000;
+
+export interface AuditEntry {
+  userId: number;
+  at: number;
+  ip: string | null;
+  apiKeyId: number | null;
+  credential: AuditCredential;
+  method: string;
+  route: string;
+  status: number;
+  args: AuditArgs;
+  /** The address used the account (an authenticated request, a completed sign-in). */
+  usedAccount: boolean;
+}
+
+/** Writes one audit row, and queues the address as one that used the account when it did. */
+export async function recordAudit(
+  deps: Pick<Deps, 'db' | 'log' | 'addressUses'>,
+  e: AuditEntry,
+): Promise<void> {
+  if (e.usedAccount) recordAddressUse(deps, e.userId, e.ip, e.at);
+  await repo.insertAuditRow(deps.db, {
+    user_id: e.userId,
+    created_at: e.at,
+    ip: e.ip,
+    api_key_id: e.apiKeyId,
+    credential: e.credential,
+    method: e.method,
+    route: e.route,
+    status: e.status,
+    args: JSON.stringify(e.args),
+  });
+}
+
+export function auditRowView(r: repo.AuditRow) {
+  return {
+    id: r.id,
+    created_at: r.created_at / 1000,
+    ip_address: r.ip,
+    api_key_id: r.api_key_id,
+    credential: r.credential,
+    api_route: `${r.method} ${r.route}`,
+    status: r.status,
+    args: JSON.parse(r.args) as AuditArgs,
+  };
+}
+
+export async function listAuditLogs(
+  deps: Pick<Deps, 'db'>,
+  auth: AuthContext,
+  limit: number = AUDIT_LIST_MAX,
+): Promise<ReturnType<typeof auditRowView>[]> {
+  return (await repo.listAuditRows(deps.db, auth.user.id, limit)).map(auditRowView);
+}
+
+export async function listIpAddrs(deps: Pick<Deps, 'db'>, auth: AuthContext) {
+  const rows = await repo.listAddresses(deps.db, auth.user.id, IPADDRS_MAX);
+  return rows.map((r) => ({
+    ip: r.ip,
+    first_seen: r.first_seen / 1000,
+    last_seen: r.last_seen / 1000,
+    // openrig has no geo-IP database.
+    first_location: null,
+  }));
+}
+
+export interface PruneResult {
+  auditRows: number;
+  addresses: number;
+}
+
+/**
+ * Deletes audit rows older than the retention period and addresses not seen within it, a chunk
+ * per statement with a turn of the event loop between chunks.
+ */
+export async function pruneAudit(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<PruneResult> {
+  const before = deps.clock.now() - deps.config.audit.retentionDays * 86_400_000;
+  const out: PruneResult = { auditRows: 0, addresses: 0 };
+  for (;;) {
+    const n = await repo.deleteAuditRowsBefore(deps.db, before, PRUNE_CHUNK);
+    out.auditRows += n;
+    if (n < PRUNE_CHUNK) break;
+    await nextTurn();
+  }
+  for (;;) {
+    const n = await repo.deleteAddressesBefore(deps.db, before, PRUNE_CHUNK);
+    out.addresses += n;
+    if (n < PRUNE_CHUNK) break;
+    await nextTurn();
+  }
+  return out;
+}
