@@ -2,11 +2,13 @@
 // GET /api/v0/billing/          → balance, and each live instance's accrued cost and rates
 // GET /api/v0/billing/charges/  → the ledger, newest first (?limit, ?before_id for the next page)
 // GET /api/v0/users/me/machine-earnings?sday&eday[&machid] → a host's earnings per machine and day
+// and the billing history in the official CLI's formats (billing.invoices.routes.ts).
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
 import { authErrors } from '../../http/schemas.js';
 import { billingSummary, chargesPage, machineEarnings } from './billing.service.js';
+import { invoiceRoutes } from './billing.invoices.routes.js';
 
 /** The query of GET /billing/charges/, as its schema below checks it. */
 interface ChargesQuery {
@@ -171,4 +173,5 @@ export async function billingRoutes(app: FastifyInstance, deps: Deps): Promise<v
     },
     async (req) => machineEarnings(deps.db, requireAuth(req).user.id, req.query, deps.clock.now()),
   );
+  await invoiceRoutes(app, deps);
 }

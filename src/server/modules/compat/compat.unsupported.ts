@@ -21,8 +21,6 @@ const CLUSTERS = 'openrig has no clusters or overlay networks';
 const COPY = 'openrig has no copy service; use scp or rsync over SSH (openrig scp-url)';
 const SCHEDULED = 'openrig has no scheduled jobs';
 const DEPLOYMENTS = 'openrig has no deployments';
-const BILLING =
-  'openrig bills by the hour against a balance, shown by GET /api/v0/billing/ and GET /api/v0/billing/charges/';
 const BIDS = 'openrig has no bidding on running instances; the price is fixed when the instance is created';
 const JOBS = 'openrig has no default (background) jobs';
 
@@ -98,14 +96,6 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
   ...refused('openrig has no subaccounts', { '/api/v0/subaccounts': { GET: 'show subaccounts' } }),
   ...refused('openrig has no cloud storage integrations', {
     '/api/v0/users/cloud_integrations': { GET: 'show connections' },
-  }),
-  // Billing
-  ...refused(BILLING, {
-    '/api/v0/users/me/invoices': { GET: 'show invoices' },
-    '/api/v0/contracts/fetch': { POST: 'show invoices' },
-    '/api/v1/invoices': { GET: 'show invoices-v1' },
-    '/api/v0/charges': { GET: 'show invoices-v1 --charges' },
-    '/api/v0/invoices': { GET: 'search invoices' },
   }),
   // Benchmarks
   ...refused('openrig runs no benchmarks; offers carry the host-declared hardware only', {

@@ -1,0 +1,300 @@
+// The statements of the billing history reads, all over the ledger (billing_ledger): its charges
+// grouped per instance, UTC day and kind; its credits as invoices; its charges per instance
+// (contract), keyset-paged; and the labels of the caller's instances. Only the caller's rows.
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { whereFilters, type SelectFilter } from '../../http/select-filters.js';
+import { earningDay } from './billing.repo.js';
+
+const CHARGE_KINDS = ['compute', 'disk'];
+
+/**
+ * The caller's charges whose billed period ended in (from, to] (epoch ms), summed per instance,
+ * UTC day and kind in one grouped statement, each group with its billed time, first start and
+ * last end, and the instance's locked rates and disk size.
+ */
+export function dailyCharges(db: Kysely<DB>, userId: number, p: { from: number; to: number }) {
+  return db
+    .selectFrom('billing_ledger as l')
+    .innerJoin('instances as i', 'i.id', 'l.instance_id')
+    .select([
+      'l.instance_id',
+      earningDay.as('day'),
+      'l.kind',
+      sql<number>`sum(l.amount_micros)`.as('micros'),
+      sql<number>`sum(l.period_end - l.period_start)`.as('ms'),
+      sql<number>`min(l.period_start)`.as('start'),
+      sql<number>`max(l.period_end)`.as('end'),
+      'i.dph_compute',
+      'i.dph_disk',
+      'i.disk',
+    ])
+    .where('l.user_id', '=', userId)
+    .where('l.kind', 'in', CHARGE_KINDS)
+    .where('l.period_end', '>', p.from)
+    .where('l.period_end', '<=', p.to)
+    .groupBy(['l.instance_id', earningDay, 'l.kind', 'i.dph_compute', 'i.dph_disk', 'i.disk'])
+    .execute();
+}
+
+/** The caller's credits dated in (from, to] (epoch ms), oldest first. */
+export function creditsBetween(db: Kysely<DB>, userId: number, p: { from: number; to: number }) {
+  return db
+    .selectFrom('billing_ledger')
+    .select(['id', 'amount_micros', 'created_at'])
+    .where('user_id', '=', userId)
+    .where('kind', '=', 'credit')
+    .where('created_at', '>', p.from)
+    .where('created_at', '<=', p.to)
+    .orderBy('id')
+    .execute();
+}
+
+/** Micro-dollars of the caller's charges whose billed period ended after `from` (epoch ms). */
+export async function chargedSince(db: Kysely<DB>, userId: number, from: number): Promise<number> {
+  const row = await db
+    .selectFrom('billing_ledger')
+    .select(sql<number | null>`sum(amount_micros)`.as('micros'))
+    .where('user_id', '=', userId)
+    .where('kind', 'in', CHARGE_KINDS)
+    .where('period_end', '>', from)
+    .executeTakeFirst();
+  return Number(row?.micros ?? 0);
+}
+
+// ---- keyset paging ----------------------------------------------------------------------------
+
+/** One key of a keyset order: an expression of the query and its direction. */
+export interface PageKey {
+  expr: RawBuilder<unknown>;
+  dir: 'asc' | 'desc';
+}
+
+/** Rows strictly after `after` in the order of `keys` (each key in its own direction). */
+function afterKeys(eb: ExpressionBuilder<any, any>, keys: PageKey[], after: number[]) {
+  return eb.or(
+    keys.map((k, i) =>
+      eb.and([
+        ...keys.slice(0, i).map((q, j) => eb(q.expr, '=', after[j]!)),
+        eb(k.expr, k.dir === 'asc' ? '>' : '<', after[i]!),
+      ]),
+    ),
+  );
+}
+
+// ---- credits as invoices ----------------------------------------------------------------------
+
+/**
+ * The caller's credits as invoice records, a derived table `inv` whose columns the invoice
+ * filters read: id, created_at (when, paid_on and payment_expected), credit_micros (the amount,
+ * positive), service, and the constants one and zero (the flags and cuts openrig has no other
+ * value for).
+ */
+function creditInvoices(db: Kysely<DB>, userId: number) {
+  const rows = db
+    .selectFrom('billing_ledger as l')
+    .select([
+      'l.id',
+      'l.user_id',
+      'l.created_at',
+      sql<number>`0 - l.amount_micros`.as('credit_micros'),
+      sql<string>`'operator'`.as('service'),
+      sql<number>`1`.as('one'),
+      sql<number>`0`.as('zero'),
+    ])
+    .where('l.user_id', '=', userId)
+    .where('l.kind', '=', 'credit');
+  return db.selectFrom(rows.as('inv'));
+}
+
+/** What an invoice page can be ordered by, each a column of `inv`. */
+export const INVOICE_ORDER_KEYS: Record<string, RawBuilder<unknown>> = {
+  when: sql`inv.created_at`,
+  paid_on: sql`inv.created_at`,
+  amount_cents: sql`inv.credit_micros`,
+  id: sql`inv.id`,
+};
+
+export interface CreditInvoiceRow {
+  id: number;
+  user_id: number;
+  created_at: number;
+  credit_micros: number;
+}
+
+/**
+ * A page of the caller's credit invoices passing `filters`: keyset-paged on `order` (the last
+ * key is the id), at most `limit` rows, each with its values of the keys.
+ */
+export async function invoicePage(
+  db: Kysely<DB>,
+  userId: number,
+  p: {
+    filters: SelectFilter[];
+    order: { name: string; dir: 'asc' | 'desc' }[];
+    after: number[] | null;
+    limit: number;
+  },
+): Promise<{ row: CreditInvoiceRow; key: number[] }[]> {
+  const keys: PageKey[] = p.order.map((o) => ({ expr: INVOICE_ORDER_KEYS[o.name]!, dir: o.dir }));
+  let qb = whereFilters(creditInvoices(db, userId), p.filters)
+    .select(['inv.id', 'inv.user_id', 'inv.created_at', 'inv.credit_micros'])
+    .select(keys.map((k, i) => k.expr.as(`order_key_${i}`)));
+  const after = p.after;
+  if (after) qb = qb.where((eb) => afterKeys(eb, keys, after));
+  for (const k of keys) qb = qb.orderBy(k.expr, k.dir);
+  const rows = (await qb.limit(p.limit).execute()) as (CreditInvoiceRow & Record<string, unknown>)[];
+  return rows.map((r) => ({
+    row: {
+      id: Number(r.id),
+      user_id: Number(r.user_id),
+      created_at: Number(r.created_at),
+      credit_micros: Number(r.credit_micros),
+    },
+    key: keys.map((_, i) => Number(r[`order_key_${i}`])),
+  }));
+}
+
+/** How many of the caller's credit invoices pass `filters`. */
+export async function invoiceCount(db: Kysely<DB>, userId: number, filters: SelectFilter[]): Promise<number> {
+  const row = await whereFilters(creditInvoices(db, userId), filters)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+// ---- charges per contract ---------------------------------------------------------------------
+
+/**
+ * The caller's charges as a derived table `c` whose columns the charge filters read: `day` (the
+ * start, in epoch ms, of the UTC day the charge counts on: the day its billed period ended in)
+ * and `type` (every openrig contract is an instance).
+ */
+function chargeRows(db: Kysely<DB>, userId: number) {
+  const rows = db
+    .selectFrom('billing_ledger as l')
+    .select([
+      'l.instance_id',
+      'l.kind',
+      'l.amount_micros',
+      'l.period_start',
+      'l.period_end',
+      sql<number>`${earningDay} * 86400000`.as('day'),
+      sql<string>`'instance'`.as('type'),
+    ])
+    .where('l.user_id', '=', userId)
+    .where('l.kind', 'in', CHARGE_KINDS);
+  return db.selectFrom(rows.as('c'));
+}
+
+const sumIf = (kind: string, what: RawBuilder<unknown>) =>
+  sql<number>`sum(case when c.kind = ${kind} then ${what} else 0 end)`;
+
+/** What a contract page is ordered by: its first charge (ascending) or its last (descending). */
+export const CONTRACT_ORDER_KEYS = {
+  start: sql<number>`min(c.period_start)`,
+  end: sql<number>`max(c.period_end)`,
+} as const;
+
+export interface ContractChargeRow {
+  instance_id: number;
+  start: number;
+  end: number;
+  compute_micros: number;
+  compute_ms: number;
+  disk_micros: number;
+  disk_ms: number;
+  label: string;
+  template_id: number | null;
+  dph_compute: number;
+  dph_disk: number;
+  disk: number;
+}
+
+/**
+ * A page of the caller's contracts (instances) with charges passing `filters`, each with its
+ * charges summed per kind in one grouped statement, keyset-paged on (`key`, instance id).
+ */
+export async function contractPage(
+  db: Kysely<DB>,
+  userId: number,
+  p: {
+    filters: SelectFilter[];
+    key: keyof typeof CONTRACT_ORDER_KEYS;
+    dir: 'asc' | 'desc';
+    after: number[] | null;
+    limit: number;
+  },
+): Promise<{ row: ContractChargeRow; key: number[] }[]> {
+  const keys: PageKey[] = [
+    { expr: CONTRACT_ORDER_KEYS[p.key], dir: p.dir },
+    { expr: sql`c.instance_id`, dir: p.dir },
+  ];
+  let qb = whereFilters(chargeRows(db, userId), p.filters)
+    .innerJoin('instances as i', 'i.id', 'c.instance_id')
+    .select([
+      'c.instance_id',
+      CONTRACT_ORDER_KEYS.start.as('start'),
+      CONTRACT_ORDER_KEYS.end.as('end'),
+      sumIf('compute', sql`c.amount_micros`).as('compute_micros'),
+      sumIf('compute', sql`c.period_end - c.period_start`).as('compute_ms'),
+      sumIf('disk', sql`c.amount_micros`).as('disk_micros'),
+      sumIf('disk', sql`c.period_end - c.period_start`).as('disk_ms'),
+      'i.label',
+      'i.template_id',
+      'i.dph_compute',
+      'i.dph_disk',
+      'i.disk',
+    ])
+    .select(keys.map((k, i) => k.expr.as(`order_key_${i}`)))
+    .groupBy(['c.instance_id', 'i.label', 'i.template_id', 'i.dph_compute', 'i.dph_disk', 'i.disk']);
+  const after = p.after;
+  if (after) qb = qb.having((eb) => afterKeys(eb, keys, after));
+  for (const k of keys) qb = qb.orderBy(k.expr, k.dir);
+  const rows = (await qb.limit(p.limit).execute()) as Record<string, unknown>[];
+  const n = (v: unknown) => Number(v ?? 0);
+  return rows.map((r) => ({
+    row: {
+      instance_id: n(r.instance_id),
+      start: n(r.start),
+      end: n(r.end),
+      compute_micros: n(r.compute_micros),
+      compute_ms: n(r.compute_ms),
+      disk_micros: n(r.disk_micros),
+      disk_ms: n(r.disk_ms),
+      label: typeof r.label === 'string' ? r.label : '',
+      template_id: r.template_id === null || r.template_id === undefined ? null : n(r.template_id),
+      dph_compute: n(r.dph_compute),
+      dph_disk: n(r.dph_disk),
+      disk: n(r.disk),
+    },
+    key: keys.map((_, i) => n(r[`order_key_${i}`])),
+  }));
+}
+
+/** How many of the caller's contracts have charges passing `filters`. */
+export async function contractCount(
+  db: Kysely<DB>,
+  userId: number,
+  filters: SelectFilter[],
+): Promise<number> {
+  const row = await whereFilters(chargeRows(db, userId), filters)
+    .select(sql<number>`count(distinct c.instance_id)`.as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+// ---- labels -----------------------------------------------------------------------------------
+
+/** Those of `ids` that are the caller's instances (destroyed ones too) labelled exactly `label`. */
+export function instancesLabelled(db: Kysely<DB>, userId: number, ids: number[], label: string) {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('instances')
+    .select(['id', 'label'])
+    .where('user_id', '=', userId)
+    .where('id', 'in', ids)
+    .where('label', '=', label)
+    .orderBy('id')
+    .execute();
+}
