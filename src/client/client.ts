@@ -3,6 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type {
   ApiKey,
+  AuditLogRow,
+  IpAddrsReply,
   CreateFromTemplateBody,
   CreateInstanceBody,
   CreateTemplateBody,
@@ -186,6 +188,14 @@ export class OpenrigClient extends HttpClient {
   }
   deleteEnvVar(name: string): Promise<SuccessReply> {
     return this.request('DELETE', `${V0}/secrets/`, { body: { key: name } });
+  }
+
+  // The account's audit log and login addresses
+  auditLogs(limit?: number): Promise<AuditLogRow[]> {
+    return this.request('GET', `${V0}/audit_logs/`, { query: { limit } });
+  }
+  ipAddresses(): Promise<IpAddrsReply> {
+    return this.request('GET', `${V0}/users/me/ipaddrs`, { query: { owner: 'me' } });
   }
 
   // Machines

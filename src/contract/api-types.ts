@@ -326,3 +326,26 @@ export interface EnvVarsReply {
   success: boolean;
   secrets: Record<string, string>;
 }
+
+/** One row of GET /api/v0/audit_logs/ (docs/security.md, "The audit log"). */
+export interface AuditLogRow {
+  id: number;
+  /** Epoch seconds. */
+  created_at: number;
+  ip_address: string | null;
+  /** The API key (or instance key) presented; null for sessions and sign-ins. */
+  api_key_id: number | null;
+  credential: 'api_key' | 'instance_key' | 'session_key' | 'browser_session' | 'password' | 'login_secret';
+  /** Method and route pattern: `PUT /api/v0/instances/{id}/`. */
+  api_route: string;
+  status: number;
+  /** Path parameters, the query (credentials redacted) and the NAMES of the body's fields. */
+  args: { path?: Record<string, string>; query?: Record<string, string | string[]>; body?: string[] };
+}
+
+/** GET /api/v0/users/me/ipaddrs: the addresses that used the account, most recently seen first. */
+export interface IpAddrsReply {
+  success: boolean;
+  /** Times in epoch seconds; first_location is always null (no geo-IP database). */
+  results: { ip: string; first_seen: number; last_seen: number; first_location: null }[];
+}

@@ -2,6 +2,7 @@
 // in src/client/. Exit codes: 0 success, 1 API error (the server's `msg` on stderr), 2 usage error.
 import type { Command } from 'commander';
 import { registerAccountCommands } from './account.js';
+import { registerAuditCommands } from './audit.js';
 import { registerInstanceCommands } from './instances.js';
 import { registerKeyCommands } from './keys.js';
 import { registerMachineCommands } from './machines.js';
@@ -17,7 +18,7 @@ export function registerUserCommands(program: Command): void {
   const create = group('create', 'create an instance, a template or an environment variable');
   const show = group(
     'show',
-    'show instances, machines, earnings, maintenance windows, templates, environment variables, webhooks, events, your account',
+    'show instances, machines, earnings, maintenance windows, templates, environment variables, webhooks, events, your account, its audit log and addresses',
   );
   const stop = group('stop', 'stop instances');
   const start = group('start', 'start stopped instances');
@@ -44,6 +45,7 @@ export function registerUserCommands(program: Command): void {
   registerTfaCommands(tfa);
   registerWebhookCommands(webhook, show);
   registerTemplateCommands(show, create, del);
+  registerAuditCommands(show);
   registerEnvVarCommands(show, create, update, del);
   program.addHelpText(
     'after',
