@@ -91,6 +91,8 @@ export class Agent {
   private readonly handled = new Set<number>();
   /** Starts that wait for their machine, logged once. */
   private readonly waiting = new Set<number>();
+  /** This agent's machines that their host deleted: refused by the server for good. */
+  readonly deletedMachines = new Set<number>();
 
   private readonly journal: InstanceJournal;
   /** Disk usage and GPU utilisation of the instances, measured in the background. */
@@ -145,8 +147,11 @@ export class Agent {
         this.slotOf = new Map(r.machines.map((m) => [m.machine_id, m.slot]));
         this.heartbeatMs = (this.o.heartbeatS ?? r.heartbeat_s) * 1000;
         this.usageReports = r.usage_reports === true;
+        this.noteDeleted((r.deleted_machines ?? []).map((m) => m.machine_id));
         this.o.log.info(
-          `registered machines ${this.machineIds.join(', ')} (heartbeat every ${this.heartbeatMs / 1000}s${publicHost ? `; renters reach them at ${publicHost}` : ''})`,
+          this.machineIds.length > 0
+            ? `registered machines ${this.machineIds.join(', ')} (heartbeat every ${this.heartbeatMs / 1000}s${publicHost ? `; renters reach them at ${publicHost}` : ''})`
+            : 'registered no machine: every machine of this agent was deleted by its host',
         );
         return;
       } catch (err) {
@@ -303,15 +308,39 @@ export class Agent {
     this.machineOf.clear();
     for (const w of res.instances) if (w.machine_id !== 0) this.machineOf.set(w.id, w.machine_id);
     if (this.o.heartbeatS === undefined) this.heartbeatMs = res.heartbeat_s * 1000;
-    if (res.unknown_machine_ids.length > 0) {
-      this.o.log.warn(
-        `the server does not know machines ${res.unknown_machine_ids.join(', ')}; registering again`,
-      );
+    // Machines their host deleted are refused for good: dropped, never registered again. Their
+    // instances were destroyed with them, so the reconcile below removes what is left here.
+    const deleted = res.deleted_machine_ids ?? [];
+    if (deleted.length > 0) {
+      this.noteDeleted(deleted);
+      this.machineIds = this.machineIds.filter((id) => !deleted.includes(id));
+      for (const id of deleted) this.slotOf.delete(id);
+    }
+    const unknown = res.unknown_machine_ids.filter((id) => !deleted.includes(id));
+    if (unknown.length > 0) {
+      this.o.log.warn(`the server does not know machines ${unknown.join(', ')}; registering again`);
       await this.register();
     }
     for (const id of announced) this.announceLoading.delete(id);
     await this.reconcileAll(res.instances);
     for (const r of res.requests ?? []) this.handleRequest(r, res.instances);
+    if (this.machineIds.length === 0 && this.deletedMachines.size > 0 && this.ops.size === 0) {
+      if ((await this.o.runtime.list()).length === 0)
+        throw new AgentFatalError(
+          `every machine of this agent was deleted by its host (${[...this.deletedMachines].join(', ')}) and nothing is left to serve; start the agent with a fresh --state-dir to register new machines`,
+        );
+    }
+  }
+
+  /** Logs once, as an error, each machine the server refuses because its host deleted it. */
+  private noteDeleted(ids: number[]): void {
+    for (const id of ids) {
+      if (this.deletedMachines.has(id)) continue;
+      this.deletedMachines.add(id);
+      this.o.log.error(
+        `machine ${id} was deleted by its host: the server refuses it, and this agent serves it no more`,
+      );
+    }
   }
 
   private spec(w: DesiredInstance): InstanceSpec {

@@ -234,7 +234,9 @@ export function registerAgentCommand(program: Command): void {
         throw err;
       }
       process.stdout.write(
-        `openrig agent ${a.uid}: machines ${a.machineIds.join(', ')} registered with ${server}; renters reach them at ${a.publicHost}\n`,
+        a.machineIds.length > 0
+          ? `openrig agent ${a.uid}: machines ${a.machineIds.join(', ')} registered with ${server}; renters reach them at ${a.publicHost}\n`
+          : `openrig agent ${a.uid}: no machine to serve: machines ${[...a.deletedMachines].join(', ')} were deleted by their host\n`,
       );
     });
 }

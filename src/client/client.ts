@@ -22,6 +22,7 @@ import type {
   SearchBody,
   SshKey,
   SuccessReply,
+  DeleteMachineReply,
   TemplateReply,
   TemplatesReply,
   RestartReply,
@@ -214,6 +215,10 @@ export class OpenrigClient extends HttpClient {
   }
   unlistMachine(machineId: number): Promise<SuccessReply> {
     return this.request('DELETE', `${V0}/machines/${machineId}/asks/`, { body: {} });
+  }
+  /** Deletes one of the caller's machines (refused while a client's instance on it is live). */
+  deleteMachine(machineId: number): Promise<DeleteMachineReply> {
+    return this.request('POST', `${V0}/machines/${machineId}/force_delete/`, { body: {} });
   }
   /**
    * What renters paid for the caller's machines from UTC day `from` through day `to` (days since

@@ -53,6 +53,11 @@ export interface RegisterRequest {
 export interface RegisterResponse {
   success: boolean;
   machines: { slot: number; machine_id: number }[];
+  /**
+   * The agent's machines (by slot) that their host deleted: refused for good, and not in
+   * `machines`. The agent serves them no more. Absent from older servers.
+   */
+  deleted_machines?: { slot: number; machine_id: number }[];
   heartbeat_s: number;
   unknown_after_s: number;
   offline_after_s: number;
@@ -162,6 +167,11 @@ export interface SyncResponse {
   heartbeat_s: number;
   /** Machine ids the server does not know for this agent (deleted, or not this host's): re-register. */
   unknown_machine_ids: number[];
+  /**
+   * Those of `unknown_machine_ids` that their host deleted: refused for good. The agent drops
+   * them (no new registration for them) and ends their instances. Absent from older servers.
+   */
+  deleted_machine_ids?: number[];
   instances: DesiredInstance[];
   /** Pending client requests for these instances (absent from older servers). */
   requests?: AgentRequest[];

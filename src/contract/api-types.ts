@@ -98,6 +98,13 @@ export interface SuccessReply {
   [k: string]: unknown;
 }
 
+/** POST /machines/{id}/force_delete/: the machine is deleted, with what went with it. */
+export interface DeleteMachineReply extends SuccessReply {
+  machine_id: number;
+  instances_destroyed: number;
+  maintenances_cancelled: number;
+}
+
 /** Reboot / recycle: result_url answers once the host has done it (absent: one was under way). */
 export interface RestartReply extends SuccessReply {
   msg: string;

@@ -423,4 +423,39 @@ describeEachDb('official CLI: host commands', (dialect) => {
       .body[0];
     expect(first.listed).toBe(false);
   });
+
+  it('delete machine ID: POST /machines/ID/force_delete/ {}; success, or a 4xx whose text says why', async () => {
+    const [idle, busy] = await insertMachines(
+      t().deps.db,
+      [1, 2].map(() => ({ hostId, gpuName: 'RTX 4090', numGpus: 1, priceGpu: 0.4 })),
+      t().clock.now(),
+    );
+    const del = (id: number, k: string = key) =>
+      cli(t(), { method: 'POST', path: `/machines/${id}/force_delete/`, key: k, json: {} });
+    // The CLI reads `success` (and prints `msg` when it is false) from a 200.
+    const r = await del(idle!);
+    expectOk(r);
+    expect(r.body).toMatchObject({ success: true, msg: `Machine ${idle} deleted` });
+    const rows = (await cli(t(), { method: 'GET', path: '/machines', query: { owner: 'me' }, key })).body
+      .machines as { id: number }[];
+    expect(rows.map((x) => x.id)).not.toContain(idle);
+    // A client's live instance: the CLI prints the reply text and the status.
+    const client = (await renter(t())).apiKey;
+    const rent = await cli(t(), {
+      method: 'PUT',
+      path: `/asks/${busy}/`,
+      key: client,
+      json: { client_id: 'me', image: 'ubuntu:22.04', env: {}, price: null, disk: f(10) },
+    });
+    expectOk(rent);
+    const no = await del(busy!);
+    expect([no.status, no.contentType, no.body.error]).toEqual([409, 'application/json', 'machine_in_use']);
+    expect(no.body.msg).toContain('1 live instance of a client');
+    // Another host's machine and an unknown one: 404 with a msg.
+    expect((await del(busy!, (await t().user()).apiKey)).status).toBe(404);
+    expect((await del(999_999)).body).toMatchObject({
+      error: 'not_found',
+      msg: 'No such machine, or it is not yours',
+    });
+  });
 });

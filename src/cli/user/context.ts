@@ -3,6 +3,7 @@
 // an API error prints the server's `msg` on stderr and exits 1; a usage error exits 2 (main.ts
 // prints it); an unreachable server exits 1 with one line, never a stack trace.
 import { createHash } from 'node:crypto';
+import { createInterface } from 'node:readline/promises';
 import { CommanderError, type Command } from 'commander';
 import { ApiError, NetworkError, OpenrigClient } from '../../client/client.js';
 import { SearchQueryError } from '../../client/search-query.js';
@@ -192,6 +193,17 @@ export function act(fn: (ctx: Ctx, args: OptValue[], opts: Opts) => Promise<void
 
 /** An expected failure the command itself detects (exit 1, one line). */
 export class CliFailure extends Error {}
+
+/** y/N on a terminal; null when there is no terminal to ask on (scripts must pass --yes). */
+export async function confirm(q: string): Promise<boolean | null> {
+  if (!process.stdin.isTTY || !process.stdout.isTTY) return null;
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return /^y(es)?$/i.test((await rl.question(q)).trim());
+  } finally {
+    rl.close();
+  }
+}
 
 function lockHint(body: unknown): string {
   if (typeof body !== 'object' || body === null) return '';

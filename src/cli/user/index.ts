@@ -24,7 +24,7 @@ export function registerUserCommands(program: Command): void {
   const start = group('start', 'start stopped instances');
   const destroy = group('destroy', 'destroy instances');
   const update = group('update', 'update environment variables');
-  const del = group('delete', 'delete templates and environment variables');
+  const del = group('delete', 'delete templates, environment variables and machines');
   const label = group('label', 'label an instance');
   const reboot = group('reboot', 'restart an instance (its disk is kept)');
   const recycle = group('recycle', 'pull the image again and recreate an instance');
@@ -40,7 +40,7 @@ export function registerUserCommands(program: Command): void {
   registerAccountCommands(program, show);
   registerOfferCommands(search, create);
   registerInstanceCommands(show, program, { stop, start, destroy, label, reboot, recycle });
-  registerMachineCommands({ show, list, unlist, schedule, cancel });
+  registerMachineCommands({ show, list, unlist, schedule, cancel, del });
   registerKeyCommands(apiKey, sshKey);
   registerTfaCommands(tfa);
   registerWebhookCommands(webhook, show);

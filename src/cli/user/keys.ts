@@ -2,10 +2,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { keyBody } from './ssh-identity.js';
-import { act, CliFailure, common, intArg, UsageError, type OptValue } from './context.js';
+import { act, CliFailure, common, confirm, intArg, UsageError, type OptValue } from './context.js';
 import { apiKeysTable, sshKeysTable } from './views.js';
 import { keyValues, str } from '../output.js';
 
@@ -172,15 +171,4 @@ export function readPublicKey(path: string): string {
   // Never send a private key anywhere.
   if (/PRIVATE KEY/.test(text)) throw new CliFailure(`${path} is a private key; give the .pub file`);
   return text.trim();
-}
-
-/** y/N on a terminal; null when there is no terminal to ask on (scripts must pass --yes). */
-async function confirm(q: string): Promise<boolean | null> {
-  if (!process.stdin.isTTY || !process.stdout.isTTY) return null;
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
-  try {
-    return /^y(es)?$/i.test((await rl.question(q)).trim());
-  } finally {
-    rl.close();
-  }
 }

@@ -1,5 +1,5 @@
-// Host commands: show machines | list machine | unlist machine | show earnings | schedule maint |
-// show maints | cancel maint (docs/maintenance.md).
+// Host commands: show machines | list machine | unlist machine | delete machine | show earnings |
+// schedule maint | show maints | cancel maint (docs/maintenance.md).
 import type { Command } from 'commander';
 import type {
   MachineEarnings,
@@ -8,7 +8,7 @@ import type {
   MaintenanceCategory,
 } from '../../contract/api-types.js';
 import { ApiError } from '../../client/client.js';
-import { act, common, idList, intArg, numArg, UsageError } from './context.js';
+import { act, CliFailure, common, confirm, idList, intArg, numArg, UsageError } from './context.js';
 import { machinesTable, maintsTable } from './views.js';
 import { fmtUsd, str, table } from '../output.js';
 
@@ -20,6 +20,7 @@ export function registerMachineCommands(v: {
   unlist: Command;
   schedule: Command;
   cancel: Command;
+  del: Command;
 }): void {
   common(
     v.show.command('machines').description('list your machines (as a host)'),
@@ -76,6 +77,34 @@ export function registerMachineCommands(v: {
       await ctx.client.unlistMachine(machine);
       if (ctx.raw) return ctx.printRaw();
       ctx.out(`machine ${machine}: unlisted\n`);
+    }),
+  );
+
+  common(
+    v.del
+      .command('machine')
+      .argument('<id>', 'machine ID')
+      .option('--yes', 'do not ask for confirmation (needed without a terminal)')
+      .description(
+        'delete one of your machines for good: refused while a client has a live instance on it; your own instances on it are destroyed, its maintenance cancelled, and its agent refused',
+      ),
+    'openrig delete machine 7\nopenrig delete machine 7 --yes',
+  ).action(
+    act(async (ctx, [id], o) => {
+      const machine = intArg(id, 'machine ID');
+      if (!o.yes) {
+        const answer = await confirm(
+          `Delete machine ${machine}? Your own instances on it are destroyed, its maintenance windows cancelled and its agent refused; this cannot be undone. [y/N] `,
+        );
+        if (answer === null)
+          throw new CliFailure(
+            `deleting machine ${machine} cannot be undone: pass --yes to delete it without a terminal`,
+          );
+        if (!answer) return ctx.out('Nothing deleted.\n');
+      }
+      const r = await ctx.client.deleteMachine(machine);
+      if (ctx.raw) return ctx.printRaw();
+      ctx.out(`${r.msg ?? `Machine ${machine} deleted`}\n`);
     }),
   );
 

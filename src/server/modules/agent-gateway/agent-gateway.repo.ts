@@ -21,7 +21,8 @@ export interface PriceInput {
 /**
  * One machine per (agent_uid, slot): an upsert decided by the unique index, so a restarted agent
  * gets its machines back and two racing registrations make one row. The DO UPDATE only applies
- * when the row belongs to the same host; otherwise nothing is returned (another host's agent_uid).
+ * when the row belongs to the same host and is not deleted; otherwise nothing is returned
+ * (another host's agent_uid, or a machine its host deleted: deletedSlotMachine tells which).
  */
 export async function upsertMachine(
   db: Kysely<DB>,
@@ -99,10 +100,43 @@ export async function upsertMachine(
           online_state: 'online',
           last_heartbeat_at: now,
         })
-        .where('machines.host_id', '=', hostId),
+        .where('machines.host_id', '=', hostId)
+        .where('machines.deleted_at', 'is', null),
     )
-    .returning(['id', 'deleted_at'])
+    .returning('id')
     .executeTakeFirst();
+}
+
+/** The machine of (agent_uid, slot) when it is this host's and deleted; undefined otherwise. */
+export function deletedSlotMachine(db: Kysely<DB>, hostId: number, agentUid: string, slot: number) {
+  return db
+    .selectFrom('machines')
+    .select('id')
+    .where('agent_uid', '=', agentUid)
+    .where('agent_slot', '=', slot)
+    .where('host_id', '=', hostId)
+    .where('deleted_at', 'is not', null)
+    .executeTakeFirst();
+}
+
+/** Which of `ids` are this agent's machines that its host deleted. */
+export async function deletedAgentMachines(
+  db: Kysely<DB>,
+  hostId: number,
+  agentUid: string,
+  ids: number[],
+): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('machines')
+    .select('id')
+    .where('id', 'in', ids)
+    .where('host_id', '=', hostId)
+    .where('agent_uid', '=', agentUid)
+    .where('deleted_at', 'is not', null)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.id);
 }
 
 /**

@@ -71,6 +71,11 @@ export const registerReply = {
       type: 'array',
       items: { type: 'object', properties: { slot: { type: 'integer' }, machine_id: { type: 'integer' } } },
     },
+    deleted_machines: {
+      type: 'array',
+      description: "the agent's machines that their host deleted: refused for good, not to be served",
+      items: { type: 'object', properties: { slot: { type: 'integer' }, machine_id: { type: 'integer' } } },
+    },
     heartbeat_s: { type: 'number' },
     unknown_after_s: { type: 'number' },
     offline_after_s: { type: 'number' },
@@ -140,6 +145,11 @@ export const syncReply = {
     heartbeat_s: { type: 'number' },
     server_time: { type: 'number' },
     unknown_machine_ids: { type: 'array', items: { type: 'integer' } },
+    deleted_machine_ids: {
+      type: 'array',
+      items: { type: 'integer' },
+      description: 'those of unknown_machine_ids that their host deleted: refused for good',
+    },
     instances: {
       type: 'array',
       items: {

@@ -51,6 +51,7 @@ export async function register(
   // All machines or none: a refused one rolls back the others.
   const out = await tx(deps.store, async (trx) => {
     const acc: RegisterResponse['machines'] = [];
+    const deleted: RegisterResponse['machines'] = [];
     for (const m of body.machines) {
       const row = await repo.upsertMachine(
         trx,
@@ -66,14 +67,33 @@ export async function register(
         },
         now,
       );
-      if (!row) throw AgentErrors.agentUidTaken();
-      // A machine the host deleted stays deleted: the agent is not told about it.
-      if (row.deleted_at === null) acc.push({ slot: m.slot, machine_id: row.id });
+      if (row) {
+        acc.push({ slot: m.slot, machine_id: row.id });
+        continue;
+      }
+      // A machine the host deleted stays deleted, untouched: the agent is told so, and serves it
+      // no more.
+      const gone = await repo.deletedSlotMachine(trx, auth.user.id, body.agent_uid, m.slot);
+      if (!gone) throw AgentErrors.agentUidTaken();
+      deleted.push({ slot: m.slot, machine_id: gone.id });
     }
-    return acc;
+    return { machines: acc, deleted };
   });
-  deps.log.info({ host: auth.user.id, machines: out.map((m) => m.machine_id) }, 'agent registered');
-  return { success: true, machines: out, ...timing(deps), usage_reports: true };
+  deps.log.info(
+    {
+      host: auth.user.id,
+      machines: out.machines.map((m) => m.machine_id),
+      ...(out.deleted.length > 0 ? { deleted: out.deleted.map((m) => m.machine_id) } : {}),
+    },
+    'agent registered',
+  );
+  return {
+    success: true,
+    machines: out.machines,
+    deleted_machines: out.deleted,
+    ...timing(deps),
+    usage_reports: true,
+  };
 }
 
 const PORT_KEY = /^-p\s+(?:\d{1,5}:)?(\d{1,5})(?:\/(tcp|udp))?$/;
@@ -191,6 +211,10 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
   const mine = own.map((m) => m.id);
   const publicHost = new Map(own.map((m) => [m.id, m.public_host]));
   const unknown = requested.filter((id) => !mine.includes(id));
+  // Of those, the machines its host deleted: refused for good (the agent drops them and logs
+  // why; an agent that reads only unknown_machine_ids registers again and is told there). Only
+  // a sync naming a machine that is not live pays for this read.
+  const deleted = await repo.deletedAgentMachines(deps.db, auth.user.id, body.agent_uid, unknown);
   const reportedIds = body.instances.map((r) => r.id);
   const before = await repo.instancesForAgent(deps.db, mine, reportedIds);
   const byId = new Map(before.map((r) => [r.id, r]));
@@ -321,6 +345,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     success: true,
     heartbeat_s: deps.config.agent.heartbeatS,
     unknown_machine_ids: unknown,
+    deleted_machine_ids: deleted,
     instances,
     requests,
     server_time: now / 1000,

@@ -166,9 +166,6 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
   ...refused('openrig offers a machine whole, so there are no fragmented offers', {
     '/api/v0/machines/defrag_offers': { PUT: 'defrag machines' },
   }),
-  ...refused('unlist the machine (unlist machine) and stop its agent', {
-    '/api/v0/machines/:id/force_delete': { POST: 'delete machine' },
-  }),
   ...refused(JOBS, {
     '/api/v0/machines/create_bids': { PUT: 'set defjob' },
     '/api/v0/machines/:id/defjob': { DELETE: 'remove defjob' },

@@ -140,29 +140,41 @@ export async function destroyInstance(
   return txRetry(deps.store, async (db) => {
     const row = await ownRow(db, auth, id);
     if (row.destroyed_at !== null) return { changed: false };
-    await settleInstance(db, row, now);
-    // DELETE-like claim: only one destroyer sets destroyed_at; conditional on the intended status
-    // read, so whether this instance holds the machine is known for sure (a concurrent start or
-    // stop makes this a LostRace, decided again).
-    const moved = await repo.moveInstance(
-      db,
-      id,
-      { intended: row.intended_status },
-      { destroyed_at: now, status_msg: 'Destroyed' },
-    );
-    if (!moved) throw new LostRace(`destroy of instance ${id}`);
-    // Only the active instance holds `rented`: destroying a stopped one must not free a machine
-    // that another client's active instance holds. Its disk is freed either way.
-    if (row.intended_status !== 'stopped') await releaseMachine(db, row.machine_id);
-    await holdDisk(db, row.machine_id, -diskMb(row.disk));
-    await repo.revokeInstanceKey(db, id, now);
-    // A destroyed instance keeps no copy of its account's environment variables.
-    await dropInstanceEnv(db, id);
-    await recordEvent(db, now, {
-      ...instanceEvent(row, statusOf(row).actual, null, { status_msg: 'Destroyed' }),
-      type: 'instance.destroyed',
-    });
+    await destroyLiveRow(db, row, now);
     return { changed: true };
+  });
+}
+
+/**
+ * Destroys a live instance read in this transaction: settles its billing, sets destroyed_at,
+ * frees the machine if the instance held it, gives back its disk, revokes its key, drops its copy
+ * of the account's environment and records instance.destroyed. Throws LostRace when the row moved
+ * since it was read (the caller's txRetry decides again). A host's deletion of the machine the
+ * instance is on destroys it this way too.
+ */
+export async function destroyLiveRow(db: Kysely<DB>, row: InstanceRow, now: number): Promise<void> {
+  const id = row.id;
+  await settleInstance(db, row, now);
+  // DELETE-like claim: only one destroyer sets destroyed_at; conditional on the intended status
+  // read, so whether this instance holds the machine is known for sure (a concurrent start or
+  // stop makes this a LostRace, decided again).
+  const moved = await repo.moveInstance(
+    db,
+    id,
+    { intended: row.intended_status },
+    { destroyed_at: now, status_msg: 'Destroyed' },
+  );
+  if (!moved) throw new LostRace(`destroy of instance ${id}`);
+  // Only the active instance holds `rented`: destroying a stopped one must not free a machine
+  // that another client's active instance holds. Its disk is freed either way.
+  if (row.intended_status !== 'stopped') await releaseMachine(db, row.machine_id);
+  await holdDisk(db, row.machine_id, -diskMb(row.disk));
+  await repo.revokeInstanceKey(db, id, now);
+  // A destroyed instance keeps no copy of its account's environment variables.
+  await dropInstanceEnv(db, id);
+  await recordEvent(db, now, {
+    ...instanceEvent(row, statusOf(row).actual, null, { status_msg: 'Destroyed' }),
+    type: 'instance.destroyed',
   });
 }
 

@@ -129,3 +129,43 @@ export function setMachineVerified(db: Kysely<DB>, id: number, verified: boolean
     .returning(['id', 'verified'])
     .executeTakeFirst();
 }
+
+/**
+ * Marks one of the host's live machines deleted (a soft delete: the row stays for the billing
+ * ledger, the host's earnings and past instances) and takes it off the market (unlisted,
+ * offline). Conditional on `deleted_at IS NULL`, so of two deletions one wins. Run first in the
+ * deletion's transaction: the row lock it takes makes a concurrent rent's claim (which requires
+ * `deleted_at IS NULL`) wait and then fail, and a rent that committed before it is seen by the
+ * count of live instances that follows. Undefined when the machine is not the host's (or gone).
+ */
+export function markMachineDeleted(
+  trx: Kysely<DB>,
+  hostId: number,
+  machineId: number,
+  now: number,
+): Promise<{ id: number } | undefined> {
+  return trx
+    .updateTable('machines')
+    .set({ deleted_at: now, listed: 0, online_state: 'offline' })
+    .where('id', '=', machineId)
+    .where('host_id', '=', hostId)
+    .where('deleted_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+}
+
+/** How many live (not destroyed) instances of users other than the host are on the machine. */
+export async function liveClientInstanceCount(
+  trx: Kysely<DB>,
+  machineId: number,
+  hostId: number,
+): Promise<number> {
+  const r = await trx
+    .selectFrom('instances')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('machine_id', '=', machineId)
+    .where('destroyed_at', 'is', null)
+    .where('user_id', '<>', hostId)
+    .executeTakeFirst();
+  return Number(r?.n ?? 0);
+}

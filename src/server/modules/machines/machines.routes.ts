@@ -3,7 +3,8 @@
 // and PUT /api/v0/machines/{id}/unlist/; the CLI's forms (PUT /machines/create_asks/ and
 // DELETE /machines/{id}/asks/) do the same, but for the minimum bid, which the CLI gives per GPU
 // (price_min_bid) and /list/ for the whole machine (min_bid). PUT /machines/{id}/minbid/ sets the
-// minimum bid alone, per GPU (the CLI's `set min-bid`).
+// minimum bid alone, per GPU (the CLI's `set min-bid`). POST /machines/{id}/force_delete/ deletes
+// a machine (machines.delete.ts).
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
@@ -22,6 +23,7 @@ import {
   unlistMachine,
   type ListPrices,
 } from './machines.service.js';
+import { deleteMachine } from './machines.delete.js';
 
 export const machineSchema = {
   type: 'object',
@@ -229,6 +231,36 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
       success: true,
       machine: await setMinBid(deps.db, requireAuth(req).user.id, req.params.id, req.body?.price),
     }),
+  );
+  // The CLI's `delete machine ID`: POST /machines/{id}/force_delete/ with `{}`; it prints `msg`
+  // when `success` is false and the reply text otherwise.
+  app.post<{ Params: IdParams }>(
+    '/api/v0/machines/:id/force_delete',
+    {
+      config: { scope: 'machines', access: 'write' },
+      schema: {
+        tags: ['machines'],
+        summary:
+          "Delete one of the caller's machines: refused (409) while a client's instance on it is live; the host's own instances on it are destroyed and its maintenance windows cancelled",
+        params: idParams,
+        body: { type: ['object', 'null'] },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              success: { type: 'boolean' },
+              msg: { type: 'string' },
+              machine_id: { type: 'integer' },
+              instances_destroyed: { type: 'integer' },
+              maintenances_cancelled: { type: 'integer' },
+            },
+          },
+          ...authErrors,
+          409: errorSchema,
+        },
+      },
+    },
+    async (req) => deleteMachine(deps, requireAuth(req).user.id, req.params.id),
   );
   // The CLI's `unlist machine`.
   app.delete<{ Params: IdParams }>(

@@ -9,10 +9,19 @@ import type { MachineInfo } from '../notifications/notifications.templates.js';
 const LOCK_NS = 0x6d61696e;
 
 /**
+ * Serialises maintenance scheduling on these machines for the rest of the transaction
+ * (SqlDialect.lockKeys): it never holds up other modules' writes to `machines` (agent
+ * heartbeats, sweeps). A machine's deletion takes it too, before it marks the machine deleted.
+ */
+export function lockMaintenance(db: Kysely<DB>, dialect: SqlDialect, ids: number[]): Promise<void> {
+  return dialect.lockKeys(db, LOCK_NS, ids);
+}
+
+/**
  * The caller's live machines among `ids`, with scheduling on them serialised for the rest of the
  * transaction, so the overlap check that follows can't be raced by a concurrent schedule. The
- * lock (SqlDialect.lockKeys) never holds up other modules' writes to `machines` (agent
- * heartbeats, sweeps).
+ * lock is taken before the machines are read: a deletion holding it has committed by then, and
+ * its machine reads deleted.
  */
 export async function lockOwnedMachines(
   db: Kysely<DB>,
@@ -21,7 +30,8 @@ export async function lockOwnedMachines(
   ids: number[],
 ): Promise<MachineInfo[]> {
   if (ids.length === 0) return [];
-  const machines = await db
+  await lockMaintenance(db, dialect, [...new Set(ids)]);
+  return db
     .selectFrom('machines')
     .select(['id', 'gpu_name', 'num_gpus', 'hostname'])
     .where('id', 'in', ids)
@@ -29,12 +39,6 @@ export async function lockOwnedMachines(
     .where('deleted_at', 'is', null)
     .orderBy('id')
     .execute();
-  await dialect.lockKeys(
-    db,
-    LOCK_NS,
-    machines.map((m) => m.id),
-  );
-  return machines;
 }
 
 /** Live (not cancelled, not ended) windows on these machines that overlap [start, end). */
@@ -167,6 +171,24 @@ export async function cancelWindows(db: Kysely<DB>, hostId: number, ids: number[
     .returning(['id', 'machine_id', 'start_time', 'end_time', 'duration_hours', 'category'])
     .execute();
   await recomputeMaintUntil(db, [...new Set(cancelled.map((c) => c.machine_id))]);
+  return cancelled;
+}
+
+/**
+ * Cancels the live windows (not ended, not cancelled) of one machine the caller has just deleted
+ * (its ownership checked by that deletion, in the same transaction); conditional like
+ * cancelWindows. Its maint_until is taken again from the windows left.
+ */
+export async function cancelWindowsOfMachine(db: Kysely<DB>, machineId: number, now: number) {
+  const cancelled = await db
+    .updateTable('maintenance_windows')
+    .set({ canceled_at: now })
+    .where('machine_id', '=', machineId)
+    .where('canceled_at', 'is', null)
+    .where('end_time', '>', now)
+    .returning(['id', 'machine_id', 'start_time', 'end_time', 'duration_hours', 'category'])
+    .execute();
+  if (cancelled.length > 0) await recomputeMaintUntil(db, [machineId]);
   return cancelled;
 }
 

@@ -19,6 +19,7 @@ import { MaintenanceErrors as E, ENTRY_NOT_FOUND_MSG } from './maintenance.error
 import {
   affectedInstances,
   cancelWindows,
+  cancelWindowsOfMachine,
   findOverlaps,
   insertWindows,
   listHostWindows,
@@ -381,6 +382,24 @@ async function notifyCancelled(
   }
   await enqueueEmails(trx, now, mails);
   await recordEvents(trx, now, maintenanceEvents('maintenance.cancelled', hostId, cancelled, clients));
+}
+
+/**
+ * Cancels the live windows of a machine its host is deleting, in the deletion's transaction
+ * (which holds the machine's maintenance lock and has checked ownership). The host gets the
+ * maintenance.cancelled events; renters are e-mailed as for any cancellation, but a machine is
+ * deleted only when no renter has a live instance on it, so in practice none is. Returns how
+ * many windows ended.
+ */
+export async function cancelForDeletedMachine(
+  trx: Deps['db'],
+  hostId: number,
+  machineId: number,
+  now: number,
+): Promise<number> {
+  const cancelled = await cancelWindowsOfMachine(trx, machineId, now);
+  await notifyCancelled(trx, now, hostId, cancelled);
+  return cancelled.length;
 }
 
 /** Cancels the live windows of one owned machine; 404 when it isn't the caller's. */
