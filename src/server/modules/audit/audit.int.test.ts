@@ -26,6 +26,17 @@ async function log(t: TestApp, key: string, query = ''): Promise<Row[]> {
   return r.body as Row[];
 }
 
+/** A POST without a credential from the address `ip` (a sign-in step). */
+function postFrom(t: TestApp, url: string, body: Record<string, unknown>, ip: string) {
+  return t.app.inject({
+    method: 'POST',
+    url,
+    remoteAddress: ip,
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify(body),
+  });
+}
+
 async function keyId(t: TestApp, apiKey: string): Promise<number> {
   const r = await t.request('GET', '/api/v0/auth/apikeys/', { key: apiKey });
   return (r.body.apikeys as { id: number }[])[0]!.id;
@@ -163,32 +174,54 @@ describeEachDb('audit log', (dialect) => {
     it('password sign-ins on an existing account, success and failure; an unknown e-mail records nothing', async () => {
       const u = await t().user({ password: 'correct horse battery' });
       const n = (await auditRows(t())).length;
-      const bad = await t().request('POST', '/api/v0/users/login/', {
-        body: { email: u.email, password: 'wrong horse battery' },
-      });
-      expect(bad.status).toBe(401);
+      const bad = await postFrom(
+        t(),
+        '/api/v0/users/login/',
+        { email: u.email, password: 'wrong horse battery' },
+        '198.51.100.66',
+      );
+      expect(bad.statusCode).toBe(401);
       const unknown = await t().request('POST', '/api/v0/users/login/', {
         body: { email: 'nobody-audit@example.com', password: 'whatever it is' },
       });
       expect(unknown.status).toBe(401);
       t().clock.advance(1000);
-      const ok = await t().request('POST', '/api/v0/users/login/', {
-        body: { email: u.email.toUpperCase(), password: 'correct horse battery' },
-      });
-      expect(ok.status).toBe(200);
+      const ok = await postFrom(
+        t(),
+        '/api/v0/users/login/',
+        { email: u.email.toUpperCase(), password: 'correct horse battery' },
+        '198.51.100.77',
+      );
+      expect(ok.statusCode).toBe(200);
       await settleAudit(t());
       expect((await auditRows(t())).length).toBe(n + 2);
       const rows = await log(t(), u.apiKey);
-      expect(rows.map((r) => [r.api_route, r.credential, r.status, r.api_key_id, r.args])).toEqual([
-        ['POST /api/v0/users/login/', 'password', 200, null, { body: ['email', 'password'] }],
-        ['POST /api/v0/users/login/', 'password', 401, null, { body: ['email', 'password'] }],
+      expect(
+        rows.map((r) => [r.api_route, r.credential, r.status, r.api_key_id, r.ip_address, r.args]),
+      ).toEqual([
+        [
+          'POST /api/v0/users/login/',
+          'password',
+          200,
+          null,
+          '198.51.100.77',
+          { body: ['email', 'password'] },
+        ],
+        [
+          'POST /api/v0/users/login/',
+          'password',
+          401,
+          null,
+          '198.51.100.66',
+          { body: ['email', 'password'] },
+        ],
       ]);
       const text = await auditTableText(t());
       expect(text).not.toContain('horse');
       expect(text).not.toContain(u.email);
       // The completed sign-in's address used the account; the failed one did not.
       const ips = await t().request('GET', '/api/v0/users/me/ipaddrs?owner=me', { key: u.apiKey });
-      expect(ips.body.results.map((x: { ip: string }) => x.ip)).toEqual(['127.0.0.1']);
+      expect(ips.body.results.map((x: { ip: string }) => x.ip)).toEqual(['198.51.100.77']);
     });
 
     it('a sign-in answered 429 (locked account) checked nothing and is not recorded', async () => {
@@ -257,32 +290,37 @@ describeEachDb('audit log', (dialect) => {
       expect(start.body.tfa_required).toBe(true);
       const secret = start.body.tfa_secret as string;
       await settleAudit(t());
+      // Only the 2FA step's addresses from here on (the set-up's key uses were 127.0.0.1).
       await t().deps.db.deleteFrom('user_ipaddrs').where('user_id', '=', u.id).execute();
       const wrong = totpAt(totp.secret, t().clock.now() + 300_000);
-      const bad = await t().request('POST', '/api/v0/tfa/', {
-        body: { secret, tfa_method: 'totp', code: wrong },
-      });
-      expect(bad.status).toBeGreaterThanOrEqual(400);
+      const bad = await postFrom(
+        t(),
+        '/api/v0/tfa/',
+        { secret, tfa_method: 'totp', code: wrong },
+        '192.0.2.66',
+      );
+      expect(bad.statusCode).toBeGreaterThanOrEqual(400);
       // A secret that names no challenge names no account.
       const stray = await t().request('POST', '/api/v0/tfa/', {
         body: { secret: 'not-a-login-secret', tfa_method: 'totp', code: wrong },
       });
       expect(stray.status).toBeGreaterThanOrEqual(400);
       const code = totpAt(totp.secret, t().clock.now());
-      const ok = await t().request('POST', '/api/v0/tfa/', { body: { secret, tfa_method: 'totp', code } });
-      expect(ok.status, ok.raw).toBe(200);
+      const ok = await postFrom(t(), '/api/v0/tfa/', { secret, tfa_method: 'totp', code }, '192.0.2.77');
+      expect(ok.statusCode, ok.body).toBe(200);
       await settleAudit(t());
       const rows = await log(t(), u.apiKey);
       expect(rows.slice(0, 3).map((r) => [r.api_route, r.credential, r.status, r.args.body])).toEqual([
         ['POST /api/v0/tfa/', 'login_secret', 200, ['secret', 'tfa_method', 'code']],
-        ['POST /api/v0/tfa/', 'login_secret', bad.status, ['secret', 'tfa_method', 'code']],
+        ['POST /api/v0/tfa/', 'login_secret', bad.statusCode, ['secret', 'tfa_method', 'code']],
         ['POST /api/v0/users/login/', 'password', 200, ['email', 'password']],
       ]);
       const text = await auditTableText(t());
       expect(text).not.toContain(secret);
       expect(text).not.toContain(code);
+      // The completed sign-in's address used the account; the failed step's did not.
       const ips = await t().request('GET', '/api/v0/users/me/ipaddrs', { key: u.apiKey });
-      expect(ips.body.results.map((x: { ip: string }) => x.ip)).toEqual(['127.0.0.1']);
+      expect(ips.body.results.map((x: { ip: string }) => x.ip)).toEqual(['192.0.2.77']);
     });
 
     it('browser session writes are recorded as such; a cross-site write refused is not', async () => {
