@@ -47,6 +47,12 @@ export interface RegisterRequest {
   price_gpu?: number;
   /** $ per GB-month of disk. Omitted: unchanged. */
   price_disk?: number;
+  /**
+   * True when the agent recreates an instance's container whose configuration generation is older
+   * than the one the server hands out (`DesiredInstance.generation`). The server refuses to update
+   * the instances of a machine whose agent did not say so: an older agent would ignore the update.
+   */
+  config_generations?: boolean;
   machines: AgentMachineHardware[];
 }
 
@@ -67,6 +73,11 @@ export interface RegisterResponse {
    * is true; older servers do not send it.
    */
   usage_reports?: boolean;
+  /**
+   * True when the server hands out configuration generations and takes `generation` in instance
+   * reports (which, like the usage fields, an agent sends only when this is true).
+   */
+  config_generations?: boolean;
 }
 
 export type AgentObservedState = 'loading' | 'running' | 'exited' | 'stopped';
@@ -89,6 +100,12 @@ export interface InstanceReport {
    * with simulated GPUs or while it does not run. Absent: the server keeps what it has.
    */
   gpu_util?: number | null;
+  /**
+   * The configuration generation of what this report describes (the container, or the one being
+   * created). A report of an older generation than the server's describes a container an update
+   * replaces: it moves nothing. Absent (an older agent): taken as current.
+   */
+  generation?: number;
 }
 
 export interface SyncRequest {
@@ -136,6 +153,13 @@ export interface DesiredInstance {
    * the image's own.
    */
   entrypoint?: string | null;
+  /**
+   * The instance's configuration generation: 1 at creation, one more after each update (`update
+   * instance`). An agent whose container of the instance is of an older generation removes it and
+   * creates one from this configuration (its writable layer, the instance's disk, starts afresh).
+   * Absent from older servers and for destroyed instances.
+   */
+  generation?: number;
 }
 
 /**

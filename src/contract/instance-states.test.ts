@@ -7,6 +7,7 @@ import {
   applyAgentReport,
   applySweep,
   decideStateRequest,
+  decideUpdate,
   isComputeBilled,
   type ActualStatus,
   type InstanceState,
@@ -164,5 +165,35 @@ describe('instance state machine: client requests', () => {
   it('always allows destroy, label and ssh_attach', () => {
     for (const s of ALL)
       expect(allowedActions(s)).toEqual(expect.arrayContaining(['destroy', 'label', 'ssh_attach']));
+  });
+});
+
+describe('instance state machine: configuration updates', () => {
+  for (const s of ALL) {
+    it(`${String(s.actual)}/${s.intended} + update`, () => {
+      const d = decideUpdate(s);
+      if (s.actual === 'unknown' || s.actual === 'offline') {
+        expect(d.kind).toBe('refuse');
+        if (d.kind === 'refuse') expect(d.msg).toContain(`state ${s.actual}`);
+      } else if (s.intended === 'stopped') expect(d).toEqual({ kind: 'apply', next: s });
+      else expect(d).toEqual({ kind: 'apply', next: { actual: 'loading', intended: 'running' } });
+    });
+  }
+
+  it('a running instance being recreated is not billed for compute until the agent reports it running', () => {
+    const d = decideUpdate({ actual: 'running', intended: 'running' });
+    expect(d.kind).toBe('apply');
+    if (d.kind !== 'apply') return;
+    expect(isComputeBilled(d.next)).toBe(false);
+    const r = applyAgentReport(d.next, 'running');
+    expect(r).toEqual({ kind: 'apply', next: 'running' });
+  });
+
+  it('an updated exited instance runs again through the reports of its new container', () => {
+    const d = decideUpdate({ actual: 'exited', intended: 'running' });
+    expect(d).toEqual({ kind: 'apply', next: { actual: 'loading', intended: 'running' } });
+    if (d.kind !== 'apply') return;
+    expect(applyAgentReport(d.next, 'running')).toEqual({ kind: 'apply', next: 'running' });
+    expect(applyAgentReport(d.next, 'exited')).toEqual({ kind: 'apply', next: 'exited' });
   });
 });

@@ -156,6 +156,38 @@ export function decideStateRequest(s: InstanceState, want: IntendedStatus): Clie
   return assertNever(want, 'state');
 }
 
+/**
+ * Decides a client's update of an instance's configuration (`update instance`), which its agent
+ * carries out by recreating the container:
+ * - one the client wants running (null, loading, running, exited, or a start not yet reported)
+ *   goes to `loading` until the agent reports the new container running: the update is also a
+ *   way out of `exited` (a fixed image or onstart), as a start is;
+ * - a stopped one stays stopped: the agent replaces the container without starting it, and the
+ *   new configuration runs at the next start;
+ * - unknown and offline are refused: the host is out of reach, so nothing could carry it out and
+ *   the client would read a `loading` that nothing moves.
+ */
+export function decideUpdate(s: InstanceState): ClientDecision {
+  const a = s.actual;
+  switch (a) {
+    case 'unknown':
+    case 'offline':
+      return {
+        kind: 'refuse',
+        msg: `Cannot update an instance in state ${a}: its host is out of reach, so nothing can recreate it; update it once the host is back, or destroy it`,
+      };
+    case null:
+    case 'loading':
+    case 'running':
+    case 'exited':
+    case 'stopped':
+      if (s.intended === 'stopped') return { kind: 'apply', next: s };
+      return { kind: 'apply', next: { actual: 'loading', intended: 'running' } };
+    default:
+      return assertNever(a, 'actual_status');
+  }
+}
+
 export type AgentDecision =
   | { kind: 'apply'; next: ActualStatus }
   | { kind: 'noop' }

@@ -11,6 +11,8 @@ declare module './market.js' {
     agent_slot: number | null;
     /** Where renters reach its instances (the agent's --public-host); null: OPENRIG_PUBLIC_HOST. */
     public_host: string | null;
+    /** 1 when its agent recreates containers by configuration generation (migration 024). */
+    agent_config_generations: Generated<number>;
   }
   interface InstancesTable {
     /** The instance_api_key sealed with encryptSecret(config.secretKey, key): CONTAINER_API_KEY. */
@@ -22,6 +24,8 @@ declare module './market.js' {
     disk_usage_bytes: number | null;
     /** Mean utilisation of its GPUs, percent, as its agent last measured; null: none known. */
     gpu_util: number | null;
+    /** The configuration its container must run: 1 at creation, +1 per update (migration 024). */
+    config_generation: Generated<number>;
   }
 }
 

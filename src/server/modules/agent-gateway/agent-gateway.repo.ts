@@ -16,6 +16,8 @@ export interface PriceInput {
   runtime?: 'process' | 'docker';
   /** A new machine starts verified (OPENRIG_AUTO_VERIFY=on); an existing one keeps its flag. */
   verified?: boolean;
+  /** Its agent recreates containers by configuration generation (said at each registration). */
+  configGenerations?: boolean;
 }
 
 /**
@@ -60,6 +62,8 @@ export async function upsertMachine(
   // The process runtime exposes one port per instance (its SSH server); a container publishes
   // its `-p` requests as well.
   const ports = { direct_port_count: p.runtime === 'docker' ? 64 : 1 };
+  // Written at every registration: an agent replaced by an older one loses the capability.
+  const capable = { agent_config_generations: p.configGenerations ? 1 : 0 };
   return db
     .insertInto('machines')
     .values({
@@ -84,6 +88,7 @@ export async function upsertMachine(
       ...disk,
       ...reach,
       ...ports,
+      ...capable,
       online_state: 'online',
       last_heartbeat_at: now,
       created_at: now,
@@ -97,6 +102,7 @@ export async function upsertMachine(
           ...disk,
           ...reach,
           ...ports,
+          ...capable,
           online_state: 'online',
           last_heartbeat_at: now,
         })
@@ -243,6 +249,7 @@ export async function instancesForAgent(db: Kysely<DB>, machineIds: number[], re
       'onstart',
       'runtype',
       'args',
+      'config_generation',
       'env',
       'label',
       'intended_status',

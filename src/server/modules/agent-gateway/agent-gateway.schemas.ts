@@ -35,6 +35,11 @@ export const registerBody = {
       description: '$/hour per GPU; lists each machine as an on-demand offer',
     },
     price_disk: { type: 'number', minimum: 0, maximum: 1000, description: '$ per GB-month' },
+    config_generations: {
+      type: 'boolean',
+      description:
+        "true: the agent recreates an instance's container of an older configuration generation (updates of its instances are allowed)",
+    },
     machines: {
       type: 'array',
       minItems: 1,
@@ -82,6 +87,10 @@ export const registerReply = {
     usage_reports: {
       type: 'boolean',
       description: 'true: instance reports may carry disk_usage_bytes and gpu_util',
+    },
+    config_generations: {
+      type: 'boolean',
+      description: 'true: instances carry their configuration generation, and reports may carry theirs',
     },
   },
 } as const;
@@ -132,6 +141,12 @@ export const syncBody = {
             maximum: 100,
             description: "Mean utilisation of the instance's GPUs, percent; absent: unchanged",
           },
+          generation: {
+            type: 'integer',
+            minimum: 1,
+            description:
+              "The configuration generation of what the report describes; older than the instance's: moves nothing",
+          },
         },
       },
     },
@@ -176,6 +191,7 @@ export const syncReply = {
           image_login: { type: ['string', 'null'] },
           args: { type: ['array', 'null'], items: { type: 'string' } },
           entrypoint: { type: ['string', 'null'] },
+          generation: { type: 'integer', description: 'The configuration generation the container must run' },
         },
       },
     },

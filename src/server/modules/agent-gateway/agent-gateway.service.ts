@@ -40,6 +40,13 @@ function timing(deps: Deps) {
   return { heartbeat_s: a.heartbeatS, unknown_after_s: a.unknownAfterS, offline_after_s: a.offlineAfterS };
 }
 
+/**
+ * What this server takes beyond the first protocol, said in every register answer: an agent sends
+ * the matching report fields only when told (a sync body with a field the server does not know is
+ * refused), so a newer agent keeps working with an older server.
+ */
+const SERVER_CAPABILITIES = { usage_reports: true, config_generations: true } as const;
+
 export async function register(
   deps: Deps,
   auth: AuthContext,
@@ -64,6 +71,7 @@ export async function register(
           publicHost: body.public_host,
           runtime: body.runtime,
           verified: deps.config.agent.autoVerify,
+          configGenerations: body.config_generations === true,
         },
         now,
       );
@@ -92,7 +100,7 @@ export async function register(
     machines: out.machines,
     deleted_machines: out.deleted,
     ...timing(deps),
-    usage_reports: true,
+    ...SERVER_CAPABILITIES,
   };
 }
 
@@ -240,6 +248,9 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     if (!row || row.destroyed_at !== null) continue;
     const measured = changedUsage(rep, row);
     if (measured) usage.set(row.id, { id: row.id, ...measured });
+    // A report of an older configuration describes the container an update replaces: it moves
+    // nothing, so the instance reads `running` again only once the new container runs.
+    if (rep.generation !== undefined && rep.generation < row.config_generation) continue;
     // `running` means SSH accepts connections: without a port it is still loading.
     const state = rep.state === 'running' && !rep.ssh_port ? 'loading' : rep.state;
     const msg = rep.status_msg ?? '';
@@ -317,6 +328,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
       image_login:
         destroyed || !r.image_login_enc ? null : decryptSecret(deps.config.secretKey, r.image_login_enc),
       ...(destroyed ? {} : launchOf(r.runtype, r.args, r.onstart)),
+      ...(destroyed ? {} : { generation: r.config_generation }),
     });
   }
   // Reported instances the server has no live row for on this agent's machines: remove them.

@@ -57,10 +57,6 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
   ...refused('openrig has no reserved-instance deposits', {
     '/api/v0/instances/balance/:id': { GET: 'show deposit' },
   }),
-  ...refused(
-    "openrig does not change a created instance's image or template; destroy it and create instance --template_hash",
-    { '/api/v0/instances/update_template/:id': { PUT: 'update instance' } },
-  ),
   ...refused('openrig has no container snapshots', {
     '/api/v0/instances/take_snapshot/:id': { POST: 'take snapshot' },
   }),

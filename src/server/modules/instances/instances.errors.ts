@@ -23,6 +23,11 @@ const E = defineErrors({
     'machine_unavailable',
     'The machine is rented by another client; destroy this instance and rent another offer',
   ],
+  agentOutdated: [
+    409,
+    'agent_outdated',
+    "The machine's agent cannot recreate containers; its host must upgrade openrig agent",
+  ],
   idempotencyMismatch: [
     422,
     'idempotency_key_reused',
@@ -45,5 +50,6 @@ export const InstanceErrors = {
   offerUnavailable: withSuccess(E.offerUnavailable),
   invalidState: withSuccess(E.invalidState),
   machineUnavailable: withSuccess(E.machineUnavailable),
+  agentOutdated: withSuccess(E.agentOutdated),
   idempotencyMismatch: withSuccess(E.idempotencyMismatch),
 };

@@ -201,6 +201,39 @@ export async function moveInstance(
   return Number(res.numUpdatedRows) === 1;
 }
 
+/** What an update needs of the instance's machine: its ports, and whether its agent can recreate. */
+export function machineForUpdate(db: Kysely<DB>, machineId: number) {
+  return db
+    .selectFrom('machines')
+    .select(['id', 'deleted_at', 'direct_port_count', 'agent_uid', 'agent_config_generations'])
+    .where('id', '=', machineId)
+    .executeTakeFirst();
+}
+
+/**
+ * Writes a new configuration of a live instance and moves its generation up by one, only while it
+ * is as it was read: the same generation and the same statuses. Of two concurrent updates the
+ * second finds the generation moved and writes nothing (false): it is decided again on the new row.
+ */
+export async function writeConfiguration(
+  db: Kysely<DB>,
+  id: number,
+  from: { generation: number; intended: string; actual: ActualStatus },
+  set: Updateable<InstancesTable>,
+): Promise<boolean> {
+  const actual = from.actual;
+  const res = await db
+    .updateTable('instances')
+    .set((eb) => ({ ...set, config_generation: eb('config_generation', '+', 1) }))
+    .where('id', '=', id)
+    .where('destroyed_at', 'is', null)
+    .where('config_generation', '=', from.generation)
+    .where('intended_status', '=', from.intended)
+    .where((eb) => (actual === null ? eb('actual_status', 'is', null) : eb('actual_status', '=', actual)))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
 /** Sets `set` on the user's live instance; false when there is none. */
 export async function updateOwnLiveInstance(
   db: Kysely<DB>,

@@ -32,6 +32,7 @@ import { instanceSchema } from './instances.view.js';
 import { liveInstanceQuery, type InstanceWithWindows } from './instances.repo.js';
 import { RESULTS_PATH, readResult, requestCommand, requestLogs, requestRestart } from './instances.remote.js';
 import { InstanceErrors } from './instances.errors.js';
+import { updateInstanceConfig } from './instances.update.js';
 
 const errors = { ...authErrors, 402: errorSchema, 409: errorSchema, 422: errorSchema } as const;
 
@@ -326,6 +327,55 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
       success: true,
       msg: await updateInstance(deps, requireAuth(req), req.params.id, req.body ?? {}),
     }),
+  );
+  app.put<{ Params: IdParams; Body: Record<string, unknown> | undefined }>(
+    '/api/v0/instances/update_template/:id',
+    {
+      config: { scope: 'instances' },
+      schema: {
+        tags: ['instances'],
+        summary: "Recreate an instance's container from a new configuration (same machine, GPUs and price)",
+        description:
+          "The given fields replace the instance's (a template's image, env, onstart and runtype are merged as create instance merges them, the given fields winning); checked as create instance checks them. The host recreates the container at its next sync (the disk starts afresh); the instance is loading until the new container runs, and a stopped one stays stopped. 409 invalid_state when unknown, offline or destroyed; 409 agent_outdated when the machine's agent cannot recreate containers.",
+        params: idParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            id: { type: ['integer', 'string', 'null'], description: 'The instance (as the path names it)' },
+            image: nullable('string', 'A container image reference'),
+            env: {
+              type: ['object', 'string', 'null'],
+              description:
+                'NAME: value and "-p 8080:8080": "1" port requests (or docker-style options "-e K=V -p 80:80"); replaces the env',
+            },
+            onstart: nullable('string', 'The onstart script (≤ 4048 characters unless gzip+base64)'),
+            args: {
+              type: ['array', 'string', 'null'],
+              items: { type: 'string' },
+              description: 'Arguments (runtype args), as a list or one string split as a shell does',
+            },
+            template_id: {
+              type: ['integer', 'string', 'null'],
+              description: "A template's id (yours or a public one)",
+            },
+            template_hash_id: nullable('string', "A template's hash_id (yours or a public one)"),
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              success: { type: 'boolean' },
+              msg: { type: 'string' },
+              updated_instance: instanceSchema,
+            },
+          },
+          ...errors,
+        },
+      },
+    },
+    async (req) => updateInstanceConfig(deps, requireAuth(req), req.params.id, req.body),
   );
   app.delete<{ Params: IdParams }>(
     '/api/v0/instances/:id',

@@ -36,6 +36,21 @@ export function liveTemplate(
     .executeTakeFirst();
 }
 
+/** A live template by its id (the same across updates): the user's own or anyone's public one. */
+export function liveUsableTemplateById(
+  db: Kysely<DB>,
+  userId: number,
+  id: number,
+): Promise<TemplateRow | undefined> {
+  return db
+    .selectFrom('templates')
+    .selectAll()
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .where((eb) => eb.or([eb('user_id', '=', userId), eb('private', '=', 0)]))
+    .executeTakeFirst();
+}
+
 /** Replaces the owner's template of version `hashId`; undefined when no such row (any more). */
 export function updateOwnTemplate(
   db: Kysely<DB>,

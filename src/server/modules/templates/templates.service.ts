@@ -225,6 +225,27 @@ export async function usableTemplate(
   return row;
 }
 
+/**
+ * The template named by `template_id` (its id, which an update keeps, so it means the template's
+ * current version): the user's own or a public one, live; else 404.
+ */
+export async function usableTemplateById(
+  db: Kysely<DB>,
+  userId: number,
+  raw: unknown,
+): Promise<repo.TemplateRow> {
+  const id =
+    typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(id) || id < 1)
+    throw bad(`template_id must be a positive integer, not ${quoteValue(raw)}`);
+  const row = await repo.liveUsableTemplateById(db, userId, id);
+  if (!row)
+    throw TemplateErrors.notFound(
+      `No template with id ${id} that you may use: it is unknown, deleted or another user's private template`,
+    );
+  return row;
+}
+
 const given = (v: unknown): boolean => v !== undefined && v !== null;
 
 /**
