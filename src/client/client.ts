@@ -15,6 +15,7 @@ import type {
   InstancesList,
   Machine,
   MachineEarnings,
+  Invoices,
   MaintBatchBody,
   MaintBatchReply,
   Maintenance,
@@ -228,6 +229,18 @@ export class OpenrigClient extends HttpClient {
   machineEarnings(q: { from?: number; to?: number; machine?: number } = {}): Promise<MachineEarnings> {
     return this.request('GET', `${V0}/users/me/machine-earnings`, {
       query: compact({ sday: q.from, eday: q.to, machid: q.machine }),
+    });
+  }
+
+  /** The billing history (the credits, and the charges unless `creditsOnly`); unix seconds. */
+  invoices(q: { sdate?: number; edate?: number; creditsOnly?: boolean } = {}): Promise<Invoices> {
+    return this.request('GET', `${V0}/users/me/invoices`, {
+      query: compact({
+        owner: 'me',
+        sdate: q.sdate,
+        edate: q.edate,
+        inc_charges: q.creditsOnly ? 'false' : undefined,
+      }),
     });
   }
 

@@ -282,6 +282,42 @@ export interface MachineEarnings {
   per_day: ({ day: number; date: string } & EarningsAmounts)[];
 }
 
+/**
+ * An item of the billing history (GET /users/me/invoices): a charge, summed per instance, UTC
+ * day and kind, or a payment (a credit added to the account). Amounts in USD.
+ */
+export interface InvoiceItem {
+  type: 'charge' | 'payment';
+  description: string;
+  amount: number;
+  /** Unix seconds: the end of the day's last billed period, or when the credit was added. */
+  timestamp: number;
+  instance_id: number | null;
+  /** Payments: the credit's id. */
+  id?: number;
+  service?: string;
+  /** Charges: compute or disk. */
+  kind?: 'compute' | 'disk';
+  /** Charges: hours billed. */
+  quantity?: number;
+  /** Charges: the instance's locked rate, $/hour. */
+  rate?: number;
+  start?: number;
+  end?: number;
+}
+
+/** GET /users/me/invoices: the history from `sdate` to `edate` (unix seconds), oldest first. */
+export interface Invoices {
+  success: boolean;
+  sdate: number;
+  edate: number;
+  invoices: InvoiceItem[];
+  /** The charges and the credits listed, summed exactly. */
+  totals: { charges: number; credits: number };
+  /** Today's (UTC) charges so far, and `credit`, the balance. */
+  current: { charges: number; service_fee: number; total: number; credit: number };
+}
+
 /** A saved instance configuration (docs/templates.md); `hash_id` names this version of it. */
 export interface Template {
   id: number;

@@ -62,6 +62,7 @@ describe('--help', () => {
       'cancel maint',
       'show machines',
       'show earnings',
+      'show invoices',
       'list machine',
       'api-key create',
       'api-key show',

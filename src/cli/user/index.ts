@@ -8,6 +8,7 @@ import { registerKeyCommands } from './keys.js';
 import { registerMachineCommands } from './machines.js';
 import { registerOfferCommands } from './offers.js';
 import { registerTemplateCommands } from './templates.js';
+import { registerBillingCommands } from './billing.js';
 import { registerEnvVarCommands } from './env-vars.js';
 import { registerTfaCommands } from './tfa.js';
 import { registerWebhookCommands } from './webhooks.js';
@@ -18,7 +19,7 @@ export function registerUserCommands(program: Command): void {
   const create = group('create', 'create an instance, a template or an environment variable');
   const show = group(
     'show',
-    'show instances, machines, earnings, maintenance windows, templates, environment variables, webhooks, events, your account, its audit log and addresses',
+    'show instances, machines, earnings, invoices, maintenance windows, templates, environment variables, webhooks, events, your account, its audit log and addresses',
   );
   const stop = group('stop', 'stop instances');
   const start = group('start', 'start stopped instances');
@@ -45,6 +46,7 @@ export function registerUserCommands(program: Command): void {
   registerTfaCommands(tfa);
   registerWebhookCommands(webhook, show);
   registerTemplateCommands(show, create, del);
+  registerBillingCommands(show);
   registerAuditCommands(show);
   registerEnvVarCommands(show, create, update, del);
   program.addHelpText(
