@@ -139,6 +139,8 @@ describeEachDb('audit log', (dialect) => {
         const r = await t().request('GET', url, { key: u.apiKey });
         expect(r.status, url).toBe(200);
       }
+      // The instance poll's route (no such instance: the same route and hooks as a real poll).
+      expect((await t().request('GET', '/api/v0/instances/999999/', { key: u.apiKey })).status).toBe(200);
       expect(scheduled).not.toHaveBeenCalled();
       scheduled.mockRestore();
       // A search sent as POST is a read too.
