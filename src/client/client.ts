@@ -2,6 +2,8 @@
 // call of the API (docs/api.md), paths as the published interface writes them.
 import { randomUUID } from 'node:crypto';
 import type {
+  AccountSettingsBody,
+  AccountSettingsReply,
   ApiKey,
   AuditLogRow,
   IpAddrsReply,
@@ -70,6 +72,10 @@ export class OpenrigClient extends HttpClient {
   // Account
   currentUser(): Promise<User> {
     return this.request('GET', `${V0}/users/current/`);
+  }
+  /** Changes the caller's own account settings (name, billing address, balance threshold). */
+  updateAccount(body: AccountSettingsBody): Promise<AccountSettingsReply> {
+    return this.request('PUT', `${V0}/users/`, { body });
   }
   /**
    * Password sign-in (no key): the user object with a session cookie (`lastCookie`), or a 2FA

@@ -185,7 +185,40 @@ export interface User {
   session_key?: string;
   backup_codes_remaining?: number;
   legacy_tfa_user?: boolean;
+  /** The billing address (GET /users/current; null: not given). */
+  billaddress_line1?: string | null;
+  billaddress_line2?: string | null;
+  billaddress_city?: string | null;
+  billaddress_zip?: string | null;
+  billaddress_country?: string | null;
+  billaddress_taxinfo?: string | null;
+  /** The balance.low alert is on (GET /users/current). */
+  balance_threshold_enabled?: boolean;
+  /** Dollars: the alert's threshold, or the one last given while it is off; null when none. */
+  balance_threshold?: number | null;
   [k: string]: unknown;
+}
+
+/**
+ * PUT /users/: the account settings a user changes; a field left out keeps its value, null or ""
+ * clears a billing field.
+ */
+export interface AccountSettingsBody {
+  fullname?: string | null;
+  billaddress_line1?: string | null;
+  billaddress_line2?: string | null;
+  billaddress_city?: string | null;
+  billaddress_zip?: string | null;
+  billaddress_country?: string | null;
+  billaddress_taxinfo?: string | null;
+  balance_threshold_enabled?: boolean;
+  balance_threshold?: number | null;
+}
+
+export interface AccountSettingsReply {
+  success: boolean;
+  msg: string;
+  user: User;
 }
 
 export interface TfaMethod {

@@ -61,6 +61,55 @@ describeEachDb('official CLI: account commands', (dialect) => {
     expect(s.body).toMatchObject({ fullname: 'Ada Lovelace', api_key: scoped });
   });
 
+  it('set user --file F: PUT /users/ with the file; show user reads the fields back', async () => {
+    const u = await t().user({ fullName: 'Ada' });
+    // The fields as the CLI's help lists them, every one typed "string".
+    const file = {
+      fullname: 'Ada Lovelace',
+      billaddress_line1: '12 St James Sq',
+      billaddress_line2: 'Flat 2',
+      billaddress_city: 'London',
+      billaddress_zip: 'SW1Y 4JH',
+      billaddress_country: 'GB',
+      billaddress_taxinfo: 'GB123456789',
+      balance_threshold_enabled: 'true',
+      balance_threshold: '10',
+    };
+    const r = await cli(t(), { method: 'PUT', path: '/users/', key: u.apiKey, json: file });
+    // The CLI raises for a 4xx and prints the reply's JSON otherwise.
+    expectOk(r);
+    expect(r.body).toMatchObject({
+      success: true,
+      user: { fullname: 'Ada Lovelace', balance_threshold: 10 },
+    });
+    const show = await cli(t(), { method: 'GET', path: '/users/current', key: u.apiKey });
+    expectOk(show);
+    expect(show.body).toMatchObject({
+      ...file,
+      balance_threshold_enabled: true,
+      balance_threshold: 10,
+      api_key: u.apiKey,
+    });
+    // A field the account's security rests on: a 400 whose msg names it and how it is changed.
+    const email = await cli(t(), {
+      method: 'PUT',
+      path: '/users/',
+      key: u.apiKey,
+      json: { fullname: 'Mallory', email: 'mallory@example.com', phone_number: '+14155550123' },
+    });
+    expect([email.status, email.contentType, email.body.error]).toEqual([
+      400,
+      'application/json',
+      'bad_request',
+    ]);
+    expect(email.body.msg).toMatch(
+      /^These fields are not changed by an account update: email \(.*\); phone_number \(/,
+    );
+    expect((await cli(t(), { method: 'GET', path: '/users/current', key: u.apiKey })).body.fullname).toBe(
+      'Ada Lovelace',
+    );
+  });
+
   it('create api-key with a marketplace permission file: {id, key, permissions} as given, and the key is scoped', async () => {
     const permissions = { api: { instance_read: {}, misc: {} } };
     const r = await cli(t(), {

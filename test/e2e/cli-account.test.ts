@@ -98,6 +98,58 @@ describe('settings and exit codes', { timeout: 90_000 }, () => {
   });
 });
 
+describe('set account', { timeout: 90_000 }, () => {
+  const as = (args: string[], k = key) => cli(makeHome(), [...args, '--url', w.url, '--api-key', k]);
+
+  it('changes the name, billing address and balance alert; show user prints them', async () => {
+    const r = await as([
+      'set',
+      'account',
+      '--fullname',
+      'Ada Lovelace',
+      '--billing-line1',
+      '12 St James Sq',
+      '--billing-city',
+      'London',
+      '--billing-zip',
+      'SW1Y 4JH',
+      '--billing-country',
+      'GB',
+      '--balance-threshold',
+      '10',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      /^Account updated: fullname, billaddress_line1, billaddress_city, billaddress_zip, billaddress_country, balance_threshold_enabled, balance_threshold$/m,
+    );
+    const show = await as(['show', 'user']);
+    expect(show.stdout).toMatch(/^Name:\s+Ada Lovelace$/m);
+    expect(show.stdout).toMatch(/^Billing address:\s+12 St James Sq, London SW1Y 4JH, GB$/m);
+    expect(show.stdout).toMatch(/^Balance alert:\s+at or below \$10\.00$/m);
+    // Off keeps the threshold; "" clears a field.
+    expect((await as(['set', 'account', '--balance-threshold', 'off', '--billing-zip', ''])).code).toBe(0);
+    const raw = JSON.parse((await as(['show', 'user', '--raw'])).stdout) as Record<string, unknown>;
+    expect(raw).toMatchObject({
+      balance_threshold_enabled: false,
+      balance_threshold: 10,
+      billaddress_zip: null,
+      billaddress_city: 'London',
+    });
+  });
+
+  it("nothing to change is a usage error (exit 2); the server's refusal is exit 1 with its msg", async () => {
+    const none = await as(['set', 'account']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain(
+      'nothing to change: give --fullname, --balance-threshold or --billing-line1',
+    );
+    const long = await as(['set', 'account', '--billing-zip', '9'.repeat(40)]);
+    expect(long.code).toBe(1);
+    expect(long.stderr).toContain('billaddress_zip must be at most 32 characters (it has 40)');
+    expect(hasStack(long.stderr)).toBe(false);
+  });
+});
+
 describe('openrig login', { timeout: 90_000 }, () => {
   it('checks the key, stores URL and key 0600 under XDG_CONFIG_HOME, and later commands use them', async () => {
     const home = makeHome();

@@ -1,6 +1,6 @@
-// login | logout | show user.
+// login | logout | show user | set account.
 import type { Command } from 'commander';
-import type { User } from '../../contract/api-types.js';
+import type { AccountSettingsBody, User } from '../../contract/api-types.js';
 import { act, CliFailure, common, UsageError, type Ctx } from './context.js';
 import { OpenrigClient } from '../../client/client.js';
 import { hostname } from 'node:os';
@@ -10,7 +10,7 @@ import { configPath, removeConfig, updateConfig } from '../config-file.js';
 import { fmtUsd, keyValues, relativeTime, str } from '../output.js';
 import { identityCandidates, inSshDir, matchIdentity, tildePath } from './ssh-identity.js';
 
-export function registerAccountCommands(program: Command, show: Command): void {
+export function registerAccountCommands(program: Command, show: Command, set: Command): void {
   common(
     program
       .command('login')
@@ -94,6 +94,71 @@ export function registerAccountCommands(program: Command, show: Command): void {
       ctx.out(userDetail(u, ctx.now()));
     }),
   );
+
+  let account = set
+    .command('account')
+    .option('--fullname <name>', 'your name ("" clears it)')
+    .option('--balance-threshold <usd>', 'the balance.low alert: at or below this many dollars, or off');
+  for (const [flag, what] of BILLING_FLAGS)
+    account = account.option(`--${flag} <text>`, `${what} ("" clears it)`);
+  common(
+    account
+      .description(
+        'change your name, billing address or balance alert (the e-mail address, phone number and password are not changed here)',
+      )
+      .addHelpText(
+        'after',
+        '\nOnly what is given changes. The balance alert is the balance.low event (webhooks and\n' +
+          '`show events`); no e-mail is sent for it.',
+      ),
+    'openrig set account --fullname "Ada Lovelace" --billing-city London --billing-country GB\nopenrig set account --balance-threshold 10\nopenrig set account --balance-threshold off',
+  ).action(
+    act(async (ctx, _a, o) => {
+      const r = await ctx.client.updateAccount(accountSettingsBody(o as Record<string, string | undefined>));
+      if (ctx.raw) return ctx.printRaw();
+      ctx.out(`${r.msg}\n${userDetail(r.user, ctx.now())}`);
+    }),
+  );
+}
+
+/** The billing address flags of `set account`, each with the field it sets. */
+const BILLING_FLAGS: [string, string, keyof AccountSettingsBody][] = [
+  ['billing-line1', 'billing address, first line', 'billaddress_line1'],
+  ['billing-line2', 'billing address, second line', 'billaddress_line2'],
+  ['billing-city', 'billing address, city', 'billaddress_city'],
+  ['billing-zip', 'billing address, postal code', 'billaddress_zip'],
+  ['billing-country', 'billing address, country', 'billaddress_country'],
+  ['billing-taxinfo', 'tax number (VAT ID) printed with the billing address', 'billaddress_taxinfo'],
+];
+
+const camel = (flag: string) => flag.replace(/-([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+
+/** The body of `set account` from its options; a usage error when none is given or one is bad. */
+export function accountSettingsBody(o: Record<string, string | undefined>): AccountSettingsBody {
+  const body: AccountSettingsBody = {};
+  if (o.fullname !== undefined) body.fullname = o.fullname;
+  for (const [flag, , field] of BILLING_FLAGS) {
+    const v = o[camel(flag)];
+    if (v !== undefined) (body as Record<string, unknown>)[field] = v === '' ? null : v;
+  }
+  if (o.balanceThreshold !== undefined) {
+    const v = o.balanceThreshold.trim();
+    if (/^(off|none)$/i.test(v)) body.balance_threshold_enabled = false;
+    else {
+      const n = Number(v.replace(/^\$/, ''));
+      if (v === '' || !Number.isFinite(n) || n < 0)
+        throw new UsageError(
+          `--balance-threshold must be a number of dollars (0 or more) or off, not "${v}"`,
+        );
+      body.balance_threshold_enabled = true;
+      body.balance_threshold = n;
+    }
+  }
+  if (Object.keys(body).length === 0)
+    throw new UsageError(
+      `nothing to change: give --fullname, --balance-threshold or ${BILLING_FLAGS.map(([f]) => `--${f}`).join(', ')}`,
+    );
+  return body;
 }
 
 /** The private key (file) whose public half is registered on the account, or null. */
@@ -117,9 +182,22 @@ export function userDetail(u: User, nowMs: number): string {
     ['Balance', fmtUsd(u.balance ?? u.credit, 2)],
     ['2FA', str(u.tfa_status)],
   ];
+  const address = billingAddress(u);
+  if (address) pairs.push(['Billing address', address]);
+  if (u.balance_threshold_enabled === true)
+    pairs.push(['Balance alert', `at or below ${fmtUsd(u.balance_threshold, 2)}`]);
+  else if (u.balance_threshold_enabled === false) pairs.push(['Balance alert', 'off']);
   if (u.team_id) pairs.push(['Team', str(u.team_id)]);
   if (typeof u.created_at === 'number') pairs.push(['Member since', relativeTime(u.created_at, nowMs)]);
   return keyValues(pairs);
+}
+
+/** The billing address on one line ("12 St James Sq, London SW1Y 4JH, GB; tax GB123"), or ''. */
+export function billingAddress(u: User): string {
+  const city = [u.billaddress_city, u.billaddress_zip].filter(Boolean).join(' ');
+  const parts = [u.billaddress_line1, u.billaddress_line2, city, u.billaddress_country].filter(Boolean);
+  const tax = u.billaddress_taxinfo ? `tax ${u.billaddress_taxinfo}` : '';
+  return [parts.join(', '), tax].filter(Boolean).join('; ');
 }
 
 /**

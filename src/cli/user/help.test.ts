@@ -21,6 +21,7 @@ const USER_GROUPS = [
   'unlist',
   'schedule',
   'cancel',
+  'set',
   'api-key',
   'ssh-key',
   'tfa',
@@ -71,6 +72,7 @@ describe('--help', () => {
       'ssh-key show',
       'ssh-key delete',
       'show user',
+      'set account',
       'login',
       'wait',
       'tfa status',
@@ -90,6 +92,7 @@ describe('--help', () => {
       'create template',
       'show templates',
       'delete template',
+      'delete machine',
     ]) {
       expect(paths).toContain(p);
     }

@@ -33,12 +33,13 @@ export function registerUserCommands(program: Command): void {
   const unlist = group('unlist', 'stop offering a machine (hosts)');
   const schedule = group('schedule', 'schedule maintenance (hosts)');
   const cancel = group('cancel', 'cancel maintenance (hosts)');
+  const set = group('set', 'change your account settings');
   const apiKey = group('api-key', 'create, show and delete API keys');
   const sshKey = group('ssh-key', 'add, show and delete SSH public keys');
   const tfa = group('tfa', 'two-factor authentication');
   const webhook = group('webhook', 'create, test and delete webhooks');
 
-  registerAccountCommands(program, show);
+  registerAccountCommands(program, show, set);
   registerOfferCommands(search, create);
   registerInstanceCommands(show, program, { stop, start, destroy, label, reboot, recycle });
   registerMachineCommands({ show, list, unlist, schedule, cancel, del });

@@ -26,6 +26,7 @@ import * as m019 from './migrations/019-instance-usage.js';
 import * as m020 from './migrations/020-templates.js';
 import * as m021 from './migrations/021-env-vars.js';
 import * as m022 from './migrations/022-audit.js';
+import * as m023 from './migrations/023-account-profile.js';
 import * as m024 from './migrations/024-instance-config-generation.js';
 import { textOf } from '../../contract/text.js';
 
@@ -58,6 +59,7 @@ const steps: Record<string, Step> = {
   '020-templates': m020,
   '021-env-vars': m021,
   '022-audit': m022,
+  '023-account-profile': m023,
   '024-instance-config-generation': m024,
 };
 

@@ -8,6 +8,7 @@ import type { AgentTables } from './tables/agent.js';
 import type { PlatformTables } from './tables/platform.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { TemplateTables } from './tables/templates.js';
+import type { AccountProfileTables } from './tables/account-profiles.js';
 import type { AuditTables } from './tables/audit.js';
 import type { EnvVarTables } from './tables/env-vars.js';
 
@@ -21,5 +22,6 @@ export interface DB
     PlatformTables,
     WebhookTables,
     TemplateTables,
+    AccountProfileTables,
     AuditTables,
     EnvVarTables {}

@@ -10,4 +10,6 @@ export const AccountErrors = defineErrors({
     'This credential is an API key, not a session: revoke the key to end it (DELETE /api/v0/auth/apikeys/{id}/)',
   ],
   badPhone: [400, 'bad_request', 'phone must be an E.164 number such as +14155550123'],
+  badSettings: [400, 'bad_request', 'Bad account update'],
+  notYourAccount: [404, 'not_found', 'No such user: an account changes only its own settings'],
 });

@@ -1,6 +1,7 @@
 import type { Insertable, Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { ApiKeysTable, SessionsTable, UsersTable } from '../../db/tables/foundation.js';
+import type { AccountProfilesTable } from '../../db/tables/account-profiles.js';
 import type { User } from '../../http/auth.js';
 
 export function findUserByEmail(db: Kysely<DB>, email: string): Promise<User | undefined> {
@@ -186,4 +187,44 @@ export function setSmsFraud(db: Kysely<DB>, email: string, flag: boolean) {
     .where('email', '=', email)
     .returning(['id', 'sms_fraud'])
     .executeTakeFirst();
+}
+
+export async function setFullName(db: Kysely<DB>, userId: number, fullName: string): Promise<void> {
+  await db.updateTable('users').set({ full_name: fullName }).where('id', '=', userId).execute();
+}
+
+/** The account's profile row and its balance alert's threshold, in one statement (null: none). */
+export function accountSettingsRow(db: Kysely<DB>, userId: number) {
+  return db
+    .selectFrom('users as u')
+    .leftJoin('account_profiles as p', 'p.user_id', 'u.id')
+    .leftJoin('balance_alerts as a', 'a.user_id', 'u.id')
+    .select([
+      'p.billaddress_line1',
+      'p.billaddress_line2',
+      'p.billaddress_city',
+      'p.billaddress_zip',
+      'p.billaddress_country',
+      'p.billaddress_taxinfo',
+      'p.balance_threshold_micros',
+      'a.threshold_micros as alert_micros',
+    ])
+    .where('u.id', '=', userId)
+    .executeTakeFirst();
+}
+
+type ProfileFields = Partial<Omit<AccountProfilesTable, 'user_id' | 'updated_at'>>;
+
+/** Writes the given profile fields (others keep their value; a new row has null for them). */
+export async function upsertAccountProfile(
+  db: Kysely<DB>,
+  userId: number,
+  fields: ProfileFields,
+  now: number,
+): Promise<void> {
+  await db
+    .insertInto('account_profiles')
+    .values({ user_id: userId, ...fields, updated_at: now })
+    .onConflict((oc) => oc.column('user_id').doUpdateSet({ ...fields, updated_at: now }))
+    .execute();
 }

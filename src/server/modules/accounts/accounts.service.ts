@@ -13,6 +13,7 @@ import type { AuthContext } from '../../http/auth.js';
 import { allows } from '../../../contract/permissions.js';
 import { listSshKeys } from '../ssh-keys/ssh-keys.service.js';
 import { userView } from './accounts.view.js';
+import { accountSettings } from './accounts.settings.js';
 import { insertCredit } from '../billing/billing.repo.js';
 
 export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -179,5 +180,6 @@ export async function currentUser(deps: Deps, auth: AuthContext) {
   const ssh = allows(auth.permissions, 'ssh_keys', 'read')
     ? { ssh_key: (await listSshKeys(deps, auth.user.id))[0]?.ssh_key ?? null }
     : {};
-  return { ...view, ...ssh, api_key: auth.credential };
+  const settings = await accountSettings(deps.db, auth.user.id);
+  return { ...view, ...settings, ...ssh, api_key: auth.credential };
 }

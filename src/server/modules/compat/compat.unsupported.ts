@@ -83,9 +83,6 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
   ...refused('openrig has no credit transfers between accounts', {
     '/api/v0/commands/transfer_credit': { PUT: 'transfer credit' },
   }),
-  ...refused('account settings are changed by the operator (openrig admin)', {
-    '/api/v0/users': { PUT: 'set user' },
-  }),
   ...refused('openrig has no subaccounts; the operator creates accounts (openrig admin create-user)', {
     '/api/v0/users': { POST: 'create subaccount' },
   }),
