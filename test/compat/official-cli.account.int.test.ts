@@ -102,9 +102,7 @@ describeEachDb('official CLI: account commands', (dialect) => {
       'application/json',
       'bad_request',
     ]);
-    expect(email.body.msg).toMatch(
-      /^These fields are not changed by an account update: email \(.*\); phone_number \(/,
-    );
+    expect(email.body.msg).toMatch(/^These fields cannot be changed here: email \(.*\); phone_number \(/);
     expect((await cli(t(), { method: 'GET', path: '/users/current', key: u.apiKey })).body.fullname).toBe(
       'Ada Lovelace',
     );

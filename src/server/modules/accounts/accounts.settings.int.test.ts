@@ -242,12 +242,12 @@ describeEachDb('account settings', (dialect) => {
     await put(t(), u.apiKey, { billaddress_city: 'Paris' });
     const before = await snapshot(t(), u.id);
     const bodies: [unknown, string][] = [
-      [{ fullname: 'New', email: 'x@example.com' }, 'email (the e-mail address is the sign-in name'],
       [
-        { fullname: 'New', phone_number: '+14155550199' },
-        'phone_number (the phone number is an SMS second factor',
+        { fullname: 'New', email: 'x@example.com' },
+        'email (the sign-in address; the operator of this server changes it)',
       ],
-      [{ fullname: 'New', password: 'hunter22' }, 'password (the password is set by the operator'],
+      [{ fullname: 'New', phone_number: '+14155550199' }, 'phone_number (an SMS second factor: tfa send-sms'],
+      [{ fullname: 'New', password: 'hunter22' }, 'password (set by the operator of this server)'],
       [{ fullname: 'New', balance: 1e6 }, 'Read-only field of the user object: balance'],
       [{ fullname: 'New', favourite: 'x' }, 'Unknown field: "favourite"'],
       [{ fullname: 'New', billaddress_zip: 'z'.repeat(40) }, 'billaddress_zip must be at most 32 characters'],

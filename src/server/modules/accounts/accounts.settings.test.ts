@@ -1,6 +1,7 @@
 // The checks of an account update body: what is taken, how, and the 400 of everything else.
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../errors.js';
+import { MAX_MSG } from '../../http/error-handler.js';
 import { parseAccountUpdate, REFUSED_FIELDS, TEXT_LIMITS } from './accounts.settings.js';
 
 function refusal(body: unknown): { msg: string; fields?: unknown } {
@@ -76,10 +77,10 @@ describe('parseAccountUpdate', () => {
     const r = refusal({ fullname: 'x', email: 'new@example.com', phone_number: '+14155550123' });
     expect(r.fields).toEqual(['email', 'phone_number']);
     expect(r.msg).toMatch(
-      /^These fields are not changed by an account update: email \(the e-mail address is/,
+      /^These fields cannot be changed here: email \(the sign-in address; the operator of this server changes it\); /,
     );
     expect(r.msg).toContain(
-      'phone_number (the phone number is an SMS second factor: add one with tfa send-sms',
+      'phone_number (an SMS second factor: tfa send-sms then tfa activate adds one, tfa delete removes one)',
     );
     for (const f of [
       'password',
@@ -92,8 +93,12 @@ describe('parseAccountUpdate', () => {
       'autobill_threshold',
     ]) {
       const one = refusal({ [f]: 'x' });
-      expect(one.msg).toBe(`This field is not changed by an account update: ${f} (${REFUSED_FIELDS[f]})`);
+      expect(one.msg).toBe(`This field cannot be changed here: ${f} (${REFUSED_FIELDS[f]})`);
     }
+    // The error handler cuts a msg at MAX_MSG characters: the usual combination fits whole.
+    const three = refusal({ email: 'a@b.c', phone_number: '+1', password: 'p' });
+    expect(three.msg.length).toBeLessThanOrEqual(MAX_MSG);
+    expect(three.msg).toMatch(/; password \(set by the operator of this server\)$/);
   });
 
   it('refuses read-only fields of the user object and unknown fields, naming them', () => {

@@ -35,28 +35,29 @@ export const BILLING_FIELDS = Object.keys(TEXT_LIMITS).filter((k) => k !== 'full
 /** The largest balance threshold, dollars (as for PUT /api/v0/events/settings/). */
 export const MAX_THRESHOLD_USD = 1e9;
 
-const EMAIL_WHY =
-  'the e-mail address is the sign-in name and the 2FA e-mail channel; the operator of this server changes it';
-const PASSWORD_WHY =
-  'the password is set by the operator of this server (openrig admin create-user --password); no API call changes it';
+const EMAIL_WHY = 'the sign-in address; the operator of this server changes it';
+const PASSWORD_WHY = 'set by the operator of this server';
+const PAYOUT_WHY = 'openrig pays no payouts through PayPal or Wise';
 
-/** Fields that protect the account or that openrig has no use for, with how each is changed. */
+/**
+ * Fields that protect the account or that openrig has no use for, with how each is changed. Kept
+ * short: a refusal names every field given with its reason, and error messages stop at 300
+ * characters (the `fields` of the error body lists them all).
+ */
 export const REFUSED_FIELDS: Record<string, string> = {
   email: EMAIL_WHY,
   normalized_email: EMAIL_WHY,
-  username: 'openrig has no user name besides the e-mail address, which the operator of this server changes',
-  phone_number:
-    'the phone number is an SMS second factor: add one with tfa send-sms then tfa activate (POST /api/v0/tfa/sms/, /tfa/confirm-new/), remove one with tfa delete; the number of a legacy 2FA account is changed by the operator',
+  username: 'openrig has none; the e-mail address is the sign-in name',
+  phone_number: 'an SMS second factor: tfa send-sms then tfa activate adds one, tfa delete removes one',
   password: PASSWORD_WHY,
   new_password: PASSWORD_WHY,
   old_password: PASSWORD_WHY,
   current_password: PASSWORD_WHY,
   password_hash: PASSWORD_WHY,
-  ssh_key:
-    'SSH keys are added and removed with create ssh-key and delete ssh-key (POST /api/v0/ssh/, DELETE /api/v0/ssh/ID/)',
-  paypal_email: 'openrig pays no host payouts through PayPal or Wise',
-  wise_email: 'openrig pays no host payouts through PayPal or Wise',
-  autobill_threshold: 'openrig has no automatic billing: the operator credits the balance',
+  ssh_key: 'use create ssh-key and delete ssh-key (/api/v0/ssh/)',
+  paypal_email: PAYOUT_WHY,
+  wise_email: PAYOUT_WHY,
+  autobill_threshold: 'openrig has no automatic billing',
 };
 
 /** Fields of the user object that are shown but never set by the user. */
@@ -137,7 +138,7 @@ export function parseAccountUpdate(body: unknown): AccountUpdate {
   const refused = keys.filter((k) => k in REFUSED_FIELDS);
   if (refused.length > 0)
     throw bad(
-      `${refused.length === 1 ? 'This field is' : 'These fields are'} not changed by an account update: ${refused
+      `${refused.length === 1 ? 'This field' : 'These fields'} cannot be changed here: ${refused
         .map((k) => `${k} (${REFUSED_FIELDS[k]})`)
         .join('; ')}`,
       { fields: refused },
