@@ -12,7 +12,15 @@ import {
 import { textOf } from '../contract/text.js';
 
 /** An answer the agent cannot fix by retrying (a wrong or revoked key, a refused body). */
-export class AgentFatalError extends Error {}
+export class AgentFatalError extends Error {
+  constructor(
+    msg: string,
+    /** The HTTP status of the refusal. */
+    readonly status?: number,
+  ) {
+    super(msg);
+  }
+}
 
 /** An error answer the agent may get past by retrying, with its HTTP status. */
 export class AgentHttpError extends Error {
@@ -59,7 +67,7 @@ export class AgentClient {
       res.status === 403 ||
       (path === '/register' && (res.status === 400 || res.status === 409))
     )
-      throw new AgentFatalError(msg);
+      throw new AgentFatalError(msg, res.status);
     throw new AgentHttpError(res.status, msg);
   }
 

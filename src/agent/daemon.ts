@@ -14,7 +14,7 @@ import type {
   InstanceReport,
   SyncResponse,
 } from '../contract/agent-protocol.js';
-import type { InstanceSpec, Runtime } from './runtime.js';
+import { generationOf, type InstanceSpec, type ObservedState, type Runtime } from './runtime.js';
 import { AgentClient, AgentFatalError, AgentHttpError } from './agent-client.js';
 import { UsageMeter, queryGpuUtil } from './usage.js';
 import { InstanceJournal } from './instance-journal.js';
@@ -66,7 +66,7 @@ export function loadAgentUid(stateDir: string): string {
   return uid;
 }
 
-type Op = 'start' | 'stop' | 'destroy' | 'reboot' | 'recycle';
+type Op = 'start' | 'stop' | 'destroy' | 'reboot' | 'recycle' | 'recreate';
 
 export class Agent {
   readonly uid: string;
@@ -78,7 +78,20 @@ export class Agent {
   private heartbeatMs = 10_000;
   private stopped = false;
   private wake: (() => void) | null = null;
-  private readonly ops = new Map<number, { op: Op; done: Promise<void> }>();
+  /**
+   * Operations under way, one per instance; `generation`: the configuration a start, recycle or
+   * recreate makes; `start`: whether a recreate runs the new container.
+   */
+  private readonly ops = new Map<
+    number,
+    { op: Op; done: Promise<void>; generation?: number; start?: boolean }
+  >();
+  /** The configuration generation this agent last began to start or create per instance. */
+  private readonly genOf = new Map<number, number>();
+  /** The server hands out configuration generations and takes them in reports. */
+  private configGenerations = false;
+  /** Say at registration that this agent recreates by generation (not to a server that refused it). */
+  private offerGenerations = true;
   /** Started instances whose `loading` the server has not yet heard. */
   private readonly announceLoading = new Set<number>();
   /** What a start under way is doing (pulling, creating), for the `loading` status_msg. */
@@ -140,6 +153,7 @@ export class Agent {
           ...(publicHost !== undefined ? { public_host: publicHost } : {}),
           ...(this.o.priceGpu !== undefined ? { price_gpu: this.o.priceGpu } : {}),
           ...(this.o.priceDisk !== undefined ? { price_disk: this.o.priceDisk } : {}),
+          ...(this.offerGenerations ? { config_generations: true } : {}),
           machines: this.o.machines,
         });
         this.machineIds = r.machines.map((m) => m.machine_id);
@@ -147,6 +161,7 @@ export class Agent {
         this.slotOf = new Map(r.machines.map((m) => [m.machine_id, m.slot]));
         this.heartbeatMs = (this.o.heartbeatS ?? r.heartbeat_s) * 1000;
         this.usageReports = r.usage_reports === true;
+        this.configGenerations = r.config_generations === true;
         this.noteDeleted((r.deleted_machines ?? []).map((m) => m.machine_id));
         this.o.log.info(
           this.machineIds.length > 0
@@ -155,6 +170,15 @@ export class Agent {
         );
         return;
       } catch (err) {
+        // A server older than configuration generations refuses the field (its bodies are checked
+        // strictly): register without it; updates of this agent's instances are then refused there.
+        if (err instanceof AgentFatalError && err.status === 400 && this.offerGenerations) {
+          this.offerGenerations = false;
+          this.o.log.warn(
+            `the server refused config_generations (${err.message}); registering without it: that server cannot update this agent's instances`,
+          );
+          continue;
+        }
         if (err instanceof AgentFatalError || this.stopped) throw err;
         this.o.log.warn(`register failed, retrying: ${(err as Error).message}`);
         await sleep(delay);
@@ -165,8 +189,13 @@ export class Agent {
 
   /** A step of a start or recycle under way (pull progress), reported in the next sync. */
   setProgress(id: number, step: string): void {
+    const op = this.ops.get(id)?.op;
     const msg =
-      this.ops.get(id)?.op === 'recycle' && !step.startsWith('recycling') ? `recycling: ${step}` : step;
+      op === 'recycle' && !step.startsWith('recycling')
+        ? `recycling: ${step}`
+        : op === 'recreate' && !step.startsWith('updating')
+          ? `updating: ${step}`
+          : step;
     const was = this.progress.get(id);
     this.progress.set(id, msg);
     // A new step is worth an early sync; byte counts ride along with the next heartbeat.
@@ -210,6 +239,7 @@ export class Agent {
   private async reports(): Promise<InstanceReport[]> {
     const ids = new Set([...(await this.o.runtime.list()), ...this.ops.keys(), ...this.failures.keys()]);
     const out: InstanceReport[] = [];
+    const seen = new Map<number, ObservedState>();
     for (const id of [...ids].sort((a, b) => a - b)) {
       const fail = this.failures.get(id);
       if (this.announceLoading.has(id)) {
@@ -221,12 +251,19 @@ export class Agent {
         continue;
       }
       const op = this.ops.get(id);
+      // An update under way: loading, or stopped for a stopped instance (replaced, not started).
+      if (op?.op === 'recreate') {
+        const step = this.progress.get(id) ?? 'updating: recreating the container';
+        out.push({ id, state: op.start ? 'loading' : 'stopped', status_msg: step });
+        continue;
+      }
       // A reboot or recycle under way: loading (the server holds `running` until it is done).
       if (op?.op === 'reboot' || op?.op === 'recycle') {
         out.push({ id, state: 'loading', status_msg: this.progress.get(id) ?? `${op.op} under way` });
         continue;
       }
       const st = await this.o.runtime.inspect(id);
+      seen.set(id, st);
       if (op?.op === 'start' && st.state !== 'exited') {
         out.push({ id, state: 'loading', status_msg: this.progress.get(id) ?? 'preparing the instance' });
         continue;
@@ -256,6 +293,12 @@ export class Agent {
     }
     this.usage.retain(ids);
     if (this.usageReports) for (const r of out) Object.assign(r, this.measured(r));
+    if (this.configGenerations) {
+      for (const r of out) {
+        const g = this.reportedGeneration(r.id, seen.get(r.id));
+        if (g !== undefined) r.generation = g;
+      }
+    }
     return out;
   }
 
@@ -362,6 +405,7 @@ export class Agent {
         hw && hw.cpu_cores > 0 && hw.cpu_ram > 0 ? { cpus: hw.cpu_cores, memoryMb: hw.cpu_ram } : undefined,
       gpus: devices === null ? null : devices.split(',').filter(Boolean),
       publicHost: this.publicHost,
+      generation: w.generation,
       env: {
         ...w.env,
         CONTAINER_ID: String(w.id),
@@ -397,6 +441,7 @@ export class Agent {
           w.id,
           'the instance is gone from the host (found missing when its agent came back)',
         );
+        this.genOf.set(w.id, w.generation ?? 1);
         this.poke();
       }
       if (w.desired === 'destroyed' && state === 'absent') this.failures.delete(w.id);
@@ -404,7 +449,7 @@ export class Agent {
         id: w.id,
         machineId: w.machine_id,
         local: state,
-        failed: this.failures.has(w.id),
+        ...this.freshness(w, st),
         busy: this.ops.has(w.id),
         desired: w.desired,
         serverActual: w.actual_status,
@@ -443,6 +488,7 @@ export class Agent {
             break;
           case 'destroy':
             this.failures.delete(id);
+            this.genOf.delete(id);
             this.announceLoading.delete(id);
             this.runOp(id, 'destroy', () =>
               rt.destroy(id).then(() => this.o.log.info(`instance ${id} destroyed`)),
@@ -458,6 +504,7 @@ export class Agent {
           case 'restart': {
             const spec = this.spec(w);
             this.failures.delete(id);
+            this.genOf.set(id, spec.generation ?? 1);
             // The server hears `loading` at least once before any failure of this start, so a
             // failed restart is not mistaken for the stale `exited` of before the client's start.
             this.announceLoading.add(id);
@@ -474,6 +521,10 @@ export class Agent {
           }
           case 'update-keys':
             await rt.updateKeys(id, w.authorized_keys);
+            break;
+          case 'recreate':
+          case 'recreate-stopped':
+            this.recreate(w, action === 'recreate', here);
             break;
           default:
             assertNever(action, 'agent action');
@@ -548,7 +599,11 @@ export class Agent {
     const rt = this.o.runtime;
     const spec = this.spec(w);
     let finish = () => {};
-    this.ops.set(id, { op: kind, done: new Promise<void>((resolve) => (finish = resolve)) });
+    this.ops.set(id, {
+      op: kind,
+      done: new Promise<void>((resolve) => (finish = resolve)),
+      ...(kind === 'recycle' ? { generation: spec.generation ?? 1 } : {}),
+    });
     this.progress.set(
       id,
       kind === 'reboot'
@@ -565,7 +620,10 @@ export class Agent {
       return `${past}: the container started again at ${new Date().toISOString()}\n`;
     } catch (err) {
       const st = await rt.inspect(id).catch(() => null);
-      if (st?.state !== 'running') this.failures.set(id, `${kind} failed: ${(err as Error).message}`);
+      if (st?.state !== 'running') {
+        this.failures.set(id, `${kind} failed: ${(err as Error).message}`);
+        this.genOf.set(id, spec.generation ?? 1);
+      }
       throw err;
     } finally {
       this.ops.delete(id);
@@ -574,20 +632,88 @@ export class Agent {
     }
   }
 
+  /**
+   * Carries out an update: the instance's container (or files) of an older configuration is
+   * replaced by one made from the server's, run when the instance is to run, left stopped when it
+   * is stopped. Meanwhile it is reported `loading` (or `stopped`) with the step and the new
+   * generation, so the server holds the old container's reports. When it fails, what is left of
+   * the old one is stopped and the instance is reported `exited` with the reason (a client's start
+   * tries again); it is not retried by itself.
+   */
+  private recreate(w: DesiredInstance, start: boolean, here: LocalState): void {
+    const id = w.id;
+    const rt = this.o.runtime;
+    const spec = this.spec(w);
+    const generation = spec.generation ?? 1;
+    this.failures.delete(id);
+    this.announceLoading.delete(id);
+    this.genOf.set(id, generation);
+    this.o.log.info(
+      `instance ${id}: update to configuration generation ${generation}: recreating the container (${here} here${start ? '' : ', left stopped'}); what the old one wrote is gone`,
+    );
+    this.runOp(
+      id,
+      'recreate',
+      async () => {
+        try {
+          await rt.recreate(spec, { start });
+        } catch (err) {
+          if (start) await rt.stop(id).catch(() => {});
+          throw err;
+        }
+        this.o.log.info(`instance ${id} recreated from configuration generation ${generation}`);
+      },
+      { generation, start },
+    );
+    this.poke(); // report the step at once
+  }
+
+  /**
+   * Whether the instance here is of an older configuration generation than the server's (an
+   * update to carry out: `stale`), and whether its last start failed at the current one
+   * (`failed`: not tried again by itself). A failure at an older generation makes it stale, so an
+   * update is also the way out of a failed start. An older server sends no generation: nothing is
+   * ever outdated then.
+   */
+  private freshness(w: DesiredInstance, st: ObservedState | null): { failed: boolean; stale: boolean } {
+    const failedAt = this.failures.has(w.id) ? (this.genOf.get(w.id) ?? 1) : null;
+    const want = w.generation;
+    if (want === undefined) return { failed: failedAt !== null, stale: false };
+    const outdated = st !== null && st.state !== 'absent' && generationOf(st) < want;
+    return {
+      failed: failedAt !== null && failedAt >= want,
+      stale: outdated || (failedAt !== null && failedAt < want),
+    };
+  }
+
+  /** The generation an instance's report describes: what is being made, what failed, or what is here. */
+  private reportedGeneration(id: number, st: ObservedState | undefined): number | undefined {
+    const op = this.ops.get(id);
+    if (this.announceLoading.has(id) || this.failures.has(id)) return this.genOf.get(id);
+    if (op?.op === 'recreate' || op?.op === 'recycle' || op?.op === 'reboot') return op.generation;
+    if (op?.op === 'start' && st?.state !== 'exited') return this.genOf.get(id);
+    return st && st.state !== 'absent' ? generationOf(st) : undefined;
+  }
+
   /** Runs one operation of an instance in the background; its end wakes the loop for a sync. */
-  private runOp(id: number, op: Op, fn: () => Promise<void>): void {
+  private runOp(
+    id: number,
+    op: Op,
+    fn: () => Promise<void>,
+    extra: { generation?: number; start?: boolean } = {},
+  ): void {
     const done = fn()
       .catch((err) => {
         const msg = `failed to ${op}: ${(err as Error).message}`;
         this.o.log.error(`instance ${id}: ${msg}`);
-        if (op === 'start') this.failures.set(id, msg);
+        if (op === 'start' || op === 'recreate') this.failures.set(id, msg);
       })
       .finally(() => {
         this.ops.delete(id);
         this.progress.delete(id);
         this.poke();
       });
-    this.ops.set(id, { op, done });
+    this.ops.set(id, { op, done, ...extra });
   }
 
   /**

@@ -40,6 +40,33 @@ describe('agent reconcile', () => {
     expect(decideAction('exited', false, 'running', 'stopped')).toBe('restart');
     expect(decideAction('stopped', true, 'running', 'stopped')).toBe('restart');
   });
+
+  it('outdated by an update: recreated from the new configuration, whatever the server shows', () => {
+    for (const s of SERVER) {
+      const lost = s === 'unknown' || s === 'offline';
+      for (const l of ['stopped', 'starting', 'running', 'exited'] as const) {
+        expect(decideAction(l, false, 'running', s, true)).toBe('recreate');
+        // The recreate of this configuration failed here: again only on a client's start.
+        expect(decideAction(l, true, 'running', s, true)).toBe(
+          !lost && (s === null || s === 'stopped') ? 'recreate' : 'none',
+        );
+      }
+      // Nothing here (removed before a crash, or never made): a start of the new configuration,
+      // unless the server has lost sight of the host.
+      expect(decideAction('absent', false, 'running', s, true)).toBe(lost ? 'none' : 'start');
+      expect(decideAction('absent', true, 'running', s, true)).toBe(
+        !lost && (s === null || s === 'stopped') ? 'start' : 'none',
+      );
+      // Desired stopped: stopped first, then replaced, left stopped; nothing here, nothing to do.
+      expect(decideAction('running', false, 'stopped', s, true)).toBe('stop');
+      expect(decideAction('exited', false, 'stopped', s, true)).toBe('stop');
+      expect(decideAction('stopped', false, 'stopped', s, true)).toBe('recreate-stopped');
+      expect(decideAction('stopped', true, 'stopped', s, true)).toBe('none');
+      expect(decideAction('absent', false, 'stopped', s, true)).toBe('none');
+      // A destroy wins over an update.
+      expect(decideAction('running', false, 'destroyed', s, true)).toBe('destroy');
+    }
+  });
 });
 
 describe('agent reconcile per machine (one slot, one running container)', () => {
@@ -119,6 +146,32 @@ describe('agent reconcile per machine (one slot, one running container)', () => 
     expect(planReconcile([{ ...orphan, local: 'absent' }, item({ id: 2, machineId: 1 })], [1])).toEqual([
       { id: 2, action: 'start' },
     ]);
+  });
+
+  it('a recreate that runs the new container waits for the machine like a start; one left stopped does not', () => {
+    const neighbour = item({ id: 1, local: 'running', desired: 'stopped' });
+    const updated = item({ id: 2, local: 'stopped', serverActual: 'loading', stale: true });
+    expect(planReconcile([neighbour, updated], [1])).toEqual([
+      { id: 1, action: 'stop' },
+      { id: 2, action: 'wait' },
+    ]);
+    // Running itself, it holds its own machine: recreated at once.
+    expect(planReconcile([{ ...updated, local: 'running' }], [1])).toEqual([{ id: 2, action: 'recreate' }]);
+    const stopped = item({
+      id: 3,
+      local: 'stopped',
+      desired: 'stopped',
+      serverActual: 'stopped',
+      stale: true,
+    });
+    expect(planReconcile([item({ id: 4, local: 'running', serverActual: 'running' }), stopped], [1])).toEqual(
+      [
+        { id: 3, action: 'recreate-stopped' },
+        { id: 4, action: 'update-keys' },
+      ],
+    );
+    // One operation at a time: a busy instance is not recreated until its operation ends.
+    expect(planReconcile([{ ...updated, local: 'running', busy: true }], [1])).toEqual([]);
   });
 
   it('stops and destroys come first; busy instances get nothing', () => {

@@ -5,7 +5,17 @@ import type { DesiredState } from '../contract/agent-protocol.js';
 import type { ObservedState } from './runtime.js';
 
 export type LocalState = ObservedState['state'];
-export type AgentAction = 'start' | 'restart' | 'stop' | 'destroy' | 'update-keys' | 'none';
+export type AgentAction =
+  | 'start'
+  | 'restart'
+  | 'stop'
+  | 'destroy'
+  | 'update-keys'
+  /** Replace what is here by a container of the new configuration, and run it. */
+  | 'recreate'
+  /** Replace what is here by a container of the new configuration, left stopped. */
+  | 'recreate-stopped'
+  | 'none';
 
 /**
  * - destroyed: remove whatever is here.
@@ -14,20 +24,34 @@ export type AgentAction = 'start' | 'restart' | 'stop' | 'destroy' | 'update-key
  *   (its main process died, or its start failed) never runs again by itself (docs/api.md, "Instances"): only when the server shows it null or stopped again — a client's start — is it
  *   restarted. Unknown and offline never run again either: kept if still running here, never
  *   started.
+ * - outdated (`stale`: what is here, or what last failed to start, is of an older configuration
+ *   generation than the server's, after an update): recreated from the new configuration, even
+ *   when the server has lost sight of the host meanwhile (the client asked for it; a report of
+ *   the new container brings it back). What is absent here is simply started from it. A stopped
+ *   instance is stopped first and then replaced, left stopped. `failed` then means the recreate
+ *   of the current configuration failed here: it is not tried again by itself.
  */
 export function decideAction(
   local: LocalState,
   failed: boolean,
   desired: DesiredState,
   serverActual: string | null,
+  stale = false,
 ): AgentAction {
   switch (desired) {
     case 'destroyed':
       return local === 'absent' ? 'none' : 'destroy';
     case 'stopped':
-      return local === 'running' || local === 'starting' || local === 'exited' ? 'stop' : 'none';
+      if (local === 'running' || local === 'starting' || local === 'exited') return 'stop';
+      return stale && !failed && local === 'stopped' ? 'recreate-stopped' : 'none';
     case 'running': {
       const lost = serverActual === 'unknown' || serverActual === 'offline';
+      if (stale) {
+        // The recreate of this configuration already failed here (`failed`): like a failed start,
+        // it is tried again only when a client's start shows the instance null or stopped again.
+        if (failed && (lost || !(serverActual === null || serverActual === 'stopped'))) return 'none';
+        return local !== 'absent' ? 'recreate' : lost ? 'none' : 'start';
+      }
       if (local === 'exited' || failed) {
         return !lost && (serverActual === null || serverActual === 'stopped') ? 'restart' : 'none';
       }
@@ -58,6 +82,8 @@ export interface ReconcileItem {
   busy: boolean;
   desired: DesiredState;
   serverActual: string | null;
+  /** What is here (or last failed to start) is of an older configuration generation. */
+  stale?: boolean;
 }
 
 /** `wait`: a start that must wait until the machine's other instance has stopped here. */
@@ -73,8 +99,10 @@ export type PlannedAction = Exclude<AgentAction, 'none'> | 'wait';
  *   begun per round; the agent syncs again when an operation ends, so the waiting start follows.
  * - An instance whose machine is not one of `machineIds` (the server no longer knows it) and
  *   that still runs here blocks every machine: which GPUs it holds is not known.
- * Busy instances get nothing (one operation at a time per instance). Order of the result:
- * stops/destroys, then key updates, then starts and waits.
+ * A recreate that runs the new container is a start (the machine may be another's until its stop
+ * ends); one left stopped comes first, with the stops. Busy instances get nothing (one operation
+ * at a time per instance). Order of the result: stops/destroys, then key updates, then starts and
+ * waits.
  */
 export function planReconcile(
   items: ReconcileItem[],
@@ -83,7 +111,7 @@ export function planReconcile(
   const known = new Set(machineIds);
   const decided = items.map((it) => ({
     it,
-    action: it.busy ? 'none' : decideAction(it.local, it.failed, it.desired, it.serverActual),
+    action: it.busy ? 'none' : decideAction(it.local, it.failed, it.desired, it.serverActual, it.stale),
   }));
   // What occupies a machine's GPUs after this round's stops and destroys have begun.
   const occupies = ({ it, action }: (typeof decided)[number]) =>
@@ -107,13 +135,15 @@ export function planReconcile(
         break;
       case 'stop':
       case 'destroy':
+      case 'recreate-stopped': // replaced without running: it takes no GPU
         first.push({ id: it.id, action });
         break;
       case 'update-keys':
         keys.push({ id: it.id, action });
         break;
       case 'start':
-      case 'restart': {
+      case 'restart':
+      case 'recreate': {
         const holder = taken.get(it.machineId);
         if ((holder !== undefined && holder !== it.id) || everywhere) {
           starts.push({ id: it.id, action: 'wait' });

@@ -63,6 +63,6 @@ describe.skipIf(why !== null)('docker runtime: runtype args', () => {
       () => rt.inspect(id),
       (s) => s.state === 'exited',
     );
-    expect(st).toEqual({ state: 'exited', msg: 'container exited (exit code 3)' });
+    expect(st).toEqual({ state: 'exited', msg: 'container exited (exit code 3)', generation: 1 });
   }, 60_000);
 });

@@ -19,6 +19,7 @@ const spec: InstanceSpec = {
   limits: { cpus: 8, memoryMb: 32768 },
   gpus: ['2', '3'],
   publicHost: '203.0.113.7',
+  generation: 3,
 };
 
 describe('containerCreateBody', () => {
@@ -47,7 +48,12 @@ describe('containerCreateBody', () => {
         'VAST_UDP_PORT_9000=41090',
         'OPENRIG_UDP_PORT_9000=41090',
       ],
-      Labels: { 'openrig.instance': '42', 'openrig.agent': 'agent-uid-1', 'openrig.ssh_port': '41022' },
+      Labels: {
+        'openrig.instance': '42',
+        'openrig.agent': 'agent-uid-1',
+        'openrig.ssh_port': '41022',
+        'openrig.generation': '3',
+      },
       ExposedPorts: { '8080/tcp': {}, '9000/udp': {} },
       HostConfig: {
         Init: true,

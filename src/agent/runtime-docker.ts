@@ -21,6 +21,8 @@ import { dirSize } from './usage.js';
 export const LABEL_INSTANCE = 'openrig.instance';
 export const LABEL_AGENT = 'openrig.agent';
 export const LABEL_SSH_PORT = 'openrig.ssh_port';
+/** The configuration generation the container was created from (absent: 1, older containers). */
+export const LABEL_GENERATION = 'openrig.generation';
 
 /**
  * The container's main process: runs `onstart` ($1) once in the background, its output going to
@@ -119,6 +121,7 @@ export function containerCreateBody(i: ContainerBodyInput): Record<string, unkno
       [LABEL_INSTANCE]: String(spec.id),
       [LABEL_AGENT]: i.agentUid,
       [LABEL_SSH_PORT]: String(i.sshPort),
+      [LABEL_GENERATION]: String(spec.generation ?? 1),
     },
     ExposedPorts: exposed,
     HostConfig: host,
@@ -299,20 +302,22 @@ export class DockerRuntime implements Runtime {
       return { state: 'absent' };
     }
     const s = c.State ?? {};
+    const generation = Number(c.Config?.Labels?.[LABEL_GENERATION]) || 1;
     if (s.Running && !s.Paused && !s.Restarting) {
       const port = Number(c.Config?.Labels?.[LABEL_SSH_PORT]);
       try {
         await this.ensureSsh(id, port);
       } catch (err) {
-        return { state: 'exited', msg: (err as Error).message };
+        return { state: 'exited', msg: (err as Error).message, generation };
       }
-      return { state: 'running', sshPort: port, ports: this.portsOf(c, port) };
+      return { state: 'running', sshPort: port, ports: this.portsOf(c, port), generation };
     }
-    if (s.Running || s.Restarting) return { state: 'starting' };
+    if (s.Running || s.Restarting) return { state: 'starting', generation };
     this.closeSsh(id);
-    if (s.Status === 'created' || existsSync(path.join(this.dir(id), 'stopped'))) return { state: 'stopped' };
+    if (s.Status === 'created' || existsSync(path.join(this.dir(id), 'stopped')))
+      return { state: 'stopped', generation };
     const why = s.OOMKilled ? 'out of memory' : s.Error ? s.Error : `exit code ${s.ExitCode}`;
-    return { state: 'exited', msg: `container exited (${why})` };
+    return { state: 'exited', msg: `container exited (${why})`, generation };
   }
 
   private portsOf(c: ContainerInspect, sshPort: number): PortMap {
@@ -360,14 +365,6 @@ export class DockerRuntime implements Runtime {
 
   /** Pulls the image again and recreates the container on the same SSH and published ports. */
   async recycle(spec: InstanceSpec): Promise<void> {
-    const c = await this.engine.inspect(containerName(spec.id));
-    const sshPort = Number(c?.Config?.Labels?.[LABEL_SSH_PORT]) || (await freePort(this.o.sshBind));
-    const hostPorts: Record<string, number> = {};
-    for (const p of spec.ports ?? []) {
-      const key = `${p.container}/${p.proto}`;
-      hostPorts[key] =
-        Number(c?.HostConfig?.PortBindings?.[key]?.[0]?.HostPort) || (await freePort('0.0.0.0'));
-    }
     const auth = parseImageLogin(spec.imageLogin, spec.image);
     const mb = (n: number) => Math.round(n / 1e6);
     let last = 0;
@@ -382,6 +379,35 @@ export class DockerRuntime implements Runtime {
       if (!(await this.engine.imageExists(spec.image))) throw err;
       this.o.log.warn(`instance ${spec.id}: recycle uses the local ${spec.image}: ${(err as Error).message}`);
     }
+    await this.replace(spec, true);
+  }
+
+  /**
+   * An update: the image is pulled when missing (as for a start), then the container is replaced
+   * by one of the new configuration, its writable layer (the disk) starting afresh. Nothing is
+   * removed before the image is there, so a failed pull leaves the old container as it was.
+   */
+  async recreate(spec: InstanceSpec, opts: { start: boolean }): Promise<void> {
+    await this.prepare(spec);
+    await this.replace(spec, opts.start);
+  }
+
+  /**
+   * Removes the instance's container (if any) and creates it afresh from `spec`, on the same SSH
+   * port and the same host ports for the container ports the spec still publishes (new ones get
+   * free ports); started when `start`, else left as created (stopped).
+   */
+  private async replace(spec: InstanceSpec, start: boolean): Promise<void> {
+    const c = await this.engine.inspect(containerName(spec.id));
+    if (c && c.Config?.Labels?.[LABEL_AGENT] !== this.o.agentUid)
+      throw new Error(`a container named ${containerName(spec.id)} exists that this agent did not create`);
+    const sshPort = Number(c?.Config?.Labels?.[LABEL_SSH_PORT]) || (await freePort(this.o.sshBind));
+    const hostPorts: Record<string, number> = {};
+    for (const p of spec.ports ?? []) {
+      const key = `${p.container}/${p.proto}`;
+      hostPorts[key] =
+        Number(c?.HostConfig?.PortBindings?.[key]?.[0]?.HostPort) || (await freePort('0.0.0.0'));
+    }
     this.o.onProgress?.(spec.id, 'creating the container');
     this.closeSsh(spec.id);
     await this.engine.remove(containerName(spec.id));
@@ -393,6 +419,13 @@ export class DockerRuntime implements Runtime {
       diskQuota: this.diskQuota,
     });
     await this.engine.create(containerName(spec.id), body);
+    const stopped = path.join(this.dir(spec.id), 'stopped');
+    if (!start) {
+      mkdirSync(this.dir(spec.id), { recursive: true, mode: 0o700 });
+      writeFileSync(stopped, '');
+      return;
+    }
+    rmSync(stopped, { force: true });
     await this.engine.start(containerName(spec.id));
     await this.inspect(spec.id); // its SSH server listens again
   }

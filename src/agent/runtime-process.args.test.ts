@@ -58,7 +58,7 @@ describe('process runtime: runtype args', () => {
     ).toBe('logged\n');
     expect((await rt.inspect(1)).state).toBe('running');
     await rt.stop(1);
-    expect(await rt.inspect(1)).toEqual({ state: 'stopped' });
+    expect(await rt.inspect(1)).toEqual({ state: 'stopped', generation: 1 });
   });
 
   it('without an entrypoint the first argument is the program', async () => {
@@ -79,7 +79,7 @@ describe('process runtime: runtype args', () => {
       () => rt.inspect(3),
       (s) => s.state === 'exited',
     );
-    expect(st).toEqual({ state: 'exited', msg: expect.stringContaining('code 3') });
+    expect(st).toEqual({ state: 'exited', msg: expect.stringContaining('code 3'), generation: 1 });
     expect(existsSync(path.join(rt.dir(3), 'root/onstart.ran'))).toBe(false);
   });
 

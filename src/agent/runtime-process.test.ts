@@ -67,7 +67,7 @@ describe.skipIf(!existsSync('/usr/bin/ssh'))('process runtime', () => {
     expect(await rt.inspect(1)).toEqual({ state: 'absent' });
     const { sshPort } = await rt.start(spec(1));
     const st = await rt.inspect(1);
-    expect(st).toEqual({ state: 'running', sshPort });
+    expect(st).toEqual({ state: 'running', sshPort, generation: 1 });
     const pid = Number(readFileSync(path.join(rt.dir(1), 'main.pid'), 'utf8'));
     expect(isMainProcess(pid, rt.dir(1))).toBe(true);
 
@@ -126,7 +126,7 @@ describe.skipIf(!existsSync('/usr/bin/ssh'))('process runtime', () => {
     );
     const pid = Number(readFileSync(path.join(rt.dir(2), 'main.pid'), 'utf8'));
     await rt.stop(2);
-    expect(await rt.inspect(2)).toEqual({ state: 'stopped' });
+    expect(await rt.inspect(2)).toEqual({ state: 'stopped', generation: 1 });
     expect(isMainProcess(pid, rt.dir(2))).toBe(false);
     // onstart's `sleep 300` was in the tree: nothing of the instance is left.
     const left = spawnSync('ps', ['-o', 'pid=,stat=,comm=', '-g', String(pid)], { encoding: 'utf8' });

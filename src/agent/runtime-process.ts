@@ -139,6 +139,12 @@ export class ProcessRuntime implements Runtime {
 
   async prepare(spec: InstanceSpec): Promise<void> {
     const d = this.dir(spec.id);
+    // A new instance's files are of its spec's generation; an existing one's change generation
+    // only by recreate (a reboot of an outdated instance must not pass for the update).
+    if (!existsSync(d)) {
+      mkdirSync(d, { recursive: true, mode: 0o700 });
+      writeFileSync(path.join(d, FILES.generation), `${spec.generation ?? 1}\n`);
+    }
     mkdirSync(path.join(d, FILES.root), { recursive: true, mode: 0o700 });
     const hostKey = path.join(d, FILES.hostKey);
     if (!existsSync(hostKey)) {
@@ -235,15 +241,18 @@ export class ProcessRuntime implements Runtime {
   async inspect(id: number): Promise<ObservedState> {
     const d = this.dir(id);
     if (!existsSync(d)) return { state: 'absent' };
+    const generation = readInt(this.file(id, FILES.generation)) ?? 1;
     const pid = readInt(this.file(id, FILES.pid));
-    if (pid === null) return { state: 'stopped' };
+    if (pid === null) return { state: 'stopped', generation };
     if (!isMainProcess(pid, d)) {
       const why = this.exitMsgs.get(id) ?? `main process (pid ${pid}) is gone`;
       const last = this.lastLogLine(id);
-      return { state: 'exited', msg: last ? `${why}: ${last}` : why };
+      return { state: 'exited', msg: last ? `${why}: ${last}` : why, generation };
     }
     const port = readInt(this.file(id, FILES.port));
-    return port === null ? { state: 'starting' } : { state: 'running', sshPort: port };
+    return port === null
+      ? { state: 'starting', generation }
+      : { state: 'running', sshPort: port, generation };
   }
 
   /** The supervisor's last error line (a crash, a failed listen), for status_msg. */
@@ -292,13 +301,30 @@ export class ProcessRuntime implements Runtime {
     await this.start(spec);
   }
 
-  /** The process runtime has no image: a recycle empties the working directory and starts afresh. */
+  /**
+   * The process runtime has no image: a recycle empties the working directory and starts afresh,
+   * as a recreate from the same configuration does.
+   */
   async recycle(spec: InstanceSpec): Promise<void> {
+    await this.recreate(spec, { start: true });
+  }
+
+  /**
+   * An update: the instance's processes end, its working directory (its disk) is emptied, and its
+   * files are written from the new spec; the SSH host key and port stay. The generation is
+   * written last, so an agent that dies part-way finds the old generation and does it again.
+   */
+  async recreate(spec: InstanceSpec, opts: { start: boolean }): Promise<void> {
     await this.stop(spec.id);
-    const root = path.join(this.dir(spec.id), FILES.root);
+    const d = this.dir(spec.id);
+    const root = path.join(d, FILES.root);
     rmSync(root, { recursive: true, force: true });
-    mkdirSync(root, { recursive: true, mode: 0o700 });
-    await this.start(spec);
+    rmSync(this.file(spec.id, FILES.onstartLog), { force: true });
+    await this.prepare(spec);
+    const gen = this.file(spec.id, FILES.generation);
+    writeFileSync(`${gen}.tmp`, `${spec.generation ?? 1}\n`);
+    renameSync(`${gen}.tmp`, gen);
+    if (opts.start) await this.start(spec);
   }
 
   /**

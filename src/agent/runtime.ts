@@ -30,22 +30,36 @@ export interface InstanceSpec {
   gpus?: string[] | null;
   /** The address renters reach the instance at (PUBLIC_IPADDR in its environment). */
   publicHost?: string;
+  /**
+   * The configuration generation this spec is (1 at creation, one more per update), recorded with
+   * what the runtime creates from it, so a container of an older configuration is recognised.
+   */
+  generation?: number;
 }
 
 /** Published ports as clients read them: {"8080/tcp": [{"HostIp": "0.0.0.0", "HostPort": "41001"}]}. */
 export type PortMap = Record<string, { HostIp: string; HostPort: string }[]>;
 
+/**
+ * What the runtime holds of an instance. `generation`: the configuration generation it was
+ * created from (absent: 1, what runtimes recorded before generations existed).
+ */
 export type ObservedState =
   /** Nothing of this instance on the host. */
   | { state: 'absent' }
   /** Prepared (or stopped): its files are there, nothing runs. */
-  | { state: 'stopped' }
+  | { state: 'stopped'; generation?: number }
   /** Its main process runs and its SSH server accepts connections on `sshPort`. */
-  | { state: 'running'; sshPort: number; ports?: PortMap }
+  | { state: 'running'; sshPort: number; ports?: PortMap; generation?: number }
   /** Its main process runs but SSH does not accept yet. */
-  | { state: 'starting' }
+  | { state: 'starting'; generation?: number }
   /** Its main process died without being stopped. */
-  | { state: 'exited'; msg: string };
+  | { state: 'exited'; msg: string; generation?: number };
+
+/** The configuration generation of what the runtime holds (1 when it recorded none). */
+export function generationOf(st: ObservedState): number {
+  return st.state === 'absent' ? 0 : (st.generation ?? 1);
+}
 
 /** The bytes an instance's disk holds. */
 export interface DiskUsage {
@@ -75,6 +89,14 @@ export interface Runtime {
   reboot(spec: InstanceSpec): Promise<void>;
   /** Fetches its image again and recreates it from scratch (same SSH port). */
   recycle(spec: InstanceSpec): Promise<void>;
+  /**
+   * Replaces what it holds of the instance by a container made from `spec`, a new configuration
+   * (an update): the image pulled when missing, the same SSH port and the host ports of the
+   * container ports it still publishes, `spec.generation` recorded. What the old one wrote (its
+   * disk) is gone. Started when `start`, else left stopped. Safe to run again after a crash
+   * part-way: what it finds of the old one is removed.
+   */
+  recreate(spec: InstanceSpec, opts: { start: boolean }): Promise<void>;
   /** Runs an allow-listed command in it; its stdout and stderr. */
   execute(id: number, argv: string[]): Promise<string>;
   /**

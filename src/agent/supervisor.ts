@@ -36,6 +36,8 @@ export const FILES = {
   log: 'supervisor.log',
   port: 'ssh.port',
   pid: 'main.pid',
+  /** The configuration generation the instance's files were made from (absent: 1). */
+  generation: 'generation',
 } as const;
 
 function main(dir: string): void {

@@ -25,6 +25,16 @@ export class StillRuntime implements Runtime {
   }
   async reboot(_spec: InstanceSpec): Promise<void> {}
   async recycle(_spec: InstanceSpec): Promise<void> {}
+  /** Holds the new configuration's instance, running or stopped, of the spec's generation. */
+  async recreate(spec: InstanceSpec, opts: { start: boolean }): Promise<void> {
+    const generation = spec.generation ?? 1;
+    this.state.set(
+      spec.id,
+      opts.start
+        ? { state: 'running', sshPort: 40000 + spec.id, generation }
+        : { state: 'stopped', generation },
+    );
+  }
   async execute(): Promise<string> {
     return '';
   }
