@@ -29,6 +29,8 @@ import type {
   TemplateReply,
   TemplatesReply,
   RestartReply,
+  UpdateInstanceBody,
+  UpdateInstanceReply,
   TfaMethodName,
   TfaStatus,
   TfaVerification,
@@ -148,6 +150,10 @@ export class OpenrigClient extends HttpClient {
   }
   recycleInstance(id: number): Promise<RestartReply> {
     return this.request('PUT', `${V0}/instances/recycle/${id}/`, { body: {} });
+  }
+  /** A new configuration; the host recreates the container from it (its disk starts afresh). */
+  updateInstance(id: number, body: UpdateInstanceBody): Promise<UpdateInstanceReply> {
+    return this.request('PUT', `${V0}/instances/update_template/${id}/`, { body: { id, ...body } });
   }
   executeCommand(id: number, command: string): Promise<{ result_url: string }> {
     return this.request('PUT', `${V0}/instances/command/${id}/`, { body: { command } });

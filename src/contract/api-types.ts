@@ -105,6 +105,25 @@ export interface DeleteMachineReply extends SuccessReply {
   maintenances_cancelled: number;
 }
 
+/**
+ * update instance's body (docs/market.md, "Updating an instance"): only what changes; a template
+ * (by hash_id or id) gives its image, env, onstart and runtype under the fields given.
+ */
+export interface UpdateInstanceBody {
+  image?: string;
+  env?: Record<string, string>;
+  onstart?: string;
+  args?: string[];
+  template_hash_id?: string;
+  template_id?: number;
+}
+
+/** The instance as the update wrote it: loading until its host has recreated it (stopped: stays). */
+export interface UpdateInstanceReply extends SuccessReply {
+  msg: string;
+  updated_instance: Instance;
+}
+
 /** Reboot / recycle: result_url answers once the host has done it (absent: one was under way). */
 export interface RestartReply extends SuccessReply {
   msg: string;

@@ -15,6 +15,7 @@ const USER_GROUPS = [
   'stop',
   'start',
   'destroy',
+  'update',
   'delete',
   'label',
   'list',
@@ -92,6 +93,7 @@ describe('--help', () => {
       'create template',
       'show templates',
       'delete template',
+      'update instance',
       'delete machine',
     ]) {
       expect(paths).toContain(p);

@@ -24,7 +24,7 @@ export function registerUserCommands(program: Command): void {
   const stop = group('stop', 'stop instances');
   const start = group('start', 'start stopped instances');
   const destroy = group('destroy', 'destroy instances');
-  const update = group('update', 'update environment variables');
+  const update = group('update', "update an instance's configuration or an environment variable");
   const del = group('delete', 'delete templates, environment variables and machines');
   const label = group('label', 'label an instance');
   const reboot = group('reboot', 'restart an instance (its disk is kept)');
@@ -41,7 +41,7 @@ export function registerUserCommands(program: Command): void {
 
   registerAccountCommands(program, show, set);
   registerOfferCommands(search, create);
-  registerInstanceCommands(show, program, { stop, start, destroy, label, reboot, recycle });
+  registerInstanceCommands(show, program, { stop, start, destroy, label, reboot, recycle, update });
   registerMachineCommands({ show, list, unlist, schedule, cancel, del });
   registerKeyCommands(apiKey, sshKey);
   registerTfaCommands(tfa);

@@ -1,15 +1,16 @@
 // Instance commands: show instances | show instance ID | stop|start|destroy instance ID… |
-// label instance | ssh-url ID | ssh ID | wait ID.
+// label instance | update instance ID | ssh-url ID | ssh ID | wait ID.
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { Instance } from '../../contract/api-types.js';
+import type { Instance, UpdateInstanceBody } from '../../contract/api-types.js';
 import { ApiError } from '../../client/client.js';
 import { textOf } from '../../contract/text.js';
 import { readConfig } from '../config-file.js';
 import { act, CliFailure, common, intArg, numArg, UsageError, type Ctx, type Opts } from './context.js';
 import { instanceDetail, instancesTable } from './views.js';
+import { onstartOf, parseEnv } from './offers.js';
 import {
   DEFAULT_INTERVAL_S,
   describeOutcome,
@@ -33,7 +34,7 @@ import {
 export function registerInstanceCommands(
   show: Command,
   program: Command,
-  verbs: Record<'stop' | 'start' | 'destroy' | 'label' | 'reboot' | 'recycle', Command>,
+  verbs: Record<'stop' | 'start' | 'destroy' | 'label' | 'reboot' | 'recycle' | 'update', Command>,
 ): void {
   common(
     show.command('instances').description('list your instances'),
@@ -168,6 +169,48 @@ export function registerInstanceCommands(
       }),
     );
   }
+
+  waitOptions(
+    common(
+      verbs.update
+        .command('instance')
+        .argument('<id>', 'instance ID')
+        .option('--image <image>', 'the new container image')
+        .option(
+          '--env <spec...>',
+          "the new environment and ports, docker style: '-e KEY=VALUE -p 8080:8080' (replaces the whole env)",
+        )
+        .option('--onstart <file>', 'the new script run once when the instance starts')
+        .option('--onstart-cmd <cmd>', 'the new command run once when the instance starts')
+        .option('--args <args...>', 'new arguments for the image entrypoint (runtype args)')
+        .option(
+          '--template <hash>',
+          "a template's hash_id: its image, env, onstart and runtype, under the options given",
+        )
+        .option('--wait', 'wait until the new container runs')
+        .description(
+          "recreate an instance's container from a new configuration: same machine, GPUs and price; its disk starts afresh",
+        ),
+      "openrig update instance 12 --image pytorch/pytorch:2.3 --wait\nopenrig update instance 12 --env '-e HF_TOKEN=abc -p 8888:8888' --onstart-cmd 'python serve.py'\nopenrig update instance 12 --template 3f2a9c0d8e7b6a5f4e3d2c1b0a998877",
+    ),
+  ).action(
+    act(async (ctx, [id], opts) => {
+      const n = intArg(id, 'instance ID');
+      const body = updateBody(opts);
+      if (opts.wait) checkWaitOptions(opts); // bad wait options change nothing
+      const r = await ctx.client.updateInstance(n, body);
+      const stopped = r.updated_instance?.intended_status === 'stopped';
+      if (ctx.raw) ctx.printRaw();
+      else
+        ctx.out(
+          stopped
+            ? `Instance ${n} updated; it stays stopped, and its next start runs the new configuration (its disk starts afresh).\n`
+            : `Instance ${n} updated; its host recreates the container from the new configuration (its disk starts afresh).\n`,
+        );
+      if (opts.wait && !stopped) await waitAndReport(ctx, n, opts);
+      else if (!ctx.raw && !stopped) ctx.out(`Wait for it: openrig wait ${n}\n`);
+    }),
+  );
 
   common(
     program
@@ -429,6 +472,32 @@ async function runningInstance(ctx: Ctx, id: number): Promise<Instance> {
     throw new CliFailure(`instance ${id} is ${stateLabel(inst)}, not running: no SSH${hint}`);
   }
   return inst;
+}
+
+/**
+ * The update-instance body from the command's options: only what is given, so the instance (or
+ * the template, with --template) keeps the rest; at least one change.
+ */
+export function updateBody(opts: Opts): UpdateInstanceBody {
+  const body: UpdateInstanceBody = {};
+  if (opts.image !== undefined) {
+    body.image = String(opts.image);
+    if (body.image.trim() === '') throw new UsageError('--image must name a container image');
+  }
+  if (opts.env) body.env = parseEnv(opts.env as string[]);
+  const onstart = onstartOf(opts);
+  if (onstart !== undefined) body.onstart = onstart;
+  if (opts.args) body.args = opts.args as string[];
+  if (opts.template !== undefined) {
+    body.template_hash_id = String(opts.template).trim();
+    if (body.template_hash_id === '')
+      throw new UsageError('--template must be a template hash_id (show templates lists them)');
+  }
+  if (Object.keys(body).length === 0)
+    throw new UsageError(
+      'nothing to update: give --image, --env, --onstart FILE, --onstart-cmd CMD, --args or --template',
+    );
+  return body;
 }
 
 /** What the wait line shows: the state and, when the host says more, its status message. */
