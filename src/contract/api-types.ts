@@ -114,6 +114,7 @@ export interface UpdateInstanceBody {
   env?: Record<string, string>;
   onstart?: string;
   args?: string[];
+  runtype?: string;
   template_hash_id?: string;
   template_id?: number;
 }

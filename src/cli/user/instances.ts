@@ -182,7 +182,8 @@ export function registerInstanceCommands(
         )
         .option('--onstart <file>', 'the new script run once when the instance starts')
         .option('--onstart-cmd <cmd>', 'the new command run once when the instance starts')
-        .option('--args <args...>', 'new arguments for the image entrypoint (runtype args)')
+        .option('--args <args...>', 'new arguments for the image entrypoint (they select runtype args)')
+        .option('--runtype <type>', 'a new launch mode: ssh, jupyter_proxy ssh_proxy, args …')
         .option(
           '--template <hash>',
           "a template's hash_id: its image, env, onstart and runtype, under the options given",
@@ -488,6 +489,7 @@ export function updateBody(opts: Opts): UpdateInstanceBody {
   const onstart = onstartOf(opts);
   if (onstart !== undefined) body.onstart = onstart;
   if (opts.args) body.args = opts.args as string[];
+  if (opts.runtype !== undefined) body.runtype = String(opts.runtype);
   if (opts.template !== undefined) {
     body.template_hash_id = String(opts.template).trim();
     if (body.template_hash_id === '')
@@ -495,7 +497,7 @@ export function updateBody(opts: Opts): UpdateInstanceBody {
   }
   if (Object.keys(body).length === 0)
     throw new UsageError(
-      'nothing to update: give --image, --env, --onstart FILE, --onstart-cmd CMD, --args or --template',
+      'nothing to update: give --image, --env, --onstart FILE, --onstart-cmd CMD, --args, --runtype or --template',
     );
   return body;
 }

@@ -14,6 +14,7 @@ describe('update instance body', () => {
       env: { A: '1', '-p 8080:8080': '1', B: 'two words' },
       onstart: 'echo hi',
     });
+    expect(updateBody({ runtype: 'ssh' })).toEqual({ runtype: 'ssh' });
     expect(updateBody({ template: ' 3f2a ', args: ['-c', 'sleep 1'] })).toEqual({
       template_hash_id: '3f2a',
       args: ['-c', 'sleep 1'],

@@ -355,6 +355,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
               items: { type: 'string' },
               description: 'Arguments (runtype args), as a list or one string split as a shell does',
             },
+            runtype: nullable('string', 'ssh, jupyter_proxy ssh_proxy, args … (args given: args)'),
             template_id: {
               type: ['integer', 'string', 'null'],
               description: "A template's id (yours or a public one)",

@@ -159,6 +159,13 @@ describeEachDb('update instance', (dialect) => {
     const e = await update(t(), me.apiKey, id, { env: "-e MSG='a b' -p 9000:9000" });
     expect(e.status, e.raw).toBe(200);
     expect(JSON.parse((await row(t(), id)).env)).toEqual({ MSG: 'a b', '-p 9000:9000': '1' });
+    // A runtype given is the way back: the onstart runs in the background again, args are unused.
+    const back = await update(t(), me.apiKey, id, { runtype: 'ssh', onstart: 'echo back' });
+    expect(back.status, back.raw).toBe(200);
+    expect((await row(t(), id)).runtype).toBe('ssh');
+    const [d2] = await sync(t(), h, []);
+    expect(d2).not.toHaveProperty('args');
+    expect(d2).toMatchObject({ onstart: 'echo back' });
   });
 
   it('refuses bad input with a 400 naming the field, and changes nothing', async () => {
@@ -173,6 +180,7 @@ describeEachDb('update instance', (dialect) => {
       [{ env: [1] }, /env/],
       [{ onstart: 'x'.repeat(5000) }, /onstart/],
       [{ args: [1, 2] }, /args/],
+      [{ runtype: 'bogus' }, /runtype/],
       [{ disk: 50 }, /disk/],
       [{}, /Nothing to update/],
       [{ id: id + 1, image: 'x' }, /id/],

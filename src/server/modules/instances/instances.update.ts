@@ -36,6 +36,8 @@ export interface UpdateInput {
   env?: Record<string, unknown>;
   onstart?: string;
   args?: string[];
+  /** The launch mode (create's runtype); arguments given select `args` unless this says otherwise. */
+  runtype?: string;
   templateHashId?: string;
   templateId?: unknown;
 }
@@ -70,6 +72,10 @@ export function parseUpdateBody(id: number, body: unknown): UpdateInput {
     else if (Array.isArray(b.args) && b.args.every((a) => typeof a === 'string')) out.args = b.args;
     else throw bad('args must be a string of arguments or an array of strings');
   }
+  if (given(b.runtype)) {
+    if (typeof b.runtype !== 'string') throw bad('runtype must be a string such as "ssh" or "args"');
+    out.runtype = b.runtype;
+  }
   if (given(b.env)) {
     if (typeof b.env === 'string') {
       const r = dockerOptionsEnv(shellWords(b.env));
@@ -88,7 +94,7 @@ export function parseUpdateBody(id: number, body: unknown): UpdateInput {
   }
   if (given(b.template_id)) out.templateId = b.template_id;
   if (Object.keys(out).length === 0)
-    throw bad('Nothing to update: give image, env, onstart, args, template_id or template_hash_id');
+    throw bad('Nothing to update: give image, env, onstart, args, runtype, template_id or template_hash_id');
   return out;
 }
 
@@ -123,7 +129,8 @@ function withArgsMode(runtype: string): string {
  * update can carry nothing a create could not. Without a template the given fields replace the
  * instance's (env as a whole); with one, the template's image, env, onstart and runtype are the
  * base, merged as create instance merges them (env: the template's with the given variables on
- * top) and the given fields win. The disk stays. Arguments given also select runtype `args`.
+ * top) and the given fields win. The disk stays. Arguments given also select runtype `args`,
+ * unless a runtype is given too (the way back from `args` to another mode).
  * An onstart not given and not from a template is kept as stored (already checked, and decoded).
  */
 export function updatedConfig(
@@ -149,6 +156,7 @@ export function updatedConfig(
     });
     if (input.args) body.runtype = withArgsMode(textOf(body.runtype ?? ''));
   }
+  if (input.runtype !== undefined) body.runtype = input.runtype;
   const req = parseCreateBody({ ...body, disk: cur.disk });
   const kept = tpl === null && input.onstart === undefined;
   return { req, onstart: kept ? cur.onstart : req.onstart };
