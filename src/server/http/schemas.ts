@@ -17,10 +17,16 @@ export interface IdParams {
   id: number;
 }
 
+/**
+ * A row id in a request: a positive integer JavaScript holds exactly, which also fits the
+ * databases' 64-bit ids (a larger one would be a 500 on PostgreSQL, not a 400).
+ */
+export const rowId = { type: 'integer', minimum: 1, maximum: 9007199254740991 } as const;
+
 export const idParams = {
   type: 'object',
   required: ['id'],
-  properties: { id: { type: 'integer', minimum: 1, maximum: 9007199254740991 } },
+  properties: { id: rowId },
 } as const;
 
 /** Standard error replies for an authenticated route. */

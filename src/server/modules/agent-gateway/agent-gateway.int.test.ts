@@ -201,6 +201,15 @@ describeEachDb('agent gateway', (dialect) => {
       expect((await ask(other.apiKey, { instance_id: id })).body).toEqual({ authorized_keys: [] });
       expect((await ask(host.apiKey, {})).status).toBe(400);
       expect((await ask(host.apiKey, { instance_id: 'x' })).status).toBe(400);
+      // Past the 64-bit ids of the databases: a 400, never the database's overflow error.
+      const huge = await ask(host.apiKey, { instance_id: 1e19 });
+      expect(huge.status).toBe(400);
+      expect(huge.body.error).toBe('bad_request');
+      const hugeSync = await t().request('POST', `${P}/sync`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-keys-0001', machine_ids: [2 ** 63], instances: [] },
+      });
+      expect(hugeSync.status).toBe(400);
 
       const keyId = (await t().request('GET', '/api/v0/ssh/', { key: renter.apiKey })).body.ssh_keys[0].id;
       const det = await t().request('DELETE', `/api/v0/instances/${id}/ssh/${keyId}/`, {

@@ -1,12 +1,13 @@
 // JSON schemas of the agent protocol (contract/agent-protocol.ts); they validate the agent's
 // bodies strictly and document the protocol in the OpenAPI document under "agent".
 import { plainText } from '../../http/plain-text.js';
+import { rowId } from '../../http/schemas.js';
 const agentUid = {
   type: 'string',
   pattern: '^[A-Za-z0-9-]{8,64}$',
   description: 'Stable id of the agent process, kept in its --state-dir',
 } as const;
-const machineIds = { type: 'array', maxItems: 256, items: { type: 'integer', minimum: 1 } } as const;
+const machineIds = { type: 'array', maxItems: 256, items: rowId } as const;
 /** Host-supplied names: plain one-line text (they reach renters' e-mails and listings). */
 const str = (max: number) => plainText(max);
 const nonNeg = { type: 'number', minimum: 0 } as const;
@@ -110,7 +111,7 @@ export const syncBody = {
         additionalProperties: false,
         required: ['id', 'state'],
         properties: {
-          id: { type: 'integer', minimum: 1 },
+          id: rowId,
           state: { type: 'string', enum: ['loading', 'running', 'exited', 'stopped'] },
           status_msg: str(500),
           ssh_port: { type: ['integer', 'null'], minimum: 1, maximum: 65535 },
@@ -228,7 +229,7 @@ export const resultsBody = {
         additionalProperties: false,
         required: ['id', 'ok', 'output'],
         properties: {
-          id: { type: 'integer', minimum: 1 },
+          id: rowId,
           ok: { type: 'boolean' },
           output: { type: 'string', maxLength: 8 * 1024 * 1024 },
         },
@@ -262,7 +263,7 @@ export const authorizedKeysBody = {
   type: 'object',
   additionalProperties: false,
   required: ['instance_id'],
-  properties: { instance_id: { type: 'integer', minimum: 1 } },
+  properties: { instance_id: rowId },
 } as const;
 
 export const authorizedKeysReply = {

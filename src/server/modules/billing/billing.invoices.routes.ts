@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
-import { authErrors } from '../../http/schemas.js';
+import { authErrors, rowId } from '../../http/schemas.js';
 import {
   contractsLabelled,
   MAX_CONTRACT_IDS,
@@ -160,7 +160,7 @@ export async function invoiceRoutes(app: FastifyInstance, deps: Deps): Promise<v
             contract_ids: {
               type: 'array',
               maxItems: MAX_CONTRACT_IDS,
-              items: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
+              items: rowId,
             },
           },
         },

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth.js';
-import { authErrors } from '../../http/schemas.js';
+import { authErrors, rowId } from '../../http/schemas.js';
 import { billingSummary, chargesPage, machineEarnings } from './billing.service.js';
 import { invoiceRoutes } from './billing.invoices.routes.js';
 
@@ -76,8 +76,8 @@ export async function billingRoutes(app: FastifyInstance, deps: Deps): Promise<v
           type: 'object',
           properties: {
             limit: { type: 'integer', minimum: 1, maximum: 1000 },
-            before_id: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
-            instance_id: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
+            before_id: rowId,
+            instance_id: rowId,
           },
         },
         response: {

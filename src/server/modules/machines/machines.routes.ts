@@ -13,6 +13,7 @@ import {
   errorSchema,
   idParams,
   maintenanceWindowSchema,
+  rowId,
   type IdParams,
 } from '../../http/schemas.js';
 import {
@@ -176,7 +177,7 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
           required: ['machine'],
           additionalProperties: true,
           properties: {
-            machine: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
+            machine: rowId,
             // The CLI sends null for every option not given: null keeps the current value.
             price_gpu: { ...prices.price_gpu, type: ['number', 'null'] },
             price_disk: { ...prices.price_disk, type: ['number', 'null'] },

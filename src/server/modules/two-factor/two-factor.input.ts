@@ -4,16 +4,14 @@
 // Existing clients may send `tfa_method_id` as a string of digits; empty fields are left out
 // (an empty string counts as absent).
 import { PLAIN_TEXT_PATTERN } from '../../http/plain-text.js';
+import { rowId } from '../../http/schemas.js';
 import type { FastifyRequest } from 'fastify';
 import type { AuthContext } from '../../http/auth.js';
 import { TfaErrors } from './two-factor.errors.js';
 import type { TfaMethodName } from './two-factor.verify.js';
 
 const idField = {
-  anyOf: [
-    { type: 'integer', minimum: 1, maximum: 9007199254740991 },
-    { type: 'string', pattern: '^[0-9]{1,15}$' },
-  ],
+  anyOf: [rowId, { type: 'string', pattern: '^[0-9]{1,15}$' }],
 } as const;
 
 export const bodyFields = {

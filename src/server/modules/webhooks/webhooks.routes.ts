@@ -1,15 +1,14 @@
 // Webhook endpoints and the event feed (docs/webhooks.md).
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
-import { authErrors, errorSchema, idParams, type IdParams } from '../../http/schemas.js';
+import { authErrors, errorSchema, idParams, rowId, type IdParams } from '../../http/schemas.js';
 import { requireAuth } from '../../http/auth.js';
 import * as svc from './webhooks.service.js';
 
-const id = { type: 'integer', minimum: 1, maximum: 9007199254740991 } as const;
 const deliveryParams = {
   type: 'object',
   required: ['id', 'delivery_id'],
-  properties: { id, delivery_id: id },
+  properties: { id: rowId, delivery_id: rowId },
 } as const;
 const eventsList = {
   type: 'array',
@@ -41,7 +40,7 @@ const eventsQuery = {
 } as const;
 const deliveriesQuery = {
   type: 'object',
-  properties: { before: id, limit: { type: 'integer', minimum: 1, maximum: 500 } },
+  properties: { before: rowId, limit: { type: 'integer', minimum: 1, maximum: 500 } },
 } as const;
 const settingsBody = {
   type: 'object',
