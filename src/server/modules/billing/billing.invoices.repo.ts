@@ -37,15 +37,18 @@ export function dailyCharges(db: Kysely<DB>, userId: number, p: { from: number; 
     .execute();
 }
 
-/** The caller's credits dated in (from, to] (epoch ms), oldest first. */
+/**
+ * The caller's credits dated in (from, to] (epoch ms), oldest first. A credit's period is its
+ * instant (period_end = created_at), so the ledger's (user_id, kind, period_end) index finds them.
+ */
 export function creditsBetween(db: Kysely<DB>, userId: number, p: { from: number; to: number }) {
   return db
     .selectFrom('billing_ledger')
     .select(['id', 'amount_micros', 'created_at'])
     .where('user_id', '=', userId)
     .where('kind', '=', 'credit')
-    .where('created_at', '>', p.from)
-    .where('created_at', '<=', p.to)
+    .where('period_end', '>', p.from)
+    .where('period_end', '<=', p.to)
     .orderBy('id')
     .execute();
 }
