@@ -58,6 +58,15 @@ export interface User {
   email_verified?: boolean;
   balance?: number;
   is_admin?: boolean;
+  /** Account settings (PUT /api/v0/users/), shown by GET /users/current. */
+  billaddress_line1?: string | null;
+  billaddress_line2?: string | null;
+  billaddress_city?: string | null;
+  billaddress_zip?: string | null;
+  billaddress_country?: string | null;
+  billaddress_taxinfo?: string | null;
+  balance_threshold_enabled?: boolean;
+  balance_threshold?: number | null;
 }
 
 export interface LoginMethod {
@@ -111,6 +120,11 @@ export interface Instance {
   gpu_util?: number | null;
   start_date: number;
   geolocation: string | null;
+  /** The configuration an update starts from: the on-start script, the env without port requests, the ports. */
+  onstart?: string | null;
+  extra_env?: [string, string][];
+  ports?: Record<string, unknown>;
+  template_hash_id?: string | null;
 }
 
 export interface Window {

@@ -281,6 +281,12 @@ export function when(epochS: number | null | undefined): string {
   });
 }
 
+/** "2026-11-27 12:01:33 UTC": a time to the second in UTC, as the CLI's tables show it. */
+export function utc(epochS: number | null | undefined): string {
+  if (!epochS) return '—';
+  return `${new Date(epochS * 1000).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
 export function duration(s: number): string {
   if (s < 60) return `${s} s`;
   const m = Math.floor(s / 60);

@@ -1,17 +1,23 @@
-// Account: API keys (create with scopes, shown once, revoke, last used), SSH keys, billing, and
-// the Security tab (pages/Security.tsx).
+// Account: API keys (create with scopes, shown once, revoke, last used), SSH keys, and the tabs of
+// their own pages: environment variables, settings, billing, security (2FA and activity).
 import { useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../api';
-import { Button, Dialog, ErrorNote, Field, Link, Note, PageHead, TextArea, usd, when } from '../ui';
+import { Button, Dialog, ErrorNote, Field, Link, Note, PageHead, TextArea, when } from '../ui';
 import { useAction, useActions, useRefresh } from '../components/actions';
 import { FormFooter, SecretBox } from '../components/forms';
 import { Table, TableCard } from '../components/Table';
 import { Security } from './Security';
+import { Activity } from './Activity';
+import { Billing } from './Billing';
+import { EnvVars } from './EnvVars';
+import { Settings } from './Settings';
 
 const TABS = [
   { to: '/account', label: 'API keys' },
   { to: '/account/ssh', label: 'SSH keys' },
+  { to: '/account/env', label: 'Environment' },
+  { to: '/account/settings', label: 'Settings' },
   { to: '/account/billing', label: 'Billing' },
   { to: '/account/security', label: 'Security' },
 ];
@@ -30,8 +36,15 @@ export function Account({ path }: { path: string }) {
       </nav>
       {tab.to === '/account' && <ApiKeys />}
       {tab.to === '/account/ssh' && <SshKeys />}
+      {tab.to === '/account/env' && <EnvVars />}
+      {tab.to === '/account/settings' && <Settings />}
       {tab.to === '/account/billing' && <Billing />}
-      {tab.to === '/account/security' && <Security />}
+      {tab.to === '/account/security' && (
+        <>
+          <Security />
+          <Activity />
+        </>
+      )}
     </>
   );
 }
@@ -288,85 +301,6 @@ function SshKeys() {
                 <Button variant="ghost" busy={busy === `rm-${k.id}`} onClick={() => remove(k)}>
                   Remove
                 </Button>
-              </td>
-            </tr>
-          )}
-        />
-      </TableCard>
-    </>
-  );
-}
-
-// --- billing ---------------------------------------------------------------------------------
-
-interface Charge {
-  id: number;
-  instance_id: number | null;
-  kind: string;
-  amount: number;
-  period_start: number;
-  period_end: number;
-}
-
-/** "Nov 24, 2026, 12:01 PM – 12:05 PM" when both ends fall on one day. */
-function period(a: number, b: number): string {
-  const da = new Date(a * 1000);
-  const db = new Date(b * 1000);
-  if (da.toDateString() !== db.toDateString()) return `${when(a)} – ${when(b)}`;
-  return `${when(a)} – ${db.toLocaleTimeString(undefined, { timeStyle: 'short' })}`;
-}
-
-function Billing() {
-  const bal = useQuery({
-    queryKey: ['billing'],
-    queryFn: () =>
-      api<{
-        balance: number;
-        instances: {
-          id: number;
-          actual_status: string | null;
-          accrued_cost: number;
-          compute_dph: number;
-          disk_dph: number;
-        }[];
-      }>('GET', '/api/v0/billing/'),
-    refetchInterval: 15_000,
-  });
-  const charges = useQuery({
-    queryKey: ['charges'],
-    queryFn: () => api<{ charges: Charge[] }>('GET', '/api/v0/billing/charges/?limit=100'),
-  });
-  const perHour = (bal.data?.instances ?? []).reduce((s, i) => s + i.compute_dph + i.disk_dph, 0);
-  return (
-    <>
-      <ErrorNote error={bal.error ?? charges.error} />
-      <div className="stats">
-        <div className="card stat">
-          <span className="muted small">Balance</span>
-          <strong data-testid="balance">{bal.data ? usd(bal.data.balance, 2) : '…'}</strong>
-        </div>
-        <div className="card stat">
-          <span className="muted small">Spending now</span>
-          <strong>{bal.data ? `${usd(perHour)}/h` : '…'}</strong>
-        </div>
-        <div className="card stat">
-          <span className="muted small">Live instances</span>
-          <strong>{bal.data ? bal.data.instances.length : '…'}</strong>
-        </div>
-      </div>
-      <TableCard title="Charges">
-        <Table
-          label="Charges"
-          columns={['Period', 'Instance', 'Kind', { label: 'Amount', className: 'num' }]}
-          rows={charges.data?.charges}
-          empty="No charges yet."
-          row={(c) => (
-            <tr key={c.id}>
-              <td data-label="Period">{period(c.period_start, c.period_end)}</td>
-              <td data-label="Instance">{c.instance_id ? `#${c.instance_id}` : '—'}</td>
-              <td data-label="Kind">{c.kind}</td>
-              <td className="num" data-label="Amount">
-                {usd(c.amount, 4)}
               </td>
             </tr>
           )}

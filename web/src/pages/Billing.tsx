@@ -1,0 +1,231 @@
+// Billing: the balance and what is spent now (GET /api/v0/billing/), the billing history of a range
+// of UTC days (GET /api/v0/users/me/invoices: the credits added, the charges per instance, UTC day
+// and kind, the range's totals and today's charges), and the latest ledger rows
+// (GET /api/v0/billing/charges/), where a charge is a positive amount and a credit a negative one.
+import { useState, type FormEvent } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { api } from '../api';
+import { Button, ErrorNote, Field, usd, utc, when } from '../ui';
+import { Table, TableCard } from '../components/Table';
+
+interface LedgerRow {
+  id: number;
+  instance_id: number | null;
+  kind: string;
+  amount: number;
+  period_start: number;
+  period_end: number;
+}
+
+type HistoryItem =
+  | {
+      type: 'payment';
+      id: number;
+      description: string;
+      amount: number;
+      timestamp: number;
+      instance_id: null;
+    }
+  | {
+      type: 'charge';
+      kind: 'compute' | 'disk';
+      instance_id: number;
+      description: string;
+      quantity: number;
+      rate: number;
+      amount: number;
+      timestamp: number;
+    };
+
+interface History {
+  invoices: HistoryItem[];
+  totals: { charges: number; credits: number };
+  current: { charges: number; total: number; credit: number };
+  sdate: number;
+  edate: number;
+}
+
+const DAY_S = 86_400;
+
+/** "2026-11-27": a UTC day as a date field holds it. */
+const dayText = (epochS: number) => new Date(epochS * 1000).toISOString().slice(0, 10);
+const dayStart = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
+
+/** A charge to the micro-dollar's tenth of a cent, a credit to the cent. */
+const charge = (n: number) => usd(n, 4);
+
+/** "Nov 24, 2026, 12:01 PM – 12:05 PM" when both ends fall on one day; one time when they are equal. */
+function period(a: number, b: number): string {
+  if (a === b) return when(a);
+  const da = new Date(a * 1000);
+  const db = new Date(b * 1000);
+  if (da.toDateString() !== db.toDateString()) return `${when(a)} – ${when(b)}`;
+  return `${when(a)} – ${db.toLocaleTimeString(undefined, { timeStyle: 'short' })}`;
+}
+
+export function Billing() {
+  const bal = useQuery({
+    queryKey: ['billing'],
+    queryFn: () =>
+      api<{
+        balance: number;
+        instances: {
+          id: number;
+          actual_status: string | null;
+          accrued_cost: number;
+          compute_dph: number;
+          disk_dph: number;
+        }[];
+      }>('GET', '/api/v0/billing/'),
+    refetchInterval: 15_000,
+  });
+  const perHour = (bal.data?.instances ?? []).reduce((s, i) => s + i.compute_dph + i.disk_dph, 0);
+  return (
+    <>
+      <ErrorNote error={bal.error} />
+      <div className="stats">
+        <div className="card stat">
+          <span className="muted small">Balance</span>
+          <strong data-testid="balance">{bal.data ? usd(bal.data.balance, 2) : '…'}</strong>
+        </div>
+        <div className="card stat">
+          <span className="muted small">Spending now</span>
+          <strong>{bal.data ? `${usd(perHour)}/h` : '…'}</strong>
+        </div>
+        <div className="card stat">
+          <span className="muted small">Live instances</span>
+          <strong>{bal.data ? bal.data.instances.length : '…'}</strong>
+        </div>
+      </div>
+      <BillingHistory />
+      <Ledger />
+    </>
+  );
+}
+
+function BillingHistory() {
+  // The last 30 UTC days, today included; the range runs to the end of the last day.
+  const today = Math.floor(Date.now() / 1000 / DAY_S) * DAY_S;
+  const [from, setFrom] = useState(dayText(today - 29 * DAY_S));
+  const [to, setTo] = useState(dayText(today));
+  const [range, setRange] = useState({ from, to });
+  const sdate = dayStart(range.from);
+  const edate = dayStart(range.to) + DAY_S;
+  const history = useQuery({
+    queryKey: ['invoices', sdate, edate],
+    queryFn: () => api<History>('GET', `/api/v0/users/me/invoices?sdate=${sdate}&edate=${edate}`),
+    enabled: Number.isFinite(sdate) && Number.isFinite(edate),
+  });
+  const show = (e: FormEvent) => {
+    e.preventDefault();
+    setRange({ from, to });
+  };
+  const h = history.data;
+  // Newest first, as the other tables are; the server answers oldest first.
+  const items = h ? [...h.invoices].reverse() : undefined;
+  return (
+    <TableCard title="Billing history" id="history-h">
+      <form className="range-form" onSubmit={show} aria-label="Billing history range">
+        <Field
+          label="From (UTC day)"
+          type="date"
+          required
+          value={from}
+          onChange={(e) => setFrom(e.target.value)}
+        />
+        <Field label="To (UTC day)" type="date" required value={to} onChange={(e) => setTo(e.target.value)} />
+        <div className="filter-actions">
+          <Button type="submit" busy={history.isFetching}>
+            Show
+          </Button>
+        </div>
+      </form>
+      <ErrorNote error={history.error} />
+      {h && (
+        <dl className="facts totals" aria-label="Billing history totals">
+          <div>
+            <dt>Credits in range</dt>
+            <dd data-testid="total-credits">{usd(h.totals.credits, 2)}</dd>
+          </div>
+          <div>
+            <dt>Charges in range</dt>
+            <dd data-testid="total-charges">{charge(h.totals.charges)}</dd>
+          </div>
+          <div>
+            <dt>Today&apos;s charges (UTC)</dt>
+            <dd data-testid="today-charges">{charge(h.current.charges)}</dd>
+          </div>
+        </dl>
+      )}
+      <Table
+        label="Billing history"
+        columns={[
+          'Date (UTC)',
+          'Item',
+          'Kind',
+          { label: 'Quantity', className: 'num' },
+          { label: 'Charge', className: 'num' },
+          { label: 'Credit', className: 'num' },
+        ]}
+        rows={items}
+        empty="Nothing in this range."
+        row={(it, k) => (
+          <tr key={k} data-item={it.type}>
+            <td data-label="Date (UTC)" className="mono small">
+              {it.type === 'charge' ? dayText(it.timestamp) : utc(it.timestamp)}
+            </td>
+            <td data-label="Item">{it.description}</td>
+            <td data-label="Kind">{it.type === 'charge' ? it.kind : 'credit'}</td>
+            <td data-label="Quantity" className="num">
+              {it.type === 'charge' ? `${it.quantity.toFixed(4)} h × ${usd(it.rate)}/h` : ''}
+            </td>
+            <td data-label="Charge" className="num">
+              {it.type === 'charge' ? charge(it.amount) : ''}
+            </td>
+            <td data-label="Credit" className="num">
+              {it.type === 'payment' ? usd(it.amount, 2) : ''}
+            </td>
+          </tr>
+        )}
+      />
+    </TableCard>
+  );
+}
+
+/** The latest ledger rows: a credit is a negative amount there, shown as money in. */
+function Ledger() {
+  const rows = useQuery({
+    queryKey: ['charges'],
+    queryFn: () => api<{ charges: LedgerRow[] }>('GET', '/api/v0/billing/charges/?limit=100'),
+  });
+  return (
+    <TableCard title="Ledger" id="ledger-h">
+      <ErrorNote error={rows.error} />
+      <Table
+        label="Ledger"
+        columns={[
+          'When',
+          'Instance',
+          'Kind',
+          { label: 'Charge', className: 'num' },
+          { label: 'Credit', className: 'num' },
+        ]}
+        rows={rows.data?.charges}
+        empty="No charges or credits yet."
+        row={(c) => (
+          <tr key={c.id} data-kind={c.kind}>
+            <td data-label="When">{period(c.period_start, c.period_end)}</td>
+            <td data-label="Instance">{c.instance_id ? `#${c.instance_id}` : '—'}</td>
+            <td data-label="Kind">{c.kind === 'credit' ? 'credit added' : c.kind}</td>
+            <td className="num" data-label="Charge">
+              {c.amount >= 0 ? charge(c.amount) : ''}
+            </td>
+            <td className="num" data-label="Credit">
+              {c.amount < 0 ? usd(-c.amount, 2) : ''}
+            </td>
+          </tr>
+        )}
+      />
+    </TableCard>
+  );
+}
