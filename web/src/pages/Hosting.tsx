@@ -1,6 +1,7 @@
 // Hosting: the host's machines (GET /api/v0/machines/), list with a price or unlist, batch
 // maintenance on the machines picked (start in the browser's time zone, sent as epoch seconds),
-// the per-machine results exactly as the server answers them, and the upcoming windows with cancel.
+// the per-machine results exactly as the server answers them, the upcoming windows with cancel, and
+// deleting a machine for good (POST /api/v0/machines/{id}/force_delete/, confirmed first).
 import { useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { api, ApiError, type Machine, type Window } from '../api';
@@ -42,6 +43,8 @@ export function Hosting() {
   const rows = machines.data?.machines ?? [];
   const [picked, setPicked] = useState<Set<number>>(new Set());
   const [listing, setListing] = useState<Machine | null>(null);
+  const [deleting, setDeleting] = useState<Machine | null>(null);
+  const [deleted, setDeleted] = useState<string | null>(null);
   const { busy, error, run } = useActions<string>();
 
   const toggle = (id: number) =>
@@ -63,6 +66,7 @@ export function Hosting() {
     <>
       <PageHead title="Hosting" />
       <ErrorNote error={machines.error ?? error} />
+      {deleted && <Note kind="ok">{deleted}</Note>}
       <TableCard
         title="Machines"
         id="machines-h"
@@ -149,6 +153,13 @@ export function Hosting() {
                     </Button>
                   ) : null}
                   <Button onClick={() => setListing(m)}>{m.listed ? 'Price' : 'List'}</Button>
+                  <Button
+                    variant="danger"
+                    aria-label={`Delete machine ${m.id}`}
+                    onClick={() => setDeleting(m)}
+                  >
+                    Delete
+                  </Button>
                 </td>
               </tr>
             )}
@@ -158,7 +169,88 @@ export function Hosting() {
       <Maintenance picked={[...picked].sort((a, b) => a - b)} />
       <Windows windows={windows.data ?? []} error={windows.error} />
       <ListDialog machine={listing} onClose={() => setListing(null)} />
+      {deleting && (
+        <DeleteDialog
+          machine={deleting}
+          onClose={() => setDeleting(null)}
+          onDeleted={(msg) => {
+            setPicked((s) => {
+              const n = new Set(s);
+              n.delete(deleting.id);
+              return n;
+            });
+            setDeleted(msg);
+            setDeleting(null);
+          }}
+        />
+      )}
     </>
+  );
+}
+
+interface DeleteReply {
+  msg: string;
+  machine_id: number;
+  instances_destroyed: number;
+  maintenances_cancelled: number;
+}
+
+/**
+ * Deleting a machine for good: the host's own instances on it are destroyed and its maintenance
+ * cancelled; while a client's instance is live on it the server refuses (409 machine_in_use), and
+ * its message is shown.
+ */
+function DeleteDialog({
+  machine,
+  onClose,
+  onDeleted,
+}: {
+  machine: Machine;
+  onClose: () => void;
+  onDeleted: (msg: string) => void;
+}) {
+  const refresh = useRefresh();
+  const { busy, error, run } = useAction();
+  const del = () =>
+    run(async () => {
+      const r = await api<DeleteReply>('POST', `/api/v0/machines/${machine.id}/force_delete/`, {});
+      await refresh('machines', 'maintenances', 'instances');
+      const n = r.instances_destroyed;
+      const w = r.maintenances_cancelled;
+      onDeleted(
+        `Machine #${r.machine_id} deleted: ${n} of your instance${n === 1 ? '' : 's'} destroyed, ${w} maintenance window${w === 1 ? '' : 's'} cancelled.`,
+      );
+    });
+  return (
+    <Dialog title={`Delete machine #${machine.id}?`} open onClose={onClose}>
+      <p>
+        The machine is removed for good: it leaves every search and this list, and its agent stops serving it.
+      </p>
+      <ul className="small">
+        <li>Your own instances on it are destroyed, and their disks with them.</li>
+        <li>Its upcoming maintenance is cancelled.</li>
+        <li>
+          While a renter&apos;s instance is on it (running or stopped) the deletion is refused: unlist the
+          machine so no one else rents it, and delete it once those instances are destroyed.
+        </li>
+      </ul>
+      {machine.current_rentals_running > 0 && (
+        <Note kind="warn">
+          {machine.current_rentals_running} instance
+          {machine.current_rentals_running === 1 ? ' runs' : 's run'} on it now.
+        </Note>
+      )}
+      <FormFooter
+        error={error}
+        busy={busy}
+        variant="danger"
+        onCancel={onClose}
+        cancel="Keep it"
+        onConfirm={del}
+      >
+        Delete machine
+      </FormFooter>
+    </Dialog>
   );
 }
 
