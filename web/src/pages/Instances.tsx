@@ -1,10 +1,26 @@
 // Instances: the list polls GET /api/v0/instances/ (every 2 s while one is changing state, every
 // 10 s otherwise), says what each state means, gives the SSH command to copy and the cost so far,
-// shows the logs its host sends, and stops, starts, reboots, labels and destroys (destroy asks first).
+// shows the logs its host sends, and stops, starts, reboots, labels, updates (a new image, env,
+// on-start script or template, from which its host recreates the container) and destroys (destroy
+// and update ask first).
 import { useEffect, useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { api, type Instance } from '../api';
-import { Button, CopyButton, Dialog, Empty, ErrorNote, Field, Link, Note, PageHead, usd, when } from '../ui';
+import {
+  Button,
+  CopyButton,
+  Dialog,
+  Empty,
+  ErrorNote,
+  Field,
+  Link,
+  Note,
+  PageHead,
+  SelectField,
+  TextArea,
+  usd,
+  when,
+} from '../ui';
 import { useAction, useActions, useRefresh } from '../components/actions';
 import { FormFooter } from '../components/forms';
 
@@ -109,6 +125,7 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
   const [confirmDestroy, setConfirmDestroy] = useState(false);
   const [labelling, setLabelling] = useState(false);
   const [showLogs, setShowLogs] = useState(false);
+  const [updating, setUpdating] = useState(false);
 
   const act = (what: string, fn: () => Promise<unknown>) =>
     run(what, async () => {
@@ -209,11 +226,13 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
           Logs
         </Button>
         <Button onClick={() => setLabelling(true)}>Label</Button>
+        {st !== 'offline' && st !== 'unknown' && <Button onClick={() => setUpdating(true)}>Update</Button>}
         <Button variant="danger" onClick={() => setConfirmDestroy(true)}>
           Destroy
         </Button>
       </div>
       {showLogs && <Logs id={i.id} />}
+      {updating && <UpdateDialog i={i} onClose={() => setUpdating(false)} />}
       <Dialog
         title={`Destroy instance ${i.id}?`}
         open={confirmDestroy}
@@ -318,6 +337,116 @@ function LabelDialog(p: {
         <Field label="Label" value={v} maxLength={1024} onChange={(e) => setV(e.target.value)} autoFocus />
         <FormFooter busy={p.busy} onCancel={p.onClose}>
           Save
+        </FormFooter>
+      </form>
+    </Dialog>
+  );
+}
+
+interface Template {
+  hash_id: string;
+  name: string | null;
+  image: string;
+  tag: string | null;
+}
+
+/** The env as lines of KEY=value, and the published container ports, as the update form shows them. */
+function envLines(i: Instance): string {
+  return (i.extra_env ?? []).map(([k, v]) => `${k}=${v}`).join('\n');
+}
+function portsText(i: Instance): string {
+  return Object.keys(i.ports ?? {})
+    .map((p) => p.split('/')[0]!)
+    .filter((p) => p !== '22')
+    .join(', ');
+}
+
+/**
+ * Update instance (PUT /api/v0/instances/update_template/{id}/): the form starts from the
+ * instance's configuration and sends only what was changed, plus the template picked, whose
+ * values are the base of the fields not changed. The environment and the ports are one field of
+ * the API (env replaces the whole env): changing either sends both.
+ */
+function UpdateDialog({ i, onClose }: { i: Instance; onClose: () => void }) {
+  const refresh = useRefresh();
+  const templates = useQuery({
+    queryKey: ['templates'],
+    queryFn: () => api<{ templates: Template[] }>('GET', '/api/v0/template/'),
+  });
+  const start = { image: i.image_uuid, env: envLines(i), ports: portsText(i), onstart: i.onstart ?? '' };
+  const [f, setF] = useState({ ...start, template: '' });
+  const set = (k: keyof typeof f) => (e: { target: { value: string } }) =>
+    setF({ ...f, [k]: e.target.value });
+  const { busy, error, run } = useAction();
+  const changed = (k: keyof typeof start) => f[k] !== start[k];
+  const nothing = !f.template && !(['image', 'env', 'ports', 'onstart'] as const).some(changed);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    await run(async () => {
+      const body: Record<string, unknown> = {};
+      if (f.template) body.template_hash_id = f.template;
+      if (changed('image')) body.image = f.image.trim();
+      if (changed('onstart')) body.onstart = f.onstart;
+      if (changed('env') || changed('ports')) {
+        const env: Record<string, string> = {};
+        for (const line of f.env.split('\n')) {
+          const m = /^\s*([^=\s]+)\s*=(.*)$/.exec(line);
+          if (m) env[m[1]!] = m[2]!.trim();
+        }
+        for (const p of f.ports.split(/[\s,]+/).filter(Boolean)) env[`-p ${p}:${p}`] = '1';
+        body.env = env;
+      }
+      await api('PUT', `/api/v0/instances/update_template/${i.id}/`, body);
+      await refresh('instances');
+      onClose();
+    });
+  };
+  return (
+    <Dialog title={`Update instance ${i.id}`} open onClose={onClose} wide>
+      <form onSubmit={submit} className="stack" aria-label={`Update instance ${i.id}`}>
+        <Note kind="warn">
+          The host removes the container and creates a new one from this configuration:{' '}
+          <strong>everything written on the instance&apos;s disk is lost.</strong> It keeps its id, machine,
+          GPUs, price and SSH port.{' '}
+          {stateOf(i) === 'stopped' ? 'A stopped instance runs it at its next start.' : ''}
+        </Note>
+        <SelectField label="Template" value={f.template} onChange={set('template')}>
+          <option value="">None: the fields below</option>
+          {(templates.data?.templates ?? []).map((t) => (
+            <option key={t.hash_id} value={t.hash_id}>
+              {t.name || t.hash_id} ({t.image}
+              {t.tag ? `:${t.tag}` : ''})
+            </option>
+          ))}
+        </SelectField>
+        {f.template && (
+          <p className="muted small">
+            The template&apos;s image, environment and on-start script are used, except for the fields you
+            change below.
+          </p>
+        )}
+        <ErrorNote error={templates.error} />
+        <Field label="Image" required value={f.image} onChange={set('image')} />
+        <TextArea
+          label="Environment"
+          rows={3}
+          className="mono"
+          placeholder="KEY=value, one per line"
+          value={f.env}
+          onChange={set('env')}
+          hint="Replaces the instance's whole environment when changed."
+        />
+        <Field label="Ports" placeholder="8080, 8888" value={f.ports} onChange={set('ports')} />
+        <TextArea
+          label="On-start script"
+          rows={3}
+          className="mono"
+          value={f.onstart}
+          onChange={set('onstart')}
+        />
+        <FormFooter error={error} busy={busy} variant="danger" disabled={nothing} onCancel={onClose}>
+          Update and recreate
         </FormFooter>
       </form>
     </Dialog>
