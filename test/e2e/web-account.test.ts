@@ -284,8 +284,9 @@ describe.skipIf(!!reason)('web console, account, billing history, updates and ma
     // Every status the card shows from now on.
     await card.evaluate((el: any) => {
       const seen: string[] = [];
-      (window as any).seenStatus = seen;
-      new MutationObserver(() => {
+      const w = globalThis as any;
+      w.seenStatus = seen;
+      new w.MutationObserver(() => {
         const s = el.querySelector('[data-status]')?.getAttribute('data-status');
         if (s && seen.at(-1) !== s) seen.push(s);
       }).observe(el, { subtree: true, attributes: true, childList: true });
