@@ -31,14 +31,21 @@ describe('BatchedOutput', () => {
     const fd = openSync(file, 'w');
     fds.push(fd);
     let writes = 0;
-    const counting = ((...args: Parameters<typeof write>) => {
+    let done = 0;
+    const counting = ((...args: unknown[]) => {
       writes++;
-      return (write as (...a: unknown[]) => void)(...args);
+      const cb = args.at(-1) as (...r: unknown[]) => void;
+      return (write as (...a: unknown[]) => void)(...args.slice(0, -1), (...r: unknown[]) => {
+        done++;
+        cb(...r);
+      });
     }) as typeof write;
     return {
       out: new BatchedOutput(fd, flushMs, counting),
       read: () => readFileSync(file, 'utf8'),
       writes: () => writes,
+      /** Writes whose callback has run. */
+      done: () => done,
     };
   }
 
@@ -75,10 +82,13 @@ describe('BatchedOutput', () => {
   });
 
   it('with a flush interval of 0 writes each line as soon as no write is in flight', async () => {
-    const { out, read, writes } = output('immediate.log', 0);
+    const { out, read, writes, done } = output('immediate.log', 0);
     for (let n = 0; n < 20; n++) {
+      // Each line comes once the previous write is done (however slow a loaded machine is), so
+      // no write is in flight: it must go out at once, alone, in the write() call itself.
+      for (let waited = 0; done() < n && waited < 2000; waited += 1) await sleep(1);
       out.write(`line ${n}\n`);
-      await sleep(2);
+      expect(writes()).toBe(n + 1);
     }
     await out.close();
     expect(read().split('\n').filter(Boolean)).toHaveLength(20);

@@ -516,7 +516,7 @@ describe('shell completion', () => {
         .split('\n')
         .filter(Boolean);
     expect(complete(['sh'])).toEqual(['show']);
-    expect(complete(['show', 'in'])).toEqual(['instance', 'instances']);
+    expect(complete(['show', 'in'])).toEqual(['instance', 'instances', 'invoices']);
     expect(complete(['create', 'instance', '3', '--wa'])).toEqual(['--wait']);
     const ids = JSON.parse((await run(['show', 'instances', '--raw'])).stdout).instances.map(
       (i: { id: number }) => String(i.id),
