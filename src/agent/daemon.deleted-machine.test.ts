@@ -1,31 +1,21 @@
 // The agent and a machine its host deleted: the sync names it in deleted_machine_ids; the agent
 // logs the refusal once, drops the machine without registering again, removes what is left of
 // its instances, and stops (a fatal refusal) once it has no machine and nothing left here.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { Agent } from './daemon.js';
+import { describe, expect, it } from 'vitest';
 import { AgentFatalError } from './agent-client.js';
-import { StillRuntime } from '../../test/helpers/fake-runtime.js';
-import type { DesiredInstance, RegisterResponse, SyncResponse } from '../contract/agent-protocol.js';
+import {
+  StillRuntime,
+  desiredInstance,
+  settle,
+  stubSync,
+  testAgent as quietAgent,
+} from '../../test/helpers/fake-runtime.js';
+import type { RegisterResponse } from '../contract/agent-protocol.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
+/** An agent on `rt` whose warnings and errors are kept in `logged`. */
 function testAgent(rt: StillRuntime) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-'));
-  dirs.push(dir);
   const logged = { error: [] as string[], warn: [] as string[] };
-  const agent = new Agent({
-    server: 'http://127.0.0.1:1',
-    apiKey: 'k',
-    stateDir: dir,
-    machines: [],
-    runtime: rt,
-    version: 't',
+  const agent = quietAgent(rt, {
     log: {
       info: () => {},
       warn: (m: string) => logged.warn.push(m),
@@ -35,21 +25,8 @@ function testAgent(rt: StillRuntime) {
   return { agent, logged };
 }
 
-const gone = (id: number): DesiredInstance => ({
-  id,
-  machine_id: 0,
-  desired: 'destroyed',
-  actual_status: null,
-  image: '',
-  disk: 0,
-  onstart: '',
-  env: {},
-  label: '',
-  container_api_key: null,
-  authorized_keys: [],
-});
-
-const settle = () => new Promise((r) => setTimeout(r, 20));
+/** The server's answer for an instance it has no live row for on this agent's machines: remove it. */
+const gone = (id: number) => desiredInstance(id, 'destroyed', null, { machine_id: 0 });
 
 describe('a machine deleted by its host', () => {
   it('is dropped and logged once, never registered again; its instance here is removed', async () => {
@@ -62,14 +39,11 @@ describe('a machine deleted by its host', () => {
       registers++;
       throw new Error('not expected');
     };
-    agent.client.sync = async (): Promise<SyncResponse> => ({
-      success: true,
-      heartbeat_s: 10,
-      server_time: 0,
+    stubSync(agent, async () => ({
       unknown_machine_ids: [5],
       deleted_machine_ids: [5],
       instances: (await rt.list()).map(gone),
-    });
+    }));
     await agent.syncOnce();
     await settle();
     expect(agent.machineIds).toEqual([6]);
@@ -90,14 +64,11 @@ describe('a machine deleted by its host', () => {
     rt.state.set(4, { state: 'running', sshPort: 40004 });
     const { agent } = testAgent(rt);
     agent.machineIds = [7];
-    agent.client.sync = async (): Promise<SyncResponse> => ({
-      success: true,
-      heartbeat_s: 10,
-      server_time: 0,
+    stubSync(agent, async () => ({
       unknown_machine_ids: [7],
       deleted_machine_ids: [7],
       instances: (await rt.list()).map(gone),
-    });
+    }));
     // Its instance is still being removed: the agent stays for it.
     const slow = rt.destroy.bind(rt);
     let finish = () => {};
@@ -127,13 +98,7 @@ describe('a machine deleted by its host', () => {
       unknown_after_s: 60,
       offline_after_s: 300,
     });
-    agent.client.sync = async (): Promise<SyncResponse> => ({
-      success: true,
-      heartbeat_s: 10,
-      server_time: 0,
-      unknown_machine_ids: [],
-      instances: [],
-    });
+    stubSync(agent, () => ({ instances: [] }));
     await agent.start();
     await agent.shutdown({ notify: false });
     expect(agent.machineIds).toEqual([12]);

@@ -2,16 +2,11 @@
 // instance's own, merged by the server) and the names the platform adds on top. Every name the
 // platform adds is one an account variable may not take (contract/env-var-rules.ts), so an
 // account variable is never silently replaced.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
-import { Agent } from './daemon.js';
+import { expect, it } from 'vitest';
 import type { InstanceSpec } from './runtime.js';
 import { containerCreateBody } from './runtime-docker.js';
-import { StillRuntime } from '../../test/helpers/fake-runtime.js';
+import { StillRuntime, desiredInstance, stubSync, testAgent } from '../../test/helpers/fake-runtime.js';
 import { isPlatformName } from '../contract/env-var-rules.js';
-import type { DesiredInstance } from '../contract/agent-protocol.js';
 
 class Recording extends StillRuntime {
   readonly started: InstanceSpec[] = [];
@@ -22,47 +17,17 @@ class Recording extends StillRuntime {
   }
 }
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
 it('the server env reaches the runtime whole; each name the platform adds is reserved', async () => {
   const rt = new Recording();
-  const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-env-'));
-  dirs.push(dir);
-  const agent = new Agent({
-    server: 'http://127.0.0.1:1',
-    apiKey: 'k',
-    stateDir: dir,
-    machines: [],
-    runtime: rt,
-    version: 't',
-    log: { info: () => {}, warn: () => {}, error: () => {} },
-  });
+  const agent = testAgent(rt);
   agent.machineIds = [5];
   const env = { HF_TOKEN: 'hf_1', SHARED: 'own', MULTI: 'a\nb', HOME: '/data' };
-  const w: DesiredInstance = {
-    id: 7,
-    machine_id: 5,
-    desired: 'running',
-    actual_status: null,
-    image: 'ubuntu',
-    disk: 5,
-    onstart: '',
+  const w = desiredInstance(7, 'running', null, {
     env,
-    label: '',
     container_api_key: 'ori_k',
-    authorized_keys: [],
     ports: [{ container: 8080, proto: 'tcp' }],
-  };
-  agent.client.sync = async () => ({
-    success: true,
-    heartbeat_s: 10,
-    server_time: 0,
-    unknown_machine_ids: [],
-    instances: [w],
   });
+  stubSync(agent, () => ({ instances: [w] }));
   await agent.syncOnce();
   for (let i = 0; i < 50 && rt.started.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
   const spec = rt.started[0]!;

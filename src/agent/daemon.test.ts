@@ -1,19 +1,15 @@
 // The agent's reconcile loop with a fake runtime and a stubbed server: per machine, a start waits
 // until the machine's other instance has really stopped here.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { Agent } from './daemon.js';
-import type { InstanceSpec, ObservedState, Runtime } from './runtime.js';
-import { StillRuntime } from '../../test/helpers/fake-runtime.js';
-import type {
-  AgentRequest,
-  DesiredInstance,
-  ResultsRequest,
-  SyncRequest,
-  SyncResponse,
-} from '../contract/agent-protocol.js';
+import { describe, expect, it } from 'vitest';
+import type { InstanceSpec, ObservedState } from './runtime.js';
+import {
+  StillRuntime,
+  desiredInstance as want,
+  settle,
+  stubSync,
+  testAgent,
+} from '../../test/helpers/fake-runtime.js';
+import type { AgentRequest, DesiredInstance, ResultsRequest } from '../contract/agent-protocol.js';
 
 class FakeRuntime extends StillRuntime {
   readonly events: string[] = [];
@@ -50,59 +46,16 @@ class FakeRuntime extends StillRuntime {
   }
 }
 
-const want = (id: number, desired: DesiredInstance['desired'], actual: string | null): DesiredInstance => ({
-  id,
-  machine_id: 5,
-  desired,
-  actual_status: actual,
-  image: 'ubuntu',
-  disk: 5,
-  onstart: '',
-  env: {},
-  label: '',
-  container_api_key: null,
-  authorized_keys: [],
-});
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-/** An agent on `rt` with its own state directory (removed after the test), talking to no server. */
-function testAgent(rt: Runtime): Agent {
-  const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-'));
-  dirs.push(dir);
-  return new Agent({
-    server: 'http://127.0.0.1:1',
-    apiKey: 'k',
-    stateDir: dir,
-    machines: [],
-    runtime: rt,
-    version: 't',
-    log: { info: () => {}, warn: () => {}, error: () => {} },
-  });
-}
-
 describe('agent reconcile loop', () => {
   it("client B's start on a machine waits until client A's stop has finished here", async () => {
     const rt = new FakeRuntime();
     rt.state.set(1, { state: 'running', sshPort: 40001 }); // A runs
     const agent = testAgent(rt);
     agent.machineIds = [5];
-    const sent: SyncRequest[] = [];
     // The server: A was stopped by its client (the machine is free), B rented it at once.
-    agent.client.sync = async (body: SyncRequest): Promise<SyncResponse> => {
-      sent.push(body);
-      return {
-        success: true,
-        heartbeat_s: 10,
-        server_time: 0,
-        unknown_machine_ids: [],
-        instances: [want(1, 'stopped', 'stopped'), want(2, 'running', null)],
-      };
-    };
-    const settle = () => new Promise((r) => setTimeout(r, 20));
+    const sent = stubSync(agent, () => ({
+      instances: [want(1, 'stopped', 'stopped'), want(2, 'running', null)],
+    }));
 
     await agent.syncOnce();
     await settle();
@@ -136,14 +89,7 @@ describe('agent reconcile loop', () => {
     const agent = testAgent(rt);
     agent.machineIds = [5];
     let actual: string | null = 'exited';
-    agent.client.sync = async (): Promise<SyncResponse> => ({
-      success: true,
-      heartbeat_s: 10,
-      server_time: 0,
-      unknown_machine_ids: [],
-      instances: [want(3, 'running', actual)],
-    });
-    const settle = () => new Promise((r) => setTimeout(r, 20));
+    stubSync(agent, () => ({ instances: [want(3, 'running', actual)] }));
     await agent.syncOnce();
     await settle();
     expect(rt.events).toEqual([]); // exited never runs again by itself
@@ -161,17 +107,9 @@ describe('agent reconcile loop', () => {
     rt.state.set(4, { state: 'running', sshPort: 40004 }); // kept running while the agent was away
     const agent = testAgent(rt);
     agent.machineIds = [5, 6];
-    const sent: SyncRequest[] = [];
-    agent.client.sync = async (body: SyncRequest): Promise<SyncResponse> => {
-      sent.push(body);
-      return {
-        success: true,
-        heartbeat_s: 10,
-        server_time: 0,
-        unknown_machine_ids: [],
-        instances: [want(4, 'running', 'offline'), { ...want(7, 'running', 'offline'), machine_id: 6 }],
-      };
-    };
+    const sent = stubSync(agent, () => ({
+      instances: [want(4, 'running', 'offline'), want(7, 'running', 'offline', { machine_id: 6 })],
+    }));
     await agent.syncOnce();
     expect(sent[0]!.instances).toEqual([
       { id: 4, state: 'running', status_msg: expect.any(String), ssh_port: 40004 },
@@ -188,26 +126,14 @@ describe('agent reconcile loop', () => {
     rt.state.set(8, { state: 'running', sshPort: 40008 });
     const agent = testAgent(rt);
     agent.machineIds = [5];
-    const sent: SyncRequest[] = [];
     const answers: ResultsRequest['results'] = [];
     let requests: AgentRequest[] = [{ id: 21, instance_id: 8, kind: 'reboot' }];
     let desired: DesiredInstance['desired'] = 'running';
-    agent.client.sync = async (body: SyncRequest): Promise<SyncResponse> => {
-      sent.push(body);
-      return {
-        success: true,
-        heartbeat_s: 10,
-        server_time: 0,
-        unknown_machine_ids: [],
-        instances: [want(8, desired, 'loading')],
-        requests,
-      };
-    };
+    const sent = stubSync(agent, () => ({ instances: [want(8, desired, 'loading')], requests }));
     agent.client.results = async (body: ResultsRequest) => {
       answers.push(...body.results);
       return { success: true };
     };
-    const settle = () => new Promise((r) => setTimeout(r, 20));
     const last = () => sent.at(-1)!.instances.find((i) => i.id === 8);
 
     await agent.syncOnce(); // hands out the reboot
@@ -257,23 +183,18 @@ describe('agent reconcile loop', () => {
     const rt = new FakeRuntime();
     const agent = testAgent(rt);
     agent.machineIds = [5, 6];
-    agent.client.sync = async (): Promise<SyncResponse> => ({
-      success: true,
-      heartbeat_s: 10,
-      server_time: 0,
-      unknown_machine_ids: [],
+    stubSync(agent, () => ({
       instances: [
-        {
-          ...want(1, 'running', null),
+        want(1, 'running', null, {
           onstart: '/bin/sh',
           args: ['-c', 'echo from-args; sleep 1000'],
           entrypoint: '/bin/sh',
-        },
-        { ...want(2, 'running', null), machine_id: 6, onstart: 'echo hi' },
+        }),
+        want(2, 'running', null, { machine_id: 6, onstart: 'echo hi' }),
       ],
-    });
+    }));
     await agent.syncOnce();
-    await new Promise((r) => setTimeout(r, 20));
+    await settle();
     const byId = new Map(rt.started.map((x) => [x.id, x]));
     expect(byId.get(1)).toMatchObject({
       onstart: '/bin/sh',

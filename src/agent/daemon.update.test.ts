@@ -4,20 +4,23 @@
 // configuration, reported loading with the new generation meanwhile; a failed recreate stops what
 // is left and is not retried by itself; an agent restarted part-way converges; a stopped instance
 // is replaced and left stopped; with an older server (no generations) nothing is recreated.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { Agent, type AgentLog } from './daemon.js';
+import { describe, expect, it } from 'vitest';
+import type { Agent } from './daemon.js';
 import { AgentFatalError } from './agent-client.js';
-import type { InstanceSpec, Runtime } from './runtime.js';
-import { StillRuntime } from '../../test/helpers/fake-runtime.js';
+import type { InstanceSpec } from './runtime.js';
+import {
+  StillRuntime,
+  desiredInstance,
+  quietLog as quiet,
+  settle,
+  stubSync,
+  testAgent,
+} from '../../test/helpers/fake-runtime.js';
 import type {
   DesiredInstance,
   RegisterRequest,
   RegisterResponse,
   SyncRequest,
-  SyncResponse,
 } from '../contract/agent-protocol.js';
 
 /** Records every recreate and start; a recreate waits for `finish()` when `gated`, or fails. */
@@ -49,46 +52,19 @@ class Recording extends StillRuntime {
   }
 }
 
+/** An instance of the updated configuration: python:3.12, onstart `echo two`, FOO=two. */
 const want = (
   id: number,
   desired: DesiredInstance['desired'],
   actual: string | null,
   over: Partial<DesiredInstance> = {},
-): DesiredInstance => ({
-  id,
-  machine_id: 5,
-  desired,
-  actual_status: actual,
-  image: 'python:3.12',
-  disk: 5,
-  onstart: 'echo two',
-  env: { FOO: 'two' },
-  label: '',
-  container_api_key: null,
-  authorized_keys: [],
-  ...over,
-});
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-const quiet: AgentLog = { info: () => {}, warn: () => {}, error: () => {} };
-
-function testAgent(rt: Runtime, o: { dir?: string; log?: AgentLog } = {}): Agent {
-  const dir = o.dir ?? mkdtempSync(path.join(tmpdir(), 'openrig-agent-update-'));
-  if (!o.dir) dirs.push(dir);
-  return new Agent({
-    server: 'http://127.0.0.1:1',
-    apiKey: 'k',
-    stateDir: dir,
-    machines: [],
-    runtime: rt,
-    version: 't',
-    log: o.log ?? quiet,
+): DesiredInstance =>
+  desiredInstance(id, desired, actual, {
+    image: 'python:3.12',
+    onstart: 'echo two',
+    env: { FOO: 'two' },
+    ...over,
   });
-}
 
 const registered = (over: Partial<RegisterResponse> = {}): RegisterResponse => ({
   success: true,
@@ -113,22 +89,8 @@ async function register(agent: Agent, reply: () => RegisterResponse): Promise<Re
 }
 
 /** A stubbed sync: answers `instances()` and records the reports. */
-function serve(agent: Agent, instances: () => DesiredInstance[]): SyncRequest[] {
-  const sent: SyncRequest[] = [];
-  agent.client.sync = async (body: SyncRequest): Promise<SyncResponse> => {
-    sent.push(body);
-    return {
-      success: true,
-      heartbeat_s: 10,
-      server_time: 0,
-      unknown_machine_ids: [],
-      instances: instances(),
-    };
-  };
-  return sent;
-}
-
-const settle = () => new Promise((r) => setTimeout(r, 20));
+const serve = (agent: Agent, instances: () => DesiredInstance[]): SyncRequest[] =>
+  stubSync(agent, () => ({ instances: instances() }));
 
 describe('agent: update instance (configuration generations)', () => {
   it('says config_generations at registration; an older server that refuses it gets a registration without it', async () => {
@@ -245,12 +207,10 @@ describe('agent: update instance (configuration generations)', () => {
   });
 
   it('an agent restarted part-way converges: a removed container is started anew, a surviving old one recreated', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-update-'));
-    dirs.push(dir);
     const rt = new Recording();
     // The first agent died after removing the old container of 3, and before touching that of 4.
     rt.state.set(4, { state: 'running', sshPort: 40004, generation: 1 });
-    const agent = testAgent(rt, { dir });
+    const agent = testAgent(rt);
     await register(agent, () => registered());
     serve(agent, () => [
       want(3, 'running', 'loading', { generation: 2 }),

@@ -1,6 +1,13 @@
-// A runtime for the agent's own tests: instances that simply are in a state, held in a map, and
-// every action a no-op that succeeds. Tests extend it with the behaviour they look at.
+// The agent's own tests: a runtime whose instances simply are in a state (held in a map, every
+// action a no-op that succeeds; tests extend it with the behaviour they look at), an agent on it
+// that talks to no server, and the replies a stubbed server gives it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach } from 'vitest';
+import { Agent, type AgentLog } from '../../src/agent/daemon.js';
 import type { InstanceSpec, ObservedState, Runtime } from '../../src/agent/runtime.js';
+import type { DesiredInstance, SyncRequest, SyncResponse } from '../../src/contract/agent-protocol.js';
 
 export class StillRuntime implements Runtime {
   readonly name: Runtime['name'] = 'process';
@@ -39,3 +46,73 @@ export class StillRuntime implements Runtime {
     return '';
   }
 }
+
+export const quietLog: AgentLog = { info: () => {}, warn: () => {}, error: () => {} };
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/**
+ * An agent on `rt` that talks to no server (tests stub `agent.client`), keeping its state in `dir`
+ * or in a fresh directory removed after the test.
+ */
+export function testAgent(rt: Runtime, o: { dir?: string; log?: AgentLog } = {}): Agent {
+  let dir = o.dir;
+  if (!dir) {
+    dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-'));
+    dirs.push(dir);
+  }
+  return new Agent({
+    server: 'http://127.0.0.1:1',
+    apiKey: 'k',
+    stateDir: dir,
+    machines: [],
+    runtime: rt,
+    version: 't',
+    log: o.log ?? quietLog,
+  });
+}
+
+/** An instance as a sync reply lists it: on machine 5, image ubuntu, 5 GB, no onstart, env or keys. */
+export const desiredInstance = (
+  id: number,
+  desired: DesiredInstance['desired'],
+  actual: string | null,
+  over: Partial<DesiredInstance> = {},
+): DesiredInstance => ({
+  id,
+  machine_id: 5,
+  desired,
+  actual_status: actual,
+  image: 'ubuntu',
+  disk: 5,
+  onstart: '',
+  env: {},
+  label: '',
+  container_api_key: null,
+  authorized_keys: [],
+  ...over,
+});
+
+/**
+ * Stubs the agent's sync: each call answers `reply()` (its instances, and whatever else it names)
+ * over a reply that knows every machine; returns the reports the agent sent, in order.
+ */
+export function stubSync(
+  agent: Agent,
+  reply: () =>
+    | (Partial<SyncResponse> & Pick<SyncResponse, 'instances'>)
+    | Promise<Partial<SyncResponse> & Pick<SyncResponse, 'instances'>>,
+): SyncRequest[] {
+  const sent: SyncRequest[] = [];
+  agent.client.sync = async (body: SyncRequest): Promise<SyncResponse> => {
+    sent.push(body);
+    return { success: true, heartbeat_s: 10, server_time: 0, unknown_machine_ids: [], ...(await reply()) };
+  };
+  return sent;
+}
+
+/** A few event-loop turns, for the work a sync started in the background. */
+export const settle = () => new Promise((r) => setTimeout(r, 20));
