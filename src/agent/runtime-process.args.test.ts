@@ -2,21 +2,15 @@
 // entrypoint with the arguments, or the first argument as the program) in place of onstart, and
 // ends when it ends; an allow-listed command's output shows paths as the instance sees them.
 // Uses the built supervisor (dist/agent/supervisor.js; `npm test` builds first).
-import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ProcessRuntime, instancePaths } from './runtime-process.js';
+import { instancePaths } from './runtime-process.js';
 import type { InstanceSpec } from './runtime.js';
-import { pollUntil } from '../../test/helpers/poll.js';
+import { pollUntil as waitFor } from '../../test/helpers/poll.js';
+import { useProcessRuntime } from '../../test/helpers/process-runtime.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'openrig-rt-args-'));
-const rt = new ProcessRuntime({ stateDir: dir, sshBind: '127.0.0.1', stopGraceMs: 2000 });
-
-afterAll(async () => {
-  for (const id of await rt.list()) await rt.destroy(id);
-  rmSync(dir, { recursive: true, force: true });
-});
+const { dir, rt } = useProcessRuntime('args');
 
 const spec = (id: number, over: Partial<InstanceSpec> = {}): InstanceSpec => ({
   id,
@@ -27,8 +21,6 @@ const spec = (id: number, over: Partial<InstanceSpec> = {}): InstanceSpec => ({
   authorizedKeys: [],
   ...over,
 });
-
-const waitFor = <T>(fn: () => T | Promise<T>, ok: (v: T) => boolean) => pollUntil(fn, ok, 10_000, 50);
 
 const read = (id: number, f: string) => {
   const p = path.join(rt.dir(id), 'root', f);

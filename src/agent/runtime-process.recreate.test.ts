@@ -3,22 +3,16 @@
 // generation is recorded, the SSH host key and port stay; a recreate left stopped runs the new
 // configuration at its next start; an older instance directory reads as generation 1.
 // Uses the built supervisor (dist/agent/supervisor.js; `npm test` builds first).
-import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ProcessRuntime, isMainProcess } from './runtime-process.js';
+import { isMainProcess } from './runtime-process.js';
 import type { InstanceSpec } from './runtime.js';
 import { FILES } from './supervisor.js';
-import { pollUntil } from '../../test/helpers/poll.js';
+import { pollUntil as waitFor } from '../../test/helpers/poll.js';
+import { useProcessRuntime } from '../../test/helpers/process-runtime.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'openrig-rt-recreate-'));
-const rt = new ProcessRuntime({ stateDir: dir, sshBind: '127.0.0.1', stopGraceMs: 2000 });
-
-afterAll(async () => {
-  for (const id of await rt.list()) await rt.destroy(id);
-  rmSync(dir, { recursive: true, force: true });
-});
+const { rt } = useProcessRuntime('recreate');
 
 const spec = (id: number, over: Partial<InstanceSpec> = {}): InstanceSpec => ({
   id,
@@ -33,7 +27,6 @@ const spec = (id: number, over: Partial<InstanceSpec> = {}): InstanceSpec => ({
 
 const file = (id: number, name: string) => path.join(rt.dir(id), 'root', name);
 const read = (p: string) => (existsSync(p) ? readFileSync(p, 'utf8') : null);
-const waitFor = <T>(fn: () => T | Promise<T>, ok: (v: T) => boolean) => pollUntil(fn, ok, 10_000, 50);
 
 describe('process runtime: recreate (update instance)', () => {
   it('the new onstart runs with the new env in an emptied directory; the old processes are gone; same SSH port', async () => {

@@ -1,16 +1,15 @@
 // The process runtime with real processes and the system's OpenSSH client.
 // Uses the built supervisor (dist/agent/supervisor.js; `npm test` builds first).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ProcessRuntime, isMainProcess } from './runtime-process.js';
+import { isMainProcess } from './runtime-process.js';
 import type { InstanceSpec } from './runtime.js';
-import { pollUntil } from '../../test/helpers/poll.js';
+import { pollUntil as waitFor } from '../../test/helpers/poll.js';
+import { useProcessRuntime } from '../../test/helpers/process-runtime.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'openrig-rt-'));
-const rt = new ProcessRuntime({ stateDir: dir, sshBind: '127.0.0.1', stopGraceMs: 2000 });
+const { dir, rt } = useProcessRuntime('main');
 let pub = '';
 const keyFile = path.join(dir, 'id_ed25519');
 
@@ -39,17 +38,10 @@ function ssh(port: number, cmd: string, key = keyFile) {
   );
 }
 
-const waitFor = <T>(fn: () => T | Promise<T>, ok: (v: T) => boolean) => pollUntil(fn, ok, 10_000, 50);
-
 beforeAll(() => {
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'renter', '-f', keyFile]);
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'stranger', '-f', `${keyFile}.other`]);
   pub = readFileSync(`${keyFile}.pub`, 'utf8').trim();
-});
-
-afterAll(async () => {
-  for (const id of await rt.list()) await rt.destroy(id);
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const spec = (id: number, over: Partial<InstanceSpec> = {}): InstanceSpec => ({
