@@ -1,5 +1,5 @@
 // An app on a fresh test database, driven with app.inject() (the fastify/demo anchor).
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import type { DialectName as Dialect } from '../../src/server/db/connection.js';
@@ -107,4 +107,16 @@ export function useTestApp(dialect: Dialect, env: Record<string, string> = {}): 
     if (!t) throw new Error('test app not ready');
     return t;
   };
+}
+
+/** A new API key of the account of `apiKey` with only `permissions`, made through the API. */
+export async function scopedKey(
+  t: TestApp,
+  apiKey: string,
+  permissions: unknown,
+  name = 's',
+): Promise<string> {
+  const r = await t.request('POST', '/api/v0/auth/apikeys/', { key: apiKey, body: { name, permissions } });
+  expect(r.status, r.raw).toBe(200);
+  return r.body.key as string;
 }

@@ -1,7 +1,8 @@
-// Helpers for market tests: a renter with an SSH key, and listed offers.
+// Helpers for market tests: a renter with an SSH key, listed offers, a rented instance running.
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
 import { insertMachines } from '../../src/server/modules/machines/machines.service.js';
+import { reportInstanceStatus } from '../../src/server/modules/instances/instances.service.js';
 
 export const PUB =
   'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl renter@laptop';
@@ -33,6 +34,26 @@ export async function offers(
     })),
     t.clock.now(),
   );
+}
+
+/**
+ * Rents `machine` for `key` (image x, a 72 GB disk, and what `body` adds) and reports the instance
+ * running, as its agent would; its id.
+ */
+export async function runningInstance(
+  t: TestApp,
+  key: string,
+  machine: number,
+  body: Record<string, unknown> = {},
+): Promise<number> {
+  const r = await t.request('PUT', `/api/v0/asks/${machine}/`, {
+    key,
+    body: { image: 'x', disk: 72, ...body },
+  });
+  expect(r.status).toBe(200);
+  const id = r.body.new_contract as number;
+  await reportInstanceStatus(t.deps, id, 'running');
+  return id;
 }
 
 /** One machine as an agent registers it (POST /api/agent/v1/register): slot `slot`, one RTX 4090. */

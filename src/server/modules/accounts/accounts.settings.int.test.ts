@@ -2,7 +2,7 @@
 // and GET /users/current shows them; refused fields, bad values and other accounts change nothing.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
-import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
+import { scopedKey, useTestApp, type TestApp } from '../../../../test/helpers/app.js';
 import { insertMachines } from '../machines/machines.service.js';
 import { renter } from '../../../../test/helpers/market.js';
 
@@ -12,15 +12,6 @@ const put = (t: TestApp, key: string | null, body: unknown, path = '/api/v0/user
   t.request('PUT', path, { key, body });
 const current = async (t: TestApp, key: string) =>
   (await t.request('GET', '/api/v0/users/current', { key })).body as Record<string, unknown>;
-
-async function scopedKey(t: TestApp, apiKey: string, permissions: unknown): Promise<string> {
-  const r = await t.request('POST', '/api/v0/auth/apikeys/', {
-    key: apiKey,
-    body: { name: 's', permissions },
-  });
-  expect(r.status, r.raw).toBe(200);
-  return r.body.key as string;
-}
 
 /** Every row an update may write, to compare before and after a refused one. */
 async function snapshot(t: TestApp, userId: number) {

@@ -3,24 +3,15 @@
 // period ended; other hosts' machines never counted; bad ranges and ids refused.
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
-import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
-import { renter } from '../../../../test/helpers/market.js';
+import { scopedKey, useTestApp, type TestApp } from '../../../../test/helpers/app.js';
+import { renter, runningInstance } from '../../../../test/helpers/market.js';
 import { insertMachines } from '../machines/machines.service.js';
-import { reportInstanceStatus } from '../instances/instances.service.js';
 import { runMeter } from './billing.service.js';
 
 const DAY = 86_400_000;
 // 3.6 $/h compute = 1000 µ$/s; disk 0.1 $/GB-month × 72 GB / 720 h = 0.01 $/h.
 const computeUsd = (s: number) => (1000 * s) / 1e6;
 const diskUsd = (s: number) => Math.round((0.01 * 1e6 * s) / 3600) / 1e6;
-
-async function running(t: TestApp, key: string, machine: number): Promise<number> {
-  const r = await t.request('PUT', `/api/v0/asks/${machine}/`, { key, body: { image: 'x', disk: 72 } });
-  expect(r.status).toBe(200);
-  const id = r.body.new_contract as number;
-  await reportInstanceStatus(t.deps, id, 'running');
-  return id;
-}
 
 const earnings = (t: TestApp, key: string | null, query: string) =>
   t.request('GET', `/api/v0/users/me/machine-earnings?owner=me&${query}`, { key });
@@ -44,8 +35,8 @@ describeEachDb('host earnings', (dialect) => {
     );
     const [c] = await insertMachines(t().deps.db, [{ hostId: other.id, ...spec }], t().clock.now());
     const u = await renter(t(), { balanceUsd: 1000 });
-    await running(t(), u.apiKey, a!);
-    await running(t(), u.apiKey, c!);
+    await runningInstance(t(), u.apiKey, a!);
+    await runningInstance(t(), u.apiKey, c!);
     // An hour up to midnight, then half an hour into the next day.
     t().clock.advance(3_600_000);
     await runMeter(t().deps);
@@ -133,11 +124,7 @@ describeEachDb('host earnings', (dialect) => {
     expect(notMine.status).toBe(404);
     expect(notMine.body.error).toBe('not_found');
     expect((await earnings(t(), null, 'sday=20000&eday=20000')).status).toBe(401);
-    const scoped = await t().request('POST', '/api/v0/auth/apikeys/', {
-      key: host.apiKey,
-      body: { name: 'machines only', permissions: { machines: 'write' } },
-    });
-    expect(scoped.status).toBe(200);
-    expect((await earnings(t(), scoped.body.key, 'sday=20000&eday=20000')).status).toBe(403);
+    const scoped = await scopedKey(t(), host.apiKey, { machines: 'write' }, 'machines only');
+    expect((await earnings(t(), scoped, 'sday=20000&eday=20000')).status).toBe(403);
   });
 });

@@ -5,22 +5,13 @@ import { expect, it } from 'vitest';
 import type { KyselyPlugin } from 'kysely';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
-import { offers, renter } from '../../../../test/helpers/market.js';
+import { offers, renter, runningInstance } from '../../../../test/helpers/market.js';
 import { turnsDuring } from '../../../../test/helpers/turns.js';
-import { reportInstanceStatus } from '../instances/instances.service.js';
 import { runMeter } from './billing.service.js';
 
 // 3.6 $/h compute = 1000 µ$/s; disk 0.1 $/GB-month × 72 GB / 720 h = 0.01 $/h ≈ 2.78 µ$/s.
 const COMPUTE_PER_S = 1000;
 const diskMicros = (s: number) => Math.round((0.01 * 1e6 * s) / 3600);
-
-async function running(t: TestApp, key: string, offer: number): Promise<number> {
-  const r = await t.request('PUT', `/api/v0/asks/${offer}/`, { key, body: { image: 'x', disk: 72 } });
-  expect(r.status).toBe(200);
-  const id = r.body.new_contract as number;
-  await reportInstanceStatus(t.deps, id, 'running');
-  return id;
-}
 
 const row = (t: TestApp, id: number) =>
   t.deps.db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -39,7 +30,7 @@ describeEachDb('billing', (dialect) => {
   it('charges compute while running, only disk while stopped, nothing after destroy; ledger = balance change = accrued', async () => {
     const u = await renter(t(), { balanceUsd: 100 });
     const [offer] = await offers(t(), 1, { priceGpu: 3.6, priceDisk: 0.1 });
-    const id = await running(t(), u.apiKey, offer!);
+    const id = await runningInstance(t(), u.apiKey, offer!);
     const start = await balance(t(), u.id);
     t().clock.advance(100_000);
     await runMeter(t().deps);
@@ -86,7 +77,7 @@ describeEachDb('billing', (dialect) => {
   it('shows each live instance its accrued cost', async () => {
     const u = await renter(t(), { balanceUsd: 100 });
     const [offer] = await offers(t(), 1, { priceGpu: 3.6, priceDisk: 0.1 });
-    const id = await running(t(), u.apiKey, offer!);
+    const id = await runningInstance(t(), u.apiKey, offer!);
     t().clock.advance(10_000);
     await runMeter(t().deps);
     const one = await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey });
@@ -100,8 +91,8 @@ describeEachDb('billing', (dialect) => {
   it('stops (never destroys) the instances of a user whose balance runs out; start is refused until credit is added', async () => {
     const u = await renter(t(), { balanceUsd: 1 });
     const [a, b] = await offers(t(), 2, { priceGpu: 3.6, priceDisk: 0.1 });
-    const ia = await running(t(), u.apiKey, a!);
-    const ib = await running(t(), u.apiKey, b!);
+    const ia = await runningInstance(t(), u.apiKey, a!);
+    const ib = await runningInstance(t(), u.apiKey, b!);
     t().clock.advance(600_000); // 2 × 600 s × 0.001 $/s = 1.2 $ > 1 $
     const r = await runMeter(t().deps);
     expect(r.stopped.sort()).toEqual([ia, ib].sort());
@@ -125,7 +116,7 @@ describeEachDb('billing', (dialect) => {
   it('charges each period once when several meters run at the same time', async () => {
     const u = await renter(t(), { balanceUsd: 100 });
     const [offer] = await offers(t(), 1, { priceGpu: 3.6, priceDisk: 0.1 });
-    const id = await running(t(), u.apiKey, offer!);
+    const id = await runningInstance(t(), u.apiKey, offer!);
     const before = await balance(t(), u.id);
     t().clock.advance(50_000);
     await Promise.all(Array.from({ length: 6 }, () => runMeter(t().deps)));
@@ -137,7 +128,7 @@ describeEachDb('billing', (dialect) => {
     const u = await renter(t(), { balanceUsd: 100 });
     const list = await offers(t(), 5, { priceGpu: 3.6, priceDisk: 0.1 });
     const ids = [];
-    for (const o of list) ids.push(await running(t(), u.apiKey, o));
+    for (const o of list) ids.push(await runningInstance(t(), u.apiKey, o));
     const before = await balance(t(), u.id);
     t().clock.advance(40_000);
     await Promise.all(Array.from({ length: 4 }, () => runMeter(t().deps, { chunk: 2 })));
@@ -150,7 +141,7 @@ describeEachDb('billing', (dialect) => {
   it('lets the event loop serve other work between chunks', async () => {
     const u = await renter(t(), { balanceUsd: 100 });
     const list = await offers(t(), 6, { priceGpu: 3.6, priceDisk: 0.1 });
-    for (const o of list) await running(t(), u.apiKey, o);
+    for (const o of list) await runningInstance(t(), u.apiKey, o);
     t().clock.advance(30_000);
     const { result: r, turns } = await turnsDuring(() => runMeter(t().deps, { chunk: 2 }));
     expect(r.settled).toBeGreaterThanOrEqual(6);
@@ -166,7 +157,7 @@ describeEachDb('billing', (dialect) => {
     const owned: { id: number; user: number }[] = [];
     for (const [i, o] of list.entries()) {
       const u = users[i % 3]!;
-      owned.push({ id: await running(t(), u.apiKey, o), user: u.id });
+      owned.push({ id: await runningInstance(t(), u.apiKey, o), user: u.id });
     }
     // One stopped (disk only), so the chunk mixes rates.
     expect(

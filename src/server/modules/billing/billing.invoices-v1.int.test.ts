@@ -5,23 +5,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
-import { jsonQuery, renter } from '../../../../test/helpers/market.js';
+import { jsonQuery, renter, runningInstance } from '../../../../test/helpers/market.js';
 import { insertMachines } from '../machines/machines.service.js';
-import { reportInstanceStatus } from '../instances/instances.service.js';
 import { addCredit, runMeter } from './billing.service.js';
 
 const DAY = 86_400_000;
 const D = 20_100;
 const T0 = D * DAY + 10 * 3_600_000; // 10:00 UTC on day D
 const HOUR = 3_600_000;
-
-async function running(t: TestApp, key: string, machine: number): Promise<number> {
-  const r = await t.request('PUT', `/api/v0/asks/${machine}/`, { key, body: { image: 'x', disk: 72 } });
-  expect(r.status).toBe(200);
-  const id = r.body.new_contract as number;
-  await reportInstanceStatus(t.deps, id, 'running');
-  return id;
-}
 
 /** The meter every 10 s for `n` runs. */
 async function meterRuns(t: TestApp, n: number): Promise<void> {
@@ -73,14 +64,14 @@ describeEachDb('paged billing history', (dialect) => {
       await addCredit(t().deps, u.id, usd);
     }
     // Charges: i1 from 14:00, i2 from 14:02 on day D; a day later i3; the other renter's one.
-    const i1 = await running(t(), u.apiKey, machines[0]!);
+    const i1 = await runningInstance(t(), u.apiKey, machines[0]!);
     await meterRuns(t(), 12);
-    const i2 = await running(t(), u.apiKey, machines[1]!);
-    theirs = await running(t(), other.apiKey, machines[3]!);
+    const i2 = await runningInstance(t(), u.apiKey, machines[1]!);
+    theirs = await runningInstance(t(), other.apiKey, machines[3]!);
     await meterRuns(t(), 12);
     t().clock.set(T0 + DAY);
     await runMeter(t().deps);
-    const i3 = await running(t(), u.apiKey, machines[2]!);
+    const i3 = await runningInstance(t(), u.apiKey, machines[2]!);
     await meterRuns(t(), 12);
     ids = [i1, i2, i3];
     const rows = await t()

@@ -5,26 +5,14 @@
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
-import { renter } from '../../../../test/helpers/market.js';
+import { renter, runningInstance } from '../../../../test/helpers/market.js';
 import { insertMachines } from '../machines/machines.service.js';
-import { reportInstanceStatus } from '../instances/instances.service.js';
 import { addCredit, runMeter } from './billing.service.js';
 
 const DAY = 86_400_000;
 const DAY0 = 20_000;
 /** 23:50 UTC on DAY0: the instances run across midnight. */
 const START = DAY0 * DAY + 23 * 3_600_000 + 50 * 60_000;
-
-async function running(t: TestApp, key: string, machine: number, label?: string): Promise<number> {
-  const r = await t.request('PUT', `/api/v0/asks/${machine}/`, {
-    key,
-    body: { image: 'x', disk: 72, ...(label ? { label } : {}) },
-  });
-  expect(r.status).toBe(200);
-  const id = r.body.new_contract as number;
-  await reportInstanceStatus(t.deps, id, 'running');
-  return id;
-}
 
 const invoices = (t: TestApp, key: string | null, query: string) =>
   t.request('GET', `/api/v0/users/me/invoices?owner=me&${query}`, { key });
@@ -67,9 +55,9 @@ describeEachDb('show invoices', (dialect) => {
     );
     const u = await renter(t(), { balanceUsd: 1000 });
     const other = await renter(t(), { balanceUsd: 50 });
-    const i1 = await running(t(), u.apiKey, a!, 'train');
-    const i2 = await running(t(), u.apiKey, b!);
-    const theirs = await running(t(), other.apiKey, c!);
+    const i1 = await runningInstance(t(), u.apiKey, a!, { label: 'train' });
+    const i2 = await runningInstance(t(), u.apiKey, b!);
+    const theirs = await runningInstance(t(), other.apiKey, c!);
     // The meter every 10 s for 20 minutes: 10 minutes before midnight, 10 after.
     for (let s = 0; s < 120; s++) {
       t().clock.advance(10_000);

@@ -4,24 +4,32 @@
 import { PassThrough } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
-import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
+import { scopedKey, useTestApp, type TestApp } from '../../../../test/helpers/app.js';
 import { ENV_VAR_LIMITS } from '../../../contract/env-var-rules.js';
 import { decryptSecret } from '../../crypto.js';
 import { buildApp } from '../../app.js';
 
 const P = '/api/v0/secrets/';
 
-async function rows(t: TestApp, userId: number) {
-  return t.deps.db.selectFrom('env_vars').selectAll().where('user_id', '=', userId).orderBy('name').execute();
+/** `n` variables V0, V1 … straight into the table (a stand-in ciphertext): an account near its limit. */
+async function fill(t: TestApp, userId: number, n: number): Promise<void> {
+  const now = t.clock.now();
+  await t.deps.db
+    .insertInto('env_vars')
+    .values(
+      Array.from({ length: n }, (_, i) => ({
+        user_id: userId,
+        name: `V${i}`,
+        value_enc: 'v1.x.y.z',
+        created_at: now,
+        updated_at: now,
+      })),
+    )
+    .execute();
 }
 
-async function scopedKey(t: TestApp, apiKey: string, permissions: unknown): Promise<string> {
-  const r = await t.request('POST', '/api/v0/auth/apikeys/', {
-    key: apiKey,
-    body: { name: 's', permissions },
-  });
-  expect(r.status, r.raw).toBe(200);
-  return r.body.key as string;
+async function rows(t: TestApp, userId: number) {
+  return t.deps.db.selectFrom('env_vars').selectAll().where('user_id', '=', userId).orderBy('name').execute();
 }
 
 describeEachDb('account environment variables', (dialect) => {
@@ -220,20 +228,8 @@ describeEachDb('account environment variables', (dialect) => {
   describe('limits and races', () => {
     it(`at most ${ENV_VAR_LIMITS.perAccount} per account; at the limit a create is a 400 (409 for an existing name)`, async () => {
       const u = await t().user();
-      const now = t().clock.now();
-      // The first 99 straight into the table (encrypted as the service does), the 100th by the API.
-      await t()
-        .deps.db.insertInto('env_vars')
-        .values(
-          Array.from({ length: ENV_VAR_LIMITS.perAccount - 1 }, (_, i) => ({
-            user_id: u.id,
-            name: `V${i}`,
-            value_enc: 'v1.x.y.z',
-            created_at: now,
-            updated_at: now,
-          })),
-        )
-        .execute();
+      // The first 99 straight into the table, the 100th by the API.
+      await fill(t(), u.id, ENV_VAR_LIMITS.perAccount - 1);
       expect((await call('POST', u.apiKey, { key: 'LAST', value: 'v' })).status).toBe(200);
       const over = await call('POST', u.apiKey, { key: 'ONE_MORE', value: 'v' });
       expect(over.status).toBe(400);
@@ -261,19 +257,7 @@ describeEachDb('account environment variables', (dialect) => {
 
     it('concurrent creates of different names never pass the per-account limit', async () => {
       const u = await t().user();
-      const now = t().clock.now();
-      await t()
-        .deps.db.insertInto('env_vars')
-        .values(
-          Array.from({ length: ENV_VAR_LIMITS.perAccount - 2 }, (_, i) => ({
-            user_id: u.id,
-            name: `V${i}`,
-            value_enc: 'v1.x.y.z',
-            created_at: now,
-            updated_at: now,
-          })),
-        )
-        .execute();
+      await fill(t(), u.id, ENV_VAR_LIMITS.perAccount - 2);
       const replies = await Promise.all(
         Array.from({ length: 6 }, (_, i) => call('POST', u.apiKey, { key: `NEW${i}`, value: 'v' })),
       );

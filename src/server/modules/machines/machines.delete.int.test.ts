@@ -4,7 +4,7 @@
 // shows it, its agent is refused, and its history (ledger, earnings, past instances) stays.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
-import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
+import { scopedKey, useTestApp, type TestApp } from '../../../../test/helpers/app.js';
 import { agentMachine, renter } from '../../../../test/helpers/market.js';
 import { insertMachines } from './machines.service.js';
 import { runMeter } from '../billing/billing.service.js';
@@ -36,15 +36,6 @@ async function machineRow(t: TestApp, id: number) {
 
 async function instanceRow(t: TestApp, id: number) {
   return t.deps.db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-}
-
-async function scopedKey(t: TestApp, apiKey: string, permissions: unknown): Promise<string> {
-  const r = await t.request('POST', '/api/v0/auth/apikeys/', {
-    key: apiKey,
-    body: { name: 's', permissions },
-  });
-  expect(r.status, r.raw).toBe(200);
-  return r.body.key as string;
 }
 
 describeEachDb('deleting a machine', (dialect) => {

@@ -1,7 +1,7 @@
 // Templates: create, search, update and delete, who may do what, and bad input that writes nothing.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
-import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
+import { scopedKey, useTestApp, type TestApp } from '../../../../test/helpers/app.js';
 
 const body = (over: Record<string, unknown> = {}) => ({
   name: 'torch',
@@ -22,15 +22,6 @@ async function count(t: TestApp): Promise<number> {
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(r.n);
-}
-
-async function scopedKey(t: TestApp, apiKey: string, permissions: unknown): Promise<string> {
-  const r = await t.request('POST', '/api/v0/auth/apikeys/', {
-    key: apiKey,
-    body: { name: 's', permissions },
-  });
-  expect(r.status, r.raw).toBe(200);
-  return r.body.key as string;
 }
 
 describeEachDb('templates', (dialect) => {
