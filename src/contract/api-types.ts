@@ -193,7 +193,8 @@ export interface SshKey {
   [k: string]: unknown;
 }
 
-export interface User {
+/** The user object; its account settings (AccountSettings) come with GET /users/current. */
+export interface User extends Partial<AccountSettings> {
   id: number;
   email: string;
   full_name?: string;
@@ -205,34 +206,33 @@ export interface User {
   session_key?: string;
   backup_codes_remaining?: number;
   legacy_tfa_user?: boolean;
-  /** The billing address (GET /users/current; null: not given). */
-  billaddress_line1?: string | null;
-  billaddress_line2?: string | null;
-  billaddress_city?: string | null;
-  billaddress_zip?: string | null;
-  billaddress_country?: string | null;
-  billaddress_taxinfo?: string | null;
-  /** The balance.low alert is on (GET /users/current). */
-  balance_threshold_enabled?: boolean;
-  /** Dollars: the alert's threshold, or the one last given while it is off; null when none. */
-  balance_threshold?: number | null;
   [k: string]: unknown;
+}
+
+/**
+ * The account settings GET /users/current shows besides the user row's own fields, and PUT
+ * /users/ changes.
+ */
+export interface AccountSettings {
+  /** The billing address (null: not given). */
+  billaddress_line1: string | null;
+  billaddress_line2: string | null;
+  billaddress_city: string | null;
+  billaddress_zip: string | null;
+  billaddress_country: string | null;
+  billaddress_taxinfo: string | null;
+  /** The balance.low alert is on. */
+  balance_threshold_enabled: boolean;
+  /** Dollars: the alert's threshold, or the one last given while it is off; null when none. */
+  balance_threshold: number | null;
 }
 
 /**
  * PUT /users/: the account settings a user changes; a field left out keeps its value, null or ""
  * clears a billing field.
  */
-export interface AccountSettingsBody {
+export interface AccountSettingsBody extends Partial<AccountSettings> {
   fullname?: string | null;
-  billaddress_line1?: string | null;
-  billaddress_line2?: string | null;
-  billaddress_city?: string | null;
-  billaddress_zip?: string | null;
-  billaddress_country?: string | null;
-  billaddress_taxinfo?: string | null;
-  balance_threshold_enabled?: boolean;
-  balance_threshold?: number | null;
 }
 
 export interface AccountSettingsReply {

@@ -1,5 +1,6 @@
 // The console talks to the public API only, with the session cookie set by the login. Every write
 // carries the X-Openrig-Csrf header the server requires of cookie-authenticated writes.
+import type { AccountSettings } from '../../src/contract/api-types';
 
 export class ApiError extends Error {
   constructor(
@@ -48,8 +49,12 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
 export const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 // Shapes of the replies the console reads (fields it does not read are left out).
+// Those the CLI reads too are the contract's wire types (types only: nothing of src/ is bundled).
 
-export interface User {
+export type { AuditLogRow, IpAddrsReply } from '../../src/contract/api-types';
+
+/** The user object; GET /users/current adds the account settings (PUT /api/v0/users/). */
+export interface User extends Partial<AccountSettings> {
   id: number;
   email: string;
   full_name: string | null;
@@ -58,15 +63,6 @@ export interface User {
   email_verified?: boolean;
   balance?: number;
   is_admin?: boolean;
-  /** Account settings (PUT /api/v0/users/), shown by GET /users/current. */
-  billaddress_line1?: string | null;
-  billaddress_line2?: string | null;
-  billaddress_city?: string | null;
-  billaddress_zip?: string | null;
-  billaddress_country?: string | null;
-  billaddress_taxinfo?: string | null;
-  balance_threshold_enabled?: boolean;
-  balance_threshold?: number | null;
 }
 
 export interface LoginMethod {

@@ -2,30 +2,13 @@
 // writes and sign-ins, newest first, never a value) and the addresses that used it
 // (GET /api/v0/users/me/ipaddrs). Times are in UTC to the second, as the CLI shows them.
 import { useQuery } from '@tanstack/react-query';
-import { api } from '../api';
+import { api, type AuditLogRow, type IpAddrsReply } from '../api';
 import { Button, ErrorNote, utc } from '../ui';
 import { Table, TableCard } from '../components/Table';
 
-interface AuditRow {
-  id: number;
-  created_at: number;
-  ip_address: string | null;
-  api_key_id: number | null;
-  credential: string;
-  api_route: string;
-  status: number;
-  args: { path?: Record<string, string>; query?: Record<string, string>; body?: string[] } | null;
-}
-
-interface IpAddr {
-  ip: string;
-  first_seen: number;
-  last_seen: number;
-}
-
 const LIMIT = 200;
 
-const CREDENTIALS: Record<string, string> = {
+const CREDENTIALS: Record<AuditLogRow['credential'], string> = {
   api_key: 'API key',
   instance_key: "Instance's key",
   session_key: 'CLI session',
@@ -35,7 +18,7 @@ const CREDENTIALS: Record<string, string> = {
 };
 
 /** The path parameters, the query and the body's field names (never a value) of a request. */
-function argsText(a: AuditRow['args']): string {
+function argsText(a: AuditLogRow['args'] | null): string {
   if (!a) return '';
   const parts: string[] = [];
   if (a.path)
@@ -44,7 +27,9 @@ function argsText(a: AuditRow['args']): string {
         .map(([k, v]) => `${k}=${v}`)
         .join(' '),
     );
-  if (a.query) parts.push(`?${new URLSearchParams(a.query).toString()}`);
+  // A repeated query parameter (a list) shows its values joined by commas.
+  if (a.query)
+    parts.push(`?${new URLSearchParams(Object.entries(a.query).map(([k, v]) => [k, String(v)])).toString()}`);
   if (a.body?.length) parts.push(`fields: ${a.body.join(', ')}`);
   return parts.join(' · ');
 }
@@ -52,11 +37,11 @@ function argsText(a: AuditRow['args']): string {
 export function Activity() {
   const audit = useQuery({
     queryKey: ['audit'],
-    queryFn: () => api<AuditRow[]>('GET', `/api/v0/audit_logs/?limit=${LIMIT}`),
+    queryFn: () => api<AuditLogRow[]>('GET', `/api/v0/audit_logs/?limit=${LIMIT}`),
   });
   const addrs = useQuery({
     queryKey: ['ipaddrs'],
-    queryFn: () => api<{ results: IpAddr[] }>('GET', '/api/v0/users/me/ipaddrs'),
+    queryFn: () => api<IpAddrsReply>('GET', '/api/v0/users/me/ipaddrs'),
   });
   const reload = (
     <Button

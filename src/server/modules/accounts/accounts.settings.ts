@@ -168,14 +168,11 @@ export function parseAccountUpdate(body: unknown): AccountUpdate {
   return out;
 }
 
-/** The settings GET /users/current shows besides the user row's own fields. */
-export interface AccountSettingsView {
-  billaddress_line1: string | null;
-  billaddress_line2: string | null;
-  billaddress_city: string | null;
-  billaddress_zip: string | null;
-  billaddress_country: string | null;
-  billaddress_taxinfo: string | null;
+/**
+ * The settings GET /users/current shows besides the user row's own fields: the billing address
+ * (null: not given) and the balance alert.
+ */
+export interface AccountSettingsView extends Record<BillingField, string | null> {
   /** The balance.low alert is on. */
   balance_threshold_enabled: boolean;
   /** Dollars: the alert's threshold, or the one last given while it is off; null when none. */
