@@ -143,6 +143,27 @@ function readToken(raw: unknown, signature: string, size: number): number[] | nu
 const writeToken = (signature: string, v: number[]): string =>
   Buffer.from(JSON.stringify({ o: signature, v } satisfies Token)).toString('base64url');
 
+/**
+ * A v1 page from `rows`, read with a limit of `limit + 1`: the first `limit` of them as `entry`
+ * makes them, `total` of all, and the token of the next page when the extra row came (else null).
+ */
+function pageReply<R>(
+  rows: { row: R; key: number[] }[],
+  limit: number,
+  signature: string,
+  total: number,
+  entry: (row: R) => unknown,
+) {
+  const page = rows.slice(0, limit);
+  return {
+    success: true,
+    count: page.length,
+    total,
+    next_token: rows.length > limit ? writeToken(signature, page[page.length - 1]!.key) : null,
+    results: page.map((p) => entry(p.row)),
+  };
+}
+
 // ---- invoices ---------------------------------------------------------------------------------
 
 export interface InvoicesV1Query {
@@ -206,14 +227,7 @@ export async function invoicesV1(db: Kysely<DB>, userId: number, q: InvoicesV1Qu
     repo.invoicePage(db, userId, { filters, order, after, limit: limit + 1 }),
     repo.invoiceCount(db, userId, filters),
   ]);
-  const page = rows.slice(0, limit);
-  return {
-    success: true,
-    count: page.length,
-    total,
-    next_token: rows.length > limit ? writeToken(signature, page[page.length - 1]!.key) : null,
-    results: page.map((p) => creditResult(p.row)),
-  };
+  return pageReply(rows, limit, signature, total, creditResult);
 }
 
 /** One invoice record of `search invoices`: the published fields openrig has. */
@@ -328,12 +342,5 @@ export async function chargesV1(db: Kysely<DB>, userId: number, q: ChargesQuery)
     repo.contractPage(db, userId, { filters, key, dir, after, limit: limit + 1 }),
     repo.contractCount(db, userId, filters),
   ]);
-  const page = rows.slice(0, limit);
-  return {
-    success: true,
-    count: page.length,
-    total,
-    next_token: rows.length > limit ? writeToken(signature, page[page.length - 1]!.key) : null,
-    results: page.map((p) => contractResult(p.row)),
-  };
+  return pageReply(rows, limit, signature, total, contractResult);
 }

@@ -83,7 +83,8 @@ const pageSchema = (entry: unknown) =>
     },
   }) as const;
 
-const pageQuery = (dateField: string) =>
+/** The query of a v1 page whose range field is `dateField`, with the route's own `more` fields. */
+const pageQuery = (dateField: string, more: Record<string, unknown>) =>
   ({
     type: 'object',
     properties: {
@@ -94,6 +95,7 @@ const pageQuery = (dateField: string) =>
       latest_first: { type: 'string', description: 'true (default) or false' },
       limit: { type: 'string', description: `1 to ${PAGE_MAX_LIMIT} (default 60)` },
       after_token: { type: 'string', description: "the previous page's next_token, with the same order" },
+      ...more,
     },
   }) as const;
 
@@ -237,17 +239,13 @@ export async function invoiceRoutes(app: FastifyInstance, deps: Deps): Promise<v
       schema: {
         tags: ['billing'],
         summary: "The caller's invoices (credits added to the account), a page at a time",
-        querystring: {
-          ...pageQuery('when'),
-          properties: {
-            ...pageQuery('when').properties,
-            order_by: {
-              type: 'string',
-              description:
-                'JSON array of {"col": when|paid_on|amount_cents, "dir": asc|desc}; overrides latest_first',
-            },
+        querystring: pageQuery('when', {
+          order_by: {
+            type: 'string',
+            description:
+              'JSON array of {"col": when|paid_on|amount_cents, "dir": asc|desc}; overrides latest_first',
           },
-        },
+        }),
         response: {
           200: pageSchema(
             entrySchema(
@@ -269,13 +267,9 @@ export async function invoiceRoutes(app: FastifyInstance, deps: Deps): Promise<v
       schema: {
         tags: ['billing'],
         summary: "The caller's charges per instance over a range of UTC days, a page at a time",
-        querystring: {
-          ...pageQuery('day'),
-          properties: {
-            ...pageQuery('day').properties,
-            format: { type: 'string', description: 'table (default) or tree: the same for openrig' },
-          },
-        },
+        querystring: pageQuery('day', {
+          format: { type: 'string', description: 'table (default) or tree: the same for openrig' },
+        }),
         response: {
           200: pageSchema(
             entrySchema(

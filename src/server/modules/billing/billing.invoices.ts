@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { CommonErrors, quoteValue } from '../../errors.js';
 import { roundPrice } from '../../../contract/money.js';
+import type { InvoiceItem } from '../../../contract/api-types.js';
 import { MICROS_PER_USD } from './billing.meter.js';
 import { balanceOf } from './billing.repo.js';
 import * as repo from './billing.invoices.repo.js';
@@ -53,21 +54,6 @@ export interface InvoicesQuery {
   inc_charges?: string;
 }
 
-export interface InvoiceItem {
-  type: 'charge' | 'payment';
-  description: string;
-  amount: number;
-  timestamp: number;
-  instance_id: number | null;
-  id?: number;
-  service?: string;
-  kind?: string;
-  quantity?: number;
-  rate?: number;
-  start?: number;
-  end?: number;
-}
-
 /**
  * GET /users/me/invoices (the official CLI's `show invoices`): the caller's items from `sdate`
  * through `edate` (epoch seconds; a charge is in when its billed period ended in (sdate, edate],
@@ -102,7 +88,7 @@ export async function showInvoices(db: Kysely<DB>, userId: number, q: InvoicesQu
     const compute = c.kind === 'compute';
     items.push({
       type: 'charge',
-      kind: c.kind,
+      kind: compute ? 'compute' : 'disk',
       instance_id: id,
       description: compute
         ? `Instance ${id} compute, ${date} (UTC)`
