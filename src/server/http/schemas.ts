@@ -12,6 +12,10 @@ export const successSchema = {
   properties: { success: { type: 'boolean' }, msg: { type: 'string' } },
 } as const;
 
+/** A `{success, msg}` reply with the route's `more` fields after them. */
+export const successReply = (more: Record<string, unknown>) =>
+  ({ type: 'object', properties: { ...successSchema.properties, ...more } }) as const;
+
 /** The params of a route with one `:id` (idParams checks them). */
 export interface IdParams {
   id: number;

@@ -7,7 +7,7 @@ import { requireAuth } from '../../http/auth.js';
 import { clearSessionCookie } from '../../http/session-cookie.js';
 import { currentUser, logout, logoutEverywhere } from './accounts.service.js';
 import { userSchema } from './accounts.view.js';
-import { authErrors, errorSchema, idParams, type IdParams } from '../../http/schemas.js';
+import { authErrors, errorSchema, idParams, successReply, type IdParams } from '../../http/schemas.js';
 import { updateAccount } from './accounts.settings.js';
 import { AccountErrors } from './accounts.errors.js';
 
@@ -29,10 +29,7 @@ export async function accountsRoutes(app: FastifyInstance, deps: Deps): Promise<
   // The body is checked by updateAccount (every field named in its 400), not by a schema, so that
   // a refused field's message says how that field is changed.
   const settingsReply = {
-    200: {
-      type: 'object',
-      properties: { success: { type: 'boolean' }, msg: { type: 'string' }, user: userSchema },
-    },
+    200: successReply({ user: userSchema }),
     ...authErrors,
   } as const;
   const settingsBody = {
@@ -71,14 +68,7 @@ export async function accountsRoutes(app: FastifyInstance, deps: Deps): Promise<
     },
   );
 
-  const ended = {
-    type: 'object',
-    properties: {
-      success: { type: 'boolean' },
-      msg: { type: 'string' },
-      sessions_ended: { type: 'integer' },
-    },
-  } as const;
+  const ended = successReply({ sessions_ended: { type: 'integer' } });
 
   app.post(
     '/api/v0/users/logout',

@@ -4,7 +4,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { keyJoinedRow, requireAuth, type KeyJoinedRead } from '../../http/auth.js';
-import { authErrors, errorSchema, idParams, type IdParams } from '../../http/schemas.js';
+import {
+  authErrors,
+  errorSchema,
+  idParams,
+  successReply,
+  successSchema,
+  type IdParams,
+} from '../../http/schemas.js';
 import { sendError } from '../../http/error-handler.js';
 import { quoteValue } from '../../errors.js';
 import { isIntendedStatus } from '../../../contract/instance-states.js';
@@ -50,7 +57,6 @@ export const polledInstance: KeyJoinedRead = {
   },
   build: (on, userId, id, now) => liveInstanceQuery(on, userId, id as number, now as number),
 };
-const ok = { type: 'object', properties: { success: { type: 'boolean' }, msg: { type: 'string' } } } as const;
 const bulkReply = {
   type: 'object',
   properties: {
@@ -320,7 +326,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
         summary: 'Stop ({state: "stopped"}), start ({state: "running"}) or label an instance',
         params: idParams,
         body: stateBody,
-        response: { 200: ok, ...errors },
+        response: { 200: successSchema, ...errors },
       },
     },
     async (req) => ({
@@ -364,14 +370,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
           },
         },
         response: {
-          200: {
-            type: 'object',
-            properties: {
-              success: { type: 'boolean' },
-              msg: { type: 'string' },
-              updated_instance: instanceSchema,
-            },
-          },
+          200: successReply({ updated_instance: instanceSchema }),
           ...errors,
         },
       },
@@ -386,7 +385,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
         tags: ['instances'],
         summary: 'Destroy an instance (from any state; all billing stops)',
         params: idParams,
-        response: { 200: ok, ...errors },
+        response: { 200: successSchema, ...errors },
       },
     },
     async (req) => {
@@ -474,14 +473,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
           properties: { ssh_key: { type: 'string', maxLength: 16384 } },
         },
         response: {
-          200: {
-            type: 'object',
-            properties: {
-              success: { type: 'boolean' },
-              msg: { type: 'string' },
-              key_id: { type: 'integer' },
-            },
-          },
+          200: successReply({ key_id: { type: 'integer' } }),
           ...errors,
         },
       },
@@ -504,7 +496,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
           required: ['id', 'key_id'],
           properties: { id: idParams.properties.id, key_id: idParams.properties.id },
         },
-        response: { 200: ok, ...errors },
+        response: { 200: successSchema, ...errors },
       },
     },
     async (req) => {
@@ -516,15 +508,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   // Requests the instance's agent carries out (logs, command, reboot, recycle), in the official
   // client's wire forms; each answers a result URL readable with no key.
   const origin = (req: { protocol: string; host: string }) => `${req.protocol}://${req.host}`;
-  const resultReply = {
-    type: 'object',
-    properties: {
-      success: { type: 'boolean' },
-      msg: { type: 'string' },
-      result_url: { type: 'string' },
-      writeable_path: { type: 'string' },
-    },
-  } as const;
+  const resultReply = successReply({ result_url: { type: 'string' }, writeable_path: { type: 'string' } });
   app.put<{ Params: IdParams; Body: LogsBody | undefined }>(
     '/api/v0/instances/request_logs/:id',
     {

@@ -14,6 +14,7 @@ import {
   idParams,
   maintenanceWindowSchema,
   rowId,
+  successReply,
   type IdParams,
 } from '../../http/schemas.js';
 import {
@@ -246,16 +247,11 @@ export async function machinesRoutes(app: FastifyInstance, deps: Deps): Promise<
         params: idParams,
         body: { type: ['object', 'null'] },
         response: {
-          200: {
-            type: 'object',
-            properties: {
-              success: { type: 'boolean' },
-              msg: { type: 'string' },
-              machine_id: { type: 'integer' },
-              instances_destroyed: { type: 'integer' },
-              maintenances_cancelled: { type: 'integer' },
-            },
-          },
+          200: successReply({
+            machine_id: { type: 'integer' },
+            instances_destroyed: { type: 'integer' },
+            maintenances_cancelled: { type: 'integer' },
+          }),
           ...authErrors,
           409: errorSchema,
         },
