@@ -1,25 +1,22 @@
 // last_used_at of API keys: a request that uses a key not marked in the last minute queues the
 // key here, and one statement a second writes every queued key (conditional on the stored value
 // being older, so processes and nodes sharing the database write each key once a minute).
-// Requests never wait for it; what is still queued when the app closes is written then.
+// Requests never wait for it (write-behind.ts); what is still queued when the app closes is
+// written then.
 import { sql, type Kysely } from 'kysely';
 import type { Deps } from '../deps.js';
 import type { DB } from '../db/schema.js';
 import { caseById } from '../db/case-by-id.js';
+import { flushUses, queueUse, WriteBehind, type MergeUse } from './write-behind.js';
 
 /** How stale a key's last_used_at may get before a use of it is written again. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
-/** How long a use waits for the others of its batch. */
-const FLUSH_DELAY_MS = 1000;
-/** Keys per statement. */
-const CHUNK = 500;
 
-export class KeyUseBuffer {
-  /** Key id → its latest use not yet written. */
-  readonly uses = new Map<number, number>();
-  timer: NodeJS.Timeout | null = null;
-  flushing: Promise<void> = Promise.resolve();
-}
+/** Key id → its latest use not yet written. */
+export class KeyUseBuffer extends WriteBehind<number, number> {}
+
+/** Of two uses of a key, the latest is kept. */
+const latest: MergeUse<number> = (had, at) => Math.max(had ?? 0, at);
 
 type KeyUseDeps = Pick<Deps, 'db' | 'log' | 'keyUses'>;
 
@@ -29,14 +26,7 @@ type KeyUseDeps = Pick<Deps, 'db' | 'log' | 'keyUses'>;
  */
 export function recordKeyUse(deps: KeyUseDeps, keyId: number, used: number | null, now: number): boolean {
   if (used !== null && now - used < LAST_USED_RESOLUTION_MS) return false;
-  const b = deps.keyUses;
-  b.uses.set(keyId, Math.max(now, b.uses.get(keyId) ?? 0));
-  if (b.timer) return true;
-  b.timer = setTimeout(() => {
-    b.timer = null;
-    void flushKeyUses(deps);
-  }, FLUSH_DELAY_MS);
-  b.timer.unref();
+  queueUse(deps.keyUses, keyId, now, latest, () => void flushKeyUses(deps));
   return true;
 }
 
@@ -46,24 +36,12 @@ export function recordKeyUse(deps: KeyUseDeps, keyId: number, used: number | nul
  * and the failure logged.
  */
 export function flushKeyUses(deps: KeyUseDeps): Promise<void> {
-  const b = deps.keyUses;
-  if (b.timer) {
-    clearTimeout(b.timer);
-    b.timer = null;
-  }
-  b.flushing = b.flushing.then(async () => {
-    if (b.uses.size === 0) return;
-    const batch = [...b.uses];
-    b.uses.clear();
-    try {
-      for (let i = 0; i < batch.length; i += CHUNK)
-        await markKeysUsed(deps.db, batch.slice(i, i + CHUNK), LAST_USED_RESOLUTION_MS);
-    } catch (err) {
-      for (const [id, at] of batch) if ((b.uses.get(id) ?? 0) < at) b.uses.set(id, at);
-      deps.log.warn({ err, keys: batch.length }, 'recording last_used_at failed; kept for the next write');
-    }
-  });
-  return b.flushing;
+  return flushUses(
+    deps.keyUses,
+    latest,
+    (uses) => markKeysUsed(deps.db, uses, LAST_USED_RESOLUTION_MS),
+    (err, keys) => deps.log.warn({ err, keys }, 'recording last_used_at failed; kept for the next write'),
+  );
 }
 
 async function markKeysUsed(

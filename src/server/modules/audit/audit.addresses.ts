@@ -7,38 +7,28 @@
 // address is taken at that mark, so an address that used a key only in the minute after another
 // address's use appears at its next marked use.
 import type { Deps } from '../../deps.js';
+import { flushUses, queueUse, WriteBehind, type MergeUse } from '../../http/write-behind.js';
 import { upsertAddresses, type AddressUse } from './audit.repo.js';
 
-/** How long a use waits for the others of its batch. */
-const FLUSH_DELAY_MS = 1000;
-/** Pairs per statement. */
-const CHUNK = 500;
-
-export class AddressUseBuffer {
-  /** `user_id ip` → the pair's earliest and latest use not yet written. */
-  readonly uses = new Map<string, AddressUse>();
-  timer: NodeJS.Timeout | null = null;
-  flushing: Promise<void> = Promise.resolve();
-}
+/** `user_id ip` → the pair's earliest and latest use not yet written (http/write-behind.ts). */
+export class AddressUseBuffer extends WriteBehind<string, AddressUse> {}
 
 type AddressDeps = Pick<Deps, 'db' | 'log' | 'addressUses'>;
+
+/** Of two uses of a pair, the earliest first and the latest last are kept. */
+const span: MergeUse<AddressUse> = (had, u) => {
+  if (!had) return u;
+  had.first = Math.min(had.first, u.first);
+  had.last = Math.max(had.last, u.last);
+  return had;
+};
 
 /** Queues a use of the account `userId` from `ip` (a normalised address; null: nothing to keep). */
 export function recordAddressUse(deps: AddressDeps, userId: number, ip: string | null, now: number): void {
   if (ip === null) return;
-  const b = deps.addressUses;
-  const k = `${userId} ${ip}`;
-  const had = b.uses.get(k);
-  if (had) {
-    had.first = Math.min(had.first, now);
-    had.last = Math.max(had.last, now);
-  } else b.uses.set(k, { userId, ip, first: now, last: now });
-  if (b.timer) return;
-  b.timer = setTimeout(() => {
-    b.timer = null;
+  queueUse(deps.addressUses, `${userId} ${ip}`, { userId, ip, first: now, last: now }, span, () => {
     void flushAddressUses(deps);
-  }, FLUSH_DELAY_MS);
-  b.timer.unref();
+  });
 }
 
 /**
@@ -46,31 +36,18 @@ export function recordAddressUse(deps: AddressDeps, userId: number, ip: string |
  * (merged with what came meanwhile) for the next write, and the failure logged.
  */
 export function flushAddressUses(deps: AddressDeps): Promise<void> {
-  const b = deps.addressUses;
-  if (b.timer) {
-    clearTimeout(b.timer);
-    b.timer = null;
-  }
-  b.flushing = b.flushing.then(async () => {
-    if (b.uses.size === 0) return;
-    const batch = [...b.uses.values()];
-    b.uses.clear();
-    try {
-      for (let i = 0; i < batch.length; i += CHUNK) await upsertAddresses(deps.db, batch.slice(i, i + CHUNK));
-    } catch (err) {
-      for (const u of batch) {
-        const k = `${u.userId} ${u.ip}`;
-        const had = b.uses.get(k);
-        if (had) {
-          had.first = Math.min(had.first, u.first);
-          had.last = Math.max(had.last, u.last);
-        } else b.uses.set(k, u);
-      }
+  return flushUses(
+    deps.addressUses,
+    span,
+    (uses) =>
+      upsertAddresses(
+        deps.db,
+        uses.map(([, u]) => u),
+      ),
+    (err, pairs) =>
       deps.log.warn(
-        { err: (err as Error)?.message ?? String(err), pairs: batch.length },
+        { err: (err as Error)?.message ?? String(err), pairs },
         'recording login addresses failed; kept for the next write',
-      );
-    }
-  });
-  return b.flushing;
+      ),
+  );
 }
