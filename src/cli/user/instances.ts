@@ -208,8 +208,7 @@ export function registerInstanceCommands(
             ? `Instance ${n} updated; it stays stopped, and its next start runs the new configuration (its disk starts afresh).\n`
             : `Instance ${n} updated; its host recreates the container from the new configuration (its disk starts afresh).\n`,
         );
-      if (opts.wait && !stopped) await waitAndReport(ctx, n, opts);
-      else if (!ctx.raw && !stopped) ctx.out(`Wait for it: openrig wait ${n}\n`);
+      if (!stopped) await waitOrHint(ctx, n, opts);
     }),
   );
 
@@ -521,6 +520,12 @@ export function waitText(
     if (chars.length > room) msg = room >= 4 ? chars.slice(0, room - 1).join('') + '…' : '';
   }
   return `${head}${msg}${tail}`;
+}
+
+/** With --wait, waits until the instance runs (waitAndReport); else says how to (not with --raw). */
+export async function waitOrHint(ctx: Ctx, id: number, opts: Opts): Promise<void> {
+  if (opts.wait) await waitAndReport(ctx, id, opts);
+  else if (!ctx.raw) ctx.out(`Wait for it: openrig wait ${id}\n`);
 }
 
 /**

@@ -6,7 +6,7 @@ import type { CreateFromTemplateBody, CreateInstanceBody } from '../../contract/
 import { buildSearchBody } from '../../client/search-query.js';
 import { act, common, intArg, numArg, UsageError, type Opts } from './context.js';
 import { offersTable } from './views.js';
-import { checkWaitOptions, waitAndReport, waitOptions } from './instances.js';
+import { checkWaitOptions, waitOptions, waitOrHint } from './instances.js';
 import { dockerOptionsEnv, shellWords } from '../../contract/docker-options.js';
 
 /** onstart is at most 4048 characters; longer scripts go gzip+base64. */
@@ -122,8 +122,7 @@ export function registerOfferCommands(search: Command, create: Command): void {
       const r = await ctx.client.createInstance(offerId, body);
       if (ctx.raw) ctx.printRaw();
       else ctx.out(`Created instance ${r.new_contract} from offer ${offerId}.\n`);
-      if (opts.wait) await waitAndReport(ctx, r.new_contract, opts);
-      else if (!ctx.raw) ctx.out(`Wait for it: openrig wait ${r.new_contract}\n`);
+      await waitOrHint(ctx, r.new_contract, opts);
     }),
   );
 }
