@@ -121,3 +121,17 @@ export function SecretBox({
     </div>
   );
 }
+
+/**
+ * The `env` of a create or update body from a form's Environment and Ports fields: its KEY=value
+ * lines (other lines are skipped), and each port as the `-p P:P` request that publishes it.
+ */
+export function envBody(lines: string, ports: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of lines.split('\n')) {
+    const m = /^\s*([^=\s]+)\s*=(.*)$/.exec(line);
+    if (m) env[m[1]!] = m[2]!.trim();
+  }
+  for (const p of ports.split(/[\s,]+/).filter(Boolean)) env[`-p ${p}:${p}`] = '1';
+  return env;
+}

@@ -22,7 +22,7 @@ import {
   when,
 } from '../ui';
 import { useAction, useActions, useRefresh } from '../components/actions';
-import { FormFooter } from '../components/forms';
+import { envBody, FormFooter } from '../components/forms';
 
 const STATES: Record<string, { label: string; tone: string; meaning: string }> = {
   provisioning: {
@@ -388,15 +388,7 @@ function UpdateDialog({ i, onClose }: { i: Instance; onClose: () => void }) {
       if (f.template) body.template_hash_id = f.template;
       if (changed('image')) body.image = f.image.trim();
       if (changed('onstart')) body.onstart = f.onstart;
-      if (changed('env') || changed('ports')) {
-        const env: Record<string, string> = {};
-        for (const line of f.env.split('\n')) {
-          const m = /^\s*([^=\s]+)\s*=(.*)$/.exec(line);
-          if (m) env[m[1]!] = m[2]!.trim();
-        }
-        for (const p of f.ports.split(/[\s,]+/).filter(Boolean)) env[`-p ${p}:${p}`] = '1';
-        body.env = env;
-      }
+      if (changed('env') || changed('ports')) body.env = envBody(f.env, f.ports);
       await api('PUT', `/api/v0/instances/update_template/${i.id}/`, body);
       await refresh('instances');
       onClose();

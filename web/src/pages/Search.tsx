@@ -19,7 +19,7 @@ import {
   usd,
 } from '../ui';
 import { useAction, useRefresh } from '../components/actions';
-import { FormFooter } from '../components/forms';
+import { envBody, FormFooter } from '../components/forms';
 import { Table } from '../components/Table';
 
 interface Filters {
@@ -317,12 +317,7 @@ function RentDialog({
     if (!offer) return;
     await run(async () => {
       setTakenOffer(null);
-      const env: Record<string, string> = {};
-      for (const line of f.env.split('\n')) {
-        const m = /^\s*([^=\s]+)\s*=(.*)$/.exec(line);
-        if (m) env[m[1]!] = m[2]!.trim();
-      }
-      for (const p of f.ports.split(/[\s,]+/).filter(Boolean)) env[`-p ${p}:${p}`] = '1';
+      const env = envBody(f.env, f.ports);
       try {
         const r = await api<{ new_contract: number }>('PUT', `/api/v0/asks/${offer.id}/`, {
           image: f.image.trim(),
