@@ -19,6 +19,7 @@ import {
   startServe,
   waitFor,
   type Proc,
+  waitRegistered,
 } from '../helpers/process.js';
 import {
   buildTestImage,
@@ -161,15 +162,6 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
       ],
       { ...ENV, OPENRIG_LOG_LEVEL: 'info', OPENRIG_API_KEY: hostKey },
     );
-  const registered = (p: Proc) =>
-    waitFor(
-      () => {
-        if (p.child.exitCode !== null) throw new Error(`agent exited: ${p.stderr()}`);
-        return /registered with/.test(p.stdout());
-      },
-      'the agent to register',
-      30_000,
-    );
   const rent = async (body: Record<string, unknown>) => {
     const offers = (
       await api('POST', '/api/v0/bundles/', renterKey, {
@@ -213,7 +205,7 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
     });
     expect(k.status).toBe(200);
     agent = startAgent();
-    await registered(agent);
+    await waitRegistered(agent, 30_000);
   }, 300_000);
 
   afterAll(async () => {
@@ -485,7 +477,7 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
     agent.child.kill('SIGKILL');
     await agent.exited;
     agent = startAgent();
-    await registered(agent);
+    await waitRegistered(agent, 30_000);
     await until(a, 'running', 5_000);
     expect(docker('inspect', '-f', '{{.Id}} {{.State.StartedAt}}', `openrig-${a}`)).toBe(
       `${recycledId} ${started}`,

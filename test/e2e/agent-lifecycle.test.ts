@@ -18,6 +18,7 @@ import {
   waitFor,
   type Proc,
   processAgentArgs,
+  waitRegistered,
 } from '../helpers/process.js';
 
 const ENV = {
@@ -114,11 +115,6 @@ describe.skipIf(!HAS_SSH)('agent, process runtime and SSH, end to end', () => {
       OPENRIG_LOG_LEVEL: 'info',
       OPENRIG_API_KEY: hostKey,
     });
-  const waitRegistered = (p: Proc) =>
-    waitFor(() => {
-      if (p.child.exitCode !== null) throw new Error(`agent exited: ${p.stderr()}`);
-      return /registered with/.test(p.stdout());
-    }, 'the agent to register');
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-e2e-'));

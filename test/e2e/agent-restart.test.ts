@@ -18,6 +18,7 @@ import {
   waitFor,
   type Proc,
   processAgentArgs,
+  waitRegistered,
 } from '../helpers/process.js';
 
 const ENV = {
@@ -100,11 +101,6 @@ describe.skipIf(!HAS_SSH)('agent restarts strand nothing; --public-host by defau
       }),
       { ...ENV, OPENRIG_LOG_LEVEL: 'info', OPENRIG_API_KEY: hostKey },
     );
-  const registered = (p: Proc) =>
-    waitFor(() => {
-      if (p.child.exitCode !== null) throw new Error(`agent exited: ${p.stderr()}`);
-      return /registered with/.test(p.stdout());
-    }, 'the agent to register');
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-restart-'));
@@ -135,7 +131,7 @@ describe.skipIf(!HAS_SSH)('agent restarts strand nothing; --public-host by defau
 
   it('ssh_host is the address the agent reaches the server from; a restart re-adopts survivors within a heartbeat', async () => {
     agent = startAgent();
-    await registered(agent);
+    await waitRegistered(agent);
     expect(agent.stdout() + agent.stderr()).toMatch(/renters reach them at 127\.0\.0\.2/);
     const offers = (await api('POST', '/api/v0/bundles/', renterKey, { gpu_name: { eq: 'RTX 4090' } })).body
       .offers;
@@ -162,7 +158,7 @@ describe.skipIf(!HAS_SSH)('agent restarts strand nothing; --public-host by defau
     process.kill(Number(pidOf(dies.id)), 'SIGKILL');
 
     agent = startAgent();
-    await registered(agent);
+    await waitRegistered(agent);
     const back = Date.now();
     const again = await until(keep.id, 'running', 5_000, 50);
     // One heartbeat (0.5 s) plus the time to poll.
@@ -177,7 +173,7 @@ describe.skipIf(!HAS_SSH)('agent restarts strand nothing; --public-host by defau
     agent.child.kill('SIGKILL');
     await agent.exited;
     agent = startAgent();
-    await registered(agent);
+    await waitRegistered(agent);
     await new Promise((r) => setTimeout(r, 1000));
     expect((await show(keep.id)).actual_status).toBe('running');
     expect(pidOf(keep.id)).toBe(pid);

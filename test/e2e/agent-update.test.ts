@@ -7,20 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  callApi,
-  endInstanceGroups,
-  startProc,
-  waitFor,
-  type Proc,
-  processAgentArgs,
-} from '../helpers/process.js';
-import { cli, createUser, hasStack, makeHome, startWorld, type CliWorld } from './cli-harness.js';
+import { callApi, waitFor, type Proc } from '../helpers/process.js';
+import { cli, hasStack, startAgentWorld, type AgentWorld } from './cli-harness.js';
 import type { Instance } from '../../src/contract/api-types.js';
 
 const ENV = { OPENRIG_SECRET_KEY: '5d'.repeat(32), OPENRIG_HEARTBEAT_S: '0.5' };
 
-let w: CliWorld;
+let w: AgentWorld;
 let agent: Proc | undefined;
 let stateDir: string;
 let machine: number;
@@ -55,30 +48,11 @@ async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, what: s
 }
 
 beforeAll(async () => {
-  w = await startWorld(ENV);
-  stateDir = path.join(w.data, 'agent-state');
-  const hostKey = (await createUser(w, 'upd-host@example.com')).api_key;
-  key = (await createUser(w, 'upd-renter@example.com')).api_key;
-  agent = startProc(processAgentArgs(w.url, stateDir, { gpus: 'RTX 4090x1' }), {
-    ...ENV,
-    OPENRIG_LOG_LEVEL: 'warn',
-    OPENRIG_API_KEY: hostKey,
-  });
-  const registered = await waitFor(() => {
-    if (agent!.child.exitCode !== null) throw new Error(`agent exited: ${agent!.stderr()}`);
-    return /machines (\d+) registered with/.exec(agent!.stdout());
-  }, 'the agent to register');
-  machine = Number(registered[1]);
-  home = makeHome();
-  expect((await as(['ssh-key', 'add'])).code).toBe(0);
+  w = await startAgentWorld({ env: ENV, host: 'upd-host@example.com', renter: 'upd-renter@example.com' });
+  ({ agent, stateDir, machine, home, renterKey: key } = w);
 }, 120_000);
 
-afterAll(() => {
-  agent?.child.kill('SIGKILL');
-  w?.stop();
-  // Instances outlive a killed agent by design: end their process groups here.
-  if (stateDir) endInstanceGroups(stateDir);
-});
+afterAll(() => w?.stop());
 
 describe('update instance', { timeout: 120_000 }, () => {
   let sshPort: number | null = null;

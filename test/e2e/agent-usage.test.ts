@@ -15,6 +15,7 @@ import {
   waitFor,
   type Proc,
   processAgentArgs,
+  waitRegistered,
 } from '../helpers/process.js';
 
 const ENV = {
@@ -66,10 +67,7 @@ describe('agent: disk usage of a process-runtime instance, end to end', () => {
       // Measured every second instead of every minute, to keep the test short.
       { ...ENV, OPENRIG_API_KEY: host.api_key, OPENRIG_USAGE_INTERVAL_S: '1' },
     );
-    await waitFor(() => {
-      if (agent.child.exitCode !== null) throw new Error(`agent exited: ${agent.stderr()}`);
-      return /registered with/.test(agent.stdout());
-    }, 'the agent to register');
+    await waitRegistered(agent);
   });
 
   afterAll(() => {

@@ -13,6 +13,7 @@ import {
   waitFor,
   type Proc,
   processAgentArgs,
+  waitRegistered,
 } from '../helpers/process.js';
 
 const ENV = { OPENRIG_SECRET_KEY: 'be'.repeat(32), OPENRIG_RATE_LIMITS: 'off', OPENRIG_LOG_LEVEL: 'warn' };
@@ -30,11 +31,8 @@ describe('machine verification', () => {
       { ...ENV, OPENRIG_API_KEY: hostKey, OPENRIG_HEARTBEAT_S: '1' },
     );
     agents.push(p);
-    await waitFor(() => {
-      if (p.child.exitCode !== null) throw new Error(`agent exited: ${p.stderr()}`);
-      return /registered with/.test(p.stdout());
-    }, 'the agent to register');
-    return Number(/machines (\d+)/.exec(p.stdout())![1]);
+    const [machine] = await waitRegistered(p);
+    return machine!;
   };
   const search = () =>
     runCli(['search', 'offers', 'gpu_name=RTX_3090'], {

@@ -4,16 +4,16 @@
 // disk earnings on today's row and on that machine, totals that agree, an idle machine at $0.00,
 // and the server's refusals (another host's machine, too long a range, a key without billing).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import path from 'node:path';
+import { runCli } from '../helpers/process.js';
 import {
-  endInstanceGroups,
-  runCli,
-  startProc,
-  waitFor,
-  type Proc,
-  processAgentArgs,
-} from '../helpers/process.js';
-import { cli, createUser, hasStack, makeHome, startWorld, type CliWorld } from './cli-harness.js';
+  HIGH_PRICES,
+  cli,
+  createUser,
+  hasStack,
+  makeHome,
+  startAgentWorld,
+  type AgentWorld,
+} from './cli-harness.js';
 import type { MachineEarnings } from '../../src/contract/api-types.js';
 
 const ENV = {
@@ -25,9 +25,7 @@ const ENV = {
 const DAY_MS = 86_400_000;
 const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-let w: CliWorld;
-let agent: Proc | undefined;
-let stateDir: string;
+let w: AgentWorld;
 let hostHome: string;
 let hostKey: string;
 let rented: number;
@@ -44,53 +42,23 @@ async function admin(args: string[]): Promise<any> {
 }
 
 beforeAll(async () => {
-  w = await startWorld(ENV);
-  stateDir = path.join(w.data, 'agent-state');
-  hostKey = (await createUser(w, 'earn-host@example.com')).api_key;
-  const renter = await createUser(w, 'earn-renter@example.com');
+  w = await startAgentWorld({
+    env: ENV,
+    host: 'earn-host@example.com',
+    renter: 'earn-renter@example.com',
+    agent: HIGH_PRICES,
+  });
+  ({ hostKey, machine: rented } = w);
   await createUser(w, 'earn-other@example.com');
-  idle = (
-    await admin([
-      'create-machines',
-      '--owner-email',
-      'earn-host@example.com',
-      '--gpu-name',
-      'L4',
-      '--num-gpus',
-      '1',
-    ])
-  ).machine_ids[0];
-  foreign = (
-    await admin([
-      'create-machines',
-      '--owner-email',
-      'earn-other@example.com',
-      '--gpu-name',
-      'L4',
-      '--num-gpus',
-      '1',
-    ])
-  ).machine_ids[0];
-  // High prices, so that a few seconds earn whole cents: $360/h compute is ten cents a second,
-  // $1000/GB-month for 10 GB about 0.4 cents a second.
-  agent = startProc(
-    processAgentArgs(w.url, stateDir, {
-      gpus: 'RTX 4090x1',
-      priceGpu: '360',
-      extra: ['--price-disk', '1000'],
-    }),
-    { ...ENV, OPENRIG_LOG_LEVEL: 'warn', OPENRIG_API_KEY: hostKey },
-  );
-  const registered = await waitFor(() => {
-    if (agent!.child.exitCode !== null) throw new Error(`agent exited: ${agent!.stderr()}`);
-    return /machines (\d+) registered with/.exec(agent!.stdout());
-  }, 'the agent to register');
-  rented = Number(registered[1]);
+  // An idle machine of the host, and another host's machine (both without an agent).
+  const l4 = async (owner: string): Promise<number> =>
+    (await admin(['create-machines', '--owner-email', owner, '--gpu-name', 'L4', '--num-gpus', '1']))
+      .machine_ids[0];
+  idle = await l4('earn-host@example.com');
+  foreign = await l4('earn-other@example.com');
 
   hostHome = makeHome();
-  const rhome = makeHome();
-  const as = (args: string[]) => cli(rhome, args, { OPENRIG_URL: w.url, OPENRIG_API_KEY: renter.api_key });
-  expect((await as(['ssh-key', 'add'])).code).toBe(0);
+  const as = (args: string[]) => cli(w.home, args, { OPENRIG_URL: w.url, OPENRIG_API_KEY: w.renterKey });
   const c = await as([
     'create',
     'instance',
@@ -101,7 +69,7 @@ beforeAll(async () => {
     '10',
     '--wait',
   ]);
-  expect(c.code, `${c.stdout}${c.stderr}${agent.stderr()}`).toBe(0);
+  expect(c.code, `${c.stdout}${c.stderr}${w.agent.stderr()}`).toBe(0);
   const id = /Created instance (\d+)/.exec(c.stdout)![1]!;
   // Running for a few seconds: the meter settles compute and disk every half second.
   await new Promise((r) => setTimeout(r, 3000));
@@ -109,12 +77,7 @@ beforeAll(async () => {
   expect((await as(['destroy', 'instance', id])).code).toBe(0);
 }, 120_000);
 
-afterAll(() => {
-  agent?.child.kill('SIGKILL');
-  w?.stop();
-  // Instances outlive a killed agent by design: end their process groups here.
-  if (stateDir) endInstanceGroups(stateDir);
-});
+afterAll(() => w?.stop());
 
 /** `$12.34` → 12.34. */
 const usd = (s: string) => Number(s.replace('$', ''));

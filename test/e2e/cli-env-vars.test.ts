@@ -8,22 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  BIN,
-  ROOT,
-  endInstanceGroups,
-  startProc,
-  waitFor,
-  type Proc,
-  processAgentArgs,
-} from '../helpers/process.js';
-import { cli, createUser, hasStack, makeHome, startWorld, type CliWorld } from './cli-harness.js';
+import { BIN, ROOT, waitFor } from '../helpers/process.js';
+import { cli, hasStack, startAgentWorld, type AgentWorld } from './cli-harness.js';
 import type { EnvVarsReply } from '../../src/contract/api-types.js';
 
 const ENV = { OPENRIG_SECRET_KEY: '5a'.repeat(32), OPENRIG_HEARTBEAT_S: '0.5' };
 
-let w: CliWorld;
-let agent: Proc | undefined;
+let w: AgentWorld;
 let stateDir: string;
 let machine: number;
 let home: string;
@@ -52,30 +43,11 @@ function withStdin(
 }
 
 beforeAll(async () => {
-  w = await startWorld(ENV);
-  stateDir = path.join(w.data, 'agent-state');
-  const hostKey = (await createUser(w, 'env-host@example.com')).api_key;
-  key = (await createUser(w, 'env-renter@example.com')).api_key;
-  agent = startProc(processAgentArgs(w.url, stateDir, { gpus: 'RTX 4090x1' }), {
-    ...ENV,
-    OPENRIG_LOG_LEVEL: 'warn',
-    OPENRIG_API_KEY: hostKey,
-  });
-  const registered = await waitFor(() => {
-    if (agent!.child.exitCode !== null) throw new Error(`agent exited: ${agent!.stderr()}`);
-    return /machines (\d+) registered with/.exec(agent!.stdout());
-  }, 'the agent to register');
-  machine = Number(registered[1]);
-  home = makeHome();
-  expect((await as(['ssh-key', 'add'])).code).toBe(0);
+  w = await startAgentWorld({ env: ENV, host: 'env-host@example.com', renter: 'env-renter@example.com' });
+  ({ stateDir, machine, home, renterKey: key } = w);
 }, 120_000);
 
-afterAll(() => {
-  agent?.child.kill('SIGKILL');
-  w?.stop();
-  // Instances outlive a killed agent by design: end their process groups here.
-  if (stateDir) endInstanceGroups(stateDir);
-});
+afterAll(() => w?.stop());
 
 const SECRET = 'hf_s3cr3t value';
 const PIPED = 'line one\nline two';

@@ -1,11 +1,20 @@
 // Shared set-up of the CLI end-to-end tests: a real `serve` on a temp data dir, users made with
-// `openrig admin create-user`, and `openrig …` run as a subprocess with its own HOME (so the config
-// file and ~/.ssh are the test's), never the developer's environment.
+// `openrig admin create-user`, a host's `openrig agent` on the process runtime, and `openrig …`
+// run as a subprocess with its own HOME (so the config file and ~/.ssh are the test's), never the
+// developer's environment.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runCli, startServe } from '../helpers/process.js';
+import {
+  endInstanceGroups,
+  processAgentArgs,
+  runCli,
+  startProc,
+  startServe,
+  waitRegistered,
+  type Proc,
+} from '../helpers/process.js';
 
 export interface CliWorld {
   url: string;
@@ -70,4 +79,63 @@ export function cli(home: string, args: string[], env: Record<string, string> = 
 /** No stack trace: no `    at file:line` frames on stderr. */
 export function hasStack(stderr: string): boolean {
   return /^\s+at .+:\d+:\d+\)?$/m.test(stderr);
+}
+
+/**
+ * An agent's options for prices at which a few seconds cost whole cents: $360/h compute is ten
+ * cents a second, $1000/GB-month for 10 GB about 0.4 cents a second.
+ */
+export const HIGH_PRICES = { priceGpu: '360', extra: ['--price-disk', '1000'] };
+
+export interface AgentWorld extends CliWorld {
+  /** The host's agent on the process runtime, registered with its one machine. */
+  agent: Proc;
+  stateDir: string;
+  machine: number;
+  hostKey: string;
+  renterKey: string;
+  /** A HOME with an SSH key pair whose public key the renter registered (`ssh-key add`). */
+  home: string;
+}
+
+/**
+ * A world with a machine to rent: `serve` with `env`, a host and a renter (their e-mails), the
+ * host's process-runtime agent (`agent` its options, one RTX 4090 by default; its environment
+ * `env`, at log level warn, then `agentEnv`) registered, and the renter's SSH key
+ * added from a fresh HOME. `stop()` kills the agent and the server and ends the instances' process
+ * groups, which outlive a killed agent by design.
+ */
+export async function startAgentWorld(o: {
+  env: Record<string, string>;
+  host: string;
+  renter: string;
+  agent?: Parameters<typeof processAgentArgs>[2];
+  agentEnv?: Record<string, string>;
+}): Promise<AgentWorld> {
+  const w = await startWorld(o.env);
+  const stateDir = path.join(w.data, 'agent-state');
+  let agent: Proc | undefined;
+  const stop = () => {
+    agent?.child.kill('SIGKILL');
+    w.stop();
+    endInstanceGroups(stateDir);
+  };
+  try {
+    const hostKey = (await createUser(w, o.host)).api_key;
+    const renterKey = (await createUser(w, o.renter)).api_key;
+    agent = startProc(processAgentArgs(w.url, stateDir, { gpus: 'RTX 4090x1', ...o.agent }), {
+      ...o.env,
+      OPENRIG_LOG_LEVEL: 'warn',
+      ...o.agentEnv,
+      OPENRIG_API_KEY: hostKey,
+    });
+    const [machine] = await waitRegistered(agent);
+    const home = makeHome();
+    const add = await cli(home, ['ssh-key', 'add'], { OPENRIG_URL: w.url, OPENRIG_API_KEY: renterKey });
+    if (add.code !== 0) throw new Error(`ssh-key add failed: ${add.stderr}`);
+    return { ...w, agent, stateDir, machine: machine!, hostKey, renterKey, home, stop };
+  } catch (err) {
+    stop();
+    throw err;
+  }
 }

@@ -4,16 +4,8 @@
 // adds credit; the renter's history has the compute and disk charges of that instance on today's
 // row, both credits, totals that agree with --raw, and the server's and the CLI's refusals.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import path from 'node:path';
-import {
-  endInstanceGroups,
-  runCli,
-  startProc,
-  waitFor,
-  type Proc,
-  processAgentArgs,
-} from '../helpers/process.js';
-import { cli, createUser, hasStack, makeHome, startWorld, type CliWorld } from './cli-harness.js';
+import { runCli } from '../helpers/process.js';
+import { HIGH_PRICES, cli, hasStack, startAgentWorld, type AgentWorld } from './cli-harness.js';
 import type { Invoices } from '../../src/contract/api-types.js';
 
 const ENV = {
@@ -25,9 +17,7 @@ const ENV = {
 const DAY_MS = 86_400_000;
 const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-let w: CliWorld;
-let agent: Proc | undefined;
-let stateDir: string;
+let w: AgentWorld;
 let home: string;
 let renterKey: string;
 let instance: number;
@@ -41,30 +31,17 @@ async function admin(args: string[]) {
 }
 
 beforeAll(async () => {
-  w = await startWorld(ENV);
-  stateDir = path.join(w.data, 'agent-state');
-  const hostKey = (await createUser(w, 'inv-host@example.com')).api_key;
-  renterKey = (await createUser(w, 'inv-renter@example.com')).api_key;
-  // $360/h compute is ten cents a second; $1000/GB-month for 10 GB about 0.4 cents a second.
-  agent = startProc(
-    processAgentArgs(w.url, stateDir, {
-      gpus: 'RTX 4090x1',
-      priceGpu: '360',
-      extra: ['--price-disk', '1000'],
-    }),
-    { ...ENV, OPENRIG_LOG_LEVEL: 'warn', OPENRIG_API_KEY: hostKey },
-  );
-  const registered = await waitFor(() => {
-    if (agent!.child.exitCode !== null) throw new Error(`agent exited: ${agent!.stderr()}`);
-    return /machines (\d+) registered with/.exec(agent!.stdout());
-  }, 'the agent to register');
-  const machine = Number(registered[1]);
-  home = makeHome();
-  expect((await renter(['ssh-key', 'add'])).code).toBe(0);
+  w = await startAgentWorld({
+    env: ENV,
+    host: 'inv-host@example.com',
+    renter: 'inv-renter@example.com',
+    agent: HIGH_PRICES,
+  });
+  ({ home, renterKey } = w);
   const c = await renter([
     'create',
     'instance',
-    String(machine),
+    String(w.machine),
     '--image',
     'ubuntu:22.04',
     '--disk',
@@ -73,7 +50,7 @@ beforeAll(async () => {
     'e2e',
     '--wait',
   ]);
-  expect(c.code, `${c.stdout}${c.stderr}${agent.stderr()}`).toBe(0);
+  expect(c.code, `${c.stdout}${c.stderr}${w.agent.stderr()}`).toBe(0);
   instance = Number(/Created instance (\d+)/.exec(c.stdout)![1]);
   await new Promise((r) => setTimeout(r, 3000));
   // Destroying settles the rest; nothing is charged after it, so every report below agrees.
@@ -83,11 +60,7 @@ beforeAll(async () => {
   expect(JSON.parse(credit.stdout)).toMatchObject({ amount: 12.5, email: 'inv-renter@example.com' });
 }, 120_000);
 
-afterAll(() => {
-  agent?.child.kill('SIGKILL');
-  w?.stop();
-  if (stateDir) endInstanceGroups(stateDir);
-});
+afterAll(() => w?.stop());
 
 /** `$12.34` or `+$12.34` → 12.34. */
 const usd = (s: string) => Number(s.replace(/^\+?\$/, ''));

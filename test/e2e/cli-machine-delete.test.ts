@@ -4,16 +4,14 @@
 // it is destroyed the machine goes, leaves the host's list and the search, and its agent logs the
 // refusal and exits 1 with nothing left to serve.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import path from 'node:path';
-import { endInstanceGroups, startProc, waitFor, type Proc, processAgentArgs } from '../helpers/process.js';
-import { cli, createUser, hasStack, makeHome, startWorld, type CliWorld } from './cli-harness.js';
+import type { Proc } from '../helpers/process.js';
+import { cli, hasStack, startAgentWorld, type AgentWorld } from './cli-harness.js';
 import type { Machine } from '../../src/contract/api-types.js';
 
 const ENV = { OPENRIG_SECRET_KEY: '5d'.repeat(32), OPENRIG_HEARTBEAT_S: '0.5' };
 
-let w: CliWorld;
+let w: AgentWorld;
 let agent: Proc | undefined;
-let stateDir: string;
 let machine: number;
 let home: string;
 let hostKey: string;
@@ -21,28 +19,17 @@ let renterKey: string;
 const as = (args: string[], k: string) => cli(home, args, { OPENRIG_URL: w.url, OPENRIG_API_KEY: k });
 
 beforeAll(async () => {
-  w = await startWorld(ENV);
-  stateDir = path.join(w.data, 'agent-state');
-  hostKey = (await createUser(w, 'del-host@example.com')).api_key;
-  renterKey = (await createUser(w, 'del-renter@example.com')).api_key;
-  agent = startProc(processAgentArgs(w.url, stateDir, { gpus: 'RTX 4090x1' }), {
-    ...ENV,
-    OPENRIG_API_KEY: hostKey,
+  w = await startAgentWorld({
+    env: ENV,
+    host: 'del-host@example.com',
+    renter: 'del-renter@example.com',
+    // Its refusal of the deleted machine is a line of the log this test reads.
+    agentEnv: { OPENRIG_LOG_LEVEL: 'info' },
   });
-  const registered = await waitFor(() => {
-    if (agent!.child.exitCode !== null) throw new Error(`agent exited: ${agent!.stderr()}`);
-    return /machines (\d+) registered with/.exec(agent!.stdout());
-  }, 'the agent to register');
-  machine = Number(registered[1]);
-  home = makeHome();
-  expect((await as(['ssh-key', 'add'], renterKey)).code).toBe(0);
+  ({ agent, machine, home, hostKey, renterKey } = w);
 }, 120_000);
 
-afterAll(() => {
-  agent?.child.kill('SIGKILL');
-  w?.stop();
-  if (stateDir) endInstanceGroups(stateDir);
-});
+afterAll(() => w?.stop());
 
 const searched = async () => {
   const r = await as(['search', 'offers', `machine_id=${machine} verified=any`, '--raw'], renterKey);

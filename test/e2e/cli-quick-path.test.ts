@@ -15,6 +15,7 @@ import {
   waitFor,
   type Proc,
   processAgentArgs,
+  waitRegistered,
 } from '../helpers/process.js';
 import { cli, createUser, makeHome, startWorld, type CliWorld } from './cli-harness.js';
 
@@ -54,7 +55,7 @@ beforeAll(async () => {
     OPENRIG_LOG_LEVEL: 'warn',
     OPENRIG_API_KEY: host.api_key,
   });
-  await waitFor(() => /registered/.test(agent.stdout() + agent.stderr()), 'the agent to register', 30_000);
+  await waitRegistered(agent, 30_000);
   const renter = await createUser(w, 'renter@example.com');
   home = makeHome();
   run = (args) => cli(home, args);

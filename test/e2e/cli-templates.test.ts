@@ -4,16 +4,12 @@
 // deletes it, and a create from the deleted hash is the server's 404 message with exit 1. Bad
 // flags send nothing (exit 2).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import path from 'node:path';
-import { endInstanceGroups, startProc, waitFor, type Proc, processAgentArgs } from '../helpers/process.js';
-import { cli, createUser, hasStack, makeHome, startWorld, type CliWorld } from './cli-harness.js';
+import { cli, createUser, hasStack, startAgentWorld, type AgentWorld } from './cli-harness.js';
 import type { Instance, Template, TemplatesReply } from '../../src/contract/api-types.js';
 
 const ENV = { OPENRIG_SECRET_KEY: '7e'.repeat(32), OPENRIG_HEARTBEAT_S: '0.5' };
 
-let w: CliWorld;
-let agent: Proc | undefined;
-let stateDir: string;
+let w: AgentWorld;
 let machine: number;
 let home: string;
 let key: string;
@@ -21,31 +17,12 @@ let otherKey: string;
 const as = (args: string[], k = key) => cli(home, args, { OPENRIG_URL: w.url, OPENRIG_API_KEY: k });
 
 beforeAll(async () => {
-  w = await startWorld(ENV);
-  stateDir = path.join(w.data, 'agent-state');
-  const hostKey = (await createUser(w, 'tpl-host@example.com')).api_key;
-  key = (await createUser(w, 'tpl-renter@example.com')).api_key;
+  w = await startAgentWorld({ env: ENV, host: 'tpl-host@example.com', renter: 'tpl-renter@example.com' });
+  ({ machine, home, renterKey: key } = w);
   otherKey = (await createUser(w, 'tpl-other@example.com')).api_key;
-  agent = startProc(processAgentArgs(w.url, stateDir, { gpus: 'RTX 4090x1' }), {
-    ...ENV,
-    OPENRIG_LOG_LEVEL: 'warn',
-    OPENRIG_API_KEY: hostKey,
-  });
-  const registered = await waitFor(() => {
-    if (agent!.child.exitCode !== null) throw new Error(`agent exited: ${agent!.stderr()}`);
-    return /machines (\d+) registered with/.exec(agent!.stdout());
-  }, 'the agent to register');
-  machine = Number(registered[1]);
-  home = makeHome();
-  expect((await as(['ssh-key', 'add'])).code).toBe(0);
 }, 120_000);
 
-afterAll(() => {
-  agent?.child.kill('SIGKILL');
-  w?.stop();
-  // Instances outlive a killed agent by design: end their process groups here.
-  if (stateDir) endInstanceGroups(stateDir);
-});
+afterAll(() => w?.stop());
 
 describe('templates', { timeout: 90_000 }, () => {
   let tpl: Template;

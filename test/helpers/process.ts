@@ -69,6 +69,22 @@ export async function waitFor<T>(
   }
 }
 
+/**
+ * Resolves once the agent `p` printed that it registered: the ids of its machines, in order. An
+ * agent that exits first fails the wait with what it said on stderr.
+ */
+export async function waitRegistered(p: Proc, timeoutMs = 20_000): Promise<number[]> {
+  const m = await waitFor(
+    () => {
+      if (p.child.exitCode !== null) throw new Error(`agent exited: ${p.stderr()}`);
+      return /machines ([\d, ]+) registered with/.exec(p.stdout());
+    },
+    'the agent to register',
+    timeoutMs,
+  );
+  return m[1]!.split(', ').map(Number);
+}
+
 /** Starts `openrig serve --port 0 …` and resolves once it printed its URL and /healthz is 200. */
 /**
  * The arguments of `openrig agent` for a host on the process runtime (no isolation: tests and
