@@ -5,22 +5,23 @@
 // running with the new on-start script), and a host deleting a machine (refused while a renter's
 // instance is on it, then allowed).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import {
   callApi,
-  endInstanceGroups,
   processAgentArgs,
-  runCli,
   startProc,
-  startServe,
   waitFor,
+  waitRegistered,
   type Proc,
 } from '../helpers/process.js';
-import { launchBrowser, noBrowserReason, unlabelledControls, type Browser } from '../helpers/browser.js';
+import {
+  launchBrowser,
+  noBrowserReason,
+  startConsoleServe,
+  unlabelledControls,
+  type Browser,
+  type ConsoleServe,
+} from '../helpers/browser.js';
 
 const ENV = {
   OPENRIG_SECRET_KEY: 'c0'.repeat(32),
@@ -30,12 +31,11 @@ const ENV = {
   OPENRIG_RATE_LIMITS: 'off',
   OPENRIG_LOG_LEVEL: 'warn',
 };
-const PASSWORD = 'a long enough password';
 const reason = noBrowserReason();
 if (reason) console.log(`skipping the web console account tests: ${reason}`);
 
 describe.skipIf(!!reason)('web console, account, billing history, updates and machine deletion', () => {
-  let dir: string;
+  let c: ConsoleServe;
   let stateDir: string;
   let serve: Proc & { url: string };
   let agent: Proc;
@@ -47,19 +47,8 @@ describe.skipIf(!!reason)('web console, account, billing history, updates and ma
 
   const api = (method: string, p: string, key: string, body?: unknown) =>
     callApi(serve.url, method, p, key, body);
-  const admin = async (...args: string[]) => {
-    const r = await runCli(['admin', ...args, '--data', dir], env);
-    expect(r.code, r.stderr).toBe(0);
-    return JSON.parse(r.stdout);
-  };
-  const signIn = async (page: Page, email: string) => {
-    await b.context.clearCookies();
-    await page.goto(`${serve.url}/`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Search offers' }).waitFor();
-  };
+  const admin = (...args: string[]) => c.admin(...args);
+  const signIn = (page: Page, email: string) => c.signIn(b, page, email);
   const rent = async (gpu: string, body: Record<string, unknown>) => {
     const offers = (
       await api('POST', '/api/v0/bundles/', renter.api_key, { gpu_name: { eq: gpu }, rentable: { eq: true } })
@@ -76,27 +65,11 @@ describe.skipIf(!!reason)('web console, account, billing history, updates and ma
   };
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'openrig-web-account-'));
-    stateDir = path.join(dir, 'agent-state');
-    env = { ...ENV, OPENRIG_MAIL_OUTBOX: path.join(dir, 'mail.jsonl') };
-    serve = await startServe(['--data', dir], env);
-    const mk = (email: string, balance: string) =>
-      admin(
-        'create-user',
-        '--email',
-        email,
-        '--password',
-        PASSWORD,
-        '--email-verified',
-        '--balance',
-        balance,
-      );
-    host = await mk('host@example.com', '0');
-    renter = await mk('renter@example.com', '50');
-    const keyFile = path.join(dir, 'id_ed25519');
-    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'renter@laptop', '-f', keyFile]);
-    const pub = readFileSync(`${keyFile}.pub`, 'utf8').trim();
-    expect((await api('POST', '/api/v0/ssh/', renter.api_key, { ssh_key: pub })).status).toBe(200);
+    c = await startConsoleServe('web-account', ENV);
+    ({ stateDir, serve, env } = c);
+    host = await c.user('host@example.com', '0');
+    renter = await c.user('renter@example.com', '50');
+    await c.sshKey(renter.api_key);
     // A machine without an agent: rented, its instance stays provisioning, and live.
     spare = (
       await admin(
@@ -118,19 +91,12 @@ describe.skipIf(!!reason)('web console, account, billing history, updates and ma
       OPENRIG_LOG_LEVEL: 'info',
       OPENRIG_API_KEY: host.api_key,
     });
-    await waitFor(() => {
-      if (agent.child.exitCode !== null) throw new Error(`agent exited: ${agent.stderr()}`);
-      return /registered with/.test(agent.stdout());
-    }, 'the agent to register');
+    await waitRegistered(agent);
     b = await launchBrowser();
   });
   afterAll(async () => {
     await b?.close();
-    agent?.child.kill('SIGKILL');
-    serve?.child.kill('SIGTERM');
-    await serve?.exited;
-    if (stateDir) endInstanceGroups(stateDir);
-    rmSync(dir, { recursive: true, force: true });
+    await c?.stop(agent);
   });
 
   it('adds an environment variable with its value hidden until revealed, refuses a duplicate with the server message, changes and deletes it', async () => {

@@ -5,28 +5,27 @@
 // three machines (start in the browser's time zone) and the e-mails land in the outbox.
 // With OPENRIG_SCREENSHOTS=1 it also writes the main pages at 390 and 1440 px to docs/screenshots/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import {
-  endInstanceGroups,
   callApi,
-  runCli,
-  startProc,
-  startServe,
-  waitFor,
-  type Proc,
   processAgentArgs,
+  startProc,
+  waitFor,
+  waitRegistered,
+  type Proc,
 } from '../helpers/process.js';
 import {
   SCREENSHOTS,
   launchBrowser,
   noBrowserReason,
   screenshot,
+  startConsoleServe,
   unlabelledControls,
   type Browser,
+  type ConsoleServe,
 } from '../helpers/browser.js';
 
 const ENV = {
@@ -37,11 +36,11 @@ const ENV = {
   OPENRIG_RATE_LIMITS: 'off',
   OPENRIG_LOG_LEVEL: 'warn',
 };
-const PASSWORD = 'a long enough password';
 const reason = noBrowserReason();
 if (reason) console.log(`skipping the web console market tests: ${reason}`);
 
 describe.skipIf(!!reason)('web console, renting and hosting', () => {
+  let c: ConsoleServe;
   let dir: string;
   let stateDir: string;
   let serve: Proc & { url: string };
@@ -65,19 +64,8 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
 
   const api = (method: string, p: string, key: string, body?: unknown) =>
     callApi(serve.url, method, p, key, body);
-  const admin = async (...args: string[]) => {
-    const r = await runCli(['admin', ...args, '--data', dir], env);
-    expect(r.code, r.stderr).toBe(0);
-    return JSON.parse(r.stdout);
-  };
-  const signIn = async (page: Page, email: string) => {
-    await b.context.clearCookies();
-    await page.goto(`${serve.url}/`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Search offers' }).waitFor();
-  };
+  const admin = (...args: string[]) => c.admin(...args);
+  const signIn = (page: Page, email: string) => c.signIn(b, page, email);
   const signOut = async (page: Page) => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
@@ -91,24 +79,11 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
   };
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'openrig-web-market-'));
-    stateDir = path.join(dir, 'agent-state');
-    env = { ...ENV, OPENRIG_MAIL_OUTBOX: mailFile() };
-    serve = await startServe(['--data', dir], env);
-    const mk = (email: string, balance: string) =>
-      admin(
-        'create-user',
-        '--email',
-        email,
-        '--password',
-        PASSWORD,
-        '--email-verified',
-        '--balance',
-        balance,
-      );
-    host = await mk('host@example.com', '0');
-    renter = await mk('renter@example.com', '50');
-    other = await mk('other@example.com', '50');
+    c = await startConsoleServe('web-market', ENV);
+    ({ dir, stateDir, serve, env } = c);
+    host = await c.user('host@example.com', '0');
+    renter = await c.user('renter@example.com', '50');
+    other = await c.user('other@example.com', '50');
     // A fleet to search: listed machines without an agent (they stay provisioning when rented).
     adminMachines = [];
     for (const [gpu, n, count, price] of [
@@ -137,24 +112,14 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
       // Disk usage measured every second, so that the card shows it within the test.
       { ...env, OPENRIG_LOG_LEVEL: 'info', OPENRIG_API_KEY: host.api_key, OPENRIG_USAGE_INTERVAL_S: '1' },
     );
-    await waitFor(() => {
-      if (agent.child.exitCode !== null) throw new Error(`agent exited: ${agent.stderr()}`);
-      return /registered with/.test(agent.stdout());
-    }, 'the agent to register');
-    keyFile = path.join(dir, 'id_ed25519');
-    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'renter@laptop', '-f', keyFile]);
-    const pub = readFileSync(`${keyFile}.pub`, 'utf8').trim();
-    expect((await api('POST', '/api/v0/ssh/', other.api_key, { ssh_key: pub })).status).toBe(200);
+    await waitRegistered(agent);
+    keyFile = await c.sshKey(other.api_key);
     b = await launchBrowser();
     await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: serve.url });
   });
   afterAll(async () => {
     await b?.close();
-    agent?.child.kill('SIGKILL');
-    serve?.child.kill('SIGTERM');
-    await serve?.exited;
-    if (stateDir) endInstanceGroups(stateDir);
-    rmSync(dir, { recursive: true, force: true });
+    await c?.stop(agent);
   });
 
   it('rents an offer, watches it reach running, copies the SSH command and runs it with OpenSSH, destroys it', async () => {

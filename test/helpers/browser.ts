@@ -1,11 +1,15 @@
 // Headless Chromium for the console's end-to-end tests: playwright-core driving the system's
 // Chromium (Debian's /usr/bin/chromium; OPENRIG_CHROMIUM names another), never a browser
-// Playwright downloads. Each launch gets a fresh profile directory, removed on close.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+// Playwright downloads. Each launch gets a fresh profile directory, removed on close. Also the
+// server those tests sign in to: `serve` on a fresh data directory, its users made with a password.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { callApi, endInstanceGroups, runCli, startServe, type Proc } from './process.js';
 
 export const CHROMIUM: string | undefined = [
   process.env.OPENRIG_CHROMIUM,
@@ -104,4 +108,79 @@ export function unlabelledControls(page: Page): Promise<string[]> {
       (el.tagName === 'BUTTON' && el.textContent.trim())
     ))
     .map((el) => el.outerHTML.slice(0, 120))`);
+}
+
+/** The password of every user a console test makes. */
+export const CONSOLE_PASSWORD = 'a long enough password';
+
+export interface ConsoleServe {
+  dir: string;
+  /** Where an agent of the test keeps its state (its instances' groups are ended by `stop`). */
+  stateDir: string;
+  /** The server's environment: the test's, with the e-mail outbox in `dir`/mail.jsonl. */
+  env: Record<string, string>;
+  serve: Proc & { url: string };
+  /** `openrig admin ARGS` on the data directory; its JSON output (a non-zero exit fails the test). */
+  admin(...args: string[]): Promise<any>;
+  /** A user with CONSOLE_PASSWORD, e-mail verified, and `balance` USD. */
+  user(email: string, balance: string): Promise<{ id: number; api_key: string }>;
+  /** A new ed25519 key pair in `dir` (comment renter@laptop), its public key added to `apiKey`'s account; the private key's file. */
+  sshKey(apiKey: string): Promise<string>;
+  /** Signs in as `email` with cookies cleared first; resolves on the search page. */
+  signIn(b: Browser, page: Page, email: string): Promise<void>;
+  /** Kills `agent`, stops the server, ends the agent's instances and removes `dir`. */
+  stop(agent?: Proc): Promise<void>;
+}
+
+/** `serve` with `env` on a fresh data directory named for the test (`openrig-NAME-…`). */
+export async function startConsoleServe(name: string, env: Record<string, string>): Promise<ConsoleServe> {
+  const dir = mkdtempSync(path.join(tmpdir(), `openrig-${name}-`));
+  const stateDir = path.join(dir, 'agent-state');
+  const fullEnv = { ...env, OPENRIG_MAIL_OUTBOX: path.join(dir, 'mail.jsonl') };
+  const serve = await startServe(['--data', dir], fullEnv);
+  const admin = async (...args: string[]) => {
+    const r = await runCli(['admin', ...args, '--data', dir], fullEnv);
+    expect(r.code, r.stderr).toBe(0);
+    return JSON.parse(r.stdout);
+  };
+  return {
+    dir,
+    stateDir,
+    env: fullEnv,
+    serve,
+    admin,
+    user: (email, balance) =>
+      admin(
+        'create-user',
+        '--email',
+        email,
+        '--password',
+        CONSOLE_PASSWORD,
+        '--email-verified',
+        '--balance',
+        balance,
+      ),
+    async sshKey(apiKey) {
+      const keyFile = path.join(dir, 'id_ed25519');
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'renter@laptop', '-f', keyFile]);
+      const pub = readFileSync(`${keyFile}.pub`, 'utf8').trim();
+      expect((await callApi(serve.url, 'POST', '/api/v0/ssh/', apiKey, { ssh_key: pub })).status).toBe(200);
+      return keyFile;
+    },
+    async signIn(b, page, email) {
+      await b.context.clearCookies();
+      await page.goto(`${serve.url}/`);
+      await page.getByLabel('E-mail').fill(email);
+      await page.getByLabel('Password').fill(CONSOLE_PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Search offers' }).waitFor();
+    },
+    async stop(agent) {
+      agent?.child.kill('SIGKILL');
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+      endInstanceGroups(stateDir);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
