@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { callApi, waitFor, type Proc } from '../helpers/process.js';
-import { cli, hasStack, startAgentWorld, type AgentWorld } from './cli-harness.js';
+import { cli, startAgentWorld, type AgentWorld, expectUsageError } from './cli-harness.js';
 import type { Instance } from '../../src/contract/api-types.js';
 
 const ENV = { OPENRIG_SECRET_KEY: '5d'.repeat(32), OPENRIG_HEARTBEAT_S: '0.5' };
@@ -166,10 +166,7 @@ describe('update instance', { timeout: 120_000 }, () => {
     [['update', 'instance', 'x', '--image', 'i'], 'instance ID'],
   ])('usage error %j: exit 2, says why, sends nothing', async (args, msg) => {
     const r = await as(args);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(msg);
-    expect(r.stdout).toBe('');
-    expect(hasStack(r.stderr)).toBe(false);
+    expectUsageError(r, msg);
   });
 
   it("the server's refusal is exit 1 with its message", async () => {

@@ -9,10 +9,10 @@ import {
   HIGH_PRICES,
   cli,
   createUser,
-  hasStack,
   makeHome,
   startAgentWorld,
   type AgentWorld,
+  expectUsageError,
 } from './cli-harness.js';
 import type { MachineEarnings } from '../../src/contract/api-types.js';
 
@@ -191,9 +191,6 @@ describe('show earnings', { timeout: 90_000 }, () => {
     [['--machines', '1'], "unknown option '--machines'"],
   ])('usage error %j: exit 2, says why, asks nothing of the server', async (args, msg) => {
     const r = await host(['show', 'earnings', ...args]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(msg);
-    expect(r.stdout).toBe('');
-    expect(hasStack(r.stderr)).toBe(false);
+    expectUsageError(r, msg);
   });
 });

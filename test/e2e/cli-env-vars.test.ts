@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { BIN, ROOT, waitFor } from '../helpers/process.js';
-import { cli, hasStack, startAgentWorld, type AgentWorld } from './cli-harness.js';
+import { cli, startAgentWorld, type AgentWorld, expectUsageError } from './cli-harness.js';
 import type { EnvVarsReply } from '../../src/contract/api-types.js';
 
 const ENV = { OPENRIG_SECRET_KEY: '5a'.repeat(32), OPENRIG_HEARTBEAT_S: '0.5' };
@@ -179,9 +179,6 @@ describe('env vars', { timeout: 90_000 }, () => {
     [['create', 'env-var', 'BIG', 'x'.repeat(16385)], 'VALUE must be at most 16384 characters'],
   ])('usage error %#: exit 2, says why, sends nothing', async (args, msg) => {
     const r = await as(args);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(msg);
-    expect(r.stdout).toBe('');
-    expect(hasStack(r.stderr)).toBe(false);
+    expectUsageError(r, msg);
   });
 });

@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { expect } from 'vitest';
 import path from 'node:path';
 import {
   endInstanceGroups,
@@ -74,6 +75,17 @@ export function makeHome(): string {
 /** Runs the built CLI with HOME set and the user's OPENRIG_* settings cleared. */
 export function cli(home: string, args: string[], env: Record<string, string> = {}) {
   return runCli(args, { HOME: home, XDG_CONFIG_HOME: '', OPENRIG_URL: '', OPENRIG_API_KEY: '', ...env });
+}
+
+/** A usage error: exit 2, `msg` on stderr without a stack trace, nothing on stdout. */
+export function expectUsageError(
+  r: { code: number | null; stdout: string; stderr: string },
+  msg: string,
+): void {
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain(msg);
+  expect(r.stdout).toBe('');
+  expect(hasStack(r.stderr)).toBe(false);
 }
 
 /** No stack trace: no `    at file:line` frames on stderr. */

@@ -5,7 +5,7 @@
 // row, both credits, totals that agree with --raw, and the server's and the CLI's refusals.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/process.js';
-import { HIGH_PRICES, cli, hasStack, startAgentWorld, type AgentWorld } from './cli-harness.js';
+import { HIGH_PRICES, cli, startAgentWorld, type AgentWorld, expectUsageError } from './cli-harness.js';
 import type { Invoices } from '../../src/contract/api-types.js';
 
 const ENV = {
@@ -163,10 +163,7 @@ describe('show invoices', { timeout: 90_000 }, () => {
     [['--charges', '--credits'], '--charges and --credits exclude each other'],
   ])('usage error %j: exit 2, says why, asks nothing of the server', async (args, msg) => {
     const r = await renter(['show', 'invoices', ...args]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(msg);
-    expect(r.stdout).toBe('');
-    expect(hasStack(r.stderr)).toBe(false);
+    expectUsageError(r, msg);
   });
 });
 

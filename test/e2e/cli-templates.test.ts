@@ -4,7 +4,7 @@
 // deletes it, and a create from the deleted hash is the server's 404 message with exit 1. Bad
 // flags send nothing (exit 2).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, createUser, hasStack, startAgentWorld, type AgentWorld } from './cli-harness.js';
+import { cli, createUser, startAgentWorld, type AgentWorld, expectUsageError } from './cli-harness.js';
 import type { Instance, Template, TemplatesReply } from '../../src/contract/api-types.js';
 
 const ENV = { OPENRIG_SECRET_KEY: '7e'.repeat(32), OPENRIG_HEARTBEAT_S: '0.5' };
@@ -137,9 +137,6 @@ describe('templates', { timeout: 90_000 }, () => {
     [['create', 'instance', '1', '--disk', '10'], '--image is required'],
   ])('usage error %j: exit 2, says why, sends nothing', async (args, msg) => {
     const r = await as(args);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(msg);
-    expect(r.stdout).toBe('');
-    expect(hasStack(r.stderr)).toBe(false);
+    expectUsageError(r, msg);
   });
 });
