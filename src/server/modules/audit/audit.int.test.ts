@@ -8,6 +8,7 @@ import { agentMachine } from '../../../../test/helpers/market.js';
 import { enableTotp } from '../two-factor/two-factor.testkit.js';
 import { totpAt } from '../two-factor/two-factor.codes.js';
 import { settleAudit, auditRows, auditTableText } from './audit.testkit.js';
+import { recordAudit, type AuditEntry } from './audit.service.js';
 
 interface Row {
   id: number;
@@ -169,6 +170,52 @@ describeEachDb('audit log', (dialect) => {
       expect(r.status, r.raw).toBe(200);
       await settleAudit(t());
       expect(await log(t(), host.apiKey)).toEqual([]);
+    });
+  });
+
+  describe('writing', () => {
+    const entry = (userId: number, n: number): AuditEntry => ({
+      userId,
+      at: t().clock.now(),
+      ip: '192.0.2.7',
+      apiKeyId: null,
+      credential: 'api_key',
+      method: 'POST',
+      route: `/api/v0/burst/${n}/`,
+      status: 200,
+      args: {},
+      usedAccount: false,
+    });
+
+    it('rows that come while a write is in flight wait for it and go together in the next', async () => {
+      const u = await t().user();
+      const w = t().deps.auditWrites;
+      const done = [recordAudit(t().deps, entry(u.id, 0))];
+      // The first row's write is in flight: the next 49 queue behind it, for one statement.
+      for (let n = 1; n < 50; n++) done.push(recordAudit(t().deps, entry(u.id, n)));
+      expect(w.writing).toBe(true);
+      expect(w.queued.length).toBe(49);
+      await Promise.all(done);
+      expect(w.queued.length).toBe(0);
+      expect(w.writing).toBe(false);
+      const routes = (await auditRows(t())).filter((r) => r.user_id === u.id).map((r) => r.route);
+      expect(routes.sort()).toEqual(Array.from({ length: 50 }, (_, n) => `/api/v0/burst/${n}/`).sort());
+    });
+
+    it('a row that cannot be written fails alone: the rest of its batch is stored', async () => {
+      const u = await t().user();
+      const first = recordAudit(t().deps, entry(u.id, 0));
+      // No such user: the foreign key refuses this row, in the middle of a batch of three.
+      const batch = [entry(u.id, 1), entry(2 ** 40, 2), entry(u.id, 3)].map((e) =>
+        recordAudit(t().deps, e).then(
+          () => 'stored',
+          () => 'refused',
+        ),
+      );
+      await first;
+      expect(await Promise.all(batch)).toEqual(['stored', 'refused', 'stored']);
+      const routes = (await auditRows(t())).filter((r) => r.user_id === u.id).map((r) => r.route);
+      expect(routes.sort()).toEqual(['/api/v0/burst/0/', '/api/v0/burst/1/', '/api/v0/burst/3/']);
     });
   });
 

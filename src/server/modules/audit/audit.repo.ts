@@ -6,8 +6,8 @@ import type { AuditLogsTable, UserIpaddrsTable } from '../../db/tables/audit.js'
 export type AuditRow = Selectable<AuditLogsTable>;
 export type AddressRow = Selectable<UserIpaddrsTable>;
 
-export async function insertAuditRow(db: Kysely<DB>, row: Insertable<AuditLogsTable>): Promise<void> {
-  await db.insertInto('audit_logs').values(row).execute();
+export async function insertAuditRows(db: Kysely<DB>, rows: Insertable<AuditLogsTable>[]): Promise<void> {
+  await db.insertInto('audit_logs').values(rows).execute();
 }
 
 /** A user's rows, newest first (ties: the later insert first). */

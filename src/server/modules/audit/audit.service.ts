@@ -31,13 +31,21 @@ export interface AuditEntry {
   usedAccount: boolean;
 }
 
-/** Writes one audit row, and queues the address as one that used the account when it did. */
-export async function recordAudit(
-  deps: Pick<Deps, 'db' | 'log' | 'addressUses'>,
+/** Rows per insert statement. */
+const WRITE_BATCH = 500;
+
+/**
+ * Writes one audit row, and queues the address as one that used the account when it did. With no
+ * write in flight the row is written at once; rows that come meanwhile wait for it and go
+ * together in the next statement (a group commit: under a burst of writes, one commit for many
+ * rows instead of one each). Resolves once the row is stored; rejects when it could not be.
+ */
+export function recordAudit(
+  deps: Pick<Deps, 'db' | 'log' | 'addressUses' | 'auditWrites'>,
   e: AuditEntry,
 ): Promise<void> {
   if (e.usedAccount) recordAddressUse(deps, e.userId, e.ip, e.at);
-  await repo.insertAuditRow(deps.db, {
+  const row = {
     user_id: e.userId,
     created_at: e.at,
     ip: e.ip,
@@ -47,7 +55,35 @@ export async function recordAudit(
     route: e.route,
     status: e.status,
     args: JSON.stringify(e.args),
+  };
+  return new Promise<void>((written, failed) => {
+    deps.auditWrites.queued.push({ row, written, failed });
+    if (!deps.auditWrites.writing) void writeQueued(deps);
   });
+}
+
+/** Writes the queued rows until none is left; a batch that fails is retried row by row. */
+async function writeQueued(deps: Pick<Deps, 'db' | 'auditWrites'>): Promise<void> {
+  const w = deps.auditWrites;
+  w.writing = true;
+  try {
+    while (w.queued.length > 0) {
+      const batch = w.queued.splice(0, WRITE_BATCH);
+      try {
+        await repo.insertAuditRows(
+          deps.db,
+          batch.map((q) => q.row),
+        );
+        for (const q of batch) q.written();
+      } catch (err) {
+        if (batch.length === 1) batch[0]!.failed(err);
+        // One row's failure must not cost the others theirs.
+        else for (const q of batch) await repo.insertAuditRows(deps.db, [q.row]).then(q.written, q.failed);
+      }
+    }
+  } finally {
+    w.writing = false;
+  }
 }
 
 export function auditRowView(r: repo.AuditRow) {
