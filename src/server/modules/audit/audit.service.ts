@@ -33,12 +33,15 @@ export interface AuditEntry {
 
 /** Rows per insert statement. */
 const WRITE_BATCH = 500;
+/** How long a row waits for others to share its statement (and its commit). */
+export const AUDIT_BATCH_MS = 100;
 
 /**
- * Writes one audit row, and queues the address as one that used the account when it did. With no
- * write in flight the row is written at once; rows that come meanwhile wait for it and go
- * together in the next statement (a group commit: under a burst of writes, one commit for many
- * rows instead of one each). Resolves once the row is stored; rejects when it could not be.
+ * Writes one audit row, and queues the address as one that used the account when it did. The row
+ * waits up to AUDIT_BATCH_MS for the others that come meanwhile (and for a write in flight), and
+ * they go together in one statement: a burst of writes costs a few commits, not one each, which
+ * on SQLite (every commit an fsync, one writer) would otherwise slow the requests themselves.
+ * Resolves once the row is stored; rejects when it could not be.
  */
 export function recordAudit(
   deps: Pick<Deps, 'db' | 'log' | 'addressUses' | 'auditWrites'>,
@@ -57,8 +60,13 @@ export function recordAudit(
     args: JSON.stringify(e.args),
   };
   return new Promise<void>((written, failed) => {
-    deps.auditWrites.queued.push({ row, written, failed });
-    if (!deps.auditWrites.writing) void writeQueued(deps);
+    const w = deps.auditWrites;
+    w.queued.push({ row, written, failed });
+    if (w.writing || w.timer) return;
+    w.timer = setTimeout(() => {
+      w.timer = null;
+      void writeQueued(deps);
+    }, AUDIT_BATCH_MS);
   });
 }
 

@@ -12,7 +12,9 @@ export interface QueuedAuditRow {
 
 export class AuditWrites {
   readonly pending = new Set<Promise<void>>();
-  /** Rows that came while a write was in flight: the next write takes them together. */
+  /** Rows waiting for the next write, which takes them together. */
   readonly queued: QueuedAuditRow[] = [];
+  /** The next write, while rows wait for others to join them. */
+  timer: NodeJS.Timeout | null = null;
   writing = false;
 }
