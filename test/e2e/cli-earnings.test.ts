@@ -6,8 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/process.js';
 import {
+  DAY_MS,
   HIGH_PRICES,
+  SINCE_YESTERDAY,
   cli,
+  dateOf,
+  meteredEnv,
   createUser,
   makeHome,
   startAgentWorld,
@@ -16,14 +20,7 @@ import {
 } from './cli-harness.js';
 import type { MachineEarnings } from '../../src/contract/api-types.js';
 
-const ENV = {
-  OPENRIG_SECRET_KEY: 'ea'.repeat(32),
-  OPENRIG_HEARTBEAT_S: '0.5',
-  OPENRIG_SWEEP_INTERVAL_MS: '200',
-  OPENRIG_METER_INTERVAL_MS: '500',
-};
-const DAY_MS = 86_400_000;
-const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const ENV = meteredEnv('ea'.repeat(32));
 
 let w: AgentWorld;
 let hostHome: string;
@@ -32,8 +29,6 @@ let rented: number;
 let idle: number;
 let foreign: number;
 const host = (args: string[]) => cli(hostHome, args, { OPENRIG_URL: w.url, OPENRIG_API_KEY: hostKey });
-/** The report from yesterday through today (UTC), so that a run across midnight still sees it all. */
-const SINCE_YESTERDAY = () => ['--from', dateOf(Date.now() - DAY_MS)];
 
 async function admin(args: string[]): Promise<any> {
   const r = await runCli(['admin', ...args, '--data', w.data]);

@@ -99,6 +99,20 @@ export function hasStack(stderr: string): boolean {
  */
 export const HIGH_PRICES = { priceGpu: '360', extra: ['--price-disk', '1000'] };
 
+/** A serve whose meter bills every half second (and agents that sync as often), for billing tests. */
+export const meteredEnv = (secretKey: string): Record<string, string> => ({
+  OPENRIG_SECRET_KEY: secretKey,
+  OPENRIG_HEARTBEAT_S: '0.5',
+  OPENRIG_SWEEP_INTERVAL_MS: '200',
+  OPENRIG_METER_INTERVAL_MS: '500',
+});
+
+export const DAY_MS = 86_400_000;
+/** The UTC date (YYYY-MM-DD) of an epoch-ms time. */
+export const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+/** `--from` the start of yesterday (UTC), so a range holds charges made just after midnight too. */
+export const SINCE_YESTERDAY = () => ['--from', dateOf(Date.now() - DAY_MS)];
+
 export interface AgentWorld extends CliWorld {
   /** The host's agent on the process runtime, registered with its one machine. */
   agent: Proc;

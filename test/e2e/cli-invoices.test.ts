@@ -5,17 +5,20 @@
 // row, both credits, totals that agree with --raw, and the server's and the CLI's refusals.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/process.js';
-import { HIGH_PRICES, cli, startAgentWorld, type AgentWorld, expectUsageError } from './cli-harness.js';
+import {
+  DAY_MS,
+  HIGH_PRICES,
+  SINCE_YESTERDAY,
+  cli,
+  dateOf,
+  expectUsageError,
+  meteredEnv,
+  startAgentWorld,
+  type AgentWorld,
+} from './cli-harness.js';
 import type { Invoices } from '../../src/contract/api-types.js';
 
-const ENV = {
-  OPENRIG_SECRET_KEY: 'ee'.repeat(32),
-  OPENRIG_HEARTBEAT_S: '0.5',
-  OPENRIG_SWEEP_INTERVAL_MS: '200',
-  OPENRIG_METER_INTERVAL_MS: '500',
-};
-const DAY_MS = 86_400_000;
-const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const ENV = meteredEnv('ee'.repeat(32));
 
 let w: AgentWorld;
 let home: string;
@@ -23,8 +26,6 @@ let renterKey: string;
 let instance: number;
 const renter = (args: string[], key = renterKey) =>
   cli(home, args, { OPENRIG_URL: w.url, OPENRIG_API_KEY: key });
-/** From yesterday through today (UTC), so that a run across midnight still sees it all. */
-const SINCE_YESTERDAY = () => ['--from', dateOf(Date.now() - DAY_MS)];
 
 async function admin(args: string[]) {
   return runCli(['admin', ...args, '--data', w.data]);
