@@ -12,6 +12,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { DB } from './schema.js';
 import { postgres, sqlite, type SqlDialect } from './dialect.js';
+import { coalescingReader } from './coalesce.js';
 
 export type { DialectName, SqlDialect } from './dialect.js';
 export { isUniqueViolation } from './dialect.js';
@@ -30,6 +31,13 @@ export interface Store {
    * returns each row as one JSON value. Only SELECT statements: it runs as a subquery.
    */
   read<R = Record<string, unknown>>(sqlText: string, params: readonly unknown[]): Promise<R[]>;
+  /**
+   * Store.read for a statement that returns at most one row, on the paths every request takes
+   * (its key, the instance poll). On PostgreSQL, calls of the same statement made while earlier
+   * ones are in flight share the next round trip (db/coalesce.ts); each still reads state
+   * committed before it was made. On SQLite it is Store.read.
+   */
+  readCoalesced<R = Record<string, unknown>>(sqlText: string, params: readonly unknown[]): Promise<R[]>;
   /**
    * Where state lives that every process must share but that need not survive a power loss
    * (rate-limit counters): its statements run alone, each its own transaction, never waiting for
@@ -103,6 +111,7 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
       db,
       dialect: sqlite,
       read: read.read,
+      readCoalesced: read.read,
       scratch,
       destroy: async () => {
         read.close();
@@ -116,6 +125,22 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const { run, read, readCoalesced } = pgReads(pool);
+  return {
+    db,
+    dialect: postgres,
+    read,
+    readCoalesced,
+    scratch: { separate: false, ensure: () => {}, run },
+    destroy: () => db.destroy(),
+  };
+}
+
+/**
+ * The statements of a PostgreSQL store on its pool: `run` (a named prepared statement), `read`
+ * (Store.read) and `readCoalesced` (Store.readCoalesced).
+ */
+export function pgReads(pool: Pg.Pool) {
   const names = new Map<string, string>();
   const run = async <R>(sqlText: string, params: readonly unknown[]): Promise<R[]> => {
     let name = names.get(sqlText);
@@ -138,13 +163,24 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
     if (!text) asJson.set(sqlText, (text = `SELECT row_to_json(t) AS r FROM (${sqlText}) t`));
     return (await run<{ r: R }>(text, params)).map((row) => row.r);
   };
-  return {
-    db,
-    dialect: postgres,
-    read,
-    scratch: { separate: false, ensure: () => {}, run },
-    destroy: () => db.destroy(),
-  };
+  const readCoalesced = coalescingReader(run, read, async (sqlText) => {
+    // The types PostgreSQL infers for the statement's parameters, from a prepared copy of it.
+    const client = await pool.connect();
+    try {
+      await client.query(`PREPARE openrig_parameter_types AS ${sqlText}`);
+      const { rows } = await client.query<{ t: string[] }>(
+        `SELECT parameter_types::text[] AS t FROM pg_prepared_statements WHERE name = 'openrig_parameter_types'`,
+      );
+      await client.query('DEALLOCATE openrig_parameter_types');
+      client.release();
+      return rows[0]!.t;
+    } catch (err) {
+      // The session may still hold the statement: it is closed, not reused.
+      client.release(err instanceof Error ? err : true);
+      throw err;
+    }
+  });
+  return { run, read, readCoalesced };
 }
 
 /**

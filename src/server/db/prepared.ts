@@ -17,11 +17,13 @@ interface Compiled {
 }
 
 /**
+ * `coalesce`: a read of at most one row made by every request (Store.readCoalesced).
  * `build` receives placeholders in place of its arguments and must only pass them through as
  * values (never inspect them: they are marker strings at build time).
  */
 export function preparedRead<A extends unknown[], R>(
   build: (on: { db: Kysely<DB>; dialect: SqlDialect }, ...args: A) => Compilable<R>,
+  opts: { coalesce?: boolean } = {},
 ): (store: Store, ...args: A) => Promise<R[]> {
   // The compiled text depends on the dialect alone (SQLite's `?` or PostgreSQL's `$n`).
   const compiled: Partial<Record<DialectName, Compiled>> = {};
@@ -37,6 +39,6 @@ export function preparedRead<A extends unknown[], R>(
       compiled[store.dialect.name] = c;
     }
     const params = c.slots.map((s) => ('arg' in s ? args[s.arg] : s.value));
-    return store.read<R>(c.sql, params);
+    return opts.coalesce ? store.readCoalesced<R>(c.sql, params) : store.read<R>(c.sql, params);
   };
 }

@@ -109,24 +109,26 @@ export function presentedCredential(req: FastifyRequest): string | null {
 }
 
 /** A session by its token's hash, with the revocation of the API key that made it. */
-const sessionByHash = preparedRead(({ db }, hash: string) =>
-  db
-    .selectFrom('sessions as s')
-    .innerJoin('users as u', 'u.id', 's.user_id')
-    .leftJoin('api_keys as k', 'k.id', 's.api_key_id')
-    .selectAll('u')
-    .select([
-      's.id as sid',
-      's.team_id as s_team',
-      's.expires_at',
-      's.revoked_at',
-      's.is_admin as s_admin',
-      's.kind as s_kind',
-      's.api_key_id as s_key',
-      's.permissions as s_perms',
-      'k.revoked_at as k_revoked',
-    ])
-    .where('s.token_hash', '=', hash),
+const sessionByHash = preparedRead(
+  ({ db }, hash: string) =>
+    db
+      .selectFrom('sessions as s')
+      .innerJoin('users as u', 'u.id', 's.user_id')
+      .leftJoin('api_keys as k', 'k.id', 's.api_key_id')
+      .selectAll('u')
+      .select([
+        's.id as sid',
+        's.team_id as s_team',
+        's.expires_at',
+        's.revoked_at',
+        's.is_admin as s_admin',
+        's.kind as s_kind',
+        's.api_key_id as s_key',
+        's.permissions as s_perms',
+        'k.revoked_at as k_revoked',
+      ])
+      .where('s.token_hash', '=', hash),
+  { coalesce: true },
 );
 
 /** The API key lookup: a key by its hash, joined with its user. */
@@ -150,7 +152,7 @@ function keyLookup(db: Kysely<DB>, hash: string) {
 type KeyRow = Awaited<ReturnType<ReturnType<typeof keyLookup>['executeTakeFirstOrThrow']>>;
 
 /** An API key by its hash, joined with its user (bench/ceiling.mjs makes this same read). */
-export const apiKeyByHash = preparedRead(({ db }, hash: string) => keyLookup(db, hash));
+export const apiKeyByHash = preparedRead(({ db }, hash: string) => keyLookup(db, hash), { coalesce: true });
 
 /**
  * The key lookup with a route's read, in one PostgreSQL statement (row_to_json: PostgreSQL only):
@@ -166,15 +168,17 @@ const keyJoinedReads = new WeakMap<KeyJoinedRead, KeyWithRead>();
 export function keyWithJoinedRead(j: KeyJoinedRead): KeyWithRead {
   let read = keyJoinedReads.get(j);
   if (!read) {
-    read = preparedRead((on, hash: string, ...args: unknown[]) =>
-      on.db
-        .selectFrom(keyLookup(on.db, hash).as('a'))
-        .select([
-          sql<KeyRow>`a`.as('key'),
-          sql<unknown>`(SELECT row_to_json(j) FROM (${j.build(on, sql.ref<number>('a.id'), ...args)}) j)`.as(
-            'joined',
-          ),
-        ]),
+    read = preparedRead(
+      (on, hash: string, ...args: unknown[]) =>
+        on.db
+          .selectFrom(keyLookup(on.db, hash).as('a'))
+          .select([
+            sql<KeyRow>`a`.as('key'),
+            sql<unknown>`(SELECT row_to_json(j) FROM (${j.build(on, sql.ref<number>('a.id'), ...args)}) j)`.as(
+              'joined',
+            ),
+          ]),
+      { coalesce: true },
     );
     keyJoinedReads.set(j, read);
   }

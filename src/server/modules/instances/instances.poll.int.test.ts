@@ -25,20 +25,24 @@ describeEachDb('the polled instance read', (dialect) => {
     return r.body.new_contract as number;
   };
 
-  /** The reply, and how many statements Store.read ran for it. */
+  /** The reply, and how many statements Store.read and Store.readCoalesced ran for it. */
   const poll = async (id: string, key: string | null, query = ''): Promise<Reply & { reads: number }> => {
     const store = t().deps.store;
-    const read = store.read;
+    const { read, readCoalesced } = store;
     let reads = 0;
     store.read = (text, params) => {
       reads++;
       return read(text, params);
     };
+    store.readCoalesced = (text, params) => {
+      reads++;
+      return readCoalesced(text, params);
+    };
     try {
       const path = id === '' ? '/api/v0/instances/' : `/api/v0/instances/${id}/`;
       return { ...(await t().request('GET', `${path}${query}`, { key })), reads };
     } finally {
-      store.read = read;
+      Object.assign(store, { read, readCoalesced });
     }
   };
   const oneStatement = dialect === 'postgres';

@@ -375,8 +375,9 @@ export function liveInstanceQuery(
   return liveWithWindows(on, userId, now).where('i.id', '=', id);
 }
 
-const oneInstance = preparedRead((on, userId: number, id: number, now: number) =>
-  liveInstanceQuery(on, userId, id, now),
+const oneInstance = preparedRead(
+  (on, userId: number, id: number, now: number) => liveInstanceQuery(on, userId, id, now),
+  { coalesce: true },
 );
 
 export type InstanceWithWindows = JoinedRow & { windows_json: unknown };

@@ -193,6 +193,7 @@ describeEachDb('readyz', (dialect) => {
                 db,
                 dialect: sqlite,
                 read,
+                readCoalesced: read,
                 scratch: { separate: false, ensure: () => {}, run: read },
                 destroy: () => db.destroy(),
               };
