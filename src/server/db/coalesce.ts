@@ -77,7 +77,10 @@ export function batchText(sqlText: string, types: readonly string[]): string {
   const arrays = types.map((t, i) => `$${i + 1}::${t}[]`).join(', ');
   const columns = types.map((_, i) => `p${i + 1}`).join(', ');
   const body = sqlText.replace(/\$(\d+)/g, (_, d: string) => `b.p${d}`);
-  return `SELECT b.n AS b, row_to_json(t) AS r FROM unnest(${arrays}) WITH ORDINALITY AS b(${columns}, n) CROSS JOIN LATERAL (${body}) t`;
+  // OFFSET 0 keeps the original a subquery of its own, run once per call with that call's values
+  // (its own plan: index lookups), instead of merged into a join whose plan, made once for any
+  // number of calls, could scan a whole table for a few.
+  return `SELECT b.n AS b, row_to_json(t) AS r FROM unnest(${arrays}) WITH ORDINALITY AS b(${columns}, n) CROSS JOIN LATERAL (SELECT * FROM (${body}) s OFFSET 0) t`;
 }
 
 /** A type name as PostgreSQL prints it, safe to write after `::` (no quoting, no injection). */
