@@ -6,7 +6,8 @@
 // per request the very statements an instance GET with an API key runs: the key by its hash
 // joined with its user, and the instance joined with its machine and its maintenance windows; two
 // statements on SQLite, one on PostgreSQL, as `serve` makes them (KeyJoinedRead in
-// src/server/http/auth.ts). The requests rotate over every live instance, each read with a key of
+// src/server/http/auth.ts), concurrent ones sharing a round trip on PostgreSQL as in `serve`
+// (src/server/db/coalesce.ts). The requests rotate over every live instance, each read with a key of
 // its owner. No HTTP authentication, no view, no log, no metrics: whatever openrig spends beyond
 // this is not the database's.
 //

@@ -5,7 +5,7 @@ import { sql, type Insertable, type Kysely, type RawBuilder, type Updateable } f
 import type { Store } from '../../db/connection.js';
 import { preparedRead } from '../../db/prepared.js';
 import { windowsJson } from '../maintenance/maintenance.repo.js';
-import { MACHINE_COLS, type JoinedRow } from './instances.view.js';
+import { INSTANCE_VIEW_COLS, MACHINE_COLS, type JoinedRow } from './instances.view.js';
 import type { DB } from '../../db/schema.js';
 import type { InstancesTable } from '../../db/tables/market.js';
 import type { SqlDialect } from '../../db/dialect.js';
@@ -351,7 +351,7 @@ function liveFrom(db: Kysely<DB>, userId: number | RawBuilder<number>) {
  * is the caller's id, or an SQL reference to it (the API key lookup's, http/auth.ts).
  */
 function liveOf(db: Kysely<DB>, userId: number | RawBuilder<number>) {
-  return liveFrom(db, userId).selectAll('i').select(MACHINE_COLS);
+  return liveFrom(db, userId).select(INSTANCE_VIEW_COLS).select(MACHINE_COLS);
 }
 
 /** liveOf, each row with its machine's current and upcoming maintenance windows (JSON). */
@@ -457,7 +457,7 @@ export async function instancePageRows(
     return { expr, dir: o.dir };
   });
   let qb = filteredLive(on.db, userId, p.filters)
-    .selectAll('i')
+    .select(INSTANCE_VIEW_COLS)
     .select(MACHINE_COLS)
     .select(keys.map((k, i) => k.expr.as(`order_key_${i}`)));
   const after = p.after;
