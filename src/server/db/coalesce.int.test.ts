@@ -68,6 +68,38 @@ describe.skipIf(skip !== null)('coalesced reads [postgres]', () => {
     }
   });
 
+  it('plans each batched statement once: generic plans on the batch connections, never one per batch', async () => {
+    const u = await renter(t());
+    const ids = [];
+    for (const m of await offers(t(), 4)) ids.push(await runningInstance(t(), u.apiKey, m));
+    const pool = new pg.Pool({ connectionString: t().db.url, max: 2 });
+    const batchPool = new pg.Pool({ connectionString: t().db.url, max: 1 });
+    try {
+      const { readCoalesced } = pgReads(pool, batchPool);
+      const now = t().clock.now();
+      const calls = await Promise.all(ids.map((id) => pollStatement(u.apiKey, id, now)));
+      await readCoalesced(calls[0]!.text, calls[0]!.params);
+      await new Promise((r) => setTimeout(r, 50));
+      // Batches of every size from 2 to 9: PostgreSQL would plan each anew for its arrays' lengths.
+      for (let n = 2; n <= 9; n++) {
+        const rows = await Promise.all(
+          Array.from({ length: n }, (_, i) =>
+            readCoalesced(calls[i % calls.length]!.text, calls[i % calls.length]!.params),
+          ),
+        );
+        expect(rows.every((r) => r.length === 1)).toBe(true);
+      }
+      const { rows } = await batchPool.query<{ generic: number; custom: number }>(
+        `SELECT sum(generic_plans)::int AS generic, sum(custom_plans)::int AS custom
+           FROM pg_prepared_statements WHERE statement LIKE 'SELECT b.n AS b%'`,
+      );
+      expect(rows[0]!.custom).toBe(0);
+      expect(rows[0]!.generic).toBeGreaterThanOrEqual(7);
+    } finally {
+      await Promise.all([pool.end(), batchPool.end()]);
+    }
+  });
+
   it('refuses a key revoked before the call, while other calls of the statement are in flight', async () => {
     const u = await renter(t());
     const [m] = await offers(t(), 1);
