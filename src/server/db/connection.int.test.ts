@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import Database from 'better-sqlite3';
 import { describeEachDb, createTestDb, type TestDb } from '../../../test/helpers/db.js';
 
 describeEachDb('store', (dialect) => {
@@ -85,5 +86,39 @@ describeEachDb('store', (dialect) => {
     expect(viaRead[0]!.balance_micros).toBe(9_007_199_254_740_989);
     expect(typeof viaRead[0]!.third).toBe('number');
     expect(await db.store.read('SELECT 1 AS one WHERE 1 = 0', [])).toEqual([]);
+  });
+
+  it('readSnapshot: on a SQLite file, reads of one snapshot, ended when it returns or throws', async () => {
+    const snapshot = db.store.readSnapshot;
+    if (dialect === 'postgres') {
+      expect(snapshot).toBeUndefined();
+      return;
+    }
+    const count = 'SELECT count(*) AS n FROM users';
+    const users = async () => Number((await db.store.read<{ n: number }>(count, []))[0]!.n);
+    const before = await users();
+    // Another connection to the file, writing synchronously while the snapshot is open.
+    const other = new Database(db.url.slice('sqlite:'.length));
+    const insert = (n: number) =>
+      other
+        .prepare('INSERT INTO users (email, created_at) VALUES (?, ?)')
+        .run(`snap${n}@example.com`, Date.now());
+    const seen = snapshot!((read) => {
+      const first = read<{ n: number }>(count, [])[0]!.n;
+      insert(1);
+      return [first, read<{ n: number }>(count, [])[0]!.n];
+    });
+    expect(seen).toEqual([before, before]);
+    expect(snapshot!((read) => Number(read<{ n: number }>(count, [])[0]!.n))).toBe(before + 1);
+    // A throw ends the transaction too: the next snapshot begins its own, and sees new commits.
+    expect(() =>
+      snapshot!(() => {
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
+    insert(2);
+    expect(snapshot!((read) => Number(read<{ n: number }>(count, [])[0]!.n))).toBe(before + 2);
+    expect(await users()).toBe(before + 2);
+    other.close();
   });
 });

@@ -39,6 +39,13 @@ export interface Store {
    */
   readCoalesced<R = Record<string, unknown>>(sqlText: string, params: readonly unknown[]): Promise<R[]>;
   /**
+   * On a SQLite file only: runs `fn`, whose reads (synchronous, on the reader connection) share
+   * one read transaction, begun when `fn` starts and ended when it returns. A statement outside a
+   * transaction begins and ends its own, and that costs more than an indexed read (two `fcntl`
+   * locks and an `fstat`): the poll's two reads, its key then its instance, go together here.
+   */
+  readSnapshot?: <T>(fn: (read: <R>(sqlText: string, params: readonly unknown[]) => R[]) => T) => T;
+  /**
    * Where state lives that every process must share but that need not survive a power loss
    * (rate-limit counters): its statements run alone, each its own transaction, never waiting for
    * (nor blocking) the main database's write transactions.
@@ -105,13 +112,15 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
     raw.pragma('busy_timeout = 5000');
     raw.pragma('foreign_keys = ON');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(raw) }) });
-    const read = file === ':memory:' ? viaKysely(db) : readerConnection(new Sqlite(file));
+    const read: { read: Store['read']; snapshot?: Store['readSnapshot']; close(): void } =
+      file === ':memory:' ? viaKysely(db) : readerConnection(new Sqlite(file));
     const scratch = file === ':memory:' ? mainScratch(db) : scratchFile(() => new Sqlite(`${file}.scratch`));
     return {
       db,
       dialect: sqlite,
       read: read.read,
       readCoalesced: read.read,
+      readSnapshot: read.snapshot,
       scratch,
       destroy: async () => {
         read.close();
@@ -243,14 +252,28 @@ function readerConnection(conn: Database.Database) {
     }
     return p;
   };
+  const readSync = <R>(sqlText: string, params: readonly unknown[]): R[] => {
+    const p = prepared(sqlText);
+    return (p.stmt.all(...params) as unknown[][]).map(p.row) as R[];
+  };
+  const begin = conn.prepare('BEGIN');
+  const commit = conn.prepare('COMMIT');
   return {
     // better-sqlite3 runs the statement to completion synchronously; async only for the interface.
     read: <R>(sqlText: string, params: readonly unknown[]): Promise<R[]> => {
       try {
-        const p = prepared(sqlText);
-        return Promise.resolve((p.stmt.all(...params) as unknown[][]).map(p.row) as R[]);
+        return Promise.resolve(readSync<R>(sqlText, params));
       } catch (err) {
         return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    },
+    // Nothing else can run on the connection meanwhile: `fn` is synchronous, and so is every read.
+    snapshot: <T>(fn: (read: <R>(sqlText: string, params: readonly unknown[]) => R[]) => T): T => {
+      begin.run();
+      try {
+        return fn(readSync);
+      } finally {
+        commit.run();
       }
     },
     close: () => {

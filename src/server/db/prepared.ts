@@ -24,21 +24,30 @@ interface Compiled {
 export function preparedRead<A extends unknown[], R>(
   build: (on: { db: Kysely<DB>; dialect: SqlDialect }, ...args: A) => Compilable<R>,
   opts: { coalesce?: boolean } = {},
-): (store: Store, ...args: A) => Promise<R[]> {
+): PreparedRead<A, R> {
   // The compiled text depends on the dialect alone (SQLite's `?` or PostgreSQL's `$n`).
   const compiled: Partial<Record<DialectName, Compiled>> = {};
-  return async (store, ...args) => {
-    let c = compiled[store.dialect.name];
+  const statement = (on: { db: Kysely<DB>; dialect: SqlDialect }, args: A) => {
+    let c = compiled[on.dialect.name];
     if (!c) {
       const marks = args.map((_, i) => `${MARK}${i}`) as A;
-      const q = build(store, ...marks).compile();
+      const q = build(on, ...marks).compile();
       const slots = q.parameters.map((p) =>
         typeof p === 'string' && p.startsWith(MARK) ? { arg: Number(p.slice(MARK.length)) } : { value: p },
       );
       c = { sql: q.sql, slots };
-      compiled[store.dialect.name] = c;
+      compiled[on.dialect.name] = c;
     }
-    const params = c.slots.map((s) => ('arg' in s ? args[s.arg] : s.value));
-    return opts.coalesce ? store.readCoalesced<R>(c.sql, params) : store.read<R>(c.sql, params);
+    return { sql: c.sql, params: c.slots.map((s) => ('arg' in s ? args[s.arg] : s.value)) };
   };
+  const read = (store: Store, ...args: A): Promise<R[]> => {
+    const st = statement(store, args);
+    return opts.coalesce ? store.readCoalesced<R>(st.sql, st.params) : store.read<R>(st.sql, st.params);
+  };
+  return Object.assign(read, { statement });
 }
+
+/** A read built once (preparedRead); `statement` is its SQL and parameters for the given arguments. */
+export type PreparedRead<A extends unknown[], R> = ((store: Store, ...args: A) => Promise<R[]>) & {
+  statement(on: { db: Kysely<DB>; dialect: SqlDialect }, args: A): { sql: string; params: unknown[] };
+};

@@ -5,8 +5,9 @@
 //   every `serve` process. The lookups are built once (db/prepared.ts) and read committed state
 //   only: a key revoked by a committed transaction is refused; one inside an open one is not yet.
 // - Session keys from a 2FA login (CLI flow) are Bearer tokens too; browser sessions ride a cookie.
-// - On PostgreSQL a route may have its own first read made in the API key lookup's statement
-//   (KeyJoinedRead): one round trip instead of two on the polling path. The key is checked the same.
+// - A route may have its own first read made with the API key lookup (KeyJoinedRead): on
+//   PostgreSQL in the lookup's statement (one round trip instead of two on the polling path), on a
+//   SQLite file in the lookup's read transaction. The key is checked the same.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { CommonErrors, AppError } from '../errors.js';
@@ -14,7 +15,7 @@ import { sha256Hex } from '../crypto.js';
 import { allows, type Access, type PermissionFamily, type Permissions } from '../../contract/permissions.js';
 import type { UsersTable } from '../db/tables/foundation.js';
 import { sql, type Compilable, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import { preparedRead } from '../db/prepared.js';
+import { preparedRead, type PreparedRead } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import type { SqlDialect } from '../db/dialect.js';
 import type { Store } from '../db/connection.js';
@@ -65,12 +66,13 @@ export interface RouteAuthConfig {
 }
 
 /**
- * A read of a route's own, for the caller, made in the same statement as the API key lookup. On
- * PostgreSQL every statement is a round trip: the instance poll (one row, asked every few seconds
- * by every client) made two, and they were most of its cost. Only a request that
- * presents an API key (not a session or cookie) on PostgreSQL makes it; on SQLite a statement is
- * a function call and the route reads as usual. The key is resolved and checked exactly as
- * without it; the row reaches the route (keyJoinedRow) only once the request is authenticated.
+ * A read of a route's own, for the caller, made with the API key lookup. On PostgreSQL it is made
+ * in the same statement: every statement is a round trip, and the instance poll (one row, asked
+ * every few seconds by every client) made two, which were most of its cost. On a SQLite file the
+ * two statements share one read transaction (Store.readSnapshot): a statement of its own begins
+ * and ends one, which costs more than the indexed read itself. Only a request that presents an
+ * API key (not a session or cookie) makes it. The key is resolved and checked exactly as without
+ * it; the row reaches the route (keyJoinedRow) only once the request is authenticated.
  */
 export interface KeyJoinedRead {
   /**
@@ -181,6 +183,19 @@ export function keyWithJoinedRead(j: KeyJoinedRead): KeyWithRead {
       { coalesce: true },
     );
     keyJoinedReads.set(j, read);
+  }
+  return read;
+}
+
+/** A KeyJoinedRead's read for a user id given as a value (SQLite), built once per KeyJoinedRead. */
+const forUserReads = new WeakMap<KeyJoinedRead, PreparedRead<[number, ...unknown[]], unknown>>();
+function keyJoinedForUser(j: KeyJoinedRead): PreparedRead<[number, ...unknown[]], unknown> {
+  let read = forUserReads.get(j);
+  if (!read) {
+    read = preparedRead((on, userId: number, ...args: unknown[]) =>
+      j.build(on, sql<number>`${userId}`, ...args),
+    );
+    forUserReads.set(j, read);
   }
   return read;
 }
@@ -300,6 +315,32 @@ async function resolveKeyWithRead(
   return auth;
 }
 
+/**
+ * The API key, then the route's KeyJoinedRead for its user, in one read transaction of a SQLite
+ * file's reader connection; null (and nothing kept) when the key is unknown or revoked.
+ */
+function resolveKeyInSnapshot(
+  deps: Deps,
+  req: FastifyRequest,
+  credential: string,
+  read: KeyJoinedRead,
+  args: unknown[],
+  snapshot: NonNullable<Store['readSnapshot']>,
+): AuthContext | null {
+  const store = deps.store;
+  const key = apiKeyByHash.statement(store, [sha256Hex(credential)]);
+  const found = snapshot((r) => {
+    const [row] = r<KeyRow>(key.sql, key.params);
+    if (!row || row.k_revoked !== null) return { row, joined: null };
+    const own = keyJoinedForUser(read).statement(store, [row.id, ...args]);
+    const [joined] = r<unknown>(own.sql, own.params);
+    return { row, joined: joined ?? null };
+  });
+  const auth = keyContext(deps, found.row, credential, req.ip);
+  if (auth) req.keyJoined = { read, args, row: found.joined };
+  return auth;
+}
+
 export function resolveCookie(deps: Deps, token: string): Promise<AuthContext | null> {
   return resolveSession(deps, token, 'cookie');
 }
@@ -315,13 +356,16 @@ export function authHook(deps: Deps) {
     const credential = presentedCredential(req);
     if (credential) {
       const read = cfg?.keyJoinedRead;
+      const { dialect, readSnapshot } = deps.store;
       const args =
-        read && deps.store.dialect.name === 'postgres' && !credential.startsWith(SESSION_KEY_PREFIX)
+        read && (dialect.name === 'postgres' || readSnapshot) && !credential.startsWith(SESSION_KEY_PREFIX)
           ? read.args(req, deps.clock.now())
           : null;
-      req.auth = args
-        ? await resolveKeyWithRead(deps, req, credential, read!, args)
-        : await resolveCredential(deps, credential, req.ip);
+      req.auth = !args
+        ? await resolveCredential(deps, credential, req.ip)
+        : readSnapshot
+          ? resolveKeyInSnapshot(deps, req, credential, read!, args, readSnapshot)
+          : await resolveKeyWithRead(deps, req, credential, read!, args);
       if (!req.auth) {
         throw CommonErrors.invalidKey();
       }

@@ -1,5 +1,6 @@
 // The polled instance read: on PostgreSQL an API key's GET of one instance is one statement (the
-// key lookup with the instance read, KeyJoinedRead in http/auth.ts), on SQLite two. Either way the
+// key lookup with the instance read, KeyJoinedRead in http/auth.ts), on SQLite two in one read
+// transaction. Either way the
 // reply is the one the usual read gives (an id with a leading zero takes the usual read on both),
 // and the key is checked the same: unknown, revoked, other families, other users' instances. The
 // v0 list is one statement after the key on both.
@@ -25,11 +26,19 @@ describeEachDb('the polled instance read', (dialect) => {
     return r.body.new_contract as number;
   };
 
-  /** The reply, and how many statements Store.read and Store.readCoalesced ran for it. */
-  const poll = async (id: string, key: string | null, query = ''): Promise<Reply & { reads: number }> => {
+  /**
+   * The reply, how many statements Store.read, Store.readCoalesced and Store.readSnapshot ran for
+   * it, and how many read transactions of several statements (readSnapshot) it made.
+   */
+  const poll = async (
+    id: string,
+    key: string | null,
+    query = '',
+  ): Promise<Reply & { reads: number; snapshots: number }> => {
     const store = t().deps.store;
-    const { read, readCoalesced } = store;
+    const { read, readCoalesced, readSnapshot } = store;
     let reads = 0;
+    let snapshots = 0;
     store.read = (text, params) => {
       reads++;
       return read(text, params);
@@ -38,11 +47,21 @@ describeEachDb('the polled instance read', (dialect) => {
       reads++;
       return readCoalesced(text, params);
     };
+    if (readSnapshot)
+      store.readSnapshot = (fn) => {
+        snapshots++;
+        return readSnapshot((r) =>
+          fn((text, params) => {
+            reads++;
+            return r(text, params);
+          }),
+        );
+      };
     try {
       const path = id === '' ? '/api/v0/instances/' : `/api/v0/instances/${id}/`;
-      return { ...(await t().request('GET', `${path}${query}`, { key })), reads };
+      return { ...(await t().request('GET', `${path}${query}`, { key })), reads, snapshots };
     } finally {
-      Object.assign(store, { read, readCoalesced });
+      Object.assign(store, { read, readCoalesced, readSnapshot });
     }
   };
   const oneStatement = dialect === 'postgres';
@@ -89,7 +108,10 @@ describeEachDb('the polled instance read', (dialect) => {
     const usual = await poll(`0${mine}`, u.apiKey);
     expect(joined.status).toBe(200);
     expect(joined.reads).toBe(oneStatement ? 1 : 2);
+    // On SQLite the key and the instance are read in one read transaction; the usual way, two.
+    expect(joined.snapshots).toBe(oneStatement ? 0 : 1);
     expect(usual.reads).toBe(2);
+    expect(usual.snapshots).toBe(0);
     expect(joined.raw).toBe(usual.raw);
     expect(joined.body.instances.id).toBe(mine);
     expect(joined.body.instances.maintenances).toHaveLength(1);
