@@ -5,9 +5,9 @@
 // query-only reader connection, on PostgreSQL its pg pool with named prepared statements), and
 // per request the very statements an instance GET with an API key runs: the key by its hash
 // joined with its user, and the instance joined with its machine and its maintenance windows; two
-// statements on SQLite, one on PostgreSQL, as `serve` makes them (KeyJoinedRead in
-// src/server/http/auth.ts), concurrent ones sharing a round trip on PostgreSQL as in `serve`
-// (src/server/db/coalesce.ts). The requests rotate over every live instance, each read with a key of
+// statements in one read transaction on a SQLite file, one statement on PostgreSQL, as `serve`
+// makes them (KeyJoinedRead in src/server/http/auth.ts), concurrent ones sharing a round trip on
+// PostgreSQL as in `serve` (src/server/db/coalesce.ts). The requests rotate over every live instance, each read with a key of
 // its owner. No HTTP authentication, no view, no log, no metrics: whatever openrig spends beyond
 // this is not the database's.
 //
@@ -43,8 +43,7 @@ if (cluster.isPrimary) {
   });
 } else {
   const { openStore } = await dist('server/db/connection.js');
-  const { apiKeyByHash, keyWithJoinedRead } = await dist('server/http/auth.js');
-  const { liveInstanceWithWindows } = await dist('server/modules/instances/instances.repo.js');
+  const { keyWithJoinedRead, keyWithReadInSnapshot } = await dist('server/http/auth.js');
   const { polledInstance } = await dist('server/modules/instances/instances.routes.js');
   const store = openStore(databaseUrl);
   // Every live instance with the hash of one live key of its owner, as the bench's polls send.
@@ -55,7 +54,7 @@ if (cluster.isPrimary) {
     [],
   );
   // As `serve` reads for an API key: on PostgreSQL the key and the instance in one statement, on
-  // SQLite the key, then the instance.
+  // a SQLite file the key, then the instance, in one read transaction.
   const keyWithInstance = keyWithJoinedRead(polledInstance);
   const poll =
     store.dialect.name === 'postgres'
@@ -64,9 +63,11 @@ if (cluster.isPrimary) {
           return { user: row?.key.id ?? null, instance: row?.joined?.id ?? null };
         }
       : async (p) => {
-          const [user] = await apiKeyByHash(store, p.key_hash);
-          const instance = user && (await liveInstanceWithWindows(store, user.id, p.id, Date.now()));
-          return { user: user?.id ?? null, instance: instance?.id ?? null };
+          const r = keyWithReadInSnapshot(store, store.readSnapshot, p.key_hash, polledInstance, [
+            p.id,
+            Date.now(),
+          ]);
+          return { user: r.key?.id ?? null, instance: r.joined?.id ?? null };
         };
   // The reads must find what a poll finds, or this would measure misses.
   const first = pairs.length > 0 ? await poll(pairs[0]) : null;
