@@ -209,18 +209,21 @@ export interface User extends Partial<AccountSettings> {
   [k: string]: unknown;
 }
 
-/**
- * The account settings GET /users/current shows besides the user row's own fields, and PUT
- * /users/ changes.
- */
-export interface AccountSettings {
-  /** The billing address (null: not given). */
+/** An account's billing address, field by field (null: not given). */
+export interface BillingAddress {
   billaddress_line1: string | null;
   billaddress_line2: string | null;
   billaddress_city: string | null;
   billaddress_zip: string | null;
   billaddress_country: string | null;
   billaddress_taxinfo: string | null;
+}
+
+/**
+ * The account settings GET /users/current shows besides the user row's own fields, and PUT
+ * /users/ changes.
+ */
+export interface AccountSettings extends BillingAddress {
   /** The balance.low alert is on. */
   balance_threshold_enabled: boolean;
   /** Dollars: the alert's threshold, or the one last given while it is off; null when none. */

@@ -1,14 +1,9 @@
 // Table types of the account settings a user changes themselves (migration 023).
+import type { BillingAddress } from '../../../contract/api-types.js';
 
-/** One row per user who changed a setting kept here; absent: every field null. */
-export interface AccountProfilesTable {
+/** One row per user who changed a setting kept here (the address as shown); absent: every field null. */
+export interface AccountProfilesTable extends BillingAddress {
   user_id: number;
-  billaddress_line1: string | null;
-  billaddress_line2: string | null;
-  billaddress_city: string | null;
-  billaddress_zip: string | null;
-  billaddress_country: string | null;
-  billaddress_taxinfo: string | null;
   /**
    * The balance threshold last given, micro-dollars (null: none). Whether the alert is on is
    * the balance_alerts row; this keeps the value while it is off.
