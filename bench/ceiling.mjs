@@ -54,7 +54,8 @@ if (cluster.isPrimary) {
     [],
   );
   // As `serve` reads for an API key: on PostgreSQL the key and the instance in one statement, on
-  // a SQLite file the key, then the instance, in one read transaction.
+  // a SQLite file the key, then the instance, in one read transaction (shared with the requests
+  // of the same turn of the event loop).
   const keyWithInstance = keyWithJoinedRead(polledInstance);
   const poll =
     store.dialect.name === 'postgres'
@@ -63,7 +64,7 @@ if (cluster.isPrimary) {
           return { user: row?.key.id ?? null, instance: row?.joined?.id ?? null };
         }
       : async (p) => {
-          const r = keyWithReadInSnapshot(store, store.readSnapshot, p.key_hash, polledInstance, [
+          const r = await keyWithReadInSnapshot(store, store.readSnapshot, p.key_hash, polledInstance, [
             p.id,
             Date.now(),
           ]);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import Database from 'better-sqlite3';
 import { describeEachDb, createTestDb, type TestDb } from '../../../test/helpers/db.js';
+import type { SyncRead } from './connection.js';
 
 describeEachDb('store', (dialect) => {
   let db: TestDb;
@@ -88,7 +89,7 @@ describeEachDb('store', (dialect) => {
     expect(await db.store.read('SELECT 1 AS one WHERE 1 = 0', [])).toEqual([]);
   });
 
-  it('readSnapshot: on a SQLite file, reads of one snapshot, ended when it returns or throws', async () => {
+  it('readSnapshot: on a SQLite file, the calls of one turn share a read transaction begun after the last was made', async () => {
     const snapshot = db.store.readSnapshot;
     if (dialect === 'postgres') {
       expect(snapshot).toBeUndefined();
@@ -103,22 +104,48 @@ describeEachDb('store', (dialect) => {
       other
         .prepare('INSERT INTO users (email, created_at) VALUES (?, ?)')
         .run(`snap${n}@example.com`, Date.now());
-    const seen = snapshot!((read) => {
-      const first = read<{ n: number }>(count, [])[0]!.n;
-      insert(1);
-      return [first, read<{ n: number }>(count, [])[0]!.n];
-    });
-    expect(seen).toEqual([before, before]);
-    expect(snapshot!((read) => Number(read<{ n: number }>(count, [])[0]!.n))).toBe(before + 1);
-    // A throw ends the transaction too: the next snapshot begins its own, and sees new commits.
-    expect(() =>
+    const n = (read: SyncRead) => Number(read<{ n: number }>(count, [])[0]!.n);
+
+    // A write committed after a call was made but before the turn ends is seen by that call too:
+    // the transaction begins after every call of the turn.
+    const first = snapshot!(n);
+    insert(1);
+    // One transaction: a write committed while it is open is seen by none of its calls, whether
+    // they read before or after it.
+    const seen = await Promise.all([
+      first,
+      snapshot!((read) => {
+        const a = n(read);
+        insert(2);
+        return [a, n(read)];
+      }),
+      snapshot!(n),
+    ]);
+    expect(seen).toEqual([before + 1, [before + 1, before + 1], before + 1]);
+    // The next turn's transaction is a new one, and sees it.
+    expect(await snapshot!(n)).toBe(before + 2);
+
+    // A call that throws rejects alone; the others of its turn still read, and the transaction
+    // ends: the next one sees new commits.
+    const results = await Promise.allSettled([
+      snapshot!(n),
       snapshot!(() => {
         throw new Error('boom');
       }),
-    ).toThrow('boom');
-    insert(2);
-    expect(snapshot!((read) => Number(read<{ n: number }>(count, [])[0]!.n))).toBe(before + 2);
-    expect(await users()).toBe(before + 2);
+      snapshot!((read) => read(count + ' WHERE nosuchcolumn = 1', [])),
+      snapshot!(n),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toEqual(new Error('boom'));
+    insert(3);
+    expect(await snapshot!(n)).toBe(before + 3);
+    expect(await users()).toBe(before + 3);
+
+    // readCoalesced goes with the turn's transaction too: it reads what was committed before the
+    // turn ended, whenever in it the call was made.
+    const coalesced = db.store.readCoalesced<{ n: number }>(count, []);
+    insert(4);
+    expect(Number((await coalesced)[0]!.n)).toBe(before + 4);
     other.close();
   });
 });

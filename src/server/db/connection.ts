@@ -35,16 +35,21 @@ export interface Store {
    * Store.read for a statement that returns at most one row, on the paths every request takes
    * (its key, the instance poll). On PostgreSQL, calls of the same statement made while earlier
    * ones are in flight share the next round trip (db/coalesce.ts); each still reads state
-   * committed before it was made. On SQLite it is Store.read.
+   * committed before it was made. On a SQLite file, calls made in the same turn of the event loop
+   * share one read transaction (Store.readSnapshot); in memory it is Store.read.
    */
   readCoalesced<R = Record<string, unknown>>(sqlText: string, params: readonly unknown[]): Promise<R[]>;
   /**
    * On a SQLite file only: runs `fn`, whose reads (synchronous, on the reader connection) share
-   * one read transaction, begun when `fn` starts and ended when it returns. A statement outside a
-   * transaction begins and ends its own, and that costs more than an indexed read (two `fcntl`
-   * locks and an `fstat`): the poll's two reads, its key then its instance, go together here.
+   * one read transaction with every other call made in the same turn of the event loop. A
+   * statement outside a transaction begins and ends its own, which costs more than an indexed
+   * read (two `fcntl` locks and an `fstat`): the poll's two reads, its key then its instance, and
+   * those of the polls that arrived with it, go together here. The transaction begins once the
+   * turn's I/O callbacks have run (setImmediate), so after every call in it was made: each call
+   * reads everything committed before it was made, as a transaction of its own would. A call
+   * whose `fn` throws rejects alone.
    */
-  readSnapshot?: <T>(fn: (read: <R>(sqlText: string, params: readonly unknown[]) => R[]) => T) => T;
+  readSnapshot?: <T>(fn: (read: SyncRead) => T) => Promise<T>;
   /**
    * Where state lives that every process must share but that need not survive a power loss
    * (rate-limit counters): its statements run alone, each its own transaction, never waiting for
@@ -53,6 +58,9 @@ export interface Store {
   scratch: Scratch;
   destroy(): Promise<void>;
 }
+
+/** A read of the reader connection of a SQLite file, made synchronously. */
+export type SyncRead = <R>(sqlText: string, params: readonly unknown[]) => R[];
 
 export interface Scratch {
   /**
@@ -112,14 +120,18 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
     raw.pragma('busy_timeout = 5000');
     raw.pragma('foreign_keys = ON');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(raw) }) });
-    const read: { read: Store['read']; snapshot?: Store['readSnapshot']; close(): void } =
-      file === ':memory:' ? viaKysely(db) : readerConnection(new Sqlite(file));
+    const read: {
+      read: Store['read'];
+      coalesced?: Store['readCoalesced'];
+      snapshot?: Store['readSnapshot'];
+      close(): void;
+    } = file === ':memory:' ? viaKysely(db) : readerConnection(new Sqlite(file));
     const scratch = file === ':memory:' ? mainScratch(db) : scratchFile(() => new Sqlite(`${file}.scratch`));
     return {
       db,
       dialect: sqlite,
       read: read.read,
-      readCoalesced: read.read,
+      readCoalesced: read.coalesced ?? read.read,
       readSnapshot: read.snapshot,
       scratch,
       destroy: async () => {
@@ -252,12 +264,43 @@ function readerConnection(conn: Database.Database) {
     }
     return p;
   };
-  const readSync = <R>(sqlText: string, params: readonly unknown[]): R[] => {
+  const readSync: SyncRead = <R>(sqlText: string, params: readonly unknown[]): R[] => {
     const p = prepared(sqlText);
     return (p.stmt.all(...params) as unknown[][]).map(p.row) as R[];
   };
   const begin = conn.prepare('BEGIN');
   const commit = conn.prepare('COMMIT');
+  /** Calls of snapshot() made in this turn of the event loop, run together at its end. */
+  let waiting: { fn: (read: SyncRead) => unknown; resolve(v: unknown): void; reject(e: unknown): void }[] =
+    [];
+  const runWaiting = () => {
+    const calls = waiting;
+    waiting = [];
+    try {
+      begin.run();
+    } catch (err) {
+      for (const c of calls) c.reject(err);
+      return;
+    }
+    // Nothing else runs on the connection meanwhile: every `fn` is synchronous, and so is every read.
+    try {
+      for (const c of calls) {
+        try {
+          c.resolve(c.fn(readSync));
+        } catch (err) {
+          c.reject(err);
+        }
+      }
+    } finally {
+      // A read transaction that a failed statement ended has nothing left to commit.
+      if (conn.inTransaction) commit.run();
+    }
+  };
+  const snapshot = <T>(fn: (read: SyncRead) => T): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (waiting.length === 0) setImmediate(runWaiting);
+      waiting.push({ fn, resolve, reject });
+    });
   return {
     // better-sqlite3 runs the statement to completion synchronously; async only for the interface.
     read: <R>(sqlText: string, params: readonly unknown[]): Promise<R[]> => {
@@ -267,15 +310,10 @@ function readerConnection(conn: Database.Database) {
         return Promise.reject(err instanceof Error ? err : new Error(String(err)));
       }
     },
-    // Nothing else can run on the connection meanwhile: `fn` is synchronous, and so is every read.
-    snapshot: <T>(fn: (read: <R>(sqlText: string, params: readonly unknown[]) => R[]) => T): T => {
-      begin.run();
-      try {
-        return fn(readSync);
-      } finally {
-        commit.run();
-      }
-    },
+    snapshot,
+    // The reads every request makes share the read transaction of their turn, as the poll's do.
+    coalesced: <R>(sqlText: string, params: readonly unknown[]): Promise<R[]> =>
+      snapshot((r) => r<R>(sqlText, params)),
     close: () => {
       cache.clear();
       conn.close();

@@ -69,8 +69,9 @@ export interface RouteAuthConfig {
  * A read of a route's own, for the caller, made with the API key lookup. On PostgreSQL it is made
  * in the same statement: every statement is a round trip, and the instance poll (one row, asked
  * every few seconds by every client) made two, which were most of its cost. On a SQLite file the
- * two statements share one read transaction (Store.readSnapshot): a statement of its own begins
- * and ends one, which costs more than the indexed read itself. Only a request that presents an
+ * two statements share one read transaction (Store.readSnapshot, with the other requests of the
+ * same turn of the event loop): a statement of its own begins and ends one, which costs more than
+ * the indexed read itself. Only a request that presents an
  * API key (not a session or cookie) makes it. The key is resolved and checked exactly as without
  * it; the row reaches the route (keyJoinedRow) only once the request is authenticated.
  */
@@ -317,17 +318,18 @@ async function resolveKeyWithRead(
 
 /**
  * The API key, then the route's KeyJoinedRead for its user, in one read transaction of a SQLite
- * file's reader connection; null (and nothing kept) when the key is unknown or revoked.
+ * file's reader connection (shared with the requests that arrived in the same turn of the event
+ * loop); null (and nothing kept) when the key is unknown or revoked.
  */
-function resolveKeyInSnapshot(
+async function resolveKeyInSnapshot(
   deps: Deps,
   req: FastifyRequest,
   credential: string,
   read: KeyJoinedRead,
   args: unknown[],
   snapshot: NonNullable<Store['readSnapshot']>,
-): AuthContext | null {
-  const found = keyWithReadInSnapshot(deps.store, snapshot, sha256Hex(credential), read, args);
+): Promise<AuthContext | null> {
+  const found = await keyWithReadInSnapshot(deps.store, snapshot, sha256Hex(credential), read, args);
   const auth = keyContext(deps, found.key, credential, req.ip);
   if (auth) req.keyJoined = { read, args, row: found.joined };
   return auth;
@@ -343,7 +345,7 @@ export function keyWithReadInSnapshot(
   hash: string,
   read: KeyJoinedRead,
   args: unknown[],
-): { key: KeyRow | undefined; joined: unknown } {
+): Promise<{ key: KeyRow | undefined; joined: unknown }> {
   const key = apiKeyByHash.statement(store, [hash]);
   return snapshot((r) => {
     const [row] = r<KeyRow>(key.sql, key.params);
@@ -377,7 +379,7 @@ export function authHook(deps: Deps) {
       req.auth = !args
         ? await resolveCredential(deps, credential, req.ip)
         : readSnapshot
-          ? resolveKeyInSnapshot(deps, req, credential, read!, args, readSnapshot)
+          ? await resolveKeyInSnapshot(deps, req, credential, read!, args, readSnapshot)
           : await resolveKeyWithRead(deps, req, credential, read!, args);
       if (!req.auth) {
         throw CommonErrors.invalidKey();
