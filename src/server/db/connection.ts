@@ -292,8 +292,15 @@ function readerConnection(conn: Database.Database) {
         }
       }
     } finally {
-      // A read transaction that a failed statement ended has nothing left to commit.
-      if (conn.inTransaction) commit.run();
+      // A read transaction that a failed statement ended has nothing left to commit. Should the
+      // commit itself fail, the transaction is rolled back: the next turn must begin its own.
+      if (conn.inTransaction) {
+        try {
+          commit.run();
+        } catch {
+          if (conn.inTransaction) conn.exec('ROLLBACK');
+        }
+      }
     }
   };
   const snapshot = <T>(fn: (read: SyncRead) => T): Promise<T> =>

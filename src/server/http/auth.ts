@@ -71,9 +71,9 @@ export interface RouteAuthConfig {
  * every few seconds by every client) made two, which were most of its cost. On a SQLite file the
  * two statements share one read transaction (Store.readSnapshot, with the other requests of the
  * same turn of the event loop): a statement of its own begins and ends one, which costs more than
- * the indexed read itself. Only a request that presents an
- * API key (not a session or cookie) makes it. The key is resolved and checked exactly as without
- * it; the row reaches the route (keyJoinedRow) only once the request is authenticated.
+ * the indexed read itself. Only a request that presents an API key (not a session or cookie) makes
+ * it. The key is resolved and checked exactly as without it; the row reaches the route
+ * (keyJoinedRow) only once the request is authenticated.
  */
 export interface KeyJoinedRead {
   /**
