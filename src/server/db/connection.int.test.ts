@@ -2,7 +2,10 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import Database from 'better-sqlite3';
 import { describeEachDb, createTestDb, type TestDb } from '../../../test/helpers/db.js';
-import type { SyncRead } from './connection.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { openStore, type SyncRead } from './connection.js';
 
 describeEachDb('store', (dialect) => {
   let db: TestDb;
@@ -148,4 +151,20 @@ describeEachDb('store', (dialect) => {
     expect(Number((await coalesced)[0]!.n)).toBe(before + 4);
     other.close();
   });
+});
+
+it('readSnapshot: the calls waiting when a SQLite store closes are refused, none left hanging', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'openrig-snapshot-'));
+  try {
+    const store = openStore(`sqlite:${path.join(dir, 'closing.db')}`);
+    const waiting = [
+      store.readSnapshot!((read) => read('SELECT 1 AS one', [])),
+      store.readCoalesced('SELECT 1 AS one', []),
+    ];
+    await store.destroy();
+    const settled = await Promise.allSettled(waiting);
+    expect(settled.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
