@@ -51,40 +51,53 @@ export function sendError(
     .send({ ...extra, error: code, msg: text });
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Every error reply of the route carries `success: false` as well, whatever refused the
+     * request (authentication, its schema, its handler): set where clients read `success` first.
+     */
+    errorsCarrySuccess?: boolean;
+  }
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) =>
     sendError(reply, 404, 'not_found', `No route for ${req.method} ${req.url.split('?')[0]}`),
   );
 
   app.setErrorHandler((err: FastifyError | AppError, req: FastifyRequest, reply: FastifyReply) => {
+    const carry = req.routeOptions.config?.errorsCarrySuccess === true;
+    const send = (status: number, code: string, msg: string, extra: Record<string, unknown> = {}) =>
+      sendError(reply, status, code, msg, carry ? { success: false, ...extra } : extra);
     if (err instanceof AppError) {
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-      return sendError(reply, err.status, err.code, err.message, err.extra);
+      return send(err.status, err.code, err.message, err.extra);
     }
     const fe = err as FastifyError & { validation?: ValidationItem[]; validationContext?: string };
     if (fe.validation) {
-      return sendError(reply, 400, 'bad_request', validationMessage(fe.validationContext, fe.validation));
+      return send(400, 'bad_request', validationMessage(fe.validationContext, fe.validation));
     }
     switch (fe.code) {
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return sendError(reply, 400, 'bad_request', 'Malformed JSON body');
+        return send(400, 'bad_request', 'Malformed JSON body');
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return sendError(reply, 413, 'payload_too_large', 'Request body is too large');
+        return send(413, 'payload_too_large', 'Request body is too large');
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return sendError(reply, 415, 'unsupported_media_type', 'Content-Type must be application/json');
+        return send(415, 'unsupported_media_type', 'Content-Type must be application/json');
       default:
         break;
     }
-    if (err instanceof SyntaxError) return sendError(reply, 400, 'bad_request', 'Malformed JSON body');
-    if (isPgNulError(err)) return sendError(reply, 400, 'bad_request', NUL_MESSAGE);
+    if (err instanceof SyntaxError) return send(400, 'bad_request', 'Malformed JSON body');
+    if (isPgNulError(err)) return send(400, 'bad_request', NUL_MESSAGE);
     const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
     if (status >= 400 && status < 500) {
-      return sendError(reply, status, 'bad_request', fe.message || 'Bad request');
+      return send(status, 'bad_request', fe.message || 'Bad request');
     }
     // Log the cause with the request id; the caller only learns that it failed.
     req.log.error({ err }, 'request failed');
-    return sendError(reply, 500, 'internal_error', 'Internal server error');
+    return send(500, 'internal_error', 'Internal server error');
   });
 }

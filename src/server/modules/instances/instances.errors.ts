@@ -1,5 +1,7 @@
 // Instance errors. Every body also carries `success: false` (clients read the destroy and stop
-// replies for `success`, which must always be present).
+// replies for `success`, which must always be present); the module's write routes set
+// `errorsCarrySuccess`, so the errors raised before their handlers (authentication, schema,
+// malformed JSON, rate limits) carry it too.
 import { AppError, defineErrors } from '../../errors.js';
 
 const E = defineErrors({

@@ -151,7 +151,7 @@ const listQuery = { type: 'object', properties: { owner: { type: 'string' } } } 
 
 export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   const create = {
-    config: { scope: 'instances' as const },
+    config: { scope: 'instances' as const, errorsCarrySuccess: true },
     schema: {
       tags: ['instances'],
       summary: 'Rent an offer: create an instance',
@@ -320,7 +320,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.put<{ Params: IdParams; Body: StateChange | undefined }>(
     '/api/v0/instances/:id',
     {
-      config: { scope: 'instances', instanceKey: true },
+      config: { scope: 'instances', instanceKey: true, errorsCarrySuccess: true },
       schema: {
         tags: ['instances'],
         summary: 'Stop ({state: "stopped"}), start ({state: "running"}) or label an instance',
@@ -337,7 +337,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.put<{ Params: IdParams; Body: Record<string, unknown> | undefined }>(
     '/api/v0/instances/update_template/:id',
     {
-      config: { scope: 'instances' },
+      config: { scope: 'instances', errorsCarrySuccess: true },
       schema: {
         tags: ['instances'],
         summary: "Recreate an instance's container from a new configuration (same machine, GPUs and price)",
@@ -380,7 +380,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.delete<{ Params: IdParams }>(
     '/api/v0/instances/:id',
     {
-      config: { scope: 'instances', instanceKey: true },
+      config: { scope: 'instances', instanceKey: true, errorsCarrySuccess: true },
       schema: {
         tags: ['instances'],
         summary: 'Destroy an instance (from any state; all billing stops)',
@@ -400,7 +400,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.put<{ Body: BulkStateBody | undefined }>(
     '/api/v0/instances',
     {
-      config: { scope: 'instances' },
+      config: { scope: 'instances', errorsCarrySuccess: true },
       schema: {
         tags: ['instances'],
         summary: 'Stop or start several instances: {state, ids}',
@@ -418,7 +418,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.delete<{ Body: BulkDestroyBody | undefined }>(
     '/api/v0/instances',
     {
-      config: { scope: 'instances' },
+      config: { scope: 'instances', errorsCarrySuccess: true },
       schema: {
         tags: ['instances'],
         summary: 'Destroy several instances: {instance_ids}; repeats are harmless',
@@ -462,7 +462,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.post<{ Params: IdParams; Body: SshKeyBody }>(
     '/api/v0/instances/:id/ssh',
     {
-      config: { scope: 'instances' },
+      config: { scope: 'instances', errorsCarrySuccess: true },
       schema: {
         tags: ['instances'],
         summary: 'Attach an SSH public key to an instance',
@@ -487,7 +487,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.delete<{ Params: IdParams & { key_id: number } }>(
     '/api/v0/instances/:id/ssh/:key_id',
     {
-      config: { scope: 'instances' },
+      config: { scope: 'instances', errorsCarrySuccess: true },
       schema: {
         tags: ['instances'],
         summary: 'Detach an SSH key from an instance',
@@ -512,7 +512,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.put<{ Params: IdParams; Body: LogsBody | undefined }>(
     '/api/v0/instances/request_logs/:id',
     {
-      config: { scope: 'instances', access: 'read' },
+      config: { scope: 'instances', access: 'read', errorsCarrySuccess: true },
       schema: {
         tags: ['instances'],
         summary: "Ask the instance's host for its logs; read them at result_url (no key)",
@@ -534,7 +534,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.put<{ Params: IdParams; Body: { command: string } }>(
     '/api/v0/instances/command/:id',
     {
-      config: { scope: 'instances' },
+      config: { scope: 'instances', errorsCarrySuccess: true },
       schema: {
         tags: ['instances'],
         summary: 'Run an allow-listed command (ls, du, rm) in the container; read its output at result_url',
@@ -554,7 +554,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
     app.put<{ Params: IdParams }>(
       `/api/v0/instances/${kind}/:id`,
       {
-        config: { scope: 'instances' },
+        config: { scope: 'instances', errorsCarrySuccess: true },
         schema: {
           tags: ['instances'],
           summary:
