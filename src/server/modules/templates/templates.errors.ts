@@ -1,5 +1,7 @@
 // Template errors. Every body carries `success: false` besides `error` and `msg`: the official
-// CLI reads `success` of the create and update replies and prints `msg` of the delete's.
+// CLI reads `success` of the create and update replies and prints `msg` of the delete's. The
+// template routes set `errorsCarrySuccess`, so the errors raised before their handlers
+// (authentication, schema, malformed JSON, rate limits) carry it too.
 import { AppError, defineErrors } from '../../errors.js';
 
 const E = defineErrors({

@@ -70,7 +70,7 @@ export async function templatesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.post<{ Body: TemplateBody | undefined }>(
     '/api/v0/template',
     {
-      config: { scope: 'instances' },
+      config: { scope: 'instances', errorsCarrySuccess: true },
       schema: {
         tags: ['templates'],
         summary: 'Save an instance configuration as a template',
@@ -83,7 +83,7 @@ export async function templatesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.get<{ Querystring: SearchQuery }>(
     '/api/v0/template',
     {
-      config: { scope: 'instances' },
+      config: { scope: 'instances', errorsCarrySuccess: true },
       schema: {
         tags: ['templates'],
         summary: "Search templates: the caller's own and everyone's public ones, newest first",
@@ -113,7 +113,7 @@ export async function templatesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.put<{ Body: TemplateBody | undefined }>(
     '/api/v0/template',
     {
-      config: { scope: 'instances' },
+      config: { scope: 'instances', errorsCarrySuccess: true },
       schema: {
         tags: ['templates'],
         summary: 'Update one of your templates (named by hash_id); it gets a new hash_id',
@@ -126,7 +126,7 @@ export async function templatesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.delete<{ Body: TemplateBody | undefined }>(
     '/api/v0/template',
     {
-      config: { scope: 'instances' },
+      config: { scope: 'instances', errorsCarrySuccess: true },
       schema: {
         tags: ['templates'],
         summary: 'Delete one of your templates, by hash_id or template_id',

@@ -1,12 +1,13 @@
 // Clients read `success` first in the replies of the instance write routes (destroy, stop, start,
-// label, bulk, create, logs, commands), so every error of those routes carries `success: false`,
-// including the errors raised before the route's handler: authentication, the schema, a malformed
-// body, a refused content type. Reads keep the plain {error, msg}.
+// label, bulk, create, logs, commands) and the template routes, so every error of those routes
+// carries `success: false` (errorsCarrySuccess), including the errors raised before the route's
+// handler: authentication, the schema, a malformed body, a refused content type. Other routes,
+// the instance reads among them, keep the plain {error, msg}.
 import { beforeAll, expect, it } from 'vitest';
-import { describeEachDb } from '../../../../test/helpers/db.js';
-import { useTestApp } from '../../../../test/helpers/app.js';
+import { describeEachDb } from '../../../test/helpers/db.js';
+import { useTestApp } from '../../../test/helpers/app.js';
 
-describeEachDb('instance write routes: success false on every error', (dialect) => {
+describeEachDb('errorsCarrySuccess: success false on every error of the routes that set it', (dialect) => {
   const t = useTestApp(dialect);
   let key: string;
   beforeAll(async () => {
@@ -23,12 +24,20 @@ describeEachDb('instance write routes: success false on every error', (dialect) 
     ['a bulk destroy the schema refuses', 'DELETE', '/api/v0/instances/', 'key', 400],
     ['an instance that is not there', 'DELETE', '/api/v0/instances/987654321/', 'key', 404],
     ['a create without a key', 'PUT', '/api/v0/asks/1/', {}, 401],
+    ['a template the schema refuses', 'POST', '/api/v0/template/', 'key', 400],
+    ['a template update without a key', 'PUT', '/api/v0/template/', {}, 401],
+    ['a template delete with a malformed body', 'DELETE', '/api/v0/template/', 'key', 400],
   ];
   const bodies: Record<string, Parameters<ReturnType<typeof t>['request']>[2]> = {
     'a body the schema refuses': { body: { state: 42 } },
     'a malformed JSON body': { rawBody: '{"state":', headers: { 'content-type': 'application/json' } },
     'a refused content type': { rawBody: 'state=stopped', headers: { 'content-type': 'text/plain' } },
     'a bulk destroy the schema refuses': { body: { instance_ids: 'all' } },
+    'a template the schema refuses': { body: { name: 42 } },
+    'a template delete with a malformed body': {
+      rawBody: '{"hash_id"',
+      headers: { 'content-type': 'application/json' },
+    },
   };
 
   for (const [what, method, url, opts, status] of cases) {
