@@ -24,6 +24,7 @@ describeEachDb('errorsCarrySuccess: success false on every error of the routes t
     ['a bulk destroy the schema refuses', 'DELETE', '/api/v0/instances/', 'key', 400],
     ['an instance that is not there', 'DELETE', '/api/v0/instances/987654321/', 'key', 404],
     ['a create without a key', 'PUT', '/api/v0/asks/1/', {}, 401],
+    ["an instance's SSH keys without a key", 'GET', '/api/v0/instances/1/ssh/', {}, 401],
     ['a template the schema refuses', 'POST', '/api/v0/template/', 'key', 400],
     ['a template update without a key', 'PUT', '/api/v0/template/', {}, 401],
     ['a template delete with a malformed body', 'DELETE', '/api/v0/template/', 'key', 400],

@@ -434,7 +434,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.get<{ Params: IdParams }>(
     '/api/v0/instances/:id/ssh',
     {
-      config: { scope: 'instances' },
+      config: { scope: 'instances', errorsCarrySuccess: true },
       schema: {
         tags: ['instances'],
         summary: 'The SSH public keys an instance accepts (given at creation or attached since)',
