@@ -455,10 +455,12 @@ async function runDialect(dialect, hello) {
       ['healthz', () => ({ method: 'GET', path: '/healthz' })],
       ['poll', pollNext(seeded)],
       ['search', searchNext(seeded)],
+      // The official CLI's first call, made with no key before it parses its arguments.
+      ['gpunames', () => ({ method: 'GET', path: '/api/v0/gpu_names/unique/' }), [Math.min(...CONNS)]],
     ];
-    for (const [name, next] of scenarios) {
+    for (const [name, next, conns = CONNS] of scenarios) {
       out.pairs[name] = {};
-      for (const c of CONNS) {
+      for (const c of conns) {
         log(`${dialect}: ${name} at ${c} connections, alternating with the baseline`);
         out.pairs[name][c] = await alternate(hello, openrig(next), c);
         const p = out.pairs[name][c];
@@ -587,6 +589,7 @@ const SCENARIO_NAMES = {
   healthz: '`GET /healthz` (the stack, no authentication, no database)',
   poll: '`GET /api/v0/instances/{id}/`, authenticated',
   search: '`POST /api/v0/bundles/` (5 filters, order, limit 64)',
+  gpunames: "`GET /api/v0/gpu_names/unique/` (no key: the official CLI's first call)",
 };
 
 /** One row per scenario and connection count: openrig against the baseline of the same rounds. */

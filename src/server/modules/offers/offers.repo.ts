@@ -1,6 +1,6 @@
 // Queries of the offers module: the SQL search (the statement itself is built from the plan by
 // searchSql, in the database's dialect) and the offered GPU names.
-import { CompiledQuery, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { SqlDialect } from '../../db/dialect.js';
 import { searchSql, type SearchPlan } from './offers.filter.js';
@@ -17,15 +17,26 @@ export async function searchRows(
   return res.rows;
 }
 
-/** The distinct GPU names of listed, not deleted machines, in order. */
+/**
+ * The distinct GPU names of listed, not deleted machines, in order. Unauthenticated clients ask
+ * it on start-up, so it must stay cheap however many machines there are: a DISTINCT over the
+ * table reads every machine (40-50 ms at 50,000), where this walks the `(gpu_name, num_gpus)`
+ * index from one name to the next (one seek per distinct name) and keeps a name when one listed,
+ * live machine has it.
+ */
 export async function listedGpuNames(db: Kysely<DB>): Promise<string[]> {
-  const rows = await db
-    .selectFrom('machines')
-    .select('gpu_name')
-    .distinct()
-    .where('deleted_at', 'is', null)
-    .where('listed', '=', 1)
-    .orderBy('gpu_name')
-    .execute();
+  const { rows } = await sql<{ gpu_name: string }>`
+    WITH RECURSIVE names(n) AS (
+      SELECT min(gpu_name) FROM machines
+      UNION ALL
+      SELECT (SELECT min(m.gpu_name) FROM machines m WHERE m.gpu_name > names.n)
+      FROM names WHERE names.n IS NOT NULL
+    )
+    SELECT n AS gpu_name FROM names
+    WHERE n IS NOT NULL
+      AND EXISTS (
+        SELECT 1 FROM machines m WHERE m.gpu_name = names.n AND m.listed = 1 AND m.deleted_at IS NULL
+      )
+    ORDER BY n`.execute(db);
   return rows.map((r) => r.gpu_name);
 }
