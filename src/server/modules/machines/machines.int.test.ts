@@ -4,6 +4,7 @@ import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
 import { createMachines } from './machines.service.js';
+import { renter, runningInstance } from '../../../../test/helpers/market.js';
 
 describeEachDb('machines', (dialect) => {
   const t = useTestApp(dialect);
@@ -122,6 +123,42 @@ describeEachDb('machines', (dialect) => {
       .where('id', '=', id!)
       .executeTakeFirstOrThrow();
     expect(m).toMatchObject({ listed: 1, price_gpu_dph: 0.4 });
+  });
+
+  it('shows one machine as the list shows it, and counts running instances past the first 500 machines', async () => {
+    const host = await t().user();
+    const other = await t().user();
+    const rentingUser = await renter(t());
+    const { machine_ids: ids } = await createMachines(t().deps, {
+      ownerEmail: host.email,
+      gpuName: 'A40',
+      numGpus: 1,
+      count: 1100,
+      priceGpu: 0.3,
+    });
+    // One rented machine in the first 500 of the host's machines, one past them.
+    const rentedIds = [ids[3]!, ids[1050]!];
+    for (const id of rentedIds) await runningInstance(t(), rentingUser.apiKey, id);
+    const list = await t().request('GET', '/api/v0/machines/', { key: host.apiKey });
+    expect(list.status).toBe(200);
+    expect(list.body.machines).toHaveLength(1100);
+    const running = list.body.machines
+      .filter((m: { current_rentals_running: number }) => m.current_rentals_running > 0)
+      .map((m: { id: number }) => m.id);
+    expect(running).toEqual(rentedIds);
+
+    for (const id of [ids[0]!, ...rentedIds]) {
+      const one = await t().request('GET', `/api/v0/machines/${id}/`, { key: host.apiKey });
+      expect(one.status).toBe(200);
+      expect(one.body).toEqual([list.body.machines.find((m: { id: number }) => m.id === id)]);
+    }
+    // Another host's machine, and one that does not exist: 404, as for any other call.
+    const foreign = await t().request('GET', `/api/v0/machines/${ids[3]}/`, { key: other.apiKey });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toMatchObject({ error: 'not_found' });
+    expect(
+      (await t().request('GET', `/api/v0/machines/${ids[1099]! + 1000}/`, { key: host.apiKey })).status,
+    ).toBe(404);
   });
 
   it('ends a listing at end_date: the offer disappears and duration counts down', async () => {

@@ -78,28 +78,30 @@ export async function userIdByEmail(db: Kysely<DB>, email: string): Promise<numb
 }
 
 /** The host's live machines, by id. */
-export function hostMachines(db: Kysely<DB>, hostId: number): Promise<MachineRow[]> {
-  return db
-    .selectFrom('machines')
-    .selectAll()
-    .where('host_id', '=', hostId)
-    .where('deleted_at', 'is', null)
-    .orderBy('id')
-    .execute();
+export function hostMachines(db: Kysely<DB>, hostId: number, machineId?: number): Promise<MachineRow[]> {
+  let q = db.selectFrom('machines').selectAll().where('host_id', '=', hostId).where('deleted_at', 'is', null);
+  if (machineId !== undefined) q = q.where('id', '=', machineId);
+  return q.orderBy('id').execute();
 }
 
-/** How many running instances each of these machines has (absent: none). */
+/**
+ * How many running instances each of these machines has (absent: none). The ids go 500 to a
+ * statement: a host may have more machines than a statement may have parameters.
+ */
 export async function runningCounts(db: Kysely<DB>, machineIds: number[]): Promise<Map<number, number>> {
-  if (machineIds.length === 0) return new Map();
-  const counts = await db
-    .selectFrom('instances')
-    .select(['machine_id', (eb) => eb.fn.countAll<number>().as('n')])
-    .where('machine_id', 'in', machineIds)
-    .where('destroyed_at', 'is', null)
-    .where('actual_status', '=', 'running')
-    .groupBy('machine_id')
-    .execute();
-  return new Map(counts.map((c) => [c.machine_id, Number(c.n)]));
+  const out = new Map<number, number>();
+  for (let i = 0; i < machineIds.length; i += 500) {
+    const counts = await db
+      .selectFrom('instances')
+      .select(['machine_id', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('machine_id', 'in', machineIds.slice(i, i + 500))
+      .where('destroyed_at', 'is', null)
+      .where('actual_status', '=', 'running')
+      .groupBy('machine_id')
+      .execute();
+    for (const c of counts) out.set(c.machine_id, Number(c.n));
+  }
+  return out;
 }
 
 /** Updates one of the host's live machines; undefined when it is not theirs (or gone). */

@@ -225,30 +225,28 @@ export function machineView(m: MachineRow, running: number, maintenances: Window
 
 /** The caller's machines (GET /api/v0/machines/), with their maintenance windows. */
 export async function listHostMachines(db: Kysely<DB>, hostId: number, now: number): Promise<MachineView[]> {
-  const rows = await repo.hostMachines(db, hostId);
-  if (rows.length === 0) return [];
-  const byId = await repo.runningCounts(
-    db,
-    rows.map((r) => r.id),
-  );
-  const windows = await maintenanceWindowsFor(
-    db,
-    rows.map((r) => r.id),
-    now,
-  );
-  return rows.map((r) => machineView(r, byId.get(r.id) ?? 0, windows.get(r.id) ?? []));
+  return hostMachineViews(db, await repo.hostMachines(db, hostId), now);
 }
 
-/** One of the host's machines; not found when it is not theirs. */
+/** One of the host's machines; not found when it is not theirs. Only that machine is read. */
 export async function showHostMachine(
   db: Kysely<DB>,
   hostId: number,
   machineId: number,
   now: number,
 ): Promise<MachineView> {
-  const m = (await listHostMachines(db, hostId, now)).find((x) => x.id === machineId);
+  const [m] = await hostMachineViews(db, await repo.hostMachines(db, hostId, machineId), now);
   if (!m) throw MachineErrors.notFound();
   return m;
+}
+
+/** The views of these machine rows: each with its running instances and live maintenance windows. */
+async function hostMachineViews(db: Kysely<DB>, rows: MachineRow[], now: number): Promise<MachineView[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  const byId = await repo.runningCounts(db, ids);
+  const windows = await maintenanceWindowsFor(db, ids, now);
+  return rows.map((r) => machineView(r, byId.get(r.id) ?? 0, windows.get(r.id) ?? []));
 }
 
 export interface ListPrices {
