@@ -53,7 +53,7 @@ describeEachDb('GET /api/v0/gpu_names/unique/', (dialect) => {
     ).map((r) => r.gpu_name);
 
   it('answers [] with no machine, then exactly the names of listed, live machines as they change', async () => {
-    expect(await listedGpuNames(t().deps.db)).toEqual([]);
+    expect(await listedGpuNames(t().deps.store)).toEqual([]);
     const rnd = prng(7);
     const pick = <T>(a: readonly T[]): T => a[Math.floor(rnd() * a.length)]!;
     const ids = await insertMachines(
@@ -69,7 +69,7 @@ describeEachDb('GET /api/v0/gpu_names/unique/', (dialect) => {
     );
     for (let round = 0; round < 12; round++) {
       const want = await reference();
-      expect(await listedGpuNames(t().deps.db)).toEqual(want);
+      expect(await listedGpuNames(t().deps.store)).toEqual(want);
       const r = await t().request('GET', '/api/v0/gpu_names/unique/');
       expect(r.status).toBe(200);
       expect(r.body).toEqual({ gpu_names: want });
@@ -99,13 +99,13 @@ describeEachDb('GET /api/v0/gpu_names/unique/', (dialect) => {
       now,
     );
     await t().deps.db.updateTable('machines').set({ deleted_at: now }).where('id', '=', gone2!).execute();
-    const names = await listedGpuNames(t().deps.db);
+    const names = await listedGpuNames(t().deps.store);
     expect(names).not.toContain('Only Unlisted');
     expect(names).not.toContain('Only Deleted');
     expect(names).toContain('One Of Many');
     expect(names).toEqual(await reference());
     // The last listed machine of a name leaves: so does the name.
     await t().deps.db.updateTable('machines').set({ listed: 0 }).where('id', '=', kept2!).execute();
-    expect(await listedGpuNames(t().deps.db)).not.toContain('One Of Many');
+    expect(await listedGpuNames(t().deps.store)).not.toContain('One Of Many');
   });
 });

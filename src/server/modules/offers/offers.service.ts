@@ -157,6 +157,6 @@ export async function searchPage<T>(
 }
 
 /** The distinct GPU names currently offered (the CLI calls it on load, without a key). */
-export function gpuNames(deps: Pick<Deps, 'db'>): Promise<string[]> {
-  return listedGpuNames(deps.db);
+export function gpuNames(deps: Pick<Deps, 'store'>): Promise<string[]> {
+  return listedGpuNames(deps.store);
 }
