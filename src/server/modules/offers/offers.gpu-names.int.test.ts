@@ -86,6 +86,22 @@ describeEachDb('GET /api/v0/gpu_names/unique/', (dialect) => {
     }
   });
 
+  it('answers concurrent callers together, each with every machine listed before it asked', async () => {
+    const now = t().clock.now();
+    const first = t().request('GET', '/api/v0/gpu_names/unique/');
+    // Listed after the first call was made, before the others: they must all see it.
+    await insertMachines(t().deps.db, [{ hostId, gpuName: 'Late Listed', numGpus: 1, priceGpu: 1 }], now);
+    const later = await Promise.all(
+      Array.from({ length: 12 }, () => t().request('GET', '/api/v0/gpu_names/unique/')),
+    );
+    expect((await first).status).toBe(200);
+    for (const r of later) {
+      expect(r.status).toBe(200);
+      expect(r.body.gpu_names).toContain('Late Listed');
+      expect(r.body.gpu_names).toEqual(await reference());
+    }
+  });
+
   it('drops a name whose machines are all unlisted or deleted, and keeps one with a single listed machine', async () => {
     const now = t().clock.now();
     const [, gone2, , kept2] = await insertMachines(

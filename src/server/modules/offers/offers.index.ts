@@ -14,6 +14,7 @@
 //   index skip them.
 // So a search never answers from anything staler than a direct SQL query started at the same time
 // would (read-your-writes: a create that committed before the search began is seen).
+import { sharedRead } from '../../db/shared-read.js';
 import type { Store } from '../../db/connection.js';
 import type { ChangeFeed, Raw } from '../../db/dialect.js';
 import type { OfferRow } from './offers.fields.js';
@@ -246,8 +247,11 @@ export class OfferIndex {
   private readonly numbers = new NumberPages();
   /** Where the last sync left off in the machines' changes. */
   private readonly changes: ChangeFeed;
-  private running: Promise<void> | null = null;
-  private queued: Promise<void> | null = null;
+  /**
+   * Applies every change committed before this call (the first call loads everything). Calls that
+   * arrive while a read is under way share the next read (db/shared-read.ts).
+   */
+  readonly sync: () => Promise<void> = sharedRead(() => this.read());
 
   constructor(private readonly store: Store) {
     this.changes = store.dialect.machineChanges(COLUMNS);
@@ -255,31 +259,6 @@ export class OfferIndex {
 
   get size(): number {
     return this.byId.size;
-  }
-
-  /**
-   * Applies every change committed before this call (the first call loads everything). Calls that
-   * arrive while a read is under way share the next read, which starts after it: that one read
-   * began after each of them was called, so it has seen what they must see.
-   */
-  sync(): Promise<void> {
-    if (!this.running) {
-      const run = this.read().finally(() => {
-        if (this.running === run) this.running = null;
-      });
-      this.running = run;
-      return run;
-    }
-    if (!this.queued) {
-      const q = this.running
-        .catch(() => {})
-        .then(() => {
-          this.queued = null;
-          return this.sync();
-        });
-      this.queued = q;
-    }
-    return this.queued;
   }
 
   /** The page of rows for a plan, in order (call sync() first). */

@@ -6,6 +6,8 @@ import { listedGpuNames, searchRows } from './offers.repo.js';
 import { jsContext } from './offers.evaluate.js';
 import { readMaintenanceWindows, type WindowView } from '../maintenance/maintenance.service.js';
 import { textOf } from '../../../contract/text.js';
+import { sharedRead } from '../../db/shared-read.js';
+import type { Store } from '../../db/connection.js';
 
 export type Offer = Record<string, number | string | boolean | null | WindowView[]>;
 
@@ -156,7 +158,15 @@ export async function searchPage<T>(
   return { items, ids, windows };
 }
 
-/** The distinct GPU names currently offered (the CLI calls it on load, without a key). */
+const gpuNameReads = new WeakMap<Store, () => Promise<string[]>>();
+
+/**
+ * The distinct GPU names currently offered (the CLI calls it on load, without a key). Concurrent
+ * calls share one read of the store (db/shared-read.ts): each answer is as fresh as a read of its
+ * own, and however many callers arrive at once, one statement runs and one waits.
+ */
 export function gpuNames(deps: Pick<Deps, 'store'>): Promise<string[]> {
-  return listedGpuNames(deps.store);
+  let read = gpuNameReads.get(deps.store);
+  if (!read) gpuNameReads.set(deps.store, (read = sharedRead(() => listedGpuNames(deps.store))));
+  return read();
 }
