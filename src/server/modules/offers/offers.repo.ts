@@ -18,14 +18,7 @@ export async function searchRows(
   return res.rows;
 }
 
-/**
- * The distinct GPU names of listed, not deleted machines, in order. Unauthenticated clients ask
- * it on start-up, so it must stay cheap however many machines there are: a DISTINCT over the
- * table reads every machine (40-50 ms at 50,000), where this walks the `(gpu_name, num_gpus)`
- * index from one name to the next (one seek per distinct name) and keeps a name when one listed,
- * live machine has it. It runs through Store.read: planned once per connection on PostgreSQL
- * (planning the walk took longer than running it), on the query-only connection on SQLite.
- */
+/** The walk of listedGpuNames: from each GPU name to the next in the index, kept when offered. */
 const GPU_NAMES_SQL = `WITH RECURSIVE names(n) AS (
   SELECT min(gpu_name) FROM machines
   UNION ALL
@@ -36,6 +29,14 @@ WHERE n IS NOT NULL
   AND EXISTS (SELECT 1 FROM machines m WHERE m.gpu_name = names.n AND m.listed = 1 AND m.deleted_at IS NULL)
 ORDER BY n`;
 
+/**
+ * The distinct GPU names of listed, not deleted machines, in order. Unauthenticated clients ask
+ * it on start-up, so it must stay cheap however many machines there are: a DISTINCT over the
+ * table reads every machine (40-50 ms at 50,000), where this walks the `(gpu_name, num_gpus)`
+ * index from one name to the next (one seek per distinct name) and keeps a name when one listed,
+ * live machine has it. It runs through Store.read: planned once per connection on PostgreSQL
+ * (planning the walk took longer than running it), on the query-only connection on SQLite.
+ */
 export async function listedGpuNames(store: Store): Promise<string[]> {
   const rows = await store.read<{ gpu_name: string }>(GPU_NAMES_SQL, []);
   return rows.map((r) => r.gpu_name);
