@@ -1,8 +1,8 @@
 // Clients read `success` first in the replies of the instance write routes (destroy, stop, start,
 // label, bulk, create, logs, commands) and the template routes, so every error of those routes
 // carries `success: false` (errorsCarrySuccess), including the errors raised before the route's
-// handler: authentication, the schema, a malformed body, a refused content type. Other routes,
-// the instance reads among them, keep the plain {error, msg}.
+// handler: authentication, the schema, a malformed body, a refused content type, a rate limit.
+// Other routes, the instance reads among them, keep the plain {error, msg}.
 import { beforeAll, expect, it } from 'vitest';
 import { describeEachDb } from '../../../test/helpers/db.js';
 import { useTestApp } from '../../../test/helpers/app.js';
@@ -54,5 +54,21 @@ describeEachDb('errorsCarrySuccess: success false on every error of the routes t
     const r = await t().request('GET', '/api/v0/instances/1/', {});
     expect(r.status).toBe(401);
     expect(Object.keys(r.body as object).sort()).toEqual(['error', 'msg']);
+  });
+});
+
+describeEachDb('errorsCarrySuccess: a rate-limited create', (dialect) => {
+  const t = useTestApp(dialect, { OPENRIG_RATE_LIMIT_CREATES: '1/60' });
+
+  it('answers 429 with {success: false, error, msg} once the window is used up', async () => {
+    const { apiKey } = await t().user();
+    const create = () =>
+      t().request('PUT', '/api/v0/asks/987654321/', { key: apiKey, body: { image: 'x', disk: 10 } });
+    const first = await create();
+    expect(first.status).not.toBe(429);
+    const second = await create();
+    expect(second.status).toBe(429);
+    expect(second.body).toMatchObject({ success: false, error: expect.any(String), msg: expect.any(String) });
+    expect(second.headers['retry-after']).toBeDefined();
   });
 });
