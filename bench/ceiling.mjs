@@ -11,14 +11,27 @@
 // its owner. No HTTP authentication, no view, no log, no metrics: whatever openrig spends beyond
 // this is not the database's.
 //
-// Usage: node bench/ceiling.mjs DATABASE_URL WORKERS (after `npm run build`). Prints
-// `listening on URL` when every worker listens.
+//
+// Two floors beneath it, on PostgreSQL only, for what any design that asks the database on every
+// request can reach on this machine (the third argument):
+// - `round-trip`: per request one trivial statement (a parameter returned as it came) through the
+//   same coalesced reads, so concurrent requests share a round trip as the polls do: no lookup,
+//   no row to encode or parse;
+// - `notify`: per request one shared NOTIFY on a connection that LISTENs on its channel, its
+//   answer awaited. PostgreSQL delivers notifications in commit order and a session's own before
+//   its command completes, so this is the barrier a per-process cache of keys and instances,
+//   emptied by notifications from triggers, would need on every request to keep a revoked key
+//   refused on its next request: the floor of that design, its cache hits costing nothing.
+//
+// Usage: node bench/ceiling.mjs DATABASE_URL WORKERS [round-trip|notify] (after `npm run build`).
+// Prints `listening on URL` when every worker listens.
 import cluster from 'node:cluster';
 import { createServer } from 'node:net';
 import Fastify from 'fastify';
 import { dist } from './bench-lib.mjs';
 
-const [databaseUrl, workersArg] = process.argv.slice(2);
+const [databaseUrl, workersArg, floor] = process.argv.slice(2);
+if (floor && floor !== 'round-trip' && floor !== 'notify') throw new Error(`unknown floor: ${floor}`);
 const workers = Math.max(1, Number(workersArg) || 1);
 
 if (cluster.isPrimary) {
@@ -57,19 +70,27 @@ if (cluster.isPrimary) {
   // a SQLite file the key, then the instance, in one read transaction (shared with the requests
   // of the same turn of the event loop).
   const keyWithInstance = keyWithJoinedRead(polledInstance);
+  if (floor && store.dialect.name !== 'postgres') throw new Error('the floors are PostgreSQL only');
   const poll =
-    store.dialect.name === 'postgres'
+    floor === 'round-trip'
       ? async (p) => {
-          const [row] = await keyWithInstance(store, p.key_hash, p.id, Date.now());
-          return { user: row?.key.id ?? null, instance: row?.joined?.id ?? null };
+          const [row] = await store.readCoalesced('SELECT $1::bigint AS id', [p.id]);
+          return { user: null, instance: row?.id ?? null };
         }
-      : async (p) => {
-          const r = await keyWithReadInSnapshot(store, store.readSnapshot, p.key_hash, polledInstance, [
-            p.id,
-            Date.now(),
-          ]);
-          return { user: r.key?.id ?? null, instance: r.joined?.id ?? null };
-        };
+      : floor === 'notify'
+        ? await notifyBarrier(databaseUrl)
+        : store.dialect.name === 'postgres'
+          ? async (p) => {
+              const [row] = await keyWithInstance(store, p.key_hash, p.id, Date.now());
+              return { user: row?.key.id ?? null, instance: row?.joined?.id ?? null };
+            }
+          : async (p) => {
+              const r = await keyWithReadInSnapshot(store, store.readSnapshot, p.key_hash, polledInstance, [
+                p.id,
+                Date.now(),
+              ]);
+              return { user: r.key?.id ?? null, instance: r.joined?.id ?? null };
+            };
   // The reads must find what a poll finds, or this would measure misses.
   const first = pairs.length > 0 ? await poll(pairs[0]) : null;
   if (!first?.instance) throw new Error("ceiling: no live instance readable with its owner's key");
@@ -84,4 +105,33 @@ if (cluster.isPrimary) {
       process.exit(0);
     }),
   );
+}
+
+/** Per request, the shared NOTIFY round trip of `notify` (see the header). */
+async function notifyBarrier(url) {
+  const { default: pg } = await import('pg');
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  // A notifying transaction commits; it need not wait for its commit record to reach the disk.
+  await c.query('SET synchronous_commit = off');
+  await c.query('LISTEN openrig_floor');
+  c.on('notification', () => {});
+  let waiting = [];
+  let inFlight = false;
+  const fire = () => {
+    if (inFlight || waiting.length === 0) return;
+    const batch = waiting;
+    waiting = [];
+    inFlight = true;
+    c.query('NOTIFY openrig_floor').then(() => {
+      inFlight = false;
+      for (const done of batch) done();
+      fire();
+    });
+  };
+  return (p) =>
+    new Promise((resolve) => {
+      waiting.push(() => resolve({ user: null, instance: p.id }));
+      if (!inFlight) setImmediate(fire);
+    });
 }

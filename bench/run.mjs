@@ -488,6 +488,25 @@ async function runDialect(dialect, hello) {
       log(
         `${dialect}: ceiling ${f(out.ceiling.b.rps, 0)} req/s (${f(100 * out.ceiling.ratio, 0)} % of the baseline)`,
       );
+      // The floors beneath it on PostgreSQL: one shared trivial round trip per request, and one
+      // shared NOTIFY barrier per request (bench/ceiling.mjs says what each stands for).
+      if (dialect === 'postgres') {
+        out.floors = {};
+        for (const floor of ['round-trip', 'notify']) {
+          log(`${dialect}: the ${floor} floor at ${cMax} connections, alternating with the baseline`);
+          const p = await startNode(['bench/ceiling.mjs', dbUrl, String(out.workers), floor], { probe: '/' });
+          try {
+            out.floors[floor] = await alternate(
+              hello,
+              { url: p.url, pids: [p.child.pid], next: () => ({ method: 'GET', path: '/' }) },
+              cMax,
+            );
+          } finally {
+            await p.stop();
+          }
+          log(`${dialect}: ${floor} floor ${f(100 * out.floors[floor].ratio, 0)} % of the baseline`);
+        }
+      }
     }
 
     // One worker against the default (one per core), the same polling, alternating rounds.
@@ -670,6 +689,26 @@ function section(machine, wrk, results) {
       const srv = (x) => x.cpu.serverUser + x.cpu.serverSys;
       L.push(
         `Database ceiling at ${c.connections} connections (\`bench/ceiling.mjs\`: bare Fastify in ${r.workers} workers making the reads an authenticated instance GET with an API key makes, its own statements through its own store (two in one read transaction on SQLite, one on PostgreSQL, concurrent ones sharing a round trip there, as in \`serve\`), rotating over every live instance, and nothing else), alternating rounds with the baseline: ${f(c.b.rps, 0)} req/s against ${f(c.a.rps, 0)}, **${f(100 * c.ratio, 0)} % of the baseline** (rounds ${c.ratios.map((x) => f(100 * x, 0)).join(', ')}; server CPU ${f(srv(c.b))} µs/req${r.dialect === 'postgres' ? `, PostgreSQL ${f(c.b.cpu.postgres)} µs/req` : ''}, wrk ${f(c.b.loadgenCores, 2)} cores).${poll ? ` The instance GET above is ${f((100 * poll.b.rps) / c.b.rps, 0)} % of this ceiling.` : ''}`,
+        '',
+      );
+    }
+    if (r.floors) {
+      const srv = (x) => x.cpu.serverUser + x.cpu.serverSys;
+      const line = (name, what) => {
+        const c = r.floors[name];
+        return `- **${name}** (${what}): ${f(c.b.rps, 0)} req/s against ${f(c.a.rps, 0)}, **${f(100 * c.ratio, 0)} % of the baseline** (rounds ${c.ratios.map((x) => f(100 * x, 0)).join(', ')}; server CPU ${f(srv(c.b))} µs/req, PostgreSQL ${f(c.b.cpu.postgres)} µs/req).`;
+      };
+      L.push(
+        `Floors beneath the ceiling, the same server and load (\`bench/ceiling.mjs\` with a third argument): what a design that asks PostgreSQL something on every request can reach here at best.`,
+        '',
+        line(
+          'round-trip',
+          'one trivial statement per request, concurrent ones sharing a round trip as the polls do',
+        ),
+        line(
+          'notify',
+          'one shared NOTIFY awaited on a listening connection per request: the freshness barrier a per-process cache emptied by notifications would need to keep revocation immediate, its hits free',
+        ),
         '',
       );
     }
