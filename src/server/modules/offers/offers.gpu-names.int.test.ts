@@ -1,5 +1,9 @@
-import { beforeAll, expect, it } from 'vitest';
-import { describeEachDb } from '../../../../test/helpers/db.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openStore } from '../../db/connection.js';
+import { migrateToLatest } from '../../db/migrate.js';
+import { describeEachDb, PG_URL, pgUnavailable } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
 import { insertMachines } from '../machines/machines.service.js';
 import { listedGpuNames } from './offers.repo.js';
@@ -31,6 +35,20 @@ const NAMES = [
   'Z',
 ];
 
+/** NAMES in code unit order: what every database must answer once all of them are listed. */
+const CODE_UNIT_ORDER = [
+  'A100',
+  'A100 SXM4',
+  'H100',
+  'RTX 409',
+  'RTX 4090',
+  'RTX 4090 ',
+  'RTX 4090 D',
+  'Z',
+  'rtx 4090',
+  'Ä100',
+];
+
 describeEachDb('GET /api/v0/gpu_names/unique/', (dialect) => {
   const t = useTestApp(dialect);
   let hostId = 0;
@@ -48,9 +66,10 @@ describeEachDb('GET /api/v0/gpu_names/unique/', (dialect) => {
         .distinct()
         .where('deleted_at', 'is', null)
         .where('listed', '=', 1)
-        .orderBy('gpu_name')
         .execute()
-    ).map((r) => r.gpu_name);
+    )
+      .map((r) => r.gpu_name)
+      .sort();
 
   it('answers [] with no machine, then exactly the names of listed, live machines as they change', async () => {
     expect(await listedGpuNames(t().deps.store)).toEqual([]);
@@ -84,6 +103,22 @@ describeEachDb('GET /api/v0/gpu_names/unique/', (dialect) => {
           .execute();
       }
     }
+  });
+
+  it('orders the names by code unit', async () => {
+    // Every name listed: the answer is this exact list on SQLite and on PostgreSQL.
+    const machines = await t().deps.db.selectFrom('machines').select('id').execute();
+    await t()
+      .deps.db.updateTable('machines')
+      .set({ listed: 1, deleted_at: null })
+      .where(
+        'id',
+        'in',
+        machines.map((m) => m.id),
+      )
+      .execute();
+    const r = await t().request('GET', '/api/v0/gpu_names/unique/');
+    expect(r.body.gpu_names).toEqual(CODE_UNIT_ORDER);
   });
 
   it('answers concurrent callers together, each with every machine listed before it asked', async () => {
@@ -125,3 +160,61 @@ describeEachDb('GET /api/v0/gpu_names/unique/', (dialect) => {
     expect(await listedGpuNames(t().deps.store)).not.toContain('One Of Many');
   });
 });
+
+describe.skipIf((await pgUnavailable()) !== null)(
+  'GPU names on a PostgreSQL database with a language collation',
+  () => {
+    it('are still in code unit order, where the database orders them otherwise', async (ctx) => {
+      const name = `t_icu_${randomBytes(6).toString('hex')}`;
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      const icu = await admin.query(`SELECT 1 FROM pg_collation WHERE collprovider = 'i' LIMIT 1`);
+      if (icu.rowCount === 0) {
+        await admin.end();
+        console.warn('[openrig tests] skipping the collation test: this PostgreSQL was built without ICU');
+        ctx.skip();
+      }
+      await admin.query(
+        `CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en' LOCALE 'C.UTF-8'`,
+      );
+      const u = new URL(PG_URL);
+      u.pathname = `/${name}`;
+      const store = openStore(u.toString());
+      try {
+        await migrateToLatest(store);
+        const [user] = await store.db
+          .insertInto('users')
+          .values({
+            email: 'host@example.com',
+            full_name: '',
+            tfa_status: 'disabled',
+            is_admin: 0,
+            sms_fraud: 0,
+            balance_micros: 0,
+            created_at: 0,
+            password_hash: null,
+            email_verified_at: null,
+            phone_number: null,
+          })
+          .returning('id')
+          .execute();
+        await insertMachines(
+          store.db,
+          NAMES.map((gpuName) => ({ hostId: user!.id, gpuName, numGpus: 1, priceGpu: 1 })),
+          0,
+        );
+        // The database's own order differs (it puts "rtx 4090" beside "RTX 4090"), so this checks
+        // something: the answer does not follow it.
+        const dbOrder = (
+          await store.db.selectFrom('machines').select('gpu_name').distinct().orderBy('gpu_name').execute()
+        ).map((r) => r.gpu_name);
+        expect(dbOrder).not.toEqual(CODE_UNIT_ORDER);
+        expect(await listedGpuNames(store)).toEqual(CODE_UNIT_ORDER);
+      } finally {
+        await store.destroy();
+        await admin.query(`DROP DATABASE ${name}`);
+        await admin.end();
+      }
+    });
+  },
+);

@@ -26,11 +26,11 @@ const GPU_NAMES_SQL = `WITH RECURSIVE names(n) AS (
 )
 SELECT n AS gpu_name FROM names
 WHERE n IS NOT NULL
-  AND EXISTS (SELECT 1 FROM machines m WHERE m.gpu_name = names.n AND m.listed = 1 AND m.deleted_at IS NULL)
-ORDER BY n`;
+  AND EXISTS (SELECT 1 FROM machines m WHERE m.gpu_name = names.n AND m.listed = 1 AND m.deleted_at IS NULL)`;
 
 /**
- * The distinct GPU names of listed, not deleted machines, in order. Unauthenticated clients ask
+ * The distinct GPU names of listed, not deleted machines, in code unit order (JavaScript's string
+ * order), so that both databases give the same list whatever their collation. Unauthenticated clients ask
  * it on start-up, so it must stay cheap however many machines there are: a DISTINCT over the
  * table reads every machine (40-50 ms at 50,000), where this walks the `(gpu_name, num_gpus)`
  * index from one name to the next (one seek per distinct name) and keeps a name when one listed,
@@ -39,5 +39,5 @@ ORDER BY n`;
  */
 export async function listedGpuNames(store: Store): Promise<string[]> {
   const rows = await store.read<{ gpu_name: string }>(GPU_NAMES_SQL, []);
-  return rows.map((r) => r.gpu_name);
+  return rows.map((r) => r.gpu_name).sort();
 }
