@@ -4,6 +4,7 @@
 // could not be written is merged back into the queue, to go with the next write, and the failure
 // logged: a flush never rejects. Each queue's owner writes what is still queued when the app
 // closes.
+import { chunks } from '../db/chunks.js';
 
 /** How long a use waits for the others of its batch. */
 const FLUSH_DELAY_MS = 1000;
@@ -56,7 +57,7 @@ export function flushUses<K, V>(
     const batch = [...b.uses];
     b.uses.clear();
     try {
-      for (let i = 0; i < batch.length; i += CHUNK) await write(batch.slice(i, i + CHUNK));
+      for (const part of chunks(batch, CHUNK)) await write(part);
     } catch (err) {
       for (const [k, v] of batch) b.uses.set(k, merge(b.uses.get(k), v));
       failed(err, batch.length);

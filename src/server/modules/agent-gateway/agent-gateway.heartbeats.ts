@@ -15,6 +15,7 @@ import * as repo from './agent-gateway.repo.js';
 import { nextTurn } from '../../clock.js';
 import { tx } from '../../db/connection.js';
 import { machineEvent, recordEvents } from '../webhooks/webhooks.events.js';
+import { chunks } from '../../db/chunks.js';
 
 /** Heartbeat times not yet written, of one process (deps.ts `heartbeats`). */
 export class HeartbeatBuffer {
@@ -83,9 +84,10 @@ export function flushHeartbeats(deps: Pick<Deps, 'store' | 'db' | 'heartbeats'>)
     const batch = [...p.times];
     p.times.clear();
     try {
-      for (let i = 0; i < batch.length; i += CHUNK) {
-        const part = batch.slice(i, i + CHUNK);
-        if (i > 0) await nextTurn();
+      let first = true;
+      for (const part of chunks(batch, CHUNK)) {
+        if (!first) await nextTurn();
+        first = false;
         await deps.db.executeQuery(repo.writeTimes(deps.store.dialect, part));
       }
     } catch (err) {

@@ -20,6 +20,7 @@ import {
 import { nextTurn } from '../../clock.js';
 import { CommonErrors, quoteValue } from '../../errors.js';
 import { instanceEvent, recordBalanceLow, recordEvent } from '../webhooks/webhooks.events.js';
+import { chunks } from '../../db/chunks.js';
 
 export type { InstanceRow } from './billing.repo.js';
 
@@ -188,10 +189,12 @@ export async function runMeter(
   // without the turn a run of 1,000 instances was one long stretch of microtasks that every poll
   // waited behind (the bench's polling p99 during heartbeats).
   const chunk = opts.chunk ?? 100;
-  for (let i = 0; i < ids.length; i += chunk) {
-    if (i > 0) await nextTurn();
+  let first = true;
+  for (const part of chunks(ids, chunk)) {
+    if (!first) await nextTurn();
+    first = false;
     const out = await txRetry(deps.store, async (trx) => {
-      const rows = await repo.liveInstancesByIds(trx, ids.slice(i, i + chunk));
+      const rows = await repo.liveInstancesByIds(trx, part);
       const after = await settleMany(trx, rows, now);
       const before = new Map(rows.map((r) => [r.id, r.billed_until]));
       const did = after.filter((r) => r.billed_until !== before.get(r.id)).length;

@@ -8,6 +8,7 @@
 import { sql, type Insertable, type Kysely, type Selectable, type UpdateObject } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { MachinesTable } from '../../db/tables/market.js';
+import { chunks, IDS_PER_STATEMENT } from '../../db/chunks.js';
 
 export type MachineRow = Selectable<MachinesTable>;
 
@@ -85,16 +86,16 @@ export function hostMachines(db: Kysely<DB>, hostId: number, machineId?: number)
 }
 
 /**
- * How many running instances each of these machines has (absent: none). The ids go 500 to a
- * statement: a host may have more machines than a statement may have parameters.
+ * How many running instances each of these machines has (absent: none). The ids go in chunks: a
+ * host may have more machines than a statement may have parameters.
  */
 export async function runningCounts(db: Kysely<DB>, machineIds: number[]): Promise<Map<number, number>> {
   const out = new Map<number, number>();
-  for (let i = 0; i < machineIds.length; i += 500) {
+  for (const part of chunks(machineIds, IDS_PER_STATEMENT)) {
     const counts = await db
       .selectFrom('instances')
       .select(['machine_id', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('machine_id', 'in', machineIds.slice(i, i + 500))
+      .where('machine_id', 'in', part)
       .where('destroyed_at', 'is', null)
       .where('actual_status', '=', 'running')
       .groupBy('machine_id')

@@ -13,6 +13,7 @@ import * as repo from './machines.repo.js';
 import { verificationOf } from '../offers/offers.fields.js';
 import type { MachineRow } from './machines.repo.js';
 import { maintenanceWindowsFor, type WindowView } from '../maintenance/maintenance.service.js';
+import { chunks } from '../../db/chunks.js';
 
 export type { MachineRow } from './machines.repo.js';
 
@@ -121,16 +122,9 @@ export async function createMachines(
       priceGpu: input.priceGpu,
     };
     const ids: number[] = [];
-    // Chunks keep each statement under SQLite's bound-parameter limit.
-    for (let i = 0; i < input.count; i += 200) {
-      const n = Math.min(200, input.count - i);
-      ids.push(
-        ...(await repo.insertMachineRows(
-          db,
-          Array.from({ length: n }, () => machineValues(spec, now)),
-        )),
-      );
-    }
+    // 200 rows of a machine's columns to a statement keep it under SQLite's parameter limit.
+    const rows = Array.from({ length: input.count }, () => machineValues(spec, now));
+    for (const part of chunks(rows, 200)) ids.push(...(await repo.insertMachineRows(db, part)));
     return { machine_ids: ids.sort((a, b) => a - b) };
   });
 }

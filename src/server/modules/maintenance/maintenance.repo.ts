@@ -4,6 +4,7 @@ import type { DB } from '../../db/schema.js';
 import type { SqlDialect, Store } from '../../db/connection.js';
 import type { MaintenanceWindowsTable } from '../../db/tables/maintenance.js';
 import type { MachineInfo } from '../notifications/notifications.templates.js';
+import { chunks, IDS_PER_STATEMENT } from '../../db/chunks.js';
 
 /** Advisory-lock namespace of maintenance scheduling ('main' as a 32-bit integer). */
 const LOCK_NS = 0x6d61696e;
@@ -95,10 +96,10 @@ export type NewWindow = Omit<Selectable<MaintenanceWindowsTable>, 'id' | 'cancel
 /** Inserts the windows and raises their machines' maint_until with them (same transaction). */
 export async function insertWindows(db: Kysely<DB>, rows: NewWindow[]): Promise<Map<number, number>> {
   const ids = new Map<number, number>();
-  for (let i = 0; i < rows.length; i += 100) {
+  for (const part of chunks(rows, 100)) {
     const res = await db
       .insertInto('maintenance_windows')
-      .values(rows.slice(i, i + 100))
+      .values(part)
       .returning(['id', 'machine_id'])
       .execute();
     for (const r of res) ids.set(r.machine_id, r.id);
@@ -113,19 +114,16 @@ export async function insertWindows(db: Kysely<DB>, rows: NewWindow[]): Promise<
   return ids;
 }
 
-/** Machines per statement of the maint_until updates. */
-const MAINT_CHUNK = 500;
-
 /**
  * A window ending at `end` was scheduled on these machines: their maint_until (the latest end of
  * their windows not cancelled) rises to it where it is lower. Rows already there are not written.
  */
 async function raiseMaintUntil(db: Kysely<DB>, machineIds: number[], end: number): Promise<void> {
-  for (let i = 0; i < machineIds.length; i += MAINT_CHUNK) {
+  for (const part of chunks(machineIds, IDS_PER_STATEMENT)) {
     await db
       .updateTable('machines')
       .set({ maint_until: end })
-      .where('id', 'in', machineIds.slice(i, i + MAINT_CHUNK))
+      .where('id', 'in', part)
       .where((eb) => eb.or([eb('maint_until', 'is', null), eb('maint_until', '<', end)]))
       .execute();
   }
@@ -133,7 +131,7 @@ async function raiseMaintUntil(db: Kysely<DB>, machineIds: number[], end: number
 
 /** Windows of these machines were cancelled: their maint_until is taken again from the rest. */
 async function recomputeMaintUntil(db: Kysely<DB>, machineIds: number[]): Promise<void> {
-  for (let i = 0; i < machineIds.length; i += MAINT_CHUNK) {
+  for (const part of chunks(machineIds, IDS_PER_STATEMENT)) {
     await db
       .updateTable('machines')
       .set((eb) => ({
@@ -143,7 +141,7 @@ async function recomputeMaintUntil(db: Kysely<DB>, machineIds: number[]): Promis
           .whereRef('w.machine_id', '=', 'machines.id')
           .where('w.canceled_at', 'is', null),
       }))
-      .where('id', 'in', machineIds.slice(i, i + MAINT_CHUNK))
+      .where('id', 'in', part)
       .execute();
   }
 }
@@ -246,12 +244,12 @@ export async function listHostWindows(
 export async function listMachineWindows(db: Kysely<DB>, machineIds: number[], now: number) {
   if (machineIds.length === 0) return [];
   const out = [];
-  for (let i = 0; i < machineIds.length; i += 500) {
+  for (const part of chunks(machineIds, IDS_PER_STATEMENT)) {
     out.push(
       ...(await db
         .selectFrom('maintenance_windows as w')
         .select(viewColumns)
-        .where('w.machine_id', 'in', machineIds.slice(i, i + 500))
+        .where('w.machine_id', 'in', part)
         .where('w.canceled_at', 'is', null)
         .where('w.end_time', '>', now)
         .orderBy('w.start_time')

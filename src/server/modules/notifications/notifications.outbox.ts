@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { insertOutboxRows } from './notifications.repo.js';
+import { chunks } from '../../db/chunks.js';
 
 export interface EmailMessage {
   /** Unique per logical e-mail, e.g. `maint:42:client:7`. */
@@ -19,9 +20,9 @@ export interface EmailMessage {
 export async function enqueueEmails(db: Kysely<DB>, now: number, messages: EmailMessage[]): Promise<number> {
   if (messages.length === 0) return 0;
   let inserted = 0;
-  // Chunks keep each statement under SQLite's bound-parameter limit.
-  for (let i = 0; i < messages.length; i += 200) {
-    const rows = messages.slice(i, i + 200).map((m) => ({
+  // 200 messages of nine columns to a statement keep it under SQLite's parameter limit.
+  for (const part of chunks(messages, 200)) {
+    const rows = part.map((m) => ({
       idempotency_key: m.key,
       to_addr: m.to,
       subject: m.subject,

@@ -10,6 +10,7 @@ import type {
   WebhookDeliveriesTable,
   WebhooksTable,
 } from '../../db/tables/webhooks.js';
+import { chunks } from '../../db/chunks.js';
 
 export type EventRow = Selectable<EventsTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
@@ -29,10 +30,10 @@ export async function bumpEventCounters(
   bumps: { userId: number; n: number }[],
 ): Promise<Map<number, number>> {
   const last = new Map<number, number>();
-  for (let i = 0; i < bumps.length; i += CHUNK) {
+  for (const part of chunks(bumps, CHUNK)) {
     const rows = await trx
       .insertInto('event_counters')
-      .values(bumps.slice(i, i + CHUNK).map((b) => ({ user_id: b.userId, seq: b.n })))
+      .values(part.map((b) => ({ user_id: b.userId, seq: b.n })))
       .onConflict((oc) =>
         oc
           .column('user_id')
@@ -46,11 +47,7 @@ export async function bumpEventCounters(
 }
 
 export async function insertEvents(trx: Kysely<DB>, rows: Insertable<EventsTable>[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += CHUNK)
-    await trx
-      .insertInto('events')
-      .values(rows.slice(i, i + CHUNK))
-      .execute();
+  for (const part of chunks(rows, CHUNK)) await trx.insertInto('events').values(part).execute();
 }
 
 /** The enabled webhooks of the users among `userIds`, in id order. */
@@ -59,17 +56,16 @@ export async function enabledWebhooksOf(
   userIds: number[],
 ): Promise<{ id: number; user_id: number; events: string }[]> {
   const out: { id: number; user_id: number; events: string }[] = [];
-  for (let i = 0; i < userIds.length; i += CHUNK * 10)
+  for (const part of chunks(userIds, CHUNK * 10))
     out.push(
       ...(await trx
         .selectFrom('webhooks')
         .select(['id', 'user_id', 'events'])
-        .where('user_id', 'in', userIds.slice(i, i + CHUNK * 10))
+        .where('user_id', 'in', part)
         .where('enabled', '=', 1)
-        .orderBy('id')
         .execute()),
     );
-  return out;
+  return out.sort((a, b) => a.id - b.id);
 }
 
 export async function insertDeliveries(
@@ -77,10 +73,10 @@ export async function insertDeliveries(
   rows: Insertable<WebhookDeliveriesTable>[],
 ): Promise<number[]> {
   const ids: number[] = [];
-  for (let i = 0; i < rows.length; i += CHUNK) {
+  for (const part of chunks(rows, CHUNK)) {
     const r = await trx
       .insertInto('webhook_deliveries')
-      .values(rows.slice(i, i + CHUNK))
+      .values(part)
       .onConflict((oc) => oc.columns(['webhook_id', 'msg_id']).doNothing())
       .returning('id')
       .execute();
@@ -475,11 +471,7 @@ export async function writeAttempts(
     success: r.success ? 1 : 0,
     error: r.error,
   }));
-  for (let i = 0; i < rows.length; i += CHUNK)
-    await trx
-      .insertInto('webhook_attempts')
-      .values(rows.slice(i, i + CHUNK))
-      .execute();
+  for (const part of chunks(rows, CHUNK)) await trx.insertInto('webhook_attempts').values(part).execute();
 }
 
 /** Records the endpoint's health after a batch: a success clears `failing_since`, a failure starts it. */
