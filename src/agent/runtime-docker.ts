@@ -433,12 +433,16 @@ export class DockerRuntime implements Runtime {
   /**
    * The container's writable layer (the engine's SizeRw) plus the volumes its image declares
    * (anonymous ones the engine made for it, removed with it), walked where the agent can read
-   * them. The runtime itself mounts nothing into a container.
+   * them. The runtime itself mounts nothing into a container. The engine leaves SizeRw out when it
+   * could not measure the layer: that is no measurement (it throws, and the last one stands), not
+   * an empty disk.
    */
   async diskUsage(id: number): Promise<DiskUsage | null> {
     const c = await this.engine.inspect(containerName(id), { size: true });
     if (!c || c.Config?.Labels?.[LABEL_AGENT] !== this.o.agentUid) return null;
-    let bytes = Math.max(0, c.SizeRw ?? 0);
+    if (typeof c.SizeRw !== 'number')
+      throw new Error("the engine did not report the size of the container's writable layer");
+    let bytes = Math.max(0, c.SizeRw);
     let partial: string | undefined;
     for (const m of c.Mounts ?? []) {
       if (m.Type !== 'volume' || !m.Source) continue;

@@ -30,11 +30,11 @@ WHERE n IS NOT NULL
 
 /**
  * The distinct GPU names of listed, not deleted machines, in code unit order (JavaScript's string
- * order), so that both databases give the same list whatever their collation. Unauthenticated clients ask
- * it on start-up, so it must stay cheap however many machines there are: a DISTINCT over the
- * table reads every machine (40-50 ms at 50,000), where this walks the `(gpu_name, num_gpus)`
- * index from one name to the next (one seek per distinct name) and keeps a name when one listed,
- * live machine has it. It runs through Store.read: planned once per connection on PostgreSQL
+ * order), so that both databases give the same list whatever their collation. Unauthenticated
+ * clients ask it on start-up, so it must stay cheap however many machines there are: a DISTINCT
+ * over the table reads every machine (40-50 ms at 50,000), where this walks the
+ * `(gpu_name, num_gpus)` index from one name to the next (one seek per distinct name) and keeps a
+ * name when one listed, live machine has it. It runs through Store.read: planned once per connection on PostgreSQL
  * (planning the walk took longer than running it), on the query-only connection on SQLite.
  */
 export async function listedGpuNames(store: Store): Promise<string[]> {
