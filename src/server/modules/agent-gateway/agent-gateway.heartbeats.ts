@@ -48,7 +48,9 @@ export async function heartbeat(
     transitions.length > 0
       ? new Set(
           await tx(deps.store, async (trx) => {
-            const came = await repo.machinesComingOnline(trx, hostId, agentUid, transitions, now);
+            const came = await repo.touchMachines(trx, hostId, agentUid, transitions, now, {
+              onlyOffline: true,
+            });
             await recordEvents(
               trx,
               now,

@@ -2,7 +2,14 @@
 // was decided in, so duplicated or stale reports, several `serve` processes and
 // the heartbeat sweeps can interleave without one undoing another.
 import { roundPrice } from '../../../contract/money.js';
-import { sql, type CompiledQuery, type Insertable, type Kysely, type RawBuilder } from 'kysely';
+import {
+  sql,
+  type CompiledQuery,
+  type Insertable,
+  type Kysely,
+  type RawBuilder,
+  type WhereInterface,
+} from 'kysely';
 import { caseById } from '../../db/case-by-id.js';
 import type { ApiKeysTable } from '../../db/tables/foundation.js';
 import type { DB } from '../../db/schema.js';
@@ -125,6 +132,16 @@ export function deletedSlotMachine(db: Kysely<DB>, hostId: number, agentUid: str
     .executeTakeFirst();
 }
 
+/** Narrows a statement on machines to those among `ids` that belong to the host's agent `agentUid`. */
+function ofAgent<Q extends WhereInterface<DB, 'machines'>>(
+  q: Q,
+  hostId: number,
+  agentUid: string,
+  ids: number[],
+): Q {
+  return q.where('id', 'in', ids).where('host_id', '=', hostId).where('agent_uid', '=', agentUid) as Q;
+}
+
 /** Which of `ids` are this agent's machines that its host deleted. */
 export async function deletedAgentMachines(
   db: Kysely<DB>,
@@ -133,12 +150,7 @@ export async function deletedAgentMachines(
   ids: number[],
 ): Promise<number[]> {
   if (ids.length === 0) return [];
-  const rows = await db
-    .selectFrom('machines')
-    .select('id')
-    .where('id', 'in', ids)
-    .where('host_id', '=', hostId)
-    .where('agent_uid', '=', agentUid)
+  const rows = await ofAgent(db.selectFrom('machines').select('id'), hostId, agentUid, ids)
     .where('deleted_at', 'is not', null)
     .orderBy('id')
     .execute();
@@ -160,50 +172,29 @@ export async function ownMachines(
   return store.read(text, [d.idsParam(ids), hostId, agentUid]);
 }
 
-/** The heartbeat: marks the agent's machines alive; returns the ids that are really its own. */
+/**
+ * The heartbeat: marks the agent's live machines among `ids` alive and online; returns the ids
+ * written, which are really its own. With `onlyOffline`, only those that were not online (a
+ * heartbeat after a silence: the ones whose state moved), conditional on the state, so two
+ * heartbeats racing move a machine (and report it) once.
+ */
 export async function touchMachines(
   db: Kysely<DB>,
   hostId: number,
   agentUid: string,
   ids: number[],
   now: number,
+  { onlyOffline = false }: { onlyOffline?: boolean } = {},
 ): Promise<number[]> {
   if (ids.length === 0) return [];
-  const rows = await db
-    .updateTable('machines')
-    .set({ last_heartbeat_at: now, online_state: 'online' })
-    .where('id', 'in', ids)
-    .where('host_id', '=', hostId)
-    .where('agent_uid', '=', agentUid)
-    .where('deleted_at', 'is', null)
-    .returning('id')
-    .execute();
-  return rows.map((r) => r.id);
-}
-
-/**
- * Brings the agent's machines among `ids` that are not online back online (a heartbeat after a
- * silence); returns the ids that moved. Conditional on the state, so two heartbeats racing move a
- * machine (and report it) once.
- */
-export async function machinesComingOnline(
-  db: Kysely<DB>,
-  hostId: number,
-  agentUid: string,
-  ids: number[],
-  now: number,
-): Promise<number[]> {
-  if (ids.length === 0) return [];
-  const rows = await db
-    .updateTable('machines')
-    .set({ last_heartbeat_at: now, online_state: 'online' })
-    .where('id', 'in', ids)
-    .where('host_id', '=', hostId)
-    .where('agent_uid', '=', agentUid)
-    .where('deleted_at', 'is', null)
-    .where('online_state', '<>', 'online')
-    .returning('id')
-    .execute();
+  let q = ofAgent(
+    db.updateTable('machines').set({ last_heartbeat_at: now, online_state: 'online' }),
+    hostId,
+    agentUid,
+    ids,
+  ).where('deleted_at', 'is', null);
+  if (onlyOffline) q = q.where('online_state', '<>', 'online');
+  const rows = await q.returning('id').execute();
   return rows.map((r) => r.id);
 }
 
@@ -219,12 +210,7 @@ export async function setMachinesOffline(
   { onlyOnline = false }: { onlyOnline?: boolean } = {},
 ): Promise<number[]> {
   if (ids.length === 0) return [];
-  let q = db
-    .updateTable('machines')
-    .set({ online_state: 'offline' })
-    .where('id', 'in', ids)
-    .where('host_id', '=', hostId)
-    .where('agent_uid', '=', agentUid);
+  let q = ofAgent(db.updateTable('machines').set({ online_state: 'offline' }), hostId, agentUid, ids);
   if (onlyOnline) q = q.where('online_state', '=', 'online');
   const rows = await q.returning('id').execute();
   return rows.map((r) => r.id);
