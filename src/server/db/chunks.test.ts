@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunks } from './chunks.js';
+import { chunks, chunksWithTurns } from './chunks.js';
 
 describe('chunks', () => {
   it('slices a list in order, the last slice shorter', () => {
@@ -25,5 +25,15 @@ describe('chunks', () => {
 
   it('refuses a size that is not a positive integer', () => {
     for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => [...chunks([1], bad)]).toThrow(RangeError);
+  });
+
+  it('with turns: the same slices, and the event loop turns between two of them, not before the first', async () => {
+    const seen: string[] = [];
+    setImmediate(() => seen.push('turn'));
+    for await (const part of chunksWithTurns([1, 2, 3, 4, 5], 2)) seen.push(part.join());
+    expect(seen).toEqual(['1,2', 'turn', '3,4', '5']);
+    const none: number[][] = [];
+    for await (const part of chunksWithTurns([], 2)) none.push(part);
+    expect(none).toEqual([]);
   });
 });

@@ -12,10 +12,9 @@
 // A crash loses at most one interval of timestamps: the sweep thresholds are many intervals long.
 import type { Deps } from '../../deps.js';
 import * as repo from './agent-gateway.repo.js';
-import { nextTurn } from '../../clock.js';
 import { tx } from '../../db/connection.js';
 import { machineEvent, recordEvents } from '../webhooks/webhooks.events.js';
-import { chunks } from '../../db/chunks.js';
+import { chunksWithTurns } from '../../db/chunks.js';
 
 /** Heartbeat times not yet written, of one process (deps.ts `heartbeats`). */
 export class HeartbeatBuffer {
@@ -86,10 +85,7 @@ export function flushHeartbeats(deps: Pick<Deps, 'store' | 'db' | 'heartbeats'>)
     const batch = [...p.times];
     p.times.clear();
     try {
-      let first = true;
-      for (const part of chunks(batch, CHUNK)) {
-        if (!first) await nextTurn();
-        first = false;
+      for await (const part of chunksWithTurns(batch, CHUNK)) {
         await deps.db.executeQuery(repo.writeTimes(deps.store.dialect, part));
       }
     } catch (err) {

@@ -17,10 +17,9 @@ import {
   type ActualStatus,
   type IntendedStatus,
 } from '../../../contract/instance-states.js';
-import { nextTurn } from '../../clock.js';
 import { CommonErrors, quoteValue } from '../../errors.js';
 import { instanceEvent, recordBalanceLow, recordEvent } from '../webhooks/webhooks.events.js';
-import { chunks } from '../../db/chunks.js';
+import { chunksWithTurns } from '../../db/chunks.js';
 
 export type { InstanceRow } from './billing.repo.js';
 
@@ -189,10 +188,7 @@ export async function runMeter(
   // without the turn a run of 1,000 instances was one long stretch of microtasks that every poll
   // waited behind (the bench's polling p99 during heartbeats).
   const chunk = opts.chunk ?? 100;
-  let first = true;
-  for (const part of chunks(ids, chunk)) {
-    if (!first) await nextTurn();
-    first = false;
+  for await (const part of chunksWithTurns(ids, chunk)) {
     const out = await txRetry(deps.store, async (trx) => {
       const rows = await repo.liveInstancesByIds(trx, part);
       const after = await settleMany(trx, rows, now);
