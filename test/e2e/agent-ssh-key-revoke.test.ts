@@ -178,12 +178,15 @@ describe.each(RUNTIMES)(
         });
         expect(created.status).toBe(200);
         const id: number = created.body.new_contract;
+        let last: unknown;
         const running = await waitFor(
           async () => {
             const i = (await api('GET', `/api/v0/instances/${id}/`)).body.instances;
+            last = i && { actual_status: i.actual_status, status_msg: i.status_msg, ssh_port: i.ssh_port };
             return i?.actual_status === 'running' && i.ssh_port ? (i as { ssh_port: number }) : null;
           },
-          'the instance to run',
+          () =>
+            `the instance to run (last seen ${JSON.stringify(last)}; the agent's output ends: ${agent.stdout().slice(-1500)}; its stderr: ${agent.stderr().slice(-1500)})`,
           60_000,
           500,
         );

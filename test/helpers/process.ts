@@ -54,9 +54,13 @@ export function startProc(args: string[], env: Record<string, string> = {}): Pro
   return { child, stdout: () => out, stderr: () => err, exited };
 }
 
+/**
+ * Polls `fn` until it returns a truthy value. `what` names the wait in the timeout's error; as a
+ * function it is asked at the timeout, so the error can say what was seen last.
+ */
 export async function waitFor<T>(
   fn: () => T | undefined | null | false | Promise<T | undefined | null | false>,
-  what: string,
+  what: string | (() => string),
   timeoutMs = 20_000,
   stepMs = 50,
 ): Promise<T> {
@@ -64,7 +68,8 @@ export async function waitFor<T>(
   for (;;) {
     const v = await fn();
     if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > end)
+      throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((r) => setTimeout(r, stepMs));
   }
 }
