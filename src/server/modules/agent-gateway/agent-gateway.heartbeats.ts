@@ -55,7 +55,11 @@ export async function heartbeat(
               now,
               came.map((id) => machineEvent(hostId, id, 'online')),
             );
-            return repo.touchMachines(trx, hostId, agentUid, transitions, now);
+            // Those a racing heartbeat brought online meanwhile get this one's time; the rest
+            // were just written.
+            const moved = new Set(came);
+            const others = transitions.filter((id) => !moved.has(id));
+            return [...came, ...(await repo.touchMachines(trx, hostId, agentUid, others, now))];
           }),
         )
       : new Set<number>();
