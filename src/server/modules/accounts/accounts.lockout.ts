@@ -38,11 +38,28 @@ function lockedError(until: number, now: number): AppError {
   );
 }
 
-/** Throws 429 account_locked while the account's sign-in is locked. */
-export async function assertNotLocked(deps: Pick<Deps, 'db' | 'clock'>, email: string): Promise<void> {
-  const row = await findLockout(deps.db, lockoutSubject(email));
+/**
+ * Throws 429 account_locked while the account's sign-in is locked, or while its count of failures
+ * is full (the failure that filled it is about to set the lock; one that never did, its process
+ * killed in between, has it set here). Called before a password or second factor is evaluated,
+ * and again after a right one: a right guess made while concurrent wrong ones filled the count
+ * gets the same 429 as they do, so a burst of guesses learns the answer to at most `maxFailures`.
+ */
+export async function assertNotLocked(
+  deps: Pick<Deps, 'db' | 'store' | 'clock' | 'config' | 'kickOutbox'>,
+  email: string,
+): Promise<void> {
+  const cfg = deps.config.accountLockout;
+  const subject = lockoutSubject(email);
   const now = deps.clock.now();
-  if (row?.locked_until != null && row.locked_until > now) throw lockedError(row.locked_until, now);
+  let row = await findLockout(deps.db, subject);
+  if (!row) return;
+  const full = row.failures >= cfg.maxFailures && row.window_started_at > now - cfg.windowS * 1000;
+  if (full && (row.locked_until == null || row.locked_until <= now)) {
+    await lock(deps, subject, row.lock_level, now);
+    row = (await findLockout(deps.db, subject)) ?? row;
+  }
+  if (row.locked_until != null && row.locked_until > now) throw lockedError(row.locked_until, now);
 }
 
 /** Length of the lock at `level` (0 for the first): doubling from the base, capped. */
@@ -50,7 +67,12 @@ export function lockMs(cfg: Deps['config']['accountLockout'], level: number): nu
   return Math.min(cfg.baseLockS * 2 ** Math.min(level, 30), cfg.maxLockS) * 1000;
 }
 
-/** Counts one failed password or second factor; locks (and e-mails the owner) at the threshold. */
+/**
+ * Counts one failed password or second factor; locks (and e-mails the owner) at the threshold.
+ * A failure that finds the account locked, or its count already full, is not counted and throws
+ * the 429 of a locked account instead of letting the caller throw its own error: concurrent
+ * guesses past the limit are not told that they were wrong.
+ */
 export async function recordSignInFailure(
   deps: Pick<Deps, 'db' | 'store' | 'clock' | 'config' | 'kickOutbox'>,
   email: string,
@@ -58,12 +80,27 @@ export async function recordSignInFailure(
   const cfg = deps.config.accountLockout;
   const subject = lockoutSubject(email);
   const now = deps.clock.now();
-  const r = await countLockoutFailure(deps.db, subject, now, cfg.windowS * 1000);
-  if (r.failures < cfg.maxFailures) return;
-  const until = now + lockMs(cfg, r.lock_level);
+  const r = await countLockoutFailure(deps.db, {
+    subject,
+    now,
+    windowMs: cfg.windowS * 1000,
+    max: cfg.maxFailures,
+  });
+  if (!r) return assertNotLocked(deps, email);
+  if (r.failures >= cfg.maxFailures) await lock(deps, subject, r.lock_level, now);
+}
+
+/** Sets the lock of a full count at `level`, once between concurrent callers, with its e-mail. */
+async function lock(
+  deps: Pick<Deps, 'store' | 'config' | 'kickOutbox'>,
+  subject: string,
+  level: number,
+  now: number,
+): Promise<void> {
+  const cfg = deps.config.accountLockout;
+  const until = now + lockMs(cfg, level);
   const locked = await tx(deps.store, async (db) => {
-    if (!(await lockAccount(db, { subject, threshold: cfg.maxFailures, level: r.lock_level, until, now })))
-      return false;
+    if (!(await lockAccount(db, { subject, threshold: cfg.maxFailures, level, until, now }))) return false;
     await enqueueLockNotice(db, subject, until, now);
     return true;
   });

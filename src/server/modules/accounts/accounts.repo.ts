@@ -78,42 +78,52 @@ export function findLockout(db: Kysely<DB>, subject: string) {
 
 /**
  * Counts one failure, atomically (an upsert): a count whose window has passed starts again at 1.
- * Returns the count and the lock level after it.
+ * Only while the account is unlocked and its count is below `max`: a failure that finds the lock
+ * set, or the count already full (concurrent failures got there first), is not counted and
+ * undefined comes back. Returns the count and the lock level after it.
  */
 export async function countLockoutFailure(
   db: Kysely<DB>,
-  subject: string,
-  now: number,
-  windowMs: number,
-): Promise<{ failures: number; lock_level: number }> {
-  const stale = now - windowMs;
+  p: { subject: string; now: number; windowMs: number; max: number },
+): Promise<{ failures: number; lock_level: number } | undefined> {
+  const { subject, now } = p;
+  const stale = now - p.windowMs;
   return db
     .insertInto('account_lockouts')
     .values({ subject, failures: 1, window_started_at: now, lock_level: 0, updated_at: now })
     .onConflict((oc) =>
-      oc.column('subject').doUpdateSet((eb) => ({
-        // Failures that were in flight when the lock was set add nothing to it.
-        failures: eb
-          .case()
-          .when('account_lockouts.locked_until', '>', now)
-          .then(eb.ref('account_lockouts.failures'))
-          .when('account_lockouts.window_started_at', '<=', stale)
-          .then(1)
-          .else(eb('account_lockouts.failures', '+', 1))
-          .end(),
-        window_started_at: eb
-          .case()
-          .when('account_lockouts.locked_until', '>', now)
-          .then(eb.ref('account_lockouts.window_started_at'))
-          .when('account_lockouts.window_started_at', '<=', stale)
-          .then(now)
-          .else(eb.ref('account_lockouts.window_started_at'))
-          .end(),
-        updated_at: now,
-      })),
+      oc
+        .column('subject')
+        .doUpdateSet((eb) => ({
+          failures: eb
+            .case()
+            .when('account_lockouts.window_started_at', '<=', stale)
+            .then(1)
+            .else(eb('account_lockouts.failures', '+', 1))
+            .end(),
+          window_started_at: eb
+            .case()
+            .when('account_lockouts.window_started_at', '<=', stale)
+            .then(now)
+            .else(eb.ref('account_lockouts.window_started_at'))
+            .end(),
+          updated_at: now,
+        }))
+        .where((eb) =>
+          eb.and([
+            eb.or([
+              eb('account_lockouts.locked_until', 'is', null),
+              eb('account_lockouts.locked_until', '<=', now),
+            ]),
+            eb.or([
+              eb('account_lockouts.window_started_at', '<=', stale),
+              eb('account_lockouts.failures', '<', p.max),
+            ]),
+          ]),
+        ),
     )
     .returning(['failures', 'lock_level'])
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
 }
 
 /**

@@ -128,8 +128,9 @@ export async function createUser(
 /**
  * Checks e-mail and password; the same error whether or not the e-mail exists. A locked account
  * is refused before the password is looked at (accounts.lockout.ts); a wrong password counts
- * toward the lock. A right one does not clear the count: the sign-in may still need a second
- * factor, and only a completed sign-in clears it.
+ * toward the lock, and a right one is held against the lock again once checked, so that of
+ * concurrent guesses at most the lock's limit learn their answer. A right one does not clear the
+ * count: the sign-in may still need a second factor, and only a completed sign-in clears it.
  */
 export async function checkPassword(
   deps: Pick<Deps, 'db' | 'store' | 'clock' | 'config' | 'kickOutbox'>,
@@ -143,6 +144,7 @@ export async function checkPassword(
     await recordSignInFailure(deps, email);
     throw AccountErrors.badLogin();
   }
+  await assertNotLocked(deps, email);
   return user;
 }
 

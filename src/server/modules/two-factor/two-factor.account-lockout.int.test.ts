@@ -7,6 +7,13 @@ import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type Reply, type TestApp } from '../../../../test/helpers/app.js';
 import { totpAt } from './two-factor.codes.js';
 import { enableTotp, lastEmailCode } from './two-factor.testkit.js';
+import { recordSignInFailure } from '../accounts/accounts.lockout.js';
+import { checkPassword } from '../accounts/accounts.service.js';
+import { AppError } from '../../errors.js';
+import { openStore } from '../../db/connection.js';
+import { findUserByEmail } from '../accounts/accounts.repo.js';
+import { verifyFactor } from './two-factor.verify.js';
+import { TfaErrors } from './two-factor.errors.js';
 
 const ENV = { OPENRIG_RATE_LIMITS: 'off', OPENRIG_TRUST_PROXY: '127.0.0.1' };
 
@@ -236,7 +243,9 @@ describeEachDb('per-account lockout across channels', (dialect) => {
       ),
     );
     expect(rs.filter((r) => r.status >= 500)).toEqual([]);
-    expect(rs.every((r) => r.status === 401 || r.status === 429)).toBe(true);
+    // Exactly the limit's worth learn that they were wrong; the rest, checked meanwhile or not,
+    // get the lock's answer.
+    expect(tally(rs)).toEqual({ auth_error: 10, account_locked: 20 });
     expect(await lockEmails(t(), u.email)).toBe(1);
     const row = await t()
       .deps.db.selectFrom('account_lockouts')
@@ -245,5 +254,113 @@ describeEachDb('per-account lockout across channels', (dialect) => {
       .executeTakeFirstOrThrow();
     expect(row.lock_level).toBe(1);
     expect(row.locked_until).toBe(t().clock.now() + 900_000);
+  });
+
+  it('a right password checked after concurrent failures filled the count gets the lock, not a session', async () => {
+    const u = await t().user({ password: 'right but late' });
+    // The count as 10 concurrent wrong guesses leave it when the right one's check ends: full,
+    // its lock not yet set.
+    await t()
+      .deps.db.insertInto('account_lockouts')
+      .values({
+        subject: u.email,
+        failures: 10,
+        window_started_at: t().clock.now(),
+        lock_level: 0,
+        updated_at: 0,
+      })
+      .execute();
+    const right = await t().request('POST', '/api/v0/users/login/', {
+      body: { email: u.email, password: 'right but late' },
+    });
+    expect(right.status).toBe(429);
+    expect(right.body.error).toBe('account_locked');
+    expect(right.headers['set-cookie']).toBeUndefined();
+    expect(await lockEmails(t(), u.email)).toBe(1);
+  });
+
+  it('a right password whose check ends after concurrent wrong ones locked the account gets the lock, not the user', async () => {
+    const u = await t().user({ password: 'right and racing' });
+    const deps = t().deps;
+    // The concurrent guesses come through a connection of their own, as another request's would.
+    const other = openStore(t().db.url);
+    let overtaken = false;
+    // While the right password is being checked (its user row just read), ten concurrent wrong
+    // guesses are counted and lock the account.
+    const db = deps.db.withPlugin({
+      transformQuery: (a) => a.node,
+      async transformResult(a) {
+        if (!overtaken && a.result.rows.some((r) => 'password_hash' in r)) {
+          overtaken = true;
+          const od = { ...deps, store: other, db: other.db };
+          for (let i = 0; i < 10; i++) await recordSignInFailure(od, u.email);
+        }
+        return a.result;
+      },
+    });
+    const err = await checkPassword({ ...deps, db }, u.email, 'right and racing')
+      .catch((e: unknown) => e)
+      .finally(() => other.destroy());
+    expect(overtaken).toBe(true);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe('account_locked');
+    expect(await lockEmails(t(), u.email)).toBe(1);
+  });
+
+  it('a right TOTP code whose check ends after concurrent wrong ones locked the method gets the lock', async () => {
+    const u = await t().user();
+    const totp = await enableTotp(t(), u.apiKey, u.email);
+    const deps = t().deps;
+    const other = openStore(t().db.url);
+    let overtaken = false;
+    // Right after the method's row is read, concurrent wrong codes lock the method.
+    const db = deps.db.withPlugin({
+      transformQuery: (a) => a.node,
+      async transformResult(a) {
+        if (!overtaken && a.result.rows.some((r) => 'totp_secret_enc' in r)) {
+          overtaken = true;
+          await other.db
+            .updateTable('tfa_methods')
+            .set({ fail_count: 5, locked_until: t().clock.now() + 900_000 })
+            .where('id', '=', totp.id)
+            .execute();
+        }
+        return a.result;
+      },
+    });
+    const user = await findUserByEmail(deps.db, u.email);
+    const code = totpAt(totp.secret, t().clock.now());
+    const err = await verifyFactor(
+      { ...deps, db },
+      user!,
+      { tfa_method: 'totp', code },
+      {
+        action: 'login',
+        purposes: ['verify', 'login'],
+        fail: TfaErrors.loginFailed,
+        ip: null,
+      },
+    )
+      .catch((e: unknown) => e)
+      .finally(() => other.destroy());
+    expect(overtaken).toBe(true);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe('tfa_locked');
+  });
+
+  it('30 concurrent wrong backup codes: exactly 10 told they were wrong, one lock', async () => {
+    const u = await t().user();
+    await enableTotp(t(), u.apiKey, u.email);
+    const rs = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        t().request('POST', '/api/v0/tfa/', {
+          key: u.apiKey,
+          body: { backup_code: `zzzz-zzzz-${String(i).padStart(4, '0')}` },
+        }),
+      ),
+    );
+    expect(rs.filter((r) => r.status >= 500)).toEqual([]);
+    expect(tally(rs)).toEqual({ invalid_backup_code: 10, account_locked: 20 });
+    expect(await lockEmails(t(), u.email)).toBe(1);
   });
 });

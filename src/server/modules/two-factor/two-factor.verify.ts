@@ -15,7 +15,9 @@
 //   code) is refused without counting toward any lockout, so concurrent uses of one code end in
 //   one success and no lock on both databases. Only wrong codes claim attempts.
 // - Per account (accounts/accounts.lockout.ts): a locked account's sign-in refuses every factor
-//   before evaluating it; every failed factor counts toward the account's lock, a success clears it.
+//   before evaluating it; every failed factor counts toward the account's lock (a conditional
+//   upsert, so a failure past the limit is not counted and answers the lock's 429), a right one
+//   is held against the lock again, a success clears it.
 // - Backup codes: `UPDATE … SET used_at WHERE used_at IS NULL` (repo.consumeBackupCode).
 //
 // Verify-then-act is one transaction: `verifyFactor` claims the attempt and evaluates
@@ -148,7 +150,11 @@ export function singleOfType(methods: TfaMethod[], type: 'sms' | 'totp'): TfaMet
   return of[0] ?? null;
 }
 
-/** Claims the attempt and evaluates the code; the caller commits it with its action (`actOnVerified`). */
+/**
+ * Claims the attempt and evaluates the code; the caller commits it with its action
+ * (`actOnVerified`). A right code is held against the account's lock once more, as a wrong one
+ * is when it is counted: one that concurrent wrong guesses overtook gets their 429.
+ */
 export async function verifyFactor(
   deps: VerifyDeps,
   user: User,
@@ -156,6 +162,17 @@ export async function verifyFactor(
   ctx: VerifyCtx,
 ): Promise<Verification> {
   await assertNotLocked(deps, user.email);
+  const verification = await evaluateFactor(deps, user, input, ctx);
+  await assertNotLocked(deps, user.email);
+  return verification;
+}
+
+async function evaluateFactor(
+  deps: VerifyDeps,
+  user: User,
+  input: FactorInput,
+  ctx: VerifyCtx,
+): Promise<Verification> {
   if (input.backup_code !== undefined) return verifyBackupCode(deps, user, input.backup_code, ctx);
   if (input.code === undefined) throw TfaErrors.missingAuthValue();
   if (!isCode(input.code)) throw TfaErrors.badRequest('code must be a 6-digit string');
@@ -276,8 +293,11 @@ async function verifyTotp(
   const step = matchTotp(secret, code, now);
   // A wrong code claims an attempt against the lockout (429 tfa_locked when none is left).
   if (step === null) return failed(deps, user, method, await claimAttempt(deps, method, now), ctx, 'totp');
-  // A right code while the method is locked gets the same 429 as a wrong one.
-  if (method.locked_until !== null && method.locked_until > now) throw lockedError(method, now, deps);
+  // A right code while the method is locked gets the same 429 as a wrong one. The lock is read
+  // again, after the code was found right: concurrent wrong codes may have set it since the
+  // method's row was read, and a right code among them must not be the one that gets through.
+  const lockNow = (await methodLockState(deps.db, method.id)) ?? method;
+  if (lockNow.locked_until !== null && lockNow.locked_until > now) throw lockedError(lockNow, now, deps);
   // A right code of a step already accepted: refused, never counted (the row read is a fast
   // path; commit's conditional UPDATE decides between concurrent uses of one code).
   if (method.last_totp_step !== null && method.last_totp_step >= step)
