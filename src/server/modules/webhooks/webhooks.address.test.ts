@@ -1,6 +1,13 @@
 // Which addresses deliveries may reach, and which URLs are accepted.
 import { describe, expect, it } from 'vitest';
-import { addressAllowed, allowList, embeddedV4, resolveAllowed, urlProblem } from './webhooks.address.js';
+import {
+  addressAllowed,
+  allowList,
+  embeddedV4,
+  hostProblem,
+  resolveAllowed,
+  urlProblem,
+} from './webhooks.address.js';
 import { filterMatches } from './webhooks.events.js';
 import { sign } from './webhooks.signing.js';
 
@@ -54,6 +61,26 @@ describe('webhook address policy', () => {
       family: 4,
     });
     await expect(resolveAllowed('[::1]', none)).rejects.toThrow(/may not reach/);
+  });
+
+  it('refuses at creation a host that is, or resolves to, an address deliveries may not reach', async () => {
+    for (const h of ['127.0.0.1', '[::1]', '[::ffff:7f00:1]', '169.254.169.254', '10.1.2.3'])
+      expect(await hostProblem(h, none), h).toMatch(/must not point at/);
+    expect(await hostProblem('127.0.0.1', allowList(['127.0.0.1/32']))).toBeNull();
+    expect(await hostProblem('8.8.8.8', none)).toBeNull();
+    // Every address the name has now is judged, not only the first.
+    const mixed = async () => [
+      { address: '93.184.215.14', family: 4 as const },
+      { address: '10.0.0.7', family: 4 as const },
+    ];
+    expect(await hostProblem('mixed.example.com', none, mixed)).toMatch(/resolves to 10\.0\.0\.7/);
+    const publicOnly = async () => [{ address: '93.184.215.14', family: 4 as const }];
+    expect(await hostProblem('example.com', none, publicOnly)).toBeNull();
+    // A name that does not resolve, or not in time, is left to the check at send time.
+    const nxdomain = async () => Promise.reject(new Error('ENOTFOUND'));
+    expect(await hostProblem('not-yet.example.com', none, nxdomain)).toBeNull();
+    const never = () => new Promise<never>(() => undefined);
+    expect(await hostProblem('slow.example.com', none, never, 20)).toBeNull();
   });
 
   it('accepts https URLs only, http only when allowed, never credentials in the URL', () => {

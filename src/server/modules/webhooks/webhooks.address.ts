@@ -1,6 +1,6 @@
 // Where deliveries may go. A URL must be https:// (http:// only when the operator allows it) and
-// must carry no credentials. The address it resolves to is checked at send time, and the
-// connection is made to that very address, so a DNS answer that changes between the check and the
+// must carry no credentials. Its host is checked when the URL is set (`hostProblem`) and the
+// address it resolves to again at send time, and the connection is made to that very address, so a DNS answer that changes between the check and the
 // connection (DNS rebinding) cannot reach a forbidden one. Forbidden unless the operator lists
 // them in OPENRIG_WEBHOOK_ALLOW_HOSTS: loopback, private, shared (CGNAT), link-local (cloud
 // metadata at 169.254.169.254 included), unspecified, multicast and reserved ranges, in IPv4 and
@@ -122,6 +122,35 @@ export async function resolveAllowed(
   if (!addressAllowed(first.address, allowed))
     throw new Error(`${bare} resolves to ${first.address}, which deliveries may not reach`);
   return first;
+}
+
+/**
+ * The check at creation (and when a URL is changed): the reason the URL's host is refused, or
+ * null. An address written in the URL is judged as it stands; a host name by every address it
+ * resolves to now. A name that does not resolve (yet), or not within `timeoutMs`, is accepted
+ * here and left to the check at send time, which every delivery makes anyway.
+ */
+export async function hostProblem(
+  hostname: string,
+  allowed: BlockList,
+  resolve: (host: string) => Promise<Resolved[]> = defaultResolve,
+  timeoutMs = 2000,
+): Promise<string | null> {
+  const bare = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  let list: Resolved[];
+  if (isIP(bare) !== 0) list = [{ address: bare, family: isIP(bare) as 4 | 6 }];
+  else {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<Resolved[]>((ok) => (timer = setTimeout(() => ok([]), timeoutMs)));
+    list = await Promise.race([resolve(bare).catch((): Resolved[] => []), late]).finally(() =>
+      clearTimeout(timer),
+    );
+  }
+  const bad = list.find((a) => !addressAllowed(a.address, allowed));
+  if (!bad) return null;
+  return bad.address === bare
+    ? `url must not point at ${bare}: loopback, private, link-local and reserved addresses are not reachable by webhooks`
+    : `url must not point at ${bare}: it resolves to ${bad.address}, which webhooks may not reach (loopback, private, link-local or reserved)`;
 }
 
 async function defaultResolve(host: string): Promise<Resolved[]> {

@@ -133,6 +133,24 @@ describeEachDb('webhooks and the event feed', (dialect) => {
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.error).toBe('bad_request');
     }
+    // Addresses deliveries may not reach are refused when the URL is set, not only when sending;
+    // 127.0.0.1 is in this server's OPENRIG_WEBHOOK_ALLOW_HOSTS, 127.0.0.2 and the rest are not.
+    for (const url of [
+      'http://127.0.0.2:9/x',
+      'https://169.254.169.254/latest/meta-data/',
+      'https://10.1.2.3/x',
+      'https://[::1]/x',
+      'https://[::ffff:7f00:2]/x',
+    ]) {
+      const r = await t().request('POST', '/api/v0/webhooks/', { key: u.apiKey, body: { url } });
+      expect(r.status, url).toBe(400);
+      expect(r.body.error).toBe('bad_request');
+      expect(r.body.msg).toMatch(/must not point at/);
+      const moved = await t().request('PUT', `/api/v0/webhooks/${id}/`, { key: u.apiKey, body: { url } });
+      expect(moved.status, url).toBe(400);
+    }
+    const still = await t().request('GET', '/api/v0/webhooks/', { key: u.apiKey });
+    expect(still.body.webhooks.map((w: { url: string }) => w.url)).toEqual([`${rx.url}/crud`]);
     const other = await t().user();
     expect((await t().request('GET', `/api/v0/webhooks/${id}/`, { key: other.apiKey })).status).toBe(404);
     expect((await t().request('DELETE', `/api/v0/webhooks/${id}/`, { key: other.apiKey })).status).toBe(404);

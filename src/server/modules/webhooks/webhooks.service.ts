@@ -9,7 +9,7 @@ import * as repo from './webhooks.repo.js';
 import { WebhookErrors } from './webhooks.errors.js';
 import { EVENT_TYPES, TEST_EVENT_TYPE, eventBody, newEventId } from './webhooks.events.js';
 import { newSecret } from './webhooks.signing.js';
-import { urlProblem } from './webhooks.address.js';
+import { allowList, hostProblem, urlProblem } from './webhooks.address.js';
 
 type Ctx = Pick<Deps, 'db' | 'store' | 'clock' | 'config'>;
 
@@ -69,8 +69,10 @@ function checkEvents(events: string[]): string[] {
   return list;
 }
 
-function checkUrl(ctx: Ctx, url: string): string {
-  const problem = urlProblem(url, ctx.config.webhooks);
+async function checkUrl(ctx: Ctx, url: string): Promise<string> {
+  const problem =
+    urlProblem(url, ctx.config.webhooks) ??
+    (await hostProblem(new URL(url).hostname, allowList(ctx.config.webhooks.allowHosts)));
   if (problem) throw WebhookErrors.badUrl(problem);
   return url;
 }
@@ -88,7 +90,7 @@ export async function createWebhook(
   body: WebhookInput & { url: string },
 ): Promise<WebhookView & { secret: string }> {
   const now = ctx.clock.now();
-  const url = checkUrl(ctx, body.url);
+  const url = await checkUrl(ctx, body.url);
   const events = checkEvents(body.events ?? ['*']);
   const secret = newSecret();
   const id = await tx(ctx.store, async (trx) => {
@@ -140,7 +142,7 @@ export async function updateWebhook(
 ): Promise<WebhookView> {
   const now = ctx.clock.now();
   const set: Parameters<typeof repo.updateWebhook>[3] = { updated_at: now };
-  if (body.url !== undefined) set.url = checkUrl(ctx, body.url);
+  if (body.url !== undefined) set.url = await checkUrl(ctx, body.url);
   if (body.events !== undefined) set.events = JSON.stringify(checkEvents(body.events));
   if (body.description !== undefined) set.description = body.description;
   if (body.enabled !== undefined) {
