@@ -16,7 +16,7 @@ import { authHook } from './http/auth.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { jsonBodyHoldsNul, nulInText, urlHoldsNul } from './http/nul-guard.js';
 import { schemaCompilers } from './http/validation.js';
-import { redactUrl } from './http/redact.js';
+import { loggedUrl, redactUrl } from './http/redact.js';
 import { clientErrorHandler } from './http/client-error.js';
 import { jsonTooDeep, tooDeep } from './http/json-limits.js';
 
@@ -45,7 +45,7 @@ function accessLog(app: FastifyInstance) {
       reqId: req.id,
       method: req.method,
       route: req.routeOptions.url ?? null,
-      url: redactUrl(req.url),
+      url: loggedUrl(req),
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 100) / 100,
       user: req.auth?.user.id ?? null,

@@ -11,7 +11,7 @@
 import { write as fsWrite, writeSync } from 'node:fs';
 import pino, { type Bindings, type ChildLoggerOptions, type Logger, type LoggerOptions } from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
-import { redactUrl } from './http/redact.js';
+import { loggedUrl, type LoggedRequest } from './http/redact.js';
 
 /** The logger's options: credentials in headers, cookies and URLs never reach a line. */
 export function logOptions(
@@ -26,8 +26,8 @@ export function logOptions(
       censor: '[redacted]',
     },
     serializers: {
-      req(req: { method: string; url: string; id: string; ip?: string }) {
-        return { id: req.id, method: req.method, url: redactUrl(req.url), ip: req.ip };
+      req(req: LoggedRequest & { method: string; id: string; ip?: string }) {
+        return { id: req.id, method: req.method, url: loggedUrl(req), ip: req.ip };
       },
     },
   };

@@ -63,4 +63,35 @@ describeEachDb('request log', (dialect) => {
       await app.close();
     }
   });
+
+  it('a log line never shows a secret path parameter, nor a key sent under a bracketed name', async () => {
+    const u = await t().user();
+    const lines: string[] = [];
+    const stream = new PassThrough();
+    stream.on('data', (d: Buffer) => lines.push(...d.toString().split('\n').filter(Boolean)));
+    const deps = { ...t().deps, config: { ...t().deps.config, logLevel: 'info' } };
+    const app = await buildApp(deps, { logStream: stream });
+    const token = 'Zq3xW7pLk9RmT2vB8nYc4Hd6Jf1Gs5Ae';
+    try {
+      const result = await app.inject({ method: 'GET', url: `/api/v0/instances/results/${token}/?tail=1` });
+      expect(result.statusCode).toBe(404);
+      const bracketed = await app.inject({
+        method: 'GET',
+        url: `/api/v0/users/current/?api_key[]=${u.apiKey}&api_key[0]=${u.apiKey}`,
+      });
+      expect(bracketed.statusCode).toBe(401);
+      await new Promise((r) => setImmediate(r));
+      const access = lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.msg === 'request');
+      expect(access.map((l) => l.url)).toEqual([
+        '/api/v0/instances/results/[redacted]/?tail=1',
+        '/api/v0/users/current/?api_key[]=[redacted]&api_key[0]=[redacted]',
+      ]);
+      expect(lines.join('\n')).not.toContain(token);
+      expect(lines.join('\n')).not.toContain(u.apiKey);
+    } finally {
+      await app.close();
+    }
+  });
 });

@@ -572,7 +572,7 @@ export async function instancesRoutes(app: FastifyInstance, deps: Deps): Promise
   app.get<{ Params: { token: string } }>(
     `${RESULTS_PATH}/:token`,
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', secretParams: ['token'] },
       schema: {
         tags: ['instances'],
         summary:
