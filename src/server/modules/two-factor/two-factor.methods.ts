@@ -298,7 +298,8 @@ async function adoptLegacyMethod(db: Kysely<DB>, user: User, now: number): Promi
     fail_count: 0,
     locked_until: null,
     created_at: now,
-    last_used: null,
+    // Its number has just verified this very request.
+    last_used: now,
     deleted_at: null,
   });
   await recordEvent(db, now, {

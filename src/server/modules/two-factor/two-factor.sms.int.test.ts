@@ -307,7 +307,13 @@ describeEachDb('2FA by SMS, legacy accounts, deprecated endpoints', (dialect) =>
     expect(r.body.backup_codes).toHaveLength(10);
     const st = await t().request('GET', '/api/v0/tfa/status/', { key: u.apiKey });
     expect(st.body.methods).toEqual([
-      expect.objectContaining({ method: 'sms', phone_number: `***${p.slice(-4)}`, is_primary: true }),
+      expect.objectContaining({
+        method: 'sms',
+        phone_number: `***${p.slice(-4)}`,
+        is_primary: true,
+        // Its number verified the request that made it.
+        last_used: t().clock.now() / 1000,
+      }),
     ]);
     expect(st.body.backup_codes_remaining).toBe(10);
     // Now tracked: the deprecated test-submit no longer answers untracked_2fa_found.

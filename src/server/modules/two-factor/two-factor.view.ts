@@ -18,7 +18,8 @@ export function methodView(m: TfaMethod, now: number) {
     fail_count: lockExpired ? 0 : m.fail_count,
     locked_until: locked ? Math.ceil(m.locked_until! / 1000) : null,
     created_at: toSeconds(m.created_at)!,
-    last_used: toSeconds(m.last_used),
+    // A number, as the published record has it: a method never used since it was made shows when it was made.
+    last_used: toSeconds(m.last_used ?? m.created_at)!,
   };
 }
 
@@ -34,7 +35,7 @@ export const methodSchema = {
     fail_count: { type: 'integer' },
     locked_until: { type: ['number', 'null'] },
     created_at: { type: 'number' },
-    last_used: { type: ['number', 'null'] },
+    last_used: { type: 'number' },
   },
 } as const;
 
