@@ -100,6 +100,31 @@ describeEachDb('api keys', (dialect) => {
       body: { permissions: { offers: 'read' } },
     });
     expect(same.status).toBe(200);
+    // Nor revoke one: the full key and a wider one stay; a key within its own power goes.
+    const keys = await t().request('GET', '/api/v0/auth/apikeys', { key: u.apiKey });
+    const full = keys.body.apikeys.find((x: { name: string }) => x.name === 'default');
+    expect(full.permissions).toBe('full');
+    const widerKey = await t().request('POST', '/api/v0/auth/apikeys', {
+      key: u.apiKey,
+      body: { permissions: { offers: 'write', api_keys: 'write' } },
+    });
+    for (const victim of [full.id as number, widerKey.body.id as number]) {
+      const r = await t().request('DELETE', `/api/v0/auth/apikeys/${victim}/`, { key: k.body.key });
+      expect(r.status).toBe(403);
+      expect(r.body.error).toBe('forbidden');
+    }
+    expect((await t().request('GET', '/api/v0/users/current/', { key: u.apiKey })).status).toBe(200);
+    expect((await t().request('GET', '/api/v0/auth/apikeys/', { key: widerKey.body.key })).status).toBe(200);
+    const narrower = await t().request('DELETE', `/api/v0/auth/apikeys/${same.body.id}/`, {
+      key: k.body.key,
+    });
+    expect(narrower.status).toBe(200);
+    const itself = await t().request('DELETE', `/api/v0/auth/apikeys/${k.body.id}/`, { key: k.body.key });
+    expect(itself.status).toBe(200);
+    // The full key revokes anything.
+    expect(
+      (await t().request('DELETE', `/api/v0/auth/apikeys/${widerKey.body.id}/`, { key: u.apiKey })).status,
+    ).toBe(200);
   });
 
   it('rejects bad permissions with 400 naming the problem', async () => {

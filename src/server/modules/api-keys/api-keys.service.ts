@@ -1,5 +1,5 @@
 // API keys (permissions in README.md). The key is returned once, at creation;
-// only its SHA-256 is stored. A key can't mint a key with more power than itself.
+// only its SHA-256 is stored. A key can't mint or revoke a key with more power than itself.
 import type { Deps } from '../../deps.js';
 import type { AuthContext } from '../../http/auth.js';
 import { AppError, CommonErrors } from '../../errors.js';
@@ -97,11 +97,18 @@ export async function getApiKey(deps: Deps, auth: AuthContext, id: number): Prom
 
 /**
  * Revokes at once: authentication reads the row on every request, so the next one fails. The
- * sessions the key's 2FA logins made end in the same transaction.
+ * sessions the key's 2FA logins made end in the same transaction. As with creation, a key cannot
+ * revoke a key with permissions it does not hold: a key scoped to API keys cannot lock the
+ * account's full key out.
  */
 export async function revokeApiKey(deps: Deps, auth: AuthContext, id: number): Promise<void> {
   const now = deps.clock.now();
   await tx(deps.store, async (db) => {
+    const target = await findLiveKey(db, auth.user.id, id);
+    if (!target) throw CommonErrors.notFound('No such API key');
+    const held = target.permissions ? (JSON.parse(target.permissions) as Permissions) : null;
+    if (!isSubset(held, auth.permissions))
+      throw new AppError(403, 'forbidden', 'A key cannot revoke a key with permissions it does not hold');
     if ((await revokeLiveKey(db, auth.user.id, id, now)) === 0)
       throw CommonErrors.notFound('No such API key');
     await revokeKeySessions(db, id, now);
