@@ -6,7 +6,7 @@ import pg from 'pg';
 import { pgUnavailable } from '../../../test/helpers/db.js';
 import { useTestApp } from '../../../test/helpers/app.js';
 import { offers, renter, runningInstance } from '../../../test/helpers/market.js';
-import { pgReads, type Store } from './connection.js';
+import { genericPlanPool, pgReads, type Store } from './connection.js';
 import { keyWithJoinedRead } from '../http/auth.js';
 import { polledInstance } from '../modules/instances/instances.routes.js';
 import { sha256Hex } from '../crypto.js';
@@ -73,7 +73,7 @@ describe.skipIf(skip !== null)('coalesced reads [postgres]', () => {
     const ids = [];
     for (const m of await offers(t(), 4)) ids.push(await runningInstance(t(), u.apiKey, m));
     const pool = new pg.Pool({ connectionString: t().db.url, max: 2 });
-    const batchPool = new pg.Pool({ connectionString: t().db.url, max: 1 });
+    const batchPool = genericPlanPool(t().db.url, 1);
     try {
       const { readCoalesced } = pgReads(pool, batchPool);
       const now = t().clock.now();

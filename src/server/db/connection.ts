@@ -146,7 +146,7 @@ export function openStore(databaseUrl: string, opts: { poolSize?: number } = {})
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  const batchPool = new pg.Pool({ connectionString: databaseUrl, max: BATCH_CONNECTIONS, Client });
+  const batchPool = genericPlanPool(databaseUrl, BATCH_CONNECTIONS);
   batchPool.on('error', () => {});
   const { run, read, readCoalesced } = pgReads(pool, batchPool);
   return {
@@ -187,9 +187,33 @@ const namedOn =
       .rows as R[];
 
 /**
+ * A pool whose connections plan each prepared statement once for any arguments
+ * (plan_cache_mode = force_generic_plan; why, below): set on each connection as it connects,
+ * before the pool hands it out, so no statement of the pool's runs with another plan mode.
+ */
+export function genericPlanPool(databaseUrl: string, max: number): Pg.Pool {
+  const { pg, Client } = loadPg();
+  class GenericPlanClient extends Client {
+    override connect(): Promise<void>;
+    override connect(callback: (err: Error) => void): void;
+    override connect(callback?: (err: Error) => void): Promise<void> | void {
+      const ready = super.connect().then(async () => {
+        await this.query('SET plan_cache_mode = force_generic_plan');
+      });
+      if (!callback) return ready;
+      ready.then(
+        () => callback(null as unknown as Error),
+        (err: Error) => callback(err),
+      );
+    }
+  }
+  return new pg.Pool({ connectionString: databaseUrl, max, Client: GenericPlanClient });
+}
+
+/**
  * The statements of a PostgreSQL store: `run` (a named prepared statement on `pool`), `read`
  * (Store.read) and `readCoalesced` (Store.readCoalesced), whose batched statements run on
- * `batchPool`. Those connections plan every statement once for any arguments
+ * `batchPool` (a `genericPlanPool`). Those connections plan every statement once for any arguments
  * (plan_cache_mode = force_generic_plan): PostgreSQL otherwise plans a prepared statement anew at
  * each execution while a plan for the values at hand looks cheaper than the generic one, and for a
  * batch it always does (it knows the arrays' lengths, the generic plan assumes a hundred
@@ -198,12 +222,6 @@ const namedOn =
  * the generic plan is the original's.
  */
 export function pgReads(pool: Pg.Pool, batchPool: Pg.Pool = pool) {
-  if (batchPool !== pool) {
-    batchPool.on('connect', (client) => {
-      // Queued on the new connection before anything else is sent on it.
-      client.query('SET plan_cache_mode = force_generic_plan').catch(() => {});
-    });
-  }
   const run = namedOn(pool);
   // A read comes back as one JSON value per row (row_to_json over the statement as a subquery):
   // pg builds a row object field by field from a dictionary-mode template, which for the hot
