@@ -151,7 +151,58 @@ describeEachDb('official CLI: renter commands', (dialect) => {
     expect(await geos({ notin: ['NO', 'DE'] })).toEqual(['Montreal, CA']);
     // geolocation="Montreal,_CA": the CLI turns the underscore into a space.
     expect(await geos({ eq: 'Montreal, CA' })).toEqual(['Montreal, CA']);
-    await t().deps.db.deleteFrom('machines').where('id', 'in', ids).execute();
+    // Machines leave as they do in the app, soft-deleted: on SQLite a hard delete of the newest
+    // rows hands their change versions to the next rows, which the offer index has already seen.
+    await t()
+      .deps.db.updateTable('machines')
+      .set({ deleted_at: t().clock.now() })
+      .where('id', 'in', ids)
+      .execute();
+  });
+
+  it("search offers 'driver_version >= 535.86.05': the CLI sends the version's number, 535086005", async () => {
+    const host = await t().user();
+    const ids = await insertMachines(
+      t().deps.db,
+      ['535.86.05', '470.199.02'].map((driver_version) => ({
+        hostId: host.id,
+        gpuName: 'L4',
+        numGpus: 1,
+        hardware: { driver_version },
+      })),
+      t().clock.now(),
+    );
+    const drivers = async (driver_version: unknown) => {
+      const r = await cli(t(), {
+        method: 'POST',
+        path: '/bundles/',
+        key,
+        json: {
+          ...DEFAULT_SEARCH,
+          gpu_name: { eq: 'L4' },
+          driver_version,
+          order: [['score', 'desc']],
+          type: 'on-demand',
+          allocated_storage: f(5),
+        },
+      });
+      expectOk(r);
+      for (const o of r.body.offers) expectTableFields(o, OFFER_TABLE);
+      return r.body.offers.map((o: { driver_version: string }) => o.driver_version).sort();
+    };
+    // vastai search offers 'gpu_name=L4 driver_version >= 535.86.05'
+    expect(await drivers({ gte: 535086005 })).toEqual(['535.86.05']);
+    // vastai search offers 'gpu_name=L4 driver_version = 535.86.05'
+    expect(await drivers({ eq: 535086005 })).toEqual(['535.86.05']);
+    // vastai search offers 'gpu_name=L4 driver_version < 535.86.05'
+    expect(await drivers({ lt: 535086005 })).toEqual(['470.199.02']);
+    // Machines leave as they do in the app, soft-deleted: on SQLite a hard delete of the newest
+    // rows hands their change versions to the next rows, which the offer index has already seen.
+    await t()
+      .deps.db.updateTable('machines')
+      .set({ deleted_at: t().clock.now() })
+      .where('id', 'in', ids)
+      .execute();
   });
 
   /** The host's agent reports the instance loading, then running. */

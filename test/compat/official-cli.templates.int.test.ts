@@ -84,6 +84,35 @@ describeEachDb('official CLI: template commands', (dialect) => {
     expect(hash).toMatch(/^[0-9a-f]{32}$/);
   });
 
+  it("create template --search_params 'driver_version>=535.86.05': taken as a search takes it", async () => {
+    // The CLI sends the dotted version as its number (535086005), as search offers does.
+    const r = await cli(t(), {
+      method: 'POST',
+      path: '/template/',
+      key,
+      json: cliTemplateBody({
+        name: 'new-driver',
+        image: 'ghcr.io/x/tgi',
+        extra_filters: { ...DEFAULT_QUERY, driver_version: { gte: 535086005 } },
+      }),
+    });
+    expectOk(r);
+    expect(r.body.template.extra_filters.driver_version).toEqual({ gte: 535086005 });
+    const bad = await cli(t(), {
+      method: 'POST',
+      path: '/template/',
+      key,
+      json: cliTemplateBody({
+        name: 'bad-driver',
+        image: 'ghcr.io/x/tgi',
+        extra_filters: { ...DEFAULT_QUERY, driver_version: { gte: 'newest' } },
+      }),
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.msg).toContain('extra_filters');
+    expect(bad.body.msg).toContain('driver_version');
+  });
+
   it('create template: a bad field is a 400 the CLI raises on, naming the field', async () => {
     const r = await cli(t(), {
       method: 'POST',

@@ -5,14 +5,16 @@
 //   >= allocated_storage, `listed` unless the filter names listed/rentable, `rented = 0` unless it
 //   names rented/rentable, bid ⇒ min_bid_dph > 0, and free disk >= allocated_storage.
 // - SQL NULL semantics: a WHERE conjunct holds only when it is TRUE, so a comparison with a NULL
-//   value fails, also under NOT / neq / notin. (No field is NULL today; the semantics are kept so a
-//   nullable field added later behaves as in SQL.)
+//   value fails, also under NOT / neq / notin. (No field's value is NULL today; a compareAs number
+//   is, for a value that makes none: driver_version's for a text that is no version.)
+// - Conditions and orders compare a field's compareAs number where it has one (compareJs), as
+//   searchSql does.
 // - Order: the plan's order, then id ASC. NULLs and strings order as SQLite orders them: NULL
 //   smallest (first ascending, last descending), strings by code point (SQLite's BINARY collation
-//   compares UTF-8 bytes, which is code-point order). PostgreSQL's SQL differs there (NULLS LAST
+//   compares UTF-8 bytes, which is code-point order). PostgreSQL differs there (NULLS LAST
 //   ascending, strings by the database collation) and the index does not follow it: one order for
-//   both dialects.
-import { OFFER_FIELDS, type FieldValue, type JsContext, type OfferRow } from './offers.fields.js';
+//   both dialects (searchSql states SQLite's NULL order for a compareAs number on both).
+import { OFFER_FIELDS, compareJs, type FieldValue, type JsContext, type OfferRow } from './offers.fields.js';
 import type { Condition, SearchPlan } from './offers.filter.js';
 import { compileKey, compileTester } from './offers.tester.js';
 
@@ -102,7 +104,7 @@ export function selectPage(
   const test = compileTester(plan, ctx, settled);
   if (!test) return [];
   const [first, ...rest] = plan.order.map((o) => ({
-    js: OFFER_FIELDS[o.field]!.js,
+    js: compareJs(OFFER_FIELDS[o.field]!),
     sign: o.dir === 'desc' ? -1 : 1,
   }));
   const firstKey = first ? compileKey(plan.order[0]!.field, ctx) : null;

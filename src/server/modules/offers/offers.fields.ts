@@ -9,6 +9,7 @@
 
 import type { Selectable } from 'kysely';
 import type { MachinesTable } from '../../db/tables/market.js';
+import type { DialectName } from '../../db/dialect.js';
 
 export type FieldType = 'int' | 'float' | 'bool' | 'string';
 
@@ -20,6 +21,8 @@ export interface SqlContext {
   storage: number;
   /** Now in epoch ms (inlined as an integer literal). */
   now: number;
+  /** The database the SQL runs on (a few expressions differ). */
+  dialect: DialectName;
 }
 
 /**
@@ -72,7 +75,10 @@ export interface JsContext {
   now: number;
 }
 
-/** A field's value; null stands for SQL NULL (no field is NULL today; kept for the semantics). */
+/**
+ * A field's value or compareAs number; null stands for SQL NULL (only a compareAs number is NULL
+ * today).
+ */
 export type FieldValue = number | string | boolean | null;
 
 export interface FieldDef {
@@ -96,6 +102,25 @@ export interface FieldDef {
     /** The key a filter value also matches, or null when it matches the field's value alone. */
     keyOf: (v: string) => string | null;
   };
+  /**
+   * A number made from the value that filters and orders compare instead of the value itself (the
+   * reply keeps the value). Every operator applies. A row whose value makes no number has NULL
+   * there: it matches no condition on the field (neq and notin included) and orders first
+   * ascending, last descending, on both databases.
+   */
+  compareAs?: {
+    sql: (c: SqlContext) => string;
+    js: (r: OfferRow) => number | null;
+    /** A filter value's number; null when it gives none (a 400 naming the field). */
+    valueOf: (v: unknown) => number | null;
+    /** What a filter value must be, as the 400 says it. */
+    expects: string;
+  };
+}
+
+/** What filters and orders compare for a field: its compareAs number, else its value. */
+export function compareJs(def: FieldDef): (r: OfferRow, c: JsContext) => FieldValue {
+  return def.compareAs ? def.compareAs.js : def.js;
 }
 
 /**
@@ -153,6 +178,72 @@ const GEO_COUNTRY: NonNullable<FieldDef['alsoMatches']> = {
   js: (r) => r.geolocation.slice(-4),
   keyOf: (v) => (/^[A-Za-z]{2}$/.test(v) ? `, ${v}` : null),
 };
+
+/**
+ * A driver version's number: the text is one to three parts of ASCII digits joined by dots
+ * (major, minor, patch; a missing part is 0), the major at most 6 digits and the others at most 3,
+ * and its number is major × 1,000,000 + minor × 1,000 + patch ("535.86.05" is 535086005, "550.54"
+ * is 550054000, "550" is 550000000). Any other text ("", "n/a", "1.2.3.4", "535.1000.1", " 535")
+ * has none (NULL). The bounds keep the number exact and one version's number never another's.
+ */
+const DRIVER_VERSION = /^([0-9]{1,6})(?:\.([0-9]{1,3}))?(?:\.([0-9]{1,3}))?$/;
+
+function driverVersionNumber(v: string): number | null {
+  const m = DRIVER_VERSION.exec(v);
+  return m ? Number(m[1]) * 1_000_000 + Number(m[2] ?? 0) * 1_000 + Number(m[3] ?? 0) : null;
+}
+
+/** driverVersionNumber in SQL over `m.driver_version`. */
+function driverVersionSql(c: SqlContext): string {
+  const v = 'm.driver_version';
+  if (c.dialect === 'postgres') {
+    const part = (i: number) => `CAST(COALESCE(NULLIF(split_part(${v}, '.', ${i}), ''), '0') AS BIGINT)`;
+    return `(CASE WHEN ${v} ~ '^[0-9]{1,6}([.][0-9]{1,3}){0,2}$' THEN ${part(1)} * 1000000 + ${part(2)} * 1000 + ${part(3)} END)`;
+  }
+  // SQLite has no regular expressions: GLOBs say the same (only digits and dots, no empty part, at
+  // most two dots, no 7-digit major, no 4-digit minor or patch). CAST reads a leading integer.
+  const valid = [
+    `${v} <> ''`,
+    `${v} NOT GLOB '*[^0-9.]*'`,
+    `${v} NOT GLOB '.*'`,
+    `${v} NOT GLOB '*.'`,
+    `${v} NOT GLOB '*..*'`,
+    `${v} NOT GLOB '*.*.*.*'`,
+    `${v} NOT GLOB '[0-9][0-9][0-9][0-9][0-9][0-9][0-9]*'`,
+    `${v} NOT GLOB '*.[0-9][0-9][0-9][0-9]*'`,
+  ].join(' AND ');
+  const dot1 = `instr(${v}, '.')`;
+  const dot2 = `(${dot1} + instr(substr(${v}, ${dot1} + 1), '.'))`;
+  const minor = `CASE WHEN ${dot1} > 0 THEN CAST(substr(${v}, ${dot1} + 1) AS INTEGER) ELSE 0 END`;
+  const patch = `CASE WHEN ${v} GLOB '*.*.*' THEN CAST(substr(${v}, ${dot2} + 1) AS INTEGER) ELSE 0 END`;
+  return `(CASE WHEN ${valid} THEN CAST(${v} AS INTEGER) * 1000000 + (${minor}) * 1000 + (${patch}) END)`;
+}
+
+/** Machines hold a few distinct driver versions: each one's number is worked out once. */
+const driverNumbers = new Map<string, number | null>();
+function driverNumberOf(r: OfferRow): number | null {
+  const v = r.driver_version;
+  let n = driverNumbers.get(v);
+  if (n === undefined) {
+    n = driverVersionNumber(v);
+    if (driverNumbers.size >= 10_000) driverNumbers.clear();
+    driverNumbers.set(v, n);
+  }
+  return n;
+}
+
+/**
+ * A driver_version filter value: a version ("535.86.05", by driverVersionNumber), or, as the
+ * official CLI sends one, its number (535086005, or that number as text without a dot).
+ */
+function driverFilterValue(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? v : null;
+  if (typeof v !== 'string') return null;
+  const s = v.trim();
+  if (s.includes('.')) return driverVersionNumber(s);
+  const n = /^[+-]?[0-9]+$/.test(s) ? Number(s) : NaN;
+  return Number.isSafeInteger(n) ? n : null;
+}
 
 /** A finite number as an SQL literal (callers validate; this refuses anything else). */
 export function lit(n: number): string {
@@ -240,8 +331,14 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
   driver_version: {
     type: 'string',
     unit: '',
-    doc: 'NVIDIA driver version',
+    doc: 'NVIDIA driver version ("535.86.05"); filtered and ordered by its number major × 1,000,000 + minor × 1,000 + patch (535086005)',
     ...col('driver_version', (r) => r.driver_version),
+    compareAs: {
+      sql: driverVersionSql,
+      js: driverNumberOf,
+      valueOf: driverFilterValue,
+      expects: 'a driver version ("535.86.05") or its number (535086005)',
+    },
   },
   reliability: {
     type: 'float',

@@ -86,9 +86,10 @@ describe('search filter compiler', () => {
   for (const [field, def] of Object.entries(OFFER_FIELDS)) {
     for (const op of OPERATORS) {
       const ordered = op === 'gt' || op === 'gte' || op === 'lt' || op === 'lte';
-      const applies = !ordered || def.type === 'int' || def.type === 'float';
+      const applies = !ordered || def.type === 'int' || def.type === 'float' || !!def.compareAs;
       it(`${field} ${op} ${applies ? 'compiles' : 'is refused'}`, () => {
-        const [raw, want] = sample[def.type]!;
+        // A field compared by a number takes a value that makes the number.
+        const [raw, want] = def.compareAs ? ['535.86.05', 535086005] : sample[def.type]!;
         const value = op === 'in' || op === 'notin' ? [raw] : raw;
         if (!applies) {
           expect(badRequest(() => compileSearch({ [field]: { [op]: value } })).message).toContain(field);
@@ -127,6 +128,60 @@ describe('search filter compiler', () => {
       ['gpu_name', true],
     ] as const) {
       expect(badRequest(() => coerce(field, OFFER_FIELDS[field]!, v)).message).toContain(field);
+    }
+  });
+
+  it('driver_version: a dotted version or its number (as the CLI sends it), any other value a 400', () => {
+    const dv = OFFER_FIELDS.driver_version!;
+    expect(coerce('driver_version', dv, 535086005)).toBe(535086005);
+    expect(coerce('driver_version', dv, '535.86.05')).toBe(535086005);
+    expect(coerce('driver_version', dv, ' 535.86.05 ')).toBe(535086005);
+    expect(coerce('driver_version', dv, '470.199.02')).toBe(470199002);
+    expect(coerce('driver_version', dv, '550.54')).toBe(550054000);
+    // Without a dot, text is the number itself (the CLI sends "=" values as text).
+    expect(coerce('driver_version', dv, '535086005')).toBe(535086005);
+    expect(coerce('driver_version', dv, '550')).toBe(550);
+    for (const v of [
+      'abc',
+      '',
+      '535.86.05.1',
+      '535.1000.1',
+      '535.',
+      '.86',
+      '535..1',
+      '5e8',
+      535.86,
+      true,
+      null,
+      {},
+    ]) {
+      const msg = badRequest(() => coerce('driver_version', dv, v)).message;
+      expect(msg, JSON.stringify(v)).toContain('driver_version');
+      expect(msg).toContain('driver version');
+    }
+    expect(compileSearch({ driver_version: { gte: 535086005, lt: '550.0.0' } }).conditions).toEqual([
+      { field: 'driver_version', op: 'gte', value: 535086005 },
+      { field: 'driver_version', op: 'lt', value: 550000000 },
+    ]);
+    expect(compileSearch({ driver_version: { in: ['535.86.05', 470199002] } }).conditions[0]!.value).toEqual([
+      535086005, 470199002,
+    ]);
+  });
+
+  it('driver_version: conditions and orders compare its number, as an integer parameter', () => {
+    for (const d of [sqlite, postgres]) {
+      const q = searchSql(
+        compileSearch({ driver_version: { gte: 535086005 }, order: [['driver_version', 'desc']] }),
+        d,
+        0,
+      );
+      const where = q.sql.split('FROM machines m WHERE ')[2]!.split(' ORDER BY ')[0]!;
+      expect(where).not.toContain('m.driver_version >=');
+      expect(where).toMatch(d === postgres ? / END\) >= \$1::bigint/ : / END\) >= \?/);
+      expect(q.sql).toContain('END) DESC NULLS LAST, m.id ASC');
+      expect(q.params).toEqual([535086005]);
+      // The reply still selects the text.
+      expect(q.sql).toContain('m.driver_version AS driver_version');
     }
   });
 

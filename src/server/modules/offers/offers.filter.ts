@@ -2,7 +2,9 @@
 // body becomes a validated plan, and a plan becomes one parameterised SQL statement.
 // - Each filter field sits at the top level as {op: value} (several ops on one field are ANDed; a
 //   bare value means eq). Operators: eq neq gt gte lt lte in notin; in/notin take arrays.
-// - Values given as strings are coerced to the field's type ("1" → 1, "true" → true).
+// - Values given as strings are coerced to the field's type ("1" → 1, "true" → true). A field
+//   compared by a number (compareAs: driver_version) takes that number or a value that makes it,
+//   with every operator.
 // - Unknown field, operator or uncoercible value: a 400 bad_request naming it. Nothing is dropped.
 // - `order`: [[field, "asc"|"desc"], …]; `type`: on-demand | bid (interruptible) | reserved;
 //   `limit`; `allocated_storage` (GB, priced into dph_total, and offers must have that much disk).
@@ -56,6 +58,11 @@ const show = (v: unknown): string => quoteValue(v);
 
 /** Coerces one value to the field's type, or throws a 400 naming the field. */
 export function coerce(field: string, def: FieldDef, v: unknown): Scalar {
+  if (def.compareAs) {
+    const n = def.compareAs.valueOf(v);
+    if (n === null) bad(`Invalid value for ${field}: ${show(v)} is not ${def.compareAs.expects}`);
+    return n;
+  }
   switch (def.type) {
     case 'int': {
       const n =
@@ -90,7 +97,7 @@ function isOperator(op: string): op is Operator {
 function condition(field: string, def: FieldDef, op: string, raw: unknown): Condition {
   if (!isOperator(op)) bad(`Unknown operator ${show(op)} for field ${field} (use ${OPERATORS.join(', ')})`);
   if (
-    (def.type === 'bool' || def.type === 'string') &&
+    (def.type === 'bool' || (def.type === 'string' && !def.compareAs)) &&
     op !== 'eq' &&
     op !== 'neq' &&
     op !== 'in' &&
@@ -252,8 +259,13 @@ export function searchSql(plan: SearchPlan, dialect: SqlDialect, now: number): C
       return dialect.param(params.length, TYPE[type]);
     };
   const base = plan.type === 'bid' ? 'm.min_bid_dph' : '(m.price_gpu_dph * m.num_gpus)';
-  const ctx: SqlContext = { base, storage: plan.storage, now };
+  const ctx: SqlContext = { base, storage: plan.storage, now, dialect: dialect.name };
   const expr = (field: string) => OFFER_FIELDS[field]!.sql(ctx);
+  // What conditions and orders compare: a field's compareAs number (an integer), else its value.
+  const compared = (field: string) => {
+    const def = OFFER_FIELDS[field]!;
+    return def.compareAs ? def.compareAs.sql(ctx) : def.sql(ctx);
+  };
   const where: string[] = ['m.deleted_at IS NULL', `m.disk_space >= ${lit(plan.storage)}`];
   if (plan.type === 'bid') where.push('m.min_bid_dph > 0');
   const named = new Set(plan.conditions.map((c) => c.field));
@@ -262,7 +274,8 @@ export function searchSql(plan: SearchPlan, dialect: SqlDialect, now: number): C
   if (!named.has('rented') && !named.has('rentable')) where.push('m.rented = 0');
   for (const c of plan.conditions) {
     const def = OFFER_FIELDS[c.field]!;
-    const e = expr(c.field);
+    const e = compared(c.field);
+    const param = p(def.compareAs ? 'int' : def.type);
     if (def.type === 'bool') {
       // Booleans are predicates: compare by truth, never by 0/1 versus true/false across dialects.
       const set = new Set(Array.isArray(c.value) ? c.value : [c.value]);
@@ -275,18 +288,24 @@ export function searchSql(plan: SearchPlan, dialect: SqlDialect, now: number): C
       continue;
     }
     if (def.alsoMatches) {
-      where.push(alsoMatchesSql(c, e, def.alsoMatches, p(def.type)));
+      where.push(alsoMatchesSql(c, e, def.alsoMatches, param));
       continue;
     }
     if (c.op === 'in' || c.op === 'notin') {
       const vs = c.value as Scalar[];
       if (vs.length === 0) where.push(c.op === 'in' ? '1 = 0' : '1 = 1');
-      else where.push(`${e} ${c.op === 'in' ? 'IN' : 'NOT IN'} (${vs.map(p(def.type)).join(', ')})`);
+      else where.push(`${e} ${c.op === 'in' ? 'IN' : 'NOT IN'} (${vs.map(param).join(', ')})`);
       continue;
     }
-    where.push(`${e} ${CMP[c.op]} ${p(def.type)(c.value)}`);
+    where.push(`${e} ${CMP[c.op]} ${param(c.value)}`);
   }
-  const order = [...plan.order.map((o) => `${expr(o.field)} ${o.dir.toUpperCase()}`), 'm.id ASC'].join(', ');
+  // A compareAs number may be NULL: it orders as SQLite orders NULL (first ascending, last
+  // descending), said outright because PostgreSQL's default is the reverse.
+  const orderTerm = (o: SearchPlan['order'][number]) =>
+    OFFER_FIELDS[o.field]!.compareAs
+      ? `${compared(o.field)} ${o.dir === 'asc' ? 'ASC NULLS FIRST' : 'DESC NULLS LAST'}`
+      : `${expr(o.field)} ${o.dir.toUpperCase()}`;
+  const order = [...plan.order.map(orderTerm), 'm.id ASC'].join(', ');
   const select = SELECTED_FIELDS.map((f) => `${expr(f)} AS ${f}`).join(', ');
   // Two phases: find the page's ids computing only the order expressions, then compute every
   // reply field for those rows alone (the sorter would otherwise carry all fields of all rows).

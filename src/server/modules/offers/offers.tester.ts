@@ -10,13 +10,21 @@
 // K, likewise). The source holds only indexes
 // into fixed tables, operators from a fixed list and `true`/`false`; every value of the request
 // is passed in (V, S), never written into the source. One compiled factory per shape, cached.
-import { OFFER_FIELDS, freeDiskJs, type FieldValue, type JsContext, type OfferRow } from './offers.fields.js';
+import {
+  OFFER_FIELDS,
+  compareJs,
+  freeDiskJs,
+  type FieldValue,
+  type JsContext,
+  type OfferRow,
+} from './offers.fields.js';
 import { alsoMatchKeys, type Condition, type Scalar, type SearchPlan } from './offers.filter.js';
 
 export type Predicate = (r: OfferRow) => boolean;
 
 const FIELD_NAMES = Object.keys(OFFER_FIELDS);
-const FIELD_FNS = FIELD_NAMES.map((f) => OFFER_FIELDS[f]!.js);
+/** What each field's conditions compare (compareJs: its compareAs number, else its value). */
+const FIELD_FNS = FIELD_NAMES.map((f) => compareJs(OFFER_FIELDS[f]!));
 /** Each field's alsoMatches key (null: none), by the same index. */
 const KEY_FNS = FIELD_NAMES.map((f) => OFFER_FIELDS[f]!.alsoMatches?.js ?? null);
 const FIELD_INDEX = new Map(FIELD_NAMES.map((f, i) => [f, i]));
@@ -125,14 +133,17 @@ export function compileTester(
 
 const keys = new Map<string, (c: JsContext) => (r: OfferRow) => unknown>();
 
-/** A field's value as an order key, from a call site of its own (inlined like the conditions). */
+/**
+ * What a field orders by (compareJs), as an order key from a call site of its own (inlined like
+ * the conditions).
+ */
 export function compileKey(field: string, ctx: JsContext): (r: OfferRow) => FieldValue {
   let k = keys.get(field);
   if (!k) {
     const make = new Function('F', 'return function (c) { return function (r) { return F(r, c); }; };') as (
       fn: unknown,
     ) => (c: JsContext) => (r: OfferRow) => unknown;
-    k = make(OFFER_FIELDS[field]!.js);
+    k = make(compareJs(OFFER_FIELDS[field]!));
     keys.set(field, k);
   }
   return k(ctx) as (r: OfferRow) => FieldValue;
