@@ -273,6 +273,12 @@ export const usd = (n: number | null | undefined, digits = 3): string =>
 
 export const gb = (mb: number): string => `${Math.round(mb / 1024)} GB`;
 
+/**
+ * The fewest whole MB that `gb` shows as `gbMin` GB or more, so that a filter at least this many MB
+ * keeps exactly what is shown with at least `gbMin` GB (it rounds to the nearest GB, halves up).
+ */
+export const leastMbShownAs = (gbMin: number): number => Math.ceil(gbMin) * 1024 - 512;
+
 export function when(epochS: number | null | undefined): string {
   if (!epochS) return '—';
   return new Date(epochS * 1000).toLocaleString(undefined, {

@@ -5,8 +5,10 @@ import { Field } from '../ui';
 import { useActions } from './actions';
 import { FormFooter, OneTimeCodeField, SendCodeRow } from './forms';
 
+/** A way to verify; a text message without an `id` goes to the account's number on file. */
 export type Choice =
-  | { kind: 'totp' | 'sms'; id: number; label: string }
+  | { kind: 'totp'; id: number; label: string }
+  | { kind: 'sms'; id?: number; label: string }
   | { kind: 'email'; label: string }
   | { kind: 'backup'; label: string };
 

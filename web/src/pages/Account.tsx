@@ -162,7 +162,9 @@ function ApiKeys() {
           empty="No API keys."
           row={(k) => (
             <tr key={k.id} data-key={k.id}>
-              <td data-label="Name">{k.name || '—'}</td>
+              <td className="break-anywhere" data-label="Name">
+                {k.name || '—'}
+              </td>
               <td data-label="Key" className="mono">
                 {k.key_prefix}…
               </td>
@@ -292,10 +294,12 @@ function SshKeys() {
           row={(k) => (
             <tr key={k.id}>
               <td data-label="Type">{k.key_type}</td>
-              <td data-label="Fingerprint" className="mono small">
+              <td data-label="Fingerprint" className="mono small break-anywhere">
                 {k.fingerprint}
               </td>
-              <td data-label="Comment">{k.comment || '—'}</td>
+              <td className="break-anywhere" data-label="Comment">
+                {k.comment || '—'}
+              </td>
               <td data-label="Added">{when(k.created_at)}</td>
               <td className="act">
                 <Button variant="ghost" busy={busy === `rm-${k.id}`} onClick={() => remove(k)}>

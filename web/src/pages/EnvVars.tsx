@@ -90,10 +90,10 @@ export function EnvVars() {
           empty="No environment variables."
           row={(n) => (
             <tr key={n} data-var={n}>
-              <td data-label="Name" className="mono">
+              <td data-label="Name" className="mono break-anywhere">
                 {n}
               </td>
-              <td data-label="Value" className="mono">
+              <td data-label="Value" className="mono break-anywhere">
                 {shown.has(n) ? (
                   <span data-testid="var-value">
                     {vars.data!.secrets[n] || <em className="muted">(empty)</em>}

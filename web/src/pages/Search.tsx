@@ -15,6 +15,7 @@ import {
   SelectField,
   TextArea,
   gb,
+  leastMbShownAs,
   navigate,
   usd,
 } from '../ui';
@@ -85,7 +86,8 @@ function body(f: Filters, sort: { key: string; dir: 'asc' | 'desc' }): Record<st
   if (f.gpu) b.gpu_name = { eq: f.gpu };
   if (f.gpus) b.num_gpus = { eq: Number(f.gpus) };
   if (f.maxPrice) b.dph_total = { lte: Number(f.maxPrice) };
-  if (f.minVram) b.gpu_ram = { gte: Number(f.minVram) * 1024 };
+  // Kept: every offer whose VRAM column shows at least the GB asked for.
+  if (f.minVram) b.gpu_ram = { gte: leastMbShownAs(Number(f.minVram)) };
   if (f.minRel) b.reliability = { gte: Number(f.minRel) / 100 };
   return b;
 }

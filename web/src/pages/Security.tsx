@@ -100,7 +100,9 @@ export function Security() {
                     </span>
                   )}
                 </td>
-                <td data-label="Label">{m.label || '—'}</td>
+                <td className="break-anywhere" data-label="Label">
+                  {m.label || '—'}
+                </td>
                 <td data-label="Added">{when(m.created_at)}</td>
                 <td data-label="Last used">{m.last_used ? when(m.last_used) : 'never'}</td>
                 <td className="act">

@@ -1,6 +1,7 @@
 // Sign in: e-mail and password (POST /api/v0/users/login/). With 2FA on, the reply carries a
 // tfa_secret and the user's methods; the second step picks a method (TOTP, SMS, e-mail or a backup
 // code), sends a code where one is sent, and completes with POST /api/v0/tfa/, which sets the cookie.
+// A text message without a method id goes to the number on file (legacy accounts).
 import { useState, type FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { api, type LoginMethod, type User } from '../api';
@@ -13,7 +14,17 @@ interface Challenge {
   methods: LoginMethod[];
 }
 
+/**
+ * The second step's choices: the account's methods, primary first, then an e-mailed code and a
+ * backup code. An account that needs 2FA but has no methods is a legacy one, verified by a text
+ * message to the number on file; it has no backup codes, so none are offered.
+ */
 function choicesOf(methods: LoginMethod[]): Choice[] {
+  if (methods.length === 0)
+    return [
+      { kind: 'sms', label: 'Text message (number on file)' },
+      { kind: 'email', label: 'E-mail code' },
+    ];
   const sorted = [...methods].sort((a, b) => Number(b.is_primary) - Number(a.is_primary));
   const out: Choice[] = sorted.map((m) =>
     m.method === 'totp'
