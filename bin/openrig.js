@@ -14,5 +14,8 @@ main(process.argv).then(
   (err) => {
     process.stderr.write(`openrig: ${err && err.message ? err.message : String(err)}\n`);
     process.exitCode = 1;
+    // A failed command ends: whatever it left open (an IPC channel, a pool, a timer) keeps it
+    // alive for half a second at most, its output written meanwhile.
+    setTimeout(() => process.exit(1), 500).unref();
   },
 );

@@ -7,6 +7,7 @@ import { registerAdmin } from './admin.js';
 import { registerAgentCommand } from './agent.js';
 import { registerUserCommands } from './user/index.js';
 import { registerCompletion } from './completion.js';
+import type { ForkedWorker } from '../server/cluster-fork.js';
 
 /** The options of `openrig serve`, as commander parses them (defaults filled in). */
 interface ServeOpts {
@@ -84,10 +85,18 @@ export function buildProgram(): Command {
       // Loaded on demand: user commands start fast without the server's modules. The configuration
       // is checked and a cluster's workers forked before the server's modules load, so that the
       // workers load theirs meanwhile (server/cluster-fork.ts).
-      const { prepareServe } = await import('../server/cluster-fork.js');
-      const prepared = prepareServe(opts);
-      const { serveCommand } = await import('../server/main.js');
-      await serveCommand(opts, prepared);
+      const { abortStart, prepareServe } = await import('../server/cluster-fork.js');
+      let forked: ForkedWorker[] = [];
+      try {
+        const prepared = prepareServe(opts);
+        forked = prepared.forked;
+        const { serveCommand } = await import('../server/main.js');
+        await serveCommand(opts, prepared);
+      } catch (err) {
+        // A failed start ends the whole cluster; the primary alone reports why.
+        await abortStart(err, forked);
+        throw err;
+      }
     });
   registerAdmin(program);
   registerAgentCommand(program);

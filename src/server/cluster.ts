@@ -1,32 +1,35 @@
 // `openrig serve --workers N`: N processes (node:cluster) serving HTTP on one port, so the server
 // uses more than the one core a Node.js process gives it.
-// - The workers are forked first (cluster-fork.ts); then the primary migrates the database, runs
-//   the background jobs (e-mail relay, heartbeat sweep, billing meter) once for all workers, and
-//   serves no HTTP. Workers wake its relay over IPC after a commit that enqueued mail.
+// - The workers are forked first (cluster-fork.ts); then the primary migrates the database, and
+//   once every worker listens runs the background jobs (e-mail relay, heartbeat sweep, billing
+//   meter) once for all workers; it serves no HTTP. Workers wake its relay over IPC after a commit that enqueued mail.
 // - Each worker opens its own connections: on SQLite, its own writer and query-only reader on the
 //   same WAL file (SQLite serialises the writes of all processes); on PostgreSQL, its own pool.
 // - `/metrics` answered by any worker holds every worker's request counts: the primary gathers
 //   each worker's registry and merges them (database-wide gauges taken once, not summed).
 // - SIGTERM (or SIGINT) to the primary drains every worker (in-flight requests finish), then the
 //   jobs stop (the relay's last pass flushes the outbox) and the primary exits 0. A worker that
-//   dies while serving is replaced; one that dies before the cluster is ready fails the start.
+//   dies while serving is replaced. Any failure before every worker listens (a worker's or the
+//   primary's) fails the start: every worker is ended, the jobs never run, and `serve` exits 1
+//   with the reason, once.
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Config } from './config.js';
-import { openStore } from './db/connection.js';
+import { openStore, type Store } from './db/connection.js';
 import { migrateToLatest } from './db/migrate.js';
 import { makeDeps, type Deps } from './deps.js';
 import { systemClock } from './clock.js';
 import { startJobs } from './jobs/index.js';
-import { serverLog } from './log.js';
+import { serverLog, type ServerLog } from './log.js';
 import { onTermination, startServer } from './main.js';
-import { forkWorker, type ForkedWorker } from './cluster-fork.js';
+import { endWorkers, forkWorker, START_FAILED, type ForkedWorker } from './cluster-fork.js';
 
 type Metrics = MetricObjectWithValues<MetricValue<string>>[];
 
 type Message =
   | { type: 'openrig:start' }
   | { type: 'openrig:listening'; url: string }
+  | { type: typeof START_FAILED; message: string }
   | { type: 'openrig:kick-outbox' }
   | { type: 'openrig:metrics-request'; id: number }
   | { type: 'openrig:metrics-collect'; id: number }
@@ -43,37 +46,45 @@ export function isClusterWorker(): boolean {
 /** How long the primary waits for the workers' metrics before answering with what it has. */
 const METRICS_WAIT_MS = 5000;
 
+/** How long after a worker's exit during start-up its reported reason may still arrive. */
+const EXIT_REASON_WAIT_MS = 200;
+
 /**
  * The primary: `n` workers, of which `forked` were forked already (prepareServe); their messages
- * held meanwhile are handled first, in order.
+ * held meanwhile are handled first, in order. The start fails, with every worker ended and no
+ * background job run, when anything fails before all `n` workers listen: the primary's own
+ * start-up, or any worker's (its reported reason is the error, else how it exited).
  */
 export async function runPrimary(config: Config, n: number, forked: ForkedWorker[] = []): Promise<void> {
-  const out = serverLog(config.logLevel, config.logFlushMs);
-  const log = out.log;
-  const store = openStore(config.databaseUrl);
+  const workers = new Set<Worker>(forked.map((f) => f.worker));
+  let out: ServerLog | null = null;
+  let store: Store | null = null;
+  let deps: Deps | null = null;
+  let log: Deps['log'] | null = null;
   // The workers load their modules while the primary migrates; each opens the database only once
   // the migrations are done (it asks with openrig:start and waits for the answer).
   let migrated = false;
   const waitingToStart = new Set<Worker>();
 
-  const workers = new Set<Worker>();
-  let kick = () => {};
+  // Kicks that come before the relay runs are kept, and wake it once it does.
+  let kickPending = false;
+  let kick: () => void = () => {
+    kickPending = true;
+  };
   let listening = 0;
   let url: string | null = null;
   let stopping = false;
   let failedExit = false;
   let ready = false;
-  let startFailed: ((err: Error) => void) | null = null;
-  const started = new Promise<void>((resolve, reject) => {
-    startFailed = reject;
-    const check = setInterval(() => {
-      if (listening >= n) {
-        clearInterval(check);
-        ready = true;
-        resolve();
-      }
-    }, 5);
-  });
+  let failure: Error | null = null;
+  let settle!: { resolve: () => void; reject: (err: Error) => void };
+  const started = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+  started.catch(() => {}); // awaited after the migrations; a failure meanwhile waits for that
+  const failStart = (err: Error) => {
+    if (ready || failure) return;
+    failure = err;
+    settle.reject(err);
+  };
 
   // Metrics: one gathering per request from a worker, answered with every worker's registry.
   let nextId = 0;
@@ -111,7 +122,12 @@ export async function runPrimary(config: Config, n: number, forked: ForkedWorker
       } else if (m.type === 'openrig:listening') {
         url = m.url;
         listening++;
-      } else if (m.type === 'openrig:kick-outbox') kick();
+        if (listening >= n && !failure && !ready) {
+          ready = true;
+          settle.resolve();
+        }
+      } else if (m.type === START_FAILED) failStart(new Error(m.message));
+      else if (m.type === 'openrig:kick-outbox') kick();
       else if (m.type === 'openrig:metrics-request') {
         gatherMetrics().then(
           (text) => send(w, { type: 'openrig:metrics-text', id: m.id, text }),
@@ -133,56 +149,60 @@ export async function runPrimary(config: Config, n: number, forked: ForkedWorker
         return;
       }
       if (!ready) {
-        startFailed?.(new Error(`a worker exited during start-up (code ${code}, signal ${signal})`));
+        // Its reason, sent just before it exited, may still be on its way.
+        const reason = new Error(`a worker exited during start-up (code ${code}, signal ${signal})`);
+        setTimeout(() => failStart(reason), EXIT_REASON_WAIT_MS);
         return;
       }
-      log.error({ pid: w.process.pid, code, signal }, 'worker exited; starting another');
+      log?.error({ pid: w.process.pid, code, signal }, 'worker exited; starting another');
       watch(forkWorker());
     };
     // A worker forked early may have exited before this: its exit is handled now.
     if (w.isDead()) onExit(w.process.exitCode, w.process.signalCode);
     else w.on('exit', onExit);
   };
-  for (const f of forked) watch(f);
-  for (let i = forked.length; i < n; i++) watch(forkWorker());
-  let deps: Deps;
+
   try {
+    out = serverLog(config.logLevel, config.logFlushMs);
+    log = out.log;
+    store = openStore(config.databaseUrl);
+    for (const f of forked) watch(f);
+    for (let i = forked.length; i < n; i++) watch(forkWorker());
     await migrateToLatest(store);
     migrated = true;
     for (const w of waitingToStart) send(w, { type: 'openrig:start' });
     waitingToStart.clear();
-    deps = makeDeps({ store, clock: systemClock, config, log });
-    deps.jobs.push(...startJobs(deps));
-    kick = () => deps.kickOutbox();
+    await started;
+    // The jobs run only in a cluster that started: a failed start leaves them to a primary that did.
+    const d = makeDeps({ store, clock: systemClock, config, log });
+    deps = d;
+    d.jobs.push(...startJobs(d));
+    kick = () => d.kickOutbox();
+    if (kickPending) kick();
   } catch (err) {
     stopping = true;
-    for (const w of workers) w.process.kill('SIGTERM');
-    await store.destroy().catch(() => {});
-    await out.close();
+    await endWorkers(workers);
+    for (const j of deps?.jobs ?? []) await j.stop().catch(() => {});
+    await store?.destroy().catch(() => {});
+    await out?.close();
     throw err;
   }
+  const d = deps;
+  const s = store;
+  const o = out;
 
   const stop = async (signal: string) => {
     stopping = true;
-    log.info({ signal }, 'shutting down');
+    o.log.info({ signal }, 'shutting down');
     const exits = [...workers].map((w) => new Promise<void>((resolve) => w.once('exit', () => resolve())));
     // Each worker drains: stops accepting, finishes its in-flight requests, writes its logs.
     for (const w of workers) w.process.kill('SIGTERM');
     await Promise.all(exits);
-    for (const j of deps.jobs) await j.stop(); // the relay's last pass flushes the outbox
-    await store.destroy();
-    await out.close();
+    for (const j of d.jobs) await j.stop(); // the relay's last pass flushes the outbox
+    await s.destroy();
+    await o.close();
     if (failedExit) throw new Error('a worker failed to shut down cleanly');
   };
-
-  try {
-    await started;
-  } catch (err) {
-    stopping = true;
-    for (const w of workers) w.process.kill('SIGTERM');
-    await stop('start-up failure').catch(() => {});
-    throw err;
-  }
   onTermination(stop);
   process.stdout.write(`openrig listening on ${url} (${n} workers)\n`);
 }

@@ -54,7 +54,7 @@ export interface Config {
     unknownAfterS: number;
     offlineAfterS: number;
     sweepIntervalMs: number;
-    /** OPENRIG_AUTO_VERIFY=on: machines agents register are verified (one operator trusts its hosts). */
+    /** OPENRIG_AUTO_VERIFY on: machines agents register are verified (one operator trusts its hosts). */
     autoVerify?: boolean;
   };
   billing: { meterIntervalMs: number };
@@ -76,7 +76,7 @@ export interface Config {
    */
   trustProxy: false | string[];
   webhooks: {
-    /** OPENRIG_WEBHOOK_ALLOW_HTTP=1: http:// endpoint URLs are accepted (else https:// only). */
+    /** OPENRIG_WEBHOOK_ALLOW_HTTP on: http:// endpoint URLs are accepted (else https:// only). */
     allowHttp: boolean;
     /** OPENRIG_WEBHOOK_ALLOW_HOSTS: CIDR ranges deliveries may reach although private or loopback. */
     allowHosts: string[];
@@ -112,6 +112,73 @@ function num(env: Env, name: string, def: number, opts: { min?: number; max?: nu
 function str(env: Env, name: string, def: string): string {
   const raw = env[name];
   return raw === undefined || raw === '' ? def : raw;
+}
+
+/** The values a boolean variable takes, in any case: on (1, true, on) or off (0, false, off). */
+const BOOL_ON = ['1', 'true', 'on'];
+const BOOL_OFF = ['0', 'false', 'off'];
+
+/** A boolean variable: unset or empty gives `def`; any value outside BOOL_ON and BOOL_OFF is refused. */
+function bool(env: Env, name: string, def: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return def;
+  const v = raw.trim().toLowerCase();
+  if (BOOL_ON.includes(v)) return true;
+  if (BOOL_OFF.includes(v)) return false;
+  throw new Error(
+    `${name} must be one of ${[...BOOL_ON, ...BOOL_OFF].join(', ')} (got ${JSON.stringify(raw)})`,
+  );
+}
+
+/** Levels OPENRIG_LOG_LEVEL takes: pino's. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function logLevel(env: Env): string {
+  const raw = str(env, 'OPENRIG_LOG_LEVEL', 'info');
+  if (!(LOG_LEVELS as readonly string[]).includes(raw))
+    throw new Error(`OPENRIG_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(raw)})`);
+  return raw;
+}
+
+/**
+ * SMTP_URL: empty (no SMTP), or `smtp://[USER:PASS@]HOST[:PORT][?OPTIONS]` (smtps:// for TLS from
+ * the start) with a host. The message never quotes the value: it may hold a password.
+ */
+function smtpUrl(env: Env): string | null {
+  const raw = env.SMTP_URL;
+  if (raw === undefined || raw === '') return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '')
+    throw new Error(
+      'SMTP_URL must be smtp://[USER:PASS@]HOST[:PORT] or smtps://…, or empty for no SMTP (the value is not shown: it may hold a password)',
+    );
+  return raw;
+}
+
+/**
+ * The SMS provider: outbox, or twilio with its account SID, auth token and Verify service SID
+ * (without them every code send would fail) and an http(s) API base.
+ */
+function smsProvider(env: Env): 'outbox' | 'twilio' {
+  const provider = str(env, 'OPENRIG_SMS_PROVIDER', 'outbox');
+  if (provider !== 'outbox' && provider !== 'twilio')
+    throw new Error(`OPENRIG_SMS_PROVIDER must be outbox or twilio (got ${JSON.stringify(provider)})`);
+  if (provider === 'twilio') {
+    const missing = ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_VERIFY_SERVICE_SID'].filter(
+      (name) => !env[name],
+    );
+    if (missing.length > 0)
+      throw new Error(`OPENRIG_SMS_PROVIDER=twilio needs ${missing.join(', ')} (not set)`);
+    const base = env.TWILIO_API_BASE;
+    if (base && !/^https?:\/\/[^/\s]+/.test(base))
+      throw new Error(`TWILIO_API_BASE must be an http:// or https:// URL (got ${JSON.stringify(base)})`);
+  }
+  return provider;
 }
 
 /** `LIMIT/WINDOW_SECONDS`, e.g. `120/60`. */
@@ -161,25 +228,23 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
       `database URL must start with sqlite: or postgres:// (got ${JSON.stringify(databaseUrl)})`,
     );
   }
-  const provider = str(env, 'OPENRIG_SMS_PROVIDER', 'outbox');
-  if (provider !== 'outbox' && provider !== 'twilio')
-    throw new Error('OPENRIG_SMS_PROVIDER must be outbox or twilio');
-  const smtpUrl = env.SMTP_URL || null;
-  const outboxFile = env.OPENRIG_MAIL_OUTBOX || (smtpUrl ? null : path.join(dataDir, 'mail-outbox.jsonl'));
+  const provider = smsProvider(env);
+  const smtp = smtpUrl(env);
+  const outboxFile = env.OPENRIG_MAIL_OUTBOX || (smtp ? null : path.join(dataDir, 'mail-outbox.jsonl'));
   const host = o.host ?? str(env, 'OPENRIG_HOST', '127.0.0.1');
   return {
     host,
     port: o.port ?? num(env, 'OPENRIG_PORT', 8080, { min: 0, max: 65535 }),
     dataDir,
     databaseUrl,
-    logLevel: str(env, 'OPENRIG_LOG_LEVEL', 'info'),
+    logLevel: logLevel(env),
     logFlushMs: num(env, 'OPENRIG_LOG_FLUSH_MS', 20, { min: 0, max: 60_000 }),
     secretKey: loadSecretKey(env, dataDir),
     publicHost: str(env, 'OPENRIG_PUBLIC_HOST', host === '0.0.0.0' ? '127.0.0.1' : host),
     sessionTtlS: num(env, 'OPENRIG_SESSION_TTL_S', 7 * 24 * 3600, { min: 1 }),
     bodyLimitBytes: num(env, 'OPENRIG_BODY_LIMIT_BYTES', 1024 * 1024, { min: 1024 }),
     mail: {
-      smtpUrl,
+      smtpUrl: smtp,
       outboxFile,
       from: str(env, 'OPENRIG_MAIL_FROM', 'openrig <noreply@openrig.local>'),
       relayIntervalMs: num(env, 'OPENRIG_MAIL_RELAY_INTERVAL_MS', 500, { min: 10 }),
@@ -223,12 +288,12 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
       unknownAfterS: num(env, 'OPENRIG_UNKNOWN_AFTER_S', 60, { min: 0.1 }),
       offlineAfterS: num(env, 'OPENRIG_OFFLINE_AFTER_S', 300, { min: 0.1 }),
       sweepIntervalMs: num(env, 'OPENRIG_SWEEP_INTERVAL_MS', 1000, { min: 10 }),
-      autoVerify: str(env, 'OPENRIG_AUTO_VERIFY', 'off') === 'on',
+      autoVerify: bool(env, 'OPENRIG_AUTO_VERIFY', false),
     },
     billing: { meterIntervalMs: num(env, 'OPENRIG_METER_INTERVAL_MS', 10_000, { min: 10 }) },
     audit: { retentionDays: num(env, 'OPENRIG_AUDIT_RETENTION_DAYS', 90, { min: 1, max: 36_500 }) },
     rateLimits: {
-      enabled: str(env, 'OPENRIG_RATE_LIMITS', 'on') !== 'off',
+      enabled: bool(env, 'OPENRIG_RATE_LIMITS', true),
       codeSends: rateRule(env, 'OPENRIG_RATE_LIMIT_CODE_SENDS', { limit: 10, windowS: 600 }),
       logins: rateRule(env, 'OPENRIG_RATE_LIMIT_LOGINS', { limit: 20, windowS: 60 }),
       creates: rateRule(env, 'OPENRIG_RATE_LIMIT_CREATES', { limit: 30, windowS: 60 }),
@@ -241,7 +306,7 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
     metricsHost: str(env, 'OPENRIG_METRICS_HOST', '127.0.0.1'),
     trustProxy: trustProxy(env),
     webhooks: {
-      allowHttp: ['1', 'true', 'on'].includes(str(env, 'OPENRIG_WEBHOOK_ALLOW_HTTP', '0')),
+      allowHttp: bool(env, 'OPENRIG_WEBHOOK_ALLOW_HTTP', false),
       allowHosts: webhookAllowHosts(env),
       pollMs: num(env, 'OPENRIG_WEBHOOK_POLL_MS', 250, { min: 10 }),
     },
