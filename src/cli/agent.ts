@@ -2,6 +2,7 @@
 import { CommanderError, type Command } from 'commander';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { logLevel } from '../server/config.js';
 import type { Agent } from '../agent/daemon.js';
 import type { Runtime } from '../agent/runtime.js';
 
@@ -154,7 +155,13 @@ export function registerAgentCommand(program: Command): void {
       const priceGpu = money('--price-gpu', o.priceGpu);
       const priceDisk = money('--price-disk', o.priceDisk);
       const stateDir = path.resolve(o.stateDir);
-      const log = pino({ level: process.env.OPENRIG_LOG_LEVEL || 'info', base: { role: 'agent' } });
+      let level: string;
+      try {
+        level = logLevel(process.env);
+      } catch (err) {
+        throw usage((err as Error).message);
+      }
+      const log = pino({ level, base: { role: 'agent' } });
       let agent: Agent | null = null;
       let runtime: Runtime;
       const socket = /^unix:\/\//.test(process.env.DOCKER_HOST ?? '')

@@ -133,7 +133,8 @@ function bool(env: Env, name: string, def: boolean): boolean {
 /** Levels OPENRIG_LOG_LEVEL takes: pino's. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-function logLevel(env: Env): string {
+/** OPENRIG_LOG_LEVEL, checked (the server's and the agent's). */
+export function logLevel(env: Env): string {
   const raw = str(env, 'OPENRIG_LOG_LEVEL', 'info');
   if (!(LOG_LEVELS as readonly string[]).includes(raw))
     throw new Error(`OPENRIG_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(raw)})`);

@@ -67,6 +67,9 @@ describe('openrig agent: usage', () => {
     const usage = await runCli([...base, '--gpus', 'RTX 4090'], { ...env, OPENRIG_USAGE_INTERVAL_S: '0.5' });
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/OPENRIG_USAGE_INTERVAL_S must be a number of seconds >= 1/);
+    const level = await runCli([...base, '--gpus', 'RTX 4090'], { ...env, OPENRIG_LOG_LEVEL: 'loud' });
+    expect(level.code).toBe(2);
+    expect(level.stderr).toMatch(/OPENRIG_LOG_LEVEL must be one of fatal, error, warn, info/);
   });
 
   it('exits 1 when the server refuses its key (read from a 0600 file); the process runtime warns', async () => {
