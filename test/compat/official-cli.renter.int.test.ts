@@ -116,93 +116,82 @@ describeEachDb('official CLI: renter commands', (dialect) => {
     expect(typed.body.offers.every((o: { gpu_name: string }) => o.gpu_name === 'RTX 4090')).toBe(true);
   });
 
-  it("search offers 'geolocation=CA', 'geolocation in [NO,DE]', 'geolocation!=NO': by country code", async () => {
+  /** Machines of one GPU model, one per hardware value, as a test of one search field lists them. */
+  async function machinesWith(gpuName: string, hardware: Record<string, string>[]): Promise<number[]> {
     const host = await t().user();
-    const ids = await insertMachines(
+    return insertMachines(
       t().deps.db,
-      ['Montreal, CA', 'Oslo, NO', 'Frankfurt, DE'].map((geolocation) => ({
-        hostId: host.id,
-        gpuName: 'L40S',
-        numGpus: 1,
-        hardware: { geolocation },
-      })),
+      hardware.map((h) => ({ hostId: host.id, gpuName, numGpus: 1, hardware: h })),
       t().clock.now(),
     );
-    const geos = async (geolocation: unknown) => {
-      const r = await cli(t(), {
-        method: 'POST',
-        path: '/bundles/',
-        key,
-        json: {
-          ...DEFAULT_SEARCH,
-          gpu_name: { eq: 'L40S' },
-          geolocation,
-          order: [['score', 'desc']],
-          type: 'on-demand',
-          allocated_storage: f(5),
-        },
-      });
-      expectOk(r);
-      return r.body.offers.map((o: { geolocation: string }) => o.geolocation).sort();
-    };
+  }
+
+  /** `vastai search offers 'gpu_name=GPU FIELD…'` as the CLI puts it on the wire: the offers. */
+  async function searchBy(
+    gpuName: string,
+    field: string,
+    value: unknown,
+  ): Promise<Record<string, unknown>[]> {
+    const r = await cli(t(), {
+      method: 'POST',
+      path: '/bundles/',
+      key,
+      json: {
+        ...DEFAULT_SEARCH,
+        gpu_name: { eq: gpuName },
+        [field]: value,
+        order: [['score', 'desc']],
+        type: 'on-demand',
+        allocated_storage: f(5),
+      },
+    });
+    expectOk(r);
+    for (const o of r.body.offers) expectTableFields(o, OFFER_TABLE);
+    return r.body.offers;
+  }
+
+  /**
+   * Machines leave as they do in the app, soft-deleted: on SQLite a hard delete of the newest rows
+   * hands their change versions to the next rows, which the offer index has already seen.
+   */
+  async function retire(ids: number[]): Promise<void> {
+    await t()
+      .deps.db.updateTable('machines')
+      .set({ deleted_at: t().clock.now() })
+      .where('id', 'in', ids)
+      .execute();
+  }
+
+  it("search offers 'geolocation=CA', 'geolocation in [NO,DE]', 'geolocation!=NO': by country code", async () => {
+    const ids = await machinesWith(
+      'L40S',
+      ['Montreal, CA', 'Oslo, NO', 'Frankfurt, DE'].map((geolocation) => ({ geolocation })),
+    );
+    const geos = async (geolocation: unknown) =>
+      (await searchBy('L40S', 'geolocation', geolocation)).map((o) => String(o.geolocation)).sort();
     expect(await geos({ eq: 'CA' })).toEqual(['Montreal, CA']);
     expect(await geos({ in: ['NO', 'DE'] })).toEqual(['Frankfurt, DE', 'Oslo, NO']);
     expect(await geos({ neq: 'NO' })).toEqual(['Frankfurt, DE', 'Montreal, CA']);
     expect(await geos({ notin: ['NO', 'DE'] })).toEqual(['Montreal, CA']);
     // geolocation="Montreal,_CA": the CLI turns the underscore into a space.
     expect(await geos({ eq: 'Montreal, CA' })).toEqual(['Montreal, CA']);
-    // Machines leave as they do in the app, soft-deleted: on SQLite a hard delete of the newest
-    // rows hands their change versions to the next rows, which the offer index has already seen.
-    await t()
-      .deps.db.updateTable('machines')
-      .set({ deleted_at: t().clock.now() })
-      .where('id', 'in', ids)
-      .execute();
+    await retire(ids);
   });
 
   it("search offers 'driver_version >= 535.86.05': the CLI sends the version's number, 535086005", async () => {
-    const host = await t().user();
-    const ids = await insertMachines(
-      t().deps.db,
-      ['535.86.05', '470.199.02'].map((driver_version) => ({
-        hostId: host.id,
-        gpuName: 'L4',
-        numGpus: 1,
-        hardware: { driver_version },
-      })),
-      t().clock.now(),
+    const ids = await machinesWith(
+      'L4',
+      ['535.86.05', '470.199.02'].map((driver_version) => ({ driver_version })),
     );
-    const drivers = async (driver_version: unknown) => {
-      const r = await cli(t(), {
-        method: 'POST',
-        path: '/bundles/',
-        key,
-        json: {
-          ...DEFAULT_SEARCH,
-          gpu_name: { eq: 'L4' },
-          driver_version,
-          order: [['score', 'desc']],
-          type: 'on-demand',
-          allocated_storage: f(5),
-        },
-      });
-      expectOk(r);
-      for (const o of r.body.offers) expectTableFields(o, OFFER_TABLE);
-      return r.body.offers.map((o: { driver_version: string }) => o.driver_version).sort();
-    };
+    const drivers = async (driver_version: unknown) =>
+      (await searchBy('L4', 'driver_version', driver_version)).map((o) => String(o.driver_version)).sort();
     // vastai search offers 'gpu_name=L4 driver_version >= 535.86.05'
     expect(await drivers({ gte: 535086005 })).toEqual(['535.86.05']);
     // vastai search offers 'gpu_name=L4 driver_version = 535.86.05'
     expect(await drivers({ eq: 535086005 })).toEqual(['535.86.05']);
     // vastai search offers 'gpu_name=L4 driver_version < 535.86.05'
     expect(await drivers({ lt: 535086005 })).toEqual(['470.199.02']);
-    // Machines leave as they do in the app, soft-deleted: on SQLite a hard delete of the newest
-    // rows hands their change versions to the next rows, which the offer index has already seen.
-    await t()
-      .deps.db.updateTable('machines')
-      .set({ deleted_at: t().clock.now() })
-      .where('id', 'in', ids)
-      .execute();
+    await retire(ids);
   });
 
   /** The host's agent reports the instance loading, then running. */
