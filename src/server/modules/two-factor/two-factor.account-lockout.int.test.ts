@@ -10,7 +10,7 @@ import { enableTotp, lastEmailCode } from './two-factor.testkit.js';
 import { recordSignInFailure } from '../accounts/accounts.lockout.js';
 import { checkPassword } from '../accounts/accounts.service.js';
 import { AppError } from '../../errors.js';
-import { openStore } from '../../db/connection.js';
+import { openStore, type Store } from '../../db/connection.js';
 import { findUserByEmail } from '../accounts/accounts.repo.js';
 import { verifyFactor } from './two-factor.verify.js';
 import { TfaErrors } from './two-factor.errors.js';
@@ -279,29 +279,39 @@ describeEachDb('per-account lockout across channels', (dialect) => {
     expect(await lockEmails(t(), u.email)).toBe(1);
   });
 
-  it('a right password whose check ends after concurrent wrong ones locked the account gets the lock, not the user', async () => {
-    const u = await t().user({ password: 'right and racing' });
+  /**
+   * The store's Kysely with one hook: right after the first read returning a row with `column`
+   * (the row a check is about to judge), `overtake` runs on a connection of its own, as concurrent
+   * requests would. Returns the db and whether the hook ran.
+   */
+  function overtakenAfterReading(column: string, overtake: (other: Store) => Promise<void>) {
     const deps = t().deps;
-    // The concurrent guesses come through a connection of their own, as another request's would.
     const other = openStore(t().db.url);
-    let overtaken = false;
-    // While the right password is being checked (its user row just read), ten concurrent wrong
-    // guesses are counted and lock the account.
+    const state = { overtaken: false };
     const db = deps.db.withPlugin({
       transformQuery: (a) => a.node,
       async transformResult(a) {
-        if (!overtaken && a.result.rows.some((r) => 'password_hash' in r)) {
-          overtaken = true;
-          const od = { ...deps, store: other, db: other.db };
-          for (let i = 0; i < 10; i++) await recordSignInFailure(od, u.email);
+        if (!state.overtaken && a.result.rows.some((r) => column in r)) {
+          state.overtaken = true;
+          await overtake(other);
         }
         return a.result;
       },
     });
-    const err = await checkPassword({ ...deps, db }, u.email, 'right and racing')
+    return { deps: { ...deps, db }, state, done: () => other.destroy() };
+  }
+
+  it('a right password whose check ends after concurrent wrong ones locked the account gets the lock, not the user', async () => {
+    const u = await t().user({ password: 'right and racing' });
+    // While the right password is being checked, ten concurrent wrong guesses lock the account.
+    const race = overtakenAfterReading('password_hash', async (other) => {
+      const od = { ...t().deps, store: other, db: other.db };
+      for (let i = 0; i < 10; i++) await recordSignInFailure(od, u.email);
+    });
+    const err = await checkPassword(race.deps, u.email, 'right and racing')
       .catch((e: unknown) => e)
-      .finally(() => other.destroy());
-    expect(overtaken).toBe(true);
+      .finally(race.done);
+    expect(race.state.overtaken).toBe(true);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).code).toBe('account_locked');
     expect(await lockEmails(t(), u.email)).toBe(1);
@@ -310,40 +320,26 @@ describeEachDb('per-account lockout across channels', (dialect) => {
   it('a right TOTP code whose check ends after concurrent wrong ones locked the method gets the lock', async () => {
     const u = await t().user();
     const totp = await enableTotp(t(), u.apiKey, u.email);
-    const deps = t().deps;
-    const other = openStore(t().db.url);
-    let overtaken = false;
     // Right after the method's row is read, concurrent wrong codes lock the method.
-    const db = deps.db.withPlugin({
-      transformQuery: (a) => a.node,
-      async transformResult(a) {
-        if (!overtaken && a.result.rows.some((r) => 'totp_secret_enc' in r)) {
-          overtaken = true;
-          await other.db
-            .updateTable('tfa_methods')
-            .set({ fail_count: 5, locked_until: t().clock.now() + 900_000 })
-            .where('id', '=', totp.id)
-            .execute();
-        }
-        return a.result;
-      },
+    const race = overtakenAfterReading('totp_secret_enc', async (other) => {
+      await other.db
+        .updateTable('tfa_methods')
+        .set({ fail_count: 5, locked_until: t().clock.now() + 900_000 })
+        .where('id', '=', totp.id)
+        .execute();
     });
-    const user = await findUserByEmail(deps.db, u.email);
+    const user = await findUserByEmail(t().deps.db, u.email);
     const code = totpAt(totp.secret, t().clock.now());
-    const err = await verifyFactor(
-      { ...deps, db },
-      user!,
-      { tfa_method: 'totp', code },
-      {
-        action: 'login',
-        purposes: ['verify', 'login'],
-        fail: TfaErrors.loginFailed,
-        ip: null,
-      },
-    )
+    const ctx = {
+      action: 'login',
+      purposes: ['verify' as const, 'login' as const],
+      fail: TfaErrors.loginFailed,
+      ip: null,
+    };
+    const err = await verifyFactor(race.deps, user!, { tfa_method: 'totp', code }, ctx)
       .catch((e: unknown) => e)
-      .finally(() => other.destroy());
-    expect(overtaken).toBe(true);
+      .finally(race.done);
+    expect(race.state.overtaken).toBe(true);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).code).toBe('tfa_locked');
   });
