@@ -9,13 +9,18 @@ import { buildApp } from '../app.js';
 describeEachDb('request log', (dialect) => {
   const t = useTestApp(dialect);
 
-  it('one access line per request, with reqId right after the base fields; errors carry reqId too', async () => {
-    const u = await t().user();
+  /** The app on the test database with its log at `info`, every line it writes kept. */
+  async function appLoggingAtInfo() {
     const lines: string[] = [];
     const stream = new PassThrough();
     stream.on('data', (d: Buffer) => lines.push(...d.toString().split('\n').filter(Boolean)));
     const deps = { ...t().deps, config: { ...t().deps.config, logLevel: 'info' } };
-    const app = await buildApp(deps, { logStream: stream });
+    return { app: await buildApp(deps, { logStream: stream }), lines };
+  }
+
+  it('one access line per request, with reqId right after the base fields; errors carry reqId too', async () => {
+    const u = await t().user();
+    const { app, lines } = await appLoggingAtInfo();
     app.get('/boom', { config: { auth: 'none' }, schema: { hide: true } }, () => {
       throw new Error('boom');
     });
@@ -66,11 +71,7 @@ describeEachDb('request log', (dialect) => {
 
   it('a log line never shows a secret path parameter, nor a key sent under a bracketed name', async () => {
     const u = await t().user();
-    const lines: string[] = [];
-    const stream = new PassThrough();
-    stream.on('data', (d: Buffer) => lines.push(...d.toString().split('\n').filter(Boolean)));
-    const deps = { ...t().deps, config: { ...t().deps.config, logLevel: 'info' } };
-    const app = await buildApp(deps, { logStream: stream });
+    const { app, lines } = await appLoggingAtInfo();
     const token = 'Zq3xW7pLk9RmT2vB8nYc4Hd6Jf1Gs5Ae';
     try {
       const result = await app.inject({ method: 'GET', url: `/api/v0/instances/results/${token}/?tail=1` });
