@@ -11,7 +11,12 @@ import { runMeter } from './billing.service.js';
 
 // 3.6 $/h compute = 1000 µ$/s; disk 0.1 $/GB-month × 72 GB / 720 h = 0.01 $/h ≈ 2.78 µ$/s.
 const COMPUTE_PER_S = 1000;
-const diskMicros = (s: number) => Math.round((0.01 * 1e6 * s) / 3600);
+/**
+ * The disk's charge from `from` to `until` (epoch ms): its running total at each end in whole
+ * micro-dollars (0.01 $/h is 0.01 / 3.6 µ$ a millisecond), so consecutive periods add up.
+ */
+const disk = (from: number, until: number) =>
+  Math.round((0.01 * until) / 3.6) - Math.round((0.01 * from) / 3.6);
 
 const row = (t: TestApp, id: number) =>
   t.deps.db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -31,25 +36,25 @@ describeEachDb('billing', (dialect) => {
     const u = await renter(t(), { balanceUsd: 100 });
     const [offer] = await offers(t(), 1, { priceGpu: 3.6, priceDisk: 0.1 });
     const id = await runningInstance(t(), u.apiKey, offer!);
+    const t0 = (await row(t(), id)).billed_until;
     const start = await balance(t(), u.id);
     t().clock.advance(100_000);
     await runMeter(t().deps);
-    expect((await row(t(), id)).accrued_micros).toBe(100 * COMPUTE_PER_S + diskMicros(100));
+    expect((await row(t(), id)).accrued_micros).toBe(100 * COMPUTE_PER_S + disk(t0, t0 + 100_000));
     expect(
       (await t().request('PUT', `/api/v0/instances/${id}/`, { key: u.apiKey, body: { state: 'stopped' } }))
         .status,
     ).toBe(200);
     t().clock.advance(3_600_000);
     await runMeter(t().deps);
-    expect((await row(t(), id)).accrued_micros).toBe(
-      100 * COMPUTE_PER_S + diskMicros(100) + diskMicros(3600),
-    );
+    expect((await row(t(), id)).accrued_micros).toBe(100 * COMPUTE_PER_S + disk(t0, t0 + 3_700_000));
     // Destroy settles up to now and then nothing more.
     t().clock.advance(10_000);
     expect(
       (await t().request('DELETE', `/api/v0/instances/${id}/`, { key: u.apiKey, body: {} })).status,
     ).toBe(200);
-    const total = 100 * COMPUTE_PER_S + diskMicros(100) + diskMicros(3600) + diskMicros(10);
+    // The disk's periods (100 s, an hour, 10 s) add up to its charge over the whole span.
+    const total = 100 * COMPUTE_PER_S + disk(t0, t0 + 3_710_000);
     t().clock.advance(3_600_000);
     await runMeter(t().deps);
     const r = await row(t(), id);
@@ -78,10 +83,14 @@ describeEachDb('billing', (dialect) => {
     const u = await renter(t(), { balanceUsd: 100 });
     const [offer] = await offers(t(), 1, { priceGpu: 3.6, priceDisk: 0.1 });
     const id = await runningInstance(t(), u.apiKey, offer!);
+    const t0 = (await row(t(), id)).billed_until;
     t().clock.advance(10_000);
     await runMeter(t().deps);
     const one = await t().request('GET', `/api/v0/instances/${id}/`, { key: u.apiKey });
-    expect(one.body.instances.accrued_cost).toBeCloseTo((10 * COMPUTE_PER_S + diskMicros(10)) / 1e6, 9);
+    expect(one.body.instances.accrued_cost).toBeCloseTo(
+      (10 * COMPUTE_PER_S + disk(t0, t0 + 10_000)) / 1e6,
+      9,
+    );
     const b = await t().request('GET', '/api/v0/billing/', { key: u.apiKey });
     expect(b.body.instances).toEqual([
       expect.objectContaining({ id, accrued_cost: one.body.instances.accrued_cost }),
@@ -107,21 +116,22 @@ describeEachDb('billing', (dialect) => {
     });
     expect(start.status).toBe(402);
     // Disk keeps accruing while stopped, compute does not.
-    const before = (await row(t(), ia)).accrued_micros;
+    const { accrued_micros: before, billed_until: from } = await row(t(), ia);
     t().clock.advance(3_600_000);
     await runMeter(t().deps);
-    expect((await row(t(), ia)).accrued_micros - before).toBe(diskMicros(3600));
+    expect((await row(t(), ia)).accrued_micros - before).toBe(disk(from, from + 3_600_000));
   });
 
   it('charges each period once when several meters run at the same time', async () => {
     const u = await renter(t(), { balanceUsd: 100 });
     const [offer] = await offers(t(), 1, { priceGpu: 3.6, priceDisk: 0.1 });
     const id = await runningInstance(t(), u.apiKey, offer!);
+    const t0 = (await row(t(), id)).billed_until;
     const before = await balance(t(), u.id);
     t().clock.advance(50_000);
     await Promise.all(Array.from({ length: 6 }, () => runMeter(t().deps)));
-    expect((await row(t(), id)).accrued_micros).toBe(50 * COMPUTE_PER_S + diskMicros(50));
-    expect(before - (await balance(t(), u.id))).toBe(50 * COMPUTE_PER_S + diskMicros(50));
+    expect((await row(t(), id)).accrued_micros).toBe(50 * COMPUTE_PER_S + disk(t0, t0 + 50_000));
+    expect(before - (await balance(t(), u.id))).toBe(50 * COMPUTE_PER_S + disk(t0, t0 + 50_000));
   });
 
   it('settles many instances in chunks, each exactly once, with concurrent meters racing over the chunks', async () => {
@@ -130,12 +140,14 @@ describeEachDb('billing', (dialect) => {
     const ids = [];
     for (const o of list) ids.push(await runningInstance(t(), u.apiKey, o));
     const before = await balance(t(), u.id);
+    const from = new Map<number, number>();
+    for (const id of ids) from.set(id, (await row(t(), id)).billed_until);
     t().clock.advance(40_000);
     await Promise.all(Array.from({ length: 4 }, () => runMeter(t().deps, { chunk: 2 })));
     // Every instance was charged by exactly one meter: no period twice, none missed.
-    const each = 40 * COMPUTE_PER_S + diskMicros(40);
-    for (const id of ids) expect((await row(t(), id)).accrued_micros).toBe(each);
-    expect(before - (await balance(t(), u.id))).toBe(5 * each);
+    const each = (id: number) => 40 * COMPUTE_PER_S + disk(from.get(id)!, from.get(id)! + 40_000);
+    for (const id of ids) expect((await row(t(), id)).accrued_micros).toBe(each(id));
+    expect(before - (await balance(t(), u.id))).toBe(ids.reduce((s, id) => s + each(id), 0));
   });
 
   it('lets the event loop serve other work between chunks', async () => {
@@ -169,6 +181,8 @@ describeEachDb('billing', (dialect) => {
       ).status,
     ).toBe(200);
     const before = await Promise.all(users.map((u) => balance(t(), u.id)));
+    const from = new Map<number, number>();
+    for (const o of owned) from.set(o.id, (await row(t(), o.id)).billed_until);
     t().clock.advance(20_000);
     let statements = 0;
     const counting: KyselyPlugin = {
@@ -187,10 +201,13 @@ describeEachDb('billing', (dialect) => {
     // settling one instance at a time took five per instance.
     expect(statements).toBeLessThanOrEqual(10);
     expect(live).toBeGreaterThan(10);
-    const each = 20 * COMPUTE_PER_S + diskMicros(20);
+    const diskOf = (id: number) => disk(from.get(id)!, from.get(id)! + 20_000);
     for (const [i, u] of users.entries()) {
       const mine = owned.filter((o) => o.user === u.id);
-      const expected = mine.reduce((s, o) => s + (o.id === owned[0]!.id ? diskMicros(20) : each), 0);
+      const expected = mine.reduce(
+        (s, o) => s + diskOf(o.id) + (o.id === owned[0]!.id ? 0 : 20 * COMPUTE_PER_S),
+        0,
+      );
       expect(before[i]! - (await balance(t(), u.id))).toBe(expected);
       const ledger = await t()
         .deps.db.selectFrom('billing_ledger')

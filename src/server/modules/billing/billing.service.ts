@@ -49,7 +49,7 @@ export async function settleInstance(trx: Kysely<DB>, row: InstanceRow, now: num
  * count: one conditional UPDATE of the instances (RETURNING the ids it charged), one INSERT of
  * their ledger rows, one UPDATE of their users' balances. Returns the rows as they are afterwards;
  * a row another writer settled first (its billed_until moved) is left out, and nothing was
- * written for it. Rows with less than a second to charge come back unchanged.
+ * written for it. Rows with no time to charge come back unchanged.
  */
 export async function settleMany(
   trx: Kysely<DB>,
@@ -70,7 +70,7 @@ export async function settleMany(
       },
       now,
     );
-    if (m.seconds === 0) out.push(row);
+    if (m.ms === 0) out.push(row);
     else due.push({ row, m, total: m.computeMicros + m.diskMicros });
   }
   if (due.length === 0) return out;
