@@ -1,6 +1,10 @@
 // The Engine API client against the real engine: exec with a hijacked stream (stdin in, stdout
 // and stderr apart, the exit code), files in and out through the archive endpoint, logs, and the
 // tar helpers on their own.
+import { createServer } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestImage, dockerUnavailable } from '../../test/helpers/docker.js';
 import { DockerEngine, demux, splitRef, tarOneFile, untarFirstFile } from './docker-engine.js';
@@ -29,6 +33,53 @@ describe('tar and stream helpers', () => {
       [1, 'out'],
       [2, 'err'],
     ]);
+  });
+});
+
+describe('DockerEngine connections', () => {
+  it('a pull streaming for as long as it takes holds up no other call to the engine', async () => {
+    // An engine on a socket of its own whose pull streams until the test lets it end.
+    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-engine-'));
+    const socketPath = path.join(dir, 'engine.sock');
+    let endPull!: () => void;
+    const pullEnds = new Promise<void>((r) => (endPull = r));
+    const server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.url?.startsWith('/v1.41/images/create')) {
+        res.write(
+          `${JSON.stringify({ id: 'l1', status: 'Downloading', progressDetail: { current: 1, total: 9 } })}\n`,
+        );
+        void pullEnds.then(() => res.end(`${JSON.stringify({ id: 'l1', status: 'Pull complete' })}\n`));
+      } else if (req.url?.startsWith('/v1.41/containers/json')) res.end('[]');
+      else res.writeHead(404).end('{"message":"no such thing"}');
+    });
+    await new Promise<void>((r) => server.listen(socketPath, r));
+    const e = new DockerEngine(socketPath);
+    try {
+      const progress: number[] = [];
+      let pulled = false;
+      const pull = e
+        .pull('registry.example/big:1', null, (done) => progress.push(done))
+        .then(() => {
+          pulled = true;
+        });
+      const listed = await Promise.race([
+        e.call('GET', '/containers/json?all=1'),
+        new Promise<never>((_, no) =>
+          setTimeout(() => no(new Error('the listing waited behind the pull')), 5000),
+        ),
+      ]);
+      expect(listed.body).toEqual([]);
+      expect(pulled).toBe(false);
+      endPull();
+      await pull;
+      expect(progress).toEqual([1, 9]);
+    } finally {
+      endPull();
+      await e.close();
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

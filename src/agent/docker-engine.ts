@@ -2,7 +2,7 @@
 // socket, with undici: JSON requests, the streamed pull, logs, the container archive (files in
 // and out) and exec with a hijacked stream (the connection upgraded to raw TCP). docs/agent.md
 // says why this rather than dockerode.
-import type { Client } from 'undici';
+import type { Pool } from 'undici';
 import type * as Undici from 'undici';
 import { lazyRequire } from '../contract/lazy-require.js';
 import type { Duplex } from 'node:stream';
@@ -85,12 +85,20 @@ function reason(status: number, text: string): string {
   return text.trim() || `HTTP ${status}`;
 }
 
+/**
+ * Connections to the engine at most. A pull, a log or an archive holds one for as long as it
+ * streams (minutes, for a large image), so the engine is reached through a pool: the agent's
+ * listing and inspecting for its heartbeat, and the execs of SSH sessions, never wait behind one.
+ */
+const ENGINE_CONNECTIONS = 32;
+
 export class DockerEngine {
-  private readonly client: Client;
+  private readonly client: Pool;
 
   constructor(readonly socketPath = '/var/run/docker.sock') {
-    this.client = new (undici().Client)('http://docker', {
+    this.client = new (undici().Pool)('http://docker', {
       socketPath,
+      connections: ENGINE_CONNECTIONS,
       bodyTimeout: 0,
       headersTimeout: 60_000,
     });
@@ -335,7 +343,7 @@ export class DockerEngine {
       protocol: 'tcp',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ Detach: false, Tty: o.tty }),
-    } as Parameters<Client['upgrade']>[0]);
+    } as Parameters<Pool['upgrade']>[0]);
     return { execId, socket };
   }
 
