@@ -1,5 +1,8 @@
 // The agent's reconcile loop with a fake runtime and a stubbed server: per machine, a start waits
 // until the machine's other instance has really stopped here.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { InstanceSpec, ObservedState } from './runtime.js';
 import {
@@ -103,24 +106,152 @@ describe('agent reconcile loop', () => {
   });
 
   it('after offline: a survivor is reported running (not restarted), a vanished one exited', async () => {
-    const rt = new FakeRuntime();
-    rt.state.set(4, { state: 'running', sshPort: 40004 }); // kept running while the agent was away
-    const agent = testAgent(rt);
-    agent.machineIds = [5, 6];
-    const sent = stubSync(agent, () => ({
-      instances: [want(4, 'running', 'offline'), want(7, 'running', 'offline', { machine_id: 6 })],
-    }));
-    await agent.syncOnce();
-    expect(sent[0]!.instances).toEqual([
-      { id: 4, state: 'running', status_msg: expect.any(String), ssh_port: 40004 },
-    ]);
-    await agent.syncOnce();
-    expect(sent[1]!.instances).toEqual([
-      { id: 4, state: 'running', status_msg: expect.any(String), ssh_port: 40004 },
-      { id: 7, state: 'exited', status_msg: expect.stringMatching(/gone from the host/) },
-    ]);
-    expect(rt.events).toEqual([]); // nothing started or stopped
+    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-held-'));
+    try {
+      // Before the agent stopped, both ran here.
+      const before = new FakeRuntime();
+      before.state.set(4, { state: 'running', sshPort: 40004 });
+      before.state.set(7, { state: 'running', sshPort: 40007 });
+      const first = testAgent(before, { dir });
+      first.machineIds = [5, 6];
+      stubSync(first, () => ({
+        instances: [want(4, 'running', 'running'), want(7, 'running', 'running', { machine_id: 6 })],
+      }));
+      await first.syncOnce();
+
+      const rt = new FakeRuntime();
+      rt.state.set(4, { state: 'running', sshPort: 40004 }); // kept running while the agent was away
+      const agent = testAgent(rt, { dir });
+      agent.machineIds = [5, 6];
+      const sent = stubSync(agent, () => ({
+        instances: [want(4, 'running', 'offline'), want(7, 'running', 'offline', { machine_id: 6 })],
+      }));
+      await agent.syncOnce();
+      expect(sent[0]!.instances).toEqual([
+        { id: 4, state: 'running', status_msg: expect.any(String), ssh_port: 40004 },
+      ]);
+      await agent.syncOnce();
+      expect(sent[1]!.instances).toEqual([
+        { id: 4, state: 'running', status_msg: expect.any(String), ssh_port: 40004 },
+        {
+          id: 7,
+          state: 'exited',
+          status_msg: 'the instance is gone from the host (found missing when its agent came back)',
+        },
+      ]);
+      expect(rt.events).toEqual([]); // nothing started or stopped
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
+
+  it('after offline: an instance created just before the agent stopped, never started here, is started', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-held-'));
+    try {
+      // The agent stopped (its shutdown took the machine and the null instance offline) before a
+      // sync handed it instance 9; instance 4 ran here.
+      const before = new FakeRuntime();
+      before.state.set(4, { state: 'running', sshPort: 40004 });
+      const first = testAgent(before, { dir });
+      first.machineIds = [5];
+      stubSync(first, () => ({ instances: [want(4, 'running', 'running')] }));
+      await first.syncOnce();
+      expect(JSON.parse(readFileSync(path.join(dir, 'held.json'), 'utf8'))).toEqual({ ids: [4] });
+
+      for (const lost of ['offline', 'unknown']) {
+        const rt = new FakeRuntime();
+        const agent = testAgent(rt, { dir });
+        agent.machineIds = [5, 6];
+        const sent = stubSync(agent, () => ({
+          instances: [want(9, 'running', lost, { machine_id: 6 })],
+        }));
+        await agent.syncOnce();
+        await settle();
+        expect(rt.events).toEqual(['start 9']);
+        await agent.syncOnce();
+        expect(sent[1]!.instances).toEqual([expect.objectContaining({ id: 9, state: 'loading' })]);
+        await agent.syncOnce();
+        expect(sent[2]!.instances).toEqual([expect.objectContaining({ id: 9, state: 'running' })]);
+        // Once started here it is held: were it to vanish, it is gone, not started again.
+        expect(JSON.parse(readFileSync(path.join(dir, 'held.json'), 'utf8')).ids).toContain(9);
+        rt.state.delete(9);
+        const again = new FakeRuntime();
+        const next = testAgent(again, { dir });
+        next.machineIds = [5, 6];
+        const told = stubSync(next, () => ({ instances: [want(9, 'running', lost, { machine_id: 6 })] }));
+        await next.syncOnce();
+        await next.syncOnce();
+        await settle();
+        expect(again.events).toEqual([]);
+        expect(told[1]!.instances).toEqual([
+          expect.objectContaining({ id: 9, state: 'exited', status_msg: expect.stringMatching(/gone/) }),
+        ]);
+        // Destroyed: forgotten (and so is 4, which the server no longer lists and is not here).
+        stubSync(next, () => ({ instances: [want(9, 'destroyed', lost, { machine_id: 6 })] }));
+        await next.syncOnce();
+        expect(JSON.parse(readFileSync(path.join(dir, 'held.json'), 'utf8'))).toEqual({ ids: [] });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a running instance whose container vanished is reported exited, not made anew; a client start makes it anew', async () => {
+    const rt = new FakeRuntime();
+    rt.state.set(3, { state: 'running', sshPort: 40003 });
+    const agent = testAgent(rt);
+    agent.machineIds = [5];
+    let actual: string | null = 'running';
+    const sent = stubSync(agent, () => ({ instances: [want(3, 'running', actual)] }));
+    await agent.syncOnce();
+    rt.state.delete(3); // removed behind the agent's back
+    await agent.syncOnce();
+    await agent.syncOnce();
+    await settle();
+    expect(rt.events).toEqual([]);
+    expect(sent.at(-1)!.instances).toEqual([
+      {
+        id: 3,
+        state: 'exited',
+        status_msg: 'the instance is gone from the host (its files were removed while it ran)',
+      },
+    ]);
+    actual = 'exited'; // what the server made of the report: still not started
+    await agent.syncOnce();
+    await settle();
+    expect(rt.events).toEqual([]);
+    actual = null; // the client's start
+    await agent.syncOnce();
+    await settle();
+    expect(rt.events).toEqual(['start 3']);
+  });
+
+  it('a restarted agent that finds a running instance missing reports it exited, and does not start it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-agent-held-'));
+    try {
+      // A fresh state directory too: the server saw it run, which is enough.
+      for (const d of [dir, undefined]) {
+        const rt = new FakeRuntime();
+        const agent = testAgent(rt, { dir: d });
+        agent.machineIds = [5];
+        const sent = stubSync(agent, () => ({ instances: [want(3, 'running', 'running')] }));
+        await agent.syncOnce();
+        await agent.syncOnce();
+        await settle();
+        expect(rt.events).toEqual([]);
+        expect(sent[1]!.instances).toEqual([
+          {
+            id: 3,
+            state: 'exited',
+            status_msg: 'the instance is gone from the host (found missing when its agent came back)',
+          },
+        ]);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a reboot is an operation: reported loading with its step, left alone by the reconcile, answered with the new start; a failed recycle that stopped it is reported exited', async () => {
     const rt = new FakeRuntime();
     rt.state.set(8, { state: 'running', sshPort: 40008 });

@@ -3,9 +3,10 @@
 // and brings back what each should be; the agent then makes it so with its runtime, one operation
 // at a time per instance and per machine (stops before starts), and syncs again as soon as
 // something changed.
-// State in --state-dir: agent.json (its stable agent_uid) and instances/ID/ (the runtime's), so a
-// restarted agent gets the same machines back and re-adopts the instances that still run.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// State in --state-dir: agent.json (its stable agent_uid), held.json (the instances this host has
+// had) and instances/ID/ (the runtime's), so a restarted agent gets the same machines back,
+// re-adopts the instances that still run, and tells one that vanished from one it never started.
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type {
@@ -66,6 +67,53 @@ export function loadAgentUid(stateDir: string): string {
   return uid;
 }
 
+/**
+ * The instances this host has had (the agent saw them here, or started them), kept in
+ * `held.json` in the state directory across restarts. An instance that is absent here while the
+ * server shows it unknown or offline vanished if it is listed, and was never started (created
+ * just before the agent stopped) if it is not. Each change is written at once (a temporary file
+ * renamed over the old one, so a crash leaves one or the other whole).
+ */
+export class HeldInstances {
+  private readonly file: string;
+  private readonly ids: Set<number>;
+
+  constructor(stateDir: string) {
+    this.file = path.join(stateDir, 'held.json');
+    let ids: number[] = [];
+    if (existsSync(this.file)) {
+      const j = JSON.parse(readFileSync(this.file, 'utf8')) as { ids?: unknown };
+      if (Array.isArray(j.ids)) ids = j.ids.filter((x): x is number => Number.isInteger(x));
+    }
+    this.ids = new Set(ids);
+  }
+
+  has(id: number): boolean {
+    return this.ids.has(id);
+  }
+
+  list(): number[] {
+    return [...this.ids];
+  }
+
+  add(id: number): void {
+    if (this.ids.has(id)) return;
+    this.ids.add(id);
+    this.save();
+  }
+
+  delete(id: number): void {
+    if (this.ids.delete(id)) this.save();
+  }
+
+  private save(): void {
+    const tmp = `${this.file}.tmp`;
+    const ids = [...this.ids].sort((a, b) => a - b);
+    writeFileSync(tmp, JSON.stringify({ ids }) + '\n', { mode: 0o600 });
+    renameSync(tmp, this.file);
+  }
+}
+
 type Op = 'start' | 'stop' | 'destroy' | 'reboot' | 'recycle' | 'recreate';
 
 export class Agent {
@@ -116,6 +164,10 @@ export class Agent {
   private readonly machineOf = new Map<number, number>();
   /** The machines have real GPUs (nvidia-smi), not simulated ones. */
   private readonly realGpus: boolean;
+  /** The instances this host has had, across restarts. */
+  private readonly held: HeldInstances;
+  /** The instances this agent process has seen here (or started) since it began. */
+  private readonly seenHere = new Set<number>();
 
   constructor(private readonly o: AgentOptions) {
     if (!o.journal) {
@@ -123,6 +175,7 @@ export class Agent {
       this.o = { ...o, log: this.journal.wrap(o.log) };
     } else this.journal = o.journal;
     this.uid = loadAgentUid(o.stateDir);
+    this.held = new HeldInstances(o.stateDir);
     this.client = new AgentClient(o.server, o.apiKey);
     const rt = o.runtime;
     this.realGpus = (o.devices ?? []).some((d) => d !== null);
@@ -264,6 +317,7 @@ export class Agent {
       }
       const st = await this.o.runtime.inspect(id);
       seen.set(id, st);
+      if (st.state !== 'absent') this.holds(id);
       if (op?.op === 'start' && st.state !== 'exited') {
         out.push({ id, state: 'loading', status_msg: this.progress.get(id) ?? 'preparing the instance' });
         continue;
@@ -365,7 +419,7 @@ export class Agent {
       await this.register();
     }
     for (const id of announced) this.announceLoading.delete(id);
-    await this.reconcileAll(res.instances);
+    await this.reconcileAll(res.instances, unknown.length === 0);
     for (const r of res.requests ?? []) this.handleRequest(r, res.instances);
     if (this.machineIds.length === 0 && this.deletedMachines.size > 0 && this.ops.size === 0) {
       if ((await this.o.runtime.list()).length === 0)
@@ -423,8 +477,9 @@ export class Agent {
    * starts or stops here (a stop frees the machine on the server at once, so the next renter's
    * start may arrive before the old container is gone). Called only from the sync loop, one
    * round at a time; operations run in the background and wake the loop when they end.
+   * `complete`: the server answered for every machine of this agent (it knew them all).
    */
-  private async reconcileAll(wants: DesiredInstance[]): Promise<void> {
+  private async reconcileAll(wants: DesiredInstance[], complete: boolean): Promise<void> {
     const rt = this.o.runtime;
     const items: ReconcileItem[] = [];
     const local = new Map<number, LocalState>();
@@ -433,18 +488,11 @@ export class Agent {
       // An instance under way keeps the machine taken whatever its files say right now.
       const state: LocalState = st?.state ?? 'starting';
       local.set(w.id, state);
-      // The server lost sight of this host (unknown, offline) and the instance did not survive
-      // here meanwhile: it is reported exited (the survivors are reported running, re-adopted).
-      const lost = w.actual_status === 'unknown' || w.actual_status === 'offline';
-      if (lost && w.desired === 'running' && state === 'absent' && !this.failures.has(w.id)) {
-        this.failures.set(
-          w.id,
-          'the instance is gone from the host (found missing when its agent came back)',
-        );
-        this.genOf.set(w.id, w.generation ?? 1);
-        this.poke();
+      if (st && st.state !== 'absent') this.holds(w.id);
+      if (w.desired === 'destroyed' && state === 'absent') {
+        this.failures.delete(w.id);
+        this.held.delete(w.id);
       }
-      if (w.desired === 'destroyed' && state === 'absent') this.failures.delete(w.id);
       items.push({
         id: w.id,
         machineId: w.machine_id,
@@ -453,6 +501,7 @@ export class Agent {
         busy: this.ops.has(w.id),
         desired: w.desired,
         serverActual: w.actual_status,
+        held: this.held.has(w.id),
       });
     }
     // Instances here that the server did not mention still occupy their GPUs (machine unknown).
@@ -472,6 +521,13 @@ export class Agent {
       }
     }
     const byId = new Map(wants.map((w) => [w.id, w]));
+    // What the server no longer lists for any of this agent's machines, and that is not here,
+    // is forgotten (destroyed while the agent was away, its container gone too).
+    if (complete) {
+      const listed = new Set(await rt.list());
+      for (const id of this.held.list())
+        if (!byId.has(id) && !listed.has(id) && !this.ops.has(id)) this.held.delete(id);
+    }
     for (const { id, action } of planReconcile(items, this.machineIds)) {
       const w = byId.get(id);
       if (!w) continue;
@@ -491,7 +547,10 @@ export class Agent {
             this.genOf.delete(id);
             this.announceLoading.delete(id);
             this.runOp(id, 'destroy', () =>
-              rt.destroy(id).then(() => this.o.log.info(`instance ${id} destroyed`)),
+              rt.destroy(id).then(() => {
+                this.held.delete(id);
+                this.o.log.info(`instance ${id} destroyed`);
+              }),
             );
             break;
           case 'stop':
@@ -514,6 +573,7 @@ export class Agent {
             this.runOp(id, 'start', async () => {
               if (here === 'exited') await rt.stop(id); // clears the dead main.pid
               const { sshPort } = await rt.start(spec);
+              this.holds(id);
               this.o.log.info(`instance ${id} running, SSH on port ${sshPort}`);
             });
             this.poke(); // report `loading` at once
@@ -522,6 +582,21 @@ export class Agent {
           case 'update-keys':
             await rt.updateKeys(id, w.authorized_keys);
             break;
+          case 'gone': {
+            // It was here (the server saw it run, or this host had it) and nothing of it is left:
+            // it is reported exited, never silently made anew; a client's start makes it anew.
+            const when =
+              this.seenHere.has(id) && w.actual_status === 'running'
+                ? `its ${rt.name === 'docker' ? 'container was' : 'files were'} removed while it ran`
+                : 'found missing when its agent came back';
+            this.failures.set(id, `the instance is gone from the host (${when})`);
+            this.genOf.set(id, w.generation ?? 1);
+            this.o.log.warn(
+              `instance ${id}: gone from the host (${w.actual_status ?? 'null'} on the server, nothing here); reported exited`,
+            );
+            this.poke();
+            break;
+          }
           case 'recreate':
           case 'recreate-stopped':
             this.recreate(w, action === 'recreate', here);
@@ -693,6 +768,12 @@ export class Agent {
     if (op?.op === 'recreate' || op?.op === 'recycle' || op?.op === 'reboot') return op.generation;
     if (op?.op === 'start' && st?.state !== 'exited') return this.genOf.get(id);
     return st && st.state !== 'absent' ? generationOf(st) : undefined;
+  }
+
+  /** Notes that this host has the instance (seen here, or started). */
+  private holds(id: number): void {
+    this.seenHere.add(id);
+    this.held.add(id);
   }
 
   /** Runs one operation of an instance in the background; its end wakes the loop for a sync. */

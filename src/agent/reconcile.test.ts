@@ -25,10 +25,62 @@ describe('agent reconcile', () => {
     expect(decideAction('absent', false, 'running', null)).toBe('start');
     expect(decideAction('stopped', false, 'running', 'stopped')).toBe('start');
     expect(decideAction('stopped', false, 'running', 'unknown')).toBe('none');
-    expect(decideAction('absent', false, 'running', 'offline')).toBe('none');
+    expect(decideAction('absent', false, 'running', 'offline', false, true)).toBe('gone');
     expect(decideAction('running', false, 'running', 'running')).toBe('update-keys');
     expect(decideAction('running', false, 'running', 'offline')).toBe('update-keys'); // kept, re-adopted
     expect(decideAction('starting', false, 'running', 'loading')).toBe('update-keys');
+  });
+
+  it('absent here, to run: started only while provisioning or on a client start; gone when it was here', () => {
+    // [server state, held here before, action]
+    const table: [string | null, boolean, string][] = [
+      [null, false, 'start'], // provisioning
+      [null, true, 'start'], // a client start after it was reported gone
+      ['loading', false, 'start'], // a start interrupted before anything was made
+      ['loading', true, 'start'],
+      ['stopped', false, 'start'], // a client start of a stopped instance
+      ['stopped', true, 'start'],
+      ['running', false, 'gone'], // it ran here and vanished: never made anew silently
+      ['running', true, 'gone'],
+      ['exited', false, 'none'], // it died already; only a client start (null) brings it back
+      ['exited', true, 'none'],
+      ['unknown', true, 'gone'], // the host had it and lost it while the server could not see
+      ['offline', true, 'gone'],
+      ['unknown', false, 'start'], // created just before the agent stopped: never started here
+      ['offline', false, 'start'],
+    ];
+    for (const [server, held, action] of table)
+      expect([server, held, decideAction('absent', false, 'running', server, false, held)]).toEqual([
+        server,
+        held,
+        action,
+      ]);
+    // What failed here (reported gone or exited) is not decided again: only a client start.
+    for (const server of ['loading', 'running', 'exited', 'unknown', 'offline'])
+      for (const held of [false, true])
+        expect(decideAction('absent', true, 'running', server, false, held)).toBe('none');
+    // Whatever is here is never `gone`.
+    for (const l of LOCAL.filter((x) => x !== 'absent'))
+      for (const s of SERVER)
+        for (const held of [false, true])
+          expect(decideAction(l, false, 'running', s, false, held)).not.toBe('gone');
+  });
+
+  it('a gone instance takes no GPU: it comes first and does not hold its machine', () => {
+    const gone: ReconcileItem = {
+      id: 1,
+      machineId: 1,
+      local: 'absent',
+      failed: false,
+      busy: false,
+      desired: 'running',
+      serverActual: 'running',
+    };
+    const next: ReconcileItem = { ...gone, id: 2, serverActual: null };
+    expect(planReconcile([next, gone], [1])).toEqual([
+      { id: 1, action: 'gone' },
+      { id: 2, action: 'start' },
+    ]);
   });
 
   it('an exited or failed instance never runs again by itself; a client start restarts it', () => {

@@ -15,6 +15,8 @@ export type AgentAction =
   | 'recreate'
   /** Replace what is here by a container of the new configuration, left stopped. */
   | 'recreate-stopped'
+  /** Nothing of it is here although it was: report it `exited`, gone from the host. */
+  | 'gone'
   | 'none';
 
 /**
@@ -23,7 +25,12 @@ export type AgentAction =
  * - running: start what is not running; keep the keys of what runs current. A dead instance
  *   (its main process died, or its start failed) never runs again by itself (docs/api.md, "Instances"): only when the server shows it null or stopped again — a client's start — is it
  *   restarted. Unknown and offline never run again either: kept if still running here, never
- *   started.
+ *   restarted.
+ * - absent here, to run: started only while it is provisioning (server null or loading) or on a
+ *   client's start of a stopped instance. One the server shows running was here and vanished:
+ *   `gone`. One the server shows unknown or offline is gone when this host had it (`held`), and
+ *   started when it never had it (created just before the agent stopped). One the server shows
+ *   exited already died: nothing.
  * - outdated (`stale`: what is here, or what last failed to start, is of an older configuration
  *   generation than the server's, after an update): recreated from the new configuration, even
  *   when the server has lost sight of the host meanwhile (the client asked for it; a report of
@@ -37,6 +44,7 @@ export function decideAction(
   desired: DesiredState,
   serverActual: string | null,
   stale = false,
+  held = false,
 ): AgentAction {
   switch (desired) {
     case 'destroyed':
@@ -57,6 +65,9 @@ export function decideAction(
       }
       switch (local) {
         case 'absent':
+          if (lost) return held ? 'gone' : 'start';
+          if (serverActual === 'running') return 'gone';
+          return serverActual === 'exited' ? 'none' : 'start';
         case 'stopped':
           return lost ? 'none' : 'start';
         case 'running':
@@ -84,6 +95,8 @@ export interface ReconcileItem {
   serverActual: string | null;
   /** What is here (or last failed to start) is of an older configuration generation. */
   stale?: boolean;
+  /** This host has had the instance (its agent saw it here, or started it). */
+  held?: boolean;
 }
 
 /** `wait`: a start that must wait until the machine's other instance has stopped here. */
@@ -100,7 +113,7 @@ export type PlannedAction = Exclude<AgentAction, 'none'> | 'wait';
  * - An instance whose machine is not one of `machineIds` (the server no longer knows it) and
  *   that still runs here blocks every machine: which GPUs it holds is not known.
  * A recreate that runs the new container is a start (the machine may be another's until its stop
- * ends); one left stopped comes first, with the stops. Busy instances get nothing (one operation
+ * ends); one left stopped comes first, with the stops, and so does a `gone`. Busy instances get nothing (one operation
  * at a time per instance). Order of the result: stops/destroys, then key updates, then starts and
  * waits.
  */
@@ -111,7 +124,9 @@ export function planReconcile(
   const known = new Set(machineIds);
   const decided = items.map((it) => ({
     it,
-    action: it.busy ? 'none' : decideAction(it.local, it.failed, it.desired, it.serverActual, it.stale),
+    action: it.busy
+      ? 'none'
+      : decideAction(it.local, it.failed, it.desired, it.serverActual, it.stale, it.held),
   }));
   // What occupies a machine's GPUs after this round's stops and destroys have begun.
   const occupies = ({ it, action }: (typeof decided)[number]) =>
@@ -135,6 +150,7 @@ export function planReconcile(
         break;
       case 'stop':
       case 'destroy':
+      case 'gone': // nothing here: it takes no GPU
       case 'recreate-stopped': // replaced without running: it takes no GPU
         first.push({ id: it.id, action });
         break;

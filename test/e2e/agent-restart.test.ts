@@ -56,6 +56,8 @@ describe.skipIf(!HAS_SSH)('agent restarts strand nothing; --public-host by defau
   let renterKey: string;
   let keyFile: string;
   let proxy: net.Server & { port: number };
+  /** The instance the first test keeps running across the restarts. */
+  let keptId = 0;
 
   const api = (method: string, p: string, key: string, body?: unknown) =>
     callApi(serve.url, method, p, key, body);
@@ -177,5 +179,71 @@ describe.skipIf(!HAS_SSH)('agent restarts strand nothing; --public-host by defau
     await new Promise((r) => setTimeout(r, 1000));
     expect((await show(keep.id)).actual_status).toBe('running');
     expect(pidOf(keep.id)).toBe(pid);
+    keptId = keep.id;
+  }, 120_000);
+
+  it('an instance that vanished while the agent was away is exited, not made anew; one never started is started', async () => {
+    expect(keptId).toBeGreaterThan(0);
+    const instDir = (id: number) => path.join(stateDir, 'instances', String(id));
+    // SIGKILL, then the instance is removed from the host; the agent is back before the unknown
+    // threshold, so the server still shows it running.
+    agent.child.kill('SIGKILL');
+    await agent.exited;
+    process.kill(-Number(readFileSync(path.join(instDir(keptId), 'main.pid'), 'utf8')), 'SIGKILL');
+    rmSync(instDir(keptId), { recursive: true, force: true });
+    expect((await show(keptId)).actual_status).toBe('running');
+    agent = startAgent();
+    await waitRegistered(agent);
+    const gone = await until(keptId, 'exited', 10_000);
+    expect(gone.status_msg).toBe(
+      'the instance is gone from the host (found missing when its agent came back)',
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await show(keptId)).actual_status).toBe('exited');
+    expect(existsSync(instDir(keptId))).toBe(false); // not made anew
+    expect(agent.stdout() + agent.stderr()).not.toMatch(new RegExp(`instance ${keptId}: start`));
+
+    // Free the machines, then rent one while the agent is paused and stop it cleanly before it
+    // ever hears of the instance: the shutdown (what a SIGTERM sends) takes it offline.
+    for (const i of (await api('GET', '/api/v0/instances/', renterKey)).body.instances)
+      expect((await api('DELETE', `/api/v0/instances/${i.id}/`, renterKey, {})).body.success).toBe(true);
+    const offer = await waitFor(
+      async () => {
+        const o = (await api('POST', '/api/v0/bundles/', renterKey, { gpu_name: { eq: 'RTX 4090' } })).body
+          .offers;
+        return o.length === 2 ? o[0] : null;
+      },
+      'both machines to be offered again',
+      10_000,
+    );
+    const machines = /registered machines ([\d, ]+)/
+      .exec(agent.stdout() + agent.stderr())![1]!
+      .split(', ')
+      .map(Number);
+    const agentUid = JSON.parse(readFileSync(path.join(stateDir, 'agent.json'), 'utf8')).agent_uid;
+    agent.child.kill('SIGSTOP');
+    try {
+      const id = (
+        await api('PUT', `/api/v0/asks/${offer.id}/`, renterKey, { image: 'ubuntu:22.04', disk: 5 })
+      ).body.new_contract as number;
+      expect((await show(id)).actual_status).toBe(null);
+      const down = await api('POST', '/api/agent/v1/shutdown', hostKey, {
+        agent_uid: agentUid,
+        machine_ids: machines,
+      });
+      expect(down.body.instances_offline).toBe(1);
+      expect((await show(id)).actual_status).toBe('offline');
+      agent.child.kill('SIGKILL');
+      await agent.exited;
+      expect(existsSync(instDir(id))).toBe(false);
+
+      agent = startAgent();
+      await waitRegistered(agent);
+      const up = await until(id, 'running', 30_000);
+      expect(existsSync(path.join(instDir(id), 'main.pid'))).toBe(true);
+      expect(ssh('127.0.0.2', up.ssh_port, 'echo started').stdout).toBe('started\n');
+    } finally {
+      if (agent.child.exitCode === null) agent.child.kill('SIGCONT');
+    }
   }, 120_000);
 });
