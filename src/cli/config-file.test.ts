@@ -1,4 +1,4 @@
-import { mkdtempSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { chmodSync, mkdtempSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -32,6 +32,26 @@ describe('the config file', () => {
     }
     expect(statSync(configPath(env)).mode & 0o777).toBe(0o600);
     expect(statSync(configDir(env)).mode & 0o777).toBe(0o700);
+    expect(readConfig(env)).toEqual({ url: 'http://h', api_key: 'k' });
+  });
+
+  it('tightens a directory that already existed with looser permissions to 0700', () => {
+    const env = { HOME: tmp() };
+    mkdirSync(configDir(env), { recursive: true });
+    chmodSync(configDir(env), 0o755);
+    writeConfig({ url: 'http://h' }, env);
+    expect(statSync(configDir(env)).mode & 0o777).toBe(0o700);
+  });
+
+  it('replaces a broken file on update only when told to, saying why', () => {
+    const env = { HOME: tmp() };
+    mkdirSync(configDir(env), { recursive: true });
+    writeFileSync(configPath(env), '{bad');
+    expect(() => updateConfig({ url: 'http://h' }, env)).toThrow(ConfigFileError);
+    const told: string[] = [];
+    updateConfig({ url: 'http://h', api_key: 'k' }, env, (e) => told.push(e.message));
+    expect(told).toHaveLength(1);
+    expect(told[0]).toContain('is not valid JSON');
     expect(readConfig(env)).toEqual({ url: 'http://h', api_key: 'k' });
   });
 

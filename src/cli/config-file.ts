@@ -70,6 +70,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): StoredConfig {
 export function writeConfig(cfg: StoredConfig, env: NodeJS.ProcessEnv = process.env): string {
   const dir = configDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // A directory that already existed keeps its mode unless it is set here.
+  chmodSync(dir, 0o700);
   const p = configPath(env);
   const tmp = `${p}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(cfg, null, 2) + '\n', { mode: 0o600 });
@@ -78,11 +80,23 @@ export function writeConfig(cfg: StoredConfig, env: NodeJS.ProcessEnv = process.
   return p;
 }
 
+/**
+ * Writes the stored settings with `patch` applied. A broken file is an error, unless `onBroken` is
+ * given: then it is told why and the file is replaced by `patch` alone.
+ */
 export function updateConfig(
   patch: Partial<Record<keyof StoredConfig, string | undefined>>,
   env: NodeJS.ProcessEnv = process.env,
+  onBroken?: (e: ConfigFileError) => void,
 ): string {
-  const cur = readConfig(env);
+  let cur: StoredConfig;
+  try {
+    cur = readConfig(env);
+  } catch (e) {
+    if (!onBroken || !(e instanceof ConfigFileError)) throw e;
+    onBroken(e);
+    cur = {};
+  }
   const next: Record<string, string | undefined> = { ...cur, ...patch };
   for (const k of Object.keys(next)) if (next[k] === undefined) delete next[k];
   return writeConfig(next, env);

@@ -6,7 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { registerAdmin } from './admin.js';
 import { registerAgentCommand } from './agent.js';
 import { registerUserCommands } from './user/index.js';
-import { registerCompletion } from './completion.js';
+import { registerCompletion, runComplete } from './completion.js';
 import type { ForkedWorker } from '../server/cluster-fork.js';
 
 /** The options of `openrig serve`, as commander parses them (defaults filled in). */
@@ -113,6 +113,11 @@ export async function main(argv: string[]): Promise<number | undefined> {
     throw e;
   });
   const program = buildProgram();
+  // The shell's words go to the completer as they are: commander would take `--` and `-V` itself.
+  if (argv[2] === '__complete') {
+    await runComplete(program, argv.slice(3));
+    return undefined;
+  }
   // commander's own usage errors read like the CLI's: `openrig: unknown option '--x'`.
   const output = {
     writeErr: (s: string) => process.stderr.write(s),

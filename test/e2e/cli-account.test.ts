@@ -1,7 +1,7 @@
 // The CLI as a subprocess against a real server: settings (flags, environment, `login` with a 0600
 // file), exit codes (0, 1 API error with the server's msg, 2 usage), no stack traces, --raw,
 // API keys and SSH keys.
-import { readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -178,6 +178,63 @@ describe('openrig login', { timeout: 90_000 }, () => {
   });
 });
 
+describe('a broken config file', { timeout: 90_000 }, () => {
+  /** A HOME whose config.json is not JSON, in a directory others may read. */
+  const brokenHome = () => {
+    const home = makeHome();
+    mkdirSync(path.join(home, '.config', 'openrig'), { recursive: true, mode: 0o755 });
+    chmodSync(path.join(home, '.config', 'openrig'), 0o755);
+    writeFileSync(path.join(home, '.config', 'openrig', 'config.json'), '{bad', { mode: 0o600 });
+    return home;
+  };
+  const file = (home: string) => path.join(home, '.config', 'openrig', 'config.json');
+
+  it('a command given --url and --api-key (or the environment) does not need it', async () => {
+    const home = brokenHome();
+    const flags = await cli(home, ['show', 'user', '--url', w.url, '--api-key', key]);
+    expect(flags.code, flags.stderr).toBe(0);
+    expect(flags.stdout).toContain('cli-account@example.com');
+    const env = await cli(home, ['show', 'user'], { OPENRIG_URL: w.url, OPENRIG_API_KEY: key });
+    expect(env.code, env.stderr).toBe(0);
+    // Anything taken from the file: the error says what is wrong with it.
+    const bare = await cli(home, ['show', 'user', '--url', w.url]);
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toContain('is not valid JSON');
+  });
+
+  it('login replaces it with a warning, in a directory made 0700', async () => {
+    const home = brokenHome();
+    const r = await cli(home, ['login', '--url', w.url, '--api-key', key, '--no-verify']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`openrig: warning: ${file(home)} is not valid JSON`);
+    expect(JSON.parse(readFileSync(file(home), 'utf8'))).toEqual({ url: w.url, api_key: key });
+    expect(statSync(path.dirname(file(home))).mode & 0o777).toBe(0o700);
+    expect((await cli(home, ['show', 'user'])).code).toBe(0);
+  });
+
+  it('logout removes it', async () => {
+    const home = brokenHome();
+    const r = await cli(home, ['logout']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`Removed ${file(home)}.\n`);
+    expect(existsSync(file(home))).toBe(false);
+  });
+});
+
+describe('show instance of no instance', { timeout: 90_000 }, () => {
+  it('--raw prints the reply on stdout and says it was not found on stderr, exit 1', async () => {
+    const o = ['--url', w.url, '--api-key', key];
+    const plain = await cli(makeHome(), ['show', 'instance', '9999', ...o]);
+    const raw = await cli(makeHome(), ['show', 'instance', '9999', '--raw', ...o]);
+    expect(raw.code).toBe(1);
+    expect(JSON.parse(raw.stdout)).toEqual({ instances: null });
+    expect(raw.stderr).toBe(
+      'openrig: instance 9999 not found (it does not exist, was destroyed, or is not yours)\n',
+    );
+    expect([plain.code, plain.stdout, plain.stderr]).toEqual([1, '', raw.stderr]);
+  });
+});
+
 describe('keys', { timeout: 90_000 }, () => {
   it('ssh-key add reads the first ~/.ssh/*.pub; show lists it; delete removes it', async () => {
     const home = makeHome();
@@ -195,7 +252,8 @@ describe('keys', { timeout: 90_000 }, () => {
     const missing = await cli(home, ['ssh-key', 'add', path.join(home, 'nope.pub'), ...o]);
     expect(missing.code).toBe(2);
     const priv = await cli(home, ['ssh-key', 'add', path.join(home, '.ssh', 'id_ed25519'), ...o]);
-    expect(priv.code).toBe(1);
+    // A private key is a bad argument, like a missing file: a usage error.
+    expect(priv.code).toBe(2);
     expect(priv.stderr).toContain('is a private key');
   });
 

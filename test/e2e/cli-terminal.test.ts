@@ -524,6 +524,14 @@ describe('shell completion', () => {
     expect(ids.length).toBeGreaterThan(0);
     expect(idsCompleted(() => complete(['ssh', '']))).toEqual([...ids].sort());
     expect(idsCompleted(() => complete(['stop', 'instance', '']))).toEqual([...ids].sort());
+    expect(idsCompleted(() => complete(['update', 'instance', '']))).toEqual([...ids].sort());
+    // `--` and `-V` are words to complete, not options of the completer.
+    const flags = complete(['show', 'instance', '--']);
+    expect(flags).toEqual(expect.arrayContaining(['--raw', '--url', '--wide']));
+    expect(flags.every((f) => f.startsWith('--'))).toBe(true);
+    expect(complete(['show', 'instances', '-V'])).toEqual([]);
+    const direct = await run(['__complete', 'show', 'instances', '-V']);
+    expect([direct.code, direct.stdout]).toEqual([0, '']);
   });
 
   it.runIf(hasFish && hasZsh)(

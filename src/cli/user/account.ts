@@ -5,8 +5,8 @@ import { act, CliFailure, common, UsageError, type Ctx } from './context.js';
 import { OpenrigClient } from '../../client/client.js';
 import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline/promises';
 import { configPath, removeConfig, updateConfig } from '../config-file.js';
+import { askHidden } from '../prompt.js';
 import { fmtUsd, keyValues, relativeTime, str } from '../output.js';
 import { identityCandidates, inSshDir, matchIdentity, tildePath } from './ssh-identity.js';
 
@@ -51,13 +51,14 @@ export function registerAccountCommands(program: Command, show: Command, set: Co
             ssh_identity: found && !inSshDir(found, ctx.env) ? found : undefined,
           },
           ctx.env,
+          (e) => ctx.err(`openrig: warning: ${e.message.replace(/; fix it.*$/, '')}; replacing it\n`),
         );
         if (ctx.raw) return ctx.printRaw();
         ctx.out(`Logged in to ${ctx.url}${who}. Saved to ${p} (mode 0600).\n`);
         if (found)
           ctx.out(`openrig ssh logs in with ${tildePath(found, ctx.env)} (registered on the account).\n`);
       },
-      { needsKey: false },
+      { needsKey: false, brokenConfigOk: true },
     ),
   );
 
@@ -83,7 +84,7 @@ export function registerAccountCommands(program: Command, show: Command, set: Co
         const removed = removeConfig(ctx.env);
         ctx.out(removed ? `Removed ${configPath(ctx.env)}.\n` : 'Nothing stored.\n');
       },
-      { needsKey: false },
+      { needsKey: false, brokenConfigOk: true },
     ),
   );
 
@@ -234,7 +235,7 @@ async function signInForKey(
         codeSecret = sent.secret;
         ctx.err(`A code was sent by ${kind === 'email' ? 'e-mail' : 'SMS'}.\n`);
       }
-      const code = typeof o.code === 'string' ? o.code : await ask(`${kind} code: `);
+      const code = typeof o.code === 'string' ? o.code : (await ask(`${kind} code: `)).trim();
       if (!code) throw new UsageError('no 2FA code: pass --code CODE or run on a terminal');
       await c.request('POST', '/api/v0/tfa/', {
         body: {
@@ -257,17 +258,8 @@ async function signInForKey(
   return { id: made.id, key: made.key };
 }
 
-/** Asks on a terminal (the answer is not echoed); '' when there is none. */
+/** Asks on a terminal without echoing the answer, which is kept exactly as typed; '' without one. */
 async function ask(q: string): Promise<string> {
   if (!process.stdin.isTTY || !process.stderr.isTTY) return '';
-  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-  const muted = rl as unknown as { _writeToOutput?: (s: string) => void };
-  process.stderr.write(q);
-  muted._writeToOutput = () => {};
-  try {
-    return (await rl.question('')).trim();
-  } finally {
-    rl.close();
-    process.stderr.write('\n');
-  }
+  return askHidden(q);
 }

@@ -1,9 +1,9 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_URL, idList, intArg, resolveSettings, sha256, UsageError } from './context.js';
-import { writeConfig } from '../config-file.js';
+import { ConfigFileError, configDir, configPath, writeConfig } from '../config-file.js';
 import { parseWhen } from './machines.js';
 
 const home = () => mkdtempSync(join(tmpdir(), 'openrig-ctx-'));
@@ -21,6 +21,26 @@ describe('where settings come from', () => {
       url: 'https://flag',
       apiKey: 'kx',
     });
+  });
+
+  it('a broken config file matters only when a setting would come from it', () => {
+    const env: NodeJS.ProcessEnv = { HOME: home() };
+    mkdirSync(configDir(env), { recursive: true });
+    writeFileSync(configPath(env), '{bad');
+    expect(() => resolveSettings({}, env)).toThrow(ConfigFileError);
+    expect(() => resolveSettings({ url: 'http://h' }, env)).toThrow(ConfigFileError);
+    expect(() => resolveSettings({ apiKey: 'k' }, env)).toThrow(ConfigFileError);
+    expect(resolveSettings({ url: 'http://h', apiKey: 'k' }, env)).toMatchObject({
+      url: 'http://h',
+      apiKey: 'k',
+      sessionKey: null,
+    });
+    expect(resolveSettings({}, { ...env, OPENRIG_URL: 'http://e', OPENRIG_API_KEY: 'ke' })).toMatchObject({
+      url: 'http://e',
+      apiKey: 'ke',
+    });
+    // login and logout, which replace or remove the file, pass over it.
+    expect(resolveSettings({ url: 'http://h' }, env, true)).toMatchObject({ url: 'http://h', apiKey: null });
   });
 
   it('uses a stored 2FA session only for the server and API key it was opened with', () => {

@@ -87,8 +87,20 @@ export interface Settings {
   stored: StoredConfig;
 }
 
-export function resolveSettings(o: CommonOpts, env: NodeJS.ProcessEnv): Settings {
-  const stored = readConfig(env);
+/**
+ * The settings: flag, else environment, else the config file. A broken config file is an error
+ * only when something is taken from it: with both a URL and an API key given, or with
+ * `brokenConfigOk` (login replaces the file, logout removes it), it is passed over.
+ */
+export function resolveSettings(o: CommonOpts, env: NodeJS.ProcessEnv, brokenConfigOk = false): Settings {
+  let stored: StoredConfig;
+  try {
+    stored = readConfig(env);
+  } catch (e) {
+    const given = (o.url ?? nonEmpty(env.OPENRIG_URL)) && (o.apiKey ?? nonEmpty(env.OPENRIG_API_KEY));
+    if (!(e instanceof ConfigFileError) || !(given || brokenConfigOk)) throw e;
+    stored = {};
+  }
   const url = checkUrl(o.url ?? nonEmpty(env.OPENRIG_URL) ?? stored.url ?? DEFAULT_URL);
   const apiKey = o.apiKey ?? nonEmpty(env.OPENRIG_API_KEY) ?? stored.api_key ?? null;
   // A stored 2FA session is used only for the server and API key it was opened with.
@@ -109,6 +121,8 @@ function nonEmpty(s: string | undefined): string | undefined {
 export interface ActOptions {
   /** Most commands need a credential; `login` checks its own. */
   needsKey?: boolean;
+  /** The command works without the config file, so a broken one is passed over (login, logout). */
+  brokenConfigOk?: boolean;
 }
 
 /**
@@ -130,7 +144,7 @@ export function act(fn: (ctx: Ctx, args: OptValue[], opts: Opts) => Promise<void
     const err = (s: string) => void process.stderr.write(s);
     let ctx: Ctx | undefined;
     try {
-      const st = resolveSettings(opts, env);
+      const st = resolveSettings(opts, env, ao.brokenConfigOk);
       if (ao.needsKey !== false && !st.apiKey) {
         throw new UsageError(
           'no API key: pass --api-key KEY, set OPENRIG_API_KEY, or run `openrig login --url URL --api-key KEY`',

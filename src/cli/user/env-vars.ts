@@ -3,10 +3,10 @@
 // (a prompt that does not echo on a terminal), so a secret need not be on a command line or in
 // the shell's history.
 import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { nameProblem, valueProblem } from '../../contract/env-var-rules.js';
 import { table } from '../output.js';
+import { askHidden } from '../prompt.js';
 import { act, common, UsageError, type Ctx, type OptValue } from './context.js';
 
 export const MASK = '*****';
@@ -57,19 +57,6 @@ export async function valueArg(
   const why = valueProblem(value, 'VALUE');
   if (why) throw new UsageError(why);
   return value;
-}
-
-async function askHidden(q: string): Promise<string> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-  const muted = rl as unknown as { _writeToOutput?: (s: string) => void };
-  process.stderr.write(q);
-  muted._writeToOutput = () => {};
-  try {
-    return await rl.question('');
-  } finally {
-    rl.close();
-    process.stderr.write('\n');
-  }
 }
 
 function done(ctx: Ctx, msg: unknown, fallback: string): void {

@@ -59,10 +59,11 @@ export function registerInstanceCommands(
     act(async (ctx, [id]) => {
       const n = intArg(id, 'instance ID');
       if (ctx.raw) {
-        // `{"instances": null}` is the server's answer for "not yours or no such instance".
+        // `{"instances": null}` is the server's answer for "not yours or no such instance": it is
+        // printed as it came, and the failure is said on stderr like without --raw.
         const inst = await ctx.client.getInstance(n);
         ctx.printRaw();
-        if (!inst) process.exitCode = 1;
+        if (!inst) throw new CliFailure(notFound(n));
         return;
       }
       ctx.out(instanceDetail(await getOwnInstance(ctx, n), ctx.now()));
@@ -403,13 +404,22 @@ export function checkWaitOptions(opts: Opts): { intervalS: number; timeoutS: num
   return { intervalS, timeoutS };
 }
 
+/** The key `openrig login` remembered; none when the config file is broken (the command had what it needs). */
+function storedIdentity(env: NodeJS.ProcessEnv): string | undefined {
+  try {
+    return readConfig(env).ssh_identity;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The private key whose public half instance `instanceId` accepts (without an instance: one
  * registered on the account), or null. A server without the instance's key list is asked for the
  * account's keys instead.
  */
 export async function findIdentity(ctx: Ctx, instanceId?: number): Promise<IdentityCandidate | null> {
-  const candidates = identityCandidates(ctx.env, process.cwd(), readConfig(ctx.env).ssh_identity);
+  const candidates = identityCandidates(ctx.env, process.cwd(), storedIdentity(ctx.env));
   if (candidates.length === 0) return null;
   let accepted: string[] | null = null;
   if (instanceId !== undefined) {
@@ -455,10 +465,12 @@ async function alreadyThere(ctx: Ctx, id: number, verb: 'stop' | 'start'): Promi
 
 async function getOwnInstance(ctx: Ctx, id: number): Promise<Instance> {
   const inst = await ctx.client.getInstance(id);
-  if (!inst)
-    throw new CliFailure(`instance ${id} not found (it does not exist, was destroyed, or is not yours)`);
+  if (!inst) throw new CliFailure(notFound(id));
   return inst;
 }
+
+const notFound = (id: number) =>
+  `instance ${id} not found (it does not exist, was destroyed, or is not yours)`;
 
 async function runningInstance(ctx: Ctx, id: number): Promise<Instance> {
   const inst = await getOwnInstance(ctx, id);

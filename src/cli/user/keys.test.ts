@@ -21,6 +21,9 @@ describe('ssh-key add', () => {
     const f = join(mkdtempSync(join(tmpdir(), 'keys-')), 'id');
     writeFileSync(f, '-----BEGIN OPENSSH PRIVATE KEY-----\nxxx\n-----END OPENSSH PRIVATE KEY-----\n');
     expect(() => readPublicKey(f)).toThrow('is a private key');
+    // A bad argument: a usage error (exit 2), like a missing file.
+    expect(() => readPublicKey(f)).toThrow(UsageError);
+    expect(() => readPublicKey(`${f}.missing`)).toThrow(UsageError);
   });
 });
 

@@ -169,6 +169,6 @@ export function readPublicKey(path: string): string {
     );
   }
   // Never send a private key anywhere.
-  if (/PRIVATE KEY/.test(text)) throw new CliFailure(`${path} is a private key; give the .pub file`);
+  if (/PRIVATE KEY/.test(text)) throw new UsageError(`${path} is a private key; give the .pub file`);
   return text.trim();
 }

@@ -127,7 +127,7 @@ export function registerTfaCommands(tfa: Command): void {
           throw new UsageError('finishing needs --secret (printed by the first step)');
         const r = await ctx.client.tfaAuthorizeNewConfirm({ code: String(code), secret: String(o.secret) });
         if (ctx.raw) return ctx.printRaw();
-        return ctx.out(`${str(r.msg ?? 'Authorized')}. You may add a method for the next 30 minutes.\n`);
+        return ctx.out(authorizedLine(r.msg));
       }
       const r = await ctx.client.tfaAuthorizeNew({
         tfa_method: method(o.method),
@@ -135,15 +135,14 @@ export function registerTfaCommands(tfa: Command): void {
         backup_code: o.backupCode === undefined ? undefined : String(o.backupCode),
       });
       if (ctx.raw) return ctx.printRaw();
-      if (!r.secret)
-        return ctx.out(`${str(r.msg ?? 'Authorized')}. You may add a method for the next 30 minutes.\n`);
+      if (!r.secret) return ctx.out(authorizedLine(r.msg));
       ctx.out(
         `${r.msg ? `${r.msg}\n` : ''}Secret: ${r.secret}\nFinish with the code you received (or from your authenticator app):\n  openrig tfa auth-new CODE --secret ${r.secret}\n`,
       );
       const typed = await prompt('Code (or Enter to finish later): ');
       if (typed) {
         const c = await ctx.client.tfaAuthorizeNewConfirm({ code: typed, secret: r.secret });
-        ctx.out(`${str(c.msg ?? 'Authorized')}. You may add a method for the next 30 minutes.\n`);
+        ctx.out(authorizedLine(c.msg));
       }
     }),
   );
@@ -316,4 +315,11 @@ async function prompt(q: string): Promise<string> {
   } finally {
     rl.close();
   }
+}
+
+/** What an authorization to add a method says: the server's message, else how long it lasts. */
+export function authorizedLine(msg: unknown): string {
+  return typeof msg === 'string' && msg !== ''
+    ? `${msg}\n`
+    : 'Authorized. You may add a method for the next 30 minutes.\n';
 }
