@@ -23,6 +23,16 @@ export interface CliWorld {
   stop(): void;
 }
 
+/** True when `cmd args` runs here (a tool a test needs, such as `script` or `ssh`). */
+export function hasCommand(cmd: string, args: string[]): boolean {
+  try {
+    execFileSync(cmd, args, { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function startWorld(env: Record<string, string> = {}): Promise<CliWorld> {
   const data = mkdtempSync(path.join(tmpdir(), 'openrig-cli-e2e-'));
   const s = await startServe(['--data', data], {

@@ -1,21 +1,14 @@
 // The prompts for a secret in a real pseudo-terminal (`script`): `create env-var NAME` asks for the
 // value and `login --email` for the password; what is typed never reaches the screen, reaches the
 // server exactly as typed (spaces kept), and Ctrl-C ends the command with exit 130.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/process.js';
-import { cli, createUser, makeHome, startWorld, type CliWorld } from './cli-harness.js';
+import { cli, createUser, hasCommand, makeHome, startWorld, type CliWorld } from './cli-harness.js';
 
-const hasScript = (() => {
-  try {
-    execFileSync('script', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasScript = hasCommand('script', ['--version']);
 if (!hasScript)
   console.warn('[openrig tests] `script` (util-linux) is missing: the prompt cases are skipped');
 

@@ -2,7 +2,7 @@
 // `serve`, a real `openrig agent` simulating an RTX 4090, and a renter who registers an SSH key,
 // searches, creates with --wait, reads the ssh command, logs in over SSH, stops, starts, waits,
 // destroys; then the agent dies and `wait` stops on `unknown` with a clear message and exit 1.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,7 +17,7 @@ import {
   processAgentArgs,
   waitRegistered,
 } from '../helpers/process.js';
-import { cli, createUser, makeHome, startWorld, type CliWorld } from './cli-harness.js';
+import { cli, createUser, hasCommand, makeHome, startWorld, type CliWorld } from './cli-harness.js';
 
 let w: CliWorld;
 let agent: Proc;
@@ -25,23 +25,8 @@ let stateDir: string | undefined;
 let home: string;
 let run: (args: string[]) => ReturnType<typeof cli>;
 
-const hasScript = (() => {
-  try {
-    execFileSync('script', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-const hasSsh = (() => {
-  try {
-    execFileSync('ssh', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasScript = hasCommand('script', ['--version']);
+const hasSsh = hasCommand('ssh', ['-V']);
 
 beforeAll(async () => {
   w = await startWorld({

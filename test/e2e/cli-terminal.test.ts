@@ -20,20 +20,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT, callApi, startServe, type Proc } from '../helpers/process.js';
-import { cli, hasStack } from './cli-harness.js';
+import { cli, hasCommand, hasStack } from './cli-harness.js';
 
-const has = (cmd: string, args: string[]) => {
-  try {
-    execFileSync(cmd, args, { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-};
-const hasScript = has('script', ['--version']);
-const hasSsh = has('ssh', ['-V']);
-const hasFish = has('fish', ['--version']);
-const hasZsh = has('zsh', ['--version']);
+const hasScript = hasCommand('script', ['--version']);
+const hasSsh = hasCommand('ssh', ['-V']);
+const hasFish = hasCommand('fish', ['--version']);
+const hasZsh = hasCommand('zsh', ['--version']);
 if (!hasScript)
   console.warn('[openrig tests] `script` (util-linux) is missing: the pseudo-terminal cases are skipped');
 
