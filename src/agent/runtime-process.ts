@@ -20,7 +20,7 @@ import path from 'node:path';
 import { ed25519KeyPair } from '../contract/ssh-keygen.js';
 import type { DiskUsage, InstanceSpec, ObservedState, Runtime } from './runtime.js';
 import { dirSize } from './usage.js';
-import { FILES, type SupervisorSpec } from './supervisor.js';
+import { FILES, type SupervisorSecrets, type SupervisorSpec } from './supervisor.js';
 import type { KeyCheck } from './key-check.js';
 import { textOf } from '../contract/text.js';
 import { packageRoot } from '../contract/package-root.js';
@@ -48,6 +48,28 @@ function readInt(file: string): number | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Variables of the agent's environment a supervisor inherits: what Node and the shell need, never
+ * the agent's own settings (OPENRIG_API_KEY is the host's key) nor anything else of its operator.
+ */
+const SUPERVISOR_ENV = [
+  'PATH',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TZ',
+  'TMPDIR',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+];
+
+export function supervisorEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of SUPERVISOR_ENV) if (env[k] !== undefined) out[k] = env[k]!;
+  return out;
 }
 
 /** True when `pid` is alive (not a zombie) and is the supervisor of `dir` (pids get reused). */
@@ -160,12 +182,12 @@ export class ProcessRuntime implements Runtime {
       env: spec.env,
       sshBind: this.o.sshBind,
       sshPortHint: prev,
-      keyCheck: this.o.keyCheck,
       // Runtype `args`: no image brings an entrypoint here, so without one the first argument is
       // the program, as for an image that has none.
       main: spec.args ? (spec.entrypoint ? [spec.entrypoint, ...spec.args] : spec.args) : null,
     };
-    // The env holds CONTAINER_API_KEY and keyCheck the host's key: readable by the agent's user only.
+    // The env holds the instance's own CONTAINER_API_KEY; the host's key is never written here
+    // (the supervisor gets it on its stdin, see start).
     writeFileSync(path.join(d, FILES.spec), JSON.stringify(s), { mode: 0o600 });
   }
 
@@ -181,10 +203,15 @@ export class ProcessRuntime implements Runtime {
       const child = spawn(process.execPath, [SUPERVISOR, d], {
         detached: true,
         cwd: path.join(d, FILES.root),
-        stdio: ['ignore', log, log],
+        stdio: ['pipe', log, log],
+        env: supervisorEnv(process.env),
       });
       closeSync(log);
       if (!child.pid) throw new Error('the main process could not be started');
+      // The host's key reaches the supervisor through a pipe it reads once: it is in no file of
+      // the instance and in no process environment a renter's shell could read (/proc/PID/environ).
+      child.stdin!.on('error', () => {});
+      child.stdin!.end(JSON.stringify({ keyCheck: this.o.keyCheck ?? null } satisfies SupervisorSecrets));
       writeFileSync(this.file(spec.id, FILES.pid), `${child.pid}\n`);
       this.children.set(spec.id, child);
       child.on('exit', (code, signal) => {

@@ -16,14 +16,31 @@ export interface SupervisorSpec {
   sshBind: string;
   /** Port to try first (the previous one, so `ssh -p` keeps working across stop/start). */
   sshPortHint: number | null;
-  /** The control server the SSH server asks for the instance's current keys (absent: file only). */
-  keyCheck?: KeyCheck;
   /**
    * Runtype `args`: the program and its arguments, run in place of onstart; when it ends the
    * supervisor ends with its exit code, so the instance is `exited` as a container would be.
    * Empty: nothing to run (there is no image whose defaults could run). Absent: onstart.
    */
   main?: string[] | null;
+}
+
+/**
+ * What the agent hands the supervisor on its stdin, never in a file: the control server the SSH
+ * server asks for the instance's current keys, with the host's key (null: the synced file only).
+ */
+export interface SupervisorSecrets {
+  keyCheck: KeyCheck | null;
+}
+
+/** The secrets on stdin (read to its end); none when stdin is no pipe or holds nothing valid. */
+function readSecrets(): SupervisorSecrets {
+  try {
+    const text = readFileSync(0, 'utf8');
+    const s = JSON.parse(text) as Partial<SupervisorSecrets>;
+    return { keyCheck: s.keyCheck ?? null };
+  } catch {
+    return { keyCheck: null };
+  }
 }
 
 export const FILES = {
@@ -44,6 +61,7 @@ function main(dir: string): void {
   const log = (msg: string) =>
     appendFileSync(path.join(dir, FILES.log), `${new Date().toISOString()} ${msg}\n`);
   const spec = JSON.parse(readFileSync(path.join(dir, FILES.spec), 'utf8')) as SupervisorSpec;
+  const { keyCheck } = readSecrets();
   const root = path.join(dir, FILES.root);
   // OPENRIG_INSTANCE_DIR marks every process of the instance, even one that left the process
   // group (setsid, a pty session): stop finds them by it (runtime-process killStragglers).
@@ -61,7 +79,7 @@ function main(dir: string): void {
     cwd: root,
     env,
     log,
-    currentKeys: spec.keyCheck ? serverKeys(spec.id, spec.keyCheck, log) : undefined,
+    currentKeys: keyCheck ? serverKeys(spec.id, keyCheck, log) : undefined,
   });
 
   const listen = (port: number) => server.listen(port, spec.sshBind);
