@@ -174,8 +174,10 @@ export async function logoutEverywhere(deps: Pick<Deps, 'db' | 'clock'>, auth: A
 
 /**
  * GET /users/current: the user object, plus `ssh_key` (the account's oldest SSH public key, null
- * when it has none; left out for a key that may not read SSH keys) and `api_key`, the credential
- * the caller presented (the official CLI removes it before printing and fails when it is missing).
+ * when it has none; left out for a key that may not read SSH keys) and `api_key`, the key the
+ * caller presented (the official CLI removes it before printing and fails when it is missing).
+ * For a browser's cookie session `api_key` is empty: the cookie is HttpOnly so that no script can
+ * read it, and a body that echoed it would undo that.
  */
 export async function currentUser(deps: Deps, auth: AuthContext) {
   const view = userView(auth.user, { teamId: auth.teamId });
@@ -183,5 +185,5 @@ export async function currentUser(deps: Deps, auth: AuthContext) {
     ? { ssh_key: (await listSshKeys(deps, auth.user.id))[0]?.ssh_key ?? null }
     : {};
   const settings = await accountSettings(deps.db, auth.user.id);
-  return { ...view, ...settings, ...ssh, api_key: auth.credential };
+  return { ...view, ...settings, ...ssh, api_key: auth.via === 'cookie' ? '' : auth.credential };
 }

@@ -117,6 +117,21 @@ describeEachDb('sessions keep their key scope', (dialect) => {
     expect(after.status).toBe(401);
   });
 
+  it('GET /users/current/ never echoes the HttpOnly session cookie; a Bearer key comes back as presented', async () => {
+    const u = await t().user({ password: 'current pw 1' });
+    const cookie = await passwordCookie(t(), u.email, 'current pw 1');
+    const secret = cookie.split('=').slice(1).join('=');
+    expect(secret.length).toBeGreaterThan(10);
+    const viaCookie = await t().request('GET', '/api/v0/users/current/', { headers: { cookie } });
+    expect(viaCookie.status).toBe(200);
+    expect(viaCookie.body.id).toBe(u.id);
+    expect(viaCookie.body.api_key).toBe('');
+    expect(viaCookie.raw).not.toContain(secret);
+    expect(viaCookie.raw).not.toContain(decodeURIComponent(secret));
+    const viaKey = await t().request('GET', '/api/v0/users/current/', { key: u.apiKey });
+    expect(viaKey.body.api_key).toBe(u.apiKey);
+  });
+
   it("DELETE /users/sessions/ ends all of the caller's sessions and no one else's; keys stay", async () => {
     const u = await t().user({ password: 'everywhere pw 1' });
     const other = await t().user({ password: 'everywhere pw 2' });
