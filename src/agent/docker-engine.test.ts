@@ -7,7 +7,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestImage, dockerUnavailable } from '../../test/helpers/docker.js';
-import { DockerEngine, demux, splitRef, tarOneFile, untarFirstFile } from './docker-engine.js';
+import {
+  Demuxer,
+  DockerEngine,
+  TailBuffer,
+  demux,
+  registryAuthHeader,
+  splitRef,
+  tarOneFile,
+  untarFirstFile,
+} from './docker-engine.js';
 
 describe('tar and stream helpers', () => {
   it('a one-file ustar archive reads back', () => {
@@ -33,6 +42,71 @@ describe('tar and stream helpers', () => {
       [1, 'out'],
       [2, 'err'],
     ]);
+  });
+});
+
+describe('registryAuthHeader', () => {
+  it('is base64url with its = padding, as the docker CLI sends it, for every length mod 3', () => {
+    const lengths = new Set<number>();
+    for (const password of ['p', 'pw', 'pwd']) {
+      const auth = { username: 'u', password, serveraddress: '127.0.0.1:5000' };
+      const json = JSON.stringify(auth);
+      lengths.add(json.length % 3);
+      const h = registryAuthHeader(auth);
+      expect(h.length % 4).toBe(0);
+      expect(h).toMatch(/^[A-Za-z0-9_-]+={0,2}$/);
+      expect(h).toBe(Buffer.from(json).toString('base64').replace(/\+/g, '-').replace(/\//g, '_'));
+      expect(Buffer.from(h, 'base64url').toString()).toBe(json);
+    }
+    expect(lengths.size).toBe(3);
+  });
+});
+
+describe('Demuxer and TailBuffer', () => {
+  const frame = (t: number, s: string | Buffer) => {
+    const d = Buffer.isBuffer(s) ? s : Buffer.from(s);
+    const h = Buffer.alloc(8);
+    h[0] = t;
+    h.writeUInt32BE(d.length, 4);
+    return Buffer.concat([h, d]);
+  };
+  it('frames split anywhere across chunks come out whole, in order', () => {
+    const all = Buffer.concat([frame(1, 'hello '), frame(2, 'err'), frame(1, 'world\n'), frame(1, '')]);
+    for (let cut = 1; cut < all.length; cut++) {
+      const out: string[] = [];
+      const d = new Demuxer((s, data) => out.push(`${s}:${data.toString()}`));
+      d.push(all.subarray(0, cut));
+      d.push(all.subarray(cut));
+      d.end();
+      const byStream = (n: number) =>
+        out
+          .filter((x) => x.startsWith(`${n}:`))
+          .map((x) => x.slice(2))
+          .join('');
+      expect(byStream(1)).toBe('hello world\n');
+      expect(byStream(2)).toBe('err');
+    }
+  });
+  it('a TTY stream (no frame headers) passes as it is', () => {
+    const out: Buffer[] = [];
+    const d = new Demuxer((_s, data) => out.push(data));
+    d.push(Buffer.from('plain '));
+    d.push(Buffer.from('text\n'));
+    d.end();
+    expect(Buffer.concat(out).toString()).toBe('plain text\n');
+  });
+  it('keeps the last bytes only, from a line start, in linear time', () => {
+    const t = new TailBuffer(1000);
+    const t0 = Date.now();
+    for (let i = 0; i < 200_000; i++) t.push(Buffer.from(`line ${i}\n`));
+    expect(Date.now() - t0).toBeLessThan(2000);
+    const text = t.text();
+    expect(text.length).toBeLessThanOrEqual(1000);
+    expect(text.startsWith('line ')).toBe(true);
+    expect(text.endsWith('line 199999\n')).toBe(true);
+    const small = new TailBuffer(100);
+    small.push(Buffer.from('a\nb\n'));
+    expect(small.text()).toBe('a\nb\n');
   });
 });
 
@@ -137,6 +211,6 @@ describe.skipIf(why !== null)('DockerEngine against the engine', () => {
     expect(st!.mode & 0o777).toBe(0o600);
     expect(await e.statPath(id, '/nope')).toBeNull();
     expect((await e.readFile(id, '/root/a.txt')).toString()).toBe('file-content\n');
-    expect(await e.logs(id, 10)).toBe('hello-log\n');
+    expect(await e.logs(id, 10, 1 << 20)).toBe('hello-log\n');
   });
 });

@@ -161,6 +161,14 @@ export class DockerEngine {
     }>('GET', '/info').then((r) => r.body);
   }
 
+  /** The local image's id (sha256:…), or null when there is none of that reference. */
+  async imageId(ref: string): Promise<string | null> {
+    const r = await this.call<{ Id: string }>('GET', `/images/${encodeURIComponent(ref)}/json`, {
+      ok404: true,
+    });
+    return r.status === 200 ? r.body.Id : null;
+  }
+
   async imageExists(ref: string): Promise<boolean> {
     const r = await this.call('GET', `/images/${encodeURIComponent(ref)}/json`, { ok404: true });
     return r.status === 200;
@@ -179,7 +187,7 @@ export class DockerEngine {
     const res = await this.client.request({
       method: 'POST',
       path: `${ENGINE_API}/images/create${qs({ fromImage: name, tag })}`,
-      headers: auth ? { 'x-registry-auth': Buffer.from(JSON.stringify(auth)).toString('base64url') } : {},
+      headers: auth ? { 'x-registry-auth': registryAuthHeader(auth) } : {},
     });
     if (res.statusCode >= 400) {
       const text = await res.body.text();
@@ -248,6 +256,18 @@ export class DockerEngine {
     return r.status === 404 ? null : r.body;
   }
 
+  /** Creates the network `body` describes unless one of its name exists. */
+  async ensureNetwork(body: { Name: string }): Promise<void> {
+    const r = await this.call('GET', `/networks/${encodeURIComponent(body.Name)}`, { ok404: true });
+    if (r.status === 200) return;
+    try {
+      await this.call('POST', '/networks/create', { body });
+    } catch (err) {
+      // Made meanwhile by another agent of this engine.
+      if (!(err instanceof EngineError && err.status === 409)) throw err;
+    }
+  }
+
   async create(name: string, body: unknown): Promise<string> {
     const r = await this.call<{ Id: string }>('POST', '/containers/create', { query: { name }, body });
     return r.body.Id;
@@ -273,18 +293,25 @@ export class DockerEngine {
     });
   }
 
-  /** The container's stdout and stderr as text (demultiplexed unless it has a TTY). */
-  async logs(id: string, tail: number | null): Promise<string> {
+  /**
+   * The container's stdout and stderr as text (demultiplexed unless it has a TTY): the last `tail`
+   * lines (the engine picks them), and of those at most the last `maxBytes` bytes. Read as a stream
+   * frame by frame, joined once: a log of any size costs constant memory and linear time.
+   */
+  async logs(id: string, tail: number, maxBytes: number): Promise<string> {
     const res = await this.client.request({
       method: 'GET',
-      path: `${ENGINE_API}/containers/${encodeURIComponent(id)}/logs${qs({ stdout: 1, stderr: 1, tail: tail ?? 'all' })}`,
+      path: `${ENGINE_API}/containers/${encodeURIComponent(id)}/logs${qs({ stdout: 1, stderr: 1, tail })}`,
     });
-    const raw = Buffer.from(await res.body.arrayBuffer());
-    if (res.statusCode >= 400) throw new EngineError(res.statusCode, reason(res.statusCode, raw.toString()));
-    return demux(raw)
-      .map((f) => f.data)
-      .reduce((a, b) => Buffer.concat([a, b]), Buffer.alloc(0))
-      .toString('utf8');
+    if (res.statusCode >= 400) {
+      const text = await res.body.text();
+      throw new EngineError(res.statusCode, reason(res.statusCode, text));
+    }
+    const keep = new TailBuffer(maxBytes);
+    const frames = new Demuxer((_stream, data) => keep.push(data));
+    for await (const chunk of res.body as AsyncIterable<Buffer>) frames.push(chunk);
+    frames.end();
+    return keep.text();
   }
 
   /** Stat of a path in the container (the archive endpoint's header), or null when absent. */
@@ -357,6 +384,15 @@ export class DockerEngine {
   }
 }
 
+/**
+ * The X-Registry-Auth header: the credentials' JSON in base64url with its `=` padding, as the
+ * docker CLI sends it (Go's base64.URLEncoding). Docker 20.10 decodes it strictly: without the
+ * padding, two of every three lengths of JSON fail to decode and the pull goes unauthenticated.
+ */
+export function registryAuthHeader(auth: RegistryAuth): string {
+  return Buffer.from(JSON.stringify(auth)).toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+}
+
 /** `registry:5000/a/b:tag` → name `registry:5000/a/b`, tag `tag` (default `latest`; digests kept). */
 export function splitRef(ref: string): { name: string; tag: string | undefined } {
   if (ref.includes('@')) return { name: ref, tag: undefined };
@@ -364,6 +400,99 @@ export function splitRef(ref: string): { name: string; tag: string | undefined }
   const colon = ref.lastIndexOf(':');
   if (colon > slash) return { name: ref.slice(0, colon), tag: ref.slice(colon + 1) };
   return { name: ref, tag: 'latest' };
+}
+
+/** The last `max` bytes of what is pushed, as chunks joined once (cut at a line start when it can). */
+export class TailBuffer {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  truncated = false;
+  constructor(private readonly max: number) {}
+  push(b: Buffer): void {
+    if (b.length === 0) return;
+    this.chunks.push(b);
+    this.size += b.length;
+    while (this.size - this.chunks[0]!.length >= this.max) {
+      this.size -= this.chunks.shift()!.length;
+      this.truncated = true;
+    }
+  }
+  text(): string {
+    let all = Buffer.concat(this.chunks, this.size);
+    if (all.length > this.max) {
+      all = all.subarray(all.length - this.max);
+      this.truncated = true;
+    }
+    if (this.truncated) {
+      const nl = all.indexOf(10);
+      if (nl >= 0 && nl < all.length - 1) all = all.subarray(nl + 1);
+    }
+    return all.toString('utf8');
+  }
+}
+
+/**
+ * A multiplexed stream ([stream type, 0, 0, 0, size (4 bytes BE)] then data) split into frames
+ * as it arrives; a stream that does not start with a frame header (a TTY's) is passed on as is.
+ * Pending bytes are kept as a list and joined only when a header or frame straddles chunks.
+ */
+export class Demuxer {
+  private pending: Buffer[] = [];
+  private pendingSize = 0;
+  private raw: boolean | null = null;
+  private need = 8;
+  private stream = 1;
+  private inFrame = false;
+  constructor(private readonly onFrame: (stream: number, data: Buffer) => void) {}
+
+  push(chunk: Buffer): void {
+    if (this.raw) return this.onFrame(1, chunk);
+    this.pending.push(chunk);
+    this.pendingSize += chunk.length;
+    for (;;) {
+      if (!this.inFrame) {
+        if (this.pendingSize < 8) return;
+        const h = this.take(8);
+        if (this.raw === null) {
+          this.raw = h[0]! > 2 || h[1] !== 0 || h[2] !== 0 || h[3] !== 0;
+          if (this.raw) {
+            const rest = this.take(this.pendingSize);
+            this.onFrame(1, Buffer.concat([h, rest]));
+            return;
+          }
+        }
+        this.stream = h[0]!;
+        this.need = h.readUInt32BE(4);
+        this.inFrame = true;
+      }
+      // A frame's data is passed on piece by piece as it arrives.
+      while (this.need > 0 && this.pendingSize > 0) {
+        const first = this.pending[0]!;
+        const n = Math.min(first.length, this.need);
+        this.onFrame(this.stream, first.subarray(0, n));
+        this.need -= n;
+        this.pendingSize -= n;
+        if (n === first.length) this.pending.shift();
+        else this.pending[0] = first.subarray(n);
+      }
+      if (this.need > 0) return;
+      this.inFrame = false;
+    }
+  }
+
+  /** A stream shorter than one header: its bytes as they are. */
+  end(): void {
+    if (this.raw === null && this.pendingSize > 0) this.onFrame(1, this.take(this.pendingSize));
+  }
+
+  private take(n: number): Buffer {
+    const all = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingSize);
+    const out = all.subarray(0, n);
+    const rest = all.subarray(n);
+    this.pending = rest.length ? [rest] : [];
+    this.pendingSize = rest.length;
+    return out;
+  }
 }
 
 /** The frames of a multiplexed stream: [stream type, 0, 0, 0, size (4 bytes BE)] then data. */

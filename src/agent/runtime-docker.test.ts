@@ -23,13 +23,14 @@ const spec: InstanceSpec = {
 };
 
 describe('containerCreateBody', () => {
-  it('is the exact Engine API body (GPUs, limits, ports, labels, env)', () => {
+  it('is the exact Engine API body (GPUs, limits, ports, labels, env, hardening)', () => {
     const body = containerCreateBody({
       spec,
       agentUid: 'agent-uid-1',
       sshPort: 41022,
       hostPorts: { '8080/tcp': 41080, '9000/udp': 41090 },
       diskQuota: true,
+      hostIp: '203.0.113.7',
     });
     expect(body).toEqual({
       Image: 'pytorch/pytorch:2.3',
@@ -57,14 +58,21 @@ describe('containerCreateBody', () => {
       ExposedPorts: { '8080/tcp': {}, '9000/udp': {} },
       HostConfig: {
         Init: true,
+        // Published on the operator's address only, never on every address (nor :: by accident).
         PortBindings: {
-          '8080/tcp': [{ HostIp: '', HostPort: '41080' }],
-          '9000/udp': [{ HostIp: '', HostPort: '41090' }],
+          '8080/tcp': [{ HostIp: '203.0.113.7', HostPort: '41080' }],
+          '9000/udp': [{ HostIp: '203.0.113.7', HostPort: '41090' }],
         },
         RestartPolicy: { Name: 'no' },
-        PidsLimit: 32768,
+        // A bridge of its own kind: no container reaches another on it.
+        NetworkMode: 'openrig-instances',
+        CapDrop: ['NET_RAW', 'MKNOD'],
+        SecurityOpt: ['no-new-privileges'],
+        PidsLimit: 8192,
+        LogConfig: { Type: 'json-file', Config: { 'max-size': '20m', 'max-file': '3' } },
         NanoCpus: 8_000_000_000,
         Memory: 32768 * 1024 * 1024,
+        MemorySwap: 32768 * 1024 * 1024,
         DeviceRequests: [{ Driver: 'nvidia', DeviceIDs: ['2', '3'], Capabilities: [['gpu']] }],
         StorageOpt: { size: '20G' },
       },
@@ -81,9 +89,26 @@ describe('containerCreateBody', () => {
     });
     const host = body.HostConfig as Record<string, unknown>;
     expect(host.DeviceRequests).toBeUndefined();
+    // Nothing of the host is mounted into a container, whatever the spec.
+    expect(host.Binds).toBeUndefined();
+    expect(host.Mounts).toBeUndefined();
+    expect(body.Volumes).toBeUndefined();
     expect(host.StorageOpt).toBeUndefined();
     expect(host.NanoCpus).toBeUndefined();
     expect(host.PortBindings).toEqual({});
+  });
+
+  it('publishes ports on 0.0.0.0 when no address is given: IPv4 only, never every address', () => {
+    const body = containerCreateBody({
+      spec,
+      agentUid: 'u',
+      sshPort: 1,
+      hostPorts: { '8080/tcp': 41080 },
+      diskQuota: false,
+    });
+    expect((body.HostConfig as { PortBindings: unknown }).PortBindings).toEqual({
+      '8080/tcp': [{ HostIp: '0.0.0.0', HostPort: '41080' }],
+    });
   });
 });
 

@@ -15,7 +15,15 @@ import { ed25519KeyPair } from '../contract/ssh-keygen.js';
 import { DockerEngine, EngineError, type ContainerInspect, type RegistryAuth } from './docker-engine.js';
 import { createContainerSshServer, runInContainer } from './container-ssh.js';
 import { serverKeys, type KeyCheck } from './key-check.js';
-import type { DiskUsage, InstanceSpec, ObservedState, PortMap, Runtime } from './runtime.js';
+import {
+  LOGS_MAX_BYTES,
+  LOGS_MAX_LINES,
+  type DiskUsage,
+  type InstanceSpec,
+  type ObservedState,
+  type PortMap,
+  type Runtime,
+} from './runtime.js';
 import { dirSize } from './usage.js';
 
 export const LABEL_INSTANCE = 'openrig.instance';
@@ -78,7 +86,33 @@ export interface ContainerBodyInput {
   hostPorts: Record<string, number>;
   /** The storage driver accepts a size option: the disk is enforced. */
   diskQuota: boolean;
+  /** The host address published ports bind to (the operator's SSH bind address; 0.0.0.0 unsaid). */
+  hostIp?: string;
 }
+
+/**
+ * The network every instance's container joins: a bridge with inter-container traffic off, so a
+ * container reaches no other container on it, only the host's published ports and the outside.
+ */
+export const INSTANCE_NETWORK = 'openrig-instances';
+export const INSTANCE_NETWORK_BODY = {
+  Name: INSTANCE_NETWORK,
+  Driver: 'bridge',
+  CheckDuplicate: true,
+  Options: { 'com.docker.network.bridge.enable_icc': 'false' },
+  Labels: { 'openrig.network': 'instances' },
+};
+
+/**
+ * Capabilities of Docker's default set a renter's root does without: raw and packet sockets
+ * (NET_RAW: ARP and IP spoofing on the bridge, sniffing) and device nodes (MKNOD). What a shell,
+ * a package manager and an image's own sshd use (CHOWN, SETUID, SETGID, SYS_CHROOT…) stays.
+ */
+export const DROPPED_CAPABILITIES = ['NET_RAW', 'MKNOD'];
+/** Processes and threads a container may hold at once (a fork bomb stops there). */
+export const PIDS_LIMIT = 8192;
+/** The container log rotates: at most LOG_MAX_FILES files of LOG_MAX_SIZE each on the host. */
+export const LOG_CONFIG = { Type: 'json-file', Config: { 'max-size': '20m', 'max-file': '3' } };
 
 /** The exact Engine API body of `POST /containers/create` for an instance. */
 export function containerCreateBody(i: ContainerBodyInput): Record<string, unknown> {
@@ -93,20 +127,26 @@ export function containerCreateBody(i: ContainerBodyInput): Record<string, unkno
   const exposed: Record<string, Record<string, never>> = {};
   for (const [key, hostPort] of Object.entries(i.hostPorts)) {
     const [port, proto] = key.split('/');
-    bindings[key] = [{ HostIp: '', HostPort: String(hostPort) }];
+    bindings[key] = [{ HostIp: i.hostIp ?? '0.0.0.0', HostPort: String(hostPort) }];
     exposed[key] = {};
     env[`VAST_${proto!.toUpperCase()}_PORT_${port}`] = String(hostPort);
     env[`OPENRIG_${proto!.toUpperCase()}_PORT_${port}`] = String(hostPort);
   }
+  // Nothing of the host is mounted: no Binds, no Mounts (the agent's state stays out of reach).
   const host: Record<string, unknown> = {
     Init: true,
     PortBindings: bindings,
     RestartPolicy: { Name: 'no' },
-    PidsLimit: 32768,
+    NetworkMode: INSTANCE_NETWORK,
+    CapDrop: DROPPED_CAPABILITIES,
+    SecurityOpt: ['no-new-privileges'],
+    PidsLimit: PIDS_LIMIT,
+    LogConfig: LOG_CONFIG,
   };
   if (spec.limits) {
     host.NanoCpus = Math.round(spec.limits.cpus * 1e9);
     host.Memory = Math.round(spec.limits.memoryMb * 1024 * 1024);
+    host.MemorySwap = host.Memory; // no swap on top of the offer's memory
   }
   if (spec.gpus && spec.gpus.length > 0) {
     host.DeviceRequests = [{ Driver: 'nvidia', DeviceIDs: spec.gpus, Capabilities: [['gpu']] }];
@@ -186,24 +226,85 @@ export class DockerRuntime implements Runtime {
     return this.o.sshBind === '0.0.0.0' || this.o.sshBind === '::' ? '127.0.0.1' : this.o.sshBind;
   }
 
+  private network: Promise<void> | null = null;
+
+  /** The instances' network exists (made once; a failure is tried again at the next create). */
+  private ensureNetwork(): Promise<void> {
+    this.network ??= this.engine.ensureNetwork(INSTANCE_NETWORK_BODY).catch((err: Error) => {
+      this.network = null;
+      throw new Error(`cannot make the instances' network ${INSTANCE_NETWORK}: ${err.message}`);
+    });
+    return this.network;
+  }
+
   async prepare(spec: InstanceSpec): Promise<void> {
     const d = this.dir(spec.id);
     mkdirSync(d, { recursive: true, mode: 0o700 });
     const hostKey = path.join(d, 'ssh_host_ed25519_key');
     if (!existsSync(hostKey)) writeFileSync(hostKey, ed25519KeyPair().private, { mode: 0o600 });
     await this.updateKeys(spec.id, spec.authorizedKeys);
-    if (await this.engine.imageExists(spec.image)) return;
+    await this.authorisedImage(spec);
+  }
+
+  private privateIds: Set<string> | null = null;
+
+  private privateFile(): string {
+    return path.join(path.resolve(this.o.stateDir), 'private-images.json');
+  }
+
+  /** Ids of the local images pulled with credentials (kept across restarts of the agent). */
+  private privateImages(): Set<string> {
+    if (!this.privateIds) {
+      try {
+        this.privateIds = new Set(JSON.parse(readFileSync(this.privateFile(), 'utf8')) as string[]);
+      } catch {
+        this.privateIds = new Set();
+      }
+    }
+    return this.privateIds;
+  }
+
+  private markPrivate(imageId: string): void {
+    const ids = this.privateImages();
+    if (ids.has(imageId)) return;
+    ids.add(imageId);
+    const file = this.privateFile();
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    writeFileSync(`${file}.tmp`, JSON.stringify([...ids]), { mode: 0o600 });
+    renameSync(`${file}.tmp`, file);
+  }
+
+  /**
+   * The instance's image is here and the instance may use it. A missing image is pulled. An image
+   * this host ever pulled with credentials is private: a local copy proves nothing about this
+   * instance's renter, so it is pulled again with this instance's own credentials (or none), and
+   * the registry decides; a refusal fails the start. An instance that brings credentials always
+   * pulls with them, so the image it gets is recorded private.
+   */
+  private async authorisedImage(spec: InstanceSpec): Promise<void> {
     const auth = parseImageLogin(spec.imageLogin, spec.image);
+    const localId = await this.engine.imageId(spec.image);
+    const isPrivate = localId !== null && this.privateImages().has(localId);
+    if (localId !== null && !isPrivate && !auth) return;
     const mb = (n: number) => Math.round(n / 1e6);
     this.o.onProgress?.(spec.id, `pulling ${spec.image}`);
     let last = 0;
-    await this.engine.pull(spec.image, auth, (done, total) => {
-      if (Date.now() - last < 500 && done < total) return;
-      last = Date.now();
-      this.o.onProgress?.(spec.id, `pulling ${spec.image}: ${mb(done)}/${mb(total)} MB`);
-    });
-    if (!(await this.engine.imageExists(spec.image)))
-      throw new Error(`pulling ${spec.image} did not produce the image`);
+    try {
+      await this.engine.pull(spec.image, auth, (done, total) => {
+        if (Date.now() - last < 500 && done < total) return;
+        last = Date.now();
+        this.o.onProgress?.(spec.id, `pulling ${spec.image}: ${mb(done)}/${mb(total)} MB`);
+      });
+    } catch (err) {
+      if (isPrivate)
+        throw new Error(
+          `${spec.image} is a private image: its registry must accept this instance's image_login (${(err as Error).message})`,
+        );
+      throw err;
+    }
+    const id = await this.engine.imageId(spec.image);
+    if (id === null) throw new Error(`pulling ${spec.image} did not produce the image`);
+    if (auth) this.markPrivate(id);
   }
 
   /** Creates the container (a fresh one: host ports and SSH port chosen now). */
@@ -211,13 +312,15 @@ export class DockerRuntime implements Runtime {
     const bind = this.o.sshBind;
     const sshPort = await freePort(bind);
     const hostPorts: Record<string, number> = {};
-    for (const p of spec.ports ?? []) hostPorts[`${p.container}/${p.proto}`] = await freePort('0.0.0.0');
+    for (const p of spec.ports ?? []) hostPorts[`${p.container}/${p.proto}`] = await freePort(bind);
+    await this.ensureNetwork();
     const body = containerCreateBody({
       spec,
       agentUid: this.o.agentUid,
       sshPort,
       hostPorts,
       diskQuota: this.diskQuota,
+      hostIp: bind,
     });
     await this.engine.create(containerName(spec.id), body);
   }
@@ -356,7 +459,7 @@ export class DockerRuntime implements Runtime {
   }
 
   async logs(id: number, tail: number | null): Promise<string> {
-    return this.engine.logs(containerName(id), tail);
+    return this.engine.logs(containerName(id), tail ?? LOGS_MAX_LINES, LOGS_MAX_BYTES);
   }
 
   async reboot(spec: InstanceSpec): Promise<void> {
@@ -375,9 +478,15 @@ export class DockerRuntime implements Runtime {
         this.o.onProgress?.(spec.id, `pulling ${spec.image}: ${mb(done)}/${mb(total)} MB`);
       });
     } catch (err) {
-      // An image no registry serves (built on this host) is recreated from the local copy.
-      if (!(await this.engine.imageExists(spec.image))) throw err;
+      // An image no registry serves (built on this host) is recreated from the local copy; a
+      // private one only when its registry accepts this instance's credentials.
+      const localId = await this.engine.imageId(spec.image);
+      if (localId === null || this.privateImages().has(localId)) throw err;
       this.o.log.warn(`instance ${spec.id}: recycle uses the local ${spec.image}: ${(err as Error).message}`);
+    }
+    if (auth) {
+      const id = await this.engine.imageId(spec.image);
+      if (id !== null) this.markPrivate(id);
     }
     await this.replace(spec, true);
   }
@@ -406,10 +515,11 @@ export class DockerRuntime implements Runtime {
     for (const p of spec.ports ?? []) {
       const key = `${p.container}/${p.proto}`;
       hostPorts[key] =
-        Number(c?.HostConfig?.PortBindings?.[key]?.[0]?.HostPort) || (await freePort('0.0.0.0'));
+        Number(c?.HostConfig?.PortBindings?.[key]?.[0]?.HostPort) || (await freePort(this.o.sshBind));
     }
     this.o.onProgress?.(spec.id, 'creating the container');
     this.closeSsh(spec.id);
+    await this.ensureNetwork();
     await this.engine.remove(containerName(spec.id));
     const body = containerCreateBody({
       spec,
@@ -417,6 +527,7 @@ export class DockerRuntime implements Runtime {
       sshPort,
       hostPorts,
       diskQuota: this.diskQuota,
+      hostIp: this.o.sshBind,
     });
     await this.engine.create(containerName(spec.id), body);
     const stopped = path.join(this.dir(spec.id), 'stopped');

@@ -15,10 +15,18 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { ed25519KeyPair } from '../contract/ssh-keygen.js';
-import type { DiskUsage, InstanceSpec, ObservedState, Runtime } from './runtime.js';
+import {
+  LOGS_MAX_BYTES,
+  LOGS_MAX_LINES,
+  type DiskUsage,
+  type InstanceSpec,
+  type ObservedState,
+  type Runtime,
+} from './runtime.js';
 import { dirSize } from './usage.js';
 import { FILES, type SupervisorSecrets, type SupervisorSpec } from './supervisor.js';
 import type { KeyCheck } from './key-check.js';
@@ -142,6 +150,46 @@ export function sshAccepts(host: string, port: number, timeoutMs = 1000): Promis
 export function instancePaths(text: string, root: string): string {
   const escaped = root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return text.replace(new RegExp(`${escaped}(?:/|(?![\\w.-]))`, 'g'), '/');
+}
+
+/**
+ * The last `lines` lines of a file, at most its last `maxBytes` bytes: only that end of the file
+ * is read, so a log of any size costs the same. '' when the file does not exist.
+ */
+export async function tailFile(file: string, lines: number, maxBytes: number): Promise<string> {
+  let fh: FileHandle;
+  try {
+    fh = await open(file, 'r');
+  } catch {
+    return '';
+  }
+  try {
+    const size = (await fh.stat()).size;
+    const len = Math.min(size, maxBytes);
+    const buf = Buffer.alloc(len);
+    await fh.read(buf, 0, len, size - len);
+    let start = 0;
+    // A cut file starts at its first whole line.
+    if (len < size) start = buf.indexOf(10) + 1;
+    let end = buf.length;
+    if (end > start && buf[end - 1] === 10) end--;
+    // Back from the end over `lines` newlines.
+    let i = end;
+    let n = 0;
+    while (i > start && n < lines) {
+      const nl = buf.lastIndexOf(10, i - 1);
+      if (nl < start) {
+        i = start;
+        break;
+      }
+      n++;
+      i = n < lines ? nl : nl + 1;
+    }
+    if (lines <= 0) i = buf.length;
+    return buf.subarray(i, buf.length).toString('utf8');
+  } finally {
+    await fh.close();
+  }
 }
 
 export class ProcessRuntime implements Runtime {
@@ -311,16 +359,7 @@ export class ProcessRuntime implements Runtime {
   }
 
   async logs(id: number, tail: number | null): Promise<string> {
-    let text = '';
-    try {
-      text = readFileSync(this.file(id, FILES.onstartLog), 'utf8');
-    } catch {
-      return '';
-    }
-    if (tail === null) return text;
-    const lines = text.split('\n');
-    if (lines.at(-1) === '') lines.pop();
-    return lines.slice(-tail).join('\n') + (lines.length ? '\n' : '');
+    return tailFile(this.file(id, FILES.onstartLog), tail ?? LOGS_MAX_LINES, LOGS_MAX_BYTES);
   }
 
   async reboot(spec: InstanceSpec): Promise<void> {

@@ -68,6 +68,14 @@ export interface DiskUsage {
   partial?: string;
 }
 
+/**
+ * The most a `logs` request answers: with no `tail`, the last LOGS_MAX_LINES lines; with any tail,
+ * never more than the last LOGS_MAX_BYTES bytes of those lines. Read as a stream, so a huge log
+ * costs the agent neither memory nor time on its event loop.
+ */
+export const LOGS_MAX_LINES = 10_000;
+export const LOGS_MAX_BYTES = 4 * 1024 * 1024;
+
 export interface Runtime {
   readonly name: 'process' | 'docker';
   /** Makes the instance runnable (image, working directory, keys). Idempotent. */
@@ -83,7 +91,7 @@ export interface Runtime {
   updateKeys(id: number, keys: string[]): Promise<void>;
   /** Ids of every instance this runtime holds on the host (for re-adoption after a restart). */
   list(): Promise<number[]>;
-  /** Its output (onstart's included), the last `tail` lines or all. */
+  /** Its output (onstart's included), the last `tail` lines or LOGS_MAX_LINES, LOGS_MAX_BYTES at most. */
   logs(id: number, tail: number | null): Promise<string>;
   /** Restarts it, keeping its disk. */
   reboot(spec: InstanceSpec): Promise<void>;
