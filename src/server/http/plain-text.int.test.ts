@@ -121,4 +121,63 @@ describeEachDb('control characters in names and labels', (dialect) => {
     expect(upd.status).toBe(400);
     expect(upd.body.msg).toContain('label');
   });
+  it('invisible format characters (bidi overrides and isolates, zero-width marks, BOM) get the same 400', async () => {
+    const u = await renter(t());
+    const FORMAT = [
+      '\u202E', // right-to-left override
+      '\u202A',
+      '\u2066', // left-to-right isolate
+      '\u2069',
+      '\u200B', // zero-width space
+      '\u200D', // a zero-width joiner that joins no emoji
+      '\u200F',
+      '\uFEFF',
+      '\u2060',
+      '\u2064',
+      '\u00AD', // soft hyphen
+      '\u061C', // Arabic letter mark
+      '\u{E0041}', // a tag character
+    ];
+    for (const c of FORMAT) {
+      const name = `cat${c}gpj.exe`;
+      const where = JSON.stringify(c);
+      const key = await t().request('POST', '/api/v0/auth/apikeys/', { key: u.apiKey, body: { name } });
+      expect([key.status, key.body.error], where).toEqual([400, 'bad_request']);
+      expect(key.body.msg, where).toContain('name must not contain control characters');
+      const reg = await t().request('POST', `${P}/register`, {
+        key: u.apiKey,
+        body: { agent_uid: 'agent-ctl-00003', machines: [machine({ hostname: name })] },
+      });
+      expect([reg.status, reg.body.msg], where).toEqual([400, expect.stringContaining('hostname')]);
+      const settings = await t().request('PUT', '/api/v0/users/', {
+        key: u.apiKey,
+        body: { fullname: name },
+      });
+      expect([settings.status, settings.body.msg], where).toEqual([400, expect.stringContaining('fullname')]);
+    }
+    const keys = await t().deps.db.selectFrom('api_keys').select('id').where('user_id', '=', u.id).execute();
+    expect(keys).toHaveLength(1);
+    const machines = await t()
+      .deps.db.selectFrom('machines')
+      .select('id')
+      .where('host_id', '=', u.id)
+      .execute();
+    expect(machines).toEqual([]);
+    // Emoji joined into one picture keep their joiner; right-to-left letters are text, not marks.
+    for (const name of ['\u{1F469}\u200D\u{1F4BB} box', 'שרת 3', 'rack 3 – Zürich']) {
+      const ok = await t().request('POST', '/api/v0/auth/apikeys/', { key: u.apiKey, body: { name } });
+      expect(ok.status, name).toBe(200);
+    }
+    const names = await t()
+      .deps.db.selectFrom('api_keys')
+      .select('name')
+      .where('user_id', '=', u.id)
+      .orderBy('id')
+      .execute();
+    expect(names.slice(1).map((r) => r.name)).toEqual([
+      '\u{1F469}\u200D\u{1F4BB} box',
+      'שרת 3',
+      'rack 3 – Zürich',
+    ]);
+  });
 });

@@ -1,24 +1,33 @@
 // Names and labels the API stores are plain, one-line text: control characters (C0 and C1,
-// DEL, and the Unicode line and paragraph separators) are refused with a 400 naming the field.
-// Such values reach other people (renters read a host's GPU and host names in maintenance
-// e-mails and listings), where a newline could forge lines of a message.
+// DEL, and the Unicode line and paragraph separators) and invisible format characters (Unicode
+// category Cf: bidirectional embeddings, overrides and isolates, zero-width spaces and joiners,
+// word joiners, the byte order mark, invisible operators, tag characters) are refused with a 400
+// naming the field. Such values reach other people (renters read a host's GPU and host names in
+// maintenance e-mails and listings), where a newline could forge lines of a message and a
+// bidirectional override could show text in another order than it is stored. One format character
+// is needed by ordinary text: the zero-width joiner between two emoji, which draws them as one
+// (a person and a laptop as a technologist), so it is accepted there and only there.
 import { AppError } from '../errors.js';
 
-/** A JSON-schema `pattern` for plain text (Ajv compiles patterns with the `u` flag). */
-export const PLAIN_TEXT_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$';
+const REFUSED = '\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\p{Cf}';
+const EMOJI_JOINER =
+  '(?<=\\p{Extended_Pictographic}[\\uFE0F\\u{1F3FB}-\\u{1F3FF}]?)\\u200D(?=\\p{Extended_Pictographic})';
 
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
+/** A JSON-schema `pattern` for plain text (Ajv compiles patterns with the `u` flag). */
+export const PLAIN_TEXT_PATTERN = `^(?:[^${REFUSED}]|${EMOJI_JOINER})*$`;
+
+const PLAIN = new RegExp(PLAIN_TEXT_PATTERN, 'u');
 
 export const plainTextMessage = (field: string): string =>
-  `${field} must not contain control characters (such as newlines or tabs)`;
+  `${field} must not contain control characters (such as newlines or tabs) or invisible formatting characters (such as bidirectional overrides)`;
 
 /** A string schema for a stored name or label. */
 export const plainText = (maxLength: number, extra: Record<string, unknown> = {}) =>
   ({ type: 'string', maxLength, pattern: PLAIN_TEXT_PATTERN, ...extra }) as const;
 
+/** True when `s` holds a control or format character that plain text refuses. */
 export function hasControlChars(s: string): boolean {
-  return CONTROL.test(s);
+  return !PLAIN.test(s);
 }
 
 /** For values checked outside a schema: 400 naming the field. */
