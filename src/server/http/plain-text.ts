@@ -11,7 +11,7 @@ import { AppError } from '../errors.js';
 
 const REFUSED = '\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\p{Cf}';
 const EMOJI_JOINER =
-  '(?<=\\p{Extended_Pictographic}[\\uFE0F\\u{1F3FB}-\\u{1F3FF}]?)\\u200D(?=\\p{Extended_Pictographic})';
+  '(?<=\\p{Extended_Pictographic}(?:\\uFE0F|\\p{Emoji_Modifier})?)\\u200D(?=\\p{Extended_Pictographic})';
 
 /** A JSON-schema `pattern` for plain text (Ajv compiles patterns with the `u` flag). */
 export const PLAIN_TEXT_PATTERN = `^(?:[^${REFUSED}]|${EMOJI_JOINER})*$`;
