@@ -52,6 +52,43 @@ describe('webhook address policy', () => {
     expect(embeddedV4('::ffff:a9fe:a9fe')).toBe('169.254.169.254');
   });
 
+  it('judges IPv6 forms that carry an IPv4 address by it, and refuses tunnels it cannot read', async () => {
+    const inside = [
+      '::ffff:10.0.0.1', // IPv4-mapped
+      '0:0:0:0:0:ffff:7f00:1',
+      '::ffff:0:127.0.0.1', // IPv4-translated
+      '::127.0.0.1', // IPv4-compatible
+      '::a9fe:a9fe',
+      '::c0a8:101',
+      '64:ff9b::7f00:1', // NAT64, well-known prefix
+      '64:ff9b::169.254.169.254',
+      '2002:7f00:1::1', // 6to4
+      '2002:a9fe:a9fe::',
+      '2002:c0a8:0101:5::7',
+      '64:ff9b:1::8.8.8.8', // NAT64, local-use prefix: refused whole
+      '64:ff9b:1:ffff::1',
+      '2001:0:4136:e378:8000:63bf:3fff:fdd2', // Teredo: refused whole
+      '2001::1',
+      'fe80::1%eth0',
+    ];
+    for (const a of inside) expect(addressAllowed(a, none), a).toBe(false);
+    for (const a of ['::ffff:0:8.8.8.8', '64:ff9b::8.8.8.8', '2002:808:808::1', '2001:4860:4860::8888'])
+      expect(addressAllowed(a, none), a).toBe(true);
+    expect(embeddedV4('2002:c0a8:0101:5::7')).toBe('192.168.1.1');
+    expect(embeddedV4('::127.0.0.1')).toBe('127.0.0.1');
+    expect(embeddedV4('2606:4700:4700::1111')).toBeNull();
+
+    // When the URL is set (hosts as the URL parser writes them) and when a delivery is sent.
+    for (const a of inside.filter((x) => !x.includes('%'))) {
+      const host = new URL(`https://[${a}]/hook`).hostname;
+      expect(await hostProblem(host, none), host).toMatch(/must not point at/);
+      await expect(resolveAllowed(host, none), host).rejects.toThrow(/may not reach/);
+      const named = async () => [{ address: a, family: 6 as const }];
+      expect(await hostProblem('aaaa.example.com', none, named), a).toMatch(/resolves to/);
+      await expect(resolveAllowed('aaaa.example.com', none, named), a).rejects.toThrow(/may not reach/);
+    }
+  });
+
   it('checks the address the name resolves to, so a name pointing inside is refused', async () => {
     const rebinding = async () => [{ address: '169.254.169.254', family: 4 as const }];
     await expect(resolveAllowed('metadata.example.com', none, rebinding)).rejects.toThrow(/may not reach/);

@@ -1,10 +1,16 @@
 // Where deliveries may go. A URL must be https:// (http:// only when the operator allows it) and
 // must carry no credentials. Its host is checked when the URL is set (`hostProblem`) and the
-// address it resolves to again at send time, and the connection is made to that very address, so a DNS answer that changes between the check and the
-// connection (DNS rebinding) cannot reach a forbidden one. Forbidden unless the operator lists
-// them in OPENRIG_WEBHOOK_ALLOW_HOSTS: loopback, private, shared (CGNAT), link-local (cloud
-// metadata at 169.254.169.254 included), unspecified, multicast and reserved ranges, in IPv4 and
-// IPv6 (IPv4-mapped and NAT64 addresses are judged by the IPv4 address they carry).
+// address it resolves to again at send time, and the connection is made to that very address, so
+// a DNS answer that changes between the check and the connection (DNS rebinding) cannot reach a
+// forbidden one. Forbidden unless the operator lists them in OPENRIG_WEBHOOK_ALLOW_HOSTS:
+// loopback, private, shared (CGNAT), link-local (cloud metadata at 169.254.169.254 included),
+// unspecified, multicast and reserved ranges, in IPv4 and IPv6. An IPv6 address that carries an
+// IPv4 address in a known place is judged by that IPv4 address: IPv4-mapped (::ffff:0:0/96),
+// IPv4-translated (::ffff:0:0:0/96), IPv4-compatible (::/96), NAT64's well-known prefix
+// (64:ff9b::/96) and 6to4 (2002::/16, the IPv4 address in its second and third groups). Ranges
+// whose IPv4 address cannot be read back from the address alone are refused whole: NAT64's
+// local-use prefix (64:ff9b:1::/48, where the operator picks the prefix length) and Teredo
+// (2001::/32, a tunnel through a relay to an obfuscated IPv4 address).
 import { BlockList, isIP } from 'node:net';
 import { lookup } from 'node:dns/promises';
 
@@ -32,7 +38,10 @@ const FORBIDDEN_V6: [string, number][] = [
   ['fec0::', 10],
   ['ff00::', 8],
   ['2001:db8::', 32],
+  ['3fff::', 20],
   ['100::', 64],
+  ['64:ff9b:1::', 48],
+  ['2001::', 32],
 ];
 
 function forbiddenList(): BlockList {
@@ -43,17 +52,42 @@ function forbiddenList(): BlockList {
 }
 const FORBIDDEN = forbiddenList();
 
-/** The IPv4 address an IPv6 address carries (IPv4-mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::`), if any. */
-export function embeddedV4(addr: string): string | null {
-  const a = addr.toLowerCase();
-  const m = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(a);
-  if (m) return m[1]!;
-  const h = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(a);
-  if (h) {
-    const hi = parseInt(h[1]!, 16);
-    const lo = parseInt(h[2]!, 16);
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+/** The eight 16-bit groups of an IPv6 address (a zone after `%` ignored); null when it is not one. */
+function v6Groups(addr: string): number[] | null {
+  const a = addr.split('%')[0]!;
+  if (isIP(a) !== 6) return null;
+  let text = a.toLowerCase();
+  // A trailing dotted quad is the last two groups.
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [b0, b1, b2, b3] = quad.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, quad.index)}${((b0 << 8) | b1).toString(16)}:${((b2 << 8) | b3).toString(16)}`;
   }
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  const part = (p: string | undefined) => (p ? p.split(':').map((g) => parseInt(g, 16)) : []);
+  const hi = part(head);
+  const lo = part(tail);
+  const zeros = tail === undefined ? [] : new Array<number>(8 - hi.length - lo.length).fill(0);
+  const groups = [...hi, ...zeros, ...lo];
+  return groups.length === 8 ? groups : null;
+}
+
+const dotted = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+
+/**
+ * The IPv4 address an IPv6 address carries, if any: IPv4-mapped `::ffff:a.b.c.d`, IPv4-translated
+ * `::ffff:0:a.b.c.d`, IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`, and 6to4
+ * `2002:AABB:CCDD::/48` (a.b.c.d in its second and third groups).
+ */
+export function embeddedV4(addr: string): string | null {
+  const g = v6Groups(addr);
+  if (!g) return null;
+  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zero(0, 5) && g[5] === 0xffff) return dotted(g[6]!, g[7]!);
+  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return dotted(g[6]!, g[7]!);
+  if (zero(0, 6)) return dotted(g[6]!, g[7]!);
+  if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) return dotted(g[6]!, g[7]!);
+  if (g[0] === 0x2002) return dotted(g[1]!, g[2]!);
   return null;
 }
 
@@ -76,7 +110,8 @@ export function allowList(cidrs: readonly string[]): BlockList {
 }
 
 /** True when deliveries may connect to `addr` (an IP address). */
-export function addressAllowed(addr: string, allowed: BlockList): boolean {
+export function addressAllowed(address: string, allowed: BlockList): boolean {
+  const addr = address.split('%')[0]!;
   const v4 = embeddedV4(addr);
   const a = v4 ?? addr;
   const type = isIP(a) === 6 ? 'ipv6' : 'ipv4';
