@@ -156,9 +156,11 @@ export async function buildApp(
     });
   });
 
-  // The CLI refuses a reply whose Content-Type is not exactly application/json.
+  // The CLI refuses a reply whose Content-Type is not exactly application/json. No reply may be
+  // read by a browser as another type than the one it names (nosniff).
   // (A callback hook: no promise per request.)
   app.addHook('onSend', (_req, reply, payload, done) => {
+    reply.header('x-content-type-options', 'nosniff');
     const ct = reply.getHeader('content-type');
     if (typeof ct === 'string' && ct !== 'application/json' && ct.startsWith('application/json')) {
       reply.header('content-type', 'application/json');
