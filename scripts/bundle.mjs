@@ -35,6 +35,9 @@ await build({
     'pino',
     'thread-stream',
     '@node-rs/argon2',
+    // It loads `cookie` with import(), which a bundle answers with a CommonJS module's default
+    // export alone; loaded by Node it gets the module's named exports.
+    '@fastify/cookie',
   ],
   // CommonJS dependencies inside an ES module bundle call require() for Node's own modules.
   banner: {
