@@ -9,10 +9,13 @@
 //   it works when the image has that program.
 // Only the instance's keys get in: its authorized_keys file is re-read at every attempt, so a
 // key removed from the instance is refused from the next connection on.
+import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import type * as Ssh2 from 'ssh2';
 import type { Attributes, ServerChannel, Session, SFTPWrapper } from 'ssh2';
-import { demux, type DockerEngine, type PathStat } from './docker-engine.js';
+import { ByteReader, demux, type DockerEngine, type PathStat } from './docker-engine.js';
 import { keyAuthenticator, ssh2, type CurrentKeys } from './ssh-server.js';
 
 // ssh2's SFTP constants are constants of the protocol: written out here so that loading this
@@ -20,7 +23,10 @@ import { keyAuthenticator, ssh2, type CurrentKeys } from './ssh-server.js';
 export const STATUS_CODE = { OK: 0, EOF: 1, NO_SUCH_FILE: 2, FAILURE: 4, OP_UNSUPPORTED: 8 } as const;
 export const OPEN_MODE = { WRITE: 2 } as const;
 const HOME = '/root';
-/** Largest file one SFTP or scp transfer buffers (the archive endpoint takes whole files). */
+/**
+ * Largest file one SFTP or scp upload takes (an SFTP upload is spooled on the host until it is
+ * closed). Downloads stream, whatever their size.
+ */
 const MAX_FILE = 2 * 1024 ** 3;
 
 export interface ContainerSshOptions {
@@ -29,6 +35,8 @@ export interface ContainerSshOptions {
   container: string;
   hostKey: Buffer;
   authorizedKeysFile: string;
+  /** Where SFTP uploads are spooled until their file is closed (absent: the system's tmpdir). */
+  spoolDir?: string;
   /** Asks the control server for the instance's keys now (absent: the synced file alone decides). */
   currentKeys?: CurrentKeys;
   log: (msg: string) => void;
@@ -149,44 +157,26 @@ async function runExec(
   socket.on('close', () => void finish());
 }
 
-/** A small reader over channel data for the scp protocol. */
-class Reader {
-  private buf = Buffer.alloc(0);
-  private waiting: (() => void) | null = null;
-  private ended = false;
-  constructor(ch: ServerChannel) {
-    ch.on('data', (d: Buffer) => {
-      this.buf = Buffer.concat([this.buf, d]);
-      this.waiting?.();
-    });
-    ch.on('end', () => {
-      this.ended = true;
-      this.waiting?.();
-    });
-  }
-  private async more(): Promise<boolean> {
-    if (this.ended) return false;
-    await new Promise<void>((r) => (this.waiting = r));
-    this.waiting = null;
-    return true;
-  }
-  async line(): Promise<string | null> {
-    for (;;) {
-      const nl = this.buf.indexOf(10);
-      if (nl >= 0) {
-        const l = this.buf.subarray(0, nl).toString('utf8');
-        this.buf = this.buf.subarray(nl + 1);
-        return l;
-      }
-      if (!(await this.more())) return null;
-    }
-  }
-  async bytes(n: number): Promise<Buffer | null> {
-    while (this.buf.length < n) if (!(await this.more())) return null;
-    const out = this.buf.subarray(0, n);
-    this.buf = this.buf.subarray(n);
-    return out;
-  }
+/** The channel's data as a ByteReader: read on demand, so the SSH window holds the client back. */
+function channelReader(ch: ServerChannel): ByteReader {
+  // Not destroyed at the client's EOF: the exit status and the close still go out after it.
+  return new ByteReader(
+    (ch as unknown as Readable).iterator({ destroyOnReturn: false }) as AsyncIterator<Buffer>,
+  );
+}
+
+/** Writes to the channel and waits while its buffer is full (or until it closes). */
+async function sendData(ch: ServerChannel, data: Buffer): Promise<void> {
+  if (ch.write(data)) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      ch.off('drain', done);
+      ch.off('close', done);
+      resolve();
+    };
+    ch.once('drain', done);
+    ch.once('close', done);
+  });
 }
 
 /**
@@ -262,7 +252,7 @@ async function scpSession(
   ch: ServerChannel,
   scp: { mode: 'to' | 'from'; target: string; recursive: boolean },
 ) {
-  const r = new Reader(ch);
+  const r = channelReader(ch);
   const fail = (msg: string) => {
     ch.write(Buffer.from(`\x01scp: ${msg}\n`));
     ch.exit(1);
@@ -309,28 +299,29 @@ async function scpSession(
         const size = Number(m[3]);
         if (size > MAX_FILE) return fail('file too large for scp; use rsync');
         ack();
-        const data = await r.bytes(size);
-        if (data === null || (await r.bytes(1)) === null) return fail('connection ended mid-file');
-        await o.engine.writeFile(
+        // Streamed into the container as it arrives: no more than a chunk is held here.
+        await o.engine.writeFileFrom(
           o.container,
           path.posix.dirname(target),
           path.posix.basename(target),
-          data,
+          size,
           parseInt(m[2]!, 8),
+          r.limited(size),
         );
+        if ((await r.exactly(1)) === null) return fail('connection ended mid-file');
         ack();
       }
       ch.exit(0);
       ch.end();
       return;
     }
-    if ((await r.bytes(1)) === null) return fail('no acknowledgement');
+    if ((await r.exactly(1)) === null) return fail('no acknowledgement');
     const st = await o.engine.statPath(o.container, p);
     if (!st) return fail(`${scp.target}: no such file or directory`);
     if (isDir(st) && !scp.recursive) return fail(`${scp.target}: not a regular file`);
     // Each record waits for the client's acknowledgement; a non-zero one ends the session.
     const acked = async () => {
-      const b = await r.bytes(1);
+      const b = await r.exactly(1);
       if (b === null || b[0] !== 0) throw new Error('the client refused a record');
     };
     const send = async (full: string, fst: PathStat): Promise<void> => {
@@ -351,10 +342,20 @@ async function scpSession(
         await acked();
         return;
       }
-      const data = await o.engine.readFile(o.container, full);
-      ch.write(Buffer.from(`C${octal(fst.mode)} ${data.length} ${name}\n`));
-      await acked();
-      ch.write(data);
+      // Streamed from the container as the channel takes it: no more than a chunk is held here.
+      const f = await o.engine.openFile(o.container, full);
+      try {
+        ch.write(Buffer.from(`C${octal(fst.mode)} ${f.size} ${name}\n`));
+        await acked();
+        let sent = 0;
+        for await (const chunk of f.body.limited(f.size)) {
+          sent += chunk.length;
+          await sendData(ch, chunk);
+        }
+        if (sent !== f.size) throw new Error(`${full} changed while it was sent`);
+      } finally {
+        f.close();
+      }
       ch.write(Buffer.from([0]));
       await acked();
     };
@@ -366,13 +367,43 @@ async function scpSession(
   }
 }
 
+type OpenFile = Awaited<ReturnType<DockerEngine['openFile']>>;
+
+/**
+ * A file open for reading streams from the container: reads in order are served from the stream
+ * (skipping forward when a read leaves a gap), an earlier offset reopens it. A file open for
+ * writing is spooled to a file on the host at the written offsets, then streamed into the
+ * container at close. Neither holds more than a read or write request's bytes in memory.
+ */
 type Handle =
-  | { kind: 'read'; path: string; data: Buffer; st: PathStat }
-  | { kind: 'write'; path: string; parts: { offset: number; data: Buffer }[]; mode: number }
+  | { kind: 'read'; path: string; st: PathStat; file: OpenFile | null; pos: number; queue: Promise<void> }
+  | {
+      kind: 'write';
+      path: string;
+      mode: number;
+      spool: string;
+      fh: FileHandle;
+      size: number;
+      queue: Promise<void>;
+      failed: Error | null;
+    }
   | { kind: 'dir'; path: string; done: boolean };
+
+/** The most one SFTP READ answers (OpenSSH asks for 32 KiB to 255 KiB). */
+const MAX_READ = 256 * 1024;
 
 function sftpSession(o: ContainerSshOptions, sftp: SFTPWrapper): void {
   const handles = new Map<number, Handle>();
+  const release = (h: Handle) => {
+    if (h.kind === 'read') h.file?.close();
+    if (h.kind === 'write')
+      void h.queue.finally(() => h.fh.close().finally(() => rm(h.spool, { force: true }).catch(() => {})));
+  };
+  // A session that ends with files still open leaves nothing behind (spools, engine connections).
+  sftp.on('close', () => {
+    for (const h of handles.values()) release(h);
+    handles.clear();
+  });
   let next = 1;
   const newHandle = (h: Handle) => {
     const n = next++;
@@ -422,10 +453,8 @@ function sftpSession(o: ContainerSshOptions, sftp: SFTPWrapper): void {
     const h = get(hb);
     if (!h) return sftp.status(id, STATUS_CODE.FAILURE);
     if (h.kind === 'read') return sftp.attrs(id, attrsOf(h.st));
-    if (h.kind === 'write') {
-      const size = h.parts.reduce((m, x) => Math.max(m, x.offset + x.data.length), 0);
-      return sftp.attrs(id, { mode: S_IFREG | h.mode, size, uid: 0, gid: 0, atime: 0, mtime: 0 });
-    }
+    if (h.kind === 'write')
+      return sftp.attrs(id, { mode: S_IFREG | h.mode, size: h.size, uid: 0, gid: 0, atime: 0, mtime: 0 });
     return void stat(id, h.path);
   });
   sftp.on('OPEN', (id, filename, flags, attrs) => {
@@ -433,14 +462,29 @@ function sftpSession(o: ContainerSshOptions, sftp: SFTPWrapper): void {
     void (async () => {
       try {
         if (flags & OPEN_MODE.WRITE) {
+          const target = await o.engine.statPath(o.container, p);
+          if (isDir(target)) return sftp.status(id, STATUS_CODE.FAILURE, `${filename} is a directory`);
           const mode = attrs?.mode !== undefined ? attrs.mode & 0o7777 : 0o644;
-          return sftp.handle(id, newHandle({ kind: 'write', path: p, parts: [], mode }));
+          const dir = await mkdtemp(path.join(o.spoolDir ?? tmpdir(), 'sftp-'));
+          const spool = path.join(dir, 'upload');
+          const fh = await open(spool, 'w+', 0o600);
+          const h: Handle = {
+            kind: 'write',
+            path: p,
+            mode,
+            spool: dir,
+            fh,
+            size: 0,
+            queue: Promise.resolve(),
+            failed: null,
+          };
+          return sftp.handle(id, newHandle(h));
         }
         const st = await o.engine.statPath(o.container, p);
         if (!st) return sftp.status(id, STATUS_CODE.NO_SUCH_FILE);
-        if (st.size > MAX_FILE) return sftp.status(id, STATUS_CODE.FAILURE, 'file too large; use rsync');
-        const data = await o.engine.readFile(o.container, p);
-        sftp.handle(id, newHandle({ kind: 'read', path: p, data, st }));
+        if (isDir(st)) return sftp.status(id, STATUS_CODE.FAILURE, `${filename} is a directory`);
+        const file = await o.engine.openFile(o.container, p);
+        sftp.handle(id, newHandle({ kind: 'read', path: p, st, file, pos: 0, queue: Promise.resolve() }));
       } catch (err) {
         failWith(id, err);
       }
@@ -449,16 +493,48 @@ function sftpSession(o: ContainerSshOptions, sftp: SFTPWrapper): void {
   sftp.on('READ', (id, hb, offset, len) => {
     const h = get(hb);
     if (!h || h.kind !== 'read') return sftp.status(id, STATUS_CODE.FAILURE);
-    if (offset >= h.data.length) return sftp.status(id, STATUS_CODE.EOF);
-    sftp.data(id, h.data.subarray(offset, offset + len));
+    // Requests are served one after the other, in the order they came.
+    h.queue = h.queue.then(async () => {
+      try {
+        if (h.file && offset < h.pos) {
+          h.file.close();
+          h.file = null;
+        }
+        if (!h.file) {
+          h.file = await o.engine.openFile(o.container, h.path);
+          h.pos = 0;
+        }
+        if (offset >= h.file.size) return sftp.status(id, STATUS_CODE.EOF);
+        if (offset > h.pos) {
+          if (!(await h.file.body.skip(offset - h.pos))) return sftp.status(id, STATUS_CODE.EOF);
+          h.pos = offset;
+        }
+        const want = Math.min(len, MAX_READ, h.file.size - offset);
+        const data = await h.file.body.exactly(want);
+        if (data === null) return sftp.status(id, STATUS_CODE.EOF);
+        h.pos += data.length;
+        sftp.data(id, data);
+      } catch (err) {
+        failWith(id, err);
+      }
+    });
   });
   sftp.on('WRITE', (id, hb, offset, data) => {
     const h = get(hb);
     if (!h || h.kind !== 'write') return sftp.status(id, STATUS_CODE.FAILURE);
     if (offset + data.length > MAX_FILE)
       return sftp.status(id, STATUS_CODE.FAILURE, 'file too large; use rsync');
-    h.parts.push({ offset, data: Buffer.from(data) });
-    sftp.status(id, STATUS_CODE.OK);
+    const copy = Buffer.from(data);
+    h.queue = h.queue.then(async () => {
+      try {
+        await h.fh.write(copy, 0, copy.length, offset);
+        h.size = Math.max(h.size, offset + copy.length);
+        sftp.status(id, STATUS_CODE.OK);
+      } catch (err) {
+        h.failed ??= err as Error;
+        failWith(id, err);
+      }
+    });
   });
   const setstat = (id: number, h: Handle | undefined, attrs: Attributes) => {
     if (h?.kind === 'write' && attrs.mode !== undefined) h.mode = attrs.mode & 0o7777;
@@ -473,16 +549,29 @@ function sftpSession(o: ContainerSshOptions, sftp: SFTPWrapper): void {
     const h = get(hb);
     if (!h) return sftp.status(id, STATUS_CODE.FAILURE);
     handles.delete(hb.readUInt32BE(0));
-    if (h.kind !== 'write') return sftp.status(id, STATUS_CODE.OK);
-    const size = h.parts.reduce((m, x) => Math.max(m, x.offset + x.data.length), 0);
-    const buf = Buffer.alloc(size);
-    for (const part of h.parts) part.data.copy(buf, part.offset);
-    o.engine
-      .writeFile(o.container, path.posix.dirname(h.path), path.posix.basename(h.path), buf, h.mode)
-      .then(
-        () => sftp.status(id, STATUS_CODE.OK),
-        (err) => failWith(id, err),
-      );
+    if (h.kind !== 'write') {
+      release(h);
+      return sftp.status(id, STATUS_CODE.OK);
+    }
+    // The spooled file goes into the container as a stream, then the spool is removed.
+    h.queue = h.queue.then(async () => {
+      try {
+        if (h.failed) throw h.failed;
+        const stream = h.fh.createReadStream({ start: 0, autoClose: false, highWaterMark: 256 * 1024 });
+        await o.engine.writeFileFrom(
+          o.container,
+          path.posix.dirname(h.path),
+          path.posix.basename(h.path),
+          h.size,
+          h.mode,
+          stream,
+        );
+        sftp.status(id, STATUS_CODE.OK);
+      } catch (err) {
+        failWith(id, err);
+      }
+    });
+    release(h);
   });
   sftp.on('OPENDIR', (id, p) => {
     const full = resolvePath(p);

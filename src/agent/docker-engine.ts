@@ -5,7 +5,7 @@
 import type { Pool } from 'undici';
 import type * as Undici from 'undici';
 import { lazyRequire } from '../contract/lazy-require.js';
-import type { Duplex } from 'node:stream';
+import { Readable, type Duplex } from 'node:stream';
 
 // Loaded when a Docker engine is first used: every `serve` process loads this module (the demo's
 // agents run in-process), and undici is a fifth of the bundle.
@@ -161,12 +161,19 @@ export class DockerEngine {
     }>('GET', '/info').then((r) => r.body);
   }
 
+  /** The local image's id (sha256:…) and tags, or null when there is none of that reference. */
+  async image(ref: string): Promise<{ Id: string; RepoTags?: string[] | null } | null> {
+    const r = await this.call<{ Id: string; RepoTags?: string[] | null }>(
+      'GET',
+      `/images/${encodeURIComponent(ref)}/json`,
+      { ok404: true },
+    );
+    return r.status === 200 ? r.body : null;
+  }
+
   /** The local image's id (sha256:…), or null when there is none of that reference. */
   async imageId(ref: string): Promise<string | null> {
-    const r = await this.call<{ Id: string }>('GET', `/images/${encodeURIComponent(ref)}/json`, {
-      ok404: true,
-    });
-    return r.status === 200 ? r.body.Id : null;
+    return (await this.image(ref))?.Id ?? null;
   }
 
   async imageExists(ref: string): Promise<boolean> {
@@ -335,6 +342,79 @@ export class DockerEngine {
     const raw = Buffer.from(await res.body.arrayBuffer());
     if (res.statusCode >= 400) throw new EngineError(res.statusCode, reason(res.statusCode, raw.toString()));
     return untarFirstFile(raw);
+  }
+
+  /**
+   * One regular file of the container as a stream: its size and mode (from the archive's header)
+   * and its bytes as they arrive from the engine, pulled as the caller consumes them (the engine's
+   * connection applies backpressure). `close` ends the transfer early. Throws when `p` is no
+   * regular file.
+   */
+  async openFile(
+    id: string,
+    p: string,
+  ): Promise<{ size: number; mode: number; body: ByteReader; close: () => void }> {
+    // Whatever the caller does with `body`, the engine's connection is freed by `close`.
+    const res = await this.client.request({
+      method: 'GET',
+      path: `${ENGINE_API}/containers/${encodeURIComponent(id)}/archive${qs({ path: p })}`,
+    });
+    if (res.statusCode >= 400) {
+      const text = await res.body.text();
+      throw new EngineError(res.statusCode, reason(res.statusCode, text));
+    }
+    const close = () => res.body.destroy();
+    const r = new ByteReader((res.body as AsyncIterable<Buffer>)[Symbol.asyncIterator]());
+    try {
+      for (;;) {
+        const h = await r.exactly(512);
+        if (h === null || h.every((b) => b === 0)) throw new Error('not a regular file');
+        const size = parseInt(h.subarray(124, 136).toString('latin1').replace(/\0.*$/, '').trim() || '0', 8);
+        const mode = parseInt(h.subarray(100, 108).toString('latin1').replace(/\0.*$/, '').trim() || '0', 8);
+        const type = String.fromCharCode(h[156]!);
+        if (type === '0' || type === '\0')
+          return { size, mode, body: new ByteReader(r.limited(size)), close };
+        if (type === '5') throw new Error('is a directory');
+        // Long names and extended headers: skipped with their data.
+        if (!(await r.skip(Math.ceil(size / 512) * 512))) throw new Error('not a regular file');
+      }
+    } catch (err) {
+      close();
+      throw err;
+    }
+  }
+
+  /**
+   * Writes one file of `size` bytes (created or replaced) into directory `dir` of the container,
+   * its bytes taken from `data` as the engine reads them: no more than a chunk is held at a time.
+   * Throws when `data` ends short.
+   */
+  async writeFileFrom(
+    id: string,
+    dir: string,
+    name: string,
+    size: number,
+    mode: number,
+    data: AsyncIterable<Buffer>,
+  ): Promise<void> {
+    async function* body(): AsyncGenerator<Buffer> {
+      yield tarHeader(name, size, mode);
+      let n = 0;
+      for await (const chunk of data) {
+        n += chunk.length;
+        yield chunk;
+      }
+      if (n !== size) throw new Error(`the file ended after ${n} of ${size} bytes`);
+      yield Buffer.alloc(((512 - (size % 512)) % 512) + 1024);
+    }
+    const res = await this.client.request({
+      method: 'PUT',
+      path: `${ENGINE_API}/containers/${encodeURIComponent(id)}/archive${qs({ path: dir })}`,
+      headers: { 'content-type': 'application/x-tar' },
+      body: Readable.from(body(), { objectMode: false }),
+    });
+    const text = await res.body.text();
+    if (res.statusCode >= 400) throw new EngineError(res.statusCode, reason(res.statusCode, text));
   }
 
   /** Writes one file (created or replaced) into directory `dir` of the container. */
@@ -511,6 +591,13 @@ export function demux(raw: Buffer): { stream: number; data: Buffer }[] {
 
 /** A ustar archive of one regular file. */
 export function tarOneFile(name: string, data: Buffer, mode: number): Buffer {
+  const h = tarHeader(name, data.length, mode);
+  const pad = Buffer.alloc((512 - (data.length % 512)) % 512);
+  return Buffer.concat([h, data, pad, Buffer.alloc(1024)]);
+}
+
+/** The ustar header of one regular file of `size` bytes. */
+export function tarHeader(name: string, size: number, mode: number): Buffer {
   const h = Buffer.alloc(512);
   const put = (s: string, off: number, len: number) => h.write(s.slice(0, len), off, len, 'utf8');
   const oct = (n: number, len: number) => n.toString(8).padStart(len - 1, '0') + '\0';
@@ -518,7 +605,7 @@ export function tarOneFile(name: string, data: Buffer, mode: number): Buffer {
   put(oct(mode & 0o7777, 8), 100, 8);
   put(oct(0, 8), 108, 8);
   put(oct(0, 8), 116, 8);
-  put(oct(data.length, 12), 124, 12);
+  put(oct(size, 12), 124, 12);
   put(oct(Math.floor(Date.now() / 1000), 12), 136, 12);
   h.fill(' ', 148, 156);
   put('0', 156, 1);
@@ -527,8 +614,98 @@ export function tarOneFile(name: string, data: Buffer, mode: number): Buffer {
   let sum = 0;
   for (const b of h) sum += b;
   put(sum.toString(8).padStart(6, '0') + '\0 ', 148, 8);
-  const pad = Buffer.alloc((512 - (data.length % 512)) % 512);
-  return Buffer.concat([h, data, pad, Buffer.alloc(1024)]);
+  return h;
+}
+
+/**
+ * Reads a stream of chunks by byte counts, pulling the next chunk only when it needs one (so the
+ * source's backpressure holds). Pending bytes are a list of chunks, never re-joined per chunk.
+ */
+export class ByteReader {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private done = false;
+  constructor(private readonly it: AsyncIterator<Buffer>) {}
+
+  /** Bytes pending here (read from the source, not yet taken). */
+  get buffered(): number {
+    return this.size;
+  }
+
+  private async fill(): Promise<boolean> {
+    if (this.done) return false;
+    const r = await this.it.next();
+    if (r.done) {
+      this.done = true;
+      return false;
+    }
+    const b = Buffer.isBuffer(r.value) ? r.value : Buffer.from(r.value as Uint8Array);
+    if (b.length) {
+      this.chunks.push(b);
+      this.size += b.length;
+    }
+    return true;
+  }
+
+  /** At most `max` bytes, as soon as any are there; null at the end. */
+  async some(max: number): Promise<Buffer | null> {
+    while (this.size === 0) if (!(await this.fill())) return null;
+    const first = this.chunks[0]!;
+    const n = Math.min(max, first.length);
+    this.size -= n;
+    if (n === first.length) this.chunks.shift();
+    else this.chunks[0] = first.subarray(n);
+    return first.subarray(0, n);
+  }
+
+  /** Exactly `n` bytes (a small count: a header), or null when the stream ends first. */
+  async exactly(n: number): Promise<Buffer | null> {
+    while (this.size < n) if (!(await this.fill())) return null;
+    const parts: Buffer[] = [];
+    let left = n;
+    while (left > 0) {
+      const b = (await this.some(left))!;
+      parts.push(b);
+      left -= b.length;
+    }
+    return parts.length === 1 ? parts[0]! : Buffer.concat(parts, n);
+  }
+
+  /** Up to the next newline (taken, not returned); null at the end. */
+  async line(): Promise<string | null> {
+    const parts: Buffer[] = [];
+    for (;;) {
+      while (this.size === 0) if (!(await this.fill())) return null;
+      const first = this.chunks[0]!;
+      const nl = first.indexOf(10);
+      if (nl >= 0) {
+        parts.push((await this.some(nl + 1))!.subarray(0, nl));
+        return Buffer.concat(parts).toString('utf8');
+      }
+      parts.push((await this.some(first.length))!);
+      if (parts.reduce((a, b) => a + b.length, 0) > 64 * 1024) throw new Error('line too long');
+    }
+  }
+
+  /** Discards `n` bytes; false when the stream ends first. */
+  async skip(n: number): Promise<boolean> {
+    while (n > 0) {
+      const b = await this.some(n);
+      if (b === null) return false;
+      n -= b.length;
+    }
+    return true;
+  }
+
+  /** The next `n` bytes as chunks (ending short when the stream does). */
+  async *limited(n: number): AsyncGenerator<Buffer> {
+    while (n > 0) {
+      const b = await this.some(Math.min(n, 256 * 1024));
+      if (b === null) return;
+      n -= b.length;
+      yield b;
+    }
+  }
 }
 
 /** The contents of the first regular file in a tar archive (GNU long names skipped over). */

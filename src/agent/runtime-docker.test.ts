@@ -2,7 +2,7 @@
 // GPU indices, CPU and memory limits, published ports, labels for re-adoption, the environment;
 // registry credentials parsed from image_login; and the main process per runtype.
 import { describe, expect, it } from 'vitest';
-import { containerCreateBody, mainProcess, parseImageLogin } from './runtime-docker.js';
+import { containerCreateBody, imageKey, mainProcess, parseImageLogin } from './runtime-docker.js';
 import type { InstanceSpec } from './runtime.js';
 
 const spec: InstanceSpec = {
@@ -171,5 +171,19 @@ describe('parseImageLogin', () => {
     });
     expect(parseImageLogin('', 'ubuntu')).toBeNull();
     expect(parseImageLogin(null, 'ubuntu')).toBeNull();
+  });
+});
+
+describe('imageKey', () => {
+  it('names a tag reference as the engine resolves it; ids and digests name no tag', () => {
+    expect(imageKey('ubuntu')).toBe('docker.io/library/ubuntu:latest');
+    expect(imageKey('docker.io/ubuntu:22.04')).toBe('docker.io/library/ubuntu:22.04');
+    expect(imageKey('index.docker.io/library/ubuntu:22.04')).toBe('docker.io/library/ubuntu:22.04');
+    expect(imageKey('me/app:1')).toBe('docker.io/me/app:1');
+    expect(imageKey('127.0.0.1:5000/a/b')).toBe('127.0.0.1:5000/a/b:latest');
+    expect(imageKey('localhost/a:2')).toBe('localhost/a:2');
+    expect(imageKey('sha256:' + 'a'.repeat(64))).toBeNull();
+    expect(imageKey('0123456789ab')).toBeNull();
+    expect(imageKey('reg.example/a@sha256:' + 'b'.repeat(64))).toBeNull();
   });
 });

@@ -12,7 +12,13 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import net from 'node:net';
 import path from 'node:path';
 import { ed25519KeyPair } from '../contract/ssh-keygen.js';
-import { DockerEngine, EngineError, type ContainerInspect, type RegistryAuth } from './docker-engine.js';
+import {
+  DockerEngine,
+  EngineError,
+  splitRef,
+  type ContainerInspect,
+  type RegistryAuth,
+} from './docker-engine.js';
 import { createContainerSshServer, runInContainer } from './container-ssh.js';
 import { serverKeys, type KeyCheck } from './key-check.js';
 import {
@@ -76,6 +82,22 @@ export function parseImageLogin(login: string | null | undefined, image: string)
   const first = image.split('/')[0]!;
   const fromImage = image.includes('/') && /[.:]/.test(first) ? first : undefined;
   return { username, password, serveraddress: server ?? fromImage ?? 'https://index.docker.io/v1/' };
+}
+
+/**
+ * An image reference as the engine resolves it, for comparing references: `ubuntu` is
+ * `docker.io/library/ubuntu:latest`. Null for a reference that names no tag (an id, a digest).
+ */
+export function imageKey(ref: string): string | null {
+  if (ref.includes('@') || /^(sha256:)?[0-9a-f]{12,64}$/.test(ref)) return null;
+  const { name, tag } = splitRef(ref);
+  const parts = name.split('/');
+  let full = name;
+  if (parts.length === 1) full = `docker.io/library/${name}`;
+  else if (parts[0] === 'index.docker.io') full = `docker.io/${parts.slice(1).join('/')}`;
+  else if (!/[.:]/.test(parts[0]!) && parts[0] !== 'localhost') full = `docker.io/${name}`;
+  if (/^docker\.io\/[^/]+$/.test(full)) full = `docker.io/library/${full.slice(10)}`;
+  return `${full}:${tag ?? 'latest'}`;
 }
 
 export interface ContainerBodyInput {
@@ -246,32 +268,49 @@ export class DockerRuntime implements Runtime {
     await this.authorisedImage(spec);
   }
 
-  private privateIds: Set<string> | null = null;
+  private privateRec: { ids: Set<string>; refs: Set<string> } | null = null;
 
   private privateFile(): string {
     return path.join(path.resolve(this.o.stateDir), 'private-images.json');
   }
 
-  /** Ids of the local images pulled with credentials (kept across restarts of the agent). */
-  private privateImages(): Set<string> {
-    if (!this.privateIds) {
+  /** The images pulled with credentials, by id and by reference (kept across agent restarts). */
+  private privateImages(): { ids: Set<string>; refs: Set<string> } {
+    if (!this.privateRec) {
       try {
-        this.privateIds = new Set(JSON.parse(readFileSync(this.privateFile(), 'utf8')) as string[]);
+        const j = JSON.parse(readFileSync(this.privateFile(), 'utf8')) as { ids?: string[]; refs?: string[] };
+        this.privateRec = { ids: new Set(j.ids ?? []), refs: new Set(j.refs ?? []) };
       } catch {
-        this.privateIds = new Set();
+        this.privateRec = { ids: new Set(), refs: new Set() };
       }
     }
-    return this.privateIds;
+    return this.privateRec;
   }
 
-  private markPrivate(imageId: string): void {
-    const ids = this.privateImages();
-    if (ids.has(imageId)) return;
-    ids.add(imageId);
+  private markPrivate(imageId: string, ref: string): void {
+    const p = this.privateImages();
+    const key = imageKey(ref);
+    if (p.ids.has(imageId) && (key === null || p.refs.has(key))) return;
+    p.ids.add(imageId);
+    if (key !== null) p.refs.add(key);
     const file = this.privateFile();
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    writeFileSync(`${file}.tmp`, JSON.stringify([...ids]), { mode: 0o600 });
+    writeFileSync(`${file}.tmp`, JSON.stringify({ ids: [...p.ids], refs: [...p.refs] }), { mode: 0o600 });
     renameSync(`${file}.tmp`, file);
+  }
+
+  /**
+   * Whether the local image `ref` names (id `localId`) is one only a renter with credentials may
+   * use: it was pulled with credentials under that reference, or it is such an image named some
+   * other way (by id or digest) than by a tag of it that was never pulled with credentials.
+   */
+  private isPrivate(ref: string, local: { Id: string; RepoTags?: string[] | null }): boolean {
+    const p = this.privateImages();
+    const key = imageKey(ref);
+    if (key !== null && p.refs.has(key)) return true;
+    if (!p.ids.has(local.Id)) return false;
+    const tags = (local.RepoTags ?? []).map(imageKey);
+    return key === null || !tags.includes(key);
   }
 
   /**
@@ -283,9 +322,9 @@ export class DockerRuntime implements Runtime {
    */
   private async authorisedImage(spec: InstanceSpec): Promise<void> {
     const auth = parseImageLogin(spec.imageLogin, spec.image);
-    const localId = await this.engine.imageId(spec.image);
-    const isPrivate = localId !== null && this.privateImages().has(localId);
-    if (localId !== null && !isPrivate && !auth) return;
+    const local = await this.engine.image(spec.image);
+    const isPrivate = local !== null && this.isPrivate(spec.image, local);
+    if (local !== null && !isPrivate && !auth) return;
     const mb = (n: number) => Math.round(n / 1e6);
     this.o.onProgress?.(spec.id, `pulling ${spec.image}`);
     let last = 0;
@@ -304,7 +343,7 @@ export class DockerRuntime implements Runtime {
     }
     const id = await this.engine.imageId(spec.image);
     if (id === null) throw new Error(`pulling ${spec.image} did not produce the image`);
-    if (auth) this.markPrivate(id);
+    if (auth) this.markPrivate(id, spec.image);
   }
 
   /** Creates the container (a fresh one: host ports and SSH port chosen now). */
@@ -358,6 +397,7 @@ export class DockerRuntime implements Runtime {
       container: containerName(id),
       hostKey: readFileSync(keyFile),
       authorizedKeysFile: path.join(d, 'authorized_keys'),
+      spoolDir: d,
       currentKeys: this.o.keyCheck
         ? serverKeys(id, this.o.keyCheck, (m) => this.o.log.warn(`instance ${id}: ${m}`))
         : undefined,
@@ -480,13 +520,13 @@ export class DockerRuntime implements Runtime {
     } catch (err) {
       // An image no registry serves (built on this host) is recreated from the local copy; a
       // private one only when its registry accepts this instance's credentials.
-      const localId = await this.engine.imageId(spec.image);
-      if (localId === null || this.privateImages().has(localId)) throw err;
+      const local = await this.engine.image(spec.image);
+      if (local === null || this.isPrivate(spec.image, local)) throw err;
       this.o.log.warn(`instance ${spec.id}: recycle uses the local ${spec.image}: ${(err as Error).message}`);
     }
     if (auth) {
       const id = await this.engine.imageId(spec.image);
-      if (id !== null) this.markPrivate(id);
+      if (id !== null) this.markPrivate(id, spec.image);
     }
     await this.replace(spec, true);
   }
