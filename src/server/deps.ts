@@ -9,6 +9,7 @@ import type { Clock } from './clock.js';
 import type { SqlDialect, Store } from './db/connection.js';
 import type { DB } from './db/schema.js';
 import { OfferIndex } from './modules/offers/offers.index.js';
+import { OfferReplies } from './modules/offers/offers.reply.js';
 import { makeCounters, type Counters } from './modules/platform/platform.rate-limit.js';
 import { HeartbeatBuffer } from './modules/agent-gateway/agent-gateway.heartbeats.js';
 import { makeMetrics, type Metrics } from './modules/platform/platform.metrics.js';
@@ -30,6 +31,8 @@ export interface Deps {
   jobs: { stop(): Promise<void> }[];
   /** This process's in-memory offer index (offers.index.ts). */
   offerIndex: OfferIndex;
+  /** The search reply's serializers and the offer parts they wrote (offers.reply.ts). */
+  offerReplies: OfferReplies;
   /** Rate-limit counters in the store's scratch state (platform.rate-limit.ts). */
   rateLimitCounters: Counters;
   /** Heartbeat times not yet written (agent-gateway.heartbeats.ts). */
@@ -64,6 +67,7 @@ export function makeDeps(p: DepsInput): Deps {
     kickOutbox: p.kickOutbox ?? (() => {}),
     jobs: [],
     offerIndex: p.offerIndex ?? new OfferIndex(p.store),
+    offerReplies: new OfferReplies(),
     rateLimitCounters: p.rateLimitCounters ?? makeCounters(p.store),
     heartbeats: p.heartbeats ?? new HeartbeatBuffer(),
     keyUses: new KeyUseBuffer(),

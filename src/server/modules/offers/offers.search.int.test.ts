@@ -3,7 +3,7 @@ import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
 import { insertMachines } from '../machines/machines.service.js';
 import { searchOffers, searchPage } from './offers.service.js';
-import { searchReplyJson } from './offers.routes.js';
+import { searchReplyJson } from './offers.reply.js';
 
 describeEachDb('offer search', (dialect) => {
   const t = useTestApp(dialect);
