@@ -162,6 +162,9 @@ export function registerAgentCommand(program: Command): void {
         throw usage((err as Error).message);
       }
       const log = pino({ level, base: { role: 'agent' } });
+      // The event-loop delay, logged once a minute (event_loop_delay_ms): every renter's SSH, copies
+      // and logs share this loop with the heartbeat.
+      new (await import('../agent/loop-delay.js')).LoopDelayWatch(log).start();
       let agent: Agent | null = null;
       let runtime: Runtime;
       const socket = /^unix:\/\//.test(process.env.DOCKER_HOST ?? '')
