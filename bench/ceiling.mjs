@@ -6,7 +6,7 @@
 // per request the very statements an instance GET with an API key runs: the key by its hash
 // joined with its user, and the instance joined with its machine and its maintenance windows; two
 // statements in one read transaction on a SQLite file, one statement on PostgreSQL, as `serve`
-// makes them (KeyJoinedRead in src/server/http/auth.ts), concurrent ones sharing a round trip on
+// makes them (KeyJoinedRead in src/server/http/auth.ts, read by src/server/db/credentials.ts), concurrent ones sharing a round trip on
 // PostgreSQL as in `serve` (src/server/db/coalesce.ts). The requests rotate over every live instance, each read with a key of
 // its owner. No HTTP authentication, no view, no log, no metrics: whatever openrig spends beyond
 // this is not the database's.
@@ -56,7 +56,7 @@ if (cluster.isPrimary) {
   });
 } else {
   const { openStore } = await dist('server/db/connection.js');
-  const { keyWithJoinedRead, keyWithReadInSnapshot } = await dist('server/http/auth.js');
+  const { keyWithJoinedRead, keyWithReadInSnapshot } = await dist('server/db/credentials.js');
   const { polledInstance } = await dist('server/modules/instances/instances.routes.js');
   const store = openStore(databaseUrl);
   // Every live instance with the hash of one live key of its owner, as the bench's polls send.

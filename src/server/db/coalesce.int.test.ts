@@ -7,7 +7,7 @@ import { pgUnavailable } from '../../../test/helpers/db.js';
 import { useTestApp } from '../../../test/helpers/app.js';
 import { offers, renter, runningInstance } from '../../../test/helpers/market.js';
 import { genericPlanPool, pgReads, type Store } from './connection.js';
-import { keyWithJoinedRead } from '../http/auth.js';
+import { keyWithJoinedRead } from './credentials.js';
 import { polledInstance } from '../modules/instances/instances.routes.js';
 import { sha256Hex } from '../crypto.js';
 

@@ -2,7 +2,7 @@
 // - `Authorization: Bearer KEY`, or `?api_key=KEY` for older clients; the header wins.
 // - A key is found by the SHA-256 of what was presented, through a unique index: no scan, and the
 //   key itself is never stored. No cache: a revoked key is refused on its very next request, by
-//   every `serve` process. The lookups are built once (db/prepared.ts) and read committed state
+//   every `serve` process. The lookups are db/credentials.ts's, built once, and read committed state
 //   only: a key revoked by a committed transaction is refused; one inside an open one is not yet.
 // - Session keys from a 2FA login (CLI flow) are Bearer tokens too; browser sessions ride a cookie.
 // - A route may have its own first read made with the API key lookup (KeyJoinedRead): on
@@ -13,42 +13,20 @@ import type { Deps } from '../deps.js';
 import { CommonErrors, AppError } from '../errors.js';
 import { sha256Hex } from '../crypto.js';
 import { allows, type Access, type PermissionFamily, type Permissions } from '../../contract/permissions.js';
-import type { UsersTable } from '../db/tables/foundation.js';
-import { sql, type Compilable, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import { preparedRead, type PreparedRead } from '../db/prepared.js';
-import type { DB } from '../db/schema.js';
-import type { SqlDialect } from '../db/dialect.js';
-import type { Store } from '../db/connection.js';
+import { SESSION_KEY_PREFIX, type AuthContext } from '../identity.js';
+import {
+  apiKeyByHash,
+  joinsKeyReads,
+  keyWithRead,
+  sessionByHash,
+  type JoinedRead,
+  type KeyRow,
+} from '../db/credentials.js';
 import { recordKeyUse } from './key-uses.js';
 import { recordAddressUse } from '../modules/audit/audit.addresses.js';
 import { clientAddress } from '../modules/audit/audit.args.js';
 
 export const SESSION_COOKIE = 'openrig_session';
-export const API_KEY_PREFIX = 'or_';
-export const INSTANCE_KEY_PREFIX = 'ori_';
-export const SESSION_KEY_PREFIX = 'ors_';
-
-export type User = Selectable<UsersTable>;
-
-export interface AuthContext {
-  user: User;
-  via: 'api_key' | 'instance_key' | 'session' | 'cookie';
-  keyId: number | null;
-  sessionId: number | null;
-  /**
-   * The API key behind the credential: the key itself, or the key whose 2FA login made the
-   * session (null for a password login's session).
-   */
-  originKeyId: number | null;
-  teamId: number | null;
-  permissions: Permissions | null;
-  /** Set for an instance_api_key: the one instance it may start, stop or destroy. */
-  instanceId: number | null;
-  isAdminSession: boolean;
-  /** The credential as presented (returned as `api_key` by /users/current, compat). */
-  credential: string;
-}
-
 /**
  * Per-route authentication settings, in the route's `config`:
  * - `auth`: 'required' (default), 'optional' (handler decides; e.g. 2FA calls that accept a
@@ -75,19 +53,13 @@ export interface RouteAuthConfig {
  * it. The key is resolved and checked exactly as without it; the row reaches the route
  * (keyJoinedRow) only once the request is authenticated.
  */
-export interface KeyJoinedRead {
+export interface KeyJoinedRead extends JoinedRead {
   /**
    * The read's arguments from the request as it arrives (its path parameters are not validated
    * yet: return null, and the route reads as usual, for anything but a value the route's schema
    * would take unchanged).
    */
   args(req: FastifyRequest, now: number): unknown[] | null;
-  /** The read of one row for the user `userId` (an SQL reference to the key's user id). */
-  build(
-    on: { db: Kysely<DB>; dialect: SqlDialect },
-    userId: RawBuilder<number>,
-    ...args: unknown[]
-  ): Compilable<unknown>;
 }
 
 declare module 'fastify' {
@@ -109,96 +81,6 @@ export function presentedCredential(req: FastifyRequest): string | null {
   const q = (req.query as Record<string, unknown> | undefined)?.api_key;
   if (typeof q === 'string' && q.length > 0) return q;
   return null;
-}
-
-/** A session by its token's hash, with the revocation of the API key that made it. */
-const sessionByHash = preparedRead(
-  ({ db }, hash: string) =>
-    db
-      .selectFrom('sessions as s')
-      .innerJoin('users as u', 'u.id', 's.user_id')
-      .leftJoin('api_keys as k', 'k.id', 's.api_key_id')
-      .selectAll('u')
-      .select([
-        's.id as sid',
-        's.team_id as s_team',
-        's.expires_at',
-        's.revoked_at',
-        's.is_admin as s_admin',
-        's.kind as s_kind',
-        's.api_key_id as s_key',
-        's.permissions as s_perms',
-        'k.revoked_at as k_revoked',
-      ])
-      .where('s.token_hash', '=', hash),
-  { coalesce: true },
-);
-
-/** The API key lookup: a key by its hash, joined with its user. */
-function keyLookup(db: Kysely<DB>, hash: string) {
-  return db
-    .selectFrom('api_keys as k')
-    .innerJoin('users as u', 'u.id', 'k.user_id')
-    .selectAll('u')
-    .select([
-      'k.id as kid',
-      'k.team_id as k_team',
-      'k.kind as k_kind',
-      'k.instance_id as k_instance',
-      'k.permissions as k_perms',
-      'k.revoked_at as k_revoked',
-      'k.last_used_at as k_used',
-    ])
-    .where('k.key_hash', '=', hash);
-}
-
-type KeyRow = Awaited<ReturnType<ReturnType<typeof keyLookup>['executeTakeFirstOrThrow']>>;
-
-/** An API key by its hash, joined with its user (bench/ceiling.mjs makes this same read). */
-export const apiKeyByHash = preparedRead(({ db }, hash: string) => keyLookup(db, hash), { coalesce: true });
-
-/**
- * The key lookup with a route's read, in one PostgreSQL statement (row_to_json: PostgreSQL only):
- * the key's row as `key`, the route's row (or null) as `joined`, both exactly as their own
- * statements return them. Built once per KeyJoinedRead (bench/ceiling.mjs reads the poll's so).
- */
-type KeyWithRead = (
-  store: Store,
-  hash: string,
-  ...args: unknown[]
-) => Promise<{ key: KeyRow; joined: unknown }[]>;
-const keyJoinedReads = new WeakMap<KeyJoinedRead, KeyWithRead>();
-export function keyWithJoinedRead(j: KeyJoinedRead): KeyWithRead {
-  let read = keyJoinedReads.get(j);
-  if (!read) {
-    read = preparedRead(
-      (on, hash: string, ...args: unknown[]) =>
-        on.db
-          .selectFrom(keyLookup(on.db, hash).as('a'))
-          .select([
-            sql<KeyRow>`a`.as('key'),
-            sql<unknown>`(SELECT row_to_json(j) FROM (${j.build(on, sql.ref<number>('a.id'), ...args)}) j)`.as(
-              'joined',
-            ),
-          ]),
-      { coalesce: true },
-    );
-    keyJoinedReads.set(j, read);
-  }
-  return read;
-}
-
-/** A KeyJoinedRead's read for a user id given as a value (SQLite), built once per KeyJoinedRead. */
-const forUserReads = new WeakMap<KeyJoinedRead, PreparedRead<[number, ...unknown[]], unknown>>();
-function keyJoinedForUser(j: KeyJoinedRead): PreparedRead<[number, ...unknown[]], unknown> {
-  let read = forUserReads.get(j);
-  if (!read) {
-    read = preparedRead((on, userId: number, ...args: unknown[]) =>
-      j.build(on, sql<number>`${userId}`, ...args),
-    );
-    forUserReads.set(j, read);
-  }
-  return read;
 }
 
 /**
@@ -300,8 +182,8 @@ function keyContext(
 }
 
 /**
- * The API key with the route's KeyJoinedRead in one statement; null (and nothing kept) when the
- * key is unknown or revoked.
+ * The API key with the route's KeyJoinedRead for its user, read together (db/credentials.ts);
+ * null (and nothing kept) when the key is unknown or revoked.
  */
 async function resolveKeyWithRead(
   deps: Deps,
@@ -310,50 +192,10 @@ async function resolveKeyWithRead(
   read: KeyJoinedRead,
   args: unknown[],
 ): Promise<AuthContext | null> {
-  const [row] = await keyWithJoinedRead(read)(deps.store, sha256Hex(credential), ...args);
-  const auth = keyContext(deps, row?.key, credential, req.ip);
-  if (auth) req.keyJoined = { read, args, row: row!.joined };
-  return auth;
-}
-
-/**
- * The API key, then the route's KeyJoinedRead for its user, in one read transaction of a SQLite
- * file's reader connection (shared with the requests that arrived in the same turn of the event
- * loop); null (and nothing kept) when the key is unknown or revoked.
- */
-async function resolveKeyInSnapshot(
-  deps: Deps,
-  req: FastifyRequest,
-  credential: string,
-  read: KeyJoinedRead,
-  args: unknown[],
-  snapshot: NonNullable<Store['readSnapshot']>,
-): Promise<AuthContext | null> {
-  const found = await keyWithReadInSnapshot(deps.store, snapshot, sha256Hex(credential), read, args);
+  const found = await keyWithRead(deps.store, sha256Hex(credential), read, args);
   const auth = keyContext(deps, found.key, credential, req.ip);
   if (auth) req.keyJoined = { read, args, row: found.joined };
   return auth;
-}
-
-/**
- * The API key by its hash and, when it is live, `read` for its user, in one read transaction of a
- * SQLite file (bench/ceiling.mjs reads the poll's so).
- */
-export function keyWithReadInSnapshot(
-  store: Store,
-  snapshot: NonNullable<Store['readSnapshot']>,
-  hash: string,
-  read: KeyJoinedRead,
-  args: unknown[],
-): Promise<{ key: KeyRow | undefined; joined: unknown }> {
-  const key = apiKeyByHash.statement(store, [hash]);
-  return snapshot((r) => {
-    const [row] = r<KeyRow>(key.sql, key.params);
-    if (!row || row.k_revoked !== null) return { key: row, joined: null };
-    const own = keyJoinedForUser(read).statement(store, [row.id, ...args]);
-    const [joined] = r<unknown>(own.sql, own.params);
-    return { key: row, joined: joined ?? null };
-  });
 }
 
 export function resolveCookie(deps: Deps, token: string): Promise<AuthContext | null> {
@@ -371,16 +213,13 @@ export function authHook(deps: Deps) {
     const credential = presentedCredential(req);
     if (credential) {
       const read = cfg?.keyJoinedRead;
-      const { dialect, readSnapshot } = deps.store;
       const args =
-        read && (dialect.name === 'postgres' || readSnapshot) && !credential.startsWith(SESSION_KEY_PREFIX)
+        read && joinsKeyReads(deps.store) && !credential.startsWith(SESSION_KEY_PREFIX)
           ? read.args(req, deps.clock.now())
           : null;
       req.auth = !args
         ? await resolveCredential(deps, credential, req.ip)
-        : readSnapshot
-          ? await resolveKeyInSnapshot(deps, req, credential, read!, args, readSnapshot)
-          : await resolveKeyWithRead(deps, req, credential, read!, args);
+        : await resolveKeyWithRead(deps, req, credential, read!, args);
       if (!req.auth) {
         throw CommonErrors.invalidKey();
       }

@@ -2,7 +2,7 @@ import type { Insertable, Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { ApiKeysTable, SessionsTable, UsersTable } from '../../db/tables/foundation.js';
 import type { AccountProfilesTable } from '../../db/tables/account-profiles.js';
-import type { User } from '../../http/auth.js';
+import type { User } from '../../identity.js';
 
 export function findUserByEmail(db: Kysely<DB>, email: string): Promise<User | undefined> {
   return db

@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { newToken, sha256Hex } from '../../crypto.js';
-import { SESSION_KEY_PREFIX } from '../../http/auth.js';
+import { SESSION_KEY_PREFIX } from '../../identity.js';
 import type { Permissions } from '../../../contract/permissions.js';
 import { insertSession } from './accounts.repo.js';
 

@@ -9,7 +9,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
-import type { AuthContext } from '../../http/auth.js';
+import type { AuthContext } from '../../identity.js';
 import { tx } from '../../db/connection.js';
 import { hasControlChars, plainTextMessage } from '../../http/plain-text.js';
 import { quoteValue } from '../../errors.js';

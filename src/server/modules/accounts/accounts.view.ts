@@ -1,7 +1,7 @@
 // The user object of the user and login replies: named fields id, email,
 // full_name, tfa_status; the rest is what clients of a GPU cloud read (balance, email_verified).
 // `fullname` repeats full_name under the name the official CLI's user table reads.
-import type { User } from '../../http/auth.js';
+import type { User } from '../../identity.js';
 
 export function maskPhone(phone: string | null): string | null {
   if (!phone) return null;

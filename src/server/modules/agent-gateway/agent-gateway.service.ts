@@ -3,8 +3,8 @@
 // written conditionally (agent-gateway.repo.ts).
 import type { Deps } from '../../deps.js';
 import { tx } from '../../db/connection.js';
-import type { AuthContext } from '../../http/auth.js';
-import { INSTANCE_KEY_PREFIX } from '../../http/auth.js';
+import type { AuthContext } from '../../identity.js';
+import { INSTANCE_KEY_PREFIX } from '../../identity.js';
 import { decryptSecret, encryptSecret, newToken, sha256Hex } from '../../crypto.js';
 import {
   reportInstanceStatus,

@@ -22,7 +22,8 @@ import type {
   RouteOptions,
 } from 'fastify';
 import type { Deps } from '../../deps.js';
-import { cookieWriteRefusal, SESSION_COOKIE, type AuthContext } from '../../http/auth.js';
+import { cookieWriteRefusal, SESSION_COOKIE } from '../../http/auth.js';
+import { type AuthContext } from '../../identity.js';
 import { sha256Hex } from '../../crypto.js';
 import { AGENT_API_PREFIX } from '../../../contract/agent-protocol.js';
 import type { AuditCredential } from '../../db/tables/audit.js';

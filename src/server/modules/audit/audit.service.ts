@@ -3,7 +3,7 @@
 // - listAuditLogs and listIpAddrs read the caller's own rows, newest first;
 // - pruneAudit deletes what is older than OPENRIG_AUDIT_RETENTION_DAYS (jobs/audit-retention.ts).
 import type { Deps } from '../../deps.js';
-import type { AuthContext } from '../../http/auth.js';
+import type { AuthContext } from '../../identity.js';
 import type { AuditCredential } from '../../db/tables/audit.js';
 import { nextTurn } from '../../clock.js';
 import type { AuditArgs } from './audit.args.js';

@@ -10,7 +10,7 @@
 import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { DB } from '../../db/schema.js';
-import type { AuthContext } from '../../http/auth.js';
+import type { AuthContext } from '../../identity.js';
 import { isUniqueViolation, tx } from '../../db/connection.js';
 import { decryptSecret, encryptSecret } from '../../crypto.js';
 import { EnvVarErrors } from './env-vars.errors.js';

@@ -10,8 +10,8 @@
 // with the same key waits on the unique index and then replays the first reply (same body) or
 // gets 422 (other body). Keys live 24 hours.
 import type { Deps } from '../../deps.js';
-import type { AuthContext } from '../../http/auth.js';
-import { INSTANCE_KEY_PREFIX } from '../../http/auth.js';
+import type { AuthContext } from '../../identity.js';
+import { INSTANCE_KEY_PREFIX } from '../../identity.js';
 import { tx, isUniqueViolation } from '../../db/connection.js';
 import { decryptSecret, encryptSecret, newToken, sha256Hex } from '../../crypto.js';
 import { diskDph } from '../billing/billing.meter.js';

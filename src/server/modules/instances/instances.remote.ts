@@ -6,7 +6,7 @@
 // naming the state, where the instance's state does not allow it.
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../../deps.js';
-import type { AuthContext } from '../../http/auth.js';
+import type { AuthContext } from '../../identity.js';
 import { sha256Hex } from '../../crypto.js';
 import { stateName, type ActualStatus } from '../../../contract/instance-states.js';
 import * as repo from './instances.repo.js';
@@ -15,10 +15,12 @@ import { LostRace, txRetry } from '../../db/tx.js';
 import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 import { InstanceErrors } from './instances.errors.js';
 import { booleanOf } from '../../../contract/text.js';
+import { RESULTS_PATH } from '../../../contract/schemas/instances.js';
 
 /** How long a request waits for its agent and its result stays readable. */
 export const REQUEST_TTL_MS = 30 * 60_000;
-export const RESULTS_PATH = '/api/v0/instances/results';
+/** Where a request's result is read (its route's contract). */
+export { RESULTS_PATH };
 
 type Kind = 'logs' | 'command' | 'reboot' | 'recycle';
 

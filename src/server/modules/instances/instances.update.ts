@@ -11,7 +11,7 @@
 import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { DB } from '../../db/schema.js';
-import type { AuthContext } from '../../http/auth.js';
+import type { AuthContext } from '../../identity.js';
 import { quoteValue } from '../../errors.js';
 import { textOf } from '../../../contract/text.js';
 import { LostRace, txRetry } from '../../db/tx.js';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../deps.js';
 import { tx, type Store } from '../../db/connection.js';
 import { AppError, quoteValue } from '../../errors.js';
-import type { User } from '../../http/auth.js';
+import type { User } from '../../identity.js';
 import { enqueueEmails, type EmailMessage } from '../notifications/notifications.outbox.js';
 import {
   maintenanceCancelledEmail,

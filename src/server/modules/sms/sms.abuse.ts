@@ -14,7 +14,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Config } from '../../config.js';
 import type { SqlDialect } from '../../db/connection.js';
-import type { User } from '../../http/auth.js';
+import type { User } from '../../identity.js';
 import { AppError } from '../../errors.js';
 import { SmsErrors } from './sms.errors.js';
 import * as repo from './sms.repo.js';

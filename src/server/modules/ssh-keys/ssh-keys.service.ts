@@ -3,7 +3,7 @@
 // instances module), never to the whole account; deleting an account key takes it off every
 // instance. The agent installs each instance's keys.
 import type { Deps } from '../../deps.js';
-import type { AuthContext } from '../../http/auth.js';
+import type { AuthContext } from '../../identity.js';
 import { CommonErrors } from '../../errors.js';
 import { parseSshPublicKey, type ParsedSshKey } from './ssh-keys.parse.js';
 import {

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
-import type { AuthContext } from '../../http/auth.js';
+import type { AuthContext } from '../../identity.js';
 import type { DB } from '../../db/schema.js';
 import type { TemplatesTable } from '../../db/tables/templates.js';
 import { parseJsonParam, selectFilters, type FilterSpec } from '../../http/select-filters.js';

@@ -6,7 +6,7 @@
 import { PLAIN_TEXT_PATTERN } from '../../http/plain-text.js';
 import { rowId } from '../../http/schemas.js';
 import type { FastifyRequest } from 'fastify';
-import type { AuthContext } from '../../http/auth.js';
+import type { AuthContext } from '../../identity.js';
 import { TfaErrors } from './two-factor.errors.js';
 import type { TfaMethodName } from './two-factor.verify.js';
 

@@ -6,7 +6,7 @@
 // - logged-out UI: the login `secret` alone; the session is set by cookie, no session_key;
 // - logged-in UI: not a login call (the table says "-"); a cookie caller is treated like the UI.
 import type { Deps } from '../../deps.js';
-import type { AuthContext, User } from '../../http/auth.js';
+import type { AuthContext, User } from '../../identity.js';
 import { createSession, PASSWORD_LOGIN, type SessionOrigin } from '../accounts/accounts.sessions.js';
 import { userView } from '../accounts/accounts.view.js';
 import { findUserById } from '../accounts/accounts.repo.js';

@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { DB } from '../../db/schema.js';
-import type { User } from '../../http/auth.js';
+import type { User } from '../../identity.js';
 import { encryptSecret } from '../../crypto.js';
 import { isUniqueViolation, tx } from '../../db/connection.js';
 import { E164_RE } from '../accounts/accounts.service.js';

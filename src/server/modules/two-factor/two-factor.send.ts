@@ -3,7 +3,7 @@
 // returned and passed back where the code is verified. The account
 // e-mail must be verified before any code is sent (admins exempt on the two SMS endpoints only).
 import type { Deps } from '../../deps.js';
-import type { User } from '../../http/auth.js';
+import type { User } from '../../identity.js';
 import { newToken, sha256Hex } from '../../crypto.js';
 import { tx } from '../../db/connection.js';
 import type { ChallengePurpose } from '../../db/tables/two-factor.js';

@@ -1,7 +1,7 @@
 // 2FA status, TOTP setup, the add-method authorization and method updates.
 // Adding, removing and backup codes: two-factor.methods.ts. Login: two-factor.login.ts.
 import type { Deps } from '../../deps.js';
-import type { User } from '../../http/auth.js';
+import type { User } from '../../identity.js';
 import { tx } from '../../db/connection.js';
 import { AppError, assertNever } from '../../errors.js';
 import { newTotpSecret, provisioningUri } from './two-factor.codes.js';

@@ -31,7 +31,7 @@
 // the transaction opens.
 import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
-import type { User } from '../../http/auth.js';
+import type { User } from '../../identity.js';
 import { AppError, assertNever, type ErrorFactory } from '../../errors.js';
 import { decryptSecret, sha256Hex } from '../../crypto.js';
 import { tx } from '../../db/connection.js';

@@ -2,7 +2,7 @@
 // rotation), the caller's events of the last 30 days, delivery history, manual retries and test
 // deliveries. Sending is the dispatcher's (jobs/webhook-dispatcher.ts).
 import type { Deps } from '../../deps.js';
-import type { AuthContext } from '../../http/auth.js';
+import type { AuthContext } from '../../identity.js';
 import { decryptSecret, encryptSecret } from '../../crypto.js';
 import { tx } from '../../db/connection.js';
 import * as repo from './webhooks.repo.js';
