@@ -2,17 +2,11 @@
 // a JSON object of `{field: {op: value}}` (a bare value means eq) with the operators eq, neq, gt,
 // gte, lt, lte, in and notin. Each caller names its fields, the column each reads and how a
 // value is coerced; an unknown field or operator, or a value of the wrong type, is a 400 naming
-// it, never silently dropped. The checked conditions are applied to a query by whereFilters.
-import type { SelectQueryBuilder } from 'kysely';
+// it, never silently dropped. The checked conditions are applied to a query by db/filters.ts's whereFilters.
 import type { AppError } from '../errors.js';
 import { quoteValue } from '../errors.js';
 import { jsonTooDeep, tooDeep } from './json-limits.js';
-
-/** One checked filter: a column, an operator and its value(s). */
-export type SelectFilter =
-  | { col: string; op: 'in' | 'not in'; vals: (string | number)[]; withNull: boolean }
-  | { col: string; op: 'is' | 'is not' }
-  | { col: string; op: '=' | '<>' | '>' | '>=' | '<' | '<='; val: string | number };
+import type { SelectFilter } from '../db/filters.js';
 
 const OPS: Record<string, '=' | '<>' | '>' | '>=' | '<' | '<=' | 'in' | 'not in'> = {
   eq: '=',
@@ -93,29 +87,4 @@ export function selectFilters<K extends string>(filters: unknown, spec: FilterSp
     }
   }
   return conds;
-}
-
-/** The query with every condition ANDed to its WHERE. */
-export function whereFilters<QB extends SelectQueryBuilder<any, any, any>>(
-  qb: QB,
-  filters: SelectFilter[],
-): QB {
-  let q = qb as SelectQueryBuilder<any, any, any>;
-  for (const f of filters) {
-    const col = f.col;
-    if ('vals' in f) {
-      const { op, vals, withNull } = f;
-      q = q.where((eb) => {
-        const parts = [];
-        if (vals.length > 0) parts.push(eb(col, op, vals));
-        if (withNull) parts.push(eb(col, op === 'in' ? 'is' : 'is not', null));
-        return op === 'in' ? eb.or(parts) : eb.and(parts);
-      });
-    } else if (!('val' in f)) {
-      q = q.where(col, f.op, null);
-    } else {
-      q = q.where(col, f.op, f.val);
-    }
-  }
-  return q as QB;
 }

@@ -8,12 +8,8 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { CommonErrors, quoteValue } from '../../errors.js';
-import {
-  parseJsonParam,
-  selectFilters,
-  type FilterSpec,
-  type SelectFilter,
-} from '../../http/select-filters.js';
+import { parseJsonParam, selectFilters, type FilterSpec } from '../../http/select-filters.js';
+import { type SelectFilter } from '../../db/filters.js';
 import { textOf } from '../../../contract/text.js';
 import { roundPrice } from '../../../contract/money.js';
 import * as repo from './billing.invoices.repo.js';

@@ -3,7 +3,7 @@
 // (contract), keyset-paged; and the labels of the caller's instances. Only the caller's rows.
 import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { whereFilters, type SelectFilter } from '../../http/select-filters.js';
+import { whereFilters, type SelectFilter } from '../../db/filters.js';
 import { earningDay } from './billing.repo.js';
 
 const CHARGE_KINDS = ['compute', 'disk'];

@@ -11,7 +11,7 @@ import type { InstancesTable } from '../../db/tables/market.js';
 import type { SqlDialect } from '../../db/dialect.js';
 import type { ActualStatus } from '../../../contract/instance-states.js';
 import type { InstanceRow } from '../billing/billing.service.js';
-import { whereFilters, type SelectFilter } from '../../http/select-filters.js';
+import { whereFilters, type SelectFilter } from '../../db/filters.js';
 
 // ---- idempotency keys -----------------------------------------------------------------------
 

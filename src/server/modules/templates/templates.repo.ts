@@ -4,7 +4,7 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { TemplatesTable } from '../../db/tables/templates.js';
-import { whereFilters, type SelectFilter } from '../../http/select-filters.js';
+import { whereFilters, type SelectFilter } from '../../db/filters.js';
 
 export type TemplateRow = Selectable<TemplatesTable>;
 
