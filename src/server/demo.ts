@@ -2,7 +2,7 @@
 // an API key (the same one across restarts) and a generated SSH key pair, and a demo fleet: several hosts whose agents run
 // in this process and speak the same protocol as `openrig agent`, over loopback, with the process
 // runtime. Prints the base URL, the key and an example to paste: search, create, poll, ssh.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ed25519KeyPair } from '../contract/ssh-keygen.js';
 import { createUser, insertApiKey } from './modules/accounts/accounts.service.js';
@@ -16,6 +16,7 @@ import { Agent } from '../agent/daemon.js';
 import { describeMachines, parseGpusFlag } from '../agent/hardware.js';
 import { ProcessRuntime } from '../agent/runtime-process.js';
 import type { Server } from './main.js';
+import { packageRoot } from '../contract/package-root.js';
 
 export const DEMO_EMAIL = 'demo@openrig.local';
 
@@ -164,12 +165,39 @@ async function startFleet(server: Server): Promise<number> {
   return machines;
 }
 
+/** True when `name` is an executable file in a directory of PATH. */
+function onPath(name: string): boolean {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    try {
+      accessSync(path.join(dir, name), constants.X_OK);
+      return true;
+    } catch {
+      // not in this directory
+    }
+  }
+  return false;
+}
+
+/**
+ * How the banner names the command line so that what it prints runs as printed: `openrig` when
+ * it is on PATH (installed, or `npm link`ed), otherwise this package's bin/openrig.js by its full
+ * path, quoted for a POSIX shell when it needs to be.
+ */
+export function cliCommand(): { command: string; onPath: boolean } {
+  if (onPath('openrig')) return { command: 'openrig', onPath: true };
+  const bin = path.join(packageRoot(), 'bin', 'openrig.js');
+  const quoted = /^[\w./@%+=:,-]+$/.test(bin) ? bin : `'${bin.replace(/'/g, `'\\''`)}'`;
+  return { command: quoted, onPath: false };
+}
+
 export async function startDemo(server: Server): Promise<void> {
   const user = await ensureDemoUser(server);
   const keyFile = await ensureDemoSshKey(server, user.apiKey);
   const machines = await startFleet(server);
   const u = server.url;
   const host = server.deps.config.publicHost;
+  const cli = cliCommand();
   const json = (expr: string) =>
     `node -pe 'const j = JSON.parse(require("fs").readFileSync(0, "utf8")); ${expr}'`;
   const lines = [
@@ -187,7 +215,12 @@ export async function startDemo(server: Server): Promise<void> {
     server.deps.config.sms.provider === 'outbox'
       ? `SMS: no SMS provider configured; every text message (2FA codes) is written to ${server.deps.config.sms.outboxFile}`
       : 'SMS: sent through the configured SMS provider',
-    `CLI: openrig login --url ${u} --api-key ${user.apiKey}   (then: openrig ssh ID works with the demo key from this directory)`,
+    `CLI: ${cli.command} login --url ${u} --api-key ${user.apiKey}   (then: ${cli.command} ssh ID works with the demo key from this directory)`,
+    ...(cli.onPath
+      ? []
+      : [
+          `     (openrig is not on PATH: \`npm link\` in ${packageRoot()} puts it there, then \`openrig\` works in place of ${cli.command})`,
+        ]),
     '',
     'Try:',
     `  curl -s -H "Authorization: Bearer ${user.apiKey}" ${u}/api/v0/users/current/`,

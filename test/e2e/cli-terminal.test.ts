@@ -597,6 +597,19 @@ describe('nothing silent', () => {
     );
   });
 
+  it("the demo banner's CLI line runs as printed, in the shell that started the server", () => {
+    const line = /^CLI: (.+?) {3}\(then: /m.exec(server.stdout())?.[1];
+    expect(line).toMatch(/ login --url /);
+    const h = mkdtempSync(path.join(tmpdir(), 'openrig-banner-home-'));
+    const out = execFileSync('sh', ['-c', line!], {
+      cwd: h,
+      env: { ...process.env, HOME: h, XDG_CONFIG_HOME: '', OPENRIG_URL: '', OPENRIG_API_KEY: '' },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    expect(out).toMatch(/demo@openrig\.local/);
+  });
+
   it('tfa send-email says where the code went', async () => {
     const r = await run(['tfa', 'send-email']);
     expect(r.code, r.stderr).toBe(0);
