@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, NetworkError, OpenrigClient } from './client.js';
+import { ApiError, NetworkError, OpenrigClient, newIdempotencyKey } from './client.js';
 
 type Call = {
   url: string;
@@ -130,5 +130,81 @@ describe('the typed client', () => {
     const c = new OpenrigClient({ url: 'http://h', apiKey: 'key', sessionKey: 'sess', fetch: f });
     await expect(c.getApiKey(1)).rejects.toThrow('Not found');
     expect(calls.length).toBe(1);
+  });
+});
+
+describe('the cookie-session client (the console)', () => {
+  it('sends the CSRF header on writes only, the cookie with same-origin credentials, and never an Authorization header', async () => {
+    const inits: RequestInit[] = [];
+    const { f, calls } = fakeFetch((c) =>
+      c.method === 'GET'
+        ? { status: 200, body: { instances_found: 0, instances: [] } }
+        : { status: 200, body: { success: true } },
+    );
+    const spy = ((input: string | URL | Request, init?: RequestInit) => {
+      inits.push(init ?? {});
+      return f(input, init);
+    }) as typeof fetch;
+    const c = new OpenrigClient({ url: 'http://console.test', cookieSession: true, fetch: spy });
+    await c.listInstances();
+    await c.setInstanceState(3, 'stopped');
+    await c.destroyInstance(3);
+    await c.createEnvVar('A', 'b');
+    await c.logout();
+    expect(calls.map((x) => x.method)).toEqual(['GET', 'PUT', 'DELETE', 'POST', 'POST']);
+    expect(calls.map((x) => x.headers['x-openrig-csrf'])).toEqual([undefined, '1', '1', '1', '1']);
+    for (const x of calls) {
+      expect(Object.keys(x.headers).map((h) => h.toLowerCase())).not.toContain('authorization');
+    }
+    expect(inits.map((i) => i.credentials)).toEqual(Array(5).fill('same-origin'));
+  });
+
+  it('sends no CSRF header and no cookie credentials with a key', async () => {
+    const inits: RequestInit[] = [];
+    const { f, calls } = fakeFetch(() => ({ status: 200, body: { success: true } }));
+    const spy = ((input: string | URL | Request, init?: RequestInit) => {
+      inits.push(init ?? {});
+      return f(input, init);
+    }) as typeof fetch;
+    await new OpenrigClient({ url: 'http://h', apiKey: 'k', fetch: spy }).destroyInstance(1);
+    expect(calls[0]!.headers['x-openrig-csrf']).toBeUndefined();
+    expect(calls[0]!.auth).toBe('Bearer k');
+    expect(inits[0]!.credentials).toBeUndefined();
+  });
+
+  it('refuses a key in cookie-session mode', () => {
+    expect(() => new OpenrigClient({ url: 'http://h', cookieSession: true, apiKey: 'k' })).toThrow();
+  });
+
+  it('says the server cannot be reached, as the console words it, as an ApiError of status 0', async () => {
+    const down = (async () => {
+      throw new TypeError('Failed to fetch');
+    }) as typeof fetch;
+    const err = await new OpenrigClient({ url: 'http://h', cookieSession: true, fetch: down })
+      .currentUser()
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(err).toMatchObject({
+      status: 0,
+      code: 'network',
+      message: 'The server cannot be reached. Check your connection and retry.',
+    });
+  });
+
+  it('reads a result URL on its own origin', async () => {
+    const { f, calls } = fakeFetch(() => ({ status: 200, text: 'log line' }));
+    const c = new OpenrigClient({ url: 'http://console.test', cookieSession: true, fetch: f });
+    expect(await c.readResult('http://elsewhere:8080/api/v0/results/ab/?x=1')).toEqual({
+      status: 200,
+      text: 'log line',
+    });
+    expect(calls[0]!.url).toBe('http://console.test/api/v0/results/ab/?x=1');
+  });
+
+  it('makes version-4 idempotency keys', () => {
+    const k = newIdempotencyKey();
+    expect(k).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(newIdempotencyKey()).not.toBe(k);
   });
 });

@@ -1,6 +1,6 @@
-// The typed client of the openrig API, used by the CLI and the end-to-end tests. One method per
-// call of the API (docs/api.md), paths as the published interface writes them.
-import { randomUUID } from 'node:crypto';
+// The typed client of the openrig API, used by the CLI, the end-to-end tests and the web console.
+// One method per call of the API (docs/api.md), paths as the published interface writes them.
+// It runs in the browser as well as in Node: no Node module, no Node global.
 import type {
   AccountSettingsBody,
   AccountSettingsReply,
@@ -15,12 +15,10 @@ import type {
   Instance,
   InstanceEnvelope,
   InstancesList,
-  Machine,
   MachineEarnings,
   Invoices,
   MaintBatchBody,
   MaintBatchReply,
-  Maintenance,
   OffersReply,
   SearchBody,
   SshKey,
@@ -34,28 +32,35 @@ import type {
   TfaMethodName,
   TfaStatus,
   TfaVerification,
-  User,
   Webhook,
   EventsPage,
 } from '../contract/api-types.js';
 import { HttpClient, type HttpOptions, type RequestOptions } from './client.http.js';
-
-export interface PasswordLoginReply {
-  id?: number;
-  email?: string;
-  tfa_required?: boolean;
-  tfa_secret?: string;
-  methods?: { id: number; method: string; label: string; is_primary: boolean }[];
-}
+import type {
+  ApiKeyRow,
+  BillingSummary,
+  CancelMaintenanceReply,
+  CurrentUser,
+  InstanceRow,
+  LedgerPage,
+  MachineRow,
+  MaintenanceWindow,
+  OfferRow,
+  PasswordLoginReply,
+  SshKeyRow,
+} from './rows.js';
 
 export {
   ApiError,
   NetworkError,
   HttpClient,
+  CSRF_HEADER,
   SESSION_EXPIRED_MSG,
   INVALID_KEY_MSG,
+  UNREACHABLE_MSG,
   type HttpOptions,
 } from './client.http.js';
+export type * from './rows.js';
 
 const V0 = '/api/v0';
 
@@ -66,13 +71,25 @@ export function compact<T extends object>(o: T): Partial<T> {
   return out as Partial<T>;
 }
 
+/**
+ * A random version-4 UUID. crypto.randomUUID exists only in a secure context, and a console served
+ * over plain HTTP is not one; getRandomValues is everywhere.
+ */
+export function newIdempotencyKey(): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
 export class OpenrigClient extends HttpClient {
   constructor(opts: HttpOptions) {
     super(opts);
   }
 
   // Account
-  currentUser(): Promise<User> {
+  currentUser(): Promise<CurrentUser> {
     return this.request('GET', `${V0}/users/current/`);
   }
   /** Changes the caller's own account settings (name, billing address, balance threshold). */
@@ -101,7 +118,7 @@ export class OpenrigClient extends HttpClient {
   }
 
   // Offers and instances
-  searchOffers(body: SearchBody): Promise<OffersReply> {
+  searchOffers(body: SearchBody): Promise<OffersReply & { offers: OfferRow[] }> {
     return this.request('POST', `${V0}/bundles/`, { body });
   }
   gpuNames(): Promise<{ gpu_names: string[] }> {
@@ -111,14 +128,14 @@ export class OpenrigClient extends HttpClient {
   createInstance(
     offerId: number,
     body: CreateInstanceBody | CreateFromTemplateBody,
-    idempotencyKey: string = randomUUID(),
+    idempotencyKey: string = newIdempotencyKey(),
   ): Promise<CreateInstanceReply> {
     return this.request('PUT', `${V0}/asks/${offerId}/`, {
       body: { client_id: 'me', ...body },
       headers: { 'idempotency-key': idempotencyKey },
     });
   }
-  listInstances(): Promise<InstancesList> {
+  listInstances(): Promise<InstancesList & { instances: InstanceRow[] }> {
     return this.request('GET', `${V0}/instances/`, { query: { owner: 'me' } });
   }
   async getInstance(id: number): Promise<Instance | null> {
@@ -213,9 +230,20 @@ export class OpenrigClient extends HttpClient {
   }
 
   // Machines
-  async listMachines(): Promise<Machine[]> {
-    const r = await this.request<{ machines: Machine[] }>('GET', `${V0}/machines/`);
+  async listMachines(): Promise<MachineRow[]> {
+    const r = await this.request<{ machines: MachineRow[] }>('GET', `${V0}/machines/`);
     return r.machines ?? [];
+  }
+  /** Lists the whole machine (the console's form); a price left out keeps the one it has. */
+  listMachineAtPrices(
+    machineId: number,
+    prices: { price_gpu?: number; price_disk?: number },
+  ): Promise<SuccessReply> {
+    return this.request('PUT', `${V0}/machines/${machineId}/list/`, { body: prices });
+  }
+  /** Unlists the whole machine (the console's form); its renters keep their instances. */
+  unlistMachineById(machineId: number): Promise<SuccessReply> {
+    return this.request('PUT', `${V0}/machines/${machineId}/unlist/`, { body: {} });
   }
   /** `price_gpu` and `price_min_bid` are $/hour per GPU, `price_disk` $/GB-month. */
   listMachine(
@@ -244,6 +272,15 @@ export class OpenrigClient extends HttpClient {
     });
   }
 
+  /** The balance and what the live instances cost now. */
+  billingSummary(): Promise<BillingSummary> {
+    return this.request('GET', `${V0}/billing/`);
+  }
+  /** The latest rows of the ledger, newest first. */
+  ledger(limit?: number): Promise<LedgerPage> {
+    return this.request('GET', `${V0}/billing/charges/`, { query: { limit } });
+  }
+
   /** The billing history (the credits, and the charges unless `creditsOnly`); unix seconds. */
   invoices(q: { sdate?: number; edate?: number; creditsOnly?: boolean } = {}): Promise<Invoices> {
     return this.request('GET', `${V0}/users/me/invoices`, {
@@ -261,15 +298,15 @@ export class OpenrigClient extends HttpClient {
     // A 200 has success true; per-entry failures are inside `results`.
     return this.request('POST', `${V0}/machines/maintenances/batch`, { body, allowUnsuccessful: true });
   }
-  async listMaintenances(machineIds?: number[]): Promise<Maintenance[]> {
+  async listMaintenances(machineIds?: number[]): Promise<MaintenanceWindow[]> {
     const query =
       machineIds && machineIds.length > 0
         ? { owner: 'me', machine_ids: JSON.stringify(machineIds) }
         : { owner: 'me' };
     // The reply is a bare array of rows.
-    return this.request<Maintenance[]>('GET', `${V0}/machines/maintenances`, { query });
+    return this.request<MaintenanceWindow[]>('GET', `${V0}/machines/maintenances`, { query });
   }
-  cancelMaintenance(machineId: number): Promise<SuccessReply> {
+  cancelMaintenance(machineId: number): Promise<CancelMaintenanceReply> {
     return this.request('PUT', `${V0}/machines/${machineId}/cancel_maint/`, { body: {} });
   }
   cancelMaintenanceBatch(machineIds: number[]): Promise<SuccessReply> {
@@ -301,11 +338,11 @@ export class OpenrigClient extends HttpClient {
   }
 
   // API keys and SSH keys
-  createApiKey(name: string, permissions?: unknown): Promise<ApiKey> {
+  createApiKey(name: string | undefined, permissions?: unknown): Promise<ApiKey> {
     return this.request('POST', `${V0}/auth/apikeys/`, { body: compact({ name, permissions }) });
   }
-  async listApiKeys(): Promise<ApiKey[]> {
-    return (await this.request<{ apikeys: ApiKey[] }>('GET', `${V0}/auth/apikeys/`)).apikeys ?? [];
+  async listApiKeys(): Promise<ApiKeyRow[]> {
+    return (await this.request<{ apikeys: ApiKeyRow[] }>('GET', `${V0}/auth/apikeys/`)).apikeys ?? [];
   }
   async getApiKey(id: number): Promise<ApiKey> {
     return (await this.request<{ apikey: ApiKey }>('GET', `${V0}/auth/apikeys/${id}/`)).apikey;
@@ -316,8 +353,8 @@ export class OpenrigClient extends HttpClient {
   addSshKey(sshKey: string): Promise<SshKey & SuccessReply> {
     return this.request('POST', `${V0}/ssh/`, { body: { ssh_key: sshKey } });
   }
-  async listSshKeys(): Promise<SshKey[]> {
-    return (await this.request<{ ssh_keys: SshKey[] }>('GET', `${V0}/ssh/`)).ssh_keys ?? [];
+  async listSshKeys(): Promise<SshKeyRow[]> {
+    return (await this.request<{ ssh_keys: SshKeyRow[] }>('GET', `${V0}/ssh/`)).ssh_keys ?? [];
   }
   deleteSshKey(id: number): Promise<SuccessReply> {
     return this.request('DELETE', `${V0}/ssh/${id}/`, { body: {} });
@@ -349,7 +386,7 @@ export class OpenrigClient extends HttpClient {
   }): Promise<SuccessReply & { backup_codes?: string[] }> {
     return this.request('POST', `${V0}/tfa/confirm-new/`, { body: compact(b) });
   }
-  tfaLogin(b: TfaVerification & { admin?: boolean }): Promise<User> {
+  tfaLogin(b: TfaVerification & { admin?: boolean }): Promise<CurrentUser> {
     return this.request('POST', `${V0}/tfa/`, { body: compact(b) });
   }
   tfaSendSms(b: {
