@@ -10,7 +10,7 @@ import Fastify, {
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import { randomUUID } from 'node:crypto';
-import type { Deps } from './deps.js';
+import type { Deps } from './deps.types.js';
 import { flushKeyUses } from './http/key-uses.js';
 import { authHook } from './http/auth.js';
 import { installErrorHandling } from './http/error-handler.js';

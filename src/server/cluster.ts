@@ -17,7 +17,8 @@ import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } fro
 import type { Config } from './config.js';
 import { openStore, type Store } from './db/connection.js';
 import { migrateToLatest } from './db/migrate.js';
-import { makeDeps, type Deps } from './deps.js';
+import { makeDeps } from './deps.js';
+import type { Deps } from './deps.types.js';
 import { systemClock } from './clock.js';
 import { startJobs } from './jobs/index.js';
 import { serverLog, type ServerLog } from './log.js';

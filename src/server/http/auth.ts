@@ -9,7 +9,7 @@
 //   PostgreSQL in the lookup's statement (one round trip instead of two on the polling path), on a
 //   SQLite file in the lookup's read transaction. The key is checked the same.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../deps.js';
+import type { Deps } from '../deps.types.js';
 import { CommonErrors, AppError } from '../errors.js';
 import { sha256Hex } from '../crypto.js';
 import { allows, type Access, type PermissionFamily, type Permissions } from '../../contract/permissions.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Deps } from '../deps.js';
+import type { Deps } from '../deps.types.js';
 import { flushKeyUses, KeyUseBuffer, recordKeyUse } from './key-uses.js';
 
 function fakeDeps(fail: () => boolean) {

@@ -4,7 +4,7 @@
 // Requests never wait for it (write-behind.ts); what is still queued when the app closes is
 // written then.
 import { sql, type Kysely } from 'kysely';
-import type { Deps } from '../deps.js';
+import type { Deps } from '../deps.types.js';
 import type { DB } from '../db/schema.js';
 import { caseById } from '../db/case-by-id.js';
 import { flushUses, queueUse, WriteBehind, type MergeUse } from './write-behind.js';

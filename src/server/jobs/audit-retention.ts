@@ -2,7 +2,7 @@
 // that long are deleted once an hour, by one `serve` process of all those sharing the database
 // (its turn claimed through job_turns, jobs/turns.ts). Every process checks every
 // CHECK_EVERY_MS whether the turn is due, so the hour is kept whichever nodes are up.
-import type { Deps } from '../deps.js';
+import type { Deps } from '../deps.types.js';
 import { every, type Job } from './index.js';
 import { claimTurn } from './turns.js';
 import { pruneAudit, type PruneResult } from '../modules/audit/audit.service.js';

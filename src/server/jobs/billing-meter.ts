@@ -1,7 +1,7 @@
 // The billing meter loop: every OPENRIG_METER_INTERVAL_MS, settle live instances (compute per
 // second while running, disk always) and stop the instances of users whose balance ran out.
 // Safe with several `serve` processes: each charge is a conditional update on billed_until.
-import type { Deps } from '../deps.js';
+import type { Deps } from '../deps.types.js';
 import { runMeter } from '../modules/billing/billing.service.js';
 import { every, type Job } from './index.js';
 

@@ -5,7 +5,7 @@
 // moves from (machines: online_state = 'online'; instances: setActualStatus on the expected
 // actual_status), so two sweeps racing make the same change once and never undo a newer one.
 // Machines that never heartbeated (admin create-machines, no agent) are left alone.
-import type { Deps } from '../deps.js';
+import type { Deps } from '../deps.types.js';
 import { every, type Job } from './index.js';
 import {
   quietMachinesWithInstances,

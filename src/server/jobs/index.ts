@@ -1,6 +1,6 @@
 // Background loops of a `serve` process. Each is safe with several `serve` processes on one
 // PostgreSQL: work is claimed by conditional updates, never by in-process state.
-import type { Deps } from '../deps.js';
+import type { Deps } from '../deps.types.js';
 import { startOutboxRelay } from './outbox-relay.js';
 import { startHeartbeatSweep } from './heartbeat-sweep.js';
 import { startBillingMeter } from './billing-meter.js';

@@ -11,7 +11,7 @@
 // - stop() (SIGTERM) waits for the pass in progress, then flushes what is due (operator contract).
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { Deps } from '../deps.js';
+import type { Deps } from '../deps.types.js';
 import { every, type Job } from './index.js';
 import { createMailer, redactSmtp, type Mailer } from '../modules/notifications/notifications.mailer.js';
 import {

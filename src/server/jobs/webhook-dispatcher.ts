@@ -12,7 +12,7 @@
 //   at least once, never lost.
 // - An endpoint whose attempts have failed for five days without a success is disabled and its
 //   owner e-mailed (a webhook.disabled event too).
-import type { Deps } from '../deps.js';
+import type { Deps } from '../deps.types.js';
 import { every, type Job } from './index.js';
 import { newWorkerId } from './outbox-relay.js';
 import { tx } from '../db/connection.js';

@@ -1,6 +1,6 @@
 // Every module's routes, registered in one place. Each module owns its `<m>.routes.ts`.
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../deps.js';
+import type { Deps } from '../deps.types.js';
 import { accountsRoutes } from './accounts/accounts.routes.js';
 import { apiKeysRoutes } from './api-keys/api-keys.routes.js';
 import { sshKeysRoutes } from './ssh-keys/ssh-keys.routes.js';

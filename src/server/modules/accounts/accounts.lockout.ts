@@ -10,7 +10,7 @@
 // never an oracle for the password. The counter is keyed by the lower-cased e-mail, so an e-mail
 // without an account locks the same way and the lock does not tell which e-mails exist.
 import type { Kysely } from 'kysely';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { DB } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { enqueueEmails } from '../notifications/notifications.outbox.js';

@@ -2,7 +2,7 @@
 // and ending every session. (POST /users/login/ is the two-factor module's: a password login may
 // start a second factor.)
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { requireAuth } from '../../http/auth.js';
 import { clearSessionCookie } from '../../http/session-cookie.js';
 import { currentUser, logout, logoutEverywhere } from './accounts.service.js';

@@ -1,7 +1,7 @@
 // Accounts: creating users (admin command, demo), password login.
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { tx, isUniqueViolation } from '../../db/connection.js';
 import { hashPassword, newToken, sha256Hex, verifyPassword } from '../../crypto.js';
 import { API_KEY_PREFIX, type User } from '../../identity.js';

@@ -8,7 +8,7 @@
 // anything is written, and the writes share one transaction: all or nothing.
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { AuthContext } from '../../identity.js';
 import { tx } from '../../db/connection.js';
 import { hasControlChars, plainTextMessage } from '../../http/plain-text.js';

@@ -10,7 +10,7 @@
 // A timestamp only moves forward and only on an online, live machine, so a flush racing another
 // process's sweep never brings an offline machine back (its next heartbeat does, as a transition).
 // A crash loses at most one interval of timestamps: the sweep thresholds are many intervals long.
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import * as repo from './agent-gateway.repo.js';
 import { tx } from '../../db/connection.js';
 import { machineEvent, recordEvents } from '../webhooks/webhooks.events.js';

@@ -1,7 +1,7 @@
 // The agent protocol (contract/agent-protocol.ts, docs/agent.md): the host's own API key, scope
 // `machines` (write). Thin routes: one service call each.
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { requireAuth } from '../../http/auth.js';
 import { errorSchema } from '../../http/schemas.js';
 import {

@@ -1,7 +1,7 @@
 // The agent protocol's server side: register, sync (heartbeat + reconcile), shutdown.
 // Reports are decided by the pure instance state machine (contract/instance-states.ts) and
 // written conditionally (agent-gateway.repo.ts).
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { tx } from '../../db/connection.js';
 import type { AuthContext } from '../../identity.js';
 import { INSTANCE_KEY_PREFIX } from '../../identity.js';

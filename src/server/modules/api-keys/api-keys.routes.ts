@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { requireAuth } from '../../http/auth.js';
 import { PLAIN_TEXT_PATTERN } from '../../http/plain-text.js';
 import { authErrors, errorSchema, idParams, type IdParams } from '../../http/schemas.js';

@@ -1,6 +1,6 @@
 // API keys (permissions in README.md). The key is returned once, at creation;
 // only its SHA-256 is stored. A key can't mint or revoke a key with more power than itself.
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { AuthContext } from '../../identity.js';
 import { AppError, CommonErrors } from '../../errors.js';
 import { insertApiKey } from '../accounts/accounts.service.js';

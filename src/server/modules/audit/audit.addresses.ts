@@ -6,7 +6,7 @@
 // API key uses come from http/key-uses.ts, which marks a key at most once a minute: a key's
 // address is taken at that mark, so an address that used a key only in the minute after another
 // address's use appears at its next marked use.
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { flushUses, queueUse, WriteBehind, type MergeUse } from '../../http/write-behind.js';
 import { upsertAddresses, type AddressUse } from './audit.repo.js';
 

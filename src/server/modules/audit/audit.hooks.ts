@@ -21,7 +21,7 @@ import type {
   onResponseHookHandler,
   RouteOptions,
 } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { cookieWriteRefusal, SESSION_COOKIE } from '../../http/auth.js';
 import { type AuthContext } from '../../identity.js';
 import { sha256Hex } from '../../crypto.js';

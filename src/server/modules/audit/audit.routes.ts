@@ -3,7 +3,7 @@
 // account, `{results}`, as `show ipaddrs` reads it). Both: the `user` family, read; a caller sees
 // only their own account's rows.
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { requireAuth } from '../../http/auth.js';
 import { authErrors } from '../../http/schemas.js';
 import { AUDIT_LIST_MAX, listAuditLogs, listIpAddrs } from './audit.service.js';

@@ -2,7 +2,7 @@
 // - recordAudit writes one row after a reply (audit.hooks.ts decides which requests get one);
 // - listAuditLogs and listIpAddrs read the caller's own rows, newest first;
 // - pruneAudit deletes what is older than OPENRIG_AUDIT_RETENTION_DAYS (jobs/audit-retention.ts).
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { AuthContext } from '../../identity.js';
 import type { AuditCredential } from '../../db/tables/audit.js';
 import { nextTurn } from '../../clock.js';

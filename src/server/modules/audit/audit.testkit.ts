@@ -2,7 +2,7 @@
 // builds with the rest of src/ without importing test/.
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { flushAddressUses } from './audit.addresses.js';
 import { flushKeyUses } from '../../http/key-uses.js';
 

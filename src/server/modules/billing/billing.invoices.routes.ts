@@ -5,7 +5,7 @@
 // GET  /api/v1/invoices/?select_filters&limit&after_token → {results, next_token}  (show invoices-v1 -i)
 // GET  /api/v0/charges/?select_filters&limit&after_token  → {results, next_token}  (show invoices-v1 -c)
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { requireAuth } from '../../http/auth.js';
 import { authErrors, rowId } from '../../http/schemas.js';
 import {

@@ -4,7 +4,7 @@
 // GET /api/v0/users/me/machine-earnings?sday&eday[&machid] → a host's earnings per machine and day
 // and the billing history in the official CLI's formats (billing.invoices.routes.ts).
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { requireAuth } from '../../http/auth.js';
 import { authErrors, rowId } from '../../http/schemas.js';
 import { billingSummary, chargesPage, machineEarnings } from './billing.service.js';

@@ -2,7 +2,7 @@
 // (GET), create env-var (POST {key, value}), update env-var (PUT {key, value}) and delete env-var
 // (DELETE {key}, a JSON body). The `user` family: read for GET, write for the rest.
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { requireAuth } from '../../http/auth.js';
 import { authErrors, errorSchema, successSchema } from '../../http/schemas.js';
 import { createEnvVar, deleteEnvVar, listEnvVars, updateEnvVar } from './env-vars.service.js';

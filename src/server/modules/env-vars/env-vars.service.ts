@@ -8,7 +8,7 @@
 // start, reboot, recycle); a change to the account's variables applies to instances created
 // after it.
 import type { Kysely } from 'kysely';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { DB } from '../../db/schema.js';
 import type { AuthContext } from '../../identity.js';
 import { isUniqueViolation, tx } from '../../db/connection.js';

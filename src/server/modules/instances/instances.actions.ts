@@ -4,7 +4,7 @@
 // billing at the rates of the state being left.
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { AuthContext } from '../../identity.js';
 import { AppError, quoteValue } from '../../errors.js';
 import { assertPlainText } from '../../http/plain-text.js';

@@ -9,7 +9,7 @@
 // Idempotency-Key: its row is inserted first in the same transaction, so a concurrent request
 // with the same key waits on the unique index and then replays the first reply (same body) or
 // gets 422 (other body). Keys live 24 hours.
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { AuthContext } from '../../identity.js';
 import { INSTANCE_KEY_PREFIX } from '../../identity.js';
 import { tx, isUniqueViolation } from '../../db/connection.js';

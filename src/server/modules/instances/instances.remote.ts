@@ -5,7 +5,7 @@
 // and recycle, when it was done and the container's new start time, or `error: …`). Each refuses,
 // naming the state, where the instance's state does not allow it.
 import { randomBytes } from 'node:crypto';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { AuthContext } from '../../identity.js';
 import { sha256Hex } from '../../crypto.js';
 import { stateName, type ActualStatus } from '../../../contract/instance-states.js';

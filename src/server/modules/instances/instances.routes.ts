@@ -2,7 +2,7 @@
 // destroy, bulk forms, SSH key attach/detach. The instance_api_key reaches only the routes marked
 // `instanceKey: true` (start/stop/destroy of its own instance); the auth hook refuses it elsewhere.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { keyJoinedRow, requireAuth, type KeyJoinedRead } from '../../http/auth.js';
 import {
   authErrors,

@@ -9,7 +9,7 @@
 // fields on top), never a mix, and the last committed one is what the agent converges to: it
 // recreates a container whose generation is older than the one the sync hands out.
 import type { Kysely } from 'kysely';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { DB } from '../../db/schema.js';
 import type { AuthContext } from '../../identity.js';
 import { quoteValue } from '../../errors.js';

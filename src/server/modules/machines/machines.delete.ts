@@ -14,7 +14,7 @@
 //   new instance: 409 machine_in_use, rolled back.
 // On SQLite every write transaction runs alone (BEGIN IMMEDIATE), which decides the same way.
 // So a live client instance never ends up on a deleted machine.
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { txRetry } from '../../db/tx.js';
 import { MachineErrors } from './machines.errors.js';
 import * as repo from './machines.repo.js';

@@ -6,7 +6,7 @@
 // minimum bid alone, per GPU (the CLI's `set min-bid`). POST /machines/{id}/force_delete/ deletes
 // a machine (machines.delete.ts).
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { requireAuth } from '../../http/auth.js';
 import {
   authErrors,

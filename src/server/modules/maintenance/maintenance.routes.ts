@@ -3,7 +3,7 @@
 // maintenance.validate checks them in code, in a documented order.
 import { maintenanceWindowSchema } from '../../http/schemas.js';
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { requireAuth } from '../../http/auth.js';
 import { authErrors, errorSchema, idParams, type IdParams } from '../../http/schemas.js';
 import {

@@ -2,7 +2,7 @@
 // (docs/maintenance.md). The windows and every e-mail about them are written in ONE
 // transaction (`tx`) through the outbox: both commit or neither does.
 import { randomUUID } from 'node:crypto';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { tx, type Store } from '../../db/connection.js';
 import { AppError, quoteValue } from '../../errors.js';
 import type { User } from '../../identity.js';

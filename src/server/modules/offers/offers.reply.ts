@@ -2,7 +2,7 @@
 // and the serializers are built from it); OfferReplies writes replies and keeps the parts it
 // wrote: one per process, a field of Deps, built by makeDeps.
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { maintenanceWindowSchema } from '../../http/schemas.js';
 import { OFFER_FIELDS, type FieldType, type JsContext, type OfferRow } from './offers.fields.js';
 import type { SearchPlan } from './offers.filter.js';

@@ -2,7 +2,7 @@
 // The search body is validated by the filter compiler, not by the schema: its messages name the
 // exact field, operator or value at fault; nothing is silently dropped (docs/api.md, "Search filters").
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { authErrors } from '../../http/schemas.js';
 import { gpuNames } from './offers.service.js';
 import { offerSchema, searchReplyJson } from './offers.reply.js';

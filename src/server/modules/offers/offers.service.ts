@@ -1,5 +1,5 @@
 // Offer search and GPU names. An offer is a listed machine; its id is the machine id.
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { OFFER_FIELDS, type FieldValue, type JsContext, type OfferRow } from './offers.fields.js';
 import { compileSearch, type SearchPlan } from './offers.filter.js';
 import { listedGpuNames, searchRows } from './offers.repo.js';

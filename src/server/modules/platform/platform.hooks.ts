@@ -1,7 +1,7 @@
 // App-wide hooks of the platform module, registered by app.ts right after authentication:
 // rate limiting (onRequest, needs req.auth) and request metrics (onResponse).
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { familyOf, rateLimitHook } from './platform.rate-limit.js';
 import { errorSchema } from '../../http/schemas.js';
 import { metricsHook } from './platform.metrics.js';

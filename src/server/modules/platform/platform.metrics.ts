@@ -4,7 +4,7 @@
 // scrape time, so every `serve` process reports the same, database-wide, values.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import {
   heartbeatLag,
   instanceCountsByStatus,

@@ -17,7 +17,7 @@
 // Headers: RateLimit-Policy and RateLimit as in draft-ietf-httpapi-ratelimit-headers (structured
 // fields: `"search";q=120;w=60` and `"search";r=119;t=42`), and Retry-After (RFC 9110) on 429.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { Store } from '../../db/connection.js';
 import type { RateLimitFamily, RateLimitRule } from '../../config.js';
 import { rateLimited } from './platform.errors.js';

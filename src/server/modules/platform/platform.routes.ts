@@ -4,7 +4,7 @@
 // host or a private network. Hidden from the OpenAPI document: it is not part of the API.
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { safeEqual } from '../../crypto.js';
 import { PlatformErrors } from './platform.errors.js';
 

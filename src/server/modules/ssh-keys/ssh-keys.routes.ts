@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { requireAuth } from '../../http/auth.js';
 import { authErrors, errorSchema, idParams, type IdParams } from '../../http/schemas.js';
 import { addSshKey, deleteSshKey, listSshKeys, replaceSshKey } from './ssh-keys.service.js';

@@ -2,7 +2,7 @@
 // account's keys of that moment. Later, keys are given to one instance at a time (attach, in the
 // instances module), never to the whole account; deleting an account key takes it off every
 // instance. The agent installs each instance's keys.
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { AuthContext } from '../../identity.js';
 import { CommonErrors } from '../../errors.js';
 import { parseSshPublicKey, type ParsedSshKey } from './ssh-keys.parse.js';

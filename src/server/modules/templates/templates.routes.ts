@@ -2,7 +2,7 @@
 // /api/v0/template/ (docs/templates.md). Reads need `instances` read, writes `instances` write:
 // a template is an instance configuration.
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { requireAuth } from '../../http/auth.js';
 import { authErrors } from '../../http/schemas.js';
 import {

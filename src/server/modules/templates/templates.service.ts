@@ -4,7 +4,7 @@
 // the same configuration, and instances made from it and creates retried with it stay exact.
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { AuthContext } from '../../identity.js';
 import type { DB } from '../../db/schema.js';
 import type { TemplatesTable } from '../../db/tables/templates.js';

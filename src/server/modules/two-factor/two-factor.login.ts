@@ -5,7 +5,7 @@
 // - CLI: Bearer API key in, `session_key` out (a `cli` session, then used as the Bearer);
 // - logged-out UI: the login `secret` alone; the session is set by cookie, no session_key;
 // - logged-in UI: not a login call (the table says "-"); a cookie caller is treated like the UI.
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { AuthContext, User } from '../../identity.js';
 import { createSession, PASSWORD_LOGIN, type SessionOrigin } from '../accounts/accounts.sessions.js';
 import { userView } from '../accounts/accounts.view.js';

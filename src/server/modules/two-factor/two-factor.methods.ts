@@ -4,7 +4,7 @@
 // indexes (migration 004). Each verify-then-act path commits the verification's consuming writes
 // and its change in one transaction (two-factor.verify.ts actOnVerified): never one without the other.
 import type { Kysely } from 'kysely';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { DB } from '../../db/schema.js';
 import type { User } from '../../identity.js';
 import { encryptSecret } from '../../crypto.js';

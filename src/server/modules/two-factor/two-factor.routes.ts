@@ -5,7 +5,7 @@
 // alone, 403 auth_error when a Bearer-only route gets no Bearer. An unknown Bearer is still 401
 // "Invalid user key" and an expired session key 404, the two answers the CLI acts on, from the auth hook.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { setSessionCookie } from '../../http/session-cookie.js';
 import { userSchema, userView } from '../accounts/accounts.view.js';
 import { errorSchema } from '../../http/schemas.js';

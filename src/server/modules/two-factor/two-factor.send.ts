@@ -2,7 +2,7 @@
 // authorize-new-method sends). A code goes out on a challenge; the challenge's `secret` is
 // returned and passed back where the code is verified. The account
 // e-mail must be verified before any code is sent (admins exempt on the two SMS endpoints only).
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { User } from '../../identity.js';
 import { newToken, sha256Hex } from '../../crypto.js';
 import { tx } from '../../db/connection.js';

@@ -1,6 +1,6 @@
 // 2FA status, TOTP setup, the add-method authorization and method updates.
 // Adding, removing and backup codes: two-factor.methods.ts. Login: two-factor.login.ts.
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { User } from '../../identity.js';
 import { tx } from '../../db/connection.js';
 import { AppError, assertNever } from '../../errors.js';

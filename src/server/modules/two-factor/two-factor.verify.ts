@@ -30,7 +30,7 @@
 // no action happens. Non-DB work (decrypting, HMACs, the SMS provider's HTTP check) runs before
 // the transaction opens.
 import type { Kysely } from 'kysely';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { User } from '../../identity.js';
 import { AppError, assertNever, type ErrorFactory } from '../../errors.js';
 import { decryptSecret, sha256Hex } from '../../crypto.js';

@@ -1,6 +1,6 @@
 // Webhook endpoints and the event feed (docs/webhooks.md).
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import { authErrors, errorSchema, idParams, rowId, type IdParams } from '../../http/schemas.js';
 import { requireAuth } from '../../http/auth.js';
 import * as svc from './webhooks.service.js';

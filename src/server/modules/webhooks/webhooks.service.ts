@@ -1,7 +1,7 @@
 // Webhooks and the event feed: endpoint CRUD (the signing secret is shown once, at creation or
 // rotation), the caller's events of the last 30 days, delivery history, manual retries and test
 // deliveries. Sending is the dispatcher's (jobs/webhook-dispatcher.ts).
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../deps.types.js';
 import type { AuthContext } from '../../identity.js';
 import { decryptSecret, encryptSecret } from '../../crypto.js';
 import { tx } from '../../db/connection.js';
