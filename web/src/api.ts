@@ -1,18 +1,12 @@
 // The console talks to the public API only, with the session cookie set by the login. Every write
 // carries the X-Openrig-Csrf header the server requires of cookie-authenticated writes.
 import type { AccountSettings } from '../../src/contract/api-types';
+import { ApiError, OpenrigClient } from '../../src/client/client';
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    msg: string,
-    readonly body: Record<string, unknown>,
-  ) {
-    super(msg);
-    this.name = 'ApiError';
-  }
-}
+export { ApiError };
+
+/** The typed client, signed in by the browser's session cookie, on the console's own origin. */
+export const client = new OpenrigClient({ url: location.origin, cookieSession: true, timeoutMs: 0 });
 
 export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
@@ -27,7 +21,13 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
-    throw new ApiError(0, 'network', 'The server cannot be reached. Check your connection and retry.', {});
+    throw new ApiError(
+      0,
+      'network',
+      'The server cannot be reached. Check your connection and retry.',
+      {},
+      '',
+    );
   }
   const text = await res.text();
   let parsed: unknown = {};
@@ -41,7 +41,7 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
   if (!res.ok || data.success === false) {
     const msg = typeof data.msg === 'string' && data.msg ? data.msg : `${res.status} ${res.statusText}`;
     const code = typeof data.error === 'string' ? data.error : String(res.status);
-    throw new ApiError(res.status, code, msg, data);
+    throw new ApiError(res.status, code, msg, data, text);
   }
   return parsed as T;
 }

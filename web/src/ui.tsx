@@ -80,7 +80,8 @@ export function Button({
 
 export function ErrorNote({ error, children }: { error: unknown; children?: ReactNode }) {
   if (!error) return null;
-  const locked = error instanceof ApiError ? (error.body.locked_until as number | null | undefined) : null;
+  const body = error instanceof ApiError ? (error.body as { locked_until?: unknown } | undefined) : undefined;
+  const locked = typeof body?.locked_until === 'number' ? body.locked_until : null;
   return (
     <div className="note note-error" role="alert">
       <strong>{errorText(error)}</strong>

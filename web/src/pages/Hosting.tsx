@@ -4,22 +4,15 @@
 // deleting a machine for good (POST /api/v0/machines/{id}/force_delete/, confirmed first).
 import { useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { api, ApiError, type Machine, type Window } from '../api';
+import { ApiError, client } from '../api';
+import type { MachineRow as Machine, MaintenanceWindow as Window } from '../../../src/client/client';
+import type { MaintBatchEntry, MaintenanceCategory } from '../../../src/contract/api-types';
 import { Button, Dialog, ErrorNote, Field, Note, PageHead, SelectField, usd, when } from '../ui';
 import { useAction, useActions, useRefresh } from '../components/actions';
 import { FormFooter } from '../components/forms';
 import { Table, TableCard } from '../components/Table';
 
-const CATEGORIES = ['power', 'internet', 'disk', 'gpu', 'software', 'other'];
-
-interface BatchEntry {
-  success: boolean;
-  machine_id: number | null;
-  notifications_sent?: number;
-  maintenance_id?: number;
-  error?: string;
-  msg?: string;
-}
+const CATEGORIES: MaintenanceCategory[] = ['power', 'internet', 'disk', 'gpu', 'software', 'other'];
 
 const tz = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
@@ -32,15 +25,15 @@ export function Hosting() {
   const refresh = useRefresh();
   const machines = useQuery({
     queryKey: ['machines'],
-    queryFn: () => api<{ machines: Machine[] }>('GET', '/api/v0/machines/'),
+    queryFn: () => client.listMachines(),
     refetchInterval: 15_000,
   });
   const windows = useQuery({
     queryKey: ['maintenances'],
     // The reply is the bare array of windows.
-    queryFn: () => api<Window[]>('GET', '/api/v0/machines/maintenances'),
+    queryFn: () => client.listMaintenances(),
   });
-  const rows = machines.data?.machines ?? [];
+  const rows = machines.data ?? [];
   const [picked, setPicked] = useState<Set<number>>(new Set());
   const [listing, setListing] = useState<Machine | null>(null);
   const [deleting, setDeleting] = useState<Machine | null>(null);
@@ -145,9 +138,7 @@ export function Hosting() {
                   {m.listed ? (
                     <Button
                       busy={busy === `unlist-${m.id}`}
-                      onClick={() =>
-                        act(`unlist-${m.id}`, () => api('PUT', `/api/v0/machines/${m.id}/unlist/`))
-                      }
+                      onClick={() => act(`unlist-${m.id}`, () => client.unlistMachineById(m.id))}
                     >
                       Unlist
                     </Button>
@@ -188,13 +179,6 @@ export function Hosting() {
   );
 }
 
-interface DeleteReply {
-  msg: string;
-  machine_id: number;
-  instances_destroyed: number;
-  maintenances_cancelled: number;
-}
-
 /**
  * Deleting a machine for good: the host's own instances on it are destroyed and its maintenance
  * cancelled; while a client's instance is live on it the server refuses (409 machine_in_use), and
@@ -213,7 +197,7 @@ function DeleteDialog({
   const { busy, error, run } = useAction();
   const del = () =>
     run(async () => {
-      const r = await api<DeleteReply>('POST', `/api/v0/machines/${machine.id}/force_delete/`, {});
+      const r = await client.deleteMachine(machine.id);
       await refresh('machines', 'maintenances', 'instances');
       const n = r.instances_destroyed;
       const w = r.maintenances_cancelled;
@@ -263,10 +247,10 @@ function ListDialog({ machine, onClose }: { machine: Machine | null; onClose: ()
     e.preventDefault();
     if (!machine) return;
     await run(async () => {
-      const body: Record<string, number> = {};
-      if (gpu) body.price_gpu = Number(gpu);
-      if (disk) body.price_disk = Number(disk);
-      await api('PUT', `/api/v0/machines/${machine.id}/list/`, body);
+      const prices: { price_gpu?: number; price_disk?: number } = {};
+      if (gpu) prices.price_gpu = Number(gpu);
+      if (disk) prices.price_disk = Number(disk);
+      await client.listMachineAtPrices(machine.id, prices);
       await refresh('machines');
       onClose();
     });
@@ -324,9 +308,9 @@ function Maintenance({ picked }: { picked: number[] }) {
   const refresh = useRefresh();
   const [start, setStart] = useState(() => localInput(new Date(Date.now() + 24 * 3600_000)));
   const [hours, setHours] = useState('2');
-  const [category, setCategory] = useState('other');
+  const [category, setCategory] = useState<MaintenanceCategory>('other');
   const { busy, error, run } = useAction();
-  const [results, setResults] = useState<BatchEntry[] | null>(null);
+  const [results, setResults] = useState<MaintBatchEntry[] | null>(null);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
@@ -334,7 +318,7 @@ function Maintenance({ picked }: { picked: number[] }) {
       setResults(null);
       try {
         const sdate = Math.floor(new Date(start).getTime() / 1000);
-        const r = await api<{ results: BatchEntry[] }>('POST', '/api/v0/machines/maintenances/batch', {
+        const r = await client.scheduleMaintenanceBatch({
           machine_ids: picked,
           sdate,
           duration: Number(hours),
@@ -343,8 +327,8 @@ function Maintenance({ picked }: { picked: number[] }) {
         setResults(r.results);
       } catch (err) {
         // A refused batch still answers each machine's result.
-        if (err instanceof ApiError && Array.isArray(err.body.results))
-          setResults(err.body.results as BatchEntry[]);
+        const refused = err instanceof ApiError ? (err.body as { results?: unknown } | undefined) : undefined;
+        if (Array.isArray(refused?.results)) setResults(refused.results as MaintBatchEntry[]);
         throw err;
       } finally {
         void refresh('maintenances', 'machines');
@@ -376,7 +360,11 @@ function Maintenance({ picked }: { picked: number[] }) {
           value={hours}
           onChange={(e) => setHours(e.target.value)}
         />
-        <SelectField label="Category" value={category} onChange={(e) => setCategory(e.target.value)}>
+        <SelectField
+          label="Category"
+          value={category}
+          onChange={(e) => setCategory(e.target.value as MaintenanceCategory)}
+        >
           {CATEGORIES.map((c) => (
             <option key={c}>{c}</option>
           ))}
@@ -420,7 +408,7 @@ function Windows({ windows, error }: { windows: Window[]; error: unknown }) {
   const [done, setDone] = useState<string | null>(null);
   const cancel = (w: Window) =>
     run(w.id, async () => {
-      const r = await api<{ canceled: number }>('PUT', `/api/v0/machines/${w.machine_id}/cancel_maint/`);
+      const r = await client.cancelMaintenance(w.machine_id);
       setDone(`Cancelled ${r.canceled} window${r.canceled === 1 ? '' : 's'} of machine #${w.machine_id}.`);
       await refresh('maintenances', 'machines');
     });
