@@ -14,7 +14,11 @@ import { allows } from '../../../contract/permissions.js';
 import { listSshKeys } from '../ssh-keys/ssh-keys.service.js';
 import { userView } from './accounts.view.js';
 import { accountSettings } from './accounts.settings.js';
-import { insertCredit } from '../billing/billing.repo.js';
+import { insertCredit } from '../billing/billing.service.js';
+
+// Used by two-factor (a login's user) and api-keys (a revoked key's sessions) through this file,
+// the module's public face.
+export { findUserById, revokeKeySessions } from './accounts.repo.js';
 
 export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const E164_RE = /^\+[1-9]\d{6,14}$/;

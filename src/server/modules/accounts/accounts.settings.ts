@@ -15,7 +15,7 @@ import { hasControlChars, plainTextMessage } from '../../http/plain-text.js';
 import { quoteValue } from '../../errors.js';
 import { AccountErrors } from './accounts.errors.js';
 import * as repo from './accounts.repo.js';
-import { balanceAlertOf, setBalanceAlert } from '../webhooks/webhooks.repo.js';
+import { balanceAlertOf, setBalanceAlert } from '../webhooks/webhooks.service.js';
 import { userView } from './accounts.view.js';
 
 /** The text fields and their longest value, in characters. */

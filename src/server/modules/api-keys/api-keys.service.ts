@@ -3,8 +3,7 @@
 import type { Deps } from '../../deps.types.js';
 import type { AuthContext } from '../../identity.js';
 import { AppError, CommonErrors } from '../../errors.js';
-import { insertApiKey } from '../accounts/accounts.service.js';
-import { revokeKeySessions } from '../accounts/accounts.repo.js';
+import { insertApiKey, revokeKeySessions } from '../accounts/accounts.service.js';
 import { tx } from '../../db/connection.js';
 import { findKeyById, findLiveKey, listLiveKeys, revokeLiveKey, type ApiKeyRow } from './api-keys.repo.js';
 import {

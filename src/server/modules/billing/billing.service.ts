@@ -4,13 +4,12 @@
 // is charged exactly once; whoever loses that update re-reads and retries (LostRace).
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { MICROS_PER_USD } from './billing.meter.js';
+import { MICROS_PER_USD, meter } from './billing.meter.js';
 import * as repo from './billing.repo.js';
 import type { InstanceRow } from './billing.repo.js';
 import type { Store } from '../../db/connection.js';
 import { LostRace, txRetry } from '../../db/tx.js';
-import { meter } from './billing.meter.js';
-import { releaseMachine } from '../machines/machines.repo.js';
+import { releaseMachine } from '../machines/machines.service.js';
 import {
   isActualStatus,
   isIntendedStatus,
@@ -22,6 +21,9 @@ import { instanceEvent, recordBalanceLow, recordEvent } from '../webhooks/webhoo
 import { chunksWithTurns } from '../../db/chunks.js';
 
 export type { InstanceRow } from './billing.repo.js';
+
+// A credit written by another module's transaction (a new account's starting credit).
+export { insertCredit } from './billing.repo.js';
 
 export function statusOf(row: Pick<InstanceRow, 'actual_status' | 'intended_status'>): {
   actual: ActualStatus;

@@ -15,20 +15,23 @@ import {
 } from '../../../contract/instance-states.js';
 import { balanceOf, settleInstance, statusOf, type InstanceRow } from '../billing/billing.service.js';
 import { LostRace, txRetry } from '../../db/tx.js';
-import { parseOrThrow } from '../ssh-keys/ssh-keys.service.js';
 import {
+  parseOrThrow,
   deleteInstanceOnlyKey,
   findAccountKey,
   findInstanceOnlyKey,
   insertSshKey,
-} from '../ssh-keys/ssh-keys.repo.js';
-import { claimMachine, holdDisk, releaseMachine } from '../machines/machines.repo.js';
+} from '../ssh-keys/ssh-keys.service.js';
+import { claimMachine, holdDisk, releaseMachine } from '../machines/machines.service.js';
 import * as repo from './instances.repo.js';
 import { isUniqueViolation, tx } from '../../db/connection.js';
 import { InstanceErrors } from './instances.errors.js';
 import { diskMb } from './instances.create.js';
 import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 import { dropInstanceEnv } from '../env-vars/env-vars.service.js';
+
+// The live instances on a machine, read by deleting a machine (machines.delete.ts).
+export { liveInstancesOn } from './instances.repo.js';
 
 /** The caller's live instance (in the transaction), or 404. */
 async function ownRow(db: Kysely<DB>, auth: AuthContext, id: number): Promise<InstanceRow> {

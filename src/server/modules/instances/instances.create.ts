@@ -18,7 +18,7 @@ import { diskDph } from '../billing/billing.meter.js';
 import { InstanceErrors } from './instances.errors.js';
 import { parseCreateBody } from './instances.request.js';
 import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
-import { claimMachine, claimState, holdDisk } from '../machines/machines.repo.js';
+import { claimMachine, claimState, holdDisk } from '../machines/machines.service.js';
 import { balanceOf } from '../billing/billing.service.js';
 import * as repo from './instances.repo.js';
 import { instanceBodyFrom, usableTemplate } from '../templates/templates.service.js';

@@ -4,7 +4,7 @@
 import { sql, type Insertable, type Kysely, type RawBuilder, type Updateable } from 'kysely';
 import type { Store } from '../../db/connection.js';
 import { preparedRead } from '../../db/prepared.js';
-import { windowsJson } from '../maintenance/maintenance.repo.js';
+import { windowsJson } from '../maintenance/maintenance.service.js';
 import { INSTANCE_VIEW_COLS, MACHINE_COLS, type JoinedRow } from './instances.view.js';
 import type { DB } from '../../db/schema.js';
 import type { InstancesTable } from '../../db/tables/market.js';

@@ -21,7 +21,7 @@ import { settleInstance, statusOf, type InstanceRow } from '../billing/billing.s
 import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 import { windowsFromJson } from '../maintenance/maintenance.service.js';
 import { instanceBodyFrom, usableTemplate, usableTemplateById } from '../templates/templates.service.js';
-import type { TemplateRow } from '../templates/templates.repo.js';
+import type { TemplateRow } from '../templates/templates.service.js';
 import { parseCreateBody, type CreateRequest } from './instances.request.js';
 import { InstanceErrors } from './instances.errors.js';
 import { instanceView, type InstanceView } from './instances.view.js';

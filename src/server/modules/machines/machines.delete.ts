@@ -18,10 +18,8 @@ import type { Deps } from '../../deps.types.js';
 import { txRetry } from '../../db/tx.js';
 import { MachineErrors } from './machines.errors.js';
 import * as repo from './machines.repo.js';
-import { liveInstancesOn } from '../instances/instances.repo.js';
-import { destroyLiveRow } from '../instances/instances.actions.js';
-import { lockMaintenance } from '../maintenance/maintenance.repo.js';
-import { cancelForDeletedMachine } from '../maintenance/maintenance.service.js';
+import { liveInstancesOn, destroyLiveRow } from '../instances/instances.actions.js';
+import { lockMaintenance, cancelForDeletedMachine } from '../maintenance/maintenance.service.js';
 
 export interface DeleteMachineReply {
   success: true;

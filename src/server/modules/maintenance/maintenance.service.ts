@@ -35,6 +35,10 @@ import {
 import type { IdEntry, WindowSpec } from './maintenance.validate.js';
 import { recordEvents, type NewEvent } from '../webhooks/webhooks.events.js';
 
+// Read and locked by other modules (the instance list's windows, deleting a machine) through
+// this file, the module's public face.
+export { lockMaintenance, windowsJson } from './maintenance.repo.js';
+
 /**
  * maintenance.scheduled / .cancelled events of windows: one to the host per window, and one per
  * window to each client with instances on the machine (naming them).

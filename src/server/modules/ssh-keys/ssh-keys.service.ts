@@ -14,6 +14,9 @@ import {
   replaceAccountKey,
 } from './ssh-keys.repo.js';
 
+// An instance's own keys, written with the instance by the instances module.
+export { deleteInstanceOnlyKey, findAccountKey, findInstanceOnlyKey, insertSshKey } from './ssh-keys.repo.js';
+
 export interface SshKeyView {
   id: number;
   ssh_key: string;

@@ -22,6 +22,8 @@ import {
 import * as repo from './templates.repo.js';
 import { templateView, type TemplateView } from './templates.view.js';
 
+export type { TemplateRow } from './templates.repo.js';
+
 export const SEARCH_DEFAULT_LIMIT = 100;
 export const SEARCH_MAX_LIMIT = 1000;
 

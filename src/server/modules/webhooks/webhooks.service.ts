@@ -11,6 +11,9 @@ import { EVENT_TYPES, TEST_EVENT_TYPE, eventBody, newEventId } from './webhooks.
 import { newSecret } from './webhooks.signing.js';
 import { allowList, hostProblem, urlProblem } from './webhooks.address.js';
 
+// The account's balance alert, set and read by the account settings.
+export { balanceAlertOf, setBalanceAlert } from './webhooks.repo.js';
+
 type Ctx = Pick<Deps, 'db' | 'store' | 'clock' | 'config'>;
 
 export const EVENT_RETENTION_MS = 30 * 86_400_000;
