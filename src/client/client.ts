@@ -14,12 +14,10 @@ import type {
   EnvVarsReply,
   Instance,
   InstanceEnvelope,
-  InstancesList,
   MachineEarnings,
   Invoices,
   MaintBatchBody,
   MaintBatchReply,
-  OffersReply,
   SearchBody,
   SshKey,
   SuccessReply,
@@ -118,7 +116,7 @@ export class OpenrigClient extends HttpClient {
   }
 
   // Offers and instances
-  searchOffers(body: SearchBody): Promise<OffersReply & { offers: OfferRow[] }> {
+  searchOffers(body: SearchBody): Promise<{ offers: OfferRow[] }> {
     return this.request('POST', `${V0}/bundles/`, { body });
   }
   gpuNames(): Promise<{ gpu_names: string[] }> {
@@ -135,7 +133,7 @@ export class OpenrigClient extends HttpClient {
       headers: { 'idempotency-key': idempotencyKey },
     });
   }
-  listInstances(): Promise<InstancesList & { instances: InstanceRow[] }> {
+  listInstances(): Promise<{ instances_found: number; instances: InstanceRow[] }> {
     return this.request('GET', `${V0}/instances/`, { query: { owner: 'me' } });
   }
   async getInstance(id: number): Promise<Instance | null> {

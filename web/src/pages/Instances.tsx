@@ -5,7 +5,9 @@
 // and update ask first).
 import { useEffect, useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { api, type Instance } from '../api';
+import { client } from '../api';
+import type { InstanceRow as Instance } from '../../../src/client/client';
+import type { UpdateInstanceBody } from '../../../src/contract/api-types';
 import {
   Button,
   CopyButton,
@@ -76,7 +78,7 @@ export function Instances() {
   const fresh = Number(new URLSearchParams(location.search).get('new')) || null;
   const list = useQuery({
     queryKey: ['instances'],
-    queryFn: () => api<{ instances: Instance[] }>('GET', '/api/v0/instances/'),
+    queryFn: () => client.listInstances(),
     refetchInterval: (q) => {
       const rows = q.state.data?.instances ?? [];
       return rows.some((i) => !settled(i)) ? 2000 : 10_000;
@@ -132,10 +134,8 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
       await fn();
       await refresh('instances');
     });
-  const put = (body: Record<string, unknown>) => api('PUT', `/api/v0/instances/${i.id}/`, body);
-
   // Reboot: the host restarts the container and keeps its disk.
-  const reboot = () => act('reboot', () => api('PUT', `/api/v0/instances/reboot/${i.id}/`, {}));
+  const reboot = () => act('reboot', () => client.rebootInstance(i.id));
 
   const can = (a: string) => i.allowed_actions.includes(a);
   return (
@@ -208,12 +208,18 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
       <ErrorNote error={error} />
       <div className="row actions">
         {can('stop') && (
-          <Button busy={busy === 'stop'} onClick={() => act('stop', () => put({ state: 'stopped' }))}>
+          <Button
+            busy={busy === 'stop'}
+            onClick={() => act('stop', () => client.setInstanceState(i.id, 'stopped'))}
+          >
             Stop
           </Button>
         )}
         {can('start') && (
-          <Button busy={busy === 'start'} onClick={() => act('start', () => put({ state: 'running' }))}>
+          <Button
+            busy={busy === 'start'}
+            onClick={() => act('start', () => client.setInstanceState(i.id, 'running'))}
+          >
             Start
           </Button>
         )}
@@ -247,7 +253,7 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
           cancel="Keep it"
           onConfirm={() =>
             act('destroy', async () => {
-              await api('DELETE', `/api/v0/instances/${i.id}/`);
+              await client.destroyInstance(i.id);
               setConfirmDestroy(false);
             })
           }
@@ -261,7 +267,7 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
         onClose={() => setLabelling(false)}
         onSave={(label) =>
           act('label', async () => {
-            await put({ label });
+            await client.labelInstance(i.id, label);
             setLabelling(false);
           })
         }
@@ -280,15 +286,12 @@ function Logs({ id }: { id: number }) {
   const { busy, error, run } = useAction();
   const load = () =>
     run(async () => {
-      const r = await api<{ result_url: string }>('PUT', `/api/v0/instances/request_logs/${id}/`, {
-        tail: '200',
-      });
-      const url = new URL(r.result_url, location.href);
+      const r = await client.requestLogs(id, { tail: 200 });
       const end = Date.now() + 30_000;
       for (;;) {
-        const res = await fetch(url.pathname + url.search, { credentials: 'same-origin' });
-        if (res.ok) {
-          setText(await res.text());
+        const res = await client.readResult(r.result_url);
+        if (res.status >= 200 && res.status < 300) {
+          setText(res.text);
           break;
         }
         if (res.status !== 404) throw new Error(`The logs could not be read (${res.status})`);
@@ -343,13 +346,6 @@ function LabelDialog(p: {
   );
 }
 
-interface Template {
-  hash_id: string;
-  name: string | null;
-  image: string;
-  tag: string | null;
-}
-
 /** The env as lines of KEY=value, and the published container ports, as the update form shows them. */
 function envLines(i: Instance): string {
   return (i.extra_env ?? []).map(([k, v]) => `${k}=${v}`).join('\n');
@@ -371,7 +367,7 @@ function UpdateDialog({ i, onClose }: { i: Instance; onClose: () => void }) {
   const refresh = useRefresh();
   const templates = useQuery({
     queryKey: ['templates'],
-    queryFn: () => api<{ templates: Template[] }>('GET', '/api/v0/template/'),
+    queryFn: () => client.searchTemplates(),
   });
   const start = { image: i.image_uuid, env: envLines(i), ports: portsText(i), onstart: i.onstart ?? '' };
   const [f, setF] = useState({ ...start, template: '' });
@@ -384,12 +380,12 @@ function UpdateDialog({ i, onClose }: { i: Instance; onClose: () => void }) {
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     await run(async () => {
-      const body: Record<string, unknown> = {};
+      const body: UpdateInstanceBody = {};
       if (f.template) body.template_hash_id = f.template;
       if (changed('image')) body.image = f.image.trim();
       if (changed('onstart')) body.onstart = f.onstart;
       if (changed('env') || changed('ports')) body.env = envBody(f.env, f.ports);
-      await api('PUT', `/api/v0/instances/update_template/${i.id}/`, body);
+      await client.updateInstance(i.id, body);
       await refresh('instances');
       onClose();
     });
