@@ -1,62 +1,54 @@
-// Request and response bodies of the API as the client sees them (docs/api.md).
-// Records carry more fields than are named here: the index signature keeps
-// them, and the CLI's `--raw` prints whatever the server sent.
+// Request and response bodies of the API as the client sees them (docs/api.md). Each type is
+// derived from the schema the server validates and serialises with (src/contract/schemas/):
+// adding a field to a reply is one edit, its schema there. Where a client relies on a field being
+// always there, the type says so next to the schema it derives from. Object schemas that do not
+// close themselves give an index signature: the CLI's `--raw` prints whatever the server sent.
+import type { FromSchema } from 'json-schema-to-ts';
+import type * as C from './schemas/common.js';
+import type * as I from './schemas/instances.js';
+import type * as O from './schemas/offers.js';
+
+/** A type without the open index signatures json-schema-to-ts gives object schemas. */
+export type Declared<T> = T extends readonly (infer U)[]
+  ? Declared<U>[]
+  : T extends object
+    ? { [K in keyof T as string extends K ? never : K]: Declared<T[K]> }
+    : T;
 
 export type InstanceStatus =
   'loading' | 'running' | 'exited' | 'unknown' | 'offline' | 'stopped' | 'created' | null;
 
-/** An instance row: the quick-path fields plus those the CLI reads. */
-export interface Instance {
-  id: number;
-  machine_id?: number;
-  actual_status: string | null;
-  intended_status?: string;
-  ssh_host?: string | null;
-  ssh_port?: number | null;
-  num_gpus?: number;
-  gpu_name?: string;
-  /** Percent, mean over its GPUs; null unless running and measured. */
-  gpu_util?: number | null;
-  cpu_cores_effective?: number;
-  cpu_ram?: number;
-  disk_space?: number;
-  /** GB its disk holds, as its host last measured; null until then. */
-  disk_usage?: number | null;
-  /** disk_usage / disk_space, a fraction. */
-  disk_util?: number | null;
-  public_ipaddr?: string | null;
-  dph_total?: number;
-  image_uuid?: string;
-  label?: string | null;
-  status_msg?: string | null;
-  start_date?: number | null;
-  [k: string]: unknown;
-}
+/**
+ * An instance row, as the server's response schema declares it (contract/schemas/instances.ts):
+ * every field it sends. `id` and `actual_status` are always there (instanceView writes every field;
+ * the v1 list's select_cols may leave out the others).
+ */
+export type Instance = FromSchema<typeof I.instanceSchema> & { id: number; actual_status: string | null };
 
-export interface InstancesList {
+export type InstancesList = FromSchema<typeof I.instancesList> & {
   instances_found: number;
   instances: Instance[];
-}
+};
+
+/** The v1 list's page (GET /api/v1/instances). */
+export type InstancesPage = FromSchema<typeof I.instancesPage> & { instances: Instance[] };
 
 /** `{instances: {...}}`, or `{instances: null}` when it is not the caller's or does not exist. */
-export interface InstanceEnvelope {
-  instances: Instance | null;
-}
+export type InstanceEnvelope = FromSchema<typeof I.instanceEnvelope> & { instances: Instance | null };
 
-/** An offer row (fields in docs/market.md). */
-export interface Offer {
-  id: number;
-  [k: string]: unknown;
-}
+/** An offer row (fields in docs/market.md), as contract/schemas/offers.ts declares it. */
+export type Offer = FromSchema<typeof O.offerSchema> & { id: number };
 
-export interface OffersReply {
-  offers: Offer[];
-}
+export type OffersReply = FromSchema<typeof O.offersReply> & { offers: Offer[] };
 
 export type FilterOp = 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'notin';
 export type FilterValue = string | number | boolean | null | (string | number | boolean | null)[];
 
-/** The flat search body: each filter field at top level as `{op: value}`. */
+/**
+ * The flat search body: each filter field at top level as `{op: value}`. The server checks it with
+ * its filter compiler, not a schema (contract/schemas/offers.ts: an open object), so its shape is
+ * named here.
+ */
 export interface SearchBody {
   order?: [string, 'asc' | 'desc'][];
   type?: 'on-demand' | 'bid' | 'reserved';
@@ -65,38 +57,18 @@ export interface SearchBody {
   [field: string]: unknown;
 }
 
-export interface CreateInstanceBody {
-  client_id?: 'me';
-  image: string;
-  disk: number;
-  onstart?: string;
-  env?: Record<string, string>;
-  label?: string;
-  price?: number | null;
-  runtype?: string;
-  args?: string[];
-  [k: string]: unknown;
-}
+/** The create body (contract/schemas/instances.ts); the client always sends image and disk. */
+export type CreateInstanceBody = FromSchema<typeof I.createInstanceBody> & { image: string; disk: number };
 
 /**
  * A create-instance body naming a template (docs/templates.md): the template gives image, env,
  * onstart, runtype and disk where the body leaves them out, so those are optional here.
  */
-export interface CreateFromTemplateBody extends Partial<CreateInstanceBody> {
-  template_hash_id: string;
-}
+export type CreateFromTemplateBody = FromSchema<typeof I.createInstanceBody> & { template_hash_id: string };
 
-export interface CreateInstanceReply {
-  success: boolean;
-  new_contract: number;
-  instance_api_key: string;
-}
+export type CreateInstanceReply = Required<Declared<FromSchema<typeof I.createInstanceReply>>>;
 
-export interface SuccessReply {
-  success?: boolean;
-  msg?: string;
-  [k: string]: unknown;
-}
+export type SuccessReply = FromSchema<typeof C.successSchema>;
 
 /** POST /machines/{id}/force_delete/: the machine is deleted, with what went with it. */
 export interface DeleteMachineReply extends SuccessReply {
@@ -109,27 +81,16 @@ export interface DeleteMachineReply extends SuccessReply {
  * update instance's body (docs/market.md, "Updating an instance"): only what changes; a template
  * (by hash_id or id) gives its image, env, onstart and runtype under the fields given.
  */
-export interface UpdateInstanceBody {
-  image?: string;
-  env?: Record<string, string>;
-  onstart?: string;
-  args?: string[];
-  runtype?: string;
-  template_hash_id?: string;
-  template_id?: number;
-}
+export type UpdateInstanceBody = FromSchema<typeof I.updateInstanceBody>;
 
 /** The instance as the update wrote it: loading until its host has recreated it (stopped: stays). */
-export interface UpdateInstanceReply extends SuccessReply {
+export type UpdateInstanceReply = FromSchema<typeof I.updateInstanceReply> & {
   msg: string;
   updated_instance: Instance;
-}
+};
 
 /** Reboot / recycle: result_url answers once the host has done it (absent: one was under way). */
-export interface RestartReply extends SuccessReply {
-  msg: string;
-  result_url?: string;
-}
+export type RestartReply = FromSchema<typeof I.remoteRequestReply> & { msg: string };
 
 export type MaintenanceCategory = 'power' | 'internet' | 'disk' | 'gpu' | 'software' | 'other';
 

@@ -7,7 +7,6 @@ import { allowedActions } from '../../../contract/instance-states.js';
 import { statusOf } from '../billing/billing.service.js';
 import { MICROS_PER_USD, HOURS_PER_MONTH } from '../billing/billing.meter.js';
 import type { WindowView } from '../maintenance/maintenance.service.js';
-import { maintenanceWindowSchema } from '../../http/schemas.js';
 import { verificationOf } from '../offers/offers.fields.js';
 
 type M = Selectable<MachinesTable>;
@@ -204,99 +203,5 @@ export function hostPortRange(ports: Record<string, { HostPort: string }[]>): { 
   return { start, end };
 }
 
-const num = { type: 'number' } as const;
-const int = { type: 'integer' } as const;
-const str = { type: 'string' } as const;
-const nstr = { type: ['string', 'null'] } as const;
-
-export const instanceSchema = {
-  type: 'object',
-  properties: {
-    id: int,
-    machine_id: int,
-    host_id: int,
-    actual_status: nstr,
-    intended_status: str,
-    cur_state: str,
-    next_state: str,
-    allowed_actions: { type: 'array', items: str },
-    machine_available: {
-      type: 'boolean',
-      description: 'false when this stopped instance cannot start: another client rents its machine now',
-    },
-    status_msg: str,
-    label: str,
-    image_uuid: str,
-    image_runtype: str,
-    image_args: { type: ['array', 'null'], items: str },
-    onstart: str,
-    extra_env: { type: 'array', items: { type: 'array', items: str } },
-    num_gpus: int,
-    gpu_name: str,
-    gpu_ram: { type: 'integer', description: 'MB per GPU' },
-    gpu_totalram: { type: 'integer', description: 'MB' },
-    gpu_util: {
-      type: ['number', 'null'],
-      description:
-        'mean utilisation of its GPUs, percent, as its host last measured; null unless running or not measured (simulated GPUs)',
-    },
-    cpu_name: str,
-    cpu_cores: int,
-    cpu_cores_effective: num,
-    cpu_ram: { type: 'integer', description: 'MB' },
-    disk_space: { type: 'number', description: 'GB allocated to the instance' },
-    disk_usage: {
-      type: ['number', 'null'],
-      description: 'GB its disk holds, as its host last measured (about once a minute); null until then',
-    },
-    disk_util: {
-      type: ['number', 'null'],
-      description:
-        'disk_usage / disk_space, a fraction (above 1 where the host cannot enforce the size); null without either',
-    },
-    inet_up: num,
-    inet_down: num,
-    reliability2: num,
-    geolocation: str,
-    driver_version: str,
-    cuda_max_good: num,
-    direct_port_count: int,
-    verification: { type: 'string', enum: ['verified', 'unverified'], description: "the machine's" },
-    direct_port_start: { type: 'integer', description: 'lowest published host port, -1 when none' },
-    direct_port_end: { type: 'integer', description: 'highest published host port, -1 when none' },
-    ssh_host: nstr,
-    ssh_port: { type: ['integer', 'null'] },
-    public_ipaddr: nstr,
-    ports: {
-      type: 'object',
-      additionalProperties: {
-        type: 'array',
-        items: { type: 'object', properties: { HostIp: str, HostPort: str } },
-      },
-    },
-    is_bid: { type: 'boolean' },
-    dph_base: { type: 'number', description: 'compute $/hour (charged only while running)' },
-    dph_total: { type: 'number', description: 'compute + disk $/hour' },
-    disk_dph: { type: 'number', description: 'disk $/hour (charged from creation until destroy)' },
-    storage_cost: { type: 'number', description: '$/GB-month' },
-    accrued_cost: { type: 'number', description: 'dollars charged so far' },
-    billed_until: num,
-    start_date: num,
-    duration: { type: 'number', description: 'seconds since start_date' },
-    uptime_mins: {
-      type: ['number', 'null'],
-      description: 'minutes since it last became running; null unless running',
-    },
-    created_at: num,
-    template_id: {
-      type: ['integer', 'null'],
-      description: 'the template it was created from; null when none',
-    },
-    template_name: { ...nstr, description: "that template's name when the instance was created" },
-    template_hash_id: {
-      ...nstr,
-      description: "that template's hash_id (its version) when the instance was created",
-    },
-    maintenances: { type: 'array', items: maintenanceWindowSchema },
-  },
-} as const;
+/** The schema of the row instanceView makes, for replies (src/contract/schemas/instances.ts). */
+export { instanceSchema } from '../../../contract/schemas/instances.js';

@@ -3,41 +3,13 @@
 // wrote: one per process, a field of Deps, built by makeDeps.
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { Deps } from '../../deps.types.js';
-import { maintenanceWindowSchema } from '../../http/schemas.js';
-import { OFFER_FIELDS, type FieldType, type JsContext, type OfferRow } from './offers.fields.js';
+import { offerSchema } from '../../../contract/schemas/offers.js';
+import { OFFER_FIELDS, type JsContext, type OfferRow } from './offers.fields.js';
 import type { SearchPlan } from './offers.filter.js';
 import { offerBuilder, offerOf, searchPage, type Offer } from './offers.service.js';
 
-const JSON_TYPE: Record<FieldType, string> = {
-  int: 'integer',
-  float: 'number',
-  bool: 'boolean',
-  string: 'string',
-};
-
-export const offerSchema = {
-  type: 'object',
-  properties: {
-    ...Object.fromEntries(
-      Object.entries(OFFER_FIELDS).map(([k, d]) => [
-        k,
-        {
-          type: d.type === 'float' || d.type === 'int' ? [JSON_TYPE[d.type], 'null'] : JSON_TYPE[d.type],
-          description: `${d.doc}${d.unit ? ` (${d.unit})` : ''}`,
-        },
-      ]),
-    ),
-    ask_contract_id: { type: 'integer' },
-    is_bid: { type: 'boolean' },
-    search_type: { type: 'string' },
-    allocated_storage: { type: 'number' },
-    maintenances: {
-      type: 'array',
-      items: maintenanceWindowSchema,
-      description: 'current and upcoming maintenance windows of the machine (empty when none)',
-    },
-  },
-} as const;
+/** The offer as a reply carries it: its contract (src/contract/schemas/offers.ts). */
+export { offerSchema };
 
 // The search reply's JSON, written in parts and kept because serialising offers was a large share
 // of a search's CPU (bench/RESULTS.md). An offer's fields are written in three parts, each by

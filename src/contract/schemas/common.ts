@@ -1,0 +1,59 @@
+// Schemas shared by every route of the API. Each route's body, params, query and response schema
+// is declared once, under src/contract/schemas/: the server validates and serialises with these
+// objects, the OpenAPI document shows them, and the client's types (api-types.ts) are derived from
+// them. A field the server returns but its response schema does not declare is dropped from the
+// reply, so adding a field to a reply is one edit: its schema here.
+// Nothing here imports from the server.
+
+/** `{error, msg}`: every error reply. */
+export const errorSchema = {
+  type: 'object',
+  required: ['error', 'msg'],
+  properties: { error: { type: 'string' }, msg: { type: 'string' } },
+  additionalProperties: true,
+} as const;
+
+export const successSchema = {
+  type: 'object',
+  properties: { success: { type: 'boolean' }, msg: { type: 'string' } },
+} as const;
+
+/** A `{success, msg}` reply with the route's `more` fields after them. */
+export const successReply = <const P extends Record<string, unknown>>(more: P) =>
+  ({ type: 'object', properties: { ...successSchema.properties, ...more } }) as const;
+
+/**
+ * A row id in a request: a positive integer JavaScript holds exactly, which also fits the
+ * databases' 64-bit ids (a larger one would be a 500 on PostgreSQL, not a 400).
+ */
+export const rowId = { type: 'integer', minimum: 1, maximum: 9007199254740991 } as const;
+
+/** The params of a route with one `:id`. */
+export const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: rowId },
+} as const;
+
+/** Standard error replies for an authenticated route. */
+export const authErrors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema } as const;
+
+/** A field of type `type` or null, with an optional description. */
+export const nullable = <const T extends string>(type: T, description?: string) =>
+  ({ type: [type, 'null'], description }) as {
+    readonly type: readonly [T, 'null'];
+    readonly description?: string;
+  };
+
+/** A maintenance window as machines, instances and offers show it. */
+export const maintenanceWindowSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'integer' },
+    machine_id: { type: 'integer' },
+    start_time: { type: 'number' },
+    end_time: { type: 'number' },
+    duration_hours: { type: 'number' },
+    maintenance_category: { type: 'string' },
+  },
+} as const;

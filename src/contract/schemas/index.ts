@@ -1,0 +1,4 @@
+// Every module's route contracts, by module: each export that has method, url and schema is one
+// route's contract (the OpenAPI test checks the served document against them).
+export * as instances from './instances.js';
+export * as offers from './offers.js';

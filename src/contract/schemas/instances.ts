@@ -1,0 +1,583 @@
+// The instances API: renting an offer (create), the instance row as every reply shows it, the
+// state changes, the lists and the requests an instance's agent carries out.
+import {
+  authErrors,
+  errorSchema,
+  idParams,
+  maintenanceWindowSchema,
+  nullable,
+  successReply,
+  successSchema,
+} from './common.js';
+
+const num = { type: 'number' } as const;
+const int = { type: 'integer' } as const;
+const str = { type: 'string' } as const;
+const nstr = { type: ['string', 'null'] } as const;
+const tags = ['instances'] as const;
+
+/** The error replies of the instance routes. */
+export const instanceErrors = {
+  ...authErrors,
+  402: errorSchema,
+  409: errorSchema,
+  422: errorSchema,
+} as const;
+
+/**
+ * The instance row as clients read it. Times in epoch seconds; `extra_env` as [key, value] pairs;
+ * `ports` as {"22/tcp": [{HostIp, HostPort}]}; `allowed_actions` from the state machine;
+ * `accrued_cost` in dollars so far (compute + disk).
+ */
+export const instanceSchema = {
+  type: 'object',
+  properties: {
+    id: int,
+    machine_id: int,
+    host_id: int,
+    actual_status: nstr,
+    intended_status: str,
+    cur_state: str,
+    next_state: str,
+    allowed_actions: { type: 'array', items: str },
+    machine_available: {
+      type: 'boolean',
+      description: 'false when this stopped instance cannot start: another client rents its machine now',
+    },
+    status_msg: str,
+    label: str,
+    image_uuid: str,
+    image_runtype: str,
+    image_args: { type: ['array', 'null'], items: str },
+    onstart: str,
+    extra_env: { type: 'array', items: { type: 'array', items: str } },
+    num_gpus: int,
+    gpu_name: str,
+    gpu_ram: { type: 'integer', description: 'MB per GPU' },
+    gpu_totalram: { type: 'integer', description: 'MB' },
+    gpu_util: {
+      type: ['number', 'null'],
+      description:
+        'mean utilisation of its GPUs, percent, as its host last measured; null unless running or not measured (simulated GPUs)',
+    },
+    cpu_name: str,
+    cpu_cores: int,
+    cpu_cores_effective: num,
+    cpu_ram: { type: 'integer', description: 'MB' },
+    disk_space: { type: 'number', description: 'GB allocated to the instance' },
+    disk_usage: {
+      type: ['number', 'null'],
+      description: 'GB its disk holds, as its host last measured (about once a minute); null until then',
+    },
+    disk_util: {
+      type: ['number', 'null'],
+      description:
+        'disk_usage / disk_space, a fraction (above 1 where the host cannot enforce the size); null without either',
+    },
+    inet_up: num,
+    inet_down: num,
+    reliability2: num,
+    geolocation: str,
+    driver_version: str,
+    cuda_max_good: num,
+    direct_port_count: int,
+    verification: { type: 'string', enum: ['verified', 'unverified'], description: "the machine's" },
+    direct_port_start: { type: 'integer', description: 'lowest published host port, -1 when none' },
+    direct_port_end: { type: 'integer', description: 'highest published host port, -1 when none' },
+    ssh_host: nstr,
+    ssh_port: { type: ['integer', 'null'] },
+    public_ipaddr: nstr,
+    ports: {
+      type: 'object',
+      additionalProperties: {
+        type: 'array',
+        items: { type: 'object', properties: { HostIp: str, HostPort: str } },
+      },
+    },
+    is_bid: { type: 'boolean' },
+    dph_base: { type: 'number', description: 'compute $/hour (charged only while running)' },
+    dph_total: { type: 'number', description: 'compute + disk $/hour' },
+    disk_dph: { type: 'number', description: 'disk $/hour (charged from creation until destroy)' },
+    storage_cost: { type: 'number', description: '$/GB-month' },
+    accrued_cost: { type: 'number', description: 'dollars charged so far' },
+    billed_until: num,
+    start_date: num,
+    duration: { type: 'number', description: 'seconds since start_date' },
+    uptime_mins: {
+      type: ['number', 'null'],
+      description: 'minutes since it last became running; null unless running',
+    },
+    created_at: num,
+    template_id: {
+      type: ['integer', 'null'],
+      description: 'the template it was created from; null when none',
+    },
+    template_name: { ...nstr, description: "that template's name when the instance was created" },
+    template_hash_id: {
+      ...nstr,
+      description: "that template's hash_id (its version) when the instance was created",
+    },
+    maintenances: { type: 'array', items: maintenanceWindowSchema },
+  },
+} as const;
+
+/** The create body. Each field's value is checked further by the server. */
+export const createInstanceBody = {
+  type: 'object',
+  properties: {
+    image: nullable(
+      'string',
+      'A container image reference, e.g. "pytorch/pytorch:latest" (null: the template\'s, with template_hash_id)',
+    ),
+    disk: nullable('number', 'GB'),
+    price: nullable('number', 'A bid in $/hour; null or absent: on demand'),
+    onstart: nullable('string', 'A script run at start (≤ 4048 characters unless gzip+base64)'),
+    env: {
+      type: ['object', 'null'],
+      additionalProperties: { type: ['string', 'number', 'boolean'] },
+      description: 'NAME: value, and port requests as "-p 8080:8080": "1"',
+    },
+    label: nullable('string'),
+    runtype: nullable('string', 'ssh, ssh_proxy, jupyter_proxy, args … (space-separated)'),
+    args: { type: ['array', 'null'], items: { type: 'string' } },
+    image_login: nullable('string', 'Registry credentials, e.g. "-u USER -p TOKEN registry"'),
+    extra: nullable('string'),
+    client_id: nullable('string', '"me"'),
+    template_hash_id: nullable(
+      'string',
+      'A template (yours or a public one) whose image, env, onstart, runtype and disk fill what the body does not give',
+    ),
+  },
+  additionalProperties: true,
+} as const;
+
+export const createInstanceReply = {
+  type: 'object',
+  properties: {
+    success: { type: 'boolean' },
+    new_contract: { type: 'integer' },
+    instance_api_key: { type: 'string' },
+  },
+} as const;
+
+const createSchema = {
+  tags,
+  summary: 'Rent an offer: create an instance',
+  description:
+    'Body: image, disk (GB), onstart (≤ 4048 chars unless gzip+base64), env (incl. "-p 8080:8080" port requests), label, runtype, args, price (bid), image_login, template_hash_id (a template fills what the body does not give). Optional Idempotency-Key header.',
+  params: idParams,
+  body: createInstanceBody,
+  headers: { type: 'object', properties: { 'idempotency-key': { type: 'string' } } },
+  response: { 200: createInstanceReply, ...instanceErrors },
+} as const;
+
+/** PUT and POST /api/v0/asks/:id: the same route under both methods. */
+export const createInstance = {
+  method: ['PUT', 'POST'],
+  url: '/api/v0/asks/:id',
+  schema: createSchema,
+} as const;
+
+const ownerQuery = { type: 'object', properties: { owner: { type: 'string' } } } as const;
+
+export const instancesList = {
+  type: 'object',
+  properties: {
+    instances_found: { type: 'integer' },
+    instances: { type: 'array', items: instanceSchema },
+  },
+} as const;
+
+export const listInstances = {
+  method: 'GET',
+  url: '/api/v0/instances',
+  schema: {
+    tags,
+    summary: "The caller's instances",
+    querystring: ownerQuery,
+    response: { 200: instancesList, ...instanceErrors },
+  },
+} as const;
+
+/** The fields the v1 list orders by. */
+export const INSTANCE_ORDER_COLUMNS = [
+  'id',
+  'machine_id',
+  'start_date',
+  'label',
+  'image_uuid',
+  'actual_status',
+  'dph_total',
+  'disk_space',
+  'num_gpus',
+  'gpu_name',
+  'geolocation',
+] as const;
+
+export const instancesPage = {
+  type: 'object',
+  properties: {
+    instances_found: { type: 'integer', description: 'instances on this page' },
+    instances: { type: 'array', items: instanceSchema },
+    next_token: { type: ['string', 'null'] },
+    total_instances: {
+      type: 'integer',
+      description: 'instances the filters select, on every page',
+    },
+    label_counts: {
+      type: 'object',
+      description: 'total_instances by label; unlabeled instances under ""',
+      additionalProperties: { type: 'integer' },
+    },
+  },
+} as const;
+
+export const listInstancesV1 = {
+  method: 'GET',
+  url: '/api/v1/instances',
+  schema: {
+    tags,
+    summary: "The caller's instances, a page at a time",
+    querystring: {
+      type: 'object',
+      properties: {
+        select_filters: { type: 'string' },
+        order_by: {
+          type: 'string',
+          description:
+            `JSON array of {"col", "dir": "asc"|"desc"} (at most 4; ties broken by id), col one of ${INSTANCE_ORDER_COLUMNS.join(', ')}. ` +
+            'Strings order by code point; a null actual_status orders first ascending, last descending',
+        },
+        limit: { type: 'string' },
+        after_token: {
+          type: 'string',
+          description: "the previous page's next_token, with the same order_by",
+        },
+        select_cols: {
+          type: 'string',
+          description:
+            'JSON array of field names: each row carries only those (and id); names it does not have are ignored; ["*"] for all',
+        },
+        owner: { type: 'string' },
+      },
+    },
+    response: { 200: instancesPage, ...instanceErrors },
+  },
+} as const;
+
+export const instanceFilters = {
+  method: 'GET',
+  url: '/api/v0/instances/filters',
+  schema: {
+    tags,
+    summary: "The values the v1 list's filters can take: each status, verification and GPU combination",
+    querystring: ownerQuery,
+    response: {
+      200: {
+        type: 'object',
+        properties: {
+          filters: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                actual_status: { type: ['string', 'null'] },
+                verification: { type: 'string' },
+                gpu_name: { type: 'string' },
+              },
+            },
+          },
+        },
+      },
+      ...instanceErrors,
+    },
+  },
+} as const;
+
+/** `{instances: {...}}`, or `{instances: null}` when it is not the caller's or does not exist. */
+export const instanceEnvelope = {
+  type: 'object',
+  properties: { instances: { ...instanceSchema, type: ['object', 'null'] } },
+} as const;
+
+export const showInstance = {
+  method: 'GET',
+  url: '/api/v0/instances/:id',
+  schema: {
+    tags,
+    summary: 'One instance ({instances: null} when not yours or missing)',
+    params: idParams,
+    querystring: ownerQuery,
+    response: { 200: instanceEnvelope, ...instanceErrors },
+  },
+} as const;
+
+export const changeStateBody = {
+  type: 'object',
+  properties: {
+    state: { type: 'string', description: '"stopped" or "running"' },
+    label: { type: 'string', description: 'At most 1024 characters' },
+  },
+} as const;
+
+export const changeInstanceState = {
+  method: 'PUT',
+  url: '/api/v0/instances/:id',
+  schema: {
+    tags,
+    summary: 'Stop ({state: "stopped"}), start ({state: "running"}) or label an instance',
+    params: idParams,
+    body: changeStateBody,
+    response: { 200: successSchema, ...instanceErrors },
+  },
+} as const;
+
+export const updateInstanceBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    id: { type: ['integer', 'string', 'null'], description: 'The instance (as the path names it)' },
+    image: nullable('string', 'A container image reference'),
+    env: {
+      type: ['object', 'string', 'null'],
+      description:
+        'NAME: value and "-p 8080:8080": "1" port requests (or docker-style options "-e K=V -p 80:80"); replaces the env',
+    },
+    onstart: nullable('string', 'The onstart script (≤ 4048 characters unless gzip+base64)'),
+    args: {
+      type: ['array', 'string', 'null'],
+      items: { type: 'string' },
+      description: 'Arguments (runtype args), as a list or one string split as a shell does',
+    },
+    runtype: nullable('string', 'ssh, jupyter_proxy ssh_proxy, args … (args given: args)'),
+    template_id: {
+      type: ['integer', 'string', 'null'],
+      description: "A template's id (yours or a public one)",
+    },
+    template_hash_id: nullable('string', "A template's hash_id (yours or a public one)"),
+  },
+} as const;
+
+/** The instance as the update wrote it: loading until its host has recreated it (stopped: stays). */
+export const updateInstanceReply = successReply({ updated_instance: instanceSchema });
+
+export const updateInstanceConfig = {
+  method: 'PUT',
+  url: '/api/v0/instances/update_template/:id',
+  schema: {
+    tags,
+    summary: "Recreate an instance's container from a new configuration (same machine, GPUs and price)",
+    description:
+      "The given fields replace the instance's (a template's image, env, onstart and runtype are merged as create instance merges them, the given fields winning); checked as create instance checks them. The host recreates the container at its next sync (the disk starts afresh); the instance is loading until the new container runs, and a stopped one stays stopped. 409 invalid_state when unknown, offline or destroyed; 409 agent_outdated when the machine's agent cannot recreate containers.",
+    params: idParams,
+    body: updateInstanceBody,
+    response: { 200: updateInstanceReply, ...instanceErrors },
+  },
+} as const;
+
+export const destroyInstance = {
+  method: 'DELETE',
+  url: '/api/v0/instances/:id',
+  schema: {
+    tags,
+    summary: 'Destroy an instance (from any state; all billing stops)',
+    params: idParams,
+    response: { 200: successSchema, ...instanceErrors },
+  },
+} as const;
+
+export const bulkReply = {
+  type: 'object',
+  properties: {
+    success: { type: 'boolean' },
+    msg: { type: 'string', description: 'the outcome in a sentence, failures first' },
+    results: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'integer' },
+          success: { type: 'boolean' },
+          error: { type: 'string' },
+          msg: { type: 'string' },
+        },
+      },
+    },
+  },
+} as const;
+
+export const bulkChangeState = {
+  method: 'PUT',
+  url: '/api/v0/instances',
+  schema: {
+    tags,
+    summary: 'Stop or start several instances: {state, ids}',
+    body: {
+      type: 'object',
+      properties: {
+        state: { type: 'string', description: '"stopped" or "running"' },
+        ids: { type: 'array', items: { type: 'integer' } },
+      },
+    },
+    response: { 200: bulkReply, ...instanceErrors },
+  },
+} as const;
+
+export const bulkDestroy = {
+  method: 'DELETE',
+  url: '/api/v0/instances',
+  schema: {
+    tags,
+    summary: 'Destroy several instances: {instance_ids}; repeats are harmless',
+    body: {
+      type: 'object',
+      properties: {
+        instance_ids: { type: 'array', items: { type: 'integer' } },
+        ids: { type: 'array', items: { type: 'integer' }, description: 'Older name of instance_ids' },
+      },
+    },
+    response: { 200: bulkReply, ...instanceErrors },
+  },
+} as const;
+
+export const instanceSshKeys = {
+  method: 'GET',
+  url: '/api/v0/instances/:id/ssh',
+  schema: {
+    tags,
+    summary: 'The SSH public keys an instance accepts (given at creation or attached since)',
+    params: idParams,
+    response: {
+      200: {
+        type: 'object',
+        properties: {
+          success: { type: 'boolean' },
+          ssh_keys: {
+            type: 'array',
+            items: { type: 'object', properties: { public_key: { type: 'string' } } },
+          },
+        },
+      },
+      ...instanceErrors,
+    },
+  },
+} as const;
+
+export const attachSshKey = {
+  method: 'POST',
+  url: '/api/v0/instances/:id/ssh',
+  schema: {
+    tags,
+    summary: 'Attach an SSH public key to an instance',
+    params: idParams,
+    body: {
+      type: 'object',
+      required: ['ssh_key'],
+      properties: { ssh_key: { type: 'string', maxLength: 16384 } },
+    },
+    response: { 200: successReply({ key_id: { type: 'integer' } }), ...instanceErrors },
+  },
+} as const;
+
+export const detachSshKey = {
+  method: 'DELETE',
+  url: '/api/v0/instances/:id/ssh/:key_id',
+  schema: {
+    tags,
+    summary: 'Detach an SSH key from an instance',
+    params: {
+      type: 'object',
+      required: ['id', 'key_id'],
+      properties: { id: idParams.properties.id, key_id: idParams.properties.id },
+    },
+    response: { 200: successSchema, ...instanceErrors },
+  },
+} as const;
+
+/** Reboot, recycle, logs and command: result_url answers once the host has done it. */
+export const remoteRequestReply = successReply({
+  result_url: { type: 'string' },
+  writeable_path: { type: 'string' },
+});
+
+export const requestLogs = {
+  method: 'PUT',
+  url: '/api/v0/instances/request_logs/:id',
+  schema: {
+    tags,
+    summary: "Ask the instance's host for its logs; read them at result_url (no key)",
+    params: idParams,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        tail: { type: ['string', 'integer'], maxLength: 10 },
+        filter: { type: 'string', maxLength: 1000 },
+        daemon_logs: { type: ['string', 'boolean'], maxLength: 10 },
+      },
+    },
+    response: { 200: remoteRequestReply, ...instanceErrors },
+  },
+} as const;
+
+export const runCommand = {
+  method: 'PUT',
+  url: '/api/v0/instances/command/:id',
+  schema: {
+    tags,
+    summary: 'Run an allow-listed command (ls, du, rm) in the container; read its output at result_url',
+    params: idParams,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['command'],
+      properties: { command: { type: 'string', minLength: 1, maxLength: 1000 } },
+    },
+    response: { 200: remoteRequestReply, ...instanceErrors },
+  },
+} as const;
+
+const noBody = { type: 'object', additionalProperties: false, properties: {} } as const;
+
+export const rebootInstance = {
+  method: 'PUT',
+  url: '/api/v0/instances/reboot/:id',
+  schema: {
+    tags,
+    summary: 'Restart the container, keeping its disk',
+    params: idParams,
+    body: noBody,
+    response: { 200: remoteRequestReply, ...instanceErrors },
+  },
+} as const;
+
+export const recycleInstance = {
+  method: 'PUT',
+  url: '/api/v0/instances/recycle/:id',
+  schema: {
+    tags,
+    summary: 'Pull the image again and recreate the container, keeping the contract',
+    params: idParams,
+    body: noBody,
+    response: { 200: remoteRequestReply, ...instanceErrors },
+  },
+} as const;
+
+/** Where the outcome of a logs, command, reboot or recycle request is read. */
+export const RESULTS_PATH = '/api/v0/instances/results';
+
+export const remoteResult = {
+  method: 'GET',
+  url: `${RESULTS_PATH}/:token`,
+  schema: {
+    tags,
+    summary:
+      'The outcome of a logs, command, reboot or recycle request: 404 until the host sent it, then plain text',
+    params: {
+      type: 'object',
+      required: ['token'],
+      properties: { token: { type: 'string', maxLength: 100 } },
+    },
+    response: { 404: errorSchema },
+  },
+} as const;

@@ -1,0 +1,101 @@
+// The OpenAPI document the server serves shows each route's contract (src/contract/schemas/)
+// exactly: its params, query, headers, body and every response, field for field.
+import { expect, it } from 'vitest';
+import { describeEachDb } from '../../test/helpers/db.js';
+import { useTestApp } from '../../test/helpers/app.js';
+import * as contracts from '../contract/schemas/index.js';
+
+interface Contract {
+  method: string | readonly string[];
+  url: string;
+  schema: Record<string, any>;
+}
+
+const isContract = (v: unknown): v is Contract =>
+  typeof v === 'object' && v !== null && 'method' in v && 'url' in v && 'schema' in v;
+
+const all: [string, Contract][] = Object.entries(contracts).flatMap(([mod, exports]) =>
+  Object.entries(exports)
+    .filter(([, v]) => isContract(v))
+    .map(([name, v]) => [`${mod}.${name}`, v as Contract] as [string, Contract]),
+);
+
+/** As JSON carries it (descriptions left undefined disappear). */
+const json = (v: unknown): any => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
+const withoutDescription = (v: any) => {
+  if (v === undefined) return v;
+  const { description: _d, ...rest } = json(v);
+  return rest;
+};
+const toOpenApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+const methodsOf = (c: Contract) => (Array.isArray(c.method) ? c.method : [c.method]) as string[];
+
+/** The parameters @fastify/swagger makes of an object schema: one per property. */
+function parameters(schema: any, where: string): any[] {
+  if (!schema) return [];
+  const s = json(schema);
+  const required = new Set<string>(s.required ?? []);
+  return Object.entries(s.properties ?? {}).map(([name, prop]: [string, any]) => {
+    const { description, ...rest } = prop;
+    return {
+      schema: rest,
+      in: where,
+      name,
+      required: where === 'path' ? true : required.has(name),
+      ...(description !== undefined ? { description } : {}),
+    };
+  });
+}
+
+it('the contracts are found (a contract file not exported by schemas/index.ts is not checked)', () => {
+  expect(all.length).toBeGreaterThan(20);
+  expect(all.map(([n]) => n)).toContain('instances.showInstance');
+});
+
+describeEachDb('the OpenAPI document shows each route contract exactly', (dialect) => {
+  const t = useTestApp(dialect);
+
+  it('for every contract, the served operation has its params, query, headers, body and responses', async () => {
+    const doc = (await t().request('GET', '/api/v0/openapi.json')).body;
+    for (const [name, c] of all) {
+      for (const method of methodsOf(c)) {
+        const op = doc.paths?.[toOpenApiPath(c.url)]?.[method.toLowerCase()];
+        expect(op, `${name}: ${method} ${c.url} is served and documented`).toBeDefined();
+        const s = c.schema;
+        expect(op.summary, name).toBe(s.summary);
+        const want = [
+          ...parameters(s.params, 'path'),
+          ...parameters(s.querystring, 'query'),
+          ...parameters(s.headers, 'header'),
+        ];
+        const sortKey = (p: any) => `${p.in}:${p.name}`;
+        const sorted = (ps: any[]) => [...ps].sort((a, b) => sortKey(a).localeCompare(sortKey(b)));
+        expect(sorted(op.parameters ?? []), `${name}: parameters`).toEqual(sorted(want));
+        expect(op.requestBody?.content?.['application/json']?.schema, `${name}: body`).toEqual(json(s.body));
+        const codes = Object.keys(s.response ?? {});
+        expect(Object.keys(op.responses ?? {}).sort(), `${name}: response codes`).toEqual(codes.sort());
+        for (const code of codes) {
+          const served = op.responses[code]?.content?.['application/json']?.schema;
+          expect(withoutDescription(served), `${name}: ${code} reply`).toEqual(
+            withoutDescription(s.response[code]),
+          );
+        }
+      }
+    }
+  });
+
+  it('every served route of a module with contracts has one', async () => {
+    const doc = (await t().request('GET', '/api/v0/openapi.json')).body;
+    const tags = new Set(all.flatMap(([, c]) => (c.schema.tags ?? []) as string[]));
+    const known = new Set(all.flatMap(([, c]) => methodsOf(c).map((m) => `${m} ${toOpenApiPath(c.url)}`)));
+    const without: string[] = [];
+    for (const [path, ops] of Object.entries<any>(doc.paths))
+      for (const [method, op] of Object.entries<any>(ops))
+        if (
+          (op.tags ?? []).some((tag: string) => tags.has(tag)) &&
+          !known.has(`${method.toUpperCase()} ${path}`)
+        )
+          without.push(`${method.toUpperCase()} ${path}`);
+    expect(without).toEqual([]);
+  });
+});

@@ -1,0 +1,136 @@
+// One route = one object: its contract (method, url and schema, from src/contract/schemas/), its
+// config and its handler. The handler's request types (params, query, body, headers) and its
+// reply type are derived from the schema objects themselves (json-schema-to-ts), so the schema
+// that validates and serialises a route is also the type its code is checked against.
+// Types only: registering a route costs nothing per request (the handler is made once, with deps).
+import type {
+  FastifyContextConfig,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HTTPMethods,
+  preSerializationHookHandler,
+  RouteHandlerMethod,
+} from 'fastify';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import type { Deps } from '../deps.types.js';
+import { checkingReplies, responseSchemaFor, undeclaredFields } from './reply-fields.js';
+
+/** A route's contract: src/contract/schemas/<module>.ts declares one per route. */
+export interface Contract {
+  readonly method: HTTPMethods | readonly HTTPMethods[];
+  readonly url: string;
+  readonly schema: RouteSchema;
+}
+
+export interface RouteSchema {
+  readonly params?: unknown;
+  readonly querystring?: unknown;
+  readonly body?: unknown;
+  readonly headers?: unknown;
+  readonly response?: { readonly [status: number]: unknown };
+  readonly [annotation: string]: unknown;
+}
+
+/** The type a schema describes; `unknown` where the route declares none. */
+export type Of<S> = S extends JSONSchema ? FromSchema<S> : unknown;
+
+/**
+ * A body schema with required fields is always there; otherwise the request may have no body. An
+ * open body (`additionalProperties: true`) is checked field by field by its service, which takes
+ * it as a record.
+ */
+type BodyOf<S> = S extends { readonly additionalProperties: true }
+  ? Record<string, unknown> | undefined
+  : S extends { readonly required: readonly [unknown, ...unknown[]] }
+    ? Of<S>
+    : Of<S> | undefined;
+
+/**
+ * A reply type without the open index signatures json-schema-to-ts gives an object schema: a reply
+ * may carry fields its schema does not declare (the serialiser drops them; the response-field
+ * test catches the ones a handler means to send), and the server's row types are interfaces,
+ * which have no index signature.
+ */
+export type Declared<T> = T extends readonly (infer U)[]
+  ? Declared<U>[]
+  : T extends object
+    ? { [K in keyof T as string extends K ? never : K]: Declared<T[K]> }
+    : T;
+
+/** The 200 reply a route's schema declares. */
+export type ReplyOf<S extends RouteSchema> = S['response'] extends { readonly 200: infer R }
+  ? Declared<Of<R>>
+  : unknown;
+
+/**
+ * A route's request: Fastify's, with params, query, body and headers as its schema describes them
+ * (once validated; params and query coerced to the schema's types).
+ */
+export type RouteRequest<S extends RouteSchema> = FastifyRequest & {
+  params: Of<S['params']>;
+  query: Of<S['querystring']>;
+  body: BodyOf<S['body']>;
+  headers: Declared<Of<S['headers']>>;
+};
+
+/**
+ * What a handler returns: the 200 reply (checked against its schema), or the reply object once it
+ * has sent something else itself (another status, plain text, pre-serialised JSON).
+ */
+export type HandlerResult<S extends RouteSchema> = ReplyOf<S> | FastifyReply;
+
+export type Handler<S extends RouteSchema> = (
+  req: RouteRequest<S>,
+  reply: FastifyReply,
+) => Promise<HandlerResult<S>> | HandlerResult<S>;
+
+/** A route: its contract, its config and its handler (checked against the contract by route()). */
+export interface Route<C extends Contract = Contract> {
+  readonly contract: C;
+  readonly config?: FastifyContextConfig;
+  /** Made once when the routes are registered. */
+  readonly handler: (deps: Deps) => unknown;
+}
+
+/**
+ * A route of contract `contract`: `route(contract)({ config, handler })`, the handler's request and
+ * 200 reply typed from the contract's schema. (Two calls: the contract alone fixes the types
+ * before the handler is checked against them.)
+ */
+export function route<C extends Contract>(contract: C) {
+  return (def: {
+    config?: FastifyContextConfig;
+    handler: (deps: Deps) => Handler<C['schema']>;
+  }): Route<C> => ({
+    contract,
+    config: def.config,
+    handler: def.handler as (deps: Deps) => unknown,
+  });
+}
+
+/** Registers routes on the app. */
+export function registerRoutes(app: FastifyInstance, deps: Deps, routes: readonly Route[]): void {
+  const check = checkingReplies();
+  for (const r of routes) {
+    app.route({
+      method: r.contract.method as HTTPMethods | HTTPMethods[],
+      url: r.contract.url,
+      ...(r.config ? { config: r.config } : {}),
+      schema: r.contract.schema,
+      handler: r.handler(deps) as unknown as RouteHandlerMethod,
+      ...(check ? { preSerialization: replyCheck(r.contract) } : {}),
+    });
+  }
+}
+
+/** The check of OPENRIG_CHECK_REPLIES (reply-fields.ts): a reply's undeclared fields are a 500. */
+function replyCheck(contract: Contract): preSerializationHookHandler {
+  return (_req, reply, payload, done) => {
+    const schema = responseSchemaFor(contract.schema.response, reply.statusCode);
+    const missing = schema === undefined ? [] : undeclaredFields(schema, payload);
+    if (missing.length === 0) return done(null, payload);
+    const where = `${String(contract.method)} ${contract.url}`;
+    done(new Error(`${where}: reply fields its response schema does not declare: ${missing.join(', ')}`));
+  };
+}
