@@ -3,7 +3,9 @@
 // the rent dialog prices the offer with its disk and rents it with PUT /api/v0/asks/{id}/.
 import { useMemo, useState, type FormEvent } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { api, ApiError, type Offer } from '../api';
+import { ApiError, client } from '../api';
+import type { OfferRow as Offer } from '../../../src/client/client';
+import type { SearchBody } from '../../../src/contract/api-types';
 import {
   Button,
   Dialog,
@@ -54,7 +56,10 @@ const NUMBER_FILTERS: {
   { key: 'minRel', label: 'Min reliability (%)', max: '100', step: '0.1' },
 ];
 
-type Col = { key: keyof Offer; label: string; num?: boolean; render: (o: Offer) => string };
+/** A column the server can order by: a field of the offer row. */
+type OfferKey = keyof Offer & string;
+
+type Col = { key: OfferKey; label: string; num?: boolean; render: (o: Offer) => string };
 
 const COLS: Col[] = [
   { key: 'gpu_name', label: 'GPU', render: (o) => `${o.num_gpus}× ${o.gpu_name}` },
@@ -75,8 +80,8 @@ const COLS: Col[] = [
 
 const PAGE = 20;
 
-function body(f: Filters, sort: { key: string; dir: 'asc' | 'desc' }): Record<string, unknown> {
-  const b: Record<string, unknown> = {
+function body(f: Filters, sort: { key: string; dir: 'asc' | 'desc' }): SearchBody {
+  const b: SearchBody = {
     rentable: { eq: true },
     order: [[sort.key, sort.dir]],
     limit: 1000,
@@ -95,7 +100,7 @@ function body(f: Filters, sort: { key: string; dir: 'asc' | 'desc' }): Record<st
 export function Search() {
   const [draft, setDraft] = useState<Filters>(EMPTY);
   const [filters, setFilters] = useState<Filters>(EMPTY);
-  const [sort, setSort] = useState<{ key: keyof Offer; dir: 'asc' | 'desc' }>({
+  const [sort, setSort] = useState<{ key: OfferKey; dir: 'asc' | 'desc' }>({
     key: 'dph_total',
     dir: 'asc',
   });
@@ -105,12 +110,12 @@ export function Search() {
 
   const names = useQuery({
     queryKey: ['gpu-names'],
-    queryFn: () => api<{ gpu_names: string[] }>('GET', '/api/v0/gpu_names/unique/'),
+    queryFn: () => client.gpuNames(),
     staleTime: 60_000,
   });
   const offers = useQuery({
     queryKey: ['offers', filters, sort],
-    queryFn: () => api<{ offers: Offer[] }>('POST', '/api/v0/bundles/', body(filters, sort)),
+    queryFn: () => client.searchOffers(body(filters, sort)),
     placeholderData: keepPreviousData,
   });
 
@@ -129,7 +134,7 @@ export function Search() {
     setFilters(draft);
     setPage(0);
   };
-  const sortBy = (key: keyof Offer) => {
+  const sortBy = (key: OfferKey) => {
     setSort((s) => ({ key, dir: s.key === key && s.dir === 'asc' ? 'desc' : 'asc' }));
     setPage(0);
   };
@@ -321,7 +326,7 @@ function RentDialog({
       setTakenOffer(null);
       const env = envBody(f.env, f.ports);
       try {
-        const r = await api<{ new_contract: number }>('PUT', `/api/v0/asks/${offer.id}/`, {
+        const r = await client.createInstance(offer.id, {
           image: f.image.trim(),
           disk,
           onstart: f.onstart || undefined,
