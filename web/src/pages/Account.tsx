@@ -2,7 +2,8 @@
 // their own pages: environment variables, settings, billing, security (2FA and activity).
 import { useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { api } from '../api';
+import { client } from '../api';
+import type { ApiKeyRow as ApiKey, SshKeyRow as SshKey } from '../../../src/client/client';
 import { Button, Dialog, ErrorNote, Field, Link, Note, PageHead, TextArea, when } from '../ui';
 import { useAction, useActions, useRefresh } from '../components/actions';
 import { FormFooter, SecretBox } from '../components/forms';
@@ -63,15 +64,6 @@ const FAMILIES = [
   'billing',
 ] as const;
 
-interface ApiKey {
-  id: number;
-  name: string;
-  key_prefix: string;
-  permissions: string | Record<string, string>;
-  created_at: number;
-  last_used_at: number | null;
-}
-
 function scopeText(p: ApiKey['permissions']): string {
   if (p === 'full' || p === null || p === undefined) return 'Full access';
   if (p === 'read_only') return 'Read only';
@@ -84,7 +76,7 @@ function ApiKeys() {
   const refresh = useRefresh();
   const keys = useQuery({
     queryKey: ['apikeys'],
-    queryFn: () => api<{ apikeys: ApiKey[] }>('GET', '/api/v0/auth/apikeys/'),
+    queryFn: () => client.listApiKeys(),
   });
   const [name, setName] = useState('');
   const [mode, setMode] = useState<'full' | 'read_only' | 'custom'>('full');
@@ -98,11 +90,8 @@ function ApiKeys() {
     await run(async () => {
       const permissions =
         mode === 'custom' ? Object.fromEntries(Object.entries(custom).filter(([, v]) => v)) : mode;
-      const r = await api<{ key: string }>('POST', '/api/v0/auth/apikeys/', {
-        name: name.trim() || undefined,
-        permissions,
-      });
-      setCreated(r.key);
+      const r = await client.createApiKey(name.trim() || undefined, permissions);
+      setCreated(r.key ?? null);
       setName('');
       await refresh('apikeys');
     });
@@ -158,7 +147,7 @@ function ApiKeys() {
           label="API keys"
           columns={['Name', 'Key', 'Permissions', 'Created', 'Last used']}
           actions="Revoke"
-          rows={keys.data?.apikeys}
+          rows={keys.data}
           empty="No API keys."
           row={(k) => (
             <tr key={k.id} data-key={k.id}>
@@ -218,7 +207,7 @@ function ConfirmRevoke({ k, onClose }: { k: ApiKey | null; onClose: () => void }
             onCancel={onClose}
             onConfirm={() =>
               run(async () => {
-                await api('DELETE', `/api/v0/auth/apikeys/${k.id}/`);
+                await client.deleteApiKey(k.id);
                 await refresh('apikeys');
                 onClose();
               })
@@ -234,33 +223,25 @@ function ConfirmRevoke({ k, onClose }: { k: ApiKey | null; onClose: () => void }
 
 // --- SSH keys --------------------------------------------------------------------------------
 
-interface SshKey {
-  id: number;
-  key_type: string;
-  fingerprint: string;
-  comment: string | null;
-  created_at: number;
-}
-
 function SshKeys() {
   const refresh = useRefresh();
   const keys = useQuery({
     queryKey: ['sshkeys'],
-    queryFn: () => api<{ ssh_keys: SshKey[] }>('GET', '/api/v0/ssh/'),
+    queryFn: () => client.listSshKeys(),
   });
   const [text, setText] = useState('');
   const { busy, error, run } = useActions<string>();
   const add = async (e: FormEvent) => {
     e.preventDefault();
     await run('add', async () => {
-      await api('POST', '/api/v0/ssh/', { ssh_key: text.trim() });
+      await client.addSshKey(text.trim());
       setText('');
       await refresh('sshkeys');
     });
   };
   const remove = (k: SshKey) =>
     run(`rm-${k.id}`, async () => {
-      await api('DELETE', `/api/v0/ssh/${k.id}/`);
+      await client.deleteSshKey(k.id);
       await refresh('sshkeys');
     });
   return (
@@ -289,7 +270,7 @@ function SshKeys() {
           label="SSH keys"
           columns={['Type', 'Fingerprint', 'Comment', 'Added']}
           actions="Remove"
-          rows={keys.data?.ssh_keys}
+          rows={keys.data}
           empty="No SSH keys yet: add one before renting."
           row={(k) => (
             <tr key={k.id}>
