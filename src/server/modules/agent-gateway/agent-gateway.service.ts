@@ -32,6 +32,8 @@ import { heartbeat } from './agent-gateway.heartbeats.js';
 import { launchOf } from './agent-gateway.launch.js';
 import { machineEvent, recordEvents } from '../webhooks/webhooks.events.js';
 import { launchAccountEnv } from '../env-vars/env-vars.service.js';
+import { interpretReport } from '../../../contract/instance-report.js';
+import type { AgentDecision } from '../../../contract/instance-states.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -248,50 +250,26 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     if (!row || row.destroyed_at !== null) continue;
     const measured = changedUsage(rep, row);
     if (measured) usage.set(row.id, { id: row.id, ...measured });
-    // A report of an older configuration describes the container an update replaces: it moves
-    // nothing, so the instance reads `running` again only once the new container runs.
-    if (rep.generation !== undefined && rep.generation < row.config_generation) continue;
-    // `running` means SSH accepts connections: without a port it is still loading.
-    const state = rep.state === 'running' && !rep.ssh_port ? 'loading' : rep.state;
-    const msg = rep.status_msg ?? '';
-    const sshHost = publicHost.get(row.machine_id) ?? deps.config.publicHost;
-    // A report of the state the row already has (the usual heartbeat) writes nothing, and leaves
-    // the server's own status_msg (e.g. "Start requested") alone; a new SSH port or address is
-    // written, and so is a new step of a start or restart under way (`loading: pulling … 312/845 MB`).
-    if (row.actual_status === state && state === 'loading' && msg !== '' && msg !== row.status_msg) {
-      if (await setInstanceFields(deps.db, row.id, { status_msg: msg, ...measured }, { actual: 'loading' }))
-        usage.delete(row.id);
+    // What the report does to the row: contract/instance-report.ts states the rules.
+    const outcome = interpretReport(row, rep, {
+      sshHost: publicHost.get(row.machine_id) ?? deps.config.publicHost,
+      restarting: restarting.has(row.id),
+    });
+    if (outcome.kind === 'ignore') continue;
+    if (outcome.kind === 'step') {
+      const fields = { status_msg: outcome.status_msg, ...measured };
+      if (await setInstanceFields(deps.db, row.id, fields, { actual: 'loading' })) usage.delete(row.id);
       continue;
     }
-    if (
-      row.actual_status === state &&
-      (state !== 'running' || (row.ssh_port === rep.ssh_port && row.ssh_host === sshHost))
-    )
-      continue;
-    // A reboot or recycle the host has not yet carried out: the container that still runs is the
-    // old one, and the instance reads `running` again only once the request is done.
-    if (state === 'running' && row.actual_status === 'loading' && restarting.has(row.id)) continue;
-    // A client's start of an exited instance set it back to null; the agent, which last said
-    // `exited`, still says so until this answer tells it to restart. That stale report must not
-    // undo the start. (A new start's failure is reported `loading` first, so it still lands.)
-    if (state === 'exited' && row.actual_status === null && row.agent_state === 'exited') continue;
     moved = true;
-    const fields: StatusFields = { status_msg: msg, ...measured };
-    if (state === 'running') {
-      const port = rep.ssh_port!;
-      Object.assign(fields, {
-        ssh_host: sshHost,
-        ssh_port: port,
-        ports: { ...rep.ports, '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(port) }] },
-      });
-    }
-    let d = await reportInstanceStatus(deps, row.id, state, fields);
-    if (d.kind === 'reject' && state === 'running') {
-      // A quick start can finish between two syncs: the instance went through loading on the host
-      // even though no sync saw it. Pass through loading where the state machine allows it
-      // (from null or stopped after a client start; never from exited, unknown or offline).
-      const viaLoading = await reportInstanceStatus(deps, row.id, 'loading', { status_msg: 'starting' });
-      if (viaLoading.kind === 'apply') d = await reportInstanceStatus(deps, row.id, 'running', fields);
+    let d: AgentDecision = { kind: 'noop' };
+    for (const [i, m] of outcome.moves.entries()) {
+      // The measurements go with the report's own move (the last).
+      const last = i === outcome.moves.length - 1;
+      const fields: StatusFields = { status_msg: m.status_msg, ...(last ? measured : null) };
+      if (m.ssh) Object.assign(fields, { ssh_host: m.ssh.host, ssh_port: m.ssh.port, ports: m.ssh.ports });
+      d = await reportInstanceStatus(deps, row.id, m.to, fields);
+      if (d.kind === 'reject') break;
     }
     if (d.kind === 'reject') deps.log.debug({ instance: rep.id, reason: d.reason }, 'agent report ignored');
     else usage.delete(row.id); // written with the status
