@@ -1,7 +1,7 @@
 // The shell: who is signed in (GET /api/v0/users/current with the session cookie), the
 // navigation, and the page for the current path. Signed out, every path shows the sign-in page.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, ApiError, type User } from './api';
+import { ApiError, client } from './api';
 import { Button, ErrorNote, Link, navigate, usePath, usd } from './ui';
 import { SignIn } from './pages/SignIn';
 import { Search } from './pages/Search';
@@ -21,7 +21,7 @@ export function useMe() {
     queryKey: ['me'],
     queryFn: async () => {
       try {
-        return await api<User>('GET', '/api/v0/users/current');
+        return await client.currentUser();
       } catch (e) {
         if (e instanceof ApiError && (e.status === 401 || e.status === 403)) return null;
         throw e;
@@ -36,7 +36,7 @@ export function App() {
   const me = useMe();
   const qc = useQueryClient();
   const logout = useMutation({
-    mutationFn: () => api('POST', '/api/v0/users/logout/'),
+    mutationFn: () => client.logout(),
     onSuccess: () => {
       qc.clear();
       qc.setQueryData(['me'], null);

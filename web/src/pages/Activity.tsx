@@ -2,7 +2,8 @@
 // writes and sign-ins, newest first, never a value) and the addresses that used it
 // (GET /api/v0/users/me/ipaddrs). Times are in UTC to the second, as the CLI shows them.
 import { useQuery } from '@tanstack/react-query';
-import { api, type AuditLogRow, type IpAddrsReply } from '../api';
+import { client } from '../api';
+import type { AuditLogRow } from '../../../src/contract/api-types';
 import { Button, ErrorNote, utc } from '../ui';
 import { Table, TableCard } from '../components/Table';
 
@@ -37,11 +38,11 @@ function argsText(a: AuditLogRow['args'] | null): string {
 export function Activity() {
   const audit = useQuery({
     queryKey: ['audit'],
-    queryFn: () => api<AuditLogRow[]>('GET', `/api/v0/audit_logs/?limit=${LIMIT}`),
+    queryFn: () => client.auditLogs(LIMIT),
   });
   const addrs = useQuery({
     queryKey: ['ipaddrs'],
-    queryFn: () => api<IpAddrsReply>('GET', '/api/v0/users/me/ipaddrs'),
+    queryFn: () => client.ipAddresses(),
   });
   const reload = (
     <Button

@@ -3,7 +3,7 @@
 // reveals it. Values are typed in password fields, so they are not shown while typed.
 import { useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { api } from '../api';
+import { client } from '../api';
 import { Button, Dialog, ErrorNote, Field, Note } from '../ui';
 import { useAction, useRefresh } from '../components/actions';
 import { FormFooter } from '../components/forms';
@@ -13,7 +13,7 @@ export function EnvVars() {
   const refresh = useRefresh();
   const vars = useQuery({
     queryKey: ['envvars'],
-    queryFn: () => api<{ secrets: Record<string, string> }>('GET', '/api/v0/secrets/'),
+    queryFn: () => client.envVars(),
   });
   const [name, setName] = useState('');
   const [value, setValue] = useState('');
@@ -27,8 +27,8 @@ export function EnvVars() {
     e.preventDefault();
     setDone(null);
     await run(async () => {
-      const r = await api<{ msg: string }>('POST', '/api/v0/secrets/', { key: name.trim(), value });
-      setDone(r.msg);
+      const r = await client.createEnvVar(name.trim(), value);
+      setDone(r.msg ?? null);
       setName('');
       setValue('');
       await refresh('envvars');
@@ -137,7 +137,7 @@ function ChangeVar({ name, onClose }: { name: string; onClose: () => void }) {
   const save = async (e: FormEvent) => {
     e.preventDefault();
     await run(async () => {
-      await api('PUT', '/api/v0/secrets/', { key: name, value });
+      await client.updateEnvVar(name, value);
       await refresh('envvars');
       onClose();
     });
@@ -179,7 +179,7 @@ function DeleteVar({ name, onClose }: { name: string; onClose: () => void }) {
         onCancel={onClose}
         onConfirm={() =>
           run(async () => {
-            await api('DELETE', '/api/v0/secrets/', { key: name });
+            await client.deleteEnvVar(name);
             await refresh('envvars');
             onClose();
           })

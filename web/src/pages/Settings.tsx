@@ -3,7 +3,8 @@
 // sent; an empty text field clears it. The server checks the whole form and answers a 400 naming
 // the field, which is shown as it is.
 import { useState, type FormEvent } from 'react';
-import { api, type User } from '../api';
+import { client } from '../api';
+import type { CurrentUser as User } from '../../../src/client/client';
 import { ErrorNote, Field, Note } from '../ui';
 import { useMe } from '../App';
 import { useAction, useRefresh } from '../components/actions';
@@ -45,7 +46,7 @@ function SettingsForm({ user }: { user: User }) {
     e.preventDefault();
     setSaved(null);
     await run(async () => {
-      const r = await api<{ msg: string }>('PUT', '/api/v0/users/', {
+      const r = await client.updateAccount({
         fullname,
         ...address,
         balance_threshold_enabled: alert,
