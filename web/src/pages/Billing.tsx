@@ -4,46 +4,9 @@
 // (GET /api/v0/billing/charges/), where a charge is a positive amount and a credit a negative one.
 import { useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { api } from '../api';
+import { client } from '../api';
 import { Button, ErrorNote, Field, usd, utc, when } from '../ui';
 import { Table, TableCard } from '../components/Table';
-
-interface LedgerRow {
-  id: number;
-  instance_id: number | null;
-  kind: string;
-  amount: number;
-  period_start: number;
-  period_end: number;
-}
-
-type HistoryItem =
-  | {
-      type: 'payment';
-      id: number;
-      description: string;
-      amount: number;
-      timestamp: number;
-      instance_id: null;
-    }
-  | {
-      type: 'charge';
-      kind: 'compute' | 'disk';
-      instance_id: number;
-      description: string;
-      quantity: number;
-      rate: number;
-      amount: number;
-      timestamp: number;
-    };
-
-interface History {
-  invoices: HistoryItem[];
-  totals: { charges: number; credits: number };
-  current: { charges: number; total: number; credit: number };
-  sdate: number;
-  edate: number;
-}
 
 const DAY_S = 86_400;
 
@@ -66,17 +29,7 @@ function period(a: number, b: number): string {
 export function Billing() {
   const bal = useQuery({
     queryKey: ['billing'],
-    queryFn: () =>
-      api<{
-        balance: number;
-        instances: {
-          id: number;
-          actual_status: string | null;
-          accrued_cost: number;
-          compute_dph: number;
-          disk_dph: number;
-        }[];
-      }>('GET', '/api/v0/billing/'),
+    queryFn: () => client.billingSummary(),
     refetchInterval: 15_000,
   });
   const perHour = (bal.data?.instances ?? []).reduce((s, i) => s + i.compute_dph + i.disk_dph, 0);
@@ -113,7 +66,7 @@ function BillingHistory() {
   const edate = dayStart(range.to) + DAY_S;
   const history = useQuery({
     queryKey: ['invoices', sdate, edate],
-    queryFn: () => api<History>('GET', `/api/v0/users/me/invoices?sdate=${sdate}&edate=${edate}`),
+    queryFn: () => client.invoices({ sdate, edate }),
     enabled: Number.isFinite(sdate) && Number.isFinite(edate),
   });
   const show = (e: FormEvent) => {
@@ -177,7 +130,7 @@ function BillingHistory() {
             <td data-label="Item">{it.description}</td>
             <td data-label="Kind">{it.type === 'charge' ? it.kind : 'credit'}</td>
             <td data-label="Quantity" className="num">
-              {it.type === 'charge' ? `${it.quantity.toFixed(4)} h × ${usd(it.rate)}/h` : ''}
+              {it.type === 'charge' ? `${(it.quantity ?? 0).toFixed(4)} h × ${usd(it.rate ?? 0)}/h` : ''}
             </td>
             <td data-label="Charge" className="num">
               {it.type === 'charge' ? charge(it.amount) : ''}
@@ -196,7 +149,7 @@ function BillingHistory() {
 function Ledger() {
   const rows = useQuery({
     queryKey: ['charges'],
-    queryFn: () => api<{ charges: LedgerRow[] }>('GET', '/api/v0/billing/charges/?limit=100'),
+    queryFn: () => client.ledger(100),
   });
   return (
     <TableCard title="Ledger" id="ledger-h">
