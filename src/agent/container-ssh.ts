@@ -376,7 +376,16 @@ type OpenFile = Awaited<ReturnType<DockerEngine['openFile']>>;
  * container at close. Neither holds more than a read or write request's bytes in memory.
  */
 type Handle =
-  | { kind: 'read'; path: string; st: PathStat; file: OpenFile | null; pos: number; queue: Promise<void> }
+  | {
+      kind: 'read';
+      path: string;
+      st: PathStat;
+      /** The stream, open while reads go on (none before the first and after the last). */
+      file: OpenFile | null;
+      pos: number;
+      size: number;
+      queue: Promise<void>;
+    }
   | {
       kind: 'write';
       path: string;
@@ -483,8 +492,18 @@ function sftpSession(o: ContainerSshOptions, sftp: SFTPWrapper): void {
         const st = await o.engine.statPath(o.container, p);
         if (!st) return sftp.status(id, STATUS_CODE.NO_SUCH_FILE);
         if (isDir(st)) return sftp.status(id, STATUS_CODE.FAILURE, `${filename} is a directory`);
-        const file = await o.engine.openFile(o.container, p);
-        sftp.handle(id, newHandle({ kind: 'read', path: p, st, file, pos: 0, queue: Promise.resolve() }));
+        sftp.handle(
+          id,
+          newHandle({
+            kind: 'read',
+            path: p,
+            st,
+            file: null,
+            pos: 0,
+            size: st.size,
+            queue: Promise.resolve(),
+          }),
+        );
       } catch (err) {
         failWith(id, err);
       }
@@ -501,8 +520,10 @@ function sftpSession(o: ContainerSshOptions, sftp: SFTPWrapper): void {
           h.file = null;
         }
         if (!h.file) {
+          if (offset >= h.size) return sftp.status(id, STATUS_CODE.EOF);
           h.file = await o.engine.openFile(o.container, h.path);
           h.pos = 0;
+          h.size = h.file.size;
         }
         if (offset >= h.file.size) return sftp.status(id, STATUS_CODE.EOF);
         if (offset > h.pos) {
@@ -514,6 +535,11 @@ function sftpSession(o: ContainerSshOptions, sftp: SFTPWrapper): void {
         if (data === null) return sftp.status(id, STATUS_CODE.EOF);
         h.pos += data.length;
         sftp.data(id, data);
+        // Read to its end: the engine's connection goes back at once, not at the client's CLOSE.
+        if (h.pos >= h.file.size) {
+          h.file.close();
+          h.file = null;
+        }
       } catch (err) {
         failWith(id, err);
       }

@@ -111,6 +111,41 @@ describe('Demuxer and TailBuffer', () => {
 });
 
 describe('DockerEngine connections', () => {
+  it('transfers renters hold open, however many, hold up none of the agent calls', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-engine-'));
+    const socketPath = path.join(dir, 'engine.sock');
+    const held: import('node:http').ServerResponse[] = [];
+    const server = createServer((req, res) => {
+      if (req.url?.includes('/logs')) {
+        // A log that streams on and on.
+        res.writeHead(200, { 'content-type': 'application/vnd.docker.raw-stream' });
+        res.write(Buffer.from([1, 0, 0, 0, 0, 0, 0, 2, 104, 10]));
+        held.push(res);
+      } else if (req.url?.startsWith('/v1.41/containers/json')) res.end('[]');
+      else res.writeHead(404).end('{"message":"no such thing"}');
+    });
+    await new Promise<void>((r) => server.listen(socketPath, r));
+    const e = new DockerEngine(socketPath);
+    try {
+      const logs = Array.from({ length: 40 }, () => e.logs('c', 10, 1000).catch(() => ''));
+      await new Promise((r) => setTimeout(r, 300));
+      const listed = await Promise.race([
+        e.call('GET', '/containers/json?all=1'),
+        new Promise<never>((_, no) =>
+          setTimeout(() => no(new Error('the listing waited behind the transfers')), 5000),
+        ),
+      ]);
+      expect(listed.body).toEqual([]);
+      for (const r of held) r.end();
+      expect(await Promise.all(logs)).toContain('h\n');
+    } finally {
+      for (const r of held) r.end();
+      await e.close();
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a pull streaming for as long as it takes holds up no other call to the engine', async () => {
     // An engine on a socket of its own whose pull streams until the test lets it end.
     const dir = mkdtempSync(path.join(tmpdir(), 'openrig-engine-'));

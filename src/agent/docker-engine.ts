@@ -86,26 +86,33 @@ function reason(status: number, text: string): string {
 }
 
 /**
- * Connections to the engine at most. A pull, a log or an archive holds one for as long as it
- * streams (minutes, for a large image), so the engine is reached through a pool: the agent's
- * listing and inspecting for its heartbeat, and the execs of SSH sessions, never wait behind one.
+ * Connections to the engine at most, per pool. A pull, a log or an archive holds one for as long
+ * as it streams (minutes, for a large image or file), and renters start those at will, so they
+ * go through a pool of their own (`bulk`): the agent's listing, inspecting and creating for its
+ * heartbeat, and the execs of SSH sessions (`client`), never wait behind them, however many
+ * transfers renters hold open.
  */
 const ENGINE_CONNECTIONS = 32;
+const BULK_CONNECTIONS = 64;
 
 export class DockerEngine {
   private readonly client: Pool;
+  private readonly bulk: Pool;
 
   constructor(readonly socketPath = '/var/run/docker.sock') {
-    this.client = new (undici().Pool)('http://docker', {
-      socketPath,
-      connections: ENGINE_CONNECTIONS,
-      bodyTimeout: 0,
-      headersTimeout: 60_000,
-    });
+    const pool = (connections: number) =>
+      new (undici().Pool)('http://docker', {
+        socketPath,
+        connections,
+        bodyTimeout: 0,
+        headersTimeout: 60_000,
+      });
+    this.client = pool(ENGINE_CONNECTIONS);
+    this.bulk = pool(BULK_CONNECTIONS);
   }
 
   async close(): Promise<void> {
-    await this.client.close();
+    await Promise.all([this.client.close(), this.bulk.close()]);
   }
 
   /** One JSON request; throws EngineError with the engine's message on a 4xx/5xx. */
@@ -191,7 +198,7 @@ export class DockerEngine {
     progress: (done: number, total: number) => void,
   ): Promise<void> {
     const { name, tag } = splitRef(ref);
-    const res = await this.client.request({
+    const res = await this.bulk.request({
       method: 'POST',
       path: `${ENGINE_API}/images/create${qs({ fromImage: name, tag })}`,
       headers: auth ? { 'x-registry-auth': registryAuthHeader(auth) } : {},
@@ -306,7 +313,7 @@ export class DockerEngine {
    * frame by frame, joined once: a log of any size costs constant memory and linear time.
    */
   async logs(id: string, tail: number, maxBytes: number): Promise<string> {
-    const res = await this.client.request({
+    const res = await this.bulk.request({
       method: 'GET',
       path: `${ENGINE_API}/containers/${encodeURIComponent(id)}/logs${qs({ stdout: 1, stderr: 1, tail })}`,
     });
@@ -335,7 +342,7 @@ export class DockerEngine {
 
   /** The contents of one regular file in the container. */
   async readFile(id: string, p: string): Promise<Buffer> {
-    const res = await this.client.request({
+    const res = await this.bulk.request({
       method: 'GET',
       path: `${ENGINE_API}/containers/${encodeURIComponent(id)}/archive${qs({ path: p })}`,
     });
@@ -355,7 +362,7 @@ export class DockerEngine {
     p: string,
   ): Promise<{ size: number; mode: number; body: ByteReader; close: () => void }> {
     // Whatever the caller does with `body`, the engine's connection is freed by `close`.
-    const res = await this.client.request({
+    const res = await this.bulk.request({
       method: 'GET',
       path: `${ENGINE_API}/containers/${encodeURIComponent(id)}/archive${qs({ path: p })}`,
     });
@@ -407,7 +414,7 @@ export class DockerEngine {
       if (n !== size) throw new Error(`the file ended after ${n} of ${size} bytes`);
       yield Buffer.alloc(((512 - (size % 512)) % 512) + 1024);
     }
-    const res = await this.client.request({
+    const res = await this.bulk.request({
       method: 'PUT',
       path: `${ENGINE_API}/containers/${encodeURIComponent(id)}/archive${qs({ path: dir })}`,
       headers: { 'content-type': 'application/x-tar' },
@@ -419,7 +426,7 @@ export class DockerEngine {
 
   /** Writes one file (created or replaced) into directory `dir` of the container. */
   async writeFile(id: string, dir: string, name: string, data: Buffer, mode: number): Promise<void> {
-    const res = await this.client.request({
+    const res = await this.bulk.request({
       method: 'PUT',
       path: `${ENGINE_API}/containers/${encodeURIComponent(id)}/archive${qs({ path: dir })}`,
       headers: { 'content-type': 'application/x-tar' },
