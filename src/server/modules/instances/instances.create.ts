@@ -16,7 +16,7 @@ import { tx, isUniqueViolation } from '../../db/connection.js';
 import { decryptSecret, encryptSecret, newToken, sha256Hex } from '../../crypto.js';
 import { diskDph } from '../billing/billing.meter.js';
 import { InstanceErrors } from './instances.errors.js';
-import { parseCreateBody } from './instances.request.js';
+import { parseCreateBody } from '../instance-config/instance-config.parse.js';
 import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 import { claimMachine, claimState, holdDisk } from '../machines/machines.service.js';
 import { balanceOf } from '../billing/billing.service.js';

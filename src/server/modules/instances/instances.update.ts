@@ -22,7 +22,7 @@ import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 import { windowsFromJson } from '../maintenance/maintenance.service.js';
 import { instanceBodyFrom, usableTemplate, usableTemplateById } from '../templates/templates.service.js';
 import type { TemplateRow } from '../templates/templates.service.js';
-import { parseCreateBody, type CreateRequest } from './instances.request.js';
+import { parseCreateBody, type CreateRequest } from '../instance-config/instance-config.parse.js';
 import { InstanceErrors } from './instances.errors.js';
 import { instanceView, type InstanceView } from './instances.view.js';
 import * as repo from './instances.repo.js';

@@ -5,7 +5,7 @@
 import { AppError } from '../../errors.js';
 import { assertPlainText } from '../../http/plain-text.js';
 import { compileSearch } from '../offers/offers.filter.js';
-import { parseCreateBody, parseDiskGb, parseRuntype } from '../instances/instances.request.js';
+import { parseCreateBody, parseDiskGb, parseRuntype } from '../instance-config/instance-config.parse.js';
 import { TemplateErrors } from './templates.errors.js';
 import { dockerOptionsEnv, shellWords } from '../../../contract/docker-options.js';
 

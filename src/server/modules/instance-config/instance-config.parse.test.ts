@@ -6,7 +6,7 @@ import {
   ONSTART_MAX_DECODED,
   decodeOnstart,
   parseCreateBody,
-} from './instances.request.js';
+} from './instance-config.parse.js';
 
 function refused(fn: () => unknown, text: string): void {
   try {

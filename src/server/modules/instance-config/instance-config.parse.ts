@@ -1,11 +1,12 @@
-// Validation of the create-instance body (docs/market.md). Pure.
+// The instance configuration: validation of the create-instance body (docs/market.md), whose
+// rules a template must pass too. Pure; a module of its own below both instances and templates.
 // Known fields are checked strictly; the other fields the CLI sends (python_utf8, lang_utf8,
 // use_jupyter_lab, jupyter_dir, force, cancel_unavail, vm …) carry no meaning here and are
-// accepted as they are. template_hash_id is read by instances.create.ts, which merges the
+// accepted as they are. template_hash_id is read by instances/instances.create.ts, which merges the
 // template into the body before this check.
 import { assertPlainText } from '../../http/plain-text.js';
 import { gunzipSync } from 'node:zlib';
-import { InstanceErrors } from './instances.errors.js';
+import { ConfigErrors } from './instance-config.errors.js';
 import { quoteValue } from '../../errors.js';
 
 /** onstart is at most 4048 characters unless gzip+base64 encoded. */
@@ -52,7 +53,7 @@ export interface CreateRequest {
   extra: string | null;
 }
 
-const bad = (msg: string) => InstanceErrors.badRequest(msg);
+const bad = (msg: string) => ConfigErrors.badRequest(msg);
 
 function optString(b: Record<string, unknown>, k: string, max: number): string | null {
   const v = b[k];
