@@ -414,7 +414,9 @@ export class OpenrigClient extends HttpClient {
     label?: string;
     is_primary?: boolean;
   }): Promise<SuccessReply & { method?: unknown }> {
-    return this.request('PUT', `${V0}/tfa/update/`, { body: compact(b) });
+    // An empty label is sent: it clears the method's label.
+    const body = b.label === undefined ? compact(b) : { ...compact(b), label: b.label };
+    return this.request('PUT', `${V0}/tfa/update/`, { body });
   }
   tfaRegenBackupCodes(b: TfaVerification): Promise<SuccessReply & { backup_codes: string[] }> {
     return this.request('PUT', `${V0}/tfa/regen-backup-codes/`, { body: compact(b) });

@@ -15,6 +15,7 @@ import type {
 
 /** An instance row of GET /instances/: the fields every reply carries. */
 export type InstanceRow = Instance & {
+  id: number;
   machine_id: number;
   intended_status: string;
   /** What the caller may do now: start, stop, … (from the state machine). */
@@ -41,6 +42,7 @@ export type InstanceRow = Instance & {
 
 /** An offer of POST /bundles/ (fields in docs/market.md). */
 export type OfferRow = Offer & {
+  id: number;
   gpu_name: string;
   num_gpus: number;
   gpu_ram: number;
@@ -63,6 +65,7 @@ export type OfferRow = Offer & {
 
 /** One of the host's machines (GET /machines/), with its upcoming maintenance windows. */
 export type MachineRow = Machine & {
+  id: number;
   gpu_name: string;
   num_gpus: number;
   listed: boolean;
@@ -76,10 +79,17 @@ export type MachineRow = Machine & {
 };
 
 /** A maintenance window as GET /machines/maintenances lists it (it always has an id there). */
-export type MaintenanceWindow = Maintenance & { id: number };
+export type MaintenanceWindow = Maintenance & {
+  id: number;
+  machine_id: number;
+  start_time: number;
+  end_time: number;
+  maintenance_category: string;
+};
 
 /** An API key as listed (the key itself only in the create reply). */
 export type ApiKeyRow = ApiKey & {
+  id: number;
   name: string;
   key_prefix: string;
   /** `full`, `read_only`, or `{family: read|write}`. */
@@ -89,6 +99,7 @@ export type ApiKeyRow = ApiKey & {
 };
 
 export type SshKeyRow = SshKey & {
+  id: number;
   key_type: string;
   fingerprint: string;
   comment: string | null;
@@ -97,6 +108,8 @@ export type SshKeyRow = SshKey & {
 
 /** The signed-in user as GET /users/current shows it to its owner. */
 export type CurrentUser = User & {
+  id: number;
+  email: string;
   full_name: string | null;
   tfa_status: 'enabled' | 'disabled' | 'legacy';
   tfa_enabled?: boolean;

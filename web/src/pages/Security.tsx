@@ -6,14 +6,15 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import QRCode from 'qrcode';
-import { api, type TfaMethod, type TfaStatus } from '../api';
+import { client } from '../api';
+import type { TfaMethod, TfaStatus, TfaVerification } from '../../../src/contract/api-types';
 import { Button, CopyButton, Dialog, ErrorNote, Field, LockCountdown, Note, download, when } from '../ui';
 import { useAction, useActions, useRefresh } from '../components/actions';
 import { FactorForm, type Choice, type FactorFormProps } from '../components/FactorForm';
 import { FormFooter, OneTimeCodeField, SecretBox, SendCodeRow } from '../components/forms';
 import { Table, TableCard } from '../components/Table';
 
-type Factor = Record<string, unknown>;
+type Factor = TfaVerification;
 
 function choicesOf(methods: TfaMethod[], withEmail: boolean): Choice[] {
   const out: Choice[] = [...methods]
@@ -36,7 +37,7 @@ const methodName = (m: TfaMethod) => (m.method === 'totp' ? 'Authenticator app' 
 export function Security() {
   const status = useQuery({
     queryKey: ['tfa'],
-    queryFn: () => api<TfaStatus>('GET', '/api/v0/tfa/status/'),
+    queryFn: () => client.tfaStatus(),
   });
   const [adding, setAdding] = useState<'totp' | 'sms' | null>(null);
   const [removing, setRemoving] = useState<TfaMethod | null>(null);
@@ -140,7 +141,7 @@ export function Security() {
           status={s}
           action="Remove method"
           danger
-          run={(f) => api('DELETE', '/api/v0/tfa/', { ...f, target_id: removing.id })}
+          run={(f) => client.tfaDelete({ ...f, target_id: removing.id })}
           onClose={() => setRemoving(null)}
         />
       )}
@@ -156,9 +157,7 @@ export function Security() {
           action="Disable 2FA"
           danger
           disabled={s.methods.length > 1}
-          run={(f) =>
-            api('DELETE', '/api/v0/tfa/', { ...f, ...(s.methods[0] ? { target_id: s.methods[0].id } : {}) })
-          }
+          run={(f) => client.tfaDelete({ ...f, ...(s.methods[0] ? { target_id: s.methods[0].id } : {}) })}
           onClose={() => setDisabling(false)}
         />
       )}
@@ -169,7 +168,7 @@ export function Security() {
           status={s}
           action="Make new codes"
           run={async (f) => {
-            const r = await api<{ backup_codes: string[] }>('PUT', '/api/v0/tfa/regen-backup-codes/', f);
+            const r = await client.tfaRegenBackupCodes(f);
             setCodes(r.backup_codes);
           }}
           onClose={() => setRegen(false)}
@@ -184,14 +183,13 @@ export function Security() {
 /** The verification fields of DELETE tfa/ and PUT regen-backup-codes/ for a choice. */
 function factorOf(c: Choice, code: string, secret: string | null): Factor {
   if (c.kind === 'backup') return { backup_code: code };
-  if (c.kind === 'email') return { tfa_method: 'email', code, secret };
+  if (c.kind === 'email') return { tfa_method: 'email', code, secret: secret ?? undefined };
   return { tfa_method: c.kind, tfa_method_id: c.id, code, ...(secret ? { secret } : {}) };
 }
 
 async function sendVerifyCode(c: Choice): Promise<string> {
-  if (c.kind === 'sms')
-    return (await api<{ secret: string }>('POST', '/api/v0/tfa/sms/', { tfa_method_id: c.id })).secret;
-  return (await api<{ secret: string }>('POST', '/api/v0/tfa/email/', {})).secret;
+  if (c.kind === 'sms') return (await client.tfaSendSms({ tfa_method_id: c.id })).secret;
+  return (await client.tfaSendEmail()).secret;
 }
 
 /** FactorForm as this tab shows it: a stack, and the same note for every code sent. */
@@ -248,13 +246,16 @@ function Authorize({ status, onDone }: { status: TfaStatus; onDone: () => void }
     ? [{ kind: 'email' as const, label: 'E-mail code' }]
     : choicesOf(status.methods, true);
   const start = async (c: Choice): Promise<string> => {
+    // A backup code is sent with the confirmation, never asked for beforehand.
     const body: Factor =
       c.kind === 'email'
         ? first
           ? {}
           : { tfa_method: 'email' }
-        : { tfa_method: c.kind, tfa_method_id: 'id' in c ? c.id : undefined };
-    return (await api<{ secret: string }>('POST', '/api/v0/tfa/authorize-new-method/', body)).secret;
+        : c.kind === 'backup'
+          ? {}
+          : { tfa_method: c.kind, tfa_method_id: 'id' in c ? c.id : undefined };
+    return (await client.tfaAuthorizeNew(body)).secret ?? '';
   };
   return (
     <>
@@ -269,10 +270,10 @@ function Authorize({ status, onDone }: { status: TfaStatus; onDone: () => void }
         action="Authorize"
         submit={async (c, code, secret) => {
           if (c.kind === 'backup') {
-            await api('POST', '/api/v0/tfa/authorize-new-method/', { backup_code: code });
+            await client.tfaAuthorizeNew({ backup_code: code });
           } else {
             const s = secret ?? (await start(c));
-            await api('PUT', '/api/v0/tfa/authorize-new-method/', { code, secret: s });
+            await client.tfaAuthorizeNewConfirm({ code, secret: s });
           }
           onDone();
         }}
@@ -313,9 +314,13 @@ function AddMethod({
 }
 
 /** Confirms a new method with its first code; the label is sent when one is given. */
-const confirmNew = (body: Factor, label: string) =>
-  api<{ backup_codes?: string[] }>('POST', '/api/v0/tfa/confirm-new/', {
+const confirmNew = (
+  body: { tfa_method: 'sms' | 'totp'; code: string; secret: string | null; phone_number?: string },
+  label: string,
+) =>
+  client.tfaConfirmNew({
     ...body,
+    secret: body.secret ?? '',
     ...(label.trim() ? { label: label.trim() } : {}),
   });
 
@@ -328,7 +333,7 @@ function LabelField({ value, onChange }: { value: string; onChange: (v: string) 
 function AddTotp({ onDone }: { onDone: (r: { backup_codes?: string[] }) => Promise<void> }) {
   const setup = useQuery({
     queryKey: ['totp-setup'],
-    queryFn: () => api<{ secret: string; provisioning_uri: string }>('POST', '/api/v0/tfa/totp-setup/'),
+    queryFn: () => client.tfaTotpSetup(),
     staleTime: Infinity,
     gcTime: 0,
   });
@@ -383,8 +388,8 @@ function AddSms({ onDone }: { onDone: (r: { backup_codes?: string[] }) => Promis
   const { busy, error, run } = useActions<'send' | 'go'>();
   const send = () =>
     run('send', async () => {
-      const url = secret ? '/api/v0/tfa/sms/resend/' : '/api/v0/tfa/sms/';
-      setSecret((await api<{ secret: string }>('POST', url, { phone_number: phone.trim() })).secret);
+      const body = { phone_number: phone.trim() };
+      setSecret((await (secret ? client.tfaResendSms(body) : client.tfaSendSms(body))).secret);
     });
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -427,7 +432,7 @@ function EditMethod({ m, onClose }: { m: TfaMethod; onClose: () => void }) {
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     await run(async () => {
-      await api('PUT', '/api/v0/tfa/update/', {
+      await client.tfaUpdate({
         tfa_method_id: m.id,
         label: label.trim(),
         ...(primary && !m.is_primary ? { is_primary: true } : {}),
