@@ -387,9 +387,11 @@ export class OpenrigClient extends HttpClient {
   tfaLogin(b: TfaVerification & { admin?: boolean }): Promise<CurrentUser> {
     return this.request('POST', `${V0}/tfa/`, { body: compact(b) });
   }
+  /** `secret`: the sign-in challenge's, when the code completes a sign-in. */
   tfaSendSms(b: {
     phone_number?: string;
     tfa_method_id?: number;
+    secret?: string;
   }): Promise<SuccessReply & { secret: string }> {
     return this.request('POST', `${V0}/tfa/sms/`, { body: compact(b) });
   }

@@ -4,7 +4,9 @@
 // A text message without a method id goes to the number on file (legacy accounts).
 import { useState, type FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
-import { api, type LoginMethod, type User } from '../api';
+import { client } from '../api';
+import type { CurrentUser as User, LoginMethod } from '../../../src/client/client';
+import type { TfaVerification } from '../../../src/contract/api-types';
 import { Button, ErrorNote, Field, navigate } from '../ui';
 import { useAction } from '../components/actions';
 import { FactorForm, type Choice } from '../components/FactorForm';
@@ -54,13 +56,10 @@ export function SignIn() {
   async function submit(e: FormEvent) {
     e.preventDefault();
     await run(async () => {
-      const r = await api<User & { tfa_required?: boolean; tfa_secret?: string; methods?: LoginMethod[] }>(
-        'POST',
-        '/api/v0/users/login/',
-        { email, password },
-      );
+      const r = await client.passwordLogin(email, password);
+      // Without a 2FA challenge the reply is the signed-in user.
       if (r.tfa_required && r.tfa_secret) setChallenge({ secret: r.tfa_secret, methods: r.methods ?? [] });
-      else done(r);
+      else done(r as User);
     });
   }
 
@@ -118,26 +117,22 @@ function SecondStep({
   const send = async (c: Choice, again: boolean) => {
     const r =
       c.kind === 'sms'
-        ? await api<{ msg: string; secret: string }>(
-            'POST',
-            again ? '/api/v0/tfa/sms/resend/' : '/api/v0/tfa/sms/',
-            { secret: challenge.secret, tfa_method_id: c.id },
-          )
-        : await api<{ msg: string; secret: string }>('POST', '/api/v0/tfa/email/', {
-            secret: challenge.secret,
-          });
+        ? again
+          ? await client.tfaResendSms({ secret: challenge.secret, tfa_method_id: c.id })
+          : await client.tfaSendSms({ secret: challenge.secret, tfa_method_id: c.id })
+        : await client.tfaSendEmail({ secret: challenge.secret });
     return { secret: r.secret ?? challenge.secret, note: r.msg || 'Code sent' };
   };
 
   const verify = async (c: Choice, code: string, codeSecret: string | null) => {
-    let body: Record<string, unknown>;
+    let body: TfaVerification;
     if (c.kind === 'backup') body = { backup_code: code, secret: challenge.secret };
     else if (c.kind === 'totp')
       body = { tfa_method: 'totp', code, tfa_method_id: c.id, secret: challenge.secret };
     else if (c.kind === 'sms')
       body = { tfa_method: 'sms', code, tfa_method_id: c.id, secret: codeSecret ?? challenge.secret };
     else body = { tfa_method: 'email', code, secret: codeSecret ?? challenge.secret };
-    onDone(await api<User>('POST', '/api/v0/tfa/', body));
+    onDone(await client.tfaLogin(body));
   };
 
   return (
