@@ -3,7 +3,7 @@
 // (its turn claimed through job_turns, jobs/turns.ts). Every process checks every
 // CHECK_EVERY_MS whether the turn is due, so the hour is kept whichever nodes are up.
 import type { Deps } from '../deps.types.js';
-import { every, type Job } from './index.js';
+import { every, type Job } from './every.js';
 import { claimTurn } from './turns.js';
 import { pruneAudit, type PruneResult } from '../modules/audit/audit.service.js';
 

@@ -3,7 +3,7 @@
 // Safe with several `serve` processes: each charge is a conditional update on billed_until.
 import type { Deps } from '../deps.types.js';
 import { runMeter } from '../modules/billing/billing.service.js';
-import { every, type Job } from './index.js';
+import { every, type Job } from './every.js';
 
 export function startBillingMeter(deps: Deps, onError: (err: unknown) => void): Job {
   return every(

@@ -6,7 +6,7 @@
 // actual_status), so two sweeps racing make the same change once and never undo a newer one.
 // Machines that never heartbeated (admin create-machines, no agent) are left alone.
 import type { Deps } from '../deps.types.js';
-import { every, type Job } from './index.js';
+import { every, type Job } from './every.js';
 import {
   quietMachinesWithInstances,
   sweepMachinesOffline,

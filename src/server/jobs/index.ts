@@ -1,67 +1,14 @@
 // Background loops of a `serve` process. Each is safe with several `serve` processes on one
 // PostgreSQL: work is claimed by conditional updates, never by in-process state.
 import type { Deps } from '../deps.types.js';
-import { startOutboxRelay } from './outbox-relay.js';
+import { startOutboxRelay } from '../modules/notifications/notifications.relay.js';
 import { startHeartbeatSweep } from './heartbeat-sweep.js';
 import { startBillingMeter } from './billing-meter.js';
-import { startWebhookDispatcher } from './webhook-dispatcher.js';
+import { startWebhookDispatcher } from '../modules/webhooks/webhooks.dispatcher.js';
 import { startAuditRetention } from './audit-retention.js';
+import type { Job } from './every.js';
 
-export interface Job {
-  name: string;
-  stop(): Promise<void>;
-}
-
-/** Runs `fn` every `ms` (never overlapping itself) until stopped. */
-export function every(
-  name: string,
-  ms: number,
-  fn: () => Promise<unknown>,
-  onError: (err: unknown) => void,
-): Job & { kick(): void } {
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<unknown> | null = null;
-  let stopped = false;
-  let again = false;
-  const run = () => {
-    timer = null;
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = fn()
-      .catch(onError)
-      .finally(() => {
-        running = null;
-        if (stopped) return;
-        if (again) {
-          again = false;
-          setImmediate(run);
-        } else schedule();
-      });
-  };
-  const schedule = () => {
-    if (!stopped && !timer) timer = setTimeout(run, ms);
-  };
-  schedule();
-  return {
-    name,
-    kick() {
-      if (stopped) return;
-      if (timer) {
-        clearTimeout(timer);
-        timer = null;
-      }
-      run();
-    },
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
-}
+export type { Job };
 
 /** Starts every background loop; main.ts stops them on SIGTERM (after the HTTP server drains). */
 export function startJobs(deps: Deps): Job[] {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fromDomain, messageIdFor, outboxLine, redactSmtp, textToHtml } from './notifications.mailer.js';
 import { maintenanceClientEmail, utc } from './notifications.templates.js';
-import { backoffMs, BACKOFF_CAP_MS } from '../../jobs/outbox-relay.js';
+import { backoffMs, BACKOFF_CAP_MS } from './notifications.relay.js';
 
 describe('mail helpers', () => {
   it('derives a stable RFC 5322 Message-ID from the idempotency key and the From domain', () => {

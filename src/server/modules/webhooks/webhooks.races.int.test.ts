@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
 import { startReceiver, type Receiver } from '../../../../test/helpers/webhook-receiver.js';
-import { startWebhookDispatcher } from '../../jobs/webhook-dispatcher.js';
+import { startWebhookDispatcher } from './webhooks.dispatcher.js';
 import { tx } from '../../db/connection.js';
 import { recordEvents } from './webhooks.events.js';
 

@@ -11,9 +11,9 @@
 // - stop() (SIGTERM) waits for the pass in progress, then flushes what is due (operator contract).
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { Deps } from '../deps.types.js';
-import { every, type Job } from './index.js';
-import { createMailer, redactSmtp, type Mailer } from '../modules/notifications/notifications.mailer.js';
+import type { Deps } from '../../deps.types.js';
+import { every, type Job } from '../../jobs/every.js';
+import { createMailer, redactSmtp, type Mailer } from './notifications.mailer.js';
 import {
   claimDue,
   markFailedAttempt,
@@ -21,7 +21,7 @@ import {
   pruneOld,
   releaseLease,
   type OutboxRow,
-} from '../modules/notifications/notifications.repo.js';
+} from './notifications.repo.js';
 
 export const RELAY_LEASE_MS = 5 * 60_000;
 /** A row is only sent with at least this much lease left (nodemailer timeouts are below it). */

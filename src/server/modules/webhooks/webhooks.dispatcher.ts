@@ -12,17 +12,17 @@
 //   at least once, never lost.
 // - An endpoint whose attempts have failed for five days without a success is disabled and its
 //   owner e-mailed (a webhook.disabled event too).
-import type { Deps } from '../deps.types.js';
-import { every, type Job } from './index.js';
-import { newWorkerId } from './outbox-relay.js';
-import { tx } from '../db/connection.js';
-import * as repo from '../modules/webhooks/webhooks.repo.js';
-import { signingSecrets } from '../modules/webhooks/webhooks.service.js';
-import { signedHeaders } from '../modules/webhooks/webhooks.signing.js';
-import { allowList, type Resolved } from '../modules/webhooks/webhooks.address.js';
-import { laneAgents, sendOnce, type SendResult } from '../modules/webhooks/webhooks.send.js';
-import { recordEvent } from '../modules/webhooks/webhooks.events.js';
-import { enqueueEmail } from '../modules/notifications/notifications.outbox.js';
+import type { Deps } from '../../deps.types.js';
+import { every, type Job } from '../../jobs/every.js';
+import { newWorkerId } from '../notifications/notifications.relay.js';
+import { tx } from '../../db/connection.js';
+import * as repo from './webhooks.repo.js';
+import { signingSecrets } from './webhooks.service.js';
+import { signedHeaders } from './webhooks.signing.js';
+import { allowList, type Resolved } from './webhooks.address.js';
+import { laneAgents, sendOnce, type SendResult } from './webhooks.send.js';
+import { recordEvent } from './webhooks.events.js';
+import { enqueueEmail } from '../notifications/notifications.outbox.js';
 
 export const LANE_LEASE_MS = 60_000;
 /** A lane writes its results at least this often (well inside its lease). */

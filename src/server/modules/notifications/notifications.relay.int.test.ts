@@ -3,23 +3,19 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { Writable } from 'node:stream';
-import { createTestDb, describeEachDb, type TestDb } from '../../../test/helpers/db.js';
-import { ManualClock } from '../clock.js';
-import { loadConfig, type Config } from '../config.js';
-import { enqueueEmails, type EmailMessage } from '../modules/notifications/notifications.outbox.js';
-import {
-  createMailer,
-  type Mailer,
-  type OutgoingEmail,
-} from '../modules/notifications/notifications.mailer.js';
+import { createTestDb, describeEachDb, type TestDb } from '../../../../test/helpers/db.js';
+import { ManualClock } from '../../clock.js';
+import { loadConfig, type Config } from '../../config.js';
+import { enqueueEmails, type EmailMessage } from './notifications.outbox.js';
+import { createMailer, type Mailer, type OutgoingEmail } from './notifications.mailer.js';
 import {
   backoffMs,
   deliverDue,
   startOutboxRelay,
   RELAY_LEASE_MS,
   type RelayContext,
-} from './outbox-relay.js';
-import { claimDue, pruneOld } from '../modules/notifications/notifications.repo.js';
+} from './notifications.relay.js';
+import { claimDue, pruneOld } from './notifications.repo.js';
 
 class FakeMailer implements Mailer {
   sent: OutgoingEmail[] = [];
