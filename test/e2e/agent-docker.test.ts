@@ -6,9 +6,8 @@
 // container id and start time, running again); destroy leaves no container or volume. The pull
 // path uses a local registry (Debian's docker-registry) with and without credentials.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -28,6 +27,7 @@ import {
   removeAgentContainers,
   removeAllAgentContainers,
 } from '../helpers/docker.js';
+import { startRegistry } from '../helpers/docker-registry.js';
 
 const ENV = {
   OPENRIG_SECRET_KEY: 'ab'.repeat(32),
@@ -46,48 +46,6 @@ if (skip) console.log(`docker end-to-end tests skipped: ${skip}`);
 
 function docker(...args: string[]): string {
   return execFileSync('docker', args, { encoding: 'utf8' }).trim();
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-
-/** Debian's docker-registry as a plain process on a loopback port; with `user`, htpasswd auth. */
-async function startRegistry(dir: string, user?: { name: string; password: string }) {
-  const port = await freePort();
-  const auth = user
-    ? (() => {
-        const hash = execFileSync(
-          'python3',
-          [
-            '-W',
-            'ignore',
-            '-c',
-            'import crypt,sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH)))',
-            user.password,
-          ],
-          { encoding: 'utf8' },
-        ).trim();
-        writeFileSync(path.join(dir, 'htpasswd'), `${user.name}:${hash}\n`);
-        return `auth:\n  htpasswd:\n    realm: test\n    path: ${path.join(dir, 'htpasswd')}\n`;
-      })()
-    : '';
-  const config = path.join(dir, 'config.yml');
-  writeFileSync(
-    config,
-    `version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: ${path.join(dir, 'data')}\nhttp:\n  addr: 127.0.0.1:${port}\n${auth}`,
-  );
-  const child: ChildProcess = spawn('docker-registry', ['serve', config], { stdio: 'ignore' });
-  await waitFor(
-    async () => (await fetch(`http://127.0.0.1:${port}/v2/`).catch(() => null)) !== null,
-    'the registry',
-  );
-  return { port, child };
 }
 
 describe.skipIf(skip !== null)('docker runtime end to end', () => {
