@@ -7,6 +7,12 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type * as C from './schemas/common.js';
 import type * as I from './schemas/instances.js';
 import type * as O from './schemas/offers.js';
+import type * as M from './schemas/machines.js';
+import type * as A from './schemas/accounts.js';
+import type * as AU from './schemas/audit.js';
+
+/** T with the fields K always there (the server writes them in every reply of the type). */
+export type WithRequired<T, K extends keyof T> = T & Required<Pick<T, K>>;
 
 /** A type without the open index signatures json-schema-to-ts gives object schemas. */
 export type Declared<T> = T extends readonly (infer U)[]
@@ -23,7 +29,7 @@ export type InstanceStatus =
  * every field it sends. `id` and `actual_status` are always there (instanceView writes every field;
  * the v1 list's select_cols may leave out the others).
  */
-export type Instance = FromSchema<typeof I.instanceSchema> & { id: number; actual_status: string | null };
+export type Instance = WithRequired<FromSchema<typeof I.instanceSchema>, 'id' | 'actual_status'>;
 
 export type InstancesList = FromSchema<typeof I.instancesList> & {
   instances_found: number;
@@ -37,7 +43,7 @@ export type InstancesPage = FromSchema<typeof I.instancesPage> & { instances: In
 export type InstanceEnvelope = FromSchema<typeof I.instanceEnvelope> & { instances: Instance | null };
 
 /** An offer row (fields in docs/market.md), as contract/schemas/offers.ts declares it. */
-export type Offer = FromSchema<typeof O.offerSchema> & { id: number };
+export type Offer = WithRequired<FromSchema<typeof O.offerSchema>, 'id'>;
 
 export type OffersReply = FromSchema<typeof O.offersReply> & { offers: Offer[] };
 
@@ -71,11 +77,10 @@ export type CreateInstanceReply = Required<Declared<FromSchema<typeof I.createIn
 export type SuccessReply = FromSchema<typeof C.successSchema>;
 
 /** POST /machines/{id}/force_delete/: the machine is deleted, with what went with it. */
-export interface DeleteMachineReply extends SuccessReply {
-  machine_id: number;
-  instances_destroyed: number;
-  maintenances_cancelled: number;
-}
+export type DeleteMachineReply = WithRequired<
+  FromSchema<typeof M.deleteMachineReply>,
+  'machine_id' | 'instances_destroyed' | 'maintenances_cancelled'
+>;
 
 /**
  * update instance's body (docs/market.md, "Updating an instance"): only what changes; a template
@@ -124,13 +129,8 @@ export interface Maintenance {
   [k: string]: unknown;
 }
 
-export interface Machine {
-  id: number;
-  gpu_name?: string;
-  num_gpus?: number;
-  listed?: boolean | number;
-  [k: string]: unknown;
-}
+/** A host's machine, as contract/schemas/machines.ts declares it. */
+export type Machine = WithRequired<FromSchema<typeof M.machineSchema>, 'id'>;
 
 export interface ApiKey {
   id: number;
@@ -154,56 +154,51 @@ export interface SshKey {
   [k: string]: unknown;
 }
 
-/** The user object; its account settings (AccountSettings) come with GET /users/current. */
-export interface User extends Partial<AccountSettings> {
-  id: number;
-  email: string;
-  full_name?: string;
-  /** full_name again, under the name the official CLI's user table reads. */
-  fullname?: string;
-  /** The account's oldest SSH public key (null when it has none); absent for a key without SSH-key read. */
-  ssh_key?: string | null;
-  tfa_status?: 'enabled' | 'disabled' | 'legacy';
-  session_key?: string;
-  backup_codes_remaining?: number;
-  legacy_tfa_user?: boolean;
-  [k: string]: unknown;
-}
+/**
+ * The user object (contract/schemas/accounts.ts); its account settings (AccountSettings) come with
+ * GET /users/current. `ssh_key` is the account's oldest SSH public key (null when it has none),
+ * absent for a key without SSH-key read; `fullname` is full_name again, under the name the official
+ * CLI's user table reads.
+ */
+export type User = WithRequired<FromSchema<typeof A.userSchema>, 'id' | 'email'>;
+
+type UserFields = Declared<FromSchema<typeof A.userSchema>>;
 
 /** An account's billing address, field by field (null: not given). */
-export interface BillingAddress {
-  billaddress_line1: string | null;
-  billaddress_line2: string | null;
-  billaddress_city: string | null;
-  billaddress_zip: string | null;
-  billaddress_country: string | null;
-  billaddress_taxinfo: string | null;
-}
+export type BillingAddress = Required<
+  Pick<
+    UserFields,
+    | 'billaddress_line1'
+    | 'billaddress_line2'
+    | 'billaddress_city'
+    | 'billaddress_zip'
+    | 'billaddress_country'
+    | 'billaddress_taxinfo'
+  >
+>;
 
 /**
  * The account settings GET /users/current shows besides the user row's own fields, and PUT
- * /users/ changes.
+ * /users/ changes: the billing address, and the balance.low alert (on or off; its threshold in
+ * dollars, or the one last given while it is off; null when none).
  */
-export interface AccountSettings extends BillingAddress {
-  /** The balance.low alert is on. */
-  balance_threshold_enabled: boolean;
-  /** Dollars: the alert's threshold, or the one last given while it is off; null when none. */
-  balance_threshold: number | null;
-}
+export type AccountSettings = BillingAddress &
+  Required<Pick<UserFields, 'balance_threshold_enabled' | 'balance_threshold'>>;
 
 /**
  * PUT /users/: the account settings a user changes; a field left out keeps its value, null or ""
- * clears a billing field.
+ * clears a billing field. (The server checks this body field by field, not with a schema.)
  */
 export interface AccountSettingsBody extends Partial<AccountSettings> {
   fullname?: string | null;
 }
 
-export interface AccountSettingsReply {
-  success: boolean;
-  msg: string;
+export type AccountSettingsReply = WithRequired<
+  FromSchema<typeof A.accountSettingsReply>,
+  'success' | 'msg'
+> & {
   user: User;
-}
+};
 
 export interface TfaMethod {
   id: number;
@@ -387,25 +382,19 @@ export interface EnvVarsReply {
   secrets: Record<string, string>;
 }
 
-/** One row of GET /api/v0/audit_logs/ (docs/security.md, "The audit log"). */
-export interface AuditLogRow {
-  id: number;
-  /** Epoch seconds. */
-  created_at: number;
-  ip_address: string | null;
-  /** The API key (or instance key) presented; null for sessions and sign-ins. */
-  api_key_id: number | null;
-  credential: 'api_key' | 'instance_key' | 'session_key' | 'browser_session' | 'password' | 'login_secret';
-  /** Method and route pattern: `PUT /api/v0/instances/{id}/`. */
-  api_route: string;
-  status: number;
-  /** Path parameters, the query (credentials redacted) and the NAMES of the body's fields. */
+/**
+ * One row of GET /api/v0/audit_logs/ (docs/security.md, "The audit log"; contract/schemas/audit.ts).
+ * `args` holds the path parameters, the query (credentials redacted) and the NAMES of the body's
+ * fields.
+ */
+export type AuditLogRow = WithRequired<
+  Declared<FromSchema<typeof AU.auditRowSchema>>,
+  'id' | 'created_at' | 'ip_address' | 'api_key_id' | 'credential' | 'api_route' | 'status'
+> & {
   args: { path?: Record<string, string>; query?: Record<string, string | string[]>; body?: string[] };
-}
+};
 
 /** GET /api/v0/users/me/ipaddrs: the addresses that used the account, most recently seen first. */
-export interface IpAddrsReply {
-  success: boolean;
-  /** Times in epoch seconds; first_location is always null (no geo-IP database). */
-  results: { ip: string; first_seen: number; last_seen: number; first_location: null }[];
-}
+export type IpAddrsReply = WithRequired<FromSchema<typeof AU.ipAddrsReply>, 'success'> & {
+  results: Required<Declared<FromSchema<typeof AU.ipaddrSchema>>>[];
+};

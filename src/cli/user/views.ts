@@ -156,7 +156,7 @@ export function machinesTable(rows: Machine[], nowMs: number, maxWidth?: number)
     },
     {
       header: '$/GPU/hr',
-      get: (m) => (m.listed === false || m.listed === 0 ? DASH : fmtUsd(m.listed_gpu_cost, 4)),
+      get: (m) => (m.listed === false ? DASH : fmtUsd(m.listed_gpu_cost, 4)),
       align: 'right',
     },
     {

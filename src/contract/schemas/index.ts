@@ -2,3 +2,6 @@
 // route's contract (the OpenAPI test checks the served document against them).
 export * as instances from './instances.js';
 export * as offers from './offers.js';
+export * as machines from './machines.js';
+export * as accounts from './accounts.js';
+export * as audit from './audit.js';

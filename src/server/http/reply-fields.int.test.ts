@@ -9,6 +9,7 @@ import { useTestApp } from '../../../test/helpers/app.js';
 import { offers, renter, runningInstance } from '../../../test/helpers/market.js';
 import { jsonQuery } from '../../../test/helpers/market.js';
 import { undeclaredFields } from './reply-fields.js';
+import { insertMachines } from '../modules/machines/machines.service.js';
 import { searchOffers } from '../modules/offers/offers.service.js';
 import { offersReply } from '../../contract/schemas/offers.js';
 import { instanceSchema } from '../../contract/schemas/instances.js';
@@ -92,5 +93,43 @@ describeEachDb('reply fields are all declared', (dialect) => {
     expect(undeclaredFields(offersReply, page)).toEqual([]);
     const served = await t().request('POST', '/api/v0/bundles/', { key, body: {} });
     expect(Object.keys(served.body.offers[0]).sort()).toEqual(Object.keys(page.offers[0]!).sort());
+  });
+
+  it('the machine routes: the list, one machine, listing and unlisting, the CLI forms', async () => {
+    const host = await t().user();
+    const [m] = await insertMachines(
+      t().deps.db,
+      [{ hostId: host.id, gpuName: 'RTX 4090', numGpus: 2, priceGpu: 0.5 }],
+      t().clock.now(),
+    );
+    const k = host.apiKey;
+    const calls: [string, string, unknown?][] = [
+      ['GET', '/api/v0/machines/'],
+      ['GET', `/api/v0/machines/${m}/`],
+      ['PUT', `/api/v0/machines/${m}/list/`, { price_gpu: 0.4, price_disk: 0.1, min_bid: 0.2 }],
+      ['PUT', `/api/v0/machines/${m}/unlist/`],
+      ['PUT', '/api/v0/machines/create_asks/', { machine: m, price_gpu: null, price_min_bid: 0.1 }],
+      ['PUT', `/api/v0/machines/${m}/minbid/`, { price: 0.2 }],
+      ['DELETE', `/api/v0/machines/${m}/asks/`],
+      ['POST', `/api/v0/machines/${m}/force_delete/`, {}],
+    ];
+    for (const [method, url, body] of calls) {
+      const r = await t().request(method, url, { key: k, body });
+      expect(r.status, `${method} ${url}: ${r.raw}`).toBe(200);
+    }
+  });
+
+  it('the account routes: the user, its settings, the audit log and its addresses', async () => {
+    for (const [method, url, body] of [
+      ['GET', '/api/v0/users/current/'],
+      ['PUT', '/api/v0/users/', { fullname: 'A B', billaddress_city: 'Paris', balance_threshold: 5 }],
+      ['GET', '/api/v0/audit_logs/'],
+      ['GET', '/api/v0/users/me/ipaddrs/'],
+    ] as [string, string, unknown?][]) {
+      const r = await t().request(method, url, { key, body });
+      expect(r.status, `${method} ${url}: ${r.raw}`).toBe(200);
+    }
+    const logs = await t().request('GET', '/api/v0/audit_logs/', { key });
+    expect(logs.body.length).toBeGreaterThan(0);
   });
 });

@@ -35,16 +35,10 @@ export interface RouteSchema {
 /** The type a schema describes; `unknown` where the route declares none. */
 export type Of<S> = S extends JSONSchema ? FromSchema<S> : unknown;
 
-/**
- * A body schema with required fields is always there; otherwise the request may have no body. An
- * open body (`additionalProperties: true`) is checked field by field by its service, which takes
- * it as a record.
- */
-type BodyOf<S> = S extends { readonly additionalProperties: true }
-  ? Record<string, unknown> | undefined
-  : S extends { readonly required: readonly [unknown, ...unknown[]] }
-    ? Of<S>
-    : Of<S> | undefined;
+/** A body schema with required fields is always there; otherwise the request may have no body. */
+type BodyOf<S> = S extends { readonly required: readonly [unknown, ...unknown[]] }
+  ? Of<S>
+  : Of<S> | undefined;
 
 /**
  * A reply type without the open index signatures json-schema-to-ts gives an object schema: a reply

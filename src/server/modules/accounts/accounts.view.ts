@@ -34,40 +34,5 @@ export function userView(u: User, extra: { teamId?: number | null } = {}) {
   };
 }
 
-export const userSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'integer' },
-    email: { type: 'string' },
-    full_name: { type: 'string' },
-    fullname: { type: 'string' },
-    username: { type: 'string' },
-    tfa_status: { type: 'string', enum: ['enabled', 'disabled', 'legacy'] },
-    tfa_enabled: { type: 'boolean' },
-    email_verified: { type: 'boolean' },
-    email_verified_at: { type: ['number', 'null'] },
-    phone_number: { type: ['string', 'null'] },
-    is_admin: { type: 'boolean' },
-    sms_fraud: { type: 'boolean' },
-    balance: { type: 'number' },
-    credit: { type: 'number' },
-    team_id: { type: ['integer', 'null'] },
-    created_at: { type: 'number' },
-    ssh_key: { type: ['string', 'null'] },
-    billaddress_line1: { type: ['string', 'null'] },
-    billaddress_line2: { type: ['string', 'null'] },
-    billaddress_city: { type: ['string', 'null'] },
-    billaddress_zip: { type: ['string', 'null'] },
-    billaddress_country: { type: ['string', 'null'] },
-    billaddress_taxinfo: { type: ['string', 'null'] },
-    balance_threshold_enabled: { type: 'boolean', description: 'the balance.low alert is on' },
-    balance_threshold: {
-      type: ['number', 'null'],
-      description: "dollars: the alert's threshold, or the one last given while it is off",
-    },
-    api_key: { type: 'string' },
-    session_key: { type: 'string' },
-    backup_codes_remaining: { type: 'integer' },
-    legacy_tfa_user: { type: 'boolean' },
-  },
-} as const;
+/** The user row's schema: its contract (src/contract/schemas/accounts.ts). */
+export { userSchema } from '../../../contract/schemas/accounts.js';

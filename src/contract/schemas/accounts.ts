@@ -1,0 +1,115 @@
+// The account API: the user object (GET /users/current, the settings reply, the login reply),
+// account settings, logout and ending every session.
+import { authErrors, errorSchema, idParams, successReply } from './common.js';
+
+const tags = ['users'] as const;
+
+/** The user object; its account settings come with GET /users/current. */
+export const userSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'integer' },
+    email: { type: 'string' },
+    full_name: { type: 'string' },
+    fullname: { type: 'string' },
+    username: { type: 'string' },
+    tfa_status: { type: 'string', enum: ['enabled', 'disabled', 'legacy'] },
+    tfa_enabled: { type: 'boolean' },
+    email_verified: { type: 'boolean' },
+    email_verified_at: { type: ['number', 'null'] },
+    phone_number: { type: ['string', 'null'] },
+    is_admin: { type: 'boolean' },
+    sms_fraud: { type: 'boolean' },
+    balance: { type: 'number' },
+    credit: { type: 'number' },
+    team_id: { type: ['integer', 'null'] },
+    created_at: { type: 'number' },
+    ssh_key: { type: ['string', 'null'] },
+    billaddress_line1: { type: ['string', 'null'] },
+    billaddress_line2: { type: ['string', 'null'] },
+    billaddress_city: { type: ['string', 'null'] },
+    billaddress_zip: { type: ['string', 'null'] },
+    billaddress_country: { type: ['string', 'null'] },
+    billaddress_taxinfo: { type: ['string', 'null'] },
+    balance_threshold_enabled: { type: 'boolean', description: 'the balance.low alert is on' },
+    balance_threshold: {
+      type: ['number', 'null'],
+      description: "dollars: the alert's threshold, or the one last given while it is off",
+    },
+    api_key: { type: 'string' },
+    session_key: { type: 'string' },
+    backup_codes_remaining: { type: 'integer' },
+    legacy_tfa_user: { type: 'boolean' },
+  },
+} as const;
+
+export const currentUser = {
+  method: 'GET',
+  url: '/api/v0/users/current',
+  schema: {
+    tags,
+    summary: 'The caller, with the credential presented as api_key',
+    response: { 200: userSchema, 401: errorSchema },
+  },
+} as const;
+
+export const accountSettingsReply = successReply({ user: userSchema });
+
+/**
+ * The settings body is checked by the server field by field (every field named in its 400), not by
+ * a schema, so that a refused field's message says how that field is changed.
+ */
+const settingsBody = {
+  description:
+    'fullname, billaddress_line1, billaddress_line2, billaddress_city, billaddress_zip, billaddress_country, billaddress_taxinfo, balance_threshold_enabled, balance_threshold',
+} as const;
+
+/** The official CLI's `set user --file F` sends the file's JSON object, with no id in the path. */
+export const updateAccount = {
+  method: 'PUT',
+  url: '/api/v0/users',
+  schema: {
+    tags,
+    summary: "Change the caller's account settings (name, billing address, balance threshold)",
+    body: settingsBody,
+    response: { 200: accountSettingsReply, ...authErrors },
+  },
+} as const;
+
+export const updateAccountById = {
+  method: 'PUT',
+  url: '/api/v0/users/:id',
+  schema: {
+    tags,
+    summary: "PUT /users/ with the caller's own id in the path; another id is 404",
+    params: idParams,
+    body: settingsBody,
+    response: { 200: accountSettingsReply, ...authErrors },
+  },
+} as const;
+
+export const sessionsEnded = successReply({ sessions_ended: { type: 'integer' } });
+
+const noBody = { type: ['object', 'null'], additionalProperties: false, properties: {} } as const;
+
+export const logout = {
+  method: 'POST',
+  url: '/api/v0/users/logout',
+  schema: {
+    tags,
+    summary: 'End the session presented (session_key Bearer or session cookie)',
+    body: noBody,
+    response: { 200: sessionsEnded, ...authErrors },
+  },
+} as const;
+
+export const endSessions = {
+  method: 'DELETE',
+  url: '/api/v0/users/sessions',
+  schema: {
+    tags,
+    summary: "End all of the caller's sessions (CLI and browser); API keys stay valid",
+    body: noBody,
+    response: { 200: sessionsEnded, ...authErrors },
+  },
+} as const;
