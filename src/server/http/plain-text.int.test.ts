@@ -8,7 +8,7 @@ import { renter } from '../../../test/helpers/market.js';
 import {
   maintenanceCancelledEmail,
   maintenanceClientEmail,
-} from '../modules/notifications/notifications.templates.js';
+} from '../modules/maintenance/maintenance.mail.js';
 import { enableTotp } from '../modules/two-factor/two-factor.testkit.js';
 import { agentMachine } from '../../../test/helpers/market.js';
 

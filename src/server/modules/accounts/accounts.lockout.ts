@@ -14,6 +14,7 @@ import type { Deps } from '../../deps.types.js';
 import type { DB } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { enqueueEmails } from '../notifications/notifications.outbox.js';
+import { lockedMail } from './accounts.mail.js';
 import { tx } from '../../db/connection.js';
 import {
   clearLockout,
@@ -114,11 +115,7 @@ async function enqueueLockNotice(db: Kysely<DB>, email: string, until: number, n
     {
       key: `account:locked:${email}:${until}`,
       to: user.email,
-      subject: 'Sign-in to your openrig account is locked',
-      text:
-        `There were too many failed sign-in attempts (passwords or 2FA codes) on your account. ` +
-        `Sign-in is locked until ${new Date(until).toISOString()}; API keys you already have keep working.` +
-        `\n\nIf this was not you, someone may know your password: change it once you can sign in.`,
+      ...lockedMail(until),
       category: 'account.locked',
     },
   ]);

@@ -3,7 +3,7 @@ import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { SqlDialect, Store } from '../../db/connection.js';
 import type { MaintenanceWindowsTable } from '../../db/tables/maintenance.js';
-import type { MachineInfo } from '../notifications/notifications.templates.js';
+import type { MachineInfo } from './maintenance.mail.js';
 import { chunks, IDS_PER_STATEMENT } from '../../db/chunks.js';
 
 /** Advisory-lock namespace of maintenance scheduling ('main' as a 32-bit integer). */

@@ -11,10 +11,10 @@ import {
   maintenanceCancelledEmail,
   maintenanceClientEmail,
   maintenanceHostEmail,
-  utc,
   type FailedLine,
   type MachineInfo,
-} from '../notifications/notifications.templates.js';
+} from './maintenance.mail.js';
+import { utc } from '../notifications/notifications.format.js';
 import { MaintenanceErrors as E, ENTRY_NOT_FOUND_MSG } from './maintenance.errors.js';
 import {
   affectedInstances,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fromDomain, messageIdFor, outboxLine, redactSmtp, textToHtml } from './notifications.mailer.js';
-import { maintenanceClientEmail, utc } from './notifications.templates.js';
+import { maintenanceClientEmail } from '../maintenance/maintenance.mail.js';
+import { utc } from './notifications.format.js';
 import { backoffMs, BACKOFF_CAP_MS } from './notifications.relay.js';
 
 describe('mail helpers', () => {

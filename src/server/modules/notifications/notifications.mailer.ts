@@ -12,7 +12,7 @@ import path from 'node:path';
 import type Nodemailer from 'nodemailer';
 import type { Config } from '../../config.js';
 import { sha256Hex } from '../../crypto.js';
-import { escapeHtml } from './notifications.templates.js';
+import { escapeHtml } from './notifications.format.js';
 import { lazyRequire } from '../../../contract/lazy-require.js';
 
 // Loaded when an SMTP_URL is configured, not at start-up (about 80 ms of `serve`'s ready time).

@@ -23,6 +23,7 @@ import { allowList, type Resolved } from './webhooks.address.js';
 import { laneAgents, sendOnce, type SendResult } from './webhooks.send.js';
 import { recordEvent } from './webhooks.events.js';
 import { enqueueEmail } from '../notifications/notifications.outbox.js';
+import { disabledMail } from './webhooks.mail.js';
 
 export const LANE_LEASE_MS = 60_000;
 /** A lane writes its results at least this often (well inside its lease). */
@@ -98,8 +99,7 @@ export function startWebhookDispatcher(
           await enqueueEmail(trx, now, {
             key: `webhook-disabled:${id}:${now}`,
             to: user.email,
-            subject: 'openrig: a webhook was disabled',
-            text: `Your webhook ${id} (${hook.url}) was disabled: every delivery attempt to it failed for 5 days.\n\nEnable it again with PUT /api/v0/webhooks/${id}/ {"enabled": true} once it answers; missed events are in GET /api/v0/events/.\n`,
+            ...disabledMail(id, hook.url),
             category: 'webhook.disabled',
           });
           await recordEvent(trx, now, {

@@ -1,36 +1,11 @@
-// E-mail templates (pure): subject, plain text and HTML of each e-mail the service sends about
-// maintenance. Times are always shown in UTC.
+// The maintenance module's e-mails (pure): subject, plain text and HTML of each e-mail the service
+// sends about maintenance. Times are always shown in UTC.
 //
 // Text a host supplied (its machines' GPU and host names) appears only in marked fields, under a
 // heading that says the host supplied it, quoted as a JSON string (so no character of it can
 // start a line or pass for the service's own words) and cut to 100 characters; never in the
 // subject or the service's sentences. The API refuses control characters in such names anyway.
-
-export interface Rendered {
-  subject: string;
-  text: string;
-  html: string;
-}
-
-export function escapeHtml(s: string): string {
-  return s.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
-  );
-}
-
-/** `2026-11-23 14:00:00 UTC` */
-export function utc(ms: number): string {
-  return new Date(ms)
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d{3}Z$/, ' UTC');
-}
-
-export function hours(h: number): string {
-  const r = Math.round(h * 100) / 100;
-  return `${r} hour${r === 1 ? '' : 's'}`;
-}
+import { escapeHtml, hours, utc, type Rendered } from '../notifications/notifications.format.js';
 
 function page(title: string, body: string): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body style="font-family:sans-serif">${body}</body></html>`;
