@@ -406,7 +406,11 @@ function sftpSession(o: ContainerSshOptions, sftp: SFTPWrapper): void {
   const release = (h: Handle) => {
     if (h.kind === 'read') h.file?.close();
     if (h.kind === 'write')
-      void h.queue.finally(() => h.fh.close().finally(() => rm(h.spool, { force: true }).catch(() => {})));
+      void h.queue
+        .then(() => h.fh.close())
+        .catch(() => {})
+        .then(() => rm(h.spool, { recursive: true, force: true }))
+        .catch(() => {});
   };
   // A session that ends with files still open leaves nothing behind (spools, engine connections).
   sftp.on('close', () => {

@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -346,6 +346,15 @@ describe.skipIf(why !== null)('docker runtime: one renter against another and th
       expect(sdl.value.code, sdl.value.stderr).toBe(0);
       expect(sdl.peak).toBeLessThan(32 * 1024 * 1024);
       expect(sha(sdown)).toBe(sha(big));
+      // The upload's spool on the host is gone once the file is in.
+      expect(
+        await pollUntil(
+          () => readdirSync(rt.dir(S[0]!)).filter((n) => n.startsWith('sftp-')),
+          (l) => l.length === 0,
+          5000,
+          100,
+        ),
+      ).toEqual([]);
       // An SFTP OPEN of a directory is refused, not answered with the directory as an archive.
       const { ssh2 } = await import('../../src/agent/ssh-server.js');
       const client = new (ssh2().Client)();
