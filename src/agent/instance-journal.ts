@@ -2,7 +2,7 @@
 // failures, SSH key lookups that failed), as opposed to what the container printed. A client reads
 // it with `request_logs` and `daemon_logs: true`. It is kept in memory, the last lines of each of
 // the most recent instances; an agent restart starts it afresh.
-import type { AgentLog } from './daemon.js';
+import type { AgentLog } from './agent-log.js';
 
 const LINES_PER_INSTANCE = 1000;
 const INSTANCES = 2000;
