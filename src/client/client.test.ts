@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ApiError, NetworkError, OpenrigClient, newIdempotencyKey } from './client.js';
 
@@ -206,5 +207,17 @@ describe('the cookie-session client (the console)', () => {
     const k = newIdempotencyKey();
     expect(k).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(newIdempotencyKey()).not.toBe(k);
+  });
+});
+
+describe('the client in the browser', () => {
+  it('imports no Node module and reads no Node global, since the console bundles it', () => {
+    const dir = new URL('.', import.meta.url);
+    const files = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+    expect(files).toContain('client.ts');
+    for (const f of files) {
+      const text = readFileSync(new URL(f, dir), 'utf8');
+      expect(text, f).not.toMatch(/from ['"]node:|require\(|\bprocess\.|\bBuffer\b|\b__dirname\b/);
+    }
   });
 });
