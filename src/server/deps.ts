@@ -3,6 +3,7 @@
 import type { Deps, DepsInput } from './deps.types.js';
 import { OfferIndex } from './modules/offers/offers.index.js';
 import { OfferReplies } from './modules/offers/offers.reply.js';
+import { gpuNameRead } from './modules/offers/offers.service.js';
 import { makeCounters } from './modules/platform/platform.rate-limit.js';
 import { HeartbeatBuffer } from './modules/agent-gateway/agent-gateway.heartbeats.js';
 import { makeMetrics } from './modules/platform/platform.metrics.js';
@@ -21,6 +22,7 @@ export function makeDeps(p: DepsInput): Deps {
     jobs: [],
     offerIndex: p.offerIndex ?? new OfferIndex(p.store),
     offerReplies: new OfferReplies(),
+    gpuNameRead: gpuNameRead(p.store),
     rateLimitCounters: p.rateLimitCounters ?? makeCounters(p.store),
     heartbeats: p.heartbeats ?? new HeartbeatBuffer(),
     keyUses: new KeyUseBuffer(),

@@ -35,6 +35,8 @@ export interface Deps {
   offerIndex: OfferIndex;
   /** The search reply's serializers and the offer parts they wrote (offers.reply.ts). */
   offerReplies: OfferReplies;
+  /** The distinct GPU names offered, one shared read at a time (offers.service.ts gpuNameRead). */
+  gpuNameRead: () => Promise<string[]>;
   /** Rate-limit counters in the store's scratch state (platform.rate-limit.ts). */
   rateLimitCounters: Counters;
   /** Heartbeat times not yet written (agent-gateway.heartbeats.ts). */

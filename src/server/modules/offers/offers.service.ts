@@ -158,15 +158,17 @@ export async function searchPage<T>(
   return { items, ids, windows };
 }
 
-const gpuNameReads = new WeakMap<Store, () => Promise<string[]>>();
-
 /**
- * The distinct GPU names currently offered (the CLI calls it on load, without a key). Concurrent
- * calls share one read of the store (db/shared-read.ts): each answer is as fresh as a read of its
- * own, and however many callers arrive at once, one statement runs and one waits.
+ * The read of the distinct GPU names currently offered, made once per process (Deps.gpuNameRead,
+ * built by makeDeps). Concurrent calls share one read of the store (db/shared-read.ts): each
+ * answer is as fresh as a read of its own, and however many callers arrive at once, one
+ * statement runs and one waits.
  */
-export function gpuNames(deps: Pick<Deps, 'store'>): Promise<string[]> {
-  let read = gpuNameReads.get(deps.store);
-  if (!read) gpuNameReads.set(deps.store, (read = sharedRead(() => listedGpuNames(deps.store))));
-  return read();
+export function gpuNameRead(store: Store): () => Promise<string[]> {
+  return sharedRead(() => listedGpuNames(store));
+}
+
+/** The distinct GPU names currently offered (the CLI calls it on load, without a key). */
+export function gpuNames(deps: Pick<Deps, 'gpuNameRead'>): Promise<string[]> {
+  return deps.gpuNameRead();
 }
