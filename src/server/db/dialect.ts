@@ -81,6 +81,12 @@ export interface SqlDialect {
    * keeps such state in the scratch database instead, see Store.scratch).
    */
   setUnlogged(db: Kysely<any>, table: string): Promise<void>;
+  /**
+   * A version's number in SQL over the text expression `v`: one to three parts of ASCII digits
+   * joined by dots (a missing part is 0), the major at most 6 digits and the others at most 3,
+   * as major × 1,000,000 + minor × 1,000 + patch; NULL for any other text.
+   */
+  versionNumber(v: string): string;
 }
 
 /** A JSON value as the driver returned it: text on SQLite, parsed already on PostgreSQL. */
@@ -149,6 +155,25 @@ export const sqlite: SqlDialect = {
   codePointOrder: (expr) => expr,
   withId: (tb) => tb.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
   setUnlogged: () => Promise.resolve(),
+  versionNumber(v) {
+    // SQLite has no regular expressions: GLOBs say the same (only digits and dots, no empty part, at
+    // most two dots, no 7-digit major, no 4-digit minor or patch). CAST reads a leading integer.
+    const valid = [
+      `${v} <> ''`,
+      `${v} NOT GLOB '*[^0-9.]*'`,
+      `${v} NOT GLOB '.*'`,
+      `${v} NOT GLOB '*.'`,
+      `${v} NOT GLOB '*..*'`,
+      `${v} NOT GLOB '*.*.*.*'`,
+      `${v} NOT GLOB '[0-9][0-9][0-9][0-9][0-9][0-9][0-9]*'`,
+      `${v} NOT GLOB '*.[0-9][0-9][0-9][0-9]*'`,
+    ].join(' AND ');
+    const dot1 = `instr(${v}, '.')`;
+    const dot2 = `(${dot1} + instr(substr(${v}, ${dot1} + 1), '.'))`;
+    const minor = `CASE WHEN ${dot1} > 0 THEN CAST(substr(${v}, ${dot1} + 1) AS INTEGER) ELSE 0 END`;
+    const patch = `CASE WHEN ${v} GLOB '*.*.*' THEN CAST(substr(${v}, ${dot2} + 1) AS INTEGER) ELSE 0 END`;
+    return `(CASE WHEN ${valid} THEN CAST(${v} AS INTEGER) * 1000000 + (${minor}) * 1000 + (${patch}) END)`;
+  },
 };
 
 export const postgres: SqlDialect = {
@@ -219,6 +244,10 @@ export const postgres: SqlDialect = {
   withId: (tb) => tb.addColumn('id', 'bigserial', (c) => c.primaryKey()),
   async setUnlogged(db, table) {
     await sql`alter table ${sql.table(table)} set unlogged`.execute(db);
+  },
+  versionNumber(v) {
+    const part = (i: number) => `CAST(COALESCE(NULLIF(split_part(${v}, '.', ${i}), ''), '0') AS BIGINT)`;
+    return `(CASE WHEN ${v} ~ '^[0-9]{1,6}([.][0-9]{1,3}){0,2}$' THEN ${part(1)} * 1000000 + ${part(2)} * 1000 + ${part(3)} END)`;
   },
 };
 

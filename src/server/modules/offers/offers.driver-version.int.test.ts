@@ -67,7 +67,7 @@ describeEachDb('driver_version: by its number', (dialect) => {
       const rows = texts
         .map((_, i) => `SELECT ${i} AS i, ${param(i + 1)} AS driver_version`)
         .join(' UNION ALL ');
-      const expr = def.compareAs!.sql({ base: '0', storage: 0, now: 0, dialect });
+      const expr = def.compareAs!.sql({ base: '0', storage: 0, now: 0, dialect: t().deps.dialect });
       const res = await db.executeQuery<{ i: number; k: unknown }>(
         CompiledQuery.raw(`SELECT m.i AS i, ${expr} AS k FROM (${rows}) m ORDER BY m.i`, texts),
       );

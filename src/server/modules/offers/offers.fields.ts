@@ -9,7 +9,7 @@
 
 import type { Selectable } from 'kysely';
 import type { MachinesTable } from '../../db/tables/market.js';
-import type { DialectName } from '../../db/dialect.js';
+import type { SqlDialect } from '../../db/dialect.js';
 
 export type FieldType = 'int' | 'float' | 'bool' | 'string';
 
@@ -21,8 +21,8 @@ export interface SqlContext {
   storage: number;
   /** Now in epoch ms (inlined as an integer literal). */
   now: number;
-  /** The database the SQL runs on (a few expressions differ). */
-  dialect: DialectName;
+  /** The database the SQL runs on: an expression that differs is a function of the dialect. */
+  dialect: SqlDialect;
 }
 
 /**
@@ -193,30 +193,9 @@ function driverVersionNumber(v: string): number | null {
   return m ? Number(m[1]) * 1_000_000 + Number(m[2] ?? 0) * 1_000 + Number(m[3] ?? 0) : null;
 }
 
-/** driverVersionNumber in SQL over `m.driver_version`. */
+/** driverVersionNumber in SQL over `m.driver_version` (db/dialect.ts versionNumber). */
 function driverVersionSql(c: SqlContext): string {
-  const v = 'm.driver_version';
-  if (c.dialect === 'postgres') {
-    const part = (i: number) => `CAST(COALESCE(NULLIF(split_part(${v}, '.', ${i}), ''), '0') AS BIGINT)`;
-    return `(CASE WHEN ${v} ~ '^[0-9]{1,6}([.][0-9]{1,3}){0,2}$' THEN ${part(1)} * 1000000 + ${part(2)} * 1000 + ${part(3)} END)`;
-  }
-  // SQLite has no regular expressions: GLOBs say the same (only digits and dots, no empty part, at
-  // most two dots, no 7-digit major, no 4-digit minor or patch). CAST reads a leading integer.
-  const valid = [
-    `${v} <> ''`,
-    `${v} NOT GLOB '*[^0-9.]*'`,
-    `${v} NOT GLOB '.*'`,
-    `${v} NOT GLOB '*.'`,
-    `${v} NOT GLOB '*..*'`,
-    `${v} NOT GLOB '*.*.*.*'`,
-    `${v} NOT GLOB '[0-9][0-9][0-9][0-9][0-9][0-9][0-9]*'`,
-    `${v} NOT GLOB '*.[0-9][0-9][0-9][0-9]*'`,
-  ].join(' AND ');
-  const dot1 = `instr(${v}, '.')`;
-  const dot2 = `(${dot1} + instr(substr(${v}, ${dot1} + 1), '.'))`;
-  const minor = `CASE WHEN ${dot1} > 0 THEN CAST(substr(${v}, ${dot1} + 1) AS INTEGER) ELSE 0 END`;
-  const patch = `CASE WHEN ${v} GLOB '*.*.*' THEN CAST(substr(${v}, ${dot2} + 1) AS INTEGER) ELSE 0 END`;
-  return `(CASE WHEN ${valid} THEN CAST(${v} AS INTEGER) * 1000000 + (${minor}) * 1000 + (${patch}) END)`;
+  return c.dialect.versionNumber('m.driver_version');
 }
 
 /** Machines hold a few distinct driver versions: each one's number is worked out once. */

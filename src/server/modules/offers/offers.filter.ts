@@ -259,7 +259,7 @@ export function searchSql(plan: SearchPlan, dialect: SqlDialect, now: number): C
       return dialect.param(params.length, TYPE[type]);
     };
   const base = plan.type === 'bid' ? 'm.min_bid_dph' : '(m.price_gpu_dph * m.num_gpus)';
-  const ctx: SqlContext = { base, storage: plan.storage, now, dialect: dialect.name };
+  const ctx: SqlContext = { base, storage: plan.storage, now, dialect };
   const expr = (field: string) => OFFER_FIELDS[field]!.sql(ctx);
   // What conditions and orders compare: a field's compareAs number (an integer), else its value.
   const compared = (field: string) => {
