@@ -196,7 +196,7 @@ export type AgentDecision =
 
 /**
  * Decides what an agent's report does to an instance. The agent gateway calls this, then writes
- * the result with a conditional update on the status it read (instances.service setActualStatus).
+ * the result with a conditional update on the status it read (instances.moves setActualStatus).
  */
 export function applyAgentReport(s: InstanceState, reported: ReportedStatus): AgentDecision {
   const a = s.actual;

@@ -11,7 +11,7 @@ import { tx } from './db/connection.js';
 import { addSshKey } from './modules/ssh-keys/ssh-keys.service.js';
 import { resolveCredential } from './http/auth.js';
 import { setMachinesOffline } from './modules/agent-gateway/agent-gateway.repo.js';
-import { sweepMachineInstances } from './modules/instances/instances.service.js';
+import { sweepMachineInstances } from './modules/instances/instances.moves.js';
 import { Agent } from '../agent/daemon.js';
 import { describeMachines, parseGpusFlag } from '../agent/hardware.js';
 import { ProcessRuntime } from '../agent/runtime-process.js';

@@ -6,7 +6,7 @@ import { describeEachDb } from '../helpers/db.js';
 import { useTestApp } from '../helpers/app.js';
 import { renter } from '../helpers/market.js';
 import { insertMachines } from '../../src/server/modules/machines/machines.service.js';
-import { reportInstanceStatus } from '../../src/server/modules/instances/instances.service.js';
+import { reportInstanceStatus } from '../../src/server/modules/instances/instances.moves.js';
 import { addCredit, runMeter } from '../../src/server/modules/billing/billing.service.js';
 import { cli, expectOk, expectTableFields, f } from './official-cli.js';
 

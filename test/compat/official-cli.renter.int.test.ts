@@ -4,7 +4,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { describeEachDb } from '../helpers/db.js';
 import { useTestApp } from '../helpers/app.js';
 import { PUB2, offers, renter } from '../helpers/market.js';
-import { reportInstanceStatus } from '../../src/server/modules/instances/instances.service.js';
+import { reportInstanceStatus } from '../../src/server/modules/instances/instances.moves.js';
 import { insertMachines } from '../../src/server/modules/machines/machines.service.js';
 import { cli, cliCreateBody, expectOk, expectTableFields, f, type Kind } from './official-cli.js';
 

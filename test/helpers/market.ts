@@ -2,7 +2,7 @@
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
 import { insertMachines } from '../../src/server/modules/machines/machines.service.js';
-import { reportInstanceStatus } from '../../src/server/modules/instances/instances.service.js';
+import { reportInstanceStatus } from '../../src/server/modules/instances/instances.moves.js';
 
 export const PUB =
   'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl renter@laptop';

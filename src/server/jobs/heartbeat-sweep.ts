@@ -11,7 +11,7 @@ import {
   quietMachinesWithInstances,
   sweepMachinesOffline,
 } from '../modules/agent-gateway/agent-gateway.repo.js';
-import { sweepMachineInstances } from '../modules/instances/instances.service.js';
+import { sweepMachineInstances } from '../modules/instances/instances.moves.js';
 import { flushHeartbeats } from '../modules/agent-gateway/agent-gateway.heartbeats.js';
 import { nextTurn } from '../clock.js';
 import { tx } from '../db/connection.js';

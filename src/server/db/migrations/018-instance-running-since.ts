@@ -1,5 +1,5 @@
 // instances.running_since: when the instance last became running (epoch ms), set by the status
-// transition into `running` (instances.service, setActualStatus); null until then. Rows show it as
+// transition into `running` (instances.moves, setActualStatus); null until then. Rows show it as
 // `uptime_mins` while the instance runs. Instances running before this column have no start to
 // show until their next start. Forward-only.
 import type { Kysely } from 'kysely';

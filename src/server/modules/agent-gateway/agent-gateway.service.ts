@@ -12,7 +12,7 @@ import {
   authorizedKeysFor,
   sweepMachineInstances,
   type StatusFields,
-} from '../instances/instances.service.js';
+} from '../instances/instances.moves.js';
 import type {
   AgentRequest,
   AuthorizedKeysRequest,

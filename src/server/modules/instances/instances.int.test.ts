@@ -6,7 +6,7 @@ import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
 import { decryptSecret } from '../../crypto.js';
 import { PUB, PUB2, offers, renter, jsonQuery } from '../../../../test/helpers/market.js';
-import { authorizedKeysFor, reportInstanceStatus, setActualStatus } from './instances.service.js';
+import { authorizedKeysFor, reportInstanceStatus, setActualStatus } from './instances.moves.js';
 
 describeEachDb('instances', (dialect) => {
   const t = useTestApp(dialect);

@@ -6,7 +6,7 @@ import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp } from '../../../../test/helpers/app.js';
 import { offers, renter } from '../../../../test/helpers/market.js';
 import { runMeter } from '../billing/billing.service.js';
-import { instancesForMachine } from './instances.service.js';
+import { instancesForMachine } from './instances.moves.js';
 
 describeEachDb('a stopped instance releases its machine', (dialect) => {
   const t = useTestApp(dialect);

@@ -8,7 +8,7 @@ import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
 import { offers, renter } from '../../../../test/helpers/market.js';
 import { startReceiver, type Receiver } from '../../../../test/helpers/webhook-receiver.js';
 import { startWebhookDispatcher, type WebhookDispatcher } from './webhooks.dispatcher.js';
-import { setActualStatus } from '../instances/instances.service.js';
+import { setActualStatus } from '../instances/instances.moves.js';
 import { tx } from '../../db/connection.js';
 import { recordEvent } from './webhooks.events.js';
 

@@ -7,7 +7,7 @@ import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
 import { renter } from '../../../../test/helpers/market.js';
 import { sweepHeartbeats } from '../../jobs/heartbeat-sweep.js';
 import { runMeter } from '../billing/billing.service.js';
-import { setActualStatus } from '../instances/instances.service.js';
+import { setActualStatus } from '../instances/instances.moves.js';
 import { enableTotp } from '../two-factor/two-factor.testkit.js';
 
 const P = '/api/agent/v1';

@@ -9,7 +9,7 @@ import {
   reportInstanceStatus,
   setActualStatus,
   sweepMachineInstances,
-} from './instances.service.js';
+} from './instances.moves.js';
 
 async function fresh(t: TestApp): Promise<{ id: number; machine: number }> {
   const u = await renter(t);
@@ -25,7 +25,7 @@ async function fresh(t: TestApp): Promise<{ id: number; machine: number }> {
 const row = (t: TestApp, id: number) =>
   t.deps.db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
-describeEachDb('instances service (agent side)', (dialect) => {
+describeEachDb('instance moves (agent side)', (dialect) => {
   const t = useTestApp(dialect);
 
   it('moves only from the expected status, and never a destroyed instance', async () => {
