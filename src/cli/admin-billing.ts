@@ -1,7 +1,7 @@
 // `openrig admin add-credit` (operator contract): adds credit to an account, the balance and a
 // ledger row of kind `credit` together; prints {ledger_id, user_id, email, amount, balance}.
 import type { Command } from 'commander';
-import { adminAction, dbOptions, withStore, type DbOpts } from './admin.js';
+import { adminAction, dbOptions, withStore, type DbOpts } from './admin-store.js';
 
 export function registerAdminBilling(admin: Command): void {
   dbOptions(admin.command('add-credit'))

@@ -1,7 +1,7 @@
 // `openrig admin create-machines` (operator contract): listed machines with no agent; prints
 // {"machine_ids": [...]}. Their instances stay provisioning until an agent adopts them.
 import type { Command } from 'commander';
-import { adminAction, dbOptions, withStore, type DbOpts } from './admin.js';
+import { adminAction, dbOptions, withStore, type DbOpts } from './admin-store.js';
 
 export function registerAdminMarket(admin: Command): void {
   dbOptions(admin.command('create-machines'))
