@@ -10,7 +10,7 @@ import { textOf } from '../../contract/text.js';
 import { readConfig } from '../config-file.js';
 import { act, CliFailure, common, intArg, numArg, UsageError, type Ctx, type Opts } from './context.js';
 import { instanceDetail, instancesTable } from './views.js';
-import { onstartOf, parseEnv } from './offers.js';
+import { onstartOf, parseEnv } from './instance-options.js';
 import {
   DEFAULT_INTERVAL_S,
   describeOutcome,

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createBody, encodeOnstart, ONSTART_MAX, parseEnv } from './offers.js';
+import { createBody } from './offers.js';
+import { encodeOnstart, ONSTART_MAX, parseEnv } from './instance-options.js';
 import { UsageError } from './context.js';
 
 describe('create instance body', () => {

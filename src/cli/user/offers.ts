@@ -1,16 +1,11 @@
 // search offers 'QUERY' and create instance OFFER (docs/cli.md).
-import { readFileSync } from 'node:fs';
-import { gzipSync } from 'node:zlib';
 import type { Command } from 'commander';
 import type { CreateFromTemplateBody, CreateInstanceBody } from '../../contract/api-types.js';
 import { buildSearchBody } from '../../client/search-query.js';
 import { act, common, intArg, numArg, UsageError, type Opts } from './context.js';
 import { offersTable } from './views.js';
 import { checkWaitOptions, waitOptions, waitOrHint } from './instances.js';
-import { dockerOptionsEnv, shellWords } from '../../contract/docker-options.js';
-
-/** onstart is at most 4048 characters; longer scripts go gzip+base64. */
-export const ONSTART_MAX = 4048;
+import { onstartOf, parseEnv } from './instance-options.js';
 
 const SEARCH_HELP = `
 Query: space-separated terms "field op value"; op is one of = != > >= < <= in notin.
@@ -171,43 +166,4 @@ export function createBody(opts: Opts): CreateInstanceBody | CreateFromTemplateB
     disk: body.disk ?? DEFAULT_DISK_GB,
     runtype: body.runtype ?? DEFAULT_RUNTYPE,
   };
-}
-
-/** Scripts over the limit are sent gzip+base64; still too long is a usage error. */
-/**
- * The onstart of `--onstart FILE` (the script in a file) or `--onstart-cmd CMD` (the command
- * itself), encoded for the body; undefined when neither is given.
- */
-export function onstartOf(opts: Opts): string | undefined {
-  if (opts.onstart && opts.onstartCmd)
-    throw new UsageError('give --onstart FILE or --onstart-cmd CMD, not both');
-  if (opts.onstart) {
-    try {
-      return encodeOnstart(readFileSync(String(opts.onstart), 'utf8'));
-    } catch (err) {
-      if (err instanceof UsageError) throw err;
-      throw new UsageError(
-        `--onstart: cannot read ${String(opts.onstart)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
-      );
-    }
-  }
-  return opts.onstartCmd ? encodeOnstart(String(opts.onstartCmd)) : undefined;
-}
-
-export function encodeOnstart(script: string): string {
-  if (script.length <= ONSTART_MAX) return script;
-  const packed = gzipSync(Buffer.from(script, 'utf8'), { level: 9 }).toString('base64');
-  if (packed.length > ONSTART_MAX) {
-    throw new UsageError(
-      `onstart script is ${script.length} characters, ${packed.length} even gzip+base64 encoded; the limit is ${ONSTART_MAX}`,
-    );
-  }
-  return packed;
-}
-
-/** `-e KEY=VALUE -p 8080:8080` (or bare KEY=VALUE) → the create body's env object. */
-export function parseEnv(specs: string[]): Record<string, string> {
-  const r = dockerOptionsEnv(specs.flatMap(shellWords));
-  if ('error' in r) throw new UsageError(`--env: ${r.error}`);
-  return r.env;
 }

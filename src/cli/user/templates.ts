@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { CreateTemplateBody, Template } from '../../contract/api-types.js';
 import { DASH, fmtNum, relativeTime, str, table } from '../output.js';
 import { act, common, numArg, UsageError, type Opts, type OptValue } from './context.js';
-import { onstartOf, parseEnv } from './offers.js';
+import { onstartOf, parseEnv } from './instance-options.js';
 
 /** The longest hash_id the server takes. */
 const HASH_MAX = 64;
