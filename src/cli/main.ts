@@ -90,7 +90,7 @@ export function buildProgram(): Command {
       try {
         const prepared = prepareServe(opts);
         forked = prepared.forked;
-        const { serveCommand } = await import('../server/main.js');
+        const { serveCommand } = await import('../server/serve.js');
         await serveCommand(opts, prepared);
       } catch (err) {
         // A failed start ends the whole cluster; the primary alone reports why.

@@ -5,7 +5,6 @@
 import pino from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
-import { prepareServe, type PreparedServe, type ServeOptions } from './cluster-fork.js';
 import { openStore } from './db/connection.js';
 import { migrateToLatest } from './db/migrate.js';
 import { makeDeps } from './deps.js';
@@ -95,28 +94,6 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       return closing;
     },
   };
-}
-
-/** `openrig serve`; `prepared` is prepareServe's result when the caller has already run it. */
-export async function serveCommand(
-  o: ServeOptions,
-  prepared: PreparedServe = prepareServe(o),
-): Promise<void> {
-  const { config, workers, forked } = prepared;
-  const { isClusterWorker, runPrimary, runWorker } = await import('./cluster.js');
-  if (isClusterWorker()) return runWorker(config);
-  if (workers > 1) return runPrimary(config, workers, forked);
-  const server = await startServer(config);
-  onTermination((sig) => {
-    server.deps.log.info({ signal: sig }, 'shutting down');
-    return server.close();
-  });
-  if (o.demo) {
-    const { startDemo } = await import('./demo.js');
-    await startDemo(server);
-  } else {
-    process.stdout.write(`openrig listening on ${server.url}\n`);
-  }
 }
 
 /** On the first SIGTERM or SIGINT: `stop`, then exit 0 (1 if it failed). */
