@@ -56,6 +56,16 @@ export interface ContainerInspect {
   Mounts?: { Type?: string; Name?: string; Source?: string; Destination?: string; Driver?: string }[];
 }
 
+/** A container as the engine lists it. */
+export interface ContainerSummary {
+  Id: string;
+  Names: string[];
+  Labels: Record<string, string>;
+  /** created, running, paused, restarting, removing, exited or dead. */
+  State: string;
+  Ports?: { IP?: string; PrivatePort: number; PublicPort?: number; Type: string }[];
+}
+
 export interface PathStat {
   name: string;
   size: number;
@@ -247,15 +257,15 @@ export class DockerEngine {
     if (failure) throw new EngineError(500, failure);
   }
 
-  /** Containers (running or not) carrying a label `key` (any value). */
-  listByLabel(
-    key: string,
-  ): Promise<{ Id: string; Names: string[]; Labels: Record<string, string>; State: string }[]> {
-    return this.call<{ Id: string; Names: string[]; Labels: Record<string, string>; State: string }[]>(
-      'GET',
-      '/containers/json',
-      { query: { all: 1, filters: JSON.stringify({ label: [key] }) } },
-    ).then((r) => r.body);
+  /**
+   * Containers (running or not) carrying every label given (`key` or `key=value`). The engine
+   * answers from its snapshot of containers, without taking any container's lock (an inspect
+   * waits while a copy into or out of the container holds it).
+   */
+  listByLabel(key: string | string[]): Promise<ContainerSummary[]> {
+    return this.call<ContainerSummary[]>('GET', '/containers/json', {
+      query: { all: 1, filters: JSON.stringify({ label: Array.isArray(key) ? key : [key] }) },
+    }).then((r) => r.body);
   }
 
   /**

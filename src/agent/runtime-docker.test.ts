@@ -2,7 +2,13 @@
 // GPU indices, CPU and memory limits, published ports, labels for re-adoption, the environment;
 // registry credentials parsed from image_login; and the main process per runtype.
 import { describe, expect, it } from 'vitest';
-import { containerCreateBody, imageKey, mainProcess, parseImageLogin } from './runtime-docker.js';
+import {
+  containerCreateBody,
+  imageKey,
+  listedPorts,
+  mainProcess,
+  parseImageLogin,
+} from './runtime-docker.js';
 import type { InstanceSpec } from './runtime.js';
 
 const spec: InstanceSpec = {
@@ -185,5 +191,31 @@ describe('imageKey', () => {
     expect(imageKey('sha256:' + 'a'.repeat(64))).toBeNull();
     expect(imageKey('0123456789ab')).toBeNull();
     expect(imageKey('reg.example/a@sha256:' + 'b'.repeat(64))).toBeNull();
+  });
+});
+
+describe('listedPorts', () => {
+  it("a listed container's published ports as clients read them, one binding each, the SSH port as 22", () => {
+    expect(
+      listedPorts(
+        {
+          Id: 'x',
+          Names: ['/openrig-1'],
+          Labels: {},
+          State: 'running',
+          Ports: [
+            { IP: '0.0.0.0', PrivatePort: 8080, PublicPort: 41080, Type: 'tcp' },
+            { IP: '::', PrivatePort: 8080, PublicPort: 41080, Type: 'tcp' },
+            { IP: '127.0.0.1', PrivatePort: 9000, PublicPort: 41090, Type: 'udp' },
+            { PrivatePort: 7000, Type: 'tcp' },
+          ],
+        },
+        41022,
+      ),
+    ).toEqual({
+      '22/tcp': [{ HostIp: '0.0.0.0', HostPort: '41022' }],
+      '8080/tcp': [{ HostIp: '0.0.0.0', HostPort: '41080' }],
+      '9000/udp': [{ HostIp: '0.0.0.0', HostPort: '41090' }],
+    });
   });
 });

@@ -17,6 +17,7 @@ import {
   EngineError,
   splitRef,
   type ContainerInspect,
+  type ContainerSummary,
   type RegistryAuth,
 } from './docker-engine.js';
 import { createContainerSshServer, runInContainer } from './container-ssh.js';
@@ -188,6 +189,21 @@ export function containerCreateBody(i: ContainerBodyInput): Record<string, unkno
     ExposedPorts: exposed,
     HostConfig: host,
   };
+}
+
+/** Published ports of a listed container as clients read them (the SSH port as 22/tcp). */
+export function listedPorts(c: ContainerSummary, sshPort: number): PortMap {
+  const out: PortMap = { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(sshPort) }] };
+  const seen = new Set<string>();
+  for (const p of c.Ports ?? []) {
+    if (!p.PublicPort) continue;
+    const key = `${p.PrivatePort}/${p.Type}`;
+    // One binding per port, the IPv4 one when there are two.
+    if (seen.has(key) && p.IP?.includes(':')) continue;
+    seen.add(key);
+    out[key] = [{ HostIp: '0.0.0.0', HostPort: String(p.PublicPort) }];
+  }
+  return out;
 }
 
 /** A free TCP port on `host` (the kernel's choice; the engine or our SSH server binds it next). */
@@ -439,6 +455,22 @@ export class DockerRuntime implements Runtime {
   }
 
   async inspect(id: number): Promise<ObservedState> {
+    // A running container is read from the engine's listing, which takes no container lock: a
+    // renter's copy into or out of their container holds its lock for as long as it streams, and
+    // the heartbeat must not wait for it. Any other state is inspected for its details.
+    const listed = (
+      await this.engine.listByLabel([`${LABEL_INSTANCE}=${id}`, `${LABEL_AGENT}=${this.o.agentUid}`])
+    ).find((x) => x.Names.includes(`/${containerName(id)}`));
+    if (listed?.State === 'running') {
+      const port = Number(listed.Labels[LABEL_SSH_PORT]);
+      const generation = Number(listed.Labels[LABEL_GENERATION]) || 1;
+      try {
+        await this.ensureSsh(id, port);
+      } catch (err) {
+        return { state: 'exited', msg: (err as Error).message, generation };
+      }
+      return { state: 'running', sshPort: port, ports: listedPorts(listed, port), generation };
+    }
     const c = await this.engine.inspect(containerName(id));
     if (!c || c.Config?.Labels?.[LABEL_AGENT] !== this.o.agentUid) {
       this.closeSsh(id);

@@ -6,7 +6,7 @@
 // container id and start time, running again); destroy leaves no container or volume. The pull
 // path uses a local registry (Debian's docker-registry) with and without credentials.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -517,5 +517,101 @@ describe.skipIf(skip !== null)('docker runtime end to end', () => {
     const gone = await until(none, 'exited');
     expect(gone.status_msg).toMatch(/not found|manifest unknown/i);
     await destroy(none);
+  }, 240_000);
+
+  it("one renter's huge log without a tail and 64 MB scp -O copies: another renter logs in under a second, and no heartbeat is late", async () => {
+    const line = 'a log line of some length to make the log long';
+    const a = await rent({
+      image,
+      onstart: `seq 1 120000 | sed 's/$/ ${line}/'; sleep 7777`,
+      runtype: 'ssh',
+    });
+    const b = await rent({ image, onstart: 'sleep 7777', runtype: 'ssh' });
+    const ra = await until(a, 'running');
+    const rb = await until(b, 'running');
+    await waitFor(
+      () => docker('logs', '--tail', '1', `openrig-${a}`).startsWith('120000 '),
+      "A's log to be written",
+      60_000,
+    );
+    const big = path.join(dir, 'load.bin');
+    writeFileSync(big, Buffer.alloc(64 * 1024 * 1024, 3));
+    const run = (cmd: string, args: string[]) =>
+      new Promise<{ code: number; stderr: string; ms: number }>((resolve) => {
+        const t0 = performance.now();
+        execFile(cmd, args, { timeout: 120_000 }, (err, _out, stderr) =>
+          resolve({
+            code: err ? Number(err.code) || 1 : 0,
+            stderr: String(stderr),
+            ms: performance.now() - t0,
+          }),
+        );
+      });
+    // The heartbeats as the server records them, watched throughout.
+    const beats: number[] = [];
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        const ms = (await api('GET', '/api/v0/machines/', hostKey)).body.machines as {
+          last_heartbeat_at: number;
+        }[];
+        const at = Math.max(...ms.map((m) => m.last_heartbeat_at ?? 0));
+        if (at !== beats.at(-1)) beats.push(at);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    let busy = true;
+    const logAnswers: number[] = [];
+    const load = Promise.all([
+      (async () => {
+        while (busy) {
+          const t0 = performance.now();
+          const req = await api('PUT', `/api/v0/instances/request_logs/${a}/`, renterKey, {});
+          expect(req.status).toBe(200);
+          const text = await waitFor(
+            async () => {
+              const r = await fetch(req.body.result_url);
+              return r.status === 200 ? r.text() : null;
+            },
+            'the logs to arrive',
+            30_000,
+            100,
+          );
+          logAnswers.push(performance.now() - t0);
+          expect(text.split('\n').filter(Boolean)).toHaveLength(10_000);
+        }
+      })(),
+      (async () => {
+        while (busy) {
+          const r = await run('scp', ['-O', ...sshArgs(ra.ssh_port), big, 'root@127.0.0.1:/root/load.bin']);
+          expect(r.code, r.stderr).toBe(0);
+        }
+      })(),
+    ]);
+    const logins: number[] = [];
+    try {
+      await new Promise((r) => setTimeout(r, 1000));
+      for (let i = 0; i < 6; i++) {
+        const r = await run('ssh', [...sshArgs(rb.ssh_port), 'root@127.0.0.1', 'true']);
+        expect(r.code, r.stderr).toBe(0);
+        logins.push(r.ms);
+        await new Promise((res) => setTimeout(res, 300));
+      }
+    } finally {
+      busy = false;
+      await load;
+      watching = false;
+      await watch;
+    }
+    // Each answer is the last 10,000 lines, within seconds.
+    expect(logAnswers.length).toBeGreaterThan(0);
+    expect(Math.max(...logAnswers)).toBeLessThan(10_000);
+    expect(Math.max(...logins), `logins: ${logins.map(Math.round).join(', ')} ms`).toBeLessThan(1000);
+    // Heartbeats every 0.3 s: no gap between two of them reaches a second.
+    const gaps = beats.slice(2).map((t, i) => t - beats[i + 1]!);
+    expect(gaps.length).toBeGreaterThan(5);
+    expect(Math.max(...gaps), `gaps: ${gaps.map((g) => g.toFixed(2)).join(', ')} s`).toBeLessThan(1);
+    await destroy(a);
+    await destroy(b);
   }, 240_000);
 });
