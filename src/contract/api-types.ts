@@ -10,6 +10,9 @@ import type * as O from './schemas/offers.js';
 import type * as M from './schemas/machines.js';
 import type * as A from './schemas/accounts.js';
 import type * as AU from './schemas/audit.js';
+import type * as SK from './schemas/ssh-keys.js';
+import type * as EV from './schemas/env-vars.js';
+import type * as T from './schemas/templates.js';
 
 /** T with the fields K always there (the server writes them in every reply of the type). */
 export type WithRequired<T, K extends keyof T> = T & Required<Pick<T, K>>;
@@ -143,16 +146,8 @@ export interface ApiKey {
   [k: string]: unknown;
 }
 
-export interface SshKey {
-  id: number;
-  ssh_key?: string;
-  public_key?: string;
-  key_type?: string;
-  fingerprint?: string;
-  comment?: string;
-  created_at?: number;
-  [k: string]: unknown;
-}
+/** An SSH public key of the account (contract/schemas/ssh-keys.ts). */
+export type SshKey = WithRequired<FromSchema<typeof SK.sshKeySchema>, 'id'>;
 
 /**
  * The user object (contract/schemas/accounts.ts); its account settings (AccountSettings) come with
@@ -330,57 +325,43 @@ export interface Invoices {
   current: { charges: number; service_fee: number; total: number; credit: number };
 }
 
-/** A saved instance configuration (docs/templates.md); `hash_id` names this version of it. */
-export interface Template {
-  id: number;
-  hash_id: string;
-  creator_id: number;
-  name: string;
-  /** The image without its tag. */
-  image: string;
-  tag: string | null;
-  /** Docker options: `-e NAME=VALUE -p 8080:8080`. */
-  env: string;
-  onstart: string;
-  runtype: string;
-  /** GB; the disk of an instance created from it when the create gives none. */
-  recommended_disk_space: number | null;
-  private: boolean;
-  created_at: number;
-  updated_at: number;
-  [k: string]: unknown;
-}
+/**
+ * A saved instance configuration (docs/templates.md; contract/schemas/templates.ts); `hash_id`
+ * names this version of it, `image` is the image without its tag, `env` its Docker options
+ * (`-e NAME=VALUE -p 8080:8080`), `recommended_disk_space` the GB of an instance created from it
+ * when the create gives none.
+ */
+export type Template = WithRequired<
+  FromSchema<typeof T.templateSchema>,
+  | 'id'
+  | 'hash_id'
+  | 'creator_id'
+  | 'name'
+  | 'image'
+  | 'tag'
+  | 'env'
+  | 'onstart'
+  | 'runtype'
+  | 'recommended_disk_space'
+  | 'private'
+  | 'created_at'
+  | 'updated_at'
+>;
 
 /** POST /template/: the fields of a new template; those left out take the server's defaults. */
-export interface CreateTemplateBody {
-  name: string;
-  image: string;
-  tag?: string;
-  env?: string;
-  onstart?: string;
-  runtype?: string;
-  use_ssh?: boolean;
-  recommended_disk_space?: number;
-  private?: boolean;
-  [k: string]: unknown;
-}
+export type CreateTemplateBody = FromSchema<typeof T.templateBody> & { name: string; image: string };
 
-export interface TemplateReply {
-  success: boolean;
+export type TemplateReply = WithRequired<FromSchema<typeof T.templateReply>, 'success'> & {
   template: Template;
-}
+};
 
 /** GET /template/: the caller's templates and everyone's public ones, newest first. */
-export interface TemplatesReply {
-  success: boolean;
+export type TemplatesReply = WithRequired<FromSchema<typeof T.templatesReply>, 'success'> & {
   templates: Template[];
-}
+};
 
 /** GET /api/v0/secrets/: the account's environment variables, NAME: value (docs/env-vars.md). */
-export interface EnvVarsReply {
-  success: boolean;
-  secrets: Record<string, string>;
-}
+export type EnvVarsReply = WithRequired<FromSchema<typeof EV.envVarsReply>, 'success' | 'secrets'>;
 
 /**
  * One row of GET /api/v0/audit_logs/ (docs/security.md, "The audit log"; contract/schemas/audit.ts).

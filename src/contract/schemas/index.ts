@@ -5,3 +5,6 @@ export * as offers from './offers.js';
 export * as machines from './machines.js';
 export * as accounts from './accounts.js';
 export * as audit from './audit.js';
+export * as sshKeys from './ssh-keys.js';
+export * as envVars from './env-vars.js';
+export * as templates from './templates.js';

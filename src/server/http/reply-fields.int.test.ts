@@ -119,12 +119,17 @@ describeEachDb('reply fields are all declared', (dialect) => {
     }
   });
 
-  it('the account routes: the user, its settings, the audit log and its addresses', async () => {
+  it('the account routes: the user, its settings, the audit log, its addresses, SSH keys, env vars and templates', async () => {
     for (const [method, url, body] of [
       ['GET', '/api/v0/users/current/'],
       ['PUT', '/api/v0/users/', { fullname: 'A B', billaddress_city: 'Paris', balance_threshold: 5 }],
       ['GET', '/api/v0/audit_logs/'],
       ['GET', '/api/v0/users/me/ipaddrs/'],
+      ['GET', '/api/v0/ssh/'],
+      ['POST', '/api/v0/secrets/', { key: 'A_B', value: 'c' }],
+      ['GET', '/api/v0/secrets/'],
+      ['POST', '/api/v0/template/', { name: 't', image: 'pytorch/pytorch', tag: '2', env: '-e A=1' }],
+      ['GET', '/api/v0/template/'],
     ] as [string, string, unknown?][]) {
       const r = await t().request(method, url, { key, body });
       expect(r.status, `${method} ${url}: ${r.raw}`).toBe(200);

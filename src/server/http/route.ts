@@ -23,12 +23,13 @@ export interface Contract {
   readonly schema: RouteSchema;
 }
 
+/** A route's schemas: each a JSON Schema json-schema-to-ts reads (a literal, `as const`). */
 export interface RouteSchema {
-  readonly params?: unknown;
-  readonly querystring?: unknown;
-  readonly body?: unknown;
-  readonly headers?: unknown;
-  readonly response?: { readonly [status: number]: unknown };
+  readonly params?: JSONSchema;
+  readonly querystring?: JSONSchema;
+  readonly body?: JSONSchema;
+  readonly headers?: JSONSchema;
+  readonly response?: { readonly [status: number]: JSONSchema };
   readonly [annotation: string]: unknown;
 }
 

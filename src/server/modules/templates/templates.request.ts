@@ -8,23 +8,10 @@ import { compileSearch } from '../offers/offers.filter.js';
 import { parseCreateBody, parseDiskGb, parseRuntype } from '../instance-config/instance-config.parse.js';
 import { TemplateErrors } from './templates.errors.js';
 import { dockerOptionsEnv, shellWords } from '../../../contract/docker-options.js';
+import { TEMPLATE_LIMITS } from '../../../contract/schemas/templates.js';
 
 /** Character limits of the template fields. */
-export const TEMPLATE_LIMITS = {
-  name: 200,
-  image: 500,
-  tag: 128,
-  env: 4096,
-  href: 2048,
-  repo: 2048,
-  jupyter_dir: 1024,
-  docker_login_repo: 500,
-  readme: 16384,
-  desc: 4096,
-  hash_id: 64,
-  /** extra_filters, as JSON text. */
-  extra_filters: 16384,
-} as const;
+export { TEMPLATE_LIMITS };
 
 /** A template as stored (flags as booleans; extra_filters parsed). */
 export interface TemplateInput {

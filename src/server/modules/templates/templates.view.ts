@@ -34,41 +34,5 @@ export function templateView(r: TemplateRow) {
 
 export type TemplateView = ReturnType<typeof templateView>;
 
-const str = { type: 'string' } as const;
-const nstr = { type: ['string', 'null'] } as const;
-const bool = { type: 'boolean' } as const;
-
-export const templateSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'integer' },
-    hash_id: { type: 'string', description: 'names this version of the template; an update gives a new one' },
-    creator_id: { type: 'integer', description: "the owner's user id" },
-    name: str,
-    image: str,
-    tag: nstr,
-    env: { type: 'string', description: 'docker options: "-e NAME=VALUE -p 8080:8080"' },
-    onstart: str,
-    runtype: str,
-    use_ssh: bool,
-    ssh_direct: bool,
-    jup_direct: bool,
-    use_jupyter_lab: bool,
-    jupyter_dir: nstr,
-    docker_login_repo: nstr,
-    href: nstr,
-    repo: nstr,
-    readme: nstr,
-    readme_visible: bool,
-    desc: nstr,
-    extra_filters: {
-      type: 'object',
-      additionalProperties: true,
-      description: 'an offer search (POST /bundles/)',
-    },
-    recommended_disk_space: { type: ['number', 'null'], description: 'GB' },
-    private: bool,
-    created_at: { type: 'number' },
-    updated_at: { type: 'number' },
-  },
-} as const;
+/** The template row's schema: its contract (src/contract/schemas/templates.ts). */
+export { templateSchema } from '../../../contract/schemas/templates.js';
