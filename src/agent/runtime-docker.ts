@@ -6,8 +6,12 @@
 // with the instance's arguments is the main process, and its end is the instance's.
 // SSH is the agent's own per-instance server (container-ssh.ts) on a host port fixed at creation
 // (a label), so `ssh -p` keeps working across stop/start and agent restarts.
-// Per instance the agent keeps STATE_DIR/containers/ID/: the SSH host key, authorized_keys, and a
-// `stopped` marker (a container the agent stopped is `stopped`; one that died by itself `exited`).
+// Per instance the agent keeps STATE_DIR/containers/ID/: the SSH host key, authorized_keys, a
+// `stopped` marker (a container the agent stopped is `stopped`; one that died by itself `exited`)
+// and the spools of SFTP uploads under way; STATE_DIR/private-images.json records the images
+// pulled with credentials. None of it is mounted into any container.
+// Every container is hardened (containerCreateBody): a network on which containers cannot reach
+// each other, no raw sockets, no new privileges, limits on processes, memory and its log.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
