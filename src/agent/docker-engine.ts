@@ -656,7 +656,7 @@ export class ByteReader {
       this.done = true;
       return false;
     }
-    const b = Buffer.isBuffer(r.value) ? r.value : Buffer.from(r.value as Uint8Array);
+    const b = Buffer.isBuffer(r.value) ? r.value : Buffer.from(r.value);
     if (b.length) {
       this.chunks.push(b);
       this.size += b.length;
