@@ -1,6 +1,29 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// The layers and modules of docs/architecture.md, enforced on import paths. A later entry that
+// sets no-restricted-imports for a file replaces an earlier one, so each entry lists every
+// pattern that applies to its files.
+const otherModulesRepo = {
+  group: ['../*/*.repo', '../*/*.repo.js', '**/modules/*/*.repo', '**/modules/*/*.repo.js'],
+  message:
+    "A module takes another module's data through that module's service (its public face), never its repo.",
+};
+const depsFactory = {
+  group: ['**/deps', '**/deps.js'],
+  message:
+    'Import the Deps type from deps.types.ts: deps.ts (makeDeps) is for the composition root and tests.',
+};
+const http = {
+  group: ['**/http/*', '../http', '../../http'],
+  message: 'db/ and repos sit below HTTP: identity is server/identity.ts, list filters db/filters.ts.',
+};
+const server = {
+  group: ['**/server/*', '**/server'],
+  message: 'src/contract and src/client are shared with the agent and the CLI: they never import src/server.',
+};
+const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'bench/.data/**'] },
   js.configs.recommended,
@@ -36,6 +59,22 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  {
+    files: ['src/server/modules/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: restrict(otherModulesRepo, depsFactory),
+  },
+  {
+    files: ['src/server/http/**/*.ts', 'src/server/jobs/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: restrict(depsFactory),
+  },
+  {
+    files: ['src/server/modules/**/*.repo.ts'],
+    rules: restrict(otherModulesRepo, depsFactory, http),
+  },
+  { files: ['src/server/db/**/*.ts'], ignores: ['**/*.test.ts'], rules: restrict(depsFactory, http) },
+  { files: ['src/contract/**/*.ts', 'src/client/**/*.ts'], rules: restrict(server) },
   {
     // Generated JavaScript is how these files make fast row builders and predicates; its source is
     // built from our own field definitions and column names, never from request text.
