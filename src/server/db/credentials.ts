@@ -142,13 +142,15 @@ export function joinsKeyReads(store: Store): boolean {
  * the key's row (undefined when unknown), `joined` the route's row or null. The key is read
  * exactly as apiKeyByHash reads it.
  */
-export async function keyWithRead(
+export function keyWithRead(
   store: Store,
   hash: string,
   read: JoinedRead,
   args: unknown[],
 ): Promise<{ key: KeyRow | undefined; joined: unknown }> {
   if (store.readSnapshot) return keyWithReadInSnapshot(store, store.readSnapshot, hash, read, args);
-  const [row] = await keyWithJoinedRead(read)(store, hash, ...args);
-  return { key: row?.key, joined: row ? row.joined : null };
+  return keyWithJoinedRead(read)(store, hash, ...args).then(([row]) => ({
+    key: row?.key,
+    joined: row ? row.joined : null,
+  }));
 }
