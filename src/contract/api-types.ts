@@ -13,6 +13,7 @@ import type * as AU from './schemas/audit.js';
 import type * as SK from './schemas/ssh-keys.js';
 import type * as EV from './schemas/env-vars.js';
 import type * as T from './schemas/templates.js';
+import type * as K from './schemas/api-keys.js';
 
 /** T with the fields K always there (the server writes them in every reply of the type). */
 export type WithRequired<T, K extends keyof T> = T & Required<Pick<T, K>>;
@@ -135,16 +136,8 @@ export interface Maintenance {
 /** A host's machine, as contract/schemas/machines.ts declares it. */
 export type Machine = WithRequired<FromSchema<typeof M.machineSchema>, 'id'>;
 
-export interface ApiKey {
-  id: number;
-  name?: string;
-  key_prefix?: string;
-  permissions?: unknown;
-  created_at?: number;
-  last_used_at?: number | null;
-  key?: string;
-  [k: string]: unknown;
-}
+/** An API key (contract/schemas/api-keys.ts); `key` only in the reply that created it. */
+export type ApiKey = WithRequired<FromSchema<typeof K.createdApiKey>, 'id'>;
 
 /** An SSH public key of the account (contract/schemas/ssh-keys.ts). */
 export type SshKey = WithRequired<FromSchema<typeof SK.sshKeySchema>, 'id'>;

@@ -5,6 +5,16 @@
 // reply, so adding a field to a reply is one edit: its schema here.
 // Nothing here imports from the server.
 
+// Plain text: control characters (C0 and C1, DEL, the Unicode line and paragraph separators) and
+// invisible format characters (category Cf) are refused, but for the zero-width joiner between two
+// emoji (the server's http/plain-text.ts says why).
+const REFUSED = '\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\p{Cf}';
+const EMOJI_JOINER =
+  '(?<=\\p{Extended_Pictographic}(?:\\uFE0F|\\p{Emoji_Modifier})?)\\u200D(?=\\p{Extended_Pictographic})';
+
+/** A JSON-schema `pattern` for plain text, one line of it (Ajv compiles patterns with the `u` flag). */
+export const PLAIN_TEXT_PATTERN = `^(?:[^${REFUSED}]|${EMOJI_JOINER})*$`;
+
 /** `{error, msg}`: every error reply. */
 export const errorSchema = {
   type: 'object',

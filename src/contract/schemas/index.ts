@@ -8,3 +8,4 @@ export * as audit from './audit.js';
 export * as sshKeys from './ssh-keys.js';
 export * as envVars from './env-vars.js';
 export * as templates from './templates.js';
+export * as apiKeys from './api-keys.js';

@@ -8,13 +8,10 @@
 // is needed by ordinary text: the zero-width joiner between two emoji, which draws them as one
 // (a person and a laptop as a technologist), so it is accepted there and only there.
 import { AppError } from '../errors.js';
+import { PLAIN_TEXT_PATTERN } from '../../contract/schemas/common.js';
 
-const REFUSED = '\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\p{Cf}';
-const EMOJI_JOINER =
-  '(?<=\\p{Extended_Pictographic}(?:\\uFE0F|\\p{Emoji_Modifier})?)\\u200D(?=\\p{Extended_Pictographic})';
-
-/** A JSON-schema `pattern` for plain text (Ajv compiles patterns with the `u` flag). */
-export const PLAIN_TEXT_PATTERN = `^(?:[^${REFUSED}]|${EMOJI_JOINER})*$`;
+/** A JSON-schema `pattern` for plain text (its contract: src/contract/schemas/common.ts). */
+export { PLAIN_TEXT_PATTERN };
 
 const PLAIN = new RegExp(PLAIN_TEXT_PATTERN, 'u');
 

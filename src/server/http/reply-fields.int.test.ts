@@ -119,7 +119,7 @@ describeEachDb('reply fields are all declared', (dialect) => {
     }
   });
 
-  it('the account routes: the user, its settings, the audit log, its addresses, SSH keys, env vars and templates', async () => {
+  it('the account routes: the user, its settings, the audit log, its addresses, SSH keys, env vars, templates and API keys', async () => {
     for (const [method, url, body] of [
       ['GET', '/api/v0/users/current/'],
       ['PUT', '/api/v0/users/', { fullname: 'A B', billaddress_city: 'Paris', balance_threshold: 5 }],
@@ -130,6 +130,8 @@ describeEachDb('reply fields are all declared', (dialect) => {
       ['GET', '/api/v0/secrets/'],
       ['POST', '/api/v0/template/', { name: 't', image: 'pytorch/pytorch', tag: '2', env: '-e A=1' }],
       ['GET', '/api/v0/template/'],
+      ['POST', '/api/v0/auth/apikeys/', { name: 'k', permissions: 'read_only' }],
+      ['GET', '/api/v0/auth/apikeys/'],
     ] as [string, string, unknown?][]) {
       const r = await t().request(method, url, { key, body });
       expect(r.status, `${method} ${url}: ${r.raw}`).toBe(200);
