@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 const otherModulesRepo = {
   group: ['../*/*.repo', '../*/*.repo.js', '**/modules/*/*.repo', '**/modules/*/*.repo.js'],
   message:
-    "A module takes another module's data through that module's service (its public face), never its repo.",
+    "Outside its module, a module's data is taken through its service or other named files (its public face), never its repo.",
 };
 const depsFactory = {
   group: ['**/deps', '**/deps.js'],
@@ -67,7 +67,12 @@ export default tseslint.config(
   {
     files: ['src/server/http/**/*.ts', 'src/server/jobs/**/*.ts'],
     ignores: ['**/*.test.ts'],
-    rules: restrict(depsFactory),
+    rules: restrict(otherModulesRepo, depsFactory),
+  },
+  {
+    files: ['src/server/*.ts'],
+    ignores: ['**/*.test.ts', 'src/server/deps.ts', 'src/server/main.ts', 'src/server/cluster.ts'],
+    rules: restrict(otherModulesRepo),
   },
   {
     files: ['src/server/modules/**/*.repo.ts'],

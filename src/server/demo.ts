@@ -5,12 +5,16 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ed25519KeyPair } from '../contract/ssh-keygen.js';
-import { createUser, insertApiKey } from './modules/accounts/accounts.service.js';
-import { findUserByEmail, revokeDemoKeys } from './modules/accounts/accounts.repo.js';
+import {
+  createUser,
+  findUserByEmail,
+  insertApiKey,
+  revokeDemoKeys,
+} from './modules/accounts/accounts.service.js';
 import { tx } from './db/connection.js';
 import { addSshKey } from './modules/ssh-keys/ssh-keys.service.js';
 import { resolveCredential } from './http/auth.js';
-import { setMachinesOffline } from './modules/agent-gateway/agent-gateway.repo.js';
+import { setMachinesOffline } from './modules/agent-gateway/agent-gateway.heartbeats.js';
 import { sweepMachineInstances } from './modules/instances/instances.moves.js';
 import { Agent } from '../agent/daemon.js';
 import { describeMachines, parseGpusFlag } from '../agent/hardware.js';

@@ -7,12 +7,12 @@
 // Machines that never heartbeated (admin create-machines, no agent) are left alone.
 import type { Deps } from '../deps.types.js';
 import { every, type Job } from './every.js';
+import { sweepMachineInstances } from '../modules/instances/instances.moves.js';
 import {
+  flushHeartbeats,
   quietMachinesWithInstances,
   sweepMachinesOffline,
-} from '../modules/agent-gateway/agent-gateway.repo.js';
-import { sweepMachineInstances } from '../modules/instances/instances.moves.js';
-import { flushHeartbeats } from '../modules/agent-gateway/agent-gateway.heartbeats.js';
+} from '../modules/agent-gateway/agent-gateway.heartbeats.js';
 import { nextTurn } from '../clock.js';
 import { tx } from '../db/connection.js';
 import { machineEvent, recordEvents } from '../modules/webhooks/webhooks.events.js';

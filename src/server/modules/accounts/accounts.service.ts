@@ -20,6 +20,9 @@ import { insertCredit } from '../billing/billing.service.js';
 // the module's public face.
 export { findUserById, revokeKeySessions } from './accounts.repo.js';
 
+// The demo's account and the keys it replaces (demo.ts).
+export { findUserByEmail, revokeDemoKeys } from './accounts.repo.js';
+
 export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const E164_RE = /^\+[1-9]\d{6,14}$/;
 

@@ -16,6 +16,14 @@ import { tx } from '../../db/connection.js';
 import { machineEvent, recordEvents } from '../webhooks/webhooks.events.js';
 import { chunksWithTurns } from '../../db/chunks.js';
 
+// The machines whose heartbeats stopped, for the heartbeat sweep (jobs/heartbeat-sweep.ts) and the
+// demo's shutdown, through this file rather than the module's repo.
+export {
+  quietMachinesWithInstances,
+  setMachinesOffline,
+  sweepMachinesOffline,
+} from './agent-gateway.repo.js';
+
 /** Heartbeat times not yet written, of one process (deps.ts `heartbeats`). */
 export class HeartbeatBuffer {
   readonly times = new Map<number, number>();
