@@ -14,6 +14,7 @@ import type * as SK from './schemas/ssh-keys.js';
 import type * as EV from './schemas/env-vars.js';
 import type * as T from './schemas/templates.js';
 import type * as K from './schemas/api-keys.js';
+import type * as MT from './schemas/maintenance.js';
 
 /** T with the fields K always there (the server writes them in every reply of the type). */
 export type WithRequired<T, K extends keyof T> = T & Required<Pick<T, K>>;
@@ -101,6 +102,7 @@ export type UpdateInstanceReply = FromSchema<typeof I.updateInstanceReply> & {
 /** Reboot / recycle: result_url answers once the host has done it (absent: one was under way). */
 export type RestartReply = FromSchema<typeof I.remoteRequestReply> & { msg: string };
 
+/** The maintenance bodies are checked by the server in code, not by a schema, so their shape is named here. */
 export type MaintenanceCategory = 'power' | 'internet' | 'disk' | 'gpu' | 'software' | 'other';
 
 export interface MaintBatchBody {
@@ -110,28 +112,24 @@ export interface MaintBatchBody {
   maintenance_category?: MaintenanceCategory;
 }
 
-export interface MaintBatchEntry {
-  success: boolean;
-  machine_id: number;
-  notifications_sent?: number;
-  error?: string;
-  msg?: string;
-}
+/** One machine's outcome in a batch (contract/schemas/maintenance.ts). */
+export type MaintBatchEntry = WithRequired<
+  Declared<FromSchema<typeof MT.maintenanceEntrySchema>>,
+  'success' | 'machine_id'
+>;
 
-export interface MaintBatchReply {
-  success: boolean;
+export type MaintBatchReply = WithRequired<
+  Declared<FromSchema<typeof MT.maintenanceBatchReply>>,
+  'success'
+> & {
   results: MaintBatchEntry[];
-}
+};
 
-export interface Maintenance {
-  id?: number;
-  machine_id: number;
-  start_time: number;
-  end_time: number;
-  duration_hours: number;
-  maintenance_category: string;
-  [k: string]: unknown;
-}
+/** A maintenance window, as machines, instances and offers show it (contract/schemas/common.ts). */
+export type Maintenance = WithRequired<
+  FromSchema<typeof C.maintenanceWindowSchema>,
+  'machine_id' | 'start_time' | 'end_time' | 'duration_hours' | 'maintenance_category'
+>;
 
 /** A host's machine, as contract/schemas/machines.ts declares it. */
 export type Machine = WithRequired<FromSchema<typeof M.machineSchema>, 'id'>;

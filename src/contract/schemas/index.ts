@@ -9,3 +9,4 @@ export * as sshKeys from './ssh-keys.js';
 export * as envVars from './env-vars.js';
 export * as templates from './templates.js';
 export * as apiKeys from './api-keys.js';
+export * as maintenance from './maintenance.js';

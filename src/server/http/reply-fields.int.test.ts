@@ -95,7 +95,7 @@ describeEachDb('reply fields are all declared', (dialect) => {
     expect(Object.keys(served.body.offers[0]).sort()).toEqual(Object.keys(page.offers[0]!).sort());
   });
 
-  it('the machine routes: the list, one machine, listing and unlisting, the CLI forms', async () => {
+  it('the machine routes: the list, one machine, listing and unlisting, the CLI forms, maintenance windows', async () => {
     const host = await t().user();
     const [m] = await insertMachines(
       t().deps.db,
@@ -103,6 +103,7 @@ describeEachDb('reply fields are all declared', (dialect) => {
       t().clock.now(),
     );
     const k = host.apiKey;
+    const soon = Math.floor(t().clock.now() / 1000) + 3600;
     const calls: [string, string, unknown?][] = [
       ['GET', '/api/v0/machines/'],
       ['GET', `/api/v0/machines/${m}/`],
@@ -110,6 +111,12 @@ describeEachDb('reply fields are all declared', (dialect) => {
       ['PUT', `/api/v0/machines/${m}/unlist/`],
       ['PUT', '/api/v0/machines/create_asks/', { machine: m, price_gpu: null, price_min_bid: 0.1 }],
       ['PUT', `/api/v0/machines/${m}/minbid/`, { price: 0.2 }],
+      ['PUT', `/api/v0/machines/${m}/dnotify/`, { sdate: soon, duration: 2 }],
+      ['POST', '/api/v0/machines/maintenances/batch/', { machine_ids: [m], sdate: soon + 86400 }],
+      ['GET', '/api/v0/machines/maintenances/'],
+      ['GET', '/api/v0/machines/'],
+      ['PUT', `/api/v0/machines/${m}/cancel_maint/`],
+      ['DELETE', '/api/v0/machines/maintenances/batch/', { machine_ids: [m] }],
       ['DELETE', `/api/v0/machines/${m}/asks/`],
       ['POST', `/api/v0/machines/${m}/force_delete/`, {}],
     ];
