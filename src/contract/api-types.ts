@@ -15,9 +15,17 @@ import type * as EV from './schemas/env-vars.js';
 import type * as T from './schemas/templates.js';
 import type * as K from './schemas/api-keys.js';
 import type * as MT from './schemas/maintenance.js';
+import type * as B from './schemas/billing.js';
 
 /** T with the fields K always there (the server writes them in every reply of the type). */
 export type WithRequired<T, K extends keyof T> = T & Required<Pick<T, K>>;
+
+/** A reply type the server always writes whole: every declared field there, at any depth. */
+export type Complete<T> = T extends readonly (infer U)[]
+  ? Complete<U>[]
+  : T extends object
+    ? { [K in keyof T as string extends K ? never : K]-?: Complete<T[K]> }
+    : T;
 
 /** A type without the open index signatures json-schema-to-ts gives object schemas. */
 export type Declared<T> = T extends readonly (infer U)[]
@@ -248,73 +256,31 @@ export interface EventsPage {
 }
 
 /** What renters paid over a period, in USD: `gpu` is compute, `sto` disk, `bw*` bandwidth (always 0). */
-export interface EarningsAmounts {
-  gpu_earn: number;
-  sto_earn: number;
-  bwu_earn: number;
-  bwd_earn: number;
-  earn: number;
-}
+export type EarningsAmounts = Complete<FromSchema<typeof B.earningsSchema>>;
 
 /**
  * GET /users/me/machine-earnings: what renters paid for the caller's machines from UTC day `sday`
  * through `eday` (days since 1970-01-01), in total, per machine (every machine, idle ones at 0)
- * and per day (every day of the range).
+ * and per day (every day of the range; `date` as YYYY-MM-DD); `start` and `end` in Unix seconds.
  */
-export interface MachineEarnings {
-  success: boolean;
-  sday: number;
-  eday: number;
-  /** Unix seconds: the start of day `sday` and the end of day `eday`. */
-  start: number;
-  end: number;
-  summary: {
-    total_gpu: number;
-    total_stor: number;
-    total_bwu: number;
-    total_bwd: number;
-    total_earn: number;
-  };
-  per_machine: ({ machine_id: number } & EarningsAmounts)[];
-  /** `date` is the day as YYYY-MM-DD (UTC). */
-  per_day: ({ day: number; date: string } & EarningsAmounts)[];
-}
+export type MachineEarnings = Complete<FromSchema<(typeof B.machineEarnings.schema.response)[200]>>;
 
 /**
  * An item of the billing history (GET /users/me/invoices): a charge, summed per instance, UTC
  * day and kind, or a payment (a credit added to the account). Amounts in USD.
  */
-export interface InvoiceItem {
-  type: 'charge' | 'payment';
-  description: string;
-  amount: number;
-  /** Unix seconds: the end of the day's last billed period, or when the credit was added. */
-  timestamp: number;
-  instance_id: number | null;
-  /** Payments: the credit's id. */
-  id?: number;
-  service?: string;
-  /** Charges: compute or disk. */
-  kind?: 'compute' | 'disk';
-  /** Charges: hours billed. */
-  quantity?: number;
-  /** Charges: the instance's locked rate, $/hour. */
-  rate?: number;
-  start?: number;
-  end?: number;
-}
+export type InvoiceItem = WithRequired<
+  Declared<FromSchema<typeof B.invoiceItemSchema>>,
+  'type' | 'description' | 'amount' | 'timestamp' | 'instance_id'
+>;
 
 /** GET /users/me/invoices: the history from `sdate` to `edate` (unix seconds), oldest first. */
-export interface Invoices {
-  success: boolean;
-  sdate: number;
-  edate: number;
+export type Invoices = Omit<
+  Complete<FromSchema<(typeof B.showInvoices.schema.response)[200]>>,
+  'invoices'
+> & {
   invoices: InvoiceItem[];
-  /** The charges and the credits listed, summed exactly. */
-  totals: { charges: number; credits: number };
-  /** Today's (UTC) charges so far, and `credit`, the balance. */
-  current: { charges: number; service_fee: number; total: number; credit: number };
-}
+};
 
 /**
  * A saved instance configuration (docs/templates.md; contract/schemas/templates.ts); `hash_id`

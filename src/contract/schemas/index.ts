@@ -10,3 +10,4 @@ export * as envVars from './env-vars.js';
 export * as templates from './templates.js';
 export * as apiKeys from './api-keys.js';
 export * as maintenance from './maintenance.js';
+export * as billing from './billing.js';

@@ -146,4 +146,37 @@ describeEachDb('reply fields are all declared', (dialect) => {
     const logs = await t().request('GET', '/api/v0/audit_logs/', { key });
     expect(logs.body.length).toBeGreaterThan(0);
   });
+
+  it('the billing routes: balance, ledger, earnings, and the billing history in each format', async () => {
+    const host = await t().user();
+    const day = Math.floor(t().clock.now() / 86_400_000);
+    const now = Math.floor(t().clock.now() / 1000);
+    const calls: [string, string, unknown?][] = [
+      ['GET', '/api/v0/billing/'],
+      ['GET', '/api/v0/billing/charges/'],
+      ['GET', '/api/v0/users/me/invoices/'],
+      ['POST', '/api/v0/contracts/fetch/', { label: 'lab', contract_ids: [id] }],
+      ['GET', '/api/v0/invoices/'],
+      [
+        'GET',
+        `/api/v1/invoices/?${jsonQuery({ select_filters: { when: { gte: now - 86400, lte: now + 86400 } } })}`,
+      ],
+      [
+        'GET',
+        `/api/v0/charges/?${jsonQuery({ select_filters: { day: { gte: now - 86400, lte: now + 86400 } } })}`,
+      ],
+    ];
+    for (const [method, url, body] of calls) {
+      const r = await t().request(method, url, { key, body });
+      expect(r.status, `${method} ${url}: ${r.raw}`).toBe(200);
+    }
+    const earnings = await t().request(
+      'GET',
+      `/api/v0/users/me/machine-earnings/?sday=${day - 1}&eday=${day}`,
+      {
+        key: host.apiKey,
+      },
+    );
+    expect(earnings.status, earnings.raw).toBe(200);
+  });
 });

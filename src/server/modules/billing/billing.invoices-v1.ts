@@ -143,12 +143,12 @@ const writeToken = (signature: string, v: number[]): string =>
  * A v1 page from `rows`, read with a limit of `limit + 1`: the first `limit` of them as `entry`
  * makes them, `total` of all, and the token of the next page when the extra row came (else null).
  */
-function pageReply<R>(
+function pageReply<R, E>(
   rows: { row: R; key: number[] }[],
   limit: number,
   signature: string,
   total: number,
-  entry: (row: R) => unknown,
+  entry: (row: R) => E,
 ) {
   const page = rows.slice(0, limit);
   return {
