@@ -27,6 +27,7 @@ import { recordAddressUse } from '../modules/audit/audit.addresses.js';
 import { clientAddress } from '../modules/audit/audit.args.js';
 
 export const SESSION_COOKIE = 'openrig_session';
+
 /**
  * Per-route authentication settings, in the route's `config`:
  * - `auth`: 'required' (default), 'optional' (handler decides; e.g. 2FA calls that accept a
