@@ -16,6 +16,7 @@ import type * as T from './schemas/templates.js';
 import type * as K from './schemas/api-keys.js';
 import type * as MT from './schemas/maintenance.js';
 import type * as B from './schemas/billing.js';
+import type * as W from './schemas/webhooks.js';
 
 /** T with the fields K always there (the server writes them in every reply of the type). */
 export type WithRequired<T, K extends keyof T> = T & Required<Pick<T, K>>;
@@ -226,34 +227,13 @@ export interface TfaVerification {
   backup_code?: string;
 }
 
-/** A registered webhook endpoint (the secret only in create and rotate replies). */
-export interface Webhook {
-  id: number;
-  url: string;
-  description: string;
-  events: string[];
-  enabled: boolean;
-  disabled_reason: string | null;
-  failing_since: number | null;
-  previous_secret_valid_until: number | null;
-  created_at: number;
-  updated_at: number;
-}
+/** A registered webhook endpoint (contract/schemas/webhooks.ts; the secret only in create and rotate replies). */
+export type Webhook = Declared<FromSchema<typeof W.webhookSchema>>;
 
 /** One event, as the feed lists it and as a webhook delivers it. */
-export interface FeedEvent {
-  id: string;
-  type: string;
-  timestamp: string;
-  created_at: number;
-  data: Record<string, unknown>;
-}
+export type FeedEvent = FromSchema<typeof W.eventSchema>;
 
-export interface EventsPage {
-  events: FeedEvent[];
-  has_more: boolean;
-  next_after: string | null;
-}
+export type EventsPage = Pick<FromSchema<typeof W.eventsPage>, 'events' | 'has_more' | 'next_after'>;
 
 /** What renters paid over a period, in USD: `gpu` is compute, `sto` disk, `bw*` bandwidth (always 0). */
 export type EarningsAmounts = Complete<FromSchema<typeof B.earningsSchema>>;

@@ -11,3 +11,4 @@ export * as templates from './templates.js';
 export * as apiKeys from './api-keys.js';
 export * as maintenance from './maintenance.js';
 export * as billing from './billing.js';
+export * as webhooks from './webhooks.js';

@@ -126,7 +126,7 @@ describeEachDb('reply fields are all declared', (dialect) => {
     }
   });
 
-  it('the account routes: the user, its settings, the audit log, its addresses, SSH keys, env vars, templates and API keys', async () => {
+  it('the account routes: the user, its settings, the audit log, its addresses, SSH keys, env vars, templates, API keys, webhooks and events', async () => {
     for (const [method, url, body] of [
       ['GET', '/api/v0/users/current/'],
       ['PUT', '/api/v0/users/', { fullname: 'A B', billaddress_city: 'Paris', balance_threshold: 5 }],
@@ -139,12 +139,17 @@ describeEachDb('reply fields are all declared', (dialect) => {
       ['GET', '/api/v0/template/'],
       ['POST', '/api/v0/auth/apikeys/', { name: 'k', permissions: 'read_only' }],
       ['GET', '/api/v0/auth/apikeys/'],
+      ['GET', '/api/v0/webhooks/'],
+      ['GET', '/api/v0/events/'],
+      ['PUT', '/api/v0/events/settings/', { balance_low_threshold: 3 }],
     ] as [string, string, unknown?][]) {
       const r = await t().request(method, url, { key, body });
       expect(r.status, `${method} ${url}: ${r.raw}`).toBe(200);
     }
     const logs = await t().request('GET', '/api/v0/audit_logs/', { key });
     expect(logs.body.length).toBeGreaterThan(0);
+    const events = await t().request('GET', '/api/v0/events/', { key });
+    expect(events.body.events.length).toBeGreaterThan(0);
   });
 
   it('the billing routes: balance, ledger, earnings, and the billing history in each format', async () => {

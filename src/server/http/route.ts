@@ -36,10 +36,11 @@ export interface RouteSchema {
 /** The type a schema describes; `unknown` where the route declares none. */
 export type Of<S> = S extends JSONSchema ? FromSchema<S> : unknown;
 
-/** A body schema with required fields is always there; otherwise the request may have no body. */
-type BodyOf<S> = S extends { readonly required: readonly [unknown, ...unknown[]] }
-  ? Of<S>
-  : Of<S> | undefined;
+/**
+ * A body whose schema is of type object is always there once validated (Fastify validates a missing
+ * body as null, which such a schema refuses); any other body schema may leave it undefined.
+ */
+type BodyOf<S> = S extends { readonly type: 'object' } ? Of<S> : Of<S> | undefined;
 
 /**
  * A reply type without the open index signatures json-schema-to-ts gives an object schema: a reply

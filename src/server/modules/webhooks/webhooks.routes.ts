@@ -1,383 +1,124 @@
-// Webhook endpoints and the event feed (docs/webhooks.md).
+// Webhook endpoints and the event feed (docs/webhooks.md); schemas in src/contract/schemas/webhooks.ts.
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.types.js';
-import { authErrors, errorSchema, idParams, rowId, type IdParams } from '../../http/schemas.js';
 import { requireAuth } from '../../http/auth.js';
+import { registerRoutes, route } from '../../http/route.js';
+import * as C from '../../../contract/schemas/webhooks.js';
 import * as svc from './webhooks.service.js';
 
-const deliveryParams = {
-  type: 'object',
-  required: ['id', 'delivery_id'],
-  properties: { id: rowId, delivery_id: rowId },
-} as const;
-const eventsList = {
-  type: 'array',
-  items: { type: 'string', minLength: 1, maxLength: 100 },
-  minItems: 1,
-  maxItems: 50,
-  description: 'Event types or prefixes: instance.running, instance.*, * (default *)',
-} as const;
-const webhookFields = {
-  url: { type: 'string', minLength: 1, maxLength: 2000 },
-  events: eventsList,
-  description: { type: 'string', maxLength: 500 },
-  enabled: { type: 'boolean' },
-} as const;
-const createBody = {
-  type: 'object',
-  required: ['url'],
-  properties: webhookFields,
-  additionalProperties: false,
-} as const;
-const updateBody = { type: 'object', properties: webhookFields, additionalProperties: false } as const;
-const eventsQuery = {
-  type: 'object',
-  properties: {
-    after: { type: 'string', maxLength: 100, description: 'The id of the last event already seen' },
-    types: { type: 'string', maxLength: 2000, description: 'Comma-separated types or prefixes (instance.*)' },
-    limit: { type: 'integer', minimum: 1, maximum: 1000 },
-  },
-} as const;
-const deliveriesQuery = {
-  type: 'object',
-  properties: { before: rowId, limit: { type: 'integer', minimum: 1, maximum: 500 } },
-} as const;
-const settingsBody = {
-  type: 'object',
-  required: ['balance_low_threshold'],
-  properties: {
-    balance_low_threshold: { anyOf: [{ type: 'number', minimum: 0, maximum: 1e9 }, { type: 'null' }] },
-  },
-  additionalProperties: false,
-} as const;
-/** A POST that takes no fields: any object, or no body at all. */
-const emptyBody = {
-  anyOf: [{ type: 'object', properties: {}, additionalProperties: true }, { type: 'null' }],
-} as const;
-
-interface CreateBody {
-  url: string;
-  events?: string[];
-  description?: string;
-  enabled?: boolean;
-}
-type UpdateBody = Partial<CreateBody>;
-interface DeliveryParams {
-  id: number;
-  delivery_id: number;
-}
-interface EventsQuery {
-  after?: string;
-  types?: string;
-  limit?: number;
-}
-interface DeliveriesQuery {
-  before?: number;
-  limit?: number;
-}
-interface SettingsBody {
-  balance_low_threshold: number | null;
-}
-
-const integer = { type: 'integer' } as const;
-const number = { type: 'number' } as const;
-const string = { type: 'string' } as const;
-const boolean = { type: 'boolean' } as const;
-const orNull = <T extends object>(s: T) => ({ anyOf: [s, { type: 'null' }] }) as const;
-
-const webhookSchema = {
-  type: 'object',
-  required: [
-    'id',
-    'url',
-    'description',
-    'events',
-    'enabled',
-    'disabled_reason',
-    'failing_since',
-    'previous_secret_valid_until',
-    'created_at',
-    'updated_at',
-  ],
-  properties: {
-    id: integer,
-    url: string,
-    description: string,
-    events: { type: 'array', items: string },
-    enabled: boolean,
-    disabled_reason: orNull(string),
-    failing_since: orNull(number),
-    previous_secret_valid_until: orNull(number),
-    created_at: number,
-    updated_at: number,
-  },
-} as const;
-const withSecret = {
-  type: 'object',
-  required: ['success', 'webhook', 'secret'],
-  properties: {
-    success: boolean,
-    webhook: webhookSchema,
-    secret: { type: 'string', description: 'The signing secret (whsec_…): shown in this reply only' },
-  },
-} as const;
-const eventSchema = {
-  type: 'object',
-  required: ['id', 'type', 'timestamp', 'created_at', 'data'],
-  properties: {
-    id: string,
-    type: string,
-    timestamp: string,
-    created_at: number,
-    data: { type: 'object', properties: {}, additionalProperties: true },
-  },
-} as const;
-const attemptSchema = {
-  type: 'object',
-  required: ['at', 'status_code', 'latency_ms', 'success', 'error'],
-  properties: {
-    at: number,
-    status_code: orNull(integer),
-    latency_ms: integer,
-    success: boolean,
-    error: orNull(string),
-  },
-} as const;
-const deliverySchema = {
-  type: 'object',
-  required: [
-    'id',
-    'webhook_id',
-    'event_id',
-    'event_type',
-    'state',
-    'attempts',
-    'next_attempt_at',
-    'last_status',
-    'last_error',
-    'last_latency_ms',
-    'delivered_at',
-    'created_at',
-    'attempt_log',
-  ],
-  properties: {
-    id: integer,
-    webhook_id: integer,
-    event_id: string,
-    event_type: string,
-    state: { type: 'string', description: 'pending, delivered or failed' },
-    attempts: integer,
-    next_attempt_at: orNull(number),
-    last_status: orNull(integer),
-    last_error: orNull(string),
-    last_latency_ms: orNull(integer),
-    delivered_at: orNull(number),
-    created_at: number,
-    attempt_log: { type: 'array', items: attemptSchema },
-  },
-} as const;
-const ok = { type: 'object', required: ['success'], properties: { success: boolean, msg: string } } as const;
-/** A reply of `success` and the one field `key` holding `schema`. */
-const reply = <K extends string, S extends object>(key: K, schema: S) =>
-  ({ type: 'object', required: ['success', key], properties: { success: boolean, [key]: schema } }) as const;
-const tags = ['webhooks'];
 const cfg = { scope: 'webhooks' } as const;
 
+export const createWebhook = route(C.createWebhook)({
+  config: cfg,
+  handler: (deps) => async (req) => {
+    const { secret, ...webhook } = await svc.createWebhook(deps, requireAuth(req), req.body);
+    return { success: true, webhook, secret };
+  },
+});
+
+export const listWebhooks = route(C.listWebhooks)({
+  config: cfg,
+  handler: (deps) => async (req) => ({
+    success: true,
+    webhooks: await svc.listWebhooks(deps, requireAuth(req)),
+  }),
+});
+
+export const showWebhook = route(C.showWebhook)({
+  config: cfg,
+  handler: (deps) => async (req) => ({
+    success: true,
+    webhook: await svc.getWebhook(deps, requireAuth(req), req.params.id),
+  }),
+});
+
+export const updateWebhook = route(C.updateWebhook)({
+  config: cfg,
+  handler: (deps) => async (req) => ({
+    success: true,
+    webhook: await svc.updateWebhook(deps, requireAuth(req), req.params.id, req.body),
+  }),
+});
+
+export const deleteWebhook = route(C.deleteWebhook)({
+  config: cfg,
+  handler: (deps) => async (req) => {
+    await svc.deleteWebhook(deps, requireAuth(req), req.params.id);
+    return { success: true, msg: 'Webhook deleted' };
+  },
+});
+
+export const rotateSecret = route(C.rotateSecret)({
+  config: cfg,
+  handler: (deps) => async (req) => {
+    const { secret, ...webhook } = await svc.rotateSecret(deps, requireAuth(req), req.params.id);
+    return { success: true, webhook, secret };
+  },
+});
+
+export const testWebhook = route(C.testWebhook)({
+  config: cfg,
+  handler: (deps) => async (req) => ({
+    success: true,
+    ...(await svc.testWebhook(deps, requireAuth(req), req.params.id)),
+  }),
+});
+
+export const listDeliveries = route(C.listDeliveries)({
+  config: cfg,
+  handler: (deps) => async (req) => ({
+    success: true,
+    deliveries: await svc.listDeliveries(deps, requireAuth(req), req.params.id, req.query),
+  }),
+});
+
+export const retryDelivery = route(C.retryDelivery)({
+  config: cfg,
+  handler: (deps) => async (req) => {
+    await svc.retryDelivery(deps, requireAuth(req), req.params.id, req.params.delivery_id);
+    return { success: true, msg: 'Delivery queued' };
+  },
+});
+
+export const getEventSettings = route(C.getEventSettings)({
+  config: cfg,
+  handler: (deps) => async (req) => ({
+    success: true,
+    ...(await svc.getEventSettings(deps, requireAuth(req))),
+  }),
+});
+
+export const putEventSettings = route(C.putEventSettings)({
+  config: cfg,
+  handler: (deps) => async (req) => ({
+    success: true,
+    ...(await svc.putEventSettings(deps, requireAuth(req), req.body)),
+  }),
+});
+
+export const listEvents = route(C.listEvents)({
+  config: cfg,
+  handler: (deps) => async (req) => ({
+    success: true,
+    ...(await svc.listEvents(deps, requireAuth(req), req.query)),
+  }),
+});
+
+export const webhookRoutes = [
+  createWebhook,
+  listWebhooks,
+  showWebhook,
+  updateWebhook,
+  deleteWebhook,
+  rotateSecret,
+  testWebhook,
+  listDeliveries,
+  retryDelivery,
+  getEventSettings,
+  putEventSettings,
+  listEvents,
+];
+
 export async function webhooksRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
-  const base = '/api/v0/webhooks';
-  app.post<{ Body: CreateBody }>(
-    `${base}/`,
-    {
-      config: cfg,
-      schema: {
-        tags,
-        summary: 'Register a webhook; the signing secret is in this reply only',
-        body: createBody,
-        response: { 200: withSecret, ...authErrors },
-      },
-    },
-    async (req) => {
-      const { secret, ...webhook } = await svc.createWebhook(deps, requireAuth(req), req.body);
-      return { success: true, webhook, secret };
-    },
-  );
-  app.get(
-    `${base}/`,
-    {
-      config: cfg,
-      schema: {
-        tags,
-        summary: "The caller's webhooks",
-        response: {
-          200: reply('webhooks', { type: 'array', items: webhookSchema }),
-          ...authErrors,
-        },
-      },
-    },
-    async (req) => ({ success: true, webhooks: await svc.listWebhooks(deps, requireAuth(req)) }),
-  );
-  app.get<{ Params: IdParams }>(
-    `${base}/:id/`,
-    {
-      config: cfg,
-      schema: {
-        tags,
-        params: idParams,
-        response: { 200: reply('webhook', webhookSchema), ...authErrors },
-      },
-    },
-    async (req) => ({ success: true, webhook: await svc.getWebhook(deps, requireAuth(req), req.params.id) }),
-  );
-  app.put<{ Params: IdParams; Body: UpdateBody }>(
-    `${base}/:id/`,
-    {
-      config: cfg,
-      schema: {
-        tags,
-        summary: 'Change url, events, description or enabled (enabling forgets past failures)',
-        params: idParams,
-        body: updateBody,
-        response: { 200: reply('webhook', webhookSchema), ...authErrors },
-      },
-    },
-    async (req) => ({
-      success: true,
-      webhook: await svc.updateWebhook(deps, requireAuth(req), req.params.id, req.body),
-    }),
-  );
-  app.delete<{ Params: IdParams }>(
-    `${base}/:id/`,
-    { config: cfg, schema: { tags, params: idParams, response: { 200: ok, ...authErrors } } },
-    async (req) => {
-      await svc.deleteWebhook(deps, requireAuth(req), req.params.id);
-      return { success: true, msg: 'Webhook deleted' };
-    },
-  );
-  app.post<{ Params: IdParams }>(
-    `${base}/:id/rotate-secret/`,
-    {
-      config: cfg,
-      schema: {
-        tags,
-        summary: 'A new signing secret (in this reply only); the previous one keeps signing for 24 h',
-        params: idParams,
-        body: emptyBody,
-        response: { 200: withSecret, ...authErrors },
-      },
-    },
-    async (req) => {
-      const { secret, ...webhook } = await svc.rotateSecret(deps, requireAuth(req), req.params.id);
-      return { success: true, webhook, secret };
-    },
-  );
-  app.post<{ Params: IdParams }>(
-    `${base}/:id/test/`,
-    {
-      config: cfg,
-      schema: {
-        tags,
-        summary: 'Queue a webhook.test delivery to this endpoint',
-        params: idParams,
-        body: emptyBody,
-        response: {
-          200: {
-            type: 'object',
-            required: ['success', 'delivery_id', 'event_id'],
-            properties: { success: boolean, delivery_id: integer, event_id: string },
-          },
-          ...authErrors,
-          409: errorSchema,
-        },
-      },
-    },
-    async (req) => ({ success: true, ...(await svc.testWebhook(deps, requireAuth(req), req.params.id)) }),
-  );
-  app.get<{ Params: IdParams; Querystring: DeliveriesQuery }>(
-    `${base}/:id/deliveries/`,
-    {
-      config: cfg,
-      schema: {
-        tags,
-        summary: 'Deliveries to this endpoint, newest first, with every attempt (status code, latency)',
-        params: idParams,
-        querystring: deliveriesQuery,
-        response: {
-          200: reply('deliveries', { type: 'array', items: deliverySchema }),
-          ...authErrors,
-        },
-      },
-    },
-    async (req) => ({
-      success: true,
-      deliveries: await svc.listDeliveries(deps, requireAuth(req), req.params.id, req.query),
-    }),
-  );
-  app.post<{ Params: DeliveryParams }>(
-    `${base}/:id/deliveries/:delivery_id/retry/`,
-    {
-      config: cfg,
-      schema: {
-        tags,
-        summary: 'Send a delivery again now, with the same webhook-id',
-        params: deliveryParams,
-        body: emptyBody,
-        response: { 200: ok, ...authErrors },
-      },
-    },
-    async (req) => {
-      await svc.retryDelivery(deps, requireAuth(req), req.params.id, req.params.delivery_id);
-      return { success: true, msg: 'Delivery queued' };
-    },
-  );
-  const settingsSchema = reply('balance_low_threshold', orNull(number));
-  app.get(
-    '/api/v0/events/settings/',
-    {
-      config: cfg,
-      schema: {
-        tags,
-        summary: 'Event settings: the balance.low threshold',
-        response: { 200: settingsSchema, ...authErrors },
-      },
-    },
-    async (req) => ({ success: true, ...(await svc.getEventSettings(deps, requireAuth(req))) }),
-  );
-  app.put<{ Body: SettingsBody }>(
-    '/api/v0/events/settings/',
-    {
-      config: cfg,
-      schema: {
-        tags,
-        summary: 'Set the balance (dollars) at or below which balance.low fires; null turns it off',
-        body: settingsBody,
-        response: { 200: settingsSchema, ...authErrors },
-      },
-    },
-    async (req) => ({ success: true, ...(await svc.putEventSettings(deps, requireAuth(req), req.body)) }),
-  );
-  app.get<{ Querystring: EventsQuery }>(
-    '/api/v0/events/',
-    {
-      config: cfg,
-      schema: {
-        tags,
-        summary: "The caller's events of the last 30 days, oldest first, after the event `after`",
-        querystring: eventsQuery,
-        response: {
-          200: {
-            type: 'object',
-            required: ['success', 'events', 'has_more', 'next_after'],
-            properties: {
-              success: boolean,
-              events: { type: 'array', items: eventSchema },
-              has_more: boolean,
-              next_after: orNull(string),
-            },
-          },
-          ...authErrors,
-        },
-      },
-    },
-    async (req) => ({ success: true, ...(await svc.listEvents(deps, requireAuth(req), req.query)) }),
-  );
+  registerRoutes(app, deps, webhookRoutes);
 }
