@@ -101,7 +101,7 @@ export function route<C extends Contract>(contract: C) {
   }): Route<C> => ({
     contract,
     config: def.config,
-    handler: def.handler as (deps: Deps) => unknown,
+    handler: def.handler,
   });
 }
 
@@ -114,7 +114,7 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, routes: readonl
       url: r.contract.url,
       ...(r.config ? { config: r.config } : {}),
       schema: r.contract.schema,
-      handler: r.handler(deps) as unknown as RouteHandlerMethod,
+      handler: r.handler(deps) as RouteHandlerMethod,
       ...(check ? { preSerialization: replyCheck(r.contract) } : {}),
     });
   }

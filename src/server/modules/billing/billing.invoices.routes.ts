@@ -4,7 +4,6 @@
 // GET  /api/v0/invoices?select_filters                    → [invoice, …]            (search invoices)
 // GET  /api/v1/invoices/?select_filters&limit&after_token → {results, next_token}  (show invoices-v1 -i)
 // GET  /api/v0/charges/?select_filters&limit&after_token  → {results, next_token}  (show invoices-v1 -c)
-import type { Deps } from '../../deps.types.js';
 import { requireAuth } from '../../http/auth.js';
 import { route } from '../../http/route.js';
 import * as C from '../../../contract/schemas/billing.js';
