@@ -146,6 +146,28 @@ describeEachDb('official CLI: billing history', (dialect) => {
     });
     expectOk(some);
     expect(some.body.map((x: { amount_cents: number }) => x.amount_cents)).toEqual([4000]);
+    // vastai search invoices 'amount>20' (and the other comparisons): amount in dollars, as shown.
+    for (const [op, v, want] of [
+      ['gt', '20', [40]],
+      ['gte', 40, [40]],
+      ['lt', 40, [10]],
+      ['lte', '10.0', [10]],
+      ['eq', 10, [10]],
+      ['neq', 10, [40]],
+      ['gt', 40, []],
+    ] as const) {
+      const r = await cli(t(), {
+        method: 'GET',
+        path: '/invoices',
+        query: { select_cols: ['*'], select_filters: { amount: { [op]: v } } },
+        key,
+      });
+      expectOk(r);
+      expect(
+        r.body.map((x: { amount: number }) => x.amount),
+        `amount ${op} ${v}`,
+      ).toEqual(want);
+    }
     // vastai search invoices 'service=stripe_payments' (the CLI turns _ into a space)
     const stripe = await cli(t(), {
       method: 'GET',

@@ -25,8 +25,8 @@ export const SEARCH_MAX_LIMIT = 1000;
 
 // ---- filters ----------------------------------------------------------------------------------
 
-// time: epoch seconds, compared in ms; cents: compared in micro-dollars; flag: true/false.
-type Kind = 'int' | 'time' | 'cents' | 'number' | 'string' | 'flag' | 'contract';
+// time: epoch seconds, compared in ms; cents and dollars: compared in micro-dollars; flag: true/false.
+type Kind = 'int' | 'time' | 'cents' | 'dollars' | 'number' | 'string' | 'flag' | 'contract';
 
 /**
  * The invoice fields openrig has, each a column of the credits' derived table. Every credit is
@@ -44,6 +44,7 @@ const INVOICE_FIELDS: Record<string, { col: string; kind: Kind }> = {
   payment_expected: { col: 'inv.created_at', kind: 'time' },
   amount_cents: { col: 'inv.credit_micros', kind: 'cents' },
   original_amount: { col: 'inv.credit_micros', kind: 'cents' },
+  amount: { col: 'inv.credit_micros', kind: 'dollars' },
   is_credit: { col: 'inv.one', kind: 'flag' },
   is_delayed: { col: 'inv.zero', kind: 'flag' },
   failed: { col: 'inv.zero', kind: 'flag' },
@@ -79,16 +80,17 @@ function coerce(field: string, kind: Kind, v: unknown): string | number | null {
     throw bad(`select_filters: ${field} takes integers, not ${quoteValue(v)}`);
   if (!Number.isFinite(n) || Math.abs(n) > 1e13)
     throw bad(`select_filters: ${field} takes numbers, not ${quoteValue(v)}`);
-  // Times are given in epoch seconds and kept in ms; cents are compared in micro-dollars.
+  // Times are given in epoch seconds and kept in ms; cents and dollars are compared in micro-dollars.
   if (kind === 'time') return Math.round(n * 1000);
   if (kind === 'cents') return Math.round(n * 10_000);
+  if (kind === 'dollars') return Math.round(n * 1_000_000);
   return n;
 }
 
 const spec = (fields: Record<string, { col: string; kind: Kind }>): FilterSpec<Kind> => ({
   fields,
   coerce,
-  ordered: (kind) => kind === 'int' || kind === 'time' || kind === 'cents' || kind === 'number',
+  ordered: (kind) => ['int', 'time', 'cents', 'dollars', 'number'].includes(kind),
   bad,
 });
 const INVOICE_FILTERS = spec(INVOICE_FIELDS);
