@@ -23,6 +23,7 @@ import { balanceOf } from '../billing/billing.service.js';
 import * as repo from './instances.repo.js';
 import { instanceBodyFrom, usableTemplate } from '../templates/templates.service.js';
 import { snapshotForInstance } from '../env-vars/env-vars.service.js';
+import { refuseSelfTestCreate } from '../compat/compat.self-test.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
@@ -80,6 +81,7 @@ export async function createInstance(
   body: unknown,
   idemHeader: unknown,
 ): Promise<CreateReply> {
+  refuseSelfTestCreate(body);
   const idemKey = checkIdempotencyKey(idemHeader);
   // With a template the body is checked once merged with it, inside the transaction; without,
   // at once. The request hash covers template_hash_id, and a hash_id names one version of a
