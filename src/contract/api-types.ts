@@ -17,6 +17,7 @@ import type * as K from './schemas/api-keys.js';
 import type * as MT from './schemas/maintenance.js';
 import type * as B from './schemas/billing.js';
 import type * as W from './schemas/webhooks.js';
+import type * as TF from './schemas/two-factor.js';
 
 /** T with the fields K always there (the server writes them in every reply of the type). */
 export type WithRequired<T, K extends keyof T> = T & Required<Pick<T, K>>;
@@ -195,37 +196,29 @@ export type AccountSettingsReply = WithRequired<
   user: User;
 };
 
-export interface TfaMethod {
-  id: number;
-  user_id: number;
-  method: 'sms' | 'totp';
-  label: string | null;
+/**
+ * A 2FA method (contract/schemas/two-factor.ts): the status reply writes every field, the masked
+ * `phone_number` null for a TOTP method.
+ */
+export type TfaMethod = Omit<Complete<FromSchema<typeof TF.methodSchema>>, 'phone_number'> & {
   phone_number?: string | null;
-  is_primary: boolean;
-  fail_count: number;
-  locked_until: number | null;
-  created_at: number;
-  last_used: number | null;
-}
+};
 
-export interface TfaStatus {
-  success: boolean;
-  tfa_enabled: boolean;
+export type TfaStatus = Omit<Complete<FromSchema<typeof TF.statusReply>>, 'methods'> & {
   methods: TfaMethod[];
-  backup_codes_remaining: number;
-  new_method_authorized: boolean;
-}
+};
 
+/** The values of `tfa_method` the server accepts (any case; the schema leaves it to the server). */
 export type TfaMethodName = 'sms' | 'totp' | 'email';
 
-/** The verification fields shared by login, DELETE tfa/, regen-backup-codes (empty ones left out). */
-export interface TfaVerification {
-  tfa_method?: TfaMethodName;
-  code?: string;
-  secret?: string;
-  tfa_method_id?: number;
-  backup_code?: string;
-}
+/**
+ * The verification fields shared by the 2FA login, DELETE tfa/ and regen-backup-codes (empty
+ * ones left out).
+ */
+export type TfaVerification = Omit<
+  Declared<NonNullable<FromSchema<typeof TF.verificationBody>>>,
+  'tfa_method' | 'tfa_method_id'
+> & { tfa_method?: TfaMethodName; tfa_method_id?: number };
 
 /** A registered webhook endpoint (contract/schemas/webhooks.ts; the secret only in create and rotate replies). */
 export type Webhook = Declared<FromSchema<typeof W.webhookSchema>>;

@@ -12,3 +12,4 @@ export * as apiKeys from './api-keys.js';
 export * as maintenance from './maintenance.js';
 export * as billing from './billing.js';
 export * as webhooks from './webhooks.js';
+export * as twoFactor from './two-factor.js';

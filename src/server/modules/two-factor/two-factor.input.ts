@@ -1,41 +1,12 @@
-// Request bodies of the 2FA routes. Schemas are permissive on purpose: the published API gives exact
+// Request bodies of the 2FA routes (their schemas: src/contract/schemas/two-factor.ts). Schemas are permissive on purpose: the published API gives exact
 // error codes for some bad values (invalid_tfa_method, missing_auth_value, missing_params), so
 // those are checked here in code; plain type errors are 400 bad_request from the schema.
 // Existing clients may send `tfa_method_id` as a string of digits; empty fields are left out
 // (an empty string counts as absent).
-import { PLAIN_TEXT_PATTERN } from '../../http/plain-text.js';
-import { rowId } from '../../http/schemas.js';
 import type { FastifyRequest } from 'fastify';
 import type { AuthContext } from '../../identity.js';
 import { TfaErrors } from './two-factor.errors.js';
 import type { TfaMethodName } from './two-factor.verify.js';
-
-const idField = {
-  anyOf: [rowId, { type: 'string', pattern: '^[0-9]{1,15}$' }],
-} as const;
-
-export const bodyFields = {
-  tfa_method: { type: 'string', description: 'sms, totp or email' },
-  tfa_method_id: { ...idField, description: 'Method id (an integer; a string of digits is accepted)' },
-  target_id: { ...idField, description: 'Method to remove' },
-  code: { type: 'string', description: '6-digit code' },
-  secret: {
-    type: 'string',
-    maxLength: 200,
-    description: 'tfa_secret of a challenge (for confirm-new TOTP: the base32 secret)',
-  },
-  backup_code: { type: 'string', maxLength: 64, description: 'XXXX-XXXX-XXXX' },
-  phone_number: { type: 'string', maxLength: 32, description: 'E.164' },
-  label: { type: 'string', pattern: PLAIN_TEXT_PATTERN, description: 'At most 30 characters' },
-  is_primary: { type: 'boolean' },
-  admin: { type: 'boolean' },
-} as const;
-
-export function bodySchema<K extends keyof typeof bodyFields>(...keys: K[]) {
-  const properties: Record<string, unknown> = {};
-  for (const k of keys) properties[k] = bodyFields[k];
-  return { type: ['object', 'null'], properties } as const;
-}
 
 export interface TfaBody {
   tfa_method?: TfaMethodName;
