@@ -15,6 +15,10 @@ const EMOJI_JOINER =
 /** A JSON-schema `pattern` for plain text, one line of it (Ajv compiles patterns with the `u` flag). */
 export const PLAIN_TEXT_PATTERN = `^(?:[^${REFUSED}]|${EMOJI_JOINER})*$`;
 
+/** A string schema for a stored name or label: plain text, at most `maxLength` characters. */
+export const plainText = (maxLength: number, extra: Record<string, unknown> = {}) =>
+  ({ type: 'string', maxLength, pattern: PLAIN_TEXT_PATTERN, ...extra }) as const;
+
 /** `{error, msg}`: every error reply. */
 export const errorSchema = {
   type: 'object',

@@ -13,3 +13,4 @@ export * as maintenance from './maintenance.js';
 export * as billing from './billing.js';
 export * as webhooks from './webhooks.js';
 export * as twoFactor from './two-factor.js';
+export * as agentGateway from './agent-gateway.js';

@@ -8,19 +8,15 @@
 // is needed by ordinary text: the zero-width joiner between two emoji, which draws them as one
 // (a person and a laptop as a technologist), so it is accepted there and only there.
 import { AppError } from '../errors.js';
-import { PLAIN_TEXT_PATTERN } from '../../contract/schemas/common.js';
+import { PLAIN_TEXT_PATTERN, plainText } from '../../contract/schemas/common.js';
 
-/** A JSON-schema `pattern` for plain text (its contract: src/contract/schemas/common.ts). */
-export { PLAIN_TEXT_PATTERN };
+/** A JSON-schema `pattern` for plain text, and a stored name's schema (src/contract/schemas/common.ts). */
+export { PLAIN_TEXT_PATTERN, plainText };
 
 const PLAIN = new RegExp(PLAIN_TEXT_PATTERN, 'u');
 
 export const plainTextMessage = (field: string): string =>
   `${field} must not contain control characters (such as newlines or tabs) or invisible formatting characters (such as bidirectional overrides)`;
-
-/** A string schema for a stored name or label. */
-export const plainText = (maxLength: number, extra: Record<string, unknown> = {}) =>
-  ({ type: 'string', maxLength, pattern: PLAIN_TEXT_PATTERN, ...extra }) as const;
 
 /** True when `s` holds a control or format character that plain text refuses. */
 export function hasControlChars(s: string): boolean {

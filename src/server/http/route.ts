@@ -11,6 +11,7 @@ import type {
   HTTPMethods,
   preSerializationHookHandler,
   RouteHandlerMethod,
+  RouteShorthandOptions,
 } from 'fastify';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Deps } from '../deps.types.js';
@@ -81,10 +82,14 @@ export type Handler<S extends RouteSchema> = (
   reply: FastifyReply,
 ) => Promise<HandlerResult<S>> | HandlerResult<S>;
 
+/** Route settings besides its config: its log level and body size limit. */
+export type RouteOptions = Pick<RouteShorthandOptions, 'logLevel' | 'bodyLimit'>;
+
 /** A route: its contract, its config and its handler (checked against the contract by route()). */
 export interface Route<C extends Contract = Contract> {
   readonly contract: C;
   readonly config?: FastifyContextConfig;
+  readonly options?: RouteOptions;
   /** Made once when the routes are registered. */
   readonly handler: (deps: Deps) => unknown;
 }
@@ -97,10 +102,12 @@ export interface Route<C extends Contract = Contract> {
 export function route<C extends Contract>(contract: C) {
   return (def: {
     config?: FastifyContextConfig;
+    options?: RouteOptions;
     handler: (deps: Deps) => Handler<C['schema']>;
   }): Route<C> => ({
     contract,
     config: def.config,
+    options: def.options,
     handler: def.handler,
   });
 }
@@ -113,6 +120,7 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, routes: readonl
       method: r.contract.method as HTTPMethods | HTTPMethods[],
       url: r.contract.url,
       ...(r.config ? { config: r.config } : {}),
+      ...r.options,
       schema: r.contract.schema,
       handler: r.handler(deps) as RouteHandlerMethod,
       ...(check ? { preSerialization: replyCheck(r.contract) } : {}),

@@ -1,7 +1,9 @@
-// JSON schemas of the agent protocol (contract/agent-protocol.ts); they validate the agent's
-// bodies strictly and document the protocol in the OpenAPI document under "agent".
-import { plainText } from '../../http/plain-text.js';
-import { rowId } from '../../http/schemas.js';
+// The agent protocol's routes (agent-protocol.ts, docs/agent.md): the host's own API key, scope
+// `machines` (write). Their schemas validate the agent's bodies strictly and document the protocol
+// in the OpenAPI document under "agent".
+import { AGENT_API_PREFIX } from '../agent-protocol.js';
+import { errorSchema, plainText, rowId } from './common.js';
+
 const agentUid = {
   type: 'string',
   pattern: '^[A-Za-z0-9-]{8,64}$',
@@ -269,4 +271,63 @@ export const authorizedKeysBody = {
 export const authorizedKeysReply = {
   type: 'object',
   properties: { authorized_keys: { type: 'array', items: { type: 'string' } } },
+} as const;
+
+const tags = ['agent'] as const;
+const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 409: errorSchema } as const;
+
+export const register = {
+  method: 'POST',
+  url: `${AGENT_API_PREFIX}/register`,
+  schema: {
+    tags,
+    summary: "Register the agent's machines (hardware, price); answers their ids and the heartbeat timing",
+    body: registerBody,
+    response: { 200: registerReply, ...errors },
+  },
+} as const;
+
+export const sync = {
+  method: 'POST',
+  url: `${AGENT_API_PREFIX}/sync`,
+  schema: {
+    tags,
+    summary:
+      "Heartbeat and reconcile: report each instance's actual state, receive the instances to hold and their desired state",
+    body: syncBody,
+    response: { 200: syncReply, ...errors },
+  },
+} as const;
+
+export const shutdown = {
+  method: 'POST',
+  url: `${AGENT_API_PREFIX}/shutdown`,
+  schema: {
+    tags,
+    summary: 'Clean agent shutdown: its machines and their instances go offline at once',
+    body: shutdownBody,
+    response: { 200: shutdownReply, ...errors },
+  },
+} as const;
+
+export const results = {
+  method: 'POST',
+  url: `${AGENT_API_PREFIX}/results`,
+  schema: {
+    tags,
+    summary: "Answers to client requests of the agent's instances (logs and command output, reboot, recycle)",
+    body: resultsBody,
+    response: { 200: resultsReply, ...errors },
+  },
+} as const;
+
+export const authorizedKeys = {
+  method: 'POST',
+  url: `${AGENT_API_PREFIX}/authorized-keys`,
+  schema: {
+    tags,
+    summary: 'The public keys an instance of this host accepts right now (its SSH server asks at each login)',
+    body: authorizedKeysBody,
+    response: { 200: authorizedKeysReply, ...errors },
+  },
 } as const;
