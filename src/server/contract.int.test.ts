@@ -4,6 +4,7 @@ import { expect, it } from 'vitest';
 import { describeEachDb } from '../../test/helpers/db.js';
 import { useTestApp } from '../../test/helpers/app.js';
 import * as contracts from '../contract/schemas/index.js';
+import { compatRouteList } from './modules/compat/compat.routes.js';
 
 interface Contract {
   method: string | readonly string[];
@@ -14,11 +15,22 @@ interface Contract {
 const isContract = (v: unknown): v is Contract =>
   typeof v === 'object' && v !== null && 'method' in v && 'url' in v && 'schema' in v;
 
-const all: [string, Contract][] = Object.entries(contracts).flatMap(([mod, exports]) =>
+const declared: [string, Contract][] = Object.entries(contracts).flatMap(([mod, exports]) =>
   Object.entries(exports)
     .filter(([, v]) => isContract(v))
     .map(([name, v]) => [`${mod}.${name}`, v as Contract] as [string, Contract]),
 );
+
+/** The refused requests of the official CLI: one contract each, made from the server's list. */
+const refused: [string, Contract][] = compatRouteList.map((r) => [
+  `compat.${String(r.contract.method)} ${r.contract.url}`,
+  r.contract,
+]);
+
+const every = [...declared, ...refused];
+/** Hidden routes are served but not documented. */
+const all = every.filter(([, c]) => c.schema.hide !== true);
+const hidden = every.filter(([, c]) => c.schema.hide === true);
 
 /** As JSON carries it (descriptions left undefined disappear). */
 const json = (v: unknown): any => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
@@ -50,6 +62,8 @@ function parameters(schema: any, where: string): any[] {
 it('the contracts are found (a contract file not exported by schemas/index.ts is not checked)', () => {
   expect(all.length).toBeGreaterThan(20);
   expect(all.map(([n]) => n)).toContain('instances.showInstance');
+  expect(refused.length).toBeGreaterThan(10);
+  expect(hidden.map(([n]) => n)).toContain('platform.metrics');
 });
 
 describeEachDb('the OpenAPI document shows each route contract exactly', (dialect) => {
@@ -84,18 +98,22 @@ describeEachDb('the OpenAPI document shows each route contract exactly', (dialec
     }
   });
 
-  it('every served route under a tag that contracts use has one', async () => {
+  it('the hidden contracts are served but not documented', async () => {
     const doc = (await t().request('GET', '/api/v0/openapi.json')).body;
-    const tags = new Set(all.flatMap(([, c]) => (c.schema.tags ?? []) as string[]));
+    for (const [name, c] of hidden)
+      for (const method of methodsOf(c)) {
+        expect(doc.paths?.[toOpenApiPath(c.url)]?.[method.toLowerCase()], name).toBeUndefined();
+        expect(t().app.hasRoute({ method, url: c.url }), `${name} is served`).toBe(true);
+      }
+  });
+
+  it('every documented route has a contract', async () => {
+    const doc = (await t().request('GET', '/api/v0/openapi.json')).body;
     const known = new Set(all.flatMap(([, c]) => methodsOf(c).map((m) => `${m} ${toOpenApiPath(c.url)}`)));
     const without: string[] = [];
     for (const [path, ops] of Object.entries<any>(doc.paths))
-      for (const [method, op] of Object.entries<any>(ops))
-        if (
-          (op.tags ?? []).some((tag: string) => tags.has(tag)) &&
-          !known.has(`${method.toUpperCase()} ${path}`)
-        )
-          without.push(`${method.toUpperCase()} ${path}`);
+      for (const method of Object.keys(ops))
+        if (!known.has(`${method.toUpperCase()} ${path}`)) without.push(`${method.toUpperCase()} ${path}`);
     expect(without).toEqual([]);
   });
 });

@@ -14,3 +14,5 @@ export * as billing from './billing.js';
 export * as webhooks from './webhooks.js';
 export * as twoFactor from './two-factor.js';
 export * as agentGateway from './agent-gateway.js';
+export * as platform from './platform.js';
+export * as compat from './compat.js';

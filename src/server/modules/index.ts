@@ -34,5 +34,5 @@ export async function registerModules(app: FastifyInstance, deps: Deps): Promise
   await templatesRoutes(app, deps);
   await auditRoutes(app, deps);
   await envVarsRoutes(app, deps);
-  await compatRoutes(app);
+  await compatRoutes(app, deps);
 }

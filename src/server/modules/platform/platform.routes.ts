@@ -6,6 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.types.js';
 import { safeEqual } from '../../crypto.js';
+import { registerRoutes, route } from '../../http/route.js';
+import * as C from '../../../contract/schemas/platform.js';
 import { PlatformErrors } from './platform.errors.js';
 
 function tokenMatches(header: string | undefined, token: string): boolean {
@@ -13,8 +15,9 @@ function tokenMatches(header: string | undefined, token: string): boolean {
   return !!m && safeEqual(m[1]!, token);
 }
 
-export async function platformRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
-  app.get('/metrics', { config: { auth: 'none' }, schema: { hide: true } }, async (req, reply) => {
+export const metrics = route(C.metrics)({
+  config: { auth: 'none' },
+  handler: (deps) => async (req, reply) => {
     const token = deps.config.metricsToken;
     if (!token) throw PlatformErrors.metricsOff();
     if (!tokenMatches(req.headers.authorization, token)) throw PlatformErrors.metricsAuth();
@@ -22,7 +25,11 @@ export async function platformRoutes(app: FastifyInstance, deps: Deps): Promise<
     // In a cluster worker, every worker's request counts together (cluster.ts).
     const text = (await deps.clusterMetrics?.()) ?? (await registry.metrics());
     return reply.type(registry.contentType).send(text);
-  });
+  },
+});
+
+export async function platformRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
+  registerRoutes(app, deps, [metrics]);
 }
 
 /**
