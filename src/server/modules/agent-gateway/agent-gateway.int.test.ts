@@ -182,6 +182,26 @@ describeEachDb('agent gateway', (dialect) => {
       });
       expect(none.status).toBe(401);
     });
+
+    it('takes answers larger than the server-wide body limit (log output of several MB); other agent calls keep that limit', async () => {
+      const host = await t().user();
+      const reg = await t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-biglog-01', machines: [hw(0)] },
+      });
+      const mid = reg.body.machines[0].machine_id;
+      const output = 'x'.repeat(2 * 1024 * 1024);
+      const big = await t().request('POST', `${P}/results`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-biglog-01', machine_ids: [mid], results: [{ id: 1, ok: true, output }] },
+      });
+      expect(big.status).toBe(200);
+      const sync = await t().request('POST', `${P}/sync`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-biglog-01', machine_ids: [mid], instances: [], pad: output },
+      });
+      expect(sync.status).toBe(413);
+    });
   });
 
   describe('authorized-keys', () => {
