@@ -9,7 +9,7 @@
 // this host has had) and instances/ID/ (the runtime's), so a restarted agent gets the same
 // machines back, re-adopts the instances that still run, and tells one that vanished from one it
 // never started.
-import type { DesiredInstance, InstanceReport, SyncResponse } from '../contract/agent-protocol.js';
+import type { DesiredInstance, InstanceReport, LoopDelay, SyncResponse } from '../contract/agent-protocol.js';
 import type { InstanceSpec, Runtime } from './runtime.js';
 import { AgentClient, AgentFatalError, AgentHttpError } from './agent-client.js';
 import { UsageMeter, queryGpuUtil } from './usage.js';
@@ -47,6 +47,8 @@ export interface AgentOptions {
   usageIntervalS?: number;
   /** Utilisation of the host's GPUs by index (default: nvidia-smi); used only with real GPUs. */
   gpuUtil?: () => Promise<Map<string, number> | null>;
+  /** The event loop's delay since the previous call (loop-delay.ts), sent with each sync. */
+  loopDelay?: () => LoopDelay;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -77,6 +79,8 @@ export class Agent {
   readonly usage: UsageMeter;
   /** The server takes them in instance reports (its register answer says so). */
   private usageReports = false;
+  /** The server takes the event-loop delay in a sync (its register answer says so). */
+  private loopDelayReports = false;
   /** The machines have real GPUs (nvidia-smi), not simulated ones. */
   private readonly realGpus: boolean;
   /** The instances this host has had, across restarts. */
@@ -152,6 +156,7 @@ export class Agent {
         this.heartbeatMs = (this.o.heartbeatS ?? r.heartbeat_s) * 1000;
         this.usageReports = r.usage_reports === true;
         this.configGenerations = r.config_generations === true;
+        this.loopDelayReports = r.loop_delay_reports === true;
         this.noteDeleted((r.deleted_machines ?? []).map((m) => m.machine_id));
         this.o.log.info(
           this.machineIds.length > 0
@@ -268,7 +273,13 @@ export class Agent {
     );
     let res: SyncResponse;
     try {
-      res = await this.client.sync({ agent_uid: this.uid, machine_ids: this.machineIds, instances });
+      const delay = this.loopDelayReports ? this.o.loopDelay?.() : undefined;
+      res = await this.client.sync({
+        agent_uid: this.uid,
+        machine_ids: this.machineIds,
+        instances,
+        ...(delay ? { event_loop_delay_ms: delay } : {}),
+      });
     } catch (err) {
       // A server that no longer takes the measurements (one replaced by an older version under a
       // running agent) refuses the whole sync: the next ones go without them, until the agent

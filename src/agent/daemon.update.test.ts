@@ -117,6 +117,25 @@ describe('agent: update instance (configuration generations)', () => {
     expect(reports[0]!.instances[0]).not.toHaveProperty('generation');
   });
 
+  it('sends its event-loop delay with a sync only to a server whose registration says it takes it', async () => {
+    const delay = { p50: 1, p99: 20, max: 35 };
+    const withDelay = (agent: Agent) => {
+      (agent['o'] as { loopDelay?: () => typeof delay }).loopDelay = () => delay;
+      return agent;
+    };
+    const older = withDelay(testAgent(new Recording()));
+    await register(older, () => registered());
+    const toOlder = serve(older, () => []);
+    await older.syncOnce();
+    expect(toOlder[0]).not.toHaveProperty('event_loop_delay_ms');
+
+    const current = withDelay(testAgent(new Recording()));
+    await register(current, () => registered({ loop_delay_reports: true }));
+    const toCurrent = serve(current, () => []);
+    await current.syncOnce();
+    expect(toCurrent[0]).toMatchObject({ event_loop_delay_ms: delay });
+  });
+
   it('recreates an instance of an older generation; loading with the new generation meanwhile, then running', async () => {
     const rt = new Recording();
     rt.state.set(1, { state: 'running', sshPort: 40001, generation: 1 });

@@ -164,7 +164,8 @@ export function registerAgentCommand(program: Command): void {
       const log = pino({ level, base: { role: 'agent' } });
       // The event-loop delay, logged once a minute (event_loop_delay_ms): every renter's SSH, copies
       // and logs share this loop with the heartbeat.
-      new (await import('../agent/loop-delay.js')).LoopDelayWatch(log).start();
+      // It also goes to the server with each sync, which keeps it as a metric.
+      const loopDelay = new (await import('../agent/loop-delay.js')).LoopDelayWatch(log).start();
       let agent: Agent | null = null;
       let runtime: Runtime;
       const socket = /^unix:\/\//.test(process.env.DOCKER_HOST ?? '')
@@ -223,6 +224,7 @@ export function registerAgentCommand(program: Command): void {
         version: '0.1.0',
         log: agentLog,
         journal,
+        loopDelay: () => loopDelay.forSync(),
       });
       const a = agent;
       const onSignal = (sig: string) => {

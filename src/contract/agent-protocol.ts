@@ -78,6 +78,8 @@ export interface RegisterResponse {
    * reports (which, like the usage fields, an agent sends only when this is true).
    */
   config_generations?: boolean;
+  /** True when the server takes `event_loop_delay_ms` in a sync (an agent sends it only then). */
+  loop_delay_reports?: boolean;
 }
 
 export type AgentObservedState = 'loading' | 'running' | 'exited' | 'stopped';
@@ -112,6 +114,15 @@ export interface SyncRequest {
   agent_uid: string;
   machine_ids: number[];
   instances: InstanceReport[];
+  /** How late the agent's event loop ran since its last sync, in milliseconds. */
+  event_loop_delay_ms?: LoopDelay;
+}
+
+/** Percentiles and maximum of an event loop's delay over a span, in milliseconds. */
+export interface LoopDelay {
+  p50: number;
+  p99: number;
+  max: number;
 }
 
 export type DesiredState = 'running' | 'stopped' | 'destroyed';

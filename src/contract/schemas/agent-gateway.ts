@@ -95,8 +95,15 @@ export const registerReply = {
       type: 'boolean',
       description: 'true: instances carry their configuration generation, and reports may carry theirs',
     },
+    loop_delay_reports: {
+      type: 'boolean',
+      description: "true: a sync may carry event_loop_delay_ms, the agent's event-loop delay",
+    },
   },
 } as const;
+
+/** One event-loop delay figure in milliseconds, at most an hour. */
+const delayMs = { type: 'number', minimum: 0, maximum: 3_600_000 } as const;
 
 export const syncBody = {
   type: 'object',
@@ -152,6 +159,14 @@ export const syncBody = {
           },
         },
       },
+    },
+    event_loop_delay_ms: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['p50', 'p99', 'max'],
+      properties: { p50: delayMs, p99: delayMs, max: delayMs },
+      description:
+        "How late the agent's event loop ran since its last sync (ms); the server's metrics keep it",
     },
   },
 } as const;

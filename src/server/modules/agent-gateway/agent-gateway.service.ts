@@ -47,7 +47,11 @@ function timing(deps: Deps) {
  * the matching report fields only when told (a sync body with a field the server does not know is
  * refused), so a newer agent keeps working with an older server.
  */
-const SERVER_CAPABILITIES = { usage_reports: true, config_generations: true } as const;
+const SERVER_CAPABILITIES = {
+  usage_reports: true,
+  config_generations: true,
+  loop_delay_reports: true,
+} as const;
 
 export async function register(
   deps: Deps,
@@ -216,6 +220,9 @@ export async function currentAuthorizedKeys(
 
 export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Promise<SyncResponse> {
   const now = deps.clock.now();
+  // The agent's own event-loop delay since its last sync: how long every renter on that host
+  // waited for it (SSH, copies, logs, this heartbeat), kept as a histogram of the worst delays.
+  if (body.event_loop_delay_ms) deps.metrics.agentLoopDelay.observe(body.event_loop_delay_ms.max / 1000);
   const requested = [...new Set(body.machine_ids)];
   const own = await heartbeat(deps, auth.user.id, body.agent_uid, requested, now);
   const mine = own.map((m) => m.id);

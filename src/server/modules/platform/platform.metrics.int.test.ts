@@ -225,3 +225,53 @@ describeEachDb('readyz', (dialect) => {
     }
   });
 });
+
+// A test app of its own: the agent it registers would change the machine figures read above.
+describeEachDb('metrics: host agents', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await makeTestApp(dialect, { OPENRIG_METRICS_TOKEN: 'm-token' });
+  });
+  afterAll(async () => {
+    await t.app.close();
+    await t.db.cleanup();
+  });
+
+  it("keeps each host agent's reported event-loop delay, and refuses a malformed one without taking the sync", async () => {
+    const host = await t.user();
+    const P = '/api/agent/v1';
+    const machine = {
+      slot: 0,
+      hostname: 'h0',
+      gpu_name: 'RTX 4090',
+      num_gpus: 1,
+      gpu_ram: 24564,
+      cpu_ram: 64000,
+      disk_space: 500,
+    };
+    const reg = await t.request('POST', `${P}/register`, {
+      key: host.apiKey,
+      body: { agent_uid: 'agent-loop-0001', machines: [machine] },
+    });
+    expect(reg.status).toBe(200);
+    // The agent sends the delay only to a server that says it takes it.
+    expect(reg.body.loop_delay_reports).toBe(true);
+    const machine_ids = [reg.body.machines[0].machine_id];
+    const sync = (event_loop_delay_ms: unknown) =>
+      t.request('POST', `${P}/sync`, {
+        key: host.apiKey,
+        body: { agent_uid: 'agent-loop-0001', machine_ids, instances: [], event_loop_delay_ms },
+      });
+    expect((await sync({ p50: 2, p99: 40, max: 30 })).status).toBe(200);
+    expect((await sync({ p50: 5, p99: 900, max: 1600 })).status).toBe(200);
+    const bad = await sync({ p50: -1, p99: 1, max: 1 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe('bad_request');
+    const text = (await t.request('GET', '/metrics', { key: 'm-token' })).raw;
+    expect(sample(text, 'openrig_agent_event_loop_delay_seconds_count')).toBe(2);
+    expect(sample(text, 'openrig_agent_event_loop_delay_seconds_bucket{le="0.05"}')).toBe(1);
+    expect(sample(text, 'openrig_agent_event_loop_delay_seconds_bucket{le="1"}')).toBe(1);
+    expect(sample(text, 'openrig_agent_event_loop_delay_seconds_bucket{le="2.5"}')).toBe(2);
+    expect(sample(text, 'openrig_agent_event_loop_delay_seconds_sum')).toBeCloseTo(1.63, 6);
+  });
+});

@@ -3,7 +3,7 @@
 // onResponse hook; instance states, outbox backlog and heartbeat lag are read from the tables at
 // scrape time, so every `serve` process reports the same, database-wide, values.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Deps } from '../../deps.types.js';
 import {
   heartbeatLag,
@@ -18,6 +18,8 @@ export interface Metrics {
   /** Request counts and latencies (openrig_http_requests_total, …_duration_seconds). */
   requests: RequestSeries;
   rateLimited: Counter<'family'>;
+  /** The worst event-loop delay each agent sync reports (openrig_agent_event_loop_delay_seconds). */
+  agentLoopDelay: Histogram;
 }
 
 /** Upper bounds (seconds) of the latency histogram's buckets. */
@@ -126,6 +128,12 @@ export function makeMetrics(deps: MetricsDeps): Metrics {
     labelNames: ['family'],
     registers,
   });
+  const agentLoopDelay = new Histogram({
+    name: 'openrig_agent_event_loop_delay_seconds',
+    help: "Worst delay of a host agent's event loop between two of its syncs (every renter on that host waited as long)",
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
 
   // One set of queries per scrape, shared by the gauges below (prom-client collects them in parallel).
   let pending: Promise<Snapshot> | null = null;
@@ -198,7 +206,7 @@ export function makeMetrics(deps: MetricsDeps): Metrics {
     for (const [state, n] of s.machines) g.set({ state }, n);
   });
 
-  return { registry, requests, rateLimited };
+  return { registry, requests, rateLimited, agentLoopDelay };
 }
 
 interface Snapshot {
