@@ -345,15 +345,9 @@ export class DockerRuntime implements Runtime {
     const local = await this.engine.image(spec.image);
     const isPrivate = local !== null && this.isPrivate(spec.image, local);
     if (local !== null && !isPrivate && !auth) return;
-    const mb = (n: number) => Math.round(n / 1e6);
     this.o.onProgress?.(spec.id, `pulling ${spec.image}`);
-    let last = 0;
     try {
-      await this.engine.pull(spec.image, auth, (done, total) => {
-        if (Date.now() - last < 500 && done < total) return;
-        last = Date.now();
-        this.o.onProgress?.(spec.id, `pulling ${spec.image}: ${mb(done)}/${mb(total)} MB`);
-      });
+      await this.pullWithProgress(spec, auth);
     } catch (err) {
       if (isPrivate)
         throw new Error(
@@ -542,17 +536,25 @@ export class DockerRuntime implements Runtime {
     await this.engine.restart(containerName(spec.id), this.o.stopGraceS ?? 10);
   }
 
+  /** Pulls the instance's image, its progress (in MB, at most twice a second) as its status. */
+  private async pullWithProgress(
+    spec: InstanceSpec,
+    auth: ReturnType<typeof parseImageLogin>,
+  ): Promise<void> {
+    const mb = (n: number) => Math.round(n / 1e6);
+    let last = 0;
+    await this.engine.pull(spec.image, auth, (done, total) => {
+      if (Date.now() - last < 500 && done < total) return;
+      last = Date.now();
+      this.o.onProgress?.(spec.id, `pulling ${spec.image}: ${mb(done)}/${mb(total)} MB`);
+    });
+  }
+
   /** Pulls the image again and recreates the container on the same SSH and published ports. */
   async recycle(spec: InstanceSpec): Promise<void> {
     const auth = parseImageLogin(spec.imageLogin, spec.image);
-    const mb = (n: number) => Math.round(n / 1e6);
-    let last = 0;
     try {
-      await this.engine.pull(spec.image, auth, (done, total) => {
-        if (Date.now() - last < 500 && done < total) return;
-        last = Date.now();
-        this.o.onProgress?.(spec.id, `pulling ${spec.image}: ${mb(done)}/${mb(total)} MB`);
-      });
+      await this.pullWithProgress(spec, auth);
     } catch (err) {
       // An image no registry serves (built on this host) is recreated from the local copy; a
       // private one only when its registry accepts this instance's credentials.
