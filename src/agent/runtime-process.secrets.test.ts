@@ -23,7 +23,12 @@ function filesUnder(dir: string): string[] {
   return out;
 }
 
-describe.skipIf(!existsSync('/usr/bin/ssh'))('process runtime: the host key stays out of instances', () => {
+const noSsh = existsSync('/usr/bin/ssh')
+  ? null
+  : 'no OpenSSH client at /usr/bin/ssh (Debian package openssh-client)';
+if (noSsh) console.log(`process runtime key tests skipped: ${noSsh}`);
+
+describe.skipIf(noSsh !== null)('process runtime: the host key stays out of instances', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'openrig-rt-secrets-'));
   const keyFile = path.join(dir, 'id_ed25519');
   const seen: string[] = [];
