@@ -254,7 +254,11 @@ export function registerInstanceCommands(
   ).action(
     act(async (ctx, [id, command]) => {
       const r = await ctx.client.executeCommand(intArg(id, 'instance ID'), String(command));
-      ctx.out(await fetchResult(r.result_url));
+      const output = await fetchResult(r.result_url);
+      ctx.out(output);
+      // As `openrig ssh` does: the remote command's status is this command's, so scripts can test it.
+      const code = commandStatus(output);
+      if (code !== 0) process.exitCode = code;
     }),
   );
 
@@ -643,6 +647,18 @@ async function readResultOnce(url: string): Promise<string | null> {
  * Reads a result URL (no key) until the host has answered: 404 while waiting, about every 0.3 s
  * for up to 60 s, as the official client does.
  */
+/**
+ * The status of a command from the host's answer: its output ends with `(exit code N)` when the
+ * command failed (both runtimes write it so), and that N is the status. A code that is not a
+ * number (the command could not start, e.g. ENOENT) is 127, as a shell says for a missing command.
+ */
+export function commandStatus(text: string): number {
+  const m = /\(exit code ([^)\n]+)\)\n?$/.exec(text);
+  if (!m) return 0;
+  const n = Number(m[1]);
+  return Number.isInteger(n) && n > 0 && n < 256 ? n : 127;
+}
+
 async function fetchResult(url: string): Promise<string> {
   const end = Date.now() + 60_000;
   for (;;) {
