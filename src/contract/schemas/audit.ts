@@ -1,7 +1,7 @@
 // The account's audit log (GET /api/v0/audit_logs/: a bare array, as the official CLI's `show
 // audit-logs` reads it) and the addresses that used the account (GET /api/v0/users/me/ipaddrs:
 // `{results}`, as `show ipaddrs` reads it).
-import { authErrors } from './common.js';
+import { authErrors, ownerParam } from './common.js';
 
 /** The most rows the audit log answers at once (and by default). */
 export const AUDIT_LIST_MAX = 1000;
@@ -82,7 +82,7 @@ export const ipAddrs = {
     summary: 'The addresses that used the account (sign-ins, writes, API keys), most recently seen first',
     querystring: {
       type: 'object',
-      properties: { owner: { type: 'string', enum: ['me'], description: 'the caller (the only value)' } },
+      properties: { owner: ownerParam },
     },
     response: { 200: ipAddrsReply, ...authErrors },
   },

@@ -1,6 +1,6 @@
 // Billing: the balance and the ledger, a host's earnings, and the billing history in the official
 // CLI's formats (invoices, charges, contracts by label).
-import { authErrors, rowId } from './common.js';
+import { authErrors, ownerParam, rowId } from './common.js';
 
 /** The most days one GET /users/me/invoices spans. */
 export const MAX_INVOICE_DAYS = 366;
@@ -181,10 +181,11 @@ export const machineEarnings = {
     querystring: {
       type: 'object',
       properties: {
-        owner: { type: 'string' },
+        owner: ownerParam,
         sday: {
           type: 'string',
-          description: 'first UTC day, in days since 1970-01-01; yesterday when absent',
+          description:
+            'first UTC day, in days since 1970-01-01; absent: the current period (this UTC month through today)',
         },
         eday: { type: 'string', description: 'last UTC day (included); at most 366 days after sday' },
         machid: { type: 'string', description: "one of the caller's machines; all when absent or null" },
@@ -243,7 +244,7 @@ export const showInvoices = {
     querystring: {
       type: 'object',
       properties: {
-        owner: str,
+        owner: ownerParam,
         sdate: { type: 'string', description: 'unix seconds; default 30 days before edate' },
         edate: {
           type: 'string',

@@ -42,6 +42,16 @@ export const successReply = <const P extends Record<string, unknown>>(more: P) =
  */
 export const rowId = { type: 'integer', minimum: 1, maximum: 9007199254740991 } as const;
 
+/**
+ * The `owner` query parameter the clients send (`owner=me`) to the caller's own lists: "me" is its
+ * only value; anything else is a 400 naming it, never a silent "the caller".
+ */
+export const ownerParam = {
+  type: 'string',
+  enum: ['me'],
+  description: 'the caller: "me", the only value',
+} as const;
+
 /** The params of a route with one `:id`. */
 export const idParams = {
   type: 'object',

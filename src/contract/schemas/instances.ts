@@ -6,6 +6,7 @@ import {
   idParams,
   maintenanceWindowSchema,
   nullable,
+  ownerParam,
   successReply,
   successSchema,
 } from './common.js';
@@ -118,6 +119,16 @@ export const instanceSchema = {
       description: "that template's hash_id (its version) when the instance was created",
     },
     maintenances: { type: 'array', items: maintenanceWindowSchema },
+    host_last_seen: {
+      type: ['number', 'null'],
+      description: 'when its host last reported (epoch seconds): unknown or offline since about then',
+    },
+    machine_runtime: {
+      type: ['string', 'null'],
+      enum: ['process', 'docker', null],
+      description:
+        "how its host runs it: 'process' (a plain process of the host's user, no isolation), 'docker' (a container); null: not said",
+    },
   },
 } as const;
 
@@ -178,7 +189,7 @@ export const createInstance = {
   schema: createSchema,
 } as const;
 
-const ownerQuery = { type: 'object', properties: { owner: { type: 'string' } } } as const;
+const ownerQuery = { type: 'object', properties: { owner: ownerParam } } as const;
 
 export const instancesList = {
   type: 'object',
@@ -258,7 +269,7 @@ export const listInstancesV1 = {
           description:
             'JSON array of field names: each row carries only those (and id); names it does not have are ignored; ["*"] for all',
         },
-        owner: { type: 'string' },
+        owner: ownerParam,
       },
     },
     response: { 200: instancesPage, ...instanceErrors },

@@ -1,6 +1,14 @@
 // Machines of hosts: the list, one machine, listing and unlisting (also in the CLI's forms), the
 // minimum bid and deleting a machine.
-import { authErrors, errorSchema, idParams, maintenanceWindowSchema, rowId, successReply } from './common.js';
+import {
+  authErrors,
+  errorSchema,
+  idParams,
+  maintenanceWindowSchema,
+  ownerParam,
+  rowId,
+  successReply,
+} from './common.js';
 
 const tags = ['machines'] as const;
 
@@ -89,7 +97,7 @@ export const showMachine = {
     tags,
     summary: "One of the caller's machines, as an array of one row",
     params: idParams,
-    querystring: { type: 'object', properties: { owner: { type: 'string' } } },
+    querystring: { type: 'object', properties: { owner: ownerParam } },
     response: { 200: { type: 'array', items: machineSchema }, ...authErrors },
   },
 } as const;

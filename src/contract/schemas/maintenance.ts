@@ -1,7 +1,7 @@
 // Hosts' maintenance windows: schedule on up to 100 machines or one, cancel, list. Bodies get
 // permissive schemas: the published API gives exact error texts and statuses (400 vs 422), so the
 // server checks them in code, in a documented order; the schemas document the fields.
-import { authErrors, errorSchema, idParams, maintenanceWindowSchema } from './common.js';
+import { authErrors, errorSchema, idParams, maintenanceWindowSchema, ownerParam } from './common.js';
 
 const tags = ['maintenance'] as const;
 
@@ -79,7 +79,7 @@ export const listMaintenances = {
       type: 'object',
       properties: {
         machine_ids: { type: 'string', description: 'JSON list, e.g. [1,2]' },
-        owner: { type: 'string' },
+        owner: ownerParam,
       },
     },
     response: { 200: { type: 'array', items: maintenanceWindowSchema }, ...authErrors },
