@@ -42,11 +42,20 @@ function reliability(v: unknown): string {
   return typeof v === 'number' && v <= 1 ? fmtPercent(v, 1) : str(v);
 }
 
+/**
+ * VRAM as the console shows it: the API's MB are MiB, as nvidia-smi reports them (24564 for a
+ * 24 GB card), so whole GiB give the card's own figure ("24 GB", not "24.6 GB").
+ */
+export function fmtVram(mb: unknown): string {
+  const n = typeof mb === 'number' ? mb : mb === null || mb === undefined || mb === '' ? NaN : Number(mb);
+  return Number.isFinite(n) ? `${Math.round(n / 1024)} GB` : DASH;
+}
+
 export function offersTable(offers: Offer[], maxWidth?: number): string {
   const cols: Column<Offer>[] = [
     { header: 'ID', get: (o) => str(o.id), align: 'right' },
     { header: 'GPUs', get: (o) => gpus(o) },
-    { header: 'VRAM', get: (o) => fmtMbAsGb(o.gpu_ram), align: 'right' },
+    { header: 'VRAM', get: (o) => fmtVram(o.gpu_ram), align: 'right' },
     { header: 'CUDA', get: (o) => fmtNum(o.cuda_max_good, 1), align: 'right', drop: 6 },
     { header: 'vCPUs', get: (o) => fmtNum(o.cpu_cores_effective, 1), align: 'right', drop: 9 },
     { header: 'RAM', get: (o) => fmtMbAsGb(o.cpu_ram), align: 'right', drop: 11 },
@@ -73,6 +82,8 @@ export function offersTable(offers: Offer[], maxWidth?: number): string {
 
 function status(i: Instance): string {
   const actual = i.actual_status ?? 'provisioning';
+  // An interruptible instance waiting for its bid to win the machine (preempted or outbid).
+  if (i.bid_waiting === true) return `${actual} (waiting: bid)`;
   // Show a pending change: a stop not yet done, or a start of a stopped instance.
   if (i.intended_status === 'stopped' && actual !== 'stopped') return `${actual} (→ stopped)`;
   if (i.intended_status === 'running' && actual === 'stopped') return 'stopped (→ running)';
@@ -121,6 +132,21 @@ export function instancesTable(rows: Instance[], nowMs: number, maxWidth?: numbe
   return table(rows, cols, maxWidth);
 }
 
+/**
+ * The market's lines of an instance: its tier, its bid and what wins the machine now, and why it
+ * waits (none for an on-demand instance of a server that does not say).
+ */
+export function marketLines(i: Instance): [string, string][] {
+  if (i.market_tier === undefined && i.is_bid !== true) return [];
+  const out: [string, string][] = [['Tier', str(i.market_tier ?? (i.is_bid === true ? 'bid' : 'on-demand'))]];
+  if (i.is_bid === true) {
+    out.push(['Bid', `${fmtUsd(i.dph_base, 4)}/hr (wins the machine now at ${fmtUsd(i.min_bid, 6)}/hr)`]);
+    if (i.bid_waiting === true) out.push(['Waiting', str(i.waiting_reason ?? i.status_msg)]);
+    if (i.preempted_by) out.push(['Preempted by', str(i.preempted_by)]);
+  }
+  return out;
+}
+
 export function instanceDetail(i: Instance, nowMs: number): string {
   const pairs: [string, string][] = [
     ['ID', str(i.id)],
@@ -133,6 +159,7 @@ export function instanceDetail(i: Instance, nowMs: number): string {
     ['RAM', fmtMbAsGb(i.cpu_ram)],
     ['Disk', diskDetail(i)],
     ['Price', i.dph_total === undefined ? DASH : `${fmtUsd(i.dph_total, 4)}/hr`],
+    ...marketLines(i),
     ['Image', str(i.image_uuid ?? i.image)],
     ['Label', str(i.label)],
     ['Started', i.start_date ? `${relativeTime(i.start_date, nowMs)} (${utcTime(i.start_date)})` : DASH],

@@ -1,6 +1,7 @@
-// `openrig execute` through the built CLI against a real `serve`, the host's agent played by the
-// test: the command's output is printed as the host sent it, and the CLI exits with the remote
-// command's status, as `openrig ssh` does (0 when it succeeded, its code when it failed).
+// Small truths of the built CLI against a real `serve`, the host's agent played by the test:
+// `openrig execute` prints the command's output as the host sent it and exits with the remote
+// command's status, as `openrig ssh` does (0 when it succeeded, its code when it failed); the
+// offer table's VRAM is the console's figure (24 GB for the 24564 MiB nvidia-smi reports).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProc, waitFor } from '../helpers/process.js';
 import { cli, createUser, makeHome, startWorld, type CliWorld } from './cli-harness.js';
@@ -61,6 +62,15 @@ beforeAll(async () => {
         cpu_ram: 64000,
         disk_space: 500,
       },
+      {
+        slot: 1,
+        hostname: 'h1',
+        gpu_name: 'RTX 4090',
+        num_gpus: 1,
+        gpu_ram: 24564,
+        cpu_ram: 64000,
+        disk_space: 500,
+      },
     ],
     price_gpu: 0.4,
   });
@@ -95,5 +105,17 @@ describe('openrig execute exits with the remote status', { timeout: 60_000 }, ()
   it('127 when the command could not start on the host', async () => {
     const r = await execute('du /root', 'spawn du ENOENT(exit code ENOENT)\n');
     expect(r.code).toBe(127);
+  });
+});
+
+describe('the same VRAM figure as the console', { timeout: 30_000 }, () => {
+  it('24564 MiB reads 24 GB in search offers', async () => {
+    const r = await run(['search', 'offers', 'verified=any']);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.some((l) => /\bVRAM\b/.test(l)), r.stdout).toBe(true);
+    const row = lines.find((l) => /RTX 4090/.test(l))!;
+    expect(row).toMatch(/\b24 GB\b/);
+    expect(row).not.toContain('24.6 GB');
   });
 });
