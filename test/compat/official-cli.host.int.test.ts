@@ -220,10 +220,14 @@ describeEachDb('official CLI: host commands', (dialect) => {
     await t().deps.db.deleteFrom('machines').where('id', 'in', [unlisted!, listed!]).execute();
   });
 
-  it('show earnings: per machine and per day, for yesterday by default; -m takes one machine', async () => {
-    // The CLI sends days since the epoch as floats, both "yesterday" without -s/-e, and
-    // machid=null without -m; it prints the reply as JSON.
+  it('show earnings: per machine and per day, for the current period by default; -m takes one machine', async () => {
+    // The CLI sends days since the epoch as floats, both now − 1 day ("yesterday") without -s/-e,
+    // and machid=null without -m; it prints the reply as JSON. openrig reads that default as the
+    // current period (this UTC month through today), so a host who started today sees today.
     const yesterday = t().clock.now() / 86_400_000 - 1;
+    const today = Math.floor(yesterday + 1);
+    const d = new Date(today * 86_400_000);
+    const monthStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / 86_400_000;
     const r = await cli(t(), {
       method: 'GET',
       path: '/users/me/machine-earnings',
@@ -231,8 +235,17 @@ describeEachDb('official CLI: host commands', (dialect) => {
       key,
     });
     expectOk(r);
-    expect(r.body.sday).toBe(Math.floor(yesterday));
-    expect(r.body.per_day).toHaveLength(1);
+    expect([r.body.sday, r.body.eday]).toEqual([monthStart, today]);
+    expect(r.body.per_day).toHaveLength(today - monthStart + 1);
+    // -s today alone: its default end (now − 1 day) is not a 400 but today.
+    const fromToday = await cli(t(), {
+      method: 'GET',
+      path: '/users/me/machine-earnings',
+      query: { owner: 'me', sday: today, eday: yesterday, machid: null },
+      key,
+    });
+    expectOk(fromToday);
+    expect([fromToday.body.sday, fromToday.body.eday]).toEqual([today, today]);
     expect(r.body.per_machine.map((x: { machine_id: number }) => x.machine_id)).toEqual(m);
     expect(Object.keys(r.body.summary).sort()).toEqual([
       'total_bwd',
@@ -248,7 +261,9 @@ describeEachDb('official CLI: host commands', (dialect) => {
       key,
     });
     expectOk(one);
-    expect(one.body.per_day).toHaveLength(7);
+    // -s a week ago without -e: through today.
+    expect([one.body.sday, one.body.eday]).toEqual([today - 7, today]);
+    expect(one.body.per_day).toHaveLength(8);
     expect(one.body.per_machine.map((x: { machine_id: number }) => x.machine_id)).toEqual([m[1]]);
   });
 

@@ -146,11 +146,15 @@ describe('show earnings', { timeout: 90_000 }, () => {
     expect(r.stderr).toBe('openrig: No such machine, or it is not yours\n');
   });
 
-  it('no flags is yesterday; --to alone is that one day', async () => {
-    const yesterday = dateOf(Date.now() - DAY_MS);
+  it('no flags is the current period, this month through today; --to alone is that one day', async () => {
+    const today = dateOf(Date.now());
+    const first = `${today.slice(0, 8)}01`;
+    const period = first === today ? today : `${first} to ${today}`;
     const r = await host(['show', 'earnings']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^Total ${yesterday}: \\$\\d+\\.\\d\\d \\(`, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^Total ${period}: \\$\\d+\\.\\d\\d \\(`, 'm'));
+    // Today's charges are in it: a host who started today never sees an empty yesterday.
+    expect(r.stdout).not.toMatch(/^Total [^:]+: \$0\.00 /m);
     const one = await host(['show', 'earnings', '--to', '2026-01-05', '--raw']);
     expect(JSON.parse(one.stdout)).toMatchObject({ sday: 20458, eday: 20458 });
   });

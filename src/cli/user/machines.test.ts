@@ -38,8 +38,10 @@ describe('parseDay', () => {
 });
 
 describe('earningsDays', () => {
-  it('defaults: yesterday; --from alone through today; --to alone that one day', () => {
-    expect(earningsDays({}, NOW)).toEqual({ from: TODAY - 1, to: TODAY - 1 });
+  it('defaults: the current period (this month through today); --from alone through today; --to alone that one day', () => {
+    expect(earningsDays({}, NOW)).toEqual({ from: TODAY - 14, to: TODAY });
+    // A host who started today, on the first of a month, sees today: never an empty yesterday.
+    expect(earningsDays({}, Date.UTC(2027, 1, 1, 9))).toEqual({ from: TODAY + 17, to: TODAY + 17 });
     expect(earningsDays({ from: '2027-01-01' }, NOW)).toEqual({ from: TODAY - 14, to: TODAY });
     expect(earningsDays({ to: '2027-01-10' }, NOW)).toEqual({ from: TODAY - 5, to: TODAY - 5 });
     expect(earningsDays({ from: '2027-01-01', to: '2027-01-10' }, NOW)).toEqual({

@@ -113,16 +113,17 @@ export function registerMachineCommands(v: {
       .command('earnings')
       .option(
         '--from <when>',
-        'first UTC day: a date like 2026-11-01, an ISO time, epoch seconds, today or yesterday (default: yesterday, or the --to day)',
+        'first UTC day: a date like 2026-11-01, an ISO time, epoch seconds, today or yesterday (default: the first of this month, or the --to day)',
       )
-      .option('--to <when>', 'last UTC day, included (default: today with --from, else yesterday)')
+      .option('--to <when>', 'last UTC day, included (default: today)')
       .option('--machine <id>', 'only this machine (default: all your machines)')
       .description('what renters paid for your machines, per UTC day and per machine (as a host)')
       .addHelpText(
         'after',
-        '\nWith neither --from nor --to the report is yesterday; --from alone runs through today;\n' +
-          '--to alone is that one day. A report covers at most 366 days. Amounts are in USD: compute\n' +
-          'is GPU time, disk is storage; a charge counts on the day its billed period ended.',
+        '\nWith neither --from nor --to the report is the current period: this month (UTC) through\n' +
+          'today. --from alone runs through today; --to alone is that one day. A report covers at most\n' +
+          '366 days. Amounts are in USD: compute is GPU time, disk is storage; a charge counts on the\n' +
+          'day its billed period ended.',
       ),
     'openrig show earnings\nopenrig show earnings --from 2026-11-01\nopenrig show earnings --from 2026-11-01 --to 2026-11-30 --machine 7',
   ).action(
@@ -332,16 +333,19 @@ export function parseDay(s: string, what: string, nowMs: number): number {
 }
 
 /**
- * The days an earnings report covers: with neither flag, yesterday (the last whole day, as the
- * server has it); --from alone runs through today; --to alone is that one day.
+ * The days an earnings report covers: with neither flag, the current period (this UTC month
+ * through today, as the server has it: a host who started today sees today, not an empty
+ * yesterday); --from alone runs through today; --to alone is that one day.
  */
 export function earningsDays(o: { from?: string; to?: string }, nowMs: number): { from: number; to: number } {
   const today = Math.floor(nowMs / 1000 / DAY_S);
   const from = o.from === undefined ? undefined : parseDay(o.from, '--from', nowMs);
   const to = o.to === undefined ? undefined : parseDay(o.to, '--to', nowMs);
+  const now = new Date(nowMs);
+  const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) / 1000 / DAY_S;
   const range = {
-    from: from ?? to ?? today - 1,
-    to: to ?? (from === undefined ? today - 1 : today),
+    from: from ?? to ?? monthStart,
+    to: to ?? today,
   };
   if (range.from > range.to)
     throw new UsageError(

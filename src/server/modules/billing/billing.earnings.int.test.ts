@@ -86,10 +86,22 @@ describeEachDb('host earnings', (dialect) => {
     // A renter with no machines earns nothing.
     const none = await earnings(t(), u.apiKey, `sday=${day0}&eday=${day0 + 1}`);
     expect(none.body).toMatchObject({ per_machine: [], summary: { total_earn: 0 } });
-    // Without a range: yesterday (day0 + 1 is today, so day0).
+    // Without a range: the current period, this month through today (day0 + 1), today's
+    // earnings included; a host who started today never sees an empty yesterday.
+    const monthStart = 19_997; // 2024-10-01; day0 is 2024-10-04
     const dflt = await earnings(t(), host.apiKey, '');
-    expect(dflt.body).toMatchObject({ sday: day0, eday: day0 });
-    expect(dflt.body.summary.total_earn).toBeCloseTo(first, 6);
+    expect(dflt.body).toMatchObject({ sday: monthStart, eday: day0 + 1 });
+    expect(dflt.body.summary.total_earn).toBeCloseTo(first + second, 6);
+    // The official CLI without -s/-e sends now − 1 day as both ends: the same current period.
+    const cliDefault = t().clock.now() / DAY - 1;
+    const official = await earnings(t(), host.apiKey, `sday=${cliDefault}&eday=${cliDefault}&machid=null`);
+    expect(official.status).toBe(200);
+    expect(official.body).toMatchObject({ sday: monthStart, eday: day0 + 1 });
+    // With -s today and no -e its end is that same "yesterday": not a 400, today's report.
+    const fromToday = await earnings(t(), host.apiKey, `sday=${day0 + 1}&eday=${cliDefault}`);
+    expect(fromToday.status).toBe(200);
+    expect(fromToday.body).toMatchObject({ sday: day0 + 1, eday: day0 + 1 });
+    expect(fromToday.body.summary.total_earn).toBeCloseTo(second, 6);
   });
 
   it('refuses bad ranges and ids with a 400, a machine not yours with a 404, and needs billing access', async () => {

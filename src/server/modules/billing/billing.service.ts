@@ -262,20 +262,52 @@ const DAY_MS = 86_400_000;
 /** The longest earnings report: a year and a day, so that a whole year fits whatever its start. */
 export const MAX_EARNINGS_DAYS = 366;
 
-/** A day count (days since the epoch, a fraction allowed) from a query string, or a 400. */
-function dayOf(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw === '' || raw === 'null') return fallback;
+/**
+ * How near "now minus one day" a day count must be to be the official CLI's value for a date it
+ * was not given: it sends `time.time() / 86400 - 1` as both ends when a flag is missing (its
+ * "yesterday"), the request arriving a moment later.
+ */
+const CLIENT_DEFAULT_SLACK_DAYS = 600 / 86_400;
+
+/**
+ * A day count (days since the epoch, a fraction allowed) from a query string, or a 400; null when
+ * it is absent, or is the official CLI's stand-in for an absent date (see above).
+ */
+function dayOf(name: string, raw: string | undefined, now: number): number | null {
+  if (raw === undefined || raw === '' || raw === 'null') return null;
   const v = Number(raw);
   if (!Number.isFinite(v) || v < 0 || v > 1e6)
-    throw CommonErrors.badRequest(`${name} must be a day count since 1970-01-01 (UTC), e.g. ${fallback}`);
+    throw CommonErrors.badRequest(
+      `${name} must be a day count since 1970-01-01 (UTC), e.g. ${Math.floor(now / DAY_MS)}`,
+    );
+  if (!Number.isInteger(v) && Math.abs(v - (now / DAY_MS - 1)) <= CLIENT_DEFAULT_SLACK_DAYS) return null;
   return Math.floor(v);
+}
+
+/** The first UTC day of the calendar month that UTC day `day` falls in. */
+function monthStartDay(day: number): number {
+  const d = new Date(day * DAY_MS);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / DAY_MS;
+}
+
+/**
+ * The days an earnings report covers. Without dates, the current period: this UTC month through
+ * today, so that a host who started today sees today's earnings, not an empty yesterday. An end
+ * alone: its month through that day; a start alone: through today.
+ */
+export function earningsRange(sdayRaw: number | null, edayRaw: number | null, now: number) {
+  const today = Math.floor(now / DAY_MS);
+  const eday = edayRaw ?? Math.max(today, sdayRaw ?? today);
+  const sday = sdayRaw ?? Math.min(monthStartDay(eday), eday);
+  return { sday, eday };
 }
 
 /**
  * GET /users/me/machine-earnings (the official CLI's `show earnings`): what renters paid for the
  * caller's machines, from UTC day `sday` through day `eday` (days since the epoch; fractions
- * name the day they fall in; yesterday when absent), per machine and per day. A charge counts on
- * the day its billed period ended; periods are one meter interval long, or end at a state change.
+ * name the day they fall in; the current period when absent, earningsRange), per machine and per
+ * day. A charge counts on the day its billed period ended; periods are one meter interval long, or
+ * end at a state change.
  * openrig has no bandwidth charges, so the bandwidth figures are 0.
  */
 export async function machineEarnings(
@@ -284,9 +316,7 @@ export async function machineEarnings(
   q: { sday?: string; eday?: string; machid?: string },
   now: number,
 ) {
-  const yesterday = Math.floor(now / DAY_MS) - 1;
-  const sday = dayOf('sday', q.sday, yesterday);
-  const eday = dayOf('eday', q.eday, Math.max(sday, yesterday));
+  const { sday, eday } = earningsRange(dayOf('sday', q.sday, now), dayOf('eday', q.eday, now), now);
   if (eday < sday) throw CommonErrors.badRequest(`eday (${eday}) is before sday (${sday})`);
   if (eday - sday + 1 > MAX_EARNINGS_DAYS)
     throw CommonErrors.badRequest(
