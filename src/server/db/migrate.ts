@@ -29,6 +29,7 @@ import * as m022 from './migrations/022-audit.js';
 import * as m023 from './migrations/023-account-profile.js';
 import * as m024 from './migrations/024-instance-config-generation.js';
 import * as m025 from './migrations/025-ledger-period-index.js';
+import * as m029machineRuntime from './migrations/029-machine-runtime.js';
 import { textOf } from '../../contract/text.js';
 
 /** A migration: its forward step, given the dialect it runs on (one set for both databases). */
@@ -63,6 +64,7 @@ const steps: Record<string, Step> = {
   '023-account-profile': m023,
   '024-instance-config-generation': m024,
   '025-ledger-period-index': m025,
+  '029-machine-runtime': m029machineRuntime,
 };
 
 function providerFor(d: SqlDialect): MigrationProvider {

@@ -13,6 +13,8 @@ declare module './market.js' {
     public_host: string | null;
     /** 1 when its agent recreates containers by configuration generation (migration 024). */
     agent_config_generations: Generated<number>;
+    /** How its agent runs instances ('process' | 'docker'), as said at registration (migration 029). */
+    agent_runtime: string | null;
   }
   interface InstancesTable {
     /** The instance_api_key sealed with encryptSecret(config.secretKey, key): CONTAINER_API_KEY. */

@@ -71,6 +71,8 @@ export async function upsertMachine(
   const ports = { direct_port_count: p.runtime === 'docker' ? 64 : 1 };
   // Written at every registration: an agent replaced by an older one loses the capability.
   const capable = { agent_config_generations: p.configGenerations ? 1 : 0 };
+  // How it runs instances, for renters to see (null when the agent does not say).
+  const runtime = { agent_runtime: p.runtime ?? null };
   return db
     .insertInto('machines')
     .values({
@@ -96,6 +98,7 @@ export async function upsertMachine(
       ...reach,
       ...ports,
       ...capable,
+      ...runtime,
       online_state: 'online',
       last_heartbeat_at: now,
       created_at: now,
@@ -110,6 +113,7 @@ export async function upsertMachine(
           ...reach,
           ...ports,
           ...capable,
+          ...runtime,
           online_state: 'online',
           last_heartbeat_at: now,
         })
@@ -249,6 +253,7 @@ export async function instancesForAgent(db: Kysely<DB>, machineIds: number[], re
       'image_login_enc',
       'disk_usage_bytes',
       'gpu_util',
+      'preempt_until',
       'ae.env_enc as account_env_enc',
     ])
     .where('machine_id', 'in', machineIds)

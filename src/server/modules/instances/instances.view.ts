@@ -71,6 +71,8 @@ export type JoinedRow = Pick<Selectable<InstancesTable>, ViewColumn<(typeof INST
     | 'direct_port_count'
     | 'price_disk_gb_month'
     | 'verified'
+    | 'last_heartbeat_at'
+    | 'agent_runtime'
   >;
 
 /** Machine columns selected with an instance (aliased `m`). */
@@ -92,6 +94,8 @@ export const MACHINE_COLS = [
   'm.direct_port_count',
   'm.price_disk_gb_month',
   'm.verified',
+  'm.last_heartbeat_at',
+  'm.agent_runtime',
 ] as const;
 
 /**
@@ -180,6 +184,12 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[], now: numb
     template_name: r.template_name,
     template_hash_id: r.template_hash_id,
     maintenances,
+    // When its host last reported (epoch seconds; null: never): an unknown or offline instance
+    // has been out of sight since about then.
+    host_last_seen: r.last_heartbeat_at === null ? null : r.last_heartbeat_at / 1000,
+    // How its host runs it: 'process' (a plain process of the host's user, no isolation: the
+    // demo's runtime), 'docker' (a container); null when its agent has not said.
+    machine_runtime: r.agent_runtime,
   };
 }
 
