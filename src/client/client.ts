@@ -15,6 +15,7 @@ import type {
   Instance,
   InstanceEnvelope,
   MachineEarnings,
+  UsageHistory,
   Invoices,
   MaintBatchBody,
   MaintBatchReply,
@@ -268,6 +269,11 @@ export class OpenrigClient extends HttpClient {
     return this.request('GET', `${V0}/users/me/machine-earnings`, {
       query: compact({ sday: q.from, eday: q.to, machid: q.machine }),
     });
+  }
+
+  /** An instance's GPU utilisation, GPU memory and disk use over its life (openrig's own). */
+  usageHistory(instanceId: number): Promise<UsageHistory> {
+    return this.request('GET', `${V0}/instances/${instanceId}/usage-history/`);
   }
 
   /** The balance and what the live instances cost now. */

@@ -18,6 +18,7 @@ import type * as MT from './schemas/maintenance.js';
 import type * as B from './schemas/billing.js';
 import type * as W from './schemas/webhooks.js';
 import type * as TF from './schemas/two-factor.js';
+import type * as UH from './schemas/usage-history.js';
 
 /** T with the fields K always there (the server writes them in every reply of the type). */
 export type WithRequired<T, K extends keyof T> = T & Required<Pick<T, K>>;
@@ -309,3 +310,9 @@ export type AuditLogRow = WithRequired<
 export type IpAddrsReply = WithRequired<FromSchema<typeof AU.ipAddrsReply>, 'success'> & {
   results: Required<Declared<FromSchema<typeof AU.ipaddrSchema>>>[];
 };
+
+/**
+ * GET /instances/{id}/usage-history/ (openrig's own): the instance's measurements, oldest first:
+ * one a minute for the last day, one an hour before (`span_s`); `t` in unix seconds.
+ */
+export type UsageHistory = Complete<FromSchema<(typeof UH.usageHistory.schema.response)[200]>>;

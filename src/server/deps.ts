@@ -6,6 +6,7 @@ import { OfferReplies } from './modules/offers/offers.reply.js';
 import { gpuNameRead } from './modules/offers/offers.service.js';
 import { makeCounters } from './modules/platform/platform.rate-limit.js';
 import { HeartbeatBuffer } from './modules/agent-gateway/agent-gateway.heartbeats.js';
+import { UsageSampleMemory } from './modules/usage-history/usage-history.service.js';
 import { makeMetrics } from './modules/platform/platform.metrics.js';
 import { smsProvider } from './modules/sms/sms.provider.js';
 import { KeyUseBuffer } from './http/key-uses.js';
@@ -25,6 +26,7 @@ export function makeDeps(p: DepsInput): Deps {
     gpuNameRead: gpuNameRead(p.store),
     rateLimitCounters: p.rateLimitCounters ?? makeCounters(p.store),
     heartbeats: p.heartbeats ?? new HeartbeatBuffer(),
+    usageSamples: new UsageSampleMemory(),
     keyUses: new KeyUseBuffer(),
     addressUses: new AddressUseBuffer(),
     auditWrites: new AuditWrites(),

@@ -14,6 +14,7 @@ import type { OfferIndex } from './modules/offers/offers.index.js';
 import type { OfferReplies } from './modules/offers/offers.reply.js';
 import type { Counters } from './modules/platform/platform.rate-limit.js';
 import type { HeartbeatBuffer } from './modules/agent-gateway/agent-gateway.heartbeats.js';
+import type { UsageSampleMemory } from './modules/usage-history/usage-history.service.js';
 import type { Metrics } from './modules/platform/platform.metrics.js';
 import type { SmsProvider } from './modules/sms/sms.provider.js';
 import type { KeyUseBuffer } from './http/key-uses.js';
@@ -41,6 +42,8 @@ export interface Deps {
   rateLimitCounters: Counters;
   /** Heartbeat times not yet written (agent-gateway.heartbeats.ts). */
   heartbeats: HeartbeatBuffer;
+  /** The minute of each instance's usage sample this process last wrote (usage-history.service.ts). */
+  usageSamples: UsageSampleMemory;
   /** API key uses not yet written to last_used_at (http/key-uses.ts). */
   keyUses: KeyUseBuffer;
   /** Addresses that used accounts, not yet written (audit/audit.addresses.ts). */

@@ -30,6 +30,7 @@ import * as m023 from './migrations/023-account-profile.js';
 import * as m024 from './migrations/024-instance-config-generation.js';
 import * as m025 from './migrations/025-ledger-period-index.js';
 import * as m029machineRuntime from './migrations/029-machine-runtime.js';
+import * as m030usageHistory from './migrations/030-usage-history.js';
 import { textOf } from '../../contract/text.js';
 
 /** A migration: its forward step, given the dialect it runs on (one set for both databases). */
@@ -65,6 +66,7 @@ const steps: Record<string, Step> = {
   '024-instance-config-generation': m024,
   '025-ledger-period-index': m025,
   '029-machine-runtime': m029machineRuntime,
+  '030-usage-history': m030usageHistory,
 };
 
 function providerFor(d: SqlDialect): MigrationProvider {

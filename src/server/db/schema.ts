@@ -11,6 +11,7 @@ import type { TemplateTables } from './tables/templates.js';
 import type { AccountProfileTables } from './tables/account-profiles.js';
 import type { AuditTables } from './tables/audit.js';
 import type { EnvVarTables } from './tables/env-vars.js';
+import type { UsageHistoryTables } from './tables/usage-history.js';
 
 export interface DB
   extends
@@ -24,4 +25,5 @@ export interface DB
     TemplateTables,
     AccountProfileTables,
     AuditTables,
-    EnvVarTables {}
+    EnvVarTables,
+    UsageHistoryTables {}

@@ -6,6 +6,7 @@ import { startHeartbeatSweep } from './heartbeat-sweep.js';
 import { startBillingMeter } from './billing-meter.js';
 import { startWebhookDispatcher } from '../modules/webhooks/webhooks.dispatcher.js';
 import { startAuditRetention } from './audit-retention.js';
+import { startUsageHistory } from './usage-history.js';
 import type { Job } from './every.js';
 
 export type { Job };
@@ -27,6 +28,8 @@ export function startJobs(deps: Deps): Job[] {
   jobs.push(startWebhookDispatcher(deps));
   // Audit rows past their retention: once an hour across every process (a turn in the database).
   jobs.push(startAuditRetention(deps, onError('audit-retention')));
+  // Usage samples: minutes older than a day rolled into hours, once an hour across every process.
+  jobs.push(startUsageHistory(deps, onError('usage-history')));
   // Once per process that runs them: in a cluster, the primary only (cluster.ts).
   deps.log.info({ jobs: jobs.map((j) => j.name) }, 'background jobs started');
   return jobs;

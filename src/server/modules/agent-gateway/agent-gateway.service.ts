@@ -34,6 +34,7 @@ import { machineEvent, recordEvents } from '../webhooks/webhooks.events.js';
 import { launchAccountEnv } from '../env-vars/env-vars.service.js';
 import { interpretReport } from '../../../contract/instance-report.js';
 import type { AgentDecision } from '../../../contract/instance-states.js';
+import { recordUsageSamples } from '../usage-history/usage-history.service.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -282,6 +283,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     else usage.delete(row.id); // written with the status
   }
   await repo.writeUsage(deps.db, mine, [...usage.values()]);
+  await recordUsageSamples(deps, now, body.instances, byId);
   const changedStates = body.instances.filter((r) => byId.get(r.id)?.agent_state !== r.state);
   await repo.recordAgentState(deps.db, mine, changedStates, now);
 
