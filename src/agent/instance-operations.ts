@@ -110,9 +110,12 @@ export class InstanceOperations {
             break;
           case 'stop':
             this.host.records.set(id, { failure: undefined, announceLoading: false });
-            this.host.log.info(`instance ${id}: stop (${here} here)`);
+            this.host.log.info(
+              `instance ${id}: stop (${here} here)${w.stop_grace_s !== undefined ? `: preempted, SIGTERM and up to ${w.stop_grace_s} s of grace` : ''}`,
+            );
+            // A preempted instance gets the rest of its grace period between SIGTERM and the kill.
             this.runOp(id, 'stop', () =>
-              rt.stop(id).then(() => this.host.log.info(`instance ${id} stopped`)),
+              rt.stop(id, w.stop_grace_s).then(() => this.host.log.info(`instance ${id} stopped`)),
             );
             break;
           case 'start':

@@ -435,12 +435,12 @@ export class DockerRuntime implements Runtime {
     cur.server.close();
   }
 
-  async stop(id: number): Promise<void> {
+  async stop(id: number, graceS?: number): Promise<void> {
     const d = this.dir(id);
     if (existsSync(d)) writeFileSync(path.join(d, 'stopped'), '');
     this.closeSsh(id);
     try {
-      await this.engine.stop(containerName(id), this.o.stopGraceS ?? 10);
+      await this.engine.stop(containerName(id), graceS !== undefined ? Math.ceil(graceS) : (this.o.stopGraceS ?? 10));
     } catch (err) {
       if (!(err instanceof EngineError) || (err.status !== 404 && err.status !== 304)) throw err;
     }

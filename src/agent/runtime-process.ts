@@ -284,14 +284,14 @@ export class ProcessRuntime implements Runtime {
     return this.o.sshBind === '0.0.0.0' || this.o.sshBind === '::' ? '127.0.0.1' : this.o.sshBind;
   }
 
-  async stop(id: number): Promise<void> {
+  async stop(id: number, graceS?: number): Promise<void> {
     const pidFile = this.file(id, FILES.pid);
     const pid = readInt(pidFile);
     // main.pid goes first: from here on a dying main process is a stop, not an exit.
     rmSync(pidFile, { force: true });
     if (pid) {
       killGroup(pid, 'SIGTERM');
-      const end = Date.now() + (this.o.stopGraceMs ?? 5000);
+      const end = Date.now() + (graceS !== undefined ? graceS * 1000 : (this.o.stopGraceMs ?? 5000));
       while (isMainProcess(pid, this.dir(id)) && Date.now() < end) await sleep(50);
       killGroup(pid, 'SIGKILL'); // whatever is left of the tree
     }

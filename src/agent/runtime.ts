@@ -82,8 +82,11 @@ export interface Runtime {
   prepare(spec: InstanceSpec): Promise<void>;
   /** Starts it; resolves once its SSH port accepts connections. Idempotent when it runs. */
   start(spec: InstanceSpec): Promise<{ sshPort: number }>;
-  /** Stops every process of it, keeps its files. Idempotent. */
-  stop(id: number): Promise<void>;
+  /**
+   * Stops every process of it, keeps its files. Idempotent. `graceS`: seconds between SIGTERM and
+   * the kill (a preempted instance's grace period); absent: the runtime's own.
+   */
+  stop(id: number, graceS?: number): Promise<void>;
   /** Stops it and removes everything it had on the host. Idempotent. */
   destroy(id: number): Promise<void>;
   inspect(id: number): Promise<ObservedState>;

@@ -171,6 +171,12 @@ export interface DesiredInstance {
    * Absent from older servers and for destroyed instances.
    */
   generation?: number;
+  /**
+   * Set while the instance is preempted (desired `stopped`): the seconds left of its grace period.
+   * The agent sends SIGTERM and stops it at the latest then; another instance of the machine
+   * starts only once it has stopped. Absent: an ordinary stop.
+   */
+  stop_grace_s?: number;
 }
 
 /**

@@ -58,6 +58,8 @@ export interface Config {
     autoVerify?: boolean;
   };
   billing: { meterIntervalMs: number };
+  /** The market: seconds a preempted interruptible instance gets between SIGTERM and its stop. */
+  market: { preemptGraceS: number };
   /** The audit log and login addresses (modules/audit): rows older than this are deleted. */
   audit: { retentionDays: number };
   rateLimits: { enabled: boolean } & Record<RateLimitFamily, RateLimitRule>;
@@ -292,6 +294,7 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
       autoVerify: bool(env, 'OPENRIG_AUTO_VERIFY', false),
     },
     billing: { meterIntervalMs: num(env, 'OPENRIG_METER_INTERVAL_MS', 10_000, { min: 10 }) },
+    market: { preemptGraceS: num(env, 'OPENRIG_PREEMPT_GRACE_S', 30, { min: 0, max: 3600 }) },
     audit: { retentionDays: num(env, 'OPENRIG_AUDIT_RETENTION_DAYS', 90, { min: 1, max: 36_500 }) },
     rateLimits: {
       enabled: bool(env, 'OPENRIG_RATE_LIMITS', true),

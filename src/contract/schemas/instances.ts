@@ -96,6 +96,25 @@ export const instanceSchema = {
       },
     },
     is_bid: { type: 'boolean' },
+    market_tier: {
+      type: 'string',
+      enum: ['owner', 'on-demand', 'bid'],
+      description: "the market tier: the owner's own rental, on-demand, or interruptible (bid)",
+    },
+    min_bid: {
+      type: 'number',
+      description:
+        "$/hour: the lowest bid that wins the machine now (the host's floor, or just above the running bid)",
+    },
+    bid_waiting: {
+      type: 'boolean',
+      description: 'an interruptible instance waiting for its bid to win the machine',
+    },
+    waiting_reason: { type: ['string', 'null'], description: 'why it waits (null when it does not)' },
+    preempted_by: {
+      type: ['string', 'null'],
+      description: 'the tier that last preempted it (owner, on-demand, bid); null when never',
+    },
     dph_base: { type: 'number', description: 'compute $/hour (charged only while running)' },
     dph_total: { type: 'number', description: 'compute + disk $/hour' },
     disk_dph: { type: 'number', description: 'disk $/hour (charged from creation until destroy)' },
@@ -168,6 +187,10 @@ export const createInstanceReply = {
     success: { type: 'boolean' },
     new_contract: { type: 'integer' },
     instance_api_key: { type: 'string' },
+    is_bid: { type: 'boolean', description: 'interruptible (a bid) or on-demand' },
+    price: { type: ['number', 'null'], description: 'the bid, $/hour for the machine; null on-demand' },
+    bid_waiting: { type: 'boolean', description: 'the bid waits: it does not win the machine now' },
+    msg: { type: 'string' },
   },
 } as const;
 
@@ -571,6 +594,38 @@ export const recycleInstance = {
     params: idParams,
     body: noBody,
     response: { 200: remoteRequestReply, ...instanceErrors },
+  },
+} as const;
+
+export const changeBid = {
+  method: 'PUT',
+  url: '/api/v0/instances/bid_price/:id',
+  schema: {
+    tags,
+    summary: "Change an interruptible instance's bid (the official CLI's change bid)",
+    description:
+      'Body: {"client_id": "me", "price": P} ($/hour for the machine), or "price": null for the lowest bid that wins the machine now. A higher bid may preempt the running one; a lower one may yield to a waiting bid (docs/market.md).',
+    params: idParams,
+    body: {
+      type: 'object',
+      properties: {
+        client_id: {},
+        price: { type: ['number', 'null'] },
+      },
+      additionalProperties: true,
+    },
+    response: {
+      200: {
+        type: 'object',
+        properties: {
+          success: { type: 'boolean' },
+          msg: { type: 'string' },
+          price: { type: 'number' },
+          bid_waiting: { type: 'boolean' },
+        },
+      },
+      ...instanceErrors,
+    },
   },
 } as const;
 

@@ -7,6 +7,7 @@ import { startBillingMeter } from './billing-meter.js';
 import { startWebhookDispatcher } from '../modules/webhooks/webhooks.dispatcher.js';
 import { startAuditRetention } from './audit-retention.js';
 import { startUsageHistory } from './usage-history.js';
+import { startMarket } from './market.js';
 import type { Job } from './every.js';
 
 export type { Job };
@@ -30,6 +31,8 @@ export function startJobs(deps: Deps): Job[] {
   jobs.push(startAuditRetention(deps, onError('audit-retention')));
   // Usage samples: minutes older than a day rolled into hours, once an hour across every process.
   jobs.push(startUsageHistory(deps, onError('usage-history')));
+  // Waiting bids on machines that are free: resumed by themselves (the market's backstop).
+  jobs.push(startMarket(deps, onError('market')));
   // Once per process that runs them: in a cluster, the primary only (cluster.ts).
   deps.log.info({ jobs: jobs.map((j) => j.name) }, 'background jobs started');
   return jobs;

@@ -253,6 +253,7 @@ export async function instancesForAgent(db: Kysely<DB>, machineIds: number[], re
       'image_login_enc',
       'disk_usage_bytes',
       'gpu_util',
+      'preempt_until',
       'ae.env_enc as account_env_enc',
     ])
     .where('machine_id', 'in', machineIds)

@@ -21,7 +21,6 @@ const CLUSTERS = 'openrig has no clusters or overlay networks';
 const COPY = 'openrig has no copy service; use scp or rsync over SSH (openrig scp-url)';
 const SCHEDULED = 'openrig has no scheduled jobs';
 const DEPLOYMENTS = 'openrig has no deployments';
-const BIDS = 'openrig has no bidding on running instances; the price is fixed when the instance is created';
 const JOBS = 'openrig has no default (background) jobs';
 
 /** The commands that can schedule a job. */
@@ -50,13 +49,6 @@ function refused(why: string, requests: Requests): UnsupportedRequest[] {
 
 export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
   // Instances
-  ...refused(BIDS, { '/api/v0/instances/bid_price/:id': { PUT: 'change bid' } }),
-  ...refused('openrig has no reserved-instance prepayment', {
-    '/api/v0/instances/prepay/:id': { PUT: 'prepay instance' },
-  }),
-  ...refused('openrig has no reserved-instance deposits', {
-    '/api/v0/instances/balance/:id': { GET: 'show deposit' },
-  }),
   ...refused('openrig has no container snapshots', {
     '/api/v0/instances/take_snapshot/:id': { POST: 'take snapshot' },
   }),

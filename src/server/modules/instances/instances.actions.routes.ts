@@ -18,6 +18,7 @@ import {
 } from './instances.actions.js';
 import { InstanceErrors } from './instances.errors.js';
 import { updateInstanceConfig as updateConfig } from './instances.update.js';
+import { changeBid as changeBidOf } from './instances.bid.js';
 
 export const changeInstanceState = route(C.changeInstanceState)({
   config: { scope: 'instances', instanceKey: true, errorsCarrySuccess: true },
@@ -86,4 +87,9 @@ export const detachSshKey = route(C.detachSshKey)({
     await detach(deps, requireAuth(req), p.id, p.key_id);
     return { success: true, msg: `SSH key ${p.key_id} detached from instance ${p.id}` };
   },
+});
+
+export const changeBid = route(C.changeBid)({
+  config: { scope: 'instances', errorsCarrySuccess: true },
+  handler: (deps) => async (req) => changeBidOf(deps, requireAuth(req), req.params.id, req.body?.price ?? null),
 });

@@ -29,6 +29,8 @@ import { InstanceErrors } from './instances.errors.js';
 import { diskMb } from './instances.create.js';
 import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 import { dropInstanceEnv } from '../env-vars/env-vars.service.js';
+import { arbitrate, preemptForClaim, type MarketConfig } from './instances.market.js';
+import { bidStateChange, machineOf } from './instances.bid.js';
 
 // The live instances on a machine, read by deleting a machine (machines.delete.ts).
 export { liveInstancesOn } from './instances.repo.js';
@@ -62,6 +64,11 @@ export async function changeState(
     return await txRetry(deps.store, async (db) => {
       const row = await ownRow(db, auth, id);
       if (row.destroyed_at !== null) throw destroyedError(id);
+      // A bid that is stopped or waits takes the market's way (instances.market.ts).
+      if (row.is_bid === 1 && row.intended_status === 'stopped') {
+        const r = await bidStateChange(deps, db, row, want, now);
+        if (r !== null) return r;
+      }
       const s = statusOf(row);
       const d = decideStateRequest(s, want);
       if (d.kind === 'noop') return { changed: false };
@@ -89,6 +96,11 @@ export async function changeState(
           );
         throw InstanceErrors.machineUnavailable();
       }
+      // An on-demand start outranks a bid that holds the machine: the claim took it, the bid yields.
+      if (claims) {
+        const m = await machineOf(db, row.machine_id);
+        await preemptForClaim(db, deps.config, m, m.host_id === row.user_id ? 'owner' : 'on-demand', now);
+      }
       const moved = await repo.moveInstance(
         db,
         id,
@@ -101,7 +113,11 @@ export async function changeState(
       );
       if (!moved) throw new LostRace(`state of instance ${id}`);
       // This instance was the machine's active one (it held `rented`): free the machine.
-      if (releases) await releaseMachine(db, row.machine_id);
+      if (releases) {
+        await releaseMachine(db, row.machine_id);
+        // Priority returns to the best waiting bid, if any.
+        await arbitrate(db, deps.config, row.machine_id, now);
+      }
       if (d.next.actual !== s.actual)
         await recordEvent(
           db,
@@ -155,7 +171,12 @@ export async function destroyInstance(
  * since it was read (the caller's txRetry decides again). A host's deletion of the machine the
  * instance is on destroys it this way too.
  */
-export async function destroyLiveRow(db: Kysely<DB>, row: InstanceRow, now: number): Promise<void> {
+export async function destroyLiveRow(
+  db: Kysely<DB>,
+  row: InstanceRow,
+  now: number,
+  market?: MarketConfig,
+): Promise<void> {
   const id = row.id;
   await settleInstance(db, row, now);
   // DELETE-like claim: only one destroyer sets destroyed_at; conditional on the intended status
@@ -170,7 +191,11 @@ export async function destroyLiveRow(db: Kysely<DB>, row: InstanceRow, now: numb
   if (!moved) throw new LostRace(`destroy of instance ${id}`);
   // Only the active instance holds `rented`: destroying a stopped one must not free a machine
   // that another client's active instance holds. Its disk is freed either way.
-  if (row.intended_status !== 'stopped') await releaseMachine(db, row.machine_id);
+  if (row.intended_status !== 'stopped') {
+    await releaseMachine(db, row.machine_id);
+    // Priority returns to the best waiting bid, if any (a host deleting the machine gives none).
+    if (market) await arbitrate(db, market, row.machine_id, now);
+  }
   await holdDisk(db, row.machine_id, -diskMb(row.disk));
   await repo.revokeInstanceKey(db, id, now);
   // A destroyed instance keeps no copy of its account's environment variables.

@@ -24,6 +24,8 @@ import * as repo from './instances.repo.js';
 import { instanceBodyFrom, usableTemplate } from '../templates/templates.service.js';
 import { snapshotForInstance } from '../env-vars/env-vars.service.js';
 import { refuseSelfTestCreate } from '../compat/compat.self-test.js';
+import { roundPrice } from '../../../contract/money.js';
+import { lockOffer, placeBid, preemptForClaim } from './instances.market.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
@@ -36,6 +38,10 @@ export interface CreateReply {
   success: true;
   new_contract: number;
   instance_api_key: string;
+  is_bid: boolean;
+  price: number | null;
+  bid_waiting: boolean;
+  msg: string;
 }
 
 /** Stable JSON (sorted keys) so the same body always hashes the same. */
@@ -110,8 +116,12 @@ export async function createInstance(
       if ((await balanceOf(db, userId)) <= 0)
         throw InstanceErrors.insufficientBalance('Your balance is exhausted: add credit before renting');
 
-      // The race for the offer is decided here, by the database (see the header comment).
-      const m = await claimMachine(db, offerId, now);
+      // The race for the offer is decided here, by the database (see the header comment). A bid
+      // locks the machine and waits or wins by the market's rule (instances.market.ts); an
+      // on-demand or owner rental claims it, preempting a bid that holds it.
+      const bid = req.price === null ? null : roundPrice(req.price);
+      const m = bid !== null ? await lockOffer(db, offerId, now) : await claimMachine(db, offerId, now);
+      if (m && bid === null) await preemptForClaim(db, deps.config, m, m.host_id === userId ? 'owner' : 'on-demand', now);
       if (!m) {
         const ex = await claimState(db, offerId);
         if (!ex || ex.deleted_at !== null) throw InstanceErrors.offerNotFound(`No such offer: ${offerId}`);
@@ -142,14 +152,14 @@ export async function createInstance(
       // Atomic increment (never read-then-write); the destroy transaction takes it back.
       await holdDisk(db, m.id, diskMb(req.disk));
       let dphCompute = m.price_gpu_dph * m.num_gpus;
-      if (req.price !== null) {
+      if (bid !== null) {
         if (m.min_bid_dph <= 0)
           throw InstanceErrors.badRequest(`Offer ${offerId} takes no bids: rent it on demand (price null)`);
-        if (req.price < m.min_bid_dph)
+        if (bid < m.min_bid_dph)
           throw InstanceErrors.badRequest(
-            `price ${req.price} is below this offer's minimum bid of ${m.min_bid_dph} $/hour`,
+            `price ${bid} is below this offer's minimum bid of ${m.min_bid_dph} $/hour (the host's floor)`,
           );
-        dphCompute = req.price;
+        dphCompute = bid;
       }
       // The restricted key: looked up by hash; the auth hook lets it start/stop/destroy this
       // instance only. It is also sealed (AES-GCM) on the instance so the agent can inject this
@@ -166,10 +176,13 @@ export async function createInstance(
         label: req.label,
         runtype: req.runtype,
         args: req.args === null ? null : JSON.stringify(req.args),
-        is_bid: req.price !== null ? 1 : 0,
+        is_bid: bid !== null ? 1 : 0,
         dph_compute: dphCompute,
         dph_disk: diskDph(m.price_disk_gb_month, req.disk),
-        intended_status: 'running',
+        // A bid is inserted waiting (no claim); the market makes it active when it wins.
+        intended_status: bid !== null ? 'stopped' : 'running',
+        bid_waiting: bid !== null ? 1 : 0,
+        bid_at: bid !== null ? now : null,
         actual_status: null,
         status_msg: '',
         ssh_host: null,
@@ -212,7 +225,16 @@ export async function createInstance(
         }),
         type: 'instance.created',
       });
-      const reply: CreateReply = { success: true, new_contract: instanceId, instance_api_key: key };
+      const market = bid === null ? null : await placeBid(db, deps.config, m.id, instanceId, now);
+      const reply: CreateReply = {
+        success: true,
+        new_contract: instanceId,
+        instance_api_key: key,
+        is_bid: bid !== null,
+        price: bid,
+        bid_waiting: market?.waiting ?? false,
+        msg: market?.msg ?? `Instance ${instanceId} created on demand at ${dphCompute} $/hour`,
+      };
       if (idemKey)
         await repo.storeIdempotentReply(
           db,

@@ -504,3 +504,96 @@ export async function instanceLabelCounts(
 export function instanceFilterValues(db: Kysely<DB>, userId: number) {
   return liveFrom(db, userId).select(['i.actual_status', 'm.verified', 'm.gpu_name']).distinct().execute();
 }
+
+// ---- the market (instances.market.ts) --------------------------------------------------------
+
+/** The machine's active instance (not destroyed, not stopped): at most one (unique index). */
+export function activeInstanceOn(db: Kysely<DB>, machineId: number): Promise<InstanceRow | undefined> {
+  return db
+    .selectFrom('instances')
+    .selectAll()
+    .where('machine_id', '=', machineId)
+    .where('destroyed_at', 'is', null)
+    .where('intended_status', '<>', 'stopped')
+    .executeTakeFirst();
+}
+
+/** The machine's waiting bids, best first: higher bid, then the earlier bid, then the lower id. */
+export function waitingBidsOn(db: Kysely<DB>, machineId: number, limit: number): Promise<InstanceRow[]> {
+  return db
+    .selectFrom('instances')
+    .selectAll()
+    .where('machine_id', '=', machineId)
+    .where('bid_waiting', '=', 1)
+    .where('destroyed_at', 'is', null)
+    .orderBy('dph_compute', 'desc')
+    .orderBy('bid_at', 'asc')
+    .orderBy('id', 'asc')
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * Machines where a waiting bid could run now: free (no active instance) and not deleted, or held by
+ * a bid lower than the best waiting one is checked by the market itself. Walks the partial index of
+ * waiting bids.
+ */
+export async function machinesWithWaitingBids(db: Kysely<DB>, limit: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('instances as i')
+    .innerJoin('machines as m', 'm.id', 'i.machine_id')
+    .select('i.machine_id')
+    .distinct()
+    .where('i.bid_waiting', '=', 1)
+    .where('i.destroyed_at', 'is', null)
+    .where('m.rented', '=', 0)
+    .where('m.deleted_at', 'is', null)
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.machine_id);
+}
+
+/** The e-mail address and name of a user (the market's notices). */
+export function userContact(db: Kysely<DB>, userId: number) {
+  return db.selectFrom('users').select(['email', 'full_name']).where('id', '=', userId).executeTakeFirst();
+}
+
+/**
+ * A waiting bid becomes active: conditional on it still waiting (a client's stop or destroy of it
+ * meanwhile wins). The partial unique index refuses a second active instance of the machine.
+ */
+export async function resumeWaitingBid(db: Kysely<DB>, id: number, msg: string): Promise<boolean> {
+  const res = await db
+    .updateTable('instances')
+    .set({ intended_status: 'running', bid_waiting: 0, preempt_until: null, status_msg: msg })
+    .where('id', '=', id)
+    .where('bid_waiting', '=', 1)
+    .where('intended_status', '=', 'stopped')
+    .where('destroyed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Stops a waiting bid from waiting (a client's stop): it stays stopped until started again. */
+export async function stopWaiting(db: Kysely<DB>, id: number, msg: string): Promise<boolean> {
+  const res = await db
+    .updateTable('instances')
+    .set({ bid_waiting: 0, status_msg: msg })
+    .where('id', '=', id)
+    .where('bid_waiting', '=', 1)
+    .where('destroyed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Sets a bid instance's price (the meter charges dph_compute) and when it was set. */
+export async function setBid(db: Kysely<DB>, id: number, price: number, now: number): Promise<boolean> {
+  const res = await db
+    .updateTable('instances')
+    .set({ dph_compute: price, bid_at: now })
+    .where('id', '=', id)
+    .where('is_bid', '=', 1)
+    .where('destroyed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}

@@ -3,11 +3,12 @@
 // `allowed_actions` from the state machine; `accrued_cost` in dollars so far (compute + disk).
 import type { Selectable } from 'kysely';
 import type { InstancesTable, MachinesTable } from '../../db/tables/market.js';
-import { allowedActions } from '../../../contract/instance-states.js';
+import { allowedActions, type ClientAction } from '../../../contract/instance-states.js';
 import { statusOf } from '../billing/billing.service.js';
 import { MICROS_PER_USD, HOURS_PER_MONTH } from '../billing/billing.meter.js';
 import type { WindowView } from '../maintenance/maintenance.service.js';
 import { verificationOf } from '../offers/offers.fields.js';
+import { minWinningBid, tierOf } from './instances.market-rules.js';
 
 type M = Selectable<MachinesTable>;
 
@@ -47,6 +48,9 @@ export const INSTANCE_VIEW_COLS = [
   'i.template_id',
   'i.template_name',
   'i.template_hash_id',
+  'i.user_id',
+  'i.bid_waiting',
+  'i.preempted_by',
 ] as const;
 
 type ViewColumn<C> = C extends `i.${infer K}` ? K : never;
@@ -73,6 +77,8 @@ export type JoinedRow = Pick<Selectable<InstancesTable>, ViewColumn<(typeof INST
     | 'verified'
     | 'last_heartbeat_at'
     | 'agent_runtime'
+    | 'min_bid_dph'
+    | 'bid_to_win_dph'
   >;
 
 /** Machine columns selected with an instance (aliased `m`). */
@@ -96,6 +102,8 @@ export const MACHINE_COLS = [
   'm.verified',
   'm.last_heartbeat_at',
   'm.agent_runtime',
+  'm.min_bid_dph',
+  'm.bid_to_win_dph',
 ] as const;
 
 /**
@@ -104,8 +112,12 @@ export const MACHINE_COLS = [
  */
 export function instanceView(r: JoinedRow, maintenances: WindowView[], now: number) {
   const s = statusOf(r);
-  // Only the machine's active instance holds `rented`; a stopped one never does.
-  const machineTaken = s.intended === 'stopped' && r.rented === 1;
+  // Only the machine's active instance holds `rented`; a stopped one never does. A machine a bid
+  // holds is not taken for an on-demand start (it preempts the bid), and a bid's start waits.
+  const machineTaken =
+    s.intended === 'stopped' && r.rented === 1 && r.bid_to_win_dph === null && r.is_bid !== 1;
+  const tier = tierOf(r, r.host_id);
+  const waiting = r.bid_waiting === 1;
   const env = JSON.parse(r.env) as Record<string, string>;
   const ports = JSON.parse(r.ports) as Record<string, { HostIp: string; HostPort: string }[]>;
   const range = hostPortRange(ports);
@@ -126,7 +138,12 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[], now: numb
     next_state: s.intended,
     // A stopped instance whose machine another client rents now cannot start (409
     // machine_unavailable): the row says so instead of offering `start`.
-    allowed_actions: machineTaken ? allowedActions(s).filter((a) => a !== 'start') : allowedActions(s),
+    // A waiting bid already wants to run: it may be stopped (it stops waiting), not started.
+    allowed_actions: waiting
+      ? (['stop', ...allowedActions(s).filter((a) => a !== 'start' && a !== 'stop')] as ClientAction[])
+      : machineTaken
+        ? allowedActions(s).filter((a) => a !== 'start')
+        : allowedActions(s),
     machine_available: !machineTaken,
     status_msg: r.status_msg,
     label: r.label,
@@ -165,6 +182,13 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[], now: numb
     public_ipaddr: r.ssh_host,
     ports,
     is_bid: r.is_bid === 1,
+    // The market (docs/market.md, "Interruptible instances"): the tier the instance rents at, the
+    // lowest bid that wins its machine now, and why a bid waits (null when it does not).
+    market_tier: tier,
+    min_bid: minWinningBid(r.min_bid_dph, r.bid_to_win_dph),
+    bid_waiting: waiting,
+    waiting_reason: waiting ? r.status_msg : null,
+    preempted_by: r.preempted_by,
     dph_base: r.dph_compute,
     dph_total: r.dph_compute + r.dph_disk,
     disk_dph: r.dph_disk,

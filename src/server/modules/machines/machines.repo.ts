@@ -24,11 +24,14 @@ export async function claimMachine(
   id: number,
   offeredAt: number | null = null,
 ): Promise<MachineRow | undefined> {
+  // A machine held only by a bid (bid_to_win_dph set) is claimable too: an on-demand or owner
+  // rental outranks every bid, and the caller preempts the bid holder in this transaction
+  // (instances.market.ts) before its own instance becomes active (the unique index backs it).
   let q = trx
     .updateTable('machines')
-    .set({ rented: 1 })
+    .set({ rented: 1, bid_to_win_dph: null })
     .where('id', '=', id)
-    .where('rented', '=', 0)
+    .where((eb) => eb.or([eb('rented', '=', 0), eb('bid_to_win_dph', 'is not', null)]))
     .where('deleted_at', 'is', null);
   if (offeredAt !== null)
     q = q
@@ -52,7 +55,45 @@ export function claimState(trx: Kysely<DB>, id: number) {
  * machine's active instance inactive: that instance held the flag, so no one else's is cleared.
  */
 export async function releaseMachine(trx: Kysely<DB>, id: number): Promise<void> {
-  await trx.updateTable('machines').set({ rented: 0 }).where('id', '=', id).where('rented', '=', 1).execute();
+  await trx
+    .updateTable('machines')
+    .set({ rented: 0, bid_to_win_dph: null })
+    .where('id', '=', id)
+    .where('rented', '=', 1)
+    .execute();
+}
+
+/**
+ * Locks machine `id`'s row for the rest of the transaction (a write that changes nothing, so no
+ * version moves) and returns it: every claim and release of the machine writes this row, so the
+ * market's decisions on it (instances.market.ts) are serialised by the database. Undefined when
+ * there is no such machine.
+ */
+export function lockMachine(trx: Kysely<DB>, id: number): Promise<MachineRow | undefined> {
+  return trx
+    .updateTable('machines')
+    .set((eb) => ({ rented: eb.ref('rented') }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Records who holds machine `id`, in the transaction that locked it and moved its instances:
+ * `bidToWin` is the lowest bid that takes it while a bid holds it, null for an on-demand or owner
+ * holder (or none).
+ */
+export async function setMachineHolder(
+  trx: Kysely<DB>,
+  id: number,
+  rented: boolean,
+  bidToWin: number | null,
+): Promise<void> {
+  await trx
+    .updateTable('machines')
+    .set({ rented: rented ? 1 : 0, bid_to_win_dph: rented ? bidToWin : null })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Adds (or with a negative `mb` gives back) disk held on a machine: an atomic increment. */

@@ -19,7 +19,14 @@ export type { MachineRow } from './machines.repo.js';
 
 // The machine claims other modules take part in (renting, settling, holding a disk), from this
 // module's repo: this file is the module's public face.
-export { claimMachine, claimState, holdDisk, releaseMachine } from './machines.repo.js';
+export {
+  claimMachine,
+  claimState,
+  holdDisk,
+  lockMachine,
+  releaseMachine,
+  setMachineHolder,
+} from './machines.repo.js';
 
 /** Per-GPU memory (MB) and DLPerf per GPU of models we know; others get a generic default. */
 const KNOWN_GPUS: Record<string, { ram: number; dlperf: number }> = {

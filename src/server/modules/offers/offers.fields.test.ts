@@ -36,6 +36,7 @@ const rowArb: fc.Arbitrary<OfferRow> = fc.record({
   price_disk_gb_month: fc.double({ min: 0, max: 1, noNaN: true }),
   min_bid_dph: fc.double({ min: 0, max: 10, noNaN: true }),
   rented: fc.constantFrom(0, 1),
+  bid_to_win_dph: fc.option(fc.constantFrom(0.2, 0.500001)),
   listed_until: fc.option(fc.integer({ min: NOW - 10_000, max: NOW + 10_000 }), { nil: null }),
   score: fc.double({ min: 0, max: 1e3, noNaN: true }),
   online_state: fc.constantFrom('online', 'offline', 'unknown'),

@@ -59,6 +59,7 @@ export type OfferRow = Pick<
   | 'price_disk_gb_month'
   | 'min_bid_dph'
   | 'rented'
+  | 'bid_to_win_dph'
   | 'listed_until'
   | 'score'
   | 'online_state'
@@ -143,8 +144,22 @@ export const OPEN_ENDED_DURATION_S = 365 * 86400;
 
 const dphTotal = (c: SqlContext) => `(${c.base} + m.price_disk_gb_month * ${lit(c.storage)} / 720.0)`;
 const perDph = (c: SqlContext) => `(CASE WHEN ${dphTotal(c)} > 0 THEN m.dlperf / ${dphTotal(c)} ELSE 0 END)`;
+/**
+ * An offer's min_bid: the lowest bid that wins the machine now, the host's floor or, while a bid
+ * holds the machine, one step above it (machines.bid_to_win_dph, kept by the market).
+ */
+export const MIN_BID_SQL =
+  '(CASE WHEN m.bid_to_win_dph IS NOT NULL AND m.bid_to_win_dph > m.min_bid_dph THEN m.bid_to_win_dph ELSE m.min_bid_dph END)';
+const minBidJs = (r: OfferRow): number =>
+  r.bid_to_win_dph !== null && r.bid_to_win_dph > r.min_bid_dph ? r.bid_to_win_dph : r.min_bid_dph;
+/**
+ * Held by an on-demand or owner rental: a machine only a bid holds is not `rented` (an on-demand
+ * rental takes it, preempting the bid; a higher bid does too).
+ */
+const RENTED_SQL = '(m.rented = 1 AND m.bid_to_win_dph IS NULL)';
+export const rentedJs = (r: OfferRow): boolean => r.rented === 1 && r.bid_to_win_dph === null;
 /** The base price for the search type (searchSql's `base`). */
-const baseJs = (r: OfferRow, c: JsContext): number => (c.bid ? r.min_bid_dph : r.price_gpu_dph * r.num_gpus);
+const baseJs = (r: OfferRow, c: JsContext): number => (c.bid ? minBidJs(r) : r.price_gpu_dph * r.num_gpus);
 const dphTotalJs = (r: OfferRow, c: JsContext): number =>
   baseJs(r, c) + (r.price_disk_gb_month * c.storage) / 720;
 const perDphJs = (r: OfferRow, c: JsContext): number => {
@@ -361,7 +376,7 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
   dph_base: {
     type: 'float',
     unit: '$/h',
-    doc: 'compute price for the search type: on-demand and reserved = GPU price × num_gpus; bid = min_bid',
+    doc: 'compute price for the search type: on-demand and reserved = GPU price × num_gpus; bid = min_bid (the lowest winning bid)',
     sql: (c) => `(${c.base})`,
     js: baseJs,
     usesPlan: true,
@@ -375,8 +390,9 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
   min_bid: {
     type: 'float',
     unit: '$/h',
-    doc: 'lowest bid accepted for an interruptible rental (0: no bids)',
-    ...col('min_bid_dph', (r) => r.min_bid_dph),
+    doc: "lowest bid that wins the machine now for an interruptible rental: the host's floor, or just above the running bid (0: no bids)",
+    sql: () => MIN_BID_SQL,
+    js: minBidJs,
   },
   dph_total: {
     type: 'float',
@@ -421,17 +437,17 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
   rented: {
     type: 'bool',
     unit: '',
-    doc: 'an instance holds the machine (default filter: false)',
-    sql: () => '(m.rented = 1)',
-    js: (r) => r.rented === 1,
+    doc: 'an on-demand or owner rental holds the machine (one only bids hold is not rented; default filter: false)',
+    sql: () => RENTED_SQL,
+    js: rentedJs,
   },
   rentable: {
     type: 'bool',
     unit: '',
     doc: 'listed, not rented, and its host not offline',
     sql: (c) =>
-      `(${listed(c)} AND m.rented = 0 AND NOT (m.online_state = 'offline' AND m.last_heartbeat_at IS NOT NULL))`,
-    js: (r, c) => listedJs(r, c) && r.rented === 0 && !(r.online_state === 'offline' && r.has_heartbeat),
+      `(${listed(c)} AND NOT ${RENTED_SQL} AND NOT (m.online_state = 'offline' AND m.last_heartbeat_at IS NOT NULL))`,
+    js: (r, c) => listedJs(r, c) && !rentedJs(r) && !(r.online_state === 'offline' && r.has_heartbeat),
     usesNow: true,
   },
   online: {

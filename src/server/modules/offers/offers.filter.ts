@@ -15,6 +15,7 @@ import { CommonErrors, quoteValue } from '../../errors.js';
 import type { ParamType, SqlDialect } from '../../db/dialect.js';
 import {
   FREE_DISK_SQL,
+  MIN_BID_SQL,
   OFFER_FIELDS,
   OPERATORS,
   lit,
@@ -137,6 +138,8 @@ function parseOrder(raw: unknown): SearchPlan['order'] {
 function parseType(raw: unknown): SearchType {
   if (raw === undefined || raw === null) return 'on-demand';
   if (raw === 'interruptible') return 'bid';
+  // The OpenAPI document of the marketplace spells on-demand without the hyphen.
+  if (raw === 'ondemand') return 'on-demand';
   if (typeof raw !== 'string' || !(SEARCH_TYPES as readonly string[]).includes(raw)) {
     bad(`Invalid type ${show(raw)} (use on-demand, bid or reserved)`);
   }
@@ -258,7 +261,7 @@ export function searchSql(plan: SearchPlan, dialect: SqlDialect, now: number): C
       params.push(v);
       return dialect.param(params.length, TYPE[type]);
     };
-  const base = plan.type === 'bid' ? 'm.min_bid_dph' : '(m.price_gpu_dph * m.num_gpus)';
+  const base = plan.type === 'bid' ? MIN_BID_SQL : '(m.price_gpu_dph * m.num_gpus)';
   const ctx: SqlContext = { base, storage: plan.storage, now, dialect };
   const expr = (field: string) => OFFER_FIELDS[field]!.sql(ctx);
   // What conditions and orders compare: a field's compareAs number (an integer), else its value.
@@ -271,7 +274,8 @@ export function searchSql(plan: SearchPlan, dialect: SqlDialect, now: number): C
   const named = new Set(plan.conditions.map((c) => c.field));
   // Rented or unlisted machines only when the filter asks for them.
   if (!named.has('listed') && !named.has('rentable')) where.push(expr('listed'));
-  if (!named.has('rented') && !named.has('rentable')) where.push('m.rented = 0');
+  // Not held by an on-demand or owner rental (a machine only a bid holds can be taken).
+  if (!named.has('rented') && !named.has('rentable')) where.push('(m.rented = 0 OR m.bid_to_win_dph IS NOT NULL)');
   for (const c of plan.conditions) {
     const def = OFFER_FIELDS[c.field]!;
     const e = compared(c.field);

@@ -116,6 +116,7 @@ function machineArb(now: number) {
     price_disk_gb_month: pick(0, 0.1, 0.15),
     min_bid_dph: pick(0, 0.1, 0.3, 0.3),
     rented: pick(0, 0, 1),
+    bid_to_win_dph: fc.option(pick(0.05, 0.3, 0.400001), { freq: 2 }),
     listed_until: fc.option(pick(now - 1000, now, now + 1, now + 3_600_000, now + 123_457), { freq: 2 }),
     online_state: pick('online', 'offline'),
     last_heartbeat_at: fc.option(pick(now - 5000, now), { freq: 2 }),
@@ -131,6 +132,7 @@ const updateArb = fc.record({
   i: fc.nat(),
   set: fc.oneof(
     fc.record({ rented: pick(0, 1) }),
+    fc.record({ bid_to_win_dph: fc.option(pick(0.2, 0.500001)) }),
     fc.record({ listed: pick(0, 1) }),
     fc.record({ online_state: pick('online', 'offline') }),
     fc.record({ last_heartbeat_at: fc.option(pick(1, 2)) }),

@@ -51,6 +51,7 @@ const COLUMNS = [
   'm.price_disk_gb_month',
   'm.min_bid_dph',
   'm.rented',
+  'm.bid_to_win_dph',
   'm.listed_until',
   'm.score',
   'm.online_state',
@@ -68,7 +69,7 @@ interface Bucket extends RowSource {
 
 // A held row's numbers live in pages of doubles outside the JavaScript heap, because boxed
 // doubles in plain fields cost idle memory (bench/RESULTS.md); getters inline to a typed-array load.
-const W = 26; // numbers per row: the indexes below
+const W = 27; // numbers per row: the indexes below
 const PAGE_ROWS = 1024;
 
 /** Fixed pages of W doubles per row; a freed row's place is reused. Pages never move. */
@@ -146,6 +147,7 @@ class IndexedRow implements OfferRow {
     p[o + 23] = n(r.pcie_bw);
     p[o + 24] = n(r.cuda_max_good);
     p[o + 25] = r.maint_until === null || r.maint_until === undefined ? NaN : n(r.maint_until);
+    p[o + 26] = r.bid_to_win_dph === null || r.bid_to_win_dph === undefined ? NaN : n(r.bid_to_win_dph);
   }
 
   get num_gpus(): number {
@@ -160,6 +162,11 @@ class IndexedRow implements OfferRow {
   }
   get rented(): number {
     return this.p[this.o + 3]!;
+  }
+  /** While a bid holds the machine, the lowest bid that takes it; null otherwise. */
+  get bid_to_win_dph(): number | null {
+    const v = this.p[this.o + 26]!;
+    return v === v ? v : null;
   }
   get has_heartbeat(): boolean {
     return this.p[this.o + 4] === 1;

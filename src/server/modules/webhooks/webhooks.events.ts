@@ -17,6 +17,8 @@ export const EVENT_TYPES = [
   'instance.unknown',
   'instance.offline',
   'instance.destroyed',
+  'instance.preempted',
+  'instance.resumed',
   'maintenance.scheduled',
   'maintenance.cancelled',
   'machine.online',
