@@ -12,17 +12,16 @@
 //   dies while serving is replaced. Any failure before every worker listens (a worker's or the
 //   primary's) fails the start: every worker is ended, the jobs never run, and `serve` exits 1
 //   with the reason, once.
+// - Start-up: the primary loads only what it needs to migrate (the store, the migrations, the
+//   log); the server's modules (deps, jobs, metrics) once every worker listens. While the workers
+//   start, each on a core of its own, the primary takes as little CPU as it can from them.
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import type { Config } from './config.js';
 import { openStore, type Store } from './db/connection.js';
 import { migrateToLatest } from './db/migrate.js';
-import { makeDeps } from './deps.js';
 import type { Deps } from './deps.types.js';
-import { systemClock } from './clock.js';
-import { startJobs } from './jobs/index.js';
 import { serverLog, type ServerLog } from './log.js';
-import { onTermination, startServer } from './main.js';
 import { endWorkers, forkWorker, START_FAILED, type ForkedWorker } from './cluster-fork.js';
 
 type Metrics = MetricObjectWithValues<MetricValue<string>>[];
@@ -109,6 +108,9 @@ export async function runPrimary(config: Config, n: number, forked: ForkedWorker
     });
     gathering.delete(id);
     if (parts.length === 0) return null;
+    // A CommonJS package: loaded with import(), the bundle gives its exports as `default` alone.
+    const prom = await import('prom-client');
+    const { AggregatorRegistry } = (prom as { default?: typeof prom }).default ?? prom;
     return AggregatorRegistry.aggregate(parts).metrics();
   };
 
@@ -175,6 +177,11 @@ export async function runPrimary(config: Config, n: number, forked: ForkedWorker
     waitingToStart.clear();
     await started;
     // The jobs run only in a cluster that started: a failed start leaves them to a primary that did.
+    const [{ makeDeps }, { systemClock }, { startJobs }] = await Promise.all([
+      import('./deps.js'),
+      import('./clock.js'),
+      import('./jobs/index.js'),
+    ]);
     const d = makeDeps({ store, clock: systemClock, config, log });
     deps = d;
     d.jobs.push(...startJobs(d));
@@ -204,12 +211,15 @@ export async function runPrimary(config: Config, n: number, forked: ForkedWorker
     await o.close();
     if (failedExit) throw new Error('a worker failed to shut down cleanly');
   };
+  const { onTermination } = await import('./main.js');
   onTermination(stop);
   process.stdout.write(`openrig listening on ${url} (${n} workers)\n`);
 }
 
 export async function runWorker(config: Config): Promise<void> {
-  // The database is opened once the primary has migrated it.
+  // The server's modules load while the primary migrates; the database is opened once it has.
+  const main = import('./main.js');
+  main.catch(() => {}); // awaited below
   await new Promise<void>((resolve) => {
     const onMessage = (m: unknown) => {
       if (isMessage(m) && m.type === 'openrig:start') {
@@ -220,6 +230,7 @@ export async function runWorker(config: Config): Promise<void> {
     process.on('message', onMessage);
     send(process, { type: 'openrig:start' });
   });
+  const { onTermination, startServer } = await main;
   const server = await startServer(config, {
     jobs: false,
     migrate: false,
