@@ -7,6 +7,7 @@ import { useQuery } from '@tanstack/react-query';
 import { client } from '../api';
 import { Button, ErrorNote, Field, usd, utc, when } from '../ui';
 import { Table, TableCard } from '../components/Table';
+import { SpendCharts } from '../components/charts/SpendCharts';
 
 const DAY_S = 86_400;
 
@@ -110,6 +111,7 @@ function BillingHistory() {
           </div>
         </dl>
       )}
+      {h && <SpendCharts history={h} sdate={sdate} edate={edate} />}
       <Table
         label="Billing history"
         columns={[

@@ -11,6 +11,7 @@ import { Button, Dialog, ErrorNote, Field, Note, PageHead, SelectField, usd, whe
 import { useAction, useActions, useRefresh } from '../components/actions';
 import { FormFooter } from '../components/forms';
 import { Table, TableCard } from '../components/Table';
+import { EarningsCharts } from '../components/charts/EarningsCharts';
 
 const CATEGORIES: MaintenanceCategory[] = ['power', 'internet', 'disk', 'gpu', 'software', 'other'];
 
@@ -157,6 +158,7 @@ export function Hosting() {
           />
         )}
       </TableCard>
+      <EarningsCharts />
       <Maintenance picked={[...picked].sort((a, b) => a - b)} />
       <Windows windows={windows.data ?? []} error={windows.error} />
       <ListDialog machine={listing} onClose={() => setListing(null)} />

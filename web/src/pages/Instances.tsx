@@ -25,6 +25,7 @@ import {
 } from '../ui';
 import { useAction, useActions, useRefresh } from '../components/actions';
 import { envBody, FormFooter } from '../components/forms';
+import { UsageCharts } from '../components/charts/UsageCharts';
 
 const STATES: Record<string, { label: string; tone: string; meaning: string }> = {
   provisioning: {
@@ -188,6 +189,7 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
           </div>
         )}
       </dl>
+      <UsageCharts instanceId={i.id} />
       {ssh && st === 'running' ? (
         <div className="ssh">
           <label className="ssh-label" htmlFor={`ssh-${i.id}`}>
