@@ -319,6 +319,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
       // A preempted instance: the rest of its grace period (the market, instances.market.ts).
       ...(!destroyed && r.intended_status === 'stopped' && r.preempt_until !== null && r.preempt_until > now
         ? { stop_grace_s: Math.ceil((r.preempt_until - now) / 1000) }
+        : {}),
     });
   }
   // Reported instances the server has no live row for on this agent's machines: remove them.
