@@ -16,4 +16,5 @@ export * as twoFactor from './two-factor.js';
 export * as agentGateway from './agent-gateway.js';
 export * as platform from './platform.js';
 export * as compat from './compat.js';
+export * as volumes from './volumes.js';
 export * as usageHistory from './usage-history.js';

@@ -29,6 +29,7 @@ import * as m022 from './migrations/022-audit.js';
 import * as m023 from './migrations/023-account-profile.js';
 import * as m024 from './migrations/024-instance-config-generation.js';
 import * as m025 from './migrations/025-ledger-period-index.js';
+import * as m026volumes from './migrations/026-volumes.js';
 import * as m027marketBids from './migrations/027-market-bids.js';
 import * as m029machineRuntime from './migrations/029-machine-runtime.js';
 import * as m030usageHistory from './migrations/030-usage-history.js';
@@ -66,6 +67,7 @@ const steps: Record<string, Step> = {
   '023-account-profile': m023,
   '024-instance-config-generation': m024,
   '025-ledger-period-index': m025,
+  '026-volumes': m026volumes,
   '027-market-bids': m027marketBids,
   '029-machine-runtime': m029machineRuntime,
   '030-usage-history': m030usageHistory,

@@ -24,6 +24,8 @@ export type { InstanceRow } from './billing.repo.js';
 
 // A credit written by another module's transaction (a new account's starting credit).
 export { insertCredit } from './billing.repo.js';
+// Charges other modules write into the ledger and balances in their own transactions (volumes).
+export { insertLedger, debitUsers } from './billing.repo.js';
 
 export function statusOf(row: Pick<InstanceRow, 'actual_status' | 'intended_status'>): {
   actual: ActualStatus;

@@ -87,16 +87,8 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
     '/api/v0/benchmarks': { GET: 'search benchmarks' },
   }),
   // Volumes and network disks
-  ...refused(VOLUMES, {
-    '/api/v0/volumes': {
-      GET: 'show volumes',
-      PUT: 'create volume',
-      POST: ['list volume', 'list volumes'],
-      DELETE: 'delete volume',
-    },
-    '/api/v0/volumes/search': { POST: 'search volumes' },
+  ...refused('openrig has no volume copies between machines yet: copy the data over SSH (openrig scp-url)', {
     '/api/v0/volumes/copy': { POST: 'clone volume' },
-    '/api/v0/volumes/unlist': { POST: 'unlist volume' },
   }),
   ...refused(NETWORK_VOLUMES, {
     '/api/v0/network_volumes': { PUT: 'create network-volume', POST: 'list network-volume' },

@@ -23,6 +23,7 @@ import { balanceOf } from '../billing/billing.service.js';
 import * as repo from './instances.repo.js';
 import { instanceBodyFrom, usableTemplate } from '../templates/templates.service.js';
 import { snapshotForInstance } from '../env-vars/env-vars.service.js';
+import { linkVolume, parseVolumeInfo } from '../volumes/volumes.link.js';
 import { refuseSelfTestCreate } from '../compat/compat.self-test.js';
 import { roundPrice } from '../../../contract/money.js';
 import { lockOffer, placeBid, preemptForClaim } from './instances.market.js';
@@ -94,6 +95,7 @@ export async function createInstance(
   // template (an update gives a new one), so a retry means the same configuration.
   const templateHash = templateHashOf(body);
   const direct = templateHash === null ? parseCreateBody(body) : null;
+  const volume = parseVolumeInfo(body);
   const hash = sha256Hex(canonicalJson({ offer: offerId, body }));
   const userId = auth.user.id;
   if (idemKey) {
@@ -211,6 +213,8 @@ export async function createInstance(
       // The account's environment variables as they are now, read in this transaction: the
       // instance keeps this copy (encrypted) for its life; its own env wins at launch.
       await snapshotForInstance(db, deps.config.secretKey, userId, instanceId);
+      // The body's volume_info: a volume made or linked on this machine, mounted by this instance.
+      await linkVolume(db, volume, { userId, machineId: m.id, instanceId, now });
       await repo.insertInstanceKey(db, {
         userId,
         teamId: auth.teamId,
