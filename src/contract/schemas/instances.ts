@@ -138,6 +138,19 @@ export const instanceSchema = {
       description: "that template's hash_id (its version) when the instance was created",
     },
     maintenances: { type: 'array', items: maintenanceWindowSchema },
+    volume_info: {
+      type: 'array',
+      description: 'the volumes it mounts (GET /instances/ only; docs/volumes.md)',
+      items: {
+        type: 'object',
+        properties: {
+          id: int,
+          label: { type: 'string' },
+          mount_path: nstr,
+          total_space: { type: 'number', description: 'GB' },
+        },
+      },
+    },
     host_last_seen: {
       type: ['number', 'null'],
       description: 'when its host last reported (epoch seconds): unknown or offline since about then',

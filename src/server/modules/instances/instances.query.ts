@@ -22,6 +22,7 @@ import { parseJsonParam, selectFilters, type FilterSpec } from '../../http/selec
 import { textOf } from '../../../contract/text.js';
 import { isActualStatus, type ActualStatus } from '../../../contract/instance-states.js';
 import { verificationOf } from '../offers/offers.fields.js';
+import { volumeInfoOf } from '../volumes/volumes.service.js';
 
 /**
  * Rows as views, each with its machine's maintenance windows (one query for all), or with none
@@ -46,7 +47,12 @@ async function views(
 /** The v0 list: the caller's live instances by id, each with its machine's maintenance windows. */
 export async function listInstances(store: Store, userId: number, now: number): Promise<InstanceView[]> {
   const rows = await liveInstancesWithWindows(store, userId, now);
-  return rows.map((r) => instanceView(r, windowsFromJson(r.windows_json), now));
+  // The volumes each mounts (the official CLI's show instances prints them from volume_info).
+  const volumes = await volumeInfoOf(store.db, rows.map((r) => r.id));
+  return rows.map((r) => ({
+    ...instanceView(r, windowsFromJson(r.windows_json), now),
+    volume_info: volumes.get(r.id) ?? [],
+  }));
 }
 
 /**

@@ -163,6 +163,11 @@ describeEachDb('volumes', (dialect) => {
     const inst = ok.body.new_contract as number;
     const v = (await show()).body.volumes[0];
     expect(v).toMatchObject({ instances: [inst], mount_path: '/data' });
+    // show instances carries it in volume_info (the CLI prints #id from it).
+    const rows = (await t().request('GET', '/api/v0/instances/?owner=me', { key: u.apiKey })).body.instances;
+    expect(rows.find((i: { id: number }) => i.id === inst).volume_info).toEqual([
+      { id: volId, label: 'ckpt', mount_path: '/data', total_space: 20 },
+    ]);
     // In use: not deleted.
     const busy = await del(volId);
     expect(busy.status).toBe(409);

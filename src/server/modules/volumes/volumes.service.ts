@@ -17,7 +17,7 @@ import { compileVolumeSearch, selectVolumeOffers, type VolumeOfferRow } from './
 import { settleVolume } from './volumes.billing.js';
 
 export type { VolumeRow, VolumeAskRow } from './volumes.repo.js';
-export { mountedBy, volumesOfMachines } from './volumes.repo.js';
+export { volumesOfMachines } from './volumes.repo.js';
 
 const MB_PER_GB = 1000;
 const secs = (ms: number | null): number | null => (ms === null ? null : ms / 1000);
@@ -300,4 +300,24 @@ export async function deleteVolume(deps: Deps, auth: AuthContext, id: number): P
     await repo.giveBackToAsk(db, Number(gone.ask_id), Number(gone.size_gb));
     return `Deleted volume ${id}; its data is deleted from machine ${Number(gone.machine_id)}`;
   });
+}
+
+/** One volume as an instance row's volume_info shows it. */
+export interface InstanceVolume {
+  id: number;
+  label: string;
+  mount_path: string | null;
+  total_space: number;
+}
+
+/** The volumes each of these instances mounts, by instance (none: absent). One query. */
+export async function volumeInfoOf(db: Kysely<DB>, instanceIds: readonly number[]): Promise<Map<number, InstanceVolume[]>> {
+  const out = new Map<number, InstanceVolume[]>();
+  for (const v of await repo.mountedBy(db, instanceIds)) {
+    const id = Number(v.instance_id);
+    const list = out.get(id) ?? [];
+    list.push({ id: Number(v.id), label: v.label, mount_path: v.mount_path, total_space: Number(v.size_gb) });
+    out.set(id, list);
+  }
+  return out;
 }
