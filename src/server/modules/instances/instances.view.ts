@@ -213,7 +213,7 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[], now: numb
     host_last_seen: r.last_heartbeat_at === null ? null : r.last_heartbeat_at / 1000,
     // How its host runs it: 'process' (a plain process of the host's user, no isolation: the
     // demo's runtime), 'docker' (a container); null when its agent has not said.
-    machine_runtime: r.agent_runtime,
+    machine_runtime: r.agent_runtime === 'process' || r.agent_runtime === 'docker' ? r.agent_runtime : null,
   };
 }
 
