@@ -177,6 +177,12 @@ export interface DesiredInstance {
    * starts only once it has stopped. Absent: an ordinary stop.
    */
   stop_grace_s?: number;
+  /**
+   * The volumes the instance mounts (docs/volumes.md): the agent makes each on first use (of
+   * `size_gb`, size-limited where its method can) and mounts it read-write at `mount_path`.
+   * Absent from older servers and for destroyed instances.
+   */
+  volumes?: { id: number; mount_path: string; size_gb: number }[];
 }
 
 /**
@@ -218,6 +224,11 @@ export interface SyncResponse {
   requests?: AgentRequest[];
   /** Server clock, epoch seconds. */
   server_time: number;
+  /**
+   * Every live volume of the agent's machines. The agent deletes the data of a volume it holds
+   * that is not listed (its owner deleted it). Absent from older servers: the agent deletes none.
+   */
+  volumes?: { id: number; machine_id: number; size_gb: number }[];
 }
 
 export interface ShutdownRequest {

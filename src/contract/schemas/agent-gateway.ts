@@ -210,7 +210,27 @@ export const syncReply = {
           args: { type: ['array', 'null'], items: { type: 'string' } },
           entrypoint: { type: ['string', 'null'] },
           generation: { type: 'integer', description: 'The configuration generation the container must run' },
+          volumes: {
+            type: 'array',
+            description: 'the volumes it mounts read-write: made on first use, kept after it is destroyed',
+            items: {
+              type: 'object',
+              properties: {
+                id: { type: 'integer' },
+                mount_path: { type: 'string' },
+                size_gb: { type: 'integer' },
+              },
+            },
+          },
         },
+      },
+    },
+    volumes: {
+      type: 'array',
+      description: "every live volume of the agent's machines; a volume it holds that is not listed was deleted",
+      items: {
+        type: 'object',
+        properties: { id: { type: 'integer' }, machine_id: { type: 'integer' }, size_gb: { type: 'integer' } },
       },
     },
     requests: {

@@ -32,6 +32,7 @@ import { heartbeat } from './agent-gateway.heartbeats.js';
 import { launchOf } from './agent-gateway.launch.js';
 import { machineEvent, recordEvents } from '../webhooks/webhooks.events.js';
 import { launchAccountEnv } from '../env-vars/env-vars.service.js';
+import { agentVolumes } from '../volumes/volumes.service.js';
 import { interpretReport } from '../../../contract/instance-report.js';
 import type { AgentDecision } from '../../../contract/instance-states.js';
 import { recordUsageSamples } from '../usage-history/usage-history.service.js';
@@ -340,6 +341,13 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
       });
     }
   }
+  // The volumes of the agent's machines: those each live instance mounts, and the whole list (a
+  // volume the agent holds that is not in it was deleted). One query.
+  const volumes = await agentVolumes(deps.db, mine);
+  for (const i of instances) {
+    const v = i.desired === 'destroyed' ? undefined : volumes.byInstance.get(i.id);
+    if (v) i.volumes = v;
+  }
   const requests: AgentRequest[] = pending.map((r) => {
     const args = JSON.parse(r.args) as Pick<AgentRequest, 'tail' | 'filter' | 'daemon' | 'argv'>;
     return { id: r.id, instance_id: r.instance_id, kind: r.kind, ...args };
@@ -352,6 +360,7 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     instances,
     requests,
     server_time: now / 1000,
+    volumes: volumes.list,
   };
 }
 

@@ -168,6 +168,16 @@ describeEachDb('volumes', (dialect) => {
     expect(rows.find((i: { id: number }) => i.id === inst).volume_info).toEqual([
       { id: volId, label: 'ckpt', mount_path: '/data', total_space: 20 },
     ]);
+    // Its agent is told to mount it, and which volumes its machines keep.
+    const sync = await t().request('POST', `${P}/sync`, {
+      key: host.apiKey,
+      body: { agent_uid: UID, machine_ids: machines, instances: [] },
+    });
+    expect(sync.status, sync.raw).toBe(200);
+    expect(sync.body.instances.find((i: { id: number }) => i.id === inst).volumes).toEqual([
+      { id: volId, mount_path: '/data', size_gb: 20 },
+    ]);
+    expect(sync.body.volumes).toEqual([{ id: volId, machine_id: machines[0], size_gb: 20 }]);
     // In use: not deleted.
     const busy = await del(volId);
     expect(busy.status).toBe(409);
@@ -218,6 +228,12 @@ describeEachDb('volumes', (dialect) => {
     expect(r.body.success).toBe(true);
     expect((await del(volId)).status).toBe(404);
     expect((await show()).body.volumes).toEqual([]);
+    // Its agent no longer finds it in the list: it deletes the data.
+    const sync = await t().request('POST', `${P}/sync`, {
+      key: host.apiKey,
+      body: { agent_uid: UID, machine_ids: machines, instances: [] },
+    });
+    expect(sync.body.volumes).toEqual([]);
     expect((await search({ id: { eq: askId } })).body.offers[0].disk_space).toBe(120);
     const un = await t().request('POST', '/api/v0/volumes/unlist', { key: host.apiKey, body: { id: askId } });
     expect(un.status, un.raw).toBe(200);

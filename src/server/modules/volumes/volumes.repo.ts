@@ -292,12 +292,12 @@ export function mountedBy(db: Kysely<DB>, instanceIds: readonly number[]) {
     .execute();
 }
 
-/** The live volumes of these machines (what their agent keeps on disk). */
+/** The live volumes of these machines (what their agent keeps on disk), with their last mount. */
 export function volumesOfMachines(db: Kysely<DB>, machineIds: readonly number[]) {
   if (machineIds.length === 0) return Promise.resolve([]);
   return db
     .selectFrom('volumes')
-    .select(['id', 'machine_id', 'size_gb'])
+    .select(['id', 'machine_id', 'size_gb', 'instance_id', 'mount_path'])
     .where('machine_id', 'in', machineIds)
     .where('deleted_at', 'is', null)
     .orderBy('id')

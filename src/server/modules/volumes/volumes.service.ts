@@ -17,7 +17,6 @@ import { compileVolumeSearch, selectVolumeOffers, type VolumeOfferRow } from './
 import { settleVolume } from './volumes.billing.js';
 
 export type { VolumeRow, VolumeAskRow } from './volumes.repo.js';
-export { volumesOfMachines } from './volumes.repo.js';
 
 const MB_PER_GB = 1000;
 const secs = (ms: number | null): number | null => (ms === null ? null : ms / 1000);
@@ -320,4 +319,23 @@ export async function volumeInfoOf(db: Kysely<DB>, instanceIds: readonly number[
     out.set(id, list);
   }
   return out;
+}
+
+/**
+ * What an agent keeps of volumes, in one query: every live volume of its machines, and by
+ * instance the ones it mounts (a volume's instance_id is the live instance mounting it, or one
+ * destroyed since: the caller asks only for its live instances).
+ */
+export async function agentVolumes(db: Kysely<DB>, machineIds: readonly number[]) {
+  const rows = await repo.volumesOfMachines(db, machineIds);
+  const byInstance = new Map<number, { id: number; mount_path: string; size_gb: number }[]>();
+  for (const r of rows) {
+    if (r.instance_id === null || r.mount_path === null) continue;
+    const id = Number(r.instance_id);
+    byInstance.set(id, [...(byInstance.get(id) ?? []), { id: Number(r.id), mount_path: r.mount_path, size_gb: Number(r.size_gb) }]);
+  }
+  return {
+    list: rows.map((r) => ({ id: Number(r.id), machine_id: Number(r.machine_id), size_gb: Number(r.size_gb) })),
+    byInstance,
+  };
 }
