@@ -22,6 +22,7 @@ const NEEDS_PROCESSES = new Set([
   'src/agent/runtime-docker.args.test.ts',
   'src/agent/runtime-docker.recreate.test.ts',
   'src/agent/runtime-docker.usage.test.ts',
+  'src/agent/runtime-docker.volumes.test.ts',
   'src/agent/runtime-process.args.test.ts',
   'src/agent/runtime-process.recreate.test.ts',
   'src/agent/runtime-process.secrets.test.ts',

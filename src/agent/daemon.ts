@@ -313,6 +313,8 @@ export class Agent {
     }
     for (const id of announced) this.records.set(id, { announceLoading: false });
     await this.operations.reconcileAll(res.instances, unknown.length === 0);
+    // Volumes the server no longer lists were deleted by their owners: their data goes (volumes.ts).
+    if (res.volumes) await this.o.runtime.volumes?.reconcile(res.volumes);
     for (const r of res.requests ?? []) this.requests.handle(r, res.instances);
     if (this.machineIds.length === 0 && this.deletedMachines.size > 0 && this.records.ops().length === 0) {
       if ((await this.o.runtime.list()).length === 0)
@@ -353,6 +355,7 @@ export class Agent {
       gpus: devices === null ? null : devices.split(',').filter(Boolean),
       publicHost: this.publicHost,
       generation: w.generation,
+      volumes: w.volumes?.map((v) => ({ id: v.id, mountPath: v.mount_path, sizeGb: v.size_gb })),
       env: {
         ...w.env,
         CONTAINER_ID: String(w.id),

@@ -36,6 +36,7 @@ import {
   type Runtime,
 } from './runtime.js';
 import { dirSize } from './usage.js';
+import { VolumeStore } from './volumes.js';
 
 export const LABEL_INSTANCE = 'openrig.instance';
 export const LABEL_AGENT = 'openrig.agent';
@@ -115,6 +116,8 @@ export interface ContainerBodyInput {
   diskQuota: boolean;
   /** The host address published ports bind to (the operator's SSH bind address; 0.0.0.0 unsaid). */
   hostIp?: string;
+  /** The instance's volumes: each one's directory on the host and where the container sees it. */
+  volumeMounts?: { source: string; target: string }[];
 }
 
 /**
@@ -159,7 +162,8 @@ export function containerCreateBody(i: ContainerBodyInput): Record<string, unkno
     env[`VAST_${proto!.toUpperCase()}_PORT_${port}`] = String(hostPort);
     env[`OPENRIG_${proto!.toUpperCase()}_PORT_${port}`] = String(hostPort);
   }
-  // Nothing of the host is mounted: no Binds, no Mounts (the agent's state stays out of reach).
+  // Nothing of the host is mounted but the instance's own volumes (the agent's state stays out of
+  // reach): each a directory of STATE_DIR/volumes/ID/data, read-write, no device files.
   const host: Record<string, unknown> = {
     Init: true,
     PortBindings: bindings,
@@ -179,6 +183,8 @@ export function containerCreateBody(i: ContainerBodyInput): Record<string, unkno
     host.DeviceRequests = [{ Driver: 'nvidia', DeviceIDs: spec.gpus, Capabilities: [['gpu']] }];
   }
   if (i.diskQuota && spec.disk > 0) host.StorageOpt = { size: `${spec.disk}G` };
+  if (i.volumeMounts && i.volumeMounts.length > 0)
+    host.Mounts = i.volumeMounts.map((m) => ({ Type: 'bind', Source: m.source, Target: m.target }));
   return {
     Image: spec.image,
     Hostname: `C.${spec.id}`,
@@ -244,8 +250,17 @@ export class DockerRuntime implements Runtime {
   diskQuota = false;
   private readonly ssh = new Map<number, { server: SshServer; port: number; ready: Promise<void> }>();
 
+  /** Where volumes are kept: size-limited ext4 images once init() found the host can (volumes.ts). */
+  volumes: VolumeStore;
+
   constructor(private readonly o: DockerRuntimeOptions) {
     this.engine = o.engine ?? new DockerEngine();
+    this.volumes = new VolumeStore(o.stateDir, 'directory', o.log);
+  }
+
+  /** The instance's volumes as the container mounts them. */
+  private volumeMounts(spec: InstanceSpec): { source: string; target: string }[] {
+    return (spec.volumes ?? []).map((v) => ({ source: this.volumes.dataDir(v.id), target: v.mountPath }));
   }
 
   /** Checks the engine and the storage driver; says at agent start whether `disk` is enforced. */
@@ -255,9 +270,14 @@ export class DockerRuntime implements Runtime {
     this.diskQuota =
       ['btrfs', 'zfs', 'devicemapper'].includes(info.Driver) ||
       (info.Driver === 'overlay2' && backing === 'xfs');
+    this.volumes = await VolumeStore.open(this.o.stateDir, true, this.o.log);
+    const volumes =
+      this.volumes.method === 'ext4-loop'
+        ? 'volumes are ext4 images of their size (size enforced)'
+        : 'volumes are plain directories (size NOT enforced)';
     return this.diskQuota
-      ? `disk enforced with the ${info.Driver} storage driver's size option`
-      : `disk is recorded, not enforced: the ${info.Driver} storage driver on ${backing || 'this filesystem'} has no size option (overlay2 needs xfs with pquota)`;
+      ? `disk enforced with the ${info.Driver} storage driver's size option; ${volumes}`
+      : `disk is recorded, not enforced: the ${info.Driver} storage driver on ${backing || 'this filesystem'} has no size option (overlay2 needs xfs with pquota); ${volumes}`;
   }
 
   dir(id: number): string {
@@ -286,6 +306,8 @@ export class DockerRuntime implements Runtime {
     if (!existsSync(hostKey)) writeFileSync(hostKey, ed25519KeyPair().private, { mode: 0o600 });
     await this.updateKeys(spec.id, spec.authorizedKeys);
     await this.authorisedImage(spec);
+    // Its volumes exist and are mounted on the host (made on first use, mounted again after a reboot).
+    for (const v of spec.volumes ?? []) await this.volumes.ensure(v.id, v.sizeGb);
   }
 
   private privateRec: { ids: Set<string>; refs: Set<string> } | null = null;
@@ -374,6 +396,7 @@ export class DockerRuntime implements Runtime {
       hostPorts,
       diskQuota: this.diskQuota,
       hostIp: bind,
+      volumeMounts: this.volumeMounts(spec),
     });
     await this.engine.create(containerName(spec.id), body);
   }
@@ -606,6 +629,7 @@ export class DockerRuntime implements Runtime {
       hostPorts,
       diskQuota: this.diskQuota,
       hostIp: this.o.sshBind,
+      volumeMounts: this.volumeMounts(spec),
     });
     await this.engine.create(containerName(spec.id), body);
     const stopped = path.join(this.dir(spec.id), 'stopped');

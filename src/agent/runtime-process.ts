@@ -27,6 +27,7 @@ import {
   type ObservedState,
   type Runtime,
 } from './runtime.js';
+import { linkProcessVolumes, VolumeStore } from './volumes.js';
 import { dirSize } from './usage.js';
 import { FILES, type SupervisorSecrets, type SupervisorSpec } from './supervisor.js';
 import type { KeyCheck } from './key-check.js';
@@ -197,7 +198,15 @@ export class ProcessRuntime implements Runtime {
   private readonly exitMsgs = new Map<number, string>();
   private readonly children = new Map<number, ChildProcess>();
 
-  constructor(private readonly o: ProcessRuntimeOptions) {}
+  /** Volumes here are plain directories: their size is not enforced (volumes.ts). */
+  readonly volumes: VolumeStore;
+
+  constructor(private readonly o: ProcessRuntimeOptions) {
+    this.volumes = new VolumeStore(o.stateDir, 'directory', {
+      info: () => {},
+      warn: (m) => process.stderr.write(`openrig agent: ${m}\n`),
+    });
+  }
 
   dir(id: number): string {
     return path.join(path.resolve(this.o.stateDir), 'instances', String(id));
@@ -223,11 +232,13 @@ export class ProcessRuntime implements Runtime {
       writeFileSync(hostKey, kp.private, { mode: 0o600 });
     }
     writeFileSync(path.join(d, FILES.onstart), spec.onstart, { mode: 0o700 });
+    // Its volumes, linked at their mount paths under its root directory (volumes.ts).
+    const volumeEnv = await linkProcessVolumes(this.volumes, path.join(d, FILES.root), spec.volumes);
     await this.updateKeys(spec.id, spec.authorizedKeys);
     const prev = readInt(path.join(d, `${FILES.port}.last`));
     const s: SupervisorSpec = {
       id: spec.id,
-      env: spec.env,
+      env: { ...spec.env, ...volumeEnv },
       sshBind: this.o.sshBind,
       sshPortHint: prev,
       // Runtype `args`: no image brings an entrypoint here, so without one the first argument is

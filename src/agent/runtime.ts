@@ -2,6 +2,8 @@
 // (runtime-process.ts) is real; a Docker runtime implements the same five steps later:
 // prepare (pull the image, create the disk) → start → stop → destroy → inspect.
 
+import type { VolumeMount, VolumeStore } from './volumes.js';
+
 export interface InstanceSpec {
   id: number;
   image: string;
@@ -35,6 +37,8 @@ export interface InstanceSpec {
    * what the runtime creates from it, so a container of an older configuration is recognised.
    */
   generation?: number;
+  /** The volumes it mounts read-write (volumes.ts): made on first use, kept after it is destroyed. */
+  volumes?: VolumeMount[];
 }
 
 /** Published ports as clients read them: {"8080/tcp": [{"HostIp": "0.0.0.0", "HostPort": "41001"}]}. */
@@ -78,6 +82,8 @@ export const LOGS_MAX_BYTES = 4 * 1024 * 1024;
 
 export interface Runtime {
   readonly name: 'process' | 'docker';
+  /** Where its instances' volumes are kept (absent: a runtime without volumes, such as a test's). */
+  readonly volumes?: VolumeStore;
   /** Makes the instance runnable (image, working directory, keys). Idempotent. */
   prepare(spec: InstanceSpec): Promise<void>;
   /** Starts it; resolves once its SSH port accepts connections. Idempotent when it runs. */

@@ -209,6 +209,10 @@ export function registerAgentCommand(program: Command): void {
         process.stderr.write(
           "openrig agent: the process runtime gives no isolation: instances run as plain processes of this user on this host and can read each other's files; use it for demos and a single trusted renter only (--runtime docker isolates them)\n",
         );
+      if (runtime.name === 'process')
+        process.stderr.write(
+          `openrig agent: volumes are plain directories under ${stateDir}/volumes: their size is NOT enforced (the docker runtime run as root makes size-limited ext4 volumes)\n`,
+        );
       agent = new Agent({
         server,
         apiKey,

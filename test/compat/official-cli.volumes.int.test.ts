@@ -20,7 +20,11 @@ describeEachDb('official CLI: volumes', (dialect) => {
     host = await t().user();
     const reg = await t().request('POST', `${P}/register`, {
       key: host.apiKey,
-      body: { agent_uid: 'agent-cli-volumes-1', machines: [0, 1].map((s) => agentMachine(s)), price_gpu: 0.4 },
+      body: {
+        agent_uid: 'agent-cli-volumes-1',
+        machines: [0, 1].map((s) => agentMachine(s)),
+        price_gpu: 0.4,
+      },
     });
     expect(reg.status, reg.raw).toBe(200);
     machines = reg.body.machines.map((m: { machine_id: number }) => m.machine_id);
@@ -39,7 +43,12 @@ describeEachDb('official CLI: volumes', (dialect) => {
     return r.body.offers as Record<string, unknown>[];
   };
   const showVolumes = async () => {
-    const r = await cli(t(), { method: 'GET', path: '/volumes', query: { owner: 'me', type: 'local_volume' }, key: u.apiKey });
+    const r = await cli(t(), {
+      method: 'GET',
+      path: '/volumes',
+      query: { owner: 'me', type: 'local_volume' },
+      key: u.apiKey,
+    });
     expectOk(r);
     // The CLI computes each row's age from start_date: it must be a number.
     for (const v of r.body.volumes) expect(typeof v.start_date).toBe('number');
@@ -66,15 +75,42 @@ describeEachDb('official CLI: volumes', (dialect) => {
       [machines[0], 40, 0.15],
       [machines[1], 40, 0.15],
     ]);
-    for (const f of ['id', 'cuda_max_good', 'cpu_ghz', 'disk_bw', 'disk_space', 'disk_name', 'storage_cost', 'driver_version', 'inet_up', 'inet_down', 'reliability', 'duration', 'machine_id', 'verification', 'host_id', 'geolocation'])
+    for (const f of [
+      'id',
+      'cuda_max_good',
+      'cpu_ghz',
+      'disk_bw',
+      'disk_space',
+      'disk_name',
+      'storage_cost',
+      'driver_version',
+      'inet_up',
+      'inet_down',
+      'reliability',
+      'duration',
+      'machine_id',
+      'verification',
+      'host_id',
+      'geolocation',
+    ])
       expect(offers[0], f).toHaveProperty(f);
-    const bad = await cli(t(), { method: 'POST', path: '/volumes/search/', key: u.apiKey, json: { gpu_ram: { gte: 1 } } });
+    const bad = await cli(t(), {
+      method: 'POST',
+      path: '/volumes/search/',
+      key: u.apiKey,
+      json: { gpu_ram: { gte: 1 } },
+    });
     expect(bad.status).toBe(400);
   });
 
   it('create volume, show volumes, create instance --link-volume and --create-volume, delete volume, unlist volume', async () => {
     const [offer] = await searchVolumes({ machine_id: { eq: machines[0] } });
-    const made = await cli(t(), { method: 'PUT', path: '/volumes/', key: u.apiKey, json: { size: 10, id: offer!.id, name: 'ckpt' } });
+    const made = await cli(t(), {
+      method: 'PUT',
+      path: '/volumes/',
+      key: u.apiKey,
+      json: { size: 10, id: offer!.id, name: 'ckpt' },
+    });
     expectOk(made);
     let vols = await showVolumes();
     expect(vols).toMatchObject([{ label: 'ckpt', disk_space: 10, machine_id: machines[0], instances: [] }]);
@@ -84,14 +120,21 @@ describeEachDb('official CLI: volumes', (dialect) => {
       method: 'PUT',
       path: `/asks/${machines[0]}/`,
       key: u.apiKey,
-      json: cliCreateBody({ volume_info: { mount_path: '/workspace/ckpt', create_new: false, volume_id: volId } }),
+      json: cliCreateBody({
+        volume_info: { mount_path: '/workspace/ckpt', create_new: false, volume_id: volId },
+      }),
     });
     expectOk(linked);
     const inst = linked.body.new_contract as number;
     vols = await showVolumes();
     expect(vols[0]).toMatchObject({ id: volId, instances: [inst] });
     // In use: delete volume is refused, and the volume stays.
-    const refused = await cli(t(), { method: 'DELETE', path: '/volumes/', query: { id: volId }, key: u.apiKey });
+    const refused = await cli(t(), {
+      method: 'DELETE',
+      path: '/volumes/',
+      query: { id: volId },
+      key: u.apiKey,
+    });
     expect(refused.status).toBe(409);
     expect((await showVolumes()).length).toBe(1);
     const gone = await cli(t(), { method: 'DELETE', path: `/instances/${inst}/`, key: u.apiKey, json: {} });
@@ -103,16 +146,26 @@ describeEachDb('official CLI: volumes', (dialect) => {
       method: 'PUT',
       path: `/asks/${machines[1]}/`,
       key: u.apiKey,
-      json: cliCreateBody({ volume_info: { mount_path: '/data', create_new: true, volume_id: offer1!.id, size: 12 } }),
+      json: cliCreateBody({
+        volume_info: { mount_path: '/data', create_new: true, volume_id: offer1!.id, size: 12 },
+      }),
     });
     expectOk(created);
     vols = await showVolumes();
-    expect(vols.find((v) => v.machine_id === machines[1])).toMatchObject({ disk_space: 12, instances: [created.body.new_contract] });
+    expect(vols.find((v) => v.machine_id === machines[1])).toMatchObject({
+      disk_space: 12,
+      instances: [created.body.new_contract],
+    });
 
     const del = await cli(t(), { method: 'DELETE', path: '/volumes/', query: { id: volId }, key: u.apiKey });
     expectOk(del);
     expect((await showVolumes()).map((v) => v.id)).not.toContain(volId);
-    const unlist = await cli(t(), { method: 'POST', path: '/volumes/unlist', key: host.apiKey, json: { id: offer!.id } });
+    const unlist = await cli(t(), {
+      method: 'POST',
+      path: '/volumes/unlist',
+      key: host.apiKey,
+      json: { id: offer!.id },
+    });
     expectOk(unlist);
     expect(typeof unlist.body.msg).toBe('string');
     expect((await searchVolumes({ machine_id: { eq: machines[0] } })).length).toBe(0);

@@ -73,7 +73,13 @@ export async function runVolumeMeter(
             keptUntil: now + VOLUME_GRACE_DAYS * 86_400_000,
             graceDays: VOLUME_GRACE_DAYS,
           });
-          if (to) await enqueueEmail(db, now, { key: `volume:unpaid:${Number(v.id)}:${now}`, to, ...mail, category: 'billing' });
+          if (to)
+            await enqueueEmail(db, now, {
+              key: `volume:unpaid:${Number(v.id)}:${now}`,
+              to,
+              ...mail,
+              category: 'billing',
+            });
         }
       } else if (!exhausted && v.unpaid_since !== null) {
         await repo.clearUnpaid(db, Number(v.id));

@@ -24,7 +24,12 @@ describeEachDb('volumes', (dialect) => {
     host = await t().user();
     const reg = await t().request('POST', `${P}/register`, {
       key: host.apiKey,
-      body: { agent_uid: UID, machines: [0, 1, 2].map((s) => agentMachine(s)), price_gpu: 0.4, runtime: 'docker' },
+      body: {
+        agent_uid: UID,
+        machines: [0, 1, 2].map((s) => agentMachine(s)),
+        price_gpu: 0.4,
+        runtime: 'docker',
+      },
     });
     expect(reg.status, reg.raw).toBe(200);
     machines = reg.body.machines.map((m: { machine_id: number }) => m.machine_id);
@@ -33,7 +38,8 @@ describeEachDb('volumes', (dialect) => {
   });
 
   const list = (body: unknown, key = host.apiKey) => t().request('POST', '/api/v0/volumes/', { key, body });
-  const search = (body: unknown, key = u.apiKey) => t().request('POST', '/api/v0/volumes/search/', { key, body });
+  const search = (body: unknown, key = u.apiKey) =>
+    t().request('POST', '/api/v0/volumes/search/', { key, body });
   const createVol = (body: unknown, key = u.apiKey) => t().request('PUT', '/api/v0/volumes/', { key, body });
   const show = (key = u.apiKey, q = 'owner=me&type=all_volume') =>
     t().request('GET', `/api/v0/volumes?${q}`, { key });
@@ -44,8 +50,13 @@ describeEachDb('volumes', (dialect) => {
     t().request('DELETE', `/api/v0/instances/${id}/`, { key, body: {} });
   const heldMb = async (machine: number) =>
     Number(
-      (await t().deps.db.selectFrom('machines').select('disk_held_mb').where('id', '=', machine).executeTakeFirstOrThrow())
-        .disk_held_mb,
+      (
+        await t()
+          .deps.db.selectFrom('machines')
+          .select('disk_held_mb')
+          .where('id', '=', machine)
+          .executeTakeFirstOrThrow()
+      ).disk_held_mb,
     );
 
   it('lists volume space on a machine, never more than it has free, and only on the host’s own machines', async () => {
@@ -64,7 +75,9 @@ describeEachDb('volumes', (dialect) => {
     const r = await list({ size: 100, machine: machines[0], price_disk: 0.2 });
     expect(r.status, r.raw).toBe(200);
     expect(r.body.success).toBe(true);
-    expect(r.body.volume_asks).toMatchObject([{ machine_id: machines[0], size: 100, used: 0, price_disk: 0.2 }]);
+    expect(r.body.volume_asks).toMatchObject([
+      { machine_id: machines[0], size: 100, used: 0, price_disk: 0.2 },
+    ]);
     // The listed GB are held from the machine's disk: offer search and instance creates see them taken.
     expect(await heldMb(machines[0]!)).toBe(100_000);
     // Listing again changes the listing (one per machine) and moves only the difference.
@@ -73,18 +86,47 @@ describeEachDb('volumes', (dialect) => {
     expect(again.body.volume_asks.map((a: { size: number }) => a.size)).toEqual([120, 120]);
     expect(again.body.volume_asks[0].id).toBe(r.body.volume_asks[0].id);
     expect(await heldMb(machines[0]!)).toBe(120_000);
-    const offer = await t().request('POST', '/api/v0/bundles/', { key: u.apiKey, body: { machine_id: { eq: machines[0] } } });
+    const offer = await t().request('POST', '/api/v0/bundles/', {
+      key: u.apiKey,
+      body: { machine_id: { eq: machines[0] } },
+    });
     expect(offer.body.offers[0].disk_space).toBe(380);
   });
 
   it('searches volume offers with the offer query language, and refuses unknown or ill-typed filters', async () => {
-    const r = await search({ ...DEFAULT_QUERY, verified: { eq: false }, order: [['score', 'desc']], limit: 10, allocated_storage: 1 });
+    const r = await search({
+      ...DEFAULT_QUERY,
+      verified: { eq: false },
+      order: [['score', 'desc']],
+      limit: 10,
+      allocated_storage: 1,
+    });
     expect(r.status, r.raw).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
     expect(r.body.offers.length).toBe(2);
     const o = r.body.offers.find((x: { machine_id: number }) => x.machine_id === machines[0]);
-    expect(o).toMatchObject({ disk_space: 120, storage_cost: 0.25, host_id: host.id, verification: 'unverified' });
-    for (const f of ['id', 'disk_space', 'storage_cost', 'machine_id', 'host_id', 'geolocation', 'reliability', 'verification', 'inet_up', 'inet_down', 'disk_bw', 'driver_version', 'cuda_max_good', 'duration'])
+    expect(o).toMatchObject({
+      disk_space: 120,
+      storage_cost: 0.25,
+      host_id: host.id,
+      verification: 'unverified',
+    });
+    for (const f of [
+      'id',
+      'disk_space',
+      'storage_cost',
+      'machine_id',
+      'host_id',
+      'geolocation',
+      'reliability',
+      'verification',
+      'inet_up',
+      'inet_down',
+      'disk_bw',
+      'driver_version',
+      'cuda_max_good',
+      'duration',
+    ])
       expect(o, f).toHaveProperty(f);
     expect(o).not.toHaveProperty('score');
     // The CLI's default query asks for verified machines; these are not.
@@ -148,17 +190,27 @@ describeEachDb('volumes', (dialect) => {
 
   it('mounts a volume from an instance on its machine, one live instance at a time', async () => {
     // Another machine: refused, naming both.
-    const wrong = await rent(machines[1]!, { volume_info: { mount_path: '/data', create_new: false, volume_id: volId } });
+    const wrong = await rent(machines[1]!, {
+      volume_info: { mount_path: '/data', create_new: false, volume_id: volId },
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.body.msg).toContain(`machine ${machines[0]}`);
     expect(wrong.body.msg).toContain(`machine ${machines[1]}`);
     // Nothing was rented by the refused create.
-    expect((await t().request('GET', '/api/v0/instances/?owner=me', { key: u.apiKey })).body.instances).toEqual([]);
+    expect(
+      (await t().request('GET', '/api/v0/instances/?owner=me', { key: u.apiKey })).body.instances,
+    ).toEqual([]);
     // Someone else's volume is not found.
-    const theirs = await rent(machines[0]!, { volume_info: { mount_path: '/data', create_new: false, volume_id: volId } }, other.apiKey);
+    const theirs = await rent(
+      machines[0]!,
+      { volume_info: { mount_path: '/data', create_new: false, volume_id: volId } },
+      other.apiKey,
+    );
     expect(theirs.status).toBe(404);
 
-    const ok = await rent(machines[0]!, { volume_info: { mount_path: '/data/', create_new: false, volume_id: volId } });
+    const ok = await rent(machines[0]!, {
+      volume_info: { mount_path: '/data/', create_new: false, volume_id: volId },
+    });
     expect(ok.status, ok.raw).toBe(200);
     const inst = ok.body.new_contract as number;
     const v = (await show()).body.volumes[0];
@@ -210,14 +262,23 @@ describeEachDb('volumes', (dialect) => {
   it('makes a new volume with the instance (15 GB unless sized), on the same machine only', async () => {
     const s = await search({ machine_id: { eq: machines[1] } });
     const otherAsk = s.body.offers[0].id as number;
-    const wrong = await rent(machines[0]!, { volume_info: { mount_path: '/w', create_new: true, volume_id: otherAsk } });
+    const wrong = await rent(machines[0]!, {
+      volume_info: { mount_path: '/w', create_new: true, volume_id: otherAsk },
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.body.msg).toContain(`machine ${machines[1]}`);
-    const r = await rent(machines[0]!, { volume_info: { mount_path: '/w', create_new: true, volume_id: askId, name: 'new' } });
+    const r = await rent(machines[0]!, {
+      volume_info: { mount_path: '/w', create_new: true, volume_id: askId, name: 'new' },
+    });
     expect(r.status, r.raw).toBe(200);
     const vols = (await show()).body.volumes;
     const made = vols.find((v: { label: string }) => v.label === 'new');
-    expect(made).toMatchObject({ disk_space: 15, machine_id: machines[0], instances: [r.body.new_contract], mount_path: '/w' });
+    expect(made).toMatchObject({
+      disk_space: 15,
+      machine_id: machines[0],
+      instances: [r.body.new_contract],
+      mount_path: '/w',
+    });
     expect((await destroy(r.body.new_contract)).status).toBe(200);
     expect((await del(made.id)).status).toBe(200);
   });
@@ -240,7 +301,10 @@ describeEachDb('volumes', (dialect) => {
     expect(un.body.msg).toContain(String(askId));
     expect(await heldMb(machines[0]!)).toBe(0);
     expect((await search({ id: { eq: askId } })).body.offers).toEqual([]);
-    const twice = await t().request('POST', '/api/v0/volumes/unlist', { key: host.apiKey, body: { id: askId } });
+    const twice = await t().request('POST', '/api/v0/volumes/unlist', {
+      key: host.apiKey,
+      body: { id: askId },
+    });
     expect(twice.status).toBe(404);
   });
 });

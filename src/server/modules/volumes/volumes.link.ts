@@ -30,7 +30,8 @@ const bad = (msg: string) => VolumeErrors.badRequest(msg);
 /** A mount path: absolute, no `..` segment, not `/`, printable, at most 255 characters. */
 export function checkMountPath(v: unknown): string {
   const f = 'volume_info.mount_path';
-  if (typeof v !== 'string' || v === '') throw bad(`${f} is required: an absolute path in the container such as /data`);
+  if (typeof v !== 'string' || v === '')
+    throw bad(`${f} is required: an absolute path in the container such as /data`);
   if (v.length > 255) throw bad(`${f} must be at most 255 characters`);
   if (!v.startsWith('/')) throw bad(`${f} must be an absolute path (start with /)`);
   // eslint-disable-next-line no-control-regex
@@ -51,10 +52,14 @@ export function parseVolumeInfo(body: unknown): VolumeLink | null {
   const vi = raw as Record<string, unknown>;
   const unknown = Object.keys(vi).filter((k) => !KNOWN.has(k));
   if (unknown.length > 0)
-    throw bad(`volume_info: unknown field ${unknown.map((k) => JSON.stringify(k.slice(0, 64))).join(', ')} (use mount_path, create_new, volume_id, size, name)`);
+    throw bad(
+      `volume_info: unknown field ${unknown.map((k) => JSON.stringify(k.slice(0, 64))).join(', ')} (use mount_path, create_new, volume_id, size, name)`,
+    );
   const mountPath = checkMountPath(vi.mount_path);
   if (vi.create_new !== undefined && vi.create_new !== null && typeof vi.create_new !== 'boolean')
-    throw bad('volume_info.create_new must be true (make a volume from a volume offer) or false (mount your volume)');
+    throw bad(
+      'volume_info.create_new must be true (make a volume from a volume offer) or false (mount your volume)',
+    );
   const createNew = vi.create_new === true;
   const id = vi.volume_id;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1)
@@ -65,7 +70,8 @@ export function parseVolumeInfo(body: unknown): VolumeLink | null {
     );
   let size = DEFAULT_VOLUME_GB;
   if (vi.size !== undefined && vi.size !== null) {
-    if (!createNew) throw bad('volume_info.size applies only with create_new: a linked volume keeps its size');
+    if (!createNew)
+      throw bad('volume_info.size applies only with create_new: a linked volume keeps its size');
     if (typeof vi.size !== 'number' || !Number.isInteger(vi.size) || vi.size < 1 || vi.size > MAX_VOLUME_GB)
       throw bad(`volume_info.size must be a whole number of GB from 1 to ${MAX_VOLUME_GB}`);
     size = vi.size;

@@ -4,7 +4,12 @@
 import { escapeHtml, utc, type Rendered } from '../notifications/notifications.format.js';
 
 /** To a volume's owner whose balance is exhausted: the volume is kept, and until when. */
-export function volumeUnpaidEmail(p: { volumeId: number; label: string; keptUntil: number; graceDays: number }): Rendered {
+export function volumeUnpaidEmail(p: {
+  volumeId: number;
+  label: string;
+  keptUntil: number;
+  graceDays: number;
+}): Rendered {
   const subject = `Volume ${p.volumeId}: your balance is exhausted; it is kept until ${utc(p.keptUntil)}`;
   const name = p.label ? ` (labelled ${JSON.stringify(p.label.slice(0, 64))})` : '';
   const lines = [

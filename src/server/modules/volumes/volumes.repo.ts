@@ -87,7 +87,14 @@ export async function holdMachineDisk(db: Kysely<DB>, machineId: number, mb: num
 
 export async function insertAsk(
   db: Kysely<DB>,
-  row: { machine_id: number; host_id: number; size_gb: number; price_disk: number; end_date: number | null; now: number },
+  row: {
+    machine_id: number;
+    host_id: number;
+    size_gb: number;
+    price_disk: number;
+    end_date: number | null;
+    now: number;
+  },
 ): Promise<number> {
   const r = await db
     .insertInto('volume_asks')
@@ -244,7 +251,15 @@ export function listedAsks(db: Kysely<DB>, now: number) {
   return db
     .selectFrom('volume_asks as a')
     .innerJoin('machines as m', 'm.id', 'a.machine_id')
-    .select(['a.id', 'a.machine_id', 'a.size_gb', 'a.used_gb', 'a.price_disk', 'a.end_date', ...MACHINE_FIELDS])
+    .select([
+      'a.id',
+      'a.machine_id',
+      'a.size_gb',
+      'a.used_gb',
+      'a.price_disk',
+      'a.end_date',
+      ...MACHINE_FIELDS,
+    ])
     .where('a.listed', '=', 1)
     .where('m.deleted_at', 'is', null)
     .where((eb) => eb.or([eb('a.end_date', 'is', null), eb('a.end_date', '>', now)]))
@@ -257,9 +272,7 @@ export function volumesOf(db: Kysely<DB>, userId: number) {
   return db
     .selectFrom('volumes as v')
     .innerJoin('machines as m', 'm.id', 'v.machine_id')
-    .leftJoin('instances as i', (j) =>
-      j.onRef('i.id', '=', 'v.instance_id').on('i.destroyed_at', 'is', null),
-    )
+    .leftJoin('instances as i', (j) => j.onRef('i.id', '=', 'v.instance_id').on('i.destroyed_at', 'is', null))
     .select([
       'v.id',
       'v.label',

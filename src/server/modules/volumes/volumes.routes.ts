@@ -56,10 +56,20 @@ export const showVolumes = route(C.showVolumes)({
 
 export const deleteVolume = route(C.deleteVolume)({
   config: { scope: 'instances', errorsCarrySuccess: true },
-  handler: (deps) => async (req) => ({ success: true, msg: await remove(deps, requireAuth(req), req.query.id) }),
+  handler: (deps) => async (req) => ({
+    success: true,
+    msg: await remove(deps, requireAuth(req), req.query.id),
+  }),
 });
 
-export const volumeRoutes = [listVolume, unlistVolume, searchVolumes, createVolume, showVolumes, deleteVolume];
+export const volumeRoutes = [
+  listVolume,
+  unlistVolume,
+  searchVolumes,
+  createVolume,
+  showVolumes,
+  deleteVolume,
+];
 
 export async function volumesRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   registerRoutes(app, deps, volumeRoutes);

@@ -74,9 +74,12 @@ function fieldType(kind: 'search' | 'order', field: string): VolumeFieldType {
 }
 
 function condition(field: string, type: VolumeFieldType, op: string, raw: unknown): VolumeCondition {
-  if (!isOperator(op)) bad(`Unknown operator ${quoteValue(op)} for field ${field} (use ${OPERATORS.join(', ')})`);
+  if (!isOperator(op))
+    bad(`Unknown operator ${quoteValue(op)} for field ${field} (use ${OPERATORS.join(', ')})`);
   if ((type === 'bool' || type === 'string') && !['eq', 'neq', 'in', 'notin'].includes(op))
-    bad(`Operator ${op} does not apply to ${field} (a ${type === 'bool' ? 'boolean' : 'string'}; use eq, neq, in, notin)`);
+    bad(
+      `Operator ${op} does not apply to ${field} (a ${type === 'bool' ? 'boolean' : 'string'}; use eq, neq, in, notin)`,
+    );
   // The offer compiler's coercion, which reads only the field's type.
   const def = { type } as FieldDef;
   if (op === 'in' || op === 'notin') {
@@ -99,15 +102,18 @@ function parseOrder(raw: unknown): VolumePlan['order'] {
     const field = pair[0];
     fieldType('order', field);
     const dir = pair[1] === undefined ? 'asc' : typeof pair[1] === 'string' ? pair[1].toLowerCase() : '';
-    if (dir !== 'asc' && dir !== 'desc') bad(`Invalid order direction ${quoteValue(pair[1])} for ${field} (use asc or desc)`);
+    if (dir !== 'asc' && dir !== 'desc')
+      bad(`Invalid order direction ${quoteValue(pair[1])} for ${field} (use asc or desc)`);
     return { field, dir };
   });
 }
 
 function parseLimit(raw: unknown): number {
   if (raw === undefined || raw === null) return DEFAULT_LIMIT;
-  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > MAX_LIMIT) bad(`Invalid limit ${quoteValue(raw)}: an integer from 1 to ${MAX_LIMIT}`);
+  const n =
+    typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_LIMIT)
+    bad(`Invalid limit ${quoteValue(raw)}: an integer from 1 to ${MAX_LIMIT}`);
   return n;
 }
 
@@ -122,7 +128,8 @@ function parseStorage(raw: unknown): number {
 /** A search body, validated into a plan; a 400 naming the culprit otherwise. */
 export function compileVolumeSearch(body: unknown): VolumePlan {
   if (body === undefined || body === null) body = {};
-  if (typeof body !== 'object' || Array.isArray(body)) bad('The search body must be a JSON object of filters');
+  if (typeof body !== 'object' || Array.isArray(body))
+    bad('The search body must be a JSON object of filters');
   let obj = body as Record<string, unknown>;
   if (Object.keys(obj).length === 1 && obj.q && typeof obj.q === 'object' && !Array.isArray(obj.q))
     obj = obj.q as Record<string, unknown>;
@@ -141,7 +148,12 @@ export function compileVolumeSearch(body: unknown): VolumePlan {
   }
   if (obj.type !== undefined && obj.type !== null && obj.type !== 'on-demand' && obj.type !== 'ondemand')
     bad(`Invalid type ${quoteValue(obj.type)}: volume offers are on-demand only`);
-  return { conditions, order: parseOrder(obj.order), limit: parseLimit(obj.limit), storage: parseStorage(obj.allocated_storage) };
+  return {
+    conditions,
+    order: parseOrder(obj.order),
+    limit: parseLimit(obj.limit),
+    storage: parseStorage(obj.allocated_storage),
+  };
 }
 
 function cmp(a: VolumeOfferValue, b: Scalar): number | null {

@@ -102,7 +102,9 @@ export async function listVolumeSpace(
       return out;
     });
     const msg = asks
-      .map((a) => `Volume offer ${a.id}: ${a.size} GB on machine ${a.machine_id} at $${a.price_disk}/GB/month`)
+      .map(
+        (a) => `Volume offer ${a.id}: ${a.size} GB on machine ${a.machine_id} at $${a.price_disk}/GB/month`,
+      )
       .join('; ');
     return { msg, asks };
   } catch (err) {
@@ -206,7 +208,8 @@ export async function makeVolume(
 /** A label as given (plain text, at most 64 characters), or "" when none. */
 export function volumeLabel(field: string, v: unknown): string {
   if (v === undefined || v === null) return '';
-  if (typeof v !== 'string' || v.length > 64) throw VolumeErrors.badRequest(`${field} must be a string of at most 64 characters`);
+  if (typeof v !== 'string' || v.length > 64)
+    throw VolumeErrors.badRequest(`${field} must be a string of at most 64 characters`);
   assertPlainText(field, v);
   return v;
 }
@@ -251,7 +254,11 @@ export interface VolumeView {
 }
 
 /** The caller's live volumes; `type` network_volume lists none (openrig has local volumes only). */
-export async function showVolumes(deps: Deps, auth: AuthContext, type: string | undefined): Promise<VolumeView[]> {
+export async function showVolumes(
+  deps: Deps,
+  auth: AuthContext,
+  type: string | undefined,
+): Promise<VolumeView[]> {
   if (type === 'network_volume') return [];
   const rows = await repo.volumesOf(deps.db, auth.user.id);
   return rows.map((r) => ({
@@ -310,7 +317,10 @@ export interface InstanceVolume {
 }
 
 /** The volumes each of these instances mounts, by instance (none: absent). One query. */
-export async function volumeInfoOf(db: Kysely<DB>, instanceIds: readonly number[]): Promise<Map<number, InstanceVolume[]>> {
+export async function volumeInfoOf(
+  db: Kysely<DB>,
+  instanceIds: readonly number[],
+): Promise<Map<number, InstanceVolume[]>> {
   const out = new Map<number, InstanceVolume[]>();
   for (const v of await repo.mountedBy(db, instanceIds)) {
     const id = Number(v.instance_id);
@@ -332,10 +342,17 @@ export async function agentVolumes(db: Kysely<DB>, machineIds: readonly number[]
   for (const r of rows) {
     if (r.instance_id === null || r.mount_path === null) continue;
     const id = Number(r.instance_id);
-    byInstance.set(id, [...(byInstance.get(id) ?? []), { id: Number(r.id), mount_path: r.mount_path, size_gb: Number(r.size_gb) }]);
+    byInstance.set(id, [
+      ...(byInstance.get(id) ?? []),
+      { id: Number(r.id), mount_path: r.mount_path, size_gb: Number(r.size_gb) },
+    ]);
   }
   return {
-    list: rows.map((r) => ({ id: Number(r.id), machine_id: Number(r.machine_id), size_gb: Number(r.size_gb) })),
+    list: rows.map((r) => ({
+      id: Number(r.id),
+      machine_id: Number(r.machine_id),
+      size_gb: Number(r.size_gb),
+    })),
     byInstance,
   };
 }
