@@ -30,3 +30,15 @@ export function defaultPublicHost(serverUrl: string, timeoutMs = 5000): Promise<
     s.once('error', (err) => reject(err));
   });
 }
+
+/**
+ * The address the instances' SSH servers and published ports listen on when `--ssh-bind` is not
+ * given. A loopback `--public-host` (127.0.0.2 for local testing) is an address of this host that
+ * only this host reaches: listening there keeps the instances on loopback, where 0.0.0.0 would
+ * open them on every interface. Any other public host may be an address of a router in front of
+ * this machine rather than of one of its interfaces, so the instances listen on all of them.
+ */
+export function sshBindFor(publicHost: string | undefined): string {
+  if (publicHost !== undefined && /^127\.\d+\.\d+\.\d+$|^::1$/.test(publicHost)) return publicHost;
+  return '0.0.0.0';
+}

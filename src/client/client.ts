@@ -230,8 +230,15 @@ export class OpenrigClient extends HttpClient {
 
   // Machines
   async listMachines(): Promise<MachineRow[]> {
-    const r = await this.request<{ machines: MachineRow[] }>('GET', `${V0}/machines/`);
-    return r.machines ?? [];
+    return (await this.machines()).machines;
+  }
+  /** The caller's machines with the operator's rule for how an unverified one becomes verified. */
+  async machines(): Promise<{ machines: MachineRow[]; verification_rule?: string }> {
+    const r = await this.request<{ machines: MachineRow[]; verification_rule?: string }>(
+      'GET',
+      `${V0}/machines/`,
+    );
+    return { machines: r.machines ?? [], verification_rule: r.verification_rule };
   }
   /** Lists the whole machine (the console's form); a price left out keeps the one it has. */
   listMachineAtPrices(

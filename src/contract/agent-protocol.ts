@@ -53,12 +53,23 @@ export interface RegisterRequest {
    * the instances of a machine whose agent did not say so: an older agent would ignore the update.
    */
   config_generations?: boolean;
+  /**
+   * Where the machines are, as renters search for it (`--location`): "City, CC" or a bare ISO
+   * country code "CC". Omitted: unchanged.
+   */
+  location?: string;
   machines: AgentMachineHardware[];
 }
 
 export interface RegisterResponse {
   success: boolean;
-  machines: { slot: number; machine_id: number }[];
+  /**
+   * `verification`: whether renters' default searches (openrig's CLI, the official client) show
+   * the machine; absent from older servers.
+   */
+  machines: { slot: number; machine_id: number; verification?: 'verified' | 'unverified' }[];
+  /** The operator's rule for how an unverified machine becomes verified; absent from older servers. */
+  verification_rule?: string;
   /**
    * The agent's machines (by slot) that their host deleted: refused for good, and not in
    * `machines`. The agent serves them no more. Absent from older servers.

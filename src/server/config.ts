@@ -56,6 +56,11 @@ export interface Config {
     sweepIntervalMs: number;
     /** OPENRIG_AUTO_VERIFY on: machines agents register are verified (one operator trusts its hosts). */
     autoVerify?: boolean;
+    /**
+     * OPENRIG_VERIFICATION_RULE: the operator's words for how a host's unverified machine becomes
+     * verified (shown to hosts by the agent, `list machine` and the console).
+     */
+    verificationRule: string;
   };
   billing: { meterIntervalMs: number };
   /** The market: seconds a preempted interruptible instance gets between SIGTERM and its stop. */
@@ -292,6 +297,13 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
       offlineAfterS: num(env, 'OPENRIG_OFFLINE_AFTER_S', 300, { min: 0.1 }),
       sweepIntervalMs: num(env, 'OPENRIG_SWEEP_INTERVAL_MS', 1000, { min: 10 }),
       autoVerify: bool(env, 'OPENRIG_AUTO_VERIFY', false),
+      verificationRule: str(
+        env,
+        'OPENRIG_VERIFICATION_RULE',
+        bool(env, 'OPENRIG_AUTO_VERIFY', false)
+          ? 'machines are verified when their agent registers them (OPENRIG_AUTO_VERIFY)'
+          : 'an operator of this installation verifies it (openrig admin verify-machine --id ID) after checking the host',
+      ),
     },
     billing: { meterIntervalMs: num(env, 'OPENRIG_METER_INTERVAL_MS', 10_000, { min: 10 }) },
     market: { preemptGraceS: num(env, 'OPENRIG_PREEMPT_GRACE_S', 30, { min: 0, max: 3600 }) },

@@ -2,6 +2,7 @@
 // schedule maint | show maints | cancel maint (docs/maintenance.md).
 import type { Command } from 'commander';
 import type {
+  Machine,
   MachineEarnings,
   MaintBatchBody,
   MaintBatchEntry,
@@ -10,6 +11,7 @@ import type {
 import { ApiError } from '../../client/client.js';
 import { act, CliFailure, common, confirm, idList, intArg, numArg, UsageError } from './context.js';
 import { machinesTable, maintsTable } from './views.js';
+import { visibilityLines } from '../visibility.js';
 import { fmtUsd, str, table } from '../output.js';
 
 export const CATEGORIES: MaintenanceCategory[] = ['power', 'internet', 'disk', 'gpu', 'software', 'other'];
@@ -27,13 +29,19 @@ export function registerMachineCommands(v: {
     'openrig show machines',
   ).action(
     act(async (ctx) => {
-      const machines = await ctx.client.listMachines();
+      const { machines, verification_rule: rule } = await ctx.client.machines();
       if (ctx.raw) return ctx.printRaw();
       if (machines.length === 0)
         return ctx.out(
           'No machines. Start an agent on a host: OPENRIG_API_KEY=KEY openrig agent --url URL (docs/agent.md)\n',
         );
       ctx.out(machinesTable(machines, ctx.now(), ctx.width));
+      // Unverified machines: that renters' default searches leave them out, and what changes it.
+      const unverified = machines.filter((m) => m.verification === 'unverified').map((m) => m.id);
+      if (unverified.length > 0)
+        ctx.out(
+          visibilityLines(unverified, new Map(unverified.map((id) => [id, 'unverified' as const])), rule),
+        );
     }),
   );
 
@@ -59,9 +67,17 @@ export function registerMachineCommands(v: {
         price_min_bid: o.minBid === undefined ? undefined : positive(o.minBid, '--min-bid', true),
         end_date: o.endDate === undefined ? undefined : intArg(o.endDate, '--end-date'),
       };
-      await ctx.client.listMachine(machine, prices);
+      const r = (await ctx.client.listMachine(machine, prices)) as {
+        machine?: Partial<Machine>;
+        verification_rule?: string;
+      };
       if (ctx.raw) return ctx.printRaw();
-      ctx.out(`machine ${machine}: listed at $${prices.price_gpu}/hr per GPU\n`);
+      const v = r.machine?.verification;
+      const known = v === 'verified' || v === 'unverified' ? v : undefined;
+      ctx.out(
+        `machine ${machine}: listed at $${prices.price_gpu}/hr per GPU\n` +
+          visibilityLines([machine], new Map(known ? [[machine, known]] : []), r.verification_rule),
+      );
     }),
   );
 

@@ -192,6 +192,7 @@ export function machinesTable(rows: Machine[], nowMs: number, maxWidth?: number)
         typeof m.current_rentals_running === 'number' ? String(m.current_rentals_running) : str(m.rented),
       align: 'right',
     },
+    { header: 'Verified', get: (m) => str(m.verification) },
     { header: 'Heartbeat', get: (m) => relativeTime(m.last_heartbeat_at, nowMs), drop: 2 },
     { header: 'Maintenance', get: (m) => maintSummary(m.maintenances, nowMs), shrink: true },
     { header: 'Hostname', get: (m) => str(m.hostname), drop: 1, shrink: true },

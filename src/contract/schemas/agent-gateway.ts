@@ -43,6 +43,13 @@ export const registerBody = {
       description:
         "true: the agent recreates an instance's container of an older configuration generation (updates of its instances are allowed)",
     },
+    location: {
+      type: 'string',
+      maxLength: 100,
+      pattern: '^([^\\u0000-\\u001f\\u007f]+, )?[A-Z]{2}$',
+      description:
+        'where the machines are, as renters search for it: "City, CC" or an ISO country code "CC" (geolocation)',
+    },
     machines: {
       type: 'array',
       minItems: 1,
@@ -77,7 +84,22 @@ export const registerReply = {
     success: { type: 'boolean' },
     machines: {
       type: 'array',
-      items: { type: 'object', properties: { slot: { type: 'integer' }, machine_id: { type: 'integer' } } },
+      items: {
+        type: 'object',
+        properties: {
+          slot: { type: 'integer' },
+          machine_id: { type: 'integer' },
+          verification: {
+            type: 'string',
+            enum: ['verified', 'unverified'],
+            description: "unverified: hidden from renters' default searches (openrig's CLI, the official client)",
+          },
+        },
+      },
+    },
+    verification_rule: {
+      type: 'string',
+      description: "the operator's rule for how an unverified machine becomes verified",
     },
     deleted_machines: {
       type: 'array',

@@ -67,16 +67,23 @@ const prices = {
   end_date: { type: ['number', 'null'], description: 'Unix time the listing ends; null = open-ended' },
 } as const;
 
+/** The operator's rule for how an unverified machine becomes verified (OPENRIG_VERIFICATION_RULE). */
+const verificationRule = {
+  type: 'string',
+  description:
+    "how an unverified machine becomes verified on this installation (the operator's rule); until then renters' default searches (openrig's CLI, the official client) leave it out",
+} as const;
+
 export const machineReply = {
   type: 'object',
-  properties: { success: { type: 'boolean' }, machine: machineSchema },
+  properties: { success: { type: 'boolean' }, machine: machineSchema, verification_rule: verificationRule },
 } as const;
 
 const oneReply = { 200: machineReply, ...authErrors } as const;
 
 export const machinesList = {
   type: 'object',
-  properties: { machines: { type: 'array', items: machineSchema } },
+  properties: { machines: { type: 'array', items: machineSchema }, verification_rule: verificationRule },
 } as const;
 
 export const listMachines = {

@@ -25,6 +25,8 @@ export interface PriceInput {
   verified?: boolean;
   /** Its agent recreates containers by configuration generation (said at each registration). */
   configGenerations?: boolean;
+  /** Where the machine is (`--location`), its geolocation; absent: unchanged. */
+  location?: string;
 }
 
 /**
@@ -66,6 +68,7 @@ export async function upsertMachine(
       : {};
   const disk = p.priceDisk !== undefined ? { price_disk_gb_month: roundPrice(p.priceDisk) } : {};
   const reach = p.publicHost !== undefined ? { public_host: p.publicHost } : {};
+  const where = p.location !== undefined ? { geolocation: p.location } : {};
   // The process runtime exposes one port per instance (its SSH server); a container publishes
   // its `-p` requests as well.
   const ports = { direct_port_count: p.runtime === 'docker' ? 64 : 1 };
@@ -96,6 +99,7 @@ export async function upsertMachine(
       ...price,
       ...disk,
       ...reach,
+      ...where,
       ...ports,
       ...capable,
       ...runtime,
@@ -111,6 +115,7 @@ export async function upsertMachine(
           ...price,
           ...disk,
           ...reach,
+          ...where,
           ...ports,
           ...capable,
           ...runtime,
@@ -120,7 +125,7 @@ export async function upsertMachine(
         .where('machines.host_id', '=', hostId)
         .where('machines.deleted_at', 'is', null),
     )
-    .returning('id')
+    .returning(['id', 'verified'])
     .executeTakeFirst();
 }
 

@@ -80,11 +80,16 @@ export async function register(
           runtime: body.runtime,
           verified: deps.config.agent.autoVerify,
           configGenerations: body.config_generations === true,
+          location: body.location,
         },
         now,
       );
       if (row) {
-        acc.push({ slot: m.slot, machine_id: row.id });
+        acc.push({
+          slot: m.slot,
+          machine_id: row.id,
+          verification: row.verified === 1 ? 'verified' : 'unverified',
+        });
         continue;
       }
       // A machine the host deleted stays deleted, untouched: the agent is told so, and serves it
@@ -107,6 +112,7 @@ export async function register(
     success: true,
     machines: out.machines,
     deleted_machines: out.deleted,
+    verification_rule: deps.config.agent.verificationRule,
     ...timing(deps),
     ...SERVER_CAPABILITIES,
   };

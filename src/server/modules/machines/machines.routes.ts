@@ -23,6 +23,7 @@ export const listMachines = route(C.listMachines)({
   config: { scope: 'machines' },
   handler: (deps) => async (req) => ({
     machines: await listHostMachines(deps.db, requireAuth(req).user.id, deps.clock.now()),
+    verification_rule: deps.config.agent.verificationRule,
   }),
 });
 
@@ -39,6 +40,7 @@ export const listMachine = route(C.listMachine)({
   handler: (deps) => async (req) => ({
     success: true,
     machine: await list(deps, requireAuth(req).user.id, req.params.id, req.body ?? {}),
+    verification_rule: deps.config.agent.verificationRule,
   }),
 });
 
@@ -63,6 +65,7 @@ export const createAsks = route(C.createAsks)({
         min_bid_per_gpu: b.price_min_bid ?? undefined,
         end_date: b.end_date,
       }),
+      verification_rule: deps.config.agent.verificationRule,
     };
   },
 });
