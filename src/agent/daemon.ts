@@ -36,6 +36,8 @@ export interface AgentOptions {
   priceDisk?: number;
   /** Where renters reach the instances: a fixed address, or found at each registration. */
   publicHost?: string | (() => Promise<string>);
+  /** Where the machines are ("Oslo, NO" or "NO"), for renters' searches by country. */
+  location?: string;
   runtime: Runtime;
   /** OPENRIG_HEARTBEAT_S when set; else the server's value from register. */
   heartbeatS?: number;
@@ -59,6 +61,10 @@ export class Agent {
   machineIds: number[] = [];
   /** The address registered for renters to reach the instances at (after register). */
   publicHost: string | undefined;
+  /** Each machine's verification, as the server said at registration (absent from older servers). */
+  verification = new Map<number, 'verified' | 'unverified'>();
+  /** The operator's rule for how a machine becomes verified (absent from older servers). */
+  verificationRule: string | undefined;
   private slotOf = new Map<number, number>();
   private heartbeatMs = 10_000;
   private stopped = false;
@@ -148,9 +154,14 @@ export class Agent {
           ...(this.o.priceGpu !== undefined ? { price_gpu: this.o.priceGpu } : {}),
           ...(this.o.priceDisk !== undefined ? { price_disk: this.o.priceDisk } : {}),
           ...(this.offerGenerations ? { config_generations: true } : {}),
+          ...(this.o.location !== undefined ? { location: this.o.location } : {}),
           machines: this.o.machines,
         });
         this.machineIds = r.machines.map((m) => m.machine_id);
+        this.verification = new Map(
+          r.machines.flatMap((m) => (m.verification ? [[m.machine_id, m.verification] as const] : [])),
+        );
+        this.verificationRule = r.verification_rule;
         this.publicHost = publicHost;
         this.slotOf = new Map(r.machines.map((m) => [m.machine_id, m.slot]));
         this.heartbeatMs = (this.o.heartbeatS ?? r.heartbeat_s) * 1000;

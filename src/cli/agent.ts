@@ -5,6 +5,7 @@ import path from 'node:path';
 import { logLevel } from '../server/config.js';
 import type { Agent } from '../agent/daemon.js';
 import type { Runtime } from '../agent/runtime.js';
+import { visibilityLines } from './visibility.js';
 
 const usage = (msg: string) => new CommanderError(2, 'usage', msg);
 
@@ -32,8 +33,9 @@ interface AgentOpts {
   priceDisk?: string;
   runtime: string;
   stateDir: string;
-  sshBind: string;
+  sshBind?: string;
   publicHost?: string;
+  location?: string;
 }
 
 export function readAgentKey(opts: { apiKey?: string; apiKeyFile?: string }, env = process.env): string {
@@ -85,10 +87,17 @@ export function registerAgentCommand(program: Command): void {
     .option('--price-disk <dph>', 'disk price, $ per GB-month')
     .option('--runtime <name>', 'docker or process (default: docker when an engine answers on its socket)')
     .option('--state-dir <dir>', 'where the agent keeps its id and its instances', './agent-state')
-    .option('--ssh-bind <addr>', "address the instances' SSH servers listen on", '0.0.0.0')
+    .option(
+      '--ssh-bind <addr>',
+      "address the instances' SSH servers and published ports listen on (default: a loopback --public-host, else 0.0.0.0)",
+    )
     .option(
       '--public-host <host>',
       "address renters reach this machine's instances at (default: the address the agent reaches the server from)",
+    )
+    .option(
+      '--location <where>',
+      'where the machines are, as renters search by country: "City, CC" or a country code, e.g. "Oslo, NO" or NO',
     )
     .addHelpText(
       'after',
@@ -104,8 +113,9 @@ export function registerAgentCommand(program: Command): void {
         { DockerRuntime },
         { DockerEngine },
         { AgentFatalError },
-        { defaultPublicHost },
+        { defaultPublicHost, sshBindFor },
         { InstanceJournal },
+        { parseLocation },
       ] = await Promise.all([
         import('pino'),
         import('../agent/daemon.js'),
@@ -116,6 +126,7 @@ export function registerAgentCommand(program: Command): void {
         import('../agent/agent-client.js'),
         import('../agent/public-host.js'),
         import('../agent/instance-journal.js'),
+        import('../agent/location.js'),
       ]);
       const server: string | undefined = o.url ?? o.server ?? process.env.OPENRIG_URL;
       if (!server || !/^https?:\/\/[^/]+/.test(server))
@@ -124,6 +135,13 @@ export function registerAgentCommand(program: Command): void {
       const publicHost: string | undefined = o.publicHost;
       if (publicHost !== undefined && !/^[A-Za-z0-9.:-]{1,253}$/.test(publicHost))
         throw usage('--public-host must be a host name or an IP address');
+      const sshBind = o.sshBind ?? sshBindFor(publicHost);
+      let location: string | undefined;
+      if (o.location !== undefined) {
+        const l = parseLocation(o.location);
+        if ('error' in l) throw usage(l.error);
+        location = l.location;
+      }
       const n = Number(o.machines);
       if (!Number.isInteger(n) || n < 1 || n > 256)
         throw usage('--machines must be an integer from 1 to 256');
@@ -188,7 +206,7 @@ export function registerAgentCommand(program: Command): void {
         const docker = new DockerRuntime({
           stateDir,
           agentUid: loadAgentUid(stateDir),
-          sshBind: o.sshBind,
+          sshBind,
           engine,
           log: agentLog,
           onProgress: (id, msg) => agent?.setProgress(id, msg),
@@ -200,7 +218,7 @@ export function registerAgentCommand(program: Command): void {
         await engine?.close();
         runtime = new ProcessRuntime({
           stateDir,
-          sshBind: o.sshBind,
+          sshBind,
           onExit: () => agent?.poke(),
           keyCheck: { server, apiKey },
         });
@@ -217,6 +235,7 @@ export function registerAgentCommand(program: Command): void {
         server,
         apiKey,
         publicHost: publicHost ?? (() => defaultPublicHost(server)),
+        location,
         stateDir,
         machines: describeMachines(gpu, n, stateDir),
         devices: share.devices,
@@ -251,7 +270,8 @@ export function registerAgentCommand(program: Command): void {
       }
       process.stdout.write(
         a.machineIds.length > 0
-          ? `openrig agent ${a.uid}: machines ${a.machineIds.join(', ')} registered with ${server}; renters reach them at ${a.publicHost}\n`
+          ? `openrig agent ${a.uid}: machines ${a.machineIds.join(', ')} registered with ${server}; renters reach them at ${a.publicHost}\n` +
+              visibilityLines(a.machineIds, a.verification, a.verificationRule)
           : `openrig agent ${a.uid}: no machine to serve: machines ${[...a.deletedMachines].join(', ')} were deleted by their host\n`,
       );
     });
