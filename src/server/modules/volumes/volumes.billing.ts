@@ -21,6 +21,8 @@ import { volumeUnpaidEmail } from './volumes.mail.js';
 
 /** Days a volume of an owner without credit is kept before its host may reclaim it. */
 export const VOLUME_GRACE_DAYS = 14;
+/** Volumes are charged once an hour (and at deletion, up to the moment). */
+export const VOLUME_METER_PERIOD_MS = 3_600_000;
 
 /** Charges a volume up to `now`, in the caller's transaction; the micro-dollars charged. */
 export async function settleVolume(db: Kysely<DB>, v: VolumeRow, now: number): Promise<number> {
@@ -45,7 +47,7 @@ export async function settleVolume(db: Kysely<DB>, v: VolumeRow, now: number): P
 }
 
 /**
- * One meter run over the live volumes billed more than a second ago: each is charged in a
+ * One meter run over the live volumes billed an hour ago or more: each is charged in a
  * transaction of its own; an owner found without credit is marked unpaid (and e-mailed, once),
  * one found with credit again is cleared. Safe with several processes (see the header).
  */
@@ -53,7 +55,7 @@ export async function runVolumeMeter(
   deps: Pick<Deps, 'store' | 'clock'>,
 ): Promise<{ settled: number; unpaid: number[] }> {
   const now = deps.clock.now();
-  const due = await repo.dueVolumeIds(deps.store.db, now - 1000, 1000);
+  const due = await repo.dueVolumeIds(deps.store.db, now - VOLUME_METER_PERIOD_MS + 1, 1000);
   let settled = 0;
   const unpaid: number[] = [];
   for (const id of due) {
