@@ -213,11 +213,16 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[], now: numb
     host_last_seen: r.last_heartbeat_at === null ? null : r.last_heartbeat_at / 1000,
     // How its host runs it: 'process' (a plain process of the host's user, no isolation: the
     // demo's runtime), 'docker' (a container); null when its agent has not said.
-    machine_runtime: r.agent_runtime === 'process' || r.agent_runtime === 'docker' ? r.agent_runtime : null,
+    machine_runtime: runtimeOf(r.agent_runtime),
   };
 }
 
 export type InstanceView = ReturnType<typeof instanceView>;
+
+/** The runtimes the contract names; anything else an agent stored reads as null. */
+function runtimeOf(v: string | null): 'process' | 'docker' | null {
+  return v === 'process' || v === 'docker' ? v : null;
+}
 
 /**
  * The lowest and highest host port published for the instance (SSH's included), -1 for both when
