@@ -113,15 +113,10 @@ export type UpdateInstanceReply = FromSchema<typeof I.updateInstanceReply> & {
 /** Reboot / recycle: result_url answers once the host has done it (absent: one was under way). */
 export type RestartReply = FromSchema<typeof I.remoteRequestReply> & { msg: string };
 
-/** The maintenance bodies are checked by the server in code, not by a schema, so their shape is named here. */
-export type MaintenanceCategory = 'power' | 'internet' | 'disk' | 'gpu' | 'software' | 'other';
+export type MaintenanceCategory = (typeof MT.MAINTENANCE_CATEGORIES)[number];
 
-export interface MaintBatchBody {
-  machine_ids: number[];
-  sdate: number;
-  duration?: number;
-  maintenance_category?: MaintenanceCategory;
-}
+/** POST /machines/maintenances/batch (contract/schemas/maintenance.ts). */
+export type MaintBatchBody = Declared<FromSchema<typeof MT.scheduleBatchBody>>;
 
 /** One machine's outcome in a batch (contract/schemas/maintenance.ts). */
 export type MaintBatchEntry = WithRequired<
@@ -183,12 +178,10 @@ export type AccountSettings = BillingAddress &
   Required<Pick<UserFields, 'balance_threshold_enabled' | 'balance_threshold'>>;
 
 /**
- * PUT /users/: the account settings a user changes; a field left out keeps its value, null or ""
- * clears a billing field. (The server checks this body field by field, not with a schema.)
+ * PUT /users/: the account settings a user changes (contract/schemas/accounts.ts); a field left out
+ * keeps its value, null or "" clears a billing field.
  */
-export interface AccountSettingsBody extends Partial<AccountSettings> {
-  fullname?: string | null;
-}
+export type AccountSettingsBody = Declared<FromSchema<typeof A.accountSettingsBody>>;
 
 export type AccountSettingsReply = WithRequired<
   FromSchema<typeof A.accountSettingsReply>,

@@ -95,7 +95,9 @@ export async function buildApp(
         }),
     genReqId: () => randomUUID(),
     bodyLimit: deps.config.bodyLimitBytes,
-    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    // A path parameter over the router's default 100 characters would be a 404 before its schema
+    // could refuse it: the route schemas bound their parameters, with a 400 naming them.
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
     forceCloseConnections: 'idle',
     // Behind a load balancer, req.ip (anonymous rate limits, 2FA audit events) is the client's
     // address from X-Forwarded-For, believed only from the proxies configured (config.ts).

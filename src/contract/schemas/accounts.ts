@@ -1,6 +1,6 @@
 // The account API: the user object (GET /users/current, the settings reply, the login reply),
 // account settings, logout and ending every session.
-import { authErrors, errorSchema, idParams, successReply } from './common.js';
+import { authErrors, errorSchema, idParams, PLAIN_TEXT_PATTERN, successReply } from './common.js';
 
 const tags = ['users'] as const;
 
@@ -55,13 +55,41 @@ export const currentUser = {
 
 export const accountSettingsReply = successReply({ user: userSchema });
 
+/** A text setting: plain text of at most `maxLength` characters; null (or "") clears it. */
+const setting = (maxLength: number, description?: string) =>
+  ({ type: ['string', 'null'], maxLength, pattern: PLAIN_TEXT_PATTERN, description }) as const;
+
 /**
- * The settings body is checked by the server field by field (every field named in its 400), not by
- * a schema, so that a refused field's message says how that field is changed.
+ * The settings body: only the fields that change. The server checks it field by field first, so that
+ * a refused field's message says how that field is changed (the e-mail address, a password, the
+ * SMS number are refused with where to change them); the schema holds the same rules.
  */
-const settingsBody = {
-  description:
-    'fullname, billaddress_line1, billaddress_line2, billaddress_city, billaddress_zip, billaddress_country, billaddress_taxinfo, balance_threshold_enabled, balance_threshold',
+export const accountSettingsBody = {
+  type: 'object',
+  minProperties: 1,
+  additionalProperties: false,
+  properties: {
+    fullname: setting(200),
+    full_name: setting(200, 'fullname, under the name GET /users/current shows (give one of them)'),
+    billaddress_line1: setting(200),
+    billaddress_line2: setting(200),
+    billaddress_city: setting(100),
+    billaddress_zip: setting(32),
+    billaddress_country: setting(100),
+    billaddress_taxinfo: setting(100),
+    balance_threshold_enabled: {
+      type: ['boolean', 'string'],
+      pattern: '^\\s*(?:[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])\\s*$',
+      description: 'the balance.low alert on or off ("true" and "false" are taken too); on needs a threshold',
+    },
+    balance_threshold: {
+      type: ['number', 'string', 'null'],
+      minimum: 0,
+      maximum: 1e9,
+      pattern: '^\\s*(?:[0-9]{1,9}(?:\\.[0-9]*)?|\\.[0-9]+|1000000000(?:\\.0*)?)\\s*$',
+      description: 'dollars, 0 to 1e9 (a number, or one as a string); null forgets it (with the alert off)',
+    },
+  },
 } as const;
 
 /** The official CLI's `set user --file F` sends the file's JSON object, with no id in the path. */
@@ -71,7 +99,7 @@ export const updateAccount = {
   schema: {
     tags,
     summary: "Change the caller's account settings (name, billing address, balance threshold)",
-    body: settingsBody,
+    body: accountSettingsBody,
     response: { 200: accountSettingsReply, ...authErrors },
   },
 } as const;
@@ -83,7 +111,7 @@ export const updateAccountById = {
     tags,
     summary: "PUT /users/ with the caller's own id in the path; another id is 404",
     params: idParams,
-    body: settingsBody,
+    body: accountSettingsBody,
     response: { 200: accountSettingsReply, ...authErrors },
   },
 } as const;

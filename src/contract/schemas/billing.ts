@@ -1,6 +1,6 @@
 // Billing: the balance and the ledger, a host's earnings, and the billing history in the official
 // CLI's formats (invoices, charges, contracts by label).
-import { authErrors, ownerParam, rowId } from './common.js';
+import { authErrors, countText, jsonObjectText, ownerParam, rowId } from './common.js';
 
 /** The most days one GET /users/me/invoices spans. */
 export const MAX_INVOICE_DAYS = 366;
@@ -23,6 +23,13 @@ export const earningsSchema = {
 } as const;
 
 const str = { type: 'string' } as const;
+/** Epoch seconds as query text (a fraction allowed); empty, null or None: absent. */
+const epochText = {
+  type: 'string',
+  pattern: '^(?:|null|None|[0-9]{1,11}(?:\\.[0-9]*)?|\\.[0-9]+)$',
+} as const;
+/** A UTC day number as query text (a fraction names the day it falls in); empty or null: absent. */
+const dayText = { type: 'string', pattern: '^(?:|null|[0-9]{1,6}(?:\\.[0-9]*)?|\\.[0-9]+)$' } as const;
 const num = { type: 'number' } as const;
 const nullableNum = { type: ['number', 'null'] } as const;
 
@@ -85,12 +92,9 @@ const pageQuery = <const F extends string, const P>(dateField: F, more: P) =>
   ({
     type: 'object',
     properties: {
-      select_filters: {
-        type: 'string',
-        description: `JSON {field: {op: value}}; ${dateField} (epoch seconds) is required`,
-      },
+      select_filters: jsonObjectText(`JSON {field: {op: value}}; ${dateField} (epoch seconds) is required`),
       latest_first: { type: 'string', description: 'true (default) or false' },
-      limit: { type: 'string', description: `1 to ${PAGE_MAX_LIMIT} (default 60)` },
+      limit: countText(PAGE_MAX_LIMIT, `1 to ${PAGE_MAX_LIMIT} (default 60)`),
       after_token: { type: 'string', description: "the previous page's next_token, with the same order" },
       ...more,
     },
@@ -183,12 +187,16 @@ export const machineEarnings = {
       properties: {
         owner: ownerParam,
         sday: {
-          type: 'string',
+          ...dayText,
           description:
             'first UTC day, in days since 1970-01-01; absent: the current period (this UTC month through today)',
         },
-        eday: { type: 'string', description: 'last UTC day (included); at most 366 days after sday' },
-        machid: { type: 'string', description: "one of the caller's machines; all when absent or null" },
+        eday: { ...dayText, description: 'last UTC day (included); at most 366 days after sday' },
+        machid: {
+          type: 'string',
+          pattern: '^(?:|null|[1-9][0-9]{0,14})$',
+          description: "one of the caller's machines; all when absent or null",
+        },
       },
     },
     response: {
@@ -245,12 +253,16 @@ export const showInvoices = {
       type: 'object',
       properties: {
         owner: ownerParam,
-        sdate: { type: 'string', description: 'unix seconds; default 30 days before edate' },
+        sdate: { ...epochText, description: 'unix seconds; default 30 days before edate' },
         edate: {
-          type: 'string',
+          ...epochText,
           description: `unix seconds; default now; at most ${MAX_INVOICE_DAYS} days after sdate`,
         },
-        inc_charges: { type: 'string', description: 'true (default) or false: credits only' },
+        inc_charges: {
+          type: 'string',
+          pattern: '^(?:|null|None|true|True|1|false|False|0)$',
+          description: 'true (default) or false: credits only',
+        },
       },
     },
     response: {
@@ -321,9 +333,9 @@ export const searchInvoices = {
     querystring: {
       type: 'object',
       properties: {
-        select_filters: { type: 'string', description: 'JSON {field: {op: value}}' },
+        select_filters: jsonObjectText('JSON {field: {op: value}}'),
         select_cols: { type: 'string', description: 'accepted; every field is returned' },
-        limit: { type: 'string', description: `1 to ${SEARCH_MAX_LIMIT} (default ${SEARCH_MAX_LIMIT})` },
+        limit: countText(SEARCH_MAX_LIMIT, `1 to ${SEARCH_MAX_LIMIT} (default ${SEARCH_MAX_LIMIT})`),
       },
     },
     response: {

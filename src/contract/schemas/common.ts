@@ -52,6 +52,36 @@ export const ownerParam = {
   description: 'the caller: "me", the only value',
 } as const;
 
+/** An alternation of the integers 1 to `max` as decimal text (no sign, no leading zero). */
+function oneTo(max: number): string {
+  const s = String(max);
+  const alts: string[] = [];
+  if (s.length > 1) alts.push(s.length === 2 ? '[1-9]' : `[1-9][0-9]{0,${s.length - 2}}`);
+  for (let i = 0; i < s.length; i++) {
+    const digit = Number(s[i]);
+    const lo = i === 0 ? 1 : 0;
+    const rest = s.length - i - 1;
+    if (rest === 0) alts.push(`${s.slice(0, i)}[${lo}-${digit}]`);
+    else if (digit - 1 >= lo) alts.push(`${s.slice(0, i)}[${lo}-${digit - 1}][0-9]{${rest}}`);
+  }
+  return alts.join('|');
+}
+
+/** A query value counting 1 to `max` (`limit`), as text; empty: the default. */
+export const countText = <const D extends string>(max: number, description: D) =>
+  ({ type: 'string', pattern: `^(?:${oneTo(max)})?$`, description }) as const;
+
+/**
+ * A query value holding a JSON object (`select_filters`, `q`); empty: none. (That it parses, and
+ * what its fields may be, the route checks and names in its 400.)
+ */
+export const jsonObjectText = <const D extends string>(description: D) =>
+  ({ type: 'string', pattern: '^\\s*(?:\\{[\\s\\S]*\\}\\s*)?$', description }) as const;
+
+/** A query value holding a JSON array (`order_by`, `select_cols`); empty: none. */
+export const jsonArrayText = <const D extends string>(description: D) =>
+  ({ type: 'string', pattern: '^\\s*(?:\\[[\\s\\S]*\\]\\s*)?$', description }) as const;
+
 /** The params of a route with one `:id`. */
 export const idParams = {
   type: 'object',

@@ -5,6 +5,9 @@ import {
   errorSchema,
   idParams,
   maintenanceWindowSchema,
+  countText,
+  jsonArrayText,
+  jsonObjectText,
   nullable,
   ownerParam,
   successReply,
@@ -288,23 +291,21 @@ export const listInstancesV1 = {
     querystring: {
       type: 'object',
       properties: {
-        select_filters: { type: 'string' },
-        order_by: {
-          type: 'string',
-          description:
-            `JSON array of {"col", "dir": "asc"|"desc"} (at most 4; ties broken by id), col one of ${INSTANCE_ORDER_COLUMNS.join(', ')}. ` +
+        select_filters: jsonObjectText(
+          'JSON {field: {op: value}} (eq neq gt gte lt lte in notin); fields id, machine_id, actual_status, intended_status, label, image_uuid, gpu_name, verification, num_gpus',
+        ),
+        order_by: jsonArrayText(
+          `JSON array of {"col", "dir": "asc"|"desc"} (at most 4; ties broken by id), col one of ${INSTANCE_ORDER_COLUMNS.join(', ')}. ` +
             'Strings order by code point; a null actual_status orders first ascending, last descending',
-        },
-        limit: { type: 'string' },
+        ),
+        limit: countText(1000, '1 to 1000 (default 25)'),
         after_token: {
           type: 'string',
           description: "the previous page's next_token, with the same order_by",
         },
-        select_cols: {
-          type: 'string',
-          description:
-            'JSON array of field names: each row carries only those (and id); names it does not have are ignored; ["*"] for all',
-        },
+        select_cols: jsonArrayText(
+          'JSON array of field names: each row carries only those (and id); names it does not have are ignored; ["*"] for all',
+        ),
         owner: ownerParam,
       },
     },
@@ -657,6 +658,7 @@ export const remoteResult = {
       required: ['token'],
       properties: { token: { type: 'string', maxLength: 100 } },
     },
-    response: { 404: errorSchema },
+    // 400: a token that is no token (too long, NUL, a malformed escape).
+    response: { 400: errorSchema, 404: errorSchema },
   },
 } as const;

@@ -1,16 +1,31 @@
-// Hosts' maintenance windows: schedule on up to 100 machines or one, cancel, list. Bodies get
-// permissive schemas: the published API gives exact error texts and statuses (400 vs 422), so the
-// server checks them in code, in a documented order; the schemas document the fields.
+// Hosts' maintenance windows: schedule on up to 100 machines or one, cancel, list. The published
+// API gives exact error texts and statuses (400 vs 422), so the server checks the bodies in code
+// first, in a documented order (the routes' precheck); the schemas state the same rules, and the
+// server enforces them too.
 import { authErrors, errorSchema, idParams, maintenanceWindowSchema, ownerParam } from './common.js';
 
 const tags = ['maintenance'] as const;
 
+/** The categories of a window. */
+export const MAINTENANCE_CATEGORIES = ['power', 'internet', 'disk', 'gpu', 'software', 'other'] as const;
+
 const categoryDoc = {
+  type: ['string', 'null'],
+  enum: [...MAINTENANCE_CATEGORIES, 'not provided', null],
   description: 'power, internet, disk, gpu, software or other; absent, null or "not provided" means other',
 } as const;
 const windowFields = {
-  sdate: { description: 'Start, Unix timestamp (seconds); in the future and within 1 year' },
-  duration: { description: 'Hours; positive; minimum effective 1; default 1; at most 8760' },
+  sdate: {
+    type: 'number',
+    description:
+      'Start, Unix timestamp (seconds); in the future and within 1 year. Missing, null or not a number: 422 invalid_sdate, as in the past or too far',
+  },
+  duration: {
+    type: ['number', 'null'],
+    exclusiveMinimum: 0,
+    maximum: 8760,
+    description: 'Hours; positive; minimum effective 1; default 1 (absent or null); at most 8760',
+  },
   maintenance_category: categoryDoc,
 } as const;
 
@@ -43,7 +58,27 @@ export const maintenanceBatchError = {
 } as const;
 
 /** The machine ids of a batch. */
-const machineIdsBody = { properties: { machine_ids: { description: '1 to 100 machine IDs' } } } as const;
+const machineIdsBody = {
+  type: 'object',
+  required: ['machine_ids'],
+  properties: {
+    machine_ids: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 100,
+      contains: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
+      description:
+        '1 to 100 machine IDs; at least one a positive integer. An entry that is not one, or repeats one, gets its own result (invalid_id, duplicate)',
+    },
+  },
+} as const;
+
+/** POST /machines/maintenances/batch: one window on up to 100 machines. */
+export const scheduleBatchBody = {
+  type: 'object',
+  required: ['machine_ids', 'sdate'],
+  properties: { ...machineIdsBody.properties, ...windowFields },
+} as const;
 
 export const scheduleBatch = {
   method: 'POST',
@@ -51,7 +86,7 @@ export const scheduleBatch = {
   schema: {
     tags,
     summary: 'Schedule one maintenance window on up to 100 machines; notifies clients and the host',
-    body: { properties: { ...machineIdsBody.properties, ...windowFields } },
+    body: scheduleBatchBody,
     response: { 200: maintenanceBatchReply, ...authErrors, 400: maintenanceBatchError, 422: errorSchema },
   },
 } as const;
@@ -78,7 +113,11 @@ export const listMaintenances = {
     querystring: {
       type: 'object',
       properties: {
-        machine_ids: { type: 'string', description: 'JSON list, e.g. [1,2]' },
+        machine_ids: {
+          type: 'string',
+          pattern: '^\\s*(?:\\[[\\s\\S]*\\]|[0-9\\s,]*)\\s*$',
+          description: 'JSON list, e.g. [1,2] (or 1,2)',
+        },
         owner: ownerParam,
       },
     },
@@ -93,7 +132,11 @@ export const scheduleOne = {
     tags,
     summary: 'Schedule a maintenance window on one machine; notifies its clients and the host',
     params: idParams,
-    body: { properties: { client_id: { description: 'ignored ("me")' }, ...windowFields } },
+    body: {
+      type: 'object',
+      required: ['sdate'],
+      properties: { client_id: { description: 'ignored ("me")' }, ...windowFields },
+    },
     response: {
       200: {
         type: 'object',

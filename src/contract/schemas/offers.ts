@@ -1,7 +1,7 @@
 // The offers API: search (POST /bundles/, and GET /bundles?q= for older clients) and the GPU names
 // offered. The search body is validated by the server's filter compiler, not by a schema: its
 // messages name the exact field, operator or value at fault.
-import { authErrors, maintenanceWindowSchema } from './common.js';
+import { authErrors, jsonObjectText, maintenanceWindowSchema } from './common.js';
 
 const tags = ['offers'] as const;
 
@@ -163,7 +163,10 @@ export const searchOffersGet = {
   schema: {
     tags,
     summary: 'Search offers (older clients: ?q=JSON)',
-    querystring: { type: 'object', properties: { q: { type: 'string' } } },
+    querystring: {
+      type: 'object',
+      properties: { q: jsonObjectText('a JSON object of filters, as POST /bundles/ takes its body') },
+    },
     response: searchReply,
   },
 } as const;

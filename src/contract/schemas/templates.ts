@@ -1,6 +1,6 @@
 // The template calls of the official CLI: create, search, update and delete templates, all on
 // /api/v0/template/. A template is an instance configuration; `hash_id` names one version of it.
-import { authErrors } from './common.js';
+import { authErrors, countText, jsonObjectText } from './common.js';
 
 const tags = ['templates'] as const;
 
@@ -140,13 +140,11 @@ export const searchTemplates = {
     querystring: {
       type: 'object',
       properties: {
-        select_filters: {
-          type: 'string',
-          description:
-            'JSON object of field: {op: value} (eq neq gt gte lt lte in notin); fields id, hash_id, creator_id, name, image, tag, runtype, docker_login_repo, private, use_ssh, ssh_direct, jup_direct, recommended_disk_space, created_at, updated_at (epoch seconds)',
-        },
+        select_filters: jsonObjectText(
+          'JSON object of field: {op: value} (eq neq gt gte lt lte in notin); fields id, hash_id, creator_id, name, image, tag, runtype, docker_login_repo, private, use_ssh, ssh_direct, jup_direct, recommended_disk_space, created_at, updated_at (epoch seconds)',
+        ),
         select_cols: { type: 'string', description: 'accepted; every field is returned' },
-        limit: { type: 'string', description: '1 to 1000, default 100' },
+        limit: countText(1000, '1 to 1000, default 100'),
       },
     },
     response: { 200: templatesReply, ...authErrors },

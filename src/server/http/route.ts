@@ -10,6 +10,7 @@ import type {
   FastifyRequest,
   HTTPMethods,
   preSerializationHookHandler,
+  preValidationHookHandler,
   RouteHandlerMethod,
   RouteShorthandOptions,
 } from 'fastify';
@@ -85,11 +86,20 @@ export type Handler<S extends RouteSchema> = (
 /** Route settings besides its config: its log level and body size limit. */
 export type RouteOptions = Pick<RouteShorthandOptions, 'logLevel' | 'bodyLimit'>;
 
+/**
+ * A route's own check of a request, run before its schema's (preValidation): where the published
+ * interface fixes the text and status of a refusal (docs/api.md, Errors), the route throws that
+ * error first. The schema still states every rule, and still refuses what the check lets through:
+ * the document shows the rules the server enforces.
+ */
+export type Precheck = (deps: Deps) => (req: FastifyRequest) => void;
+
 /** A route: its contract, its config and its handler (checked against the contract by route()). */
 export interface Route<C extends Contract = Contract> {
   readonly contract: C;
   readonly config?: FastifyContextConfig;
   readonly options?: RouteOptions;
+  readonly precheck?: Precheck;
   /** Made once when the routes are registered. */
   readonly handler: (deps: Deps) => unknown;
 }
@@ -103,11 +113,13 @@ export function route<C extends Contract>(contract: C) {
   return (def: {
     config?: FastifyContextConfig;
     options?: RouteOptions;
+    precheck?: Precheck;
     handler: (deps: Deps) => Handler<C['schema']>;
   }): Route<C> => ({
     contract,
     config: def.config,
     options: def.options,
+    precheck: def.precheck,
     handler: def.handler,
   });
 }
@@ -123,9 +135,22 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, routes: readonl
       ...r.options,
       schema: r.contract.schema,
       handler: r.handler(deps) as RouteHandlerMethod,
+      ...(r.precheck ? { preValidation: prechecking(r.precheck(deps)) } : {}),
       ...(check ? { preSerialization: replyCheck(r.contract) } : {}),
     });
   }
+}
+
+/** A precheck as a preValidation hook: what it throws is the reply. */
+function prechecking(check: (req: FastifyRequest) => void): preValidationHookHandler {
+  return (req, _reply, done) => {
+    try {
+      check(req);
+    } catch (err) {
+      return done(err as Error);
+    }
+    done();
+  };
 }
 
 /** The check of OPENRIG_CHECK_REPLIES (reply-fields.ts): a reply's undeclared fields are a 500. */

@@ -8,7 +8,7 @@ import { registerRoutes, route } from '../../http/route.js';
 import { clearSessionCookie } from '../../http/session-cookie.js';
 import * as C from '../../../contract/schemas/accounts.js';
 import { currentUser as userOf, logout as end, logoutEverywhere } from './accounts.service.js';
-import { updateAccount as update } from './accounts.settings.js';
+import { parseAccountUpdate, updateAccount as update } from './accounts.settings.js';
 import { AccountErrors } from './accounts.errors.js';
 
 export const currentUser = route(C.currentUser)({
@@ -16,13 +16,18 @@ export const currentUser = route(C.currentUser)({
   handler: (deps) => async (req) => userOf(deps, requireAuth(req)),
 });
 
+/** The settings body's own messages (each refused field with how it is changed) come first. */
+const settingsFirst = () => (req: { body: unknown }) => void parseAccountUpdate(req.body);
+
 export const updateAccount = route(C.updateAccount)({
   config: { scope: 'user', access: 'write' },
+  precheck: settingsFirst,
   handler: (deps) => async (req) => update(deps, requireAuth(req), req.body),
 });
 
 export const updateAccountById = route(C.updateAccountById)({
   config: { scope: 'user', access: 'write' },
+  precheck: settingsFirst,
   handler: (deps) => async (req) => {
     const auth = requireAuth(req);
     if (req.params.id !== auth.user.id) throw AccountErrors.notYourAccount();

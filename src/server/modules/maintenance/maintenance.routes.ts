@@ -1,5 +1,6 @@
-// Maintenance routes (docs/maintenance.md). Bodies are checked by maintenance.validate.ts, whose
-// error codes clients know; their schemas (src/contract/schemas/maintenance.ts) document them.
+// Maintenance routes (docs/maintenance.md). Bodies are checked by maintenance.validate.ts first (its
+// texts and statuses are the published ones), then by their schemas
+// (src/contract/schemas/maintenance.ts), which state the same rules.
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.types.js';
 import { requireAuth } from '../../http/auth.js';
@@ -19,8 +20,15 @@ import {
   parseWindow,
 } from './maintenance.validate.js';
 
+/** The ids of a batch body (a body that is not an object has none). */
+const idsOf = (body: unknown) =>
+  body !== null && typeof body === 'object' && !Array.isArray(body)
+    ? (body as { machine_ids?: unknown }).machine_ids
+    : undefined;
+
 export const scheduleBatch = route(C.scheduleBatch)({
   config: { scope: 'maintenance' },
+  precheck: (deps) => (req) => void parseBatchRequest(req.body, deps.clock.now()),
   handler: (deps) => async (req) => {
     const host = requireAuth(req).user;
     const { entries, window } = parseBatchRequest(req.body, deps.clock.now());
@@ -31,12 +39,10 @@ export const scheduleBatch = route(C.scheduleBatch)({
 
 export const cancelBatch = route(C.cancelBatch)({
   config: { scope: 'maintenance' },
+  precheck: () => (req) => void parseMachineIds(idsOf(req.body)),
   handler: (deps) => async (req) => {
     const host = requireAuth(req).user;
-    const body = req.body as { machine_ids?: unknown } | undefined;
-    const entries = parseMachineIds(
-      body && typeof body === 'object' && !Array.isArray(body) ? body.machine_ids : undefined,
-    );
+    const entries = parseMachineIds(idsOf(req.body));
     return { success: true, results: await cancelAll(deps, host, entries) };
   },
 });
@@ -51,6 +57,7 @@ export const listMaintenances = route(C.listMaintenances)({
 
 export const scheduleOne = route(C.scheduleOne)({
   config: { scope: 'maintenance' },
+  precheck: (deps) => (req) => void parseWindow(req.body, deps.clock.now()),
   handler: (deps) => async (req) => {
     const host = requireAuth(req).user;
     const window = parseWindow(req.body, deps.clock.now());
