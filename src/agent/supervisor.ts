@@ -4,7 +4,7 @@
 // It serves the instance's SSH, runs `onstart` once in the background (its exit does not end the
 // instance), and lives until SIGTERM. When it dies the instance is `exited`. Under runtype `args`
 // it runs the instance's program instead of onstart, and ends when that program ends.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { serverKeys, type KeyCheck } from './key-check.js';
@@ -104,6 +104,9 @@ function main(dir: string): void {
   });
   listen(spec.sshPortHint ?? 0);
 
+  /** What onstart or the program runs now (null once it ended). */
+  let running: ChildProcess | null = null;
+
   function startOnstart() {
     let script = '';
     try {
@@ -118,7 +121,11 @@ function main(dir: string): void {
       env,
       stdio: ['ignore', out, out],
     });
-    child.on('exit', (code, signal) => log(`onstart exited (${signal ?? code})`));
+    running = child;
+    child.on('exit', (code, signal) => {
+      running = null;
+      log(`onstart exited (${signal ?? code})`);
+    });
     child.on('error', (err) => log(`onstart failed to start: ${err.message}`));
   }
 
@@ -126,7 +133,9 @@ function main(dir: string): void {
     if (argv.length === 0) return;
     const out = openSync(path.join(dir, FILES.onstartLog), 'a');
     const child = spawn(argv[0]!, argv.slice(1), { cwd: root, env, stdio: ['ignore', out, out] });
+    running = child;
     child.on('exit', (code, signal) => {
+      running = null;
       log(
         `main program ${code === 0 ? 'ended' : 'failed'} (${signal ? `signal ${signal}` : `exit code ${code}`})`,
       );
@@ -139,10 +148,14 @@ function main(dir: string): void {
     });
   }
 
+  // A stop's SIGTERM reaches the whole group: onstart (or the program) gets it too, and the
+  // supervisor waits for it to end, as a container's stop waits for its main process; the agent
+  // kills what is left when the grace it gives runs out (a preempted instance's grace period).
   const stop = (sig: string) => {
     log(`${sig}: stopping`);
     server.close();
-    process.exit(0);
+    if (!running || running.exitCode !== null || running.signalCode !== null) process.exit(0);
+    running.once('exit', () => process.exit(0));
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
