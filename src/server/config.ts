@@ -62,7 +62,14 @@ export interface Config {
      */
     verificationRule: string;
   };
-  billing: { meterIntervalMs: number };
+  billing: {
+    meterIntervalMs: number;
+    /**
+     * OPENRIG_PREPAY_DISCOUNTS: the discount of a prepaid (reserved) instance by the months its
+     * deposit covers, thresholds ascending; the rate of the highest threshold reached applies.
+     */
+    prepayDiscounts: PrepayDiscount[];
+  };
   /** The market: seconds a preempted interruptible instance gets between SIGTERM and its stop. */
   market: { preemptGraceS: number };
   /** The audit log and login addresses (modules/audit): rows older than this are deleted. */
@@ -90,6 +97,46 @@ export interface Config {
     /** How often the dispatcher looks for due deliveries. */
     pollMs: number;
   };
+}
+
+/** From `months` of prepaid cost on, a prepaid instance's charges are `rate` (a fraction) cheaper. */
+export interface PrepayDiscount {
+  months: number;
+  rate: number;
+}
+
+/** OPENRIG_PREPAY_DISCOUNTS' default: 5 % from a month, 10 % from 3, 15 % from 6, 20 % from 12. */
+export const DEFAULT_PREPAY_DISCOUNTS = '1:5,3:10,6:15,12:20';
+/** The largest discount a schedule may give, in percent: a deposit always pays something. */
+export const MAX_PREPAY_DISCOUNT_PERCENT = 90;
+
+/**
+ * OPENRIG_PREPAY_DISCOUNTS: `MONTHS:PERCENT,…` with months ascending and above 0, percents from 0
+ * to MAX_PREPAY_DISCOUNT_PERCENT and never falling (a discount grows with the months prepaid);
+ * `none` for no discount at all.
+ */
+export function prepayDiscounts(env: Env): PrepayDiscount[] {
+  const raw = str(env, 'OPENRIG_PREPAY_DISCOUNTS', DEFAULT_PREPAY_DISCOUNTS).trim();
+  if (raw.toLowerCase() === 'none') return [];
+  const fail = (why: string) =>
+    new Error(
+      `OPENRIG_PREPAY_DISCOUNTS must be MONTHS:PERCENT pairs, e.g. ${DEFAULT_PREPAY_DISCOUNTS}, or none: ${why} (got ${JSON.stringify(raw)})`,
+    );
+  const out: PrepayDiscount[] = [];
+  for (const part of raw.split(',')) {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*$/.exec(part);
+    if (!m) throw fail(`${JSON.stringify(part)} is not MONTHS:PERCENT`);
+    const months = Number(m[1]);
+    const percent = Number(m[2]);
+    if (months <= 0) throw fail('months must be above 0');
+    if (percent > MAX_PREPAY_DISCOUNT_PERCENT)
+      throw fail(`a discount is at most ${MAX_PREPAY_DISCOUNT_PERCENT} %`);
+    const prev = out[out.length - 1];
+    if (prev && months <= prev.months) throw fail('months must be ascending');
+    if (prev && percent / 100 < prev.rate) throw fail('a discount never falls as the months grow');
+    out.push({ months, rate: percent / 100 });
+  }
+  return out;
 }
 
 /** Route families with their own fixed-window limit (platform/platform.rate-limit.ts). */
@@ -305,7 +352,10 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
           : 'an operator of this installation verifies it (openrig admin verify-machine --id ID) after checking the host',
       ),
     },
-    billing: { meterIntervalMs: num(env, 'OPENRIG_METER_INTERVAL_MS', 10_000, { min: 10 }) },
+    billing: {
+      meterIntervalMs: num(env, 'OPENRIG_METER_INTERVAL_MS', 10_000, { min: 10 }),
+      prepayDiscounts: prepayDiscounts(env),
+    },
     market: { preemptGraceS: num(env, 'OPENRIG_PREEMPT_GRACE_S', 30, { min: 0, max: 3600 }) },
     audit: { retentionDays: num(env, 'OPENRIG_AUDIT_RETENTION_DAYS', 90, { min: 1, max: 36_500 }) },
     rateLimits: {

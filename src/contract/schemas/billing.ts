@@ -1,6 +1,6 @@
 // Billing: the balance and the ledger, a host's earnings, and the billing history in the official
 // CLI's formats (invoices, charges, contracts by label).
-import { authErrors, countText, jsonObjectText, ownerParam, rowId } from './common.js';
+import { authErrors, countText, errorSchema, idParams, jsonObjectText, ownerParam, rowId } from './common.js';
 
 /** The most days one GET /users/me/invoices spans. */
 export const MAX_INVOICE_DAYS = 366;
@@ -410,6 +410,83 @@ export const chargesV1 = {
           { type: 'array', items: chargeItemSchema },
         ),
       ),
+      ...authErrors,
+    },
+  },
+} as const;
+
+/** A refused prepay or deposit read: `{error, msg}` with `success: false` (the CLI prints msg). */
+const depositErrors = {
+  ...authErrors,
+  402: errorSchema,
+  409: errorSchema,
+} as const;
+
+export const prepayInstance = {
+  method: 'PUT',
+  url: '/api/v0/instances/prepay/:id',
+  schema: {
+    tags: ['billing'],
+    summary: 'Move credit from the balance into a discounted deposit on one of your on-demand instances',
+    params: idParams,
+    body: {
+      type: 'object',
+      required: ['amount'],
+      properties: {
+        amount: {
+          type: ['number', 'string'],
+          description: 'USD to move from the balance into the deposit; more than 0, at most the balance',
+        },
+      },
+    },
+    response: {
+      200: {
+        type: 'object',
+        properties: {
+          success: { type: 'boolean' },
+          msg: str,
+          timescale: {
+            type: 'number',
+            description: "months of the instance's list-price charges the deposit covers",
+          },
+          discount_rate: {
+            type: 'number',
+            description: 'the discount of charges paid from the deposit, a fraction (0.1 = 10 %)',
+          },
+          refundable_deposit: { type: 'number', description: 'USD in the deposit now' },
+          balance: { type: 'number', description: 'USD left in the balance' },
+        },
+      },
+      ...depositErrors,
+    },
+  },
+} as const;
+
+export const instanceDeposit = {
+  method: 'GET',
+  url: '/api/v0/instances/balance/:id',
+  schema: {
+    tags: ['billing'],
+    summary: 'The prepaid deposit of one of your instances: what is left, and the discount it earned',
+    params: idParams,
+    querystring: { type: 'object', properties: { owner: ownerParam } },
+    response: {
+      200: {
+        type: 'object',
+        properties: {
+          success: { type: 'boolean' },
+          refundable_deposit: { type: 'number', description: 'USD left; refunded to the balance on destroy' },
+          total_discount: { type: 'number', description: 'USD the discount took off charges so far' },
+          discount_months: {
+            type: 'number',
+            description: 'the months the deposit covered at the last prepay',
+          },
+          discount_rate: { type: 'number', description: 'the discount, a fraction' },
+          prepaid: { type: 'number', description: 'USD prepaid in all' },
+          drawn: { type: 'number', description: 'USD of charges paid from the deposit' },
+          refunded: { type: 'number', description: 'USD refunded to the balance on destroy' },
+        },
+      },
       ...authErrors,
     },
   },

@@ -31,6 +31,7 @@ import * as m024 from './migrations/024-instance-config-generation.js';
 import * as m025 from './migrations/025-ledger-period-index.js';
 import * as m026volumes from './migrations/026-volumes.js';
 import * as m027marketBids from './migrations/027-market-bids.js';
+import * as m028billingDeposits from './migrations/028-billing-deposits.js';
 import * as m029machineRuntime from './migrations/029-machine-runtime.js';
 import * as m030usageHistory from './migrations/030-usage-history.js';
 import { textOf } from '../../contract/text.js';
@@ -69,6 +70,7 @@ const steps: Record<string, Step> = {
   '025-ledger-period-index': m025,
   '026-volumes': m026volumes,
   '027-market-bids': m027marketBids,
+  '028-billing-deposits': m028billingDeposits,
   '029-machine-runtime': m029machineRuntime,
   '030-usage-history': m030usageHistory,
 };

@@ -11,6 +11,7 @@ import type { TemplateTables } from './tables/templates.js';
 import type { AccountProfileTables } from './tables/account-profiles.js';
 import type { AuditTables } from './tables/audit.js';
 import type { EnvVarTables } from './tables/env-vars.js';
+import type { BillingTables } from './tables/billing.js';
 import type { VolumeTables } from './tables/volumes.js';
 import type { UsageHistoryTables } from './tables/usage-history.js';
 
@@ -28,4 +29,5 @@ export interface DB
     AuditTables,
     EnvVarTables,
     VolumeTables,
-    UsageHistoryTables {}
+    UsageHistoryTables,
+    BillingTables {}

@@ -7,7 +7,7 @@
 // and the order itself, and a token of another order is refused.
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { CommonErrors, quoteValue } from '../../errors.js';
+import { assertNever, CommonErrors, quoteValue } from '../../errors.js';
 import { parseJsonParam, selectFilters, type FilterSpec } from '../../http/select-filters.js';
 import { type SelectFilter } from '../../db/filters.js';
 import { textOf } from '../../../contract/text.js';
@@ -29,7 +29,9 @@ export const SEARCH_MAX_LIMIT = 1000;
 type Kind = 'int' | 'time' | 'cents' | 'dollars' | 'number' | 'string' | 'flag' | 'contract';
 
 /**
- * The invoice fields openrig has, each a column of the credits' derived table. Every credit is
+ * The invoice fields openrig has, each a column of the invoices' derived table: the credits, and
+ * the prepaid deposits (`instance_prepay`: a prepay, money out, `is_credit` false; its refund on
+ * destroy, money in, `is_credit` true). Every credit is
  * a paid, undelayed credit purchase (`is_credit` true; `is_delayed`, `failed`, `refunded`,
  * `is_check` false) with no cut, from the `operator` service; `when`, `paid_on` and
  * `payment_expected` are the moment it was added. The others of the published list
@@ -45,7 +47,7 @@ const INVOICE_FIELDS: Record<string, { col: string; kind: Kind }> = {
   amount_cents: { col: 'inv.credit_micros', kind: 'cents' },
   original_amount: { col: 'inv.credit_micros', kind: 'cents' },
   amount: { col: 'inv.credit_micros', kind: 'dollars' },
-  is_credit: { col: 'inv.one', kind: 'flag' },
+  is_credit: { col: 'inv.is_credit', kind: 'flag' },
   is_delayed: { col: 'inv.zero', kind: 'flag' },
   failed: { col: 'inv.zero', kind: 'flag' },
   refunded: { col: 'inv.zero', kind: 'flag' },
@@ -196,17 +198,53 @@ function invoiceOrder(q: InvoicesV1Query): { name: string; dir: 'asc' | 'desc' }
   return [...order, { name: 'id', dir: order[0]!.dir }];
 }
 
-/** A credit as an invoice of `show invoices-v1 --invoices`: its amount negative, as money in. */
+/** The service of a prepaid deposit's invoices, as the official CLI's `-it` names it. */
+export const PREPAY_SERVICE = 'instance_prepay';
+
+/** What an invoice is: its type, service, description and sign (money in is negative). */
+function invoiceKind(r: repo.CreditInvoiceRow): {
+  type: string;
+  service: string;
+  description: string;
+  moneyIn: boolean;
+} {
+  switch (r.kind) {
+    case 'credit':
+      return { type: 'credit', service: CREDIT_SERVICE, description: CREDIT_DESCRIPTION, moneyIn: true };
+    case 'prepay':
+      return {
+        type: PREPAY_SERVICE,
+        service: PREPAY_SERVICE,
+        description: `Prepaid deposit on instance ${r.instance_id}`,
+        moneyIn: false,
+      };
+    case 'deposit_refund':
+      return {
+        type: 'deposit_refund',
+        service: PREPAY_SERVICE,
+        description: `Deposit of instance ${r.instance_id} refunded when it was destroyed`,
+        moneyIn: true,
+      };
+    default:
+      return assertNever(r.kind);
+  }
+}
+
+/**
+ * An invoice of `show invoices-v1 --invoices`: a credit or a deposit refund with its amount
+ * negative, as money in; a prepay positive, as money out of the balance.
+ */
 function creditResult(r: repo.CreditInvoiceRow) {
   const at = r.created_at / 1000;
+  const k = invoiceKind(r);
   return {
     start: at,
     end: at,
-    type: 'credit',
-    source: CREDIT_SERVICE,
-    description: CREDIT_DESCRIPTION,
-    amount: -usd(r.credit_micros),
-    metadata: { invoice_id: r.id, service: CREDIT_SERVICE },
+    type: k.type,
+    source: r.kind === 'credit' ? CREDIT_SERVICE : `instance-${r.instance_id}`,
+    description: k.description,
+    amount: k.moneyIn ? -usd(r.credit_micros) : usd(r.credit_micros),
+    metadata: { invoice_id: r.id, service: k.service },
     items: [],
   };
 }
@@ -241,15 +279,15 @@ function invoiceRecord(r: repo.CreditInvoiceRow) {
     amount_cents: cents,
     original_amount: cents,
     amount: usd(r.credit_micros),
-    is_credit: true,
+    is_credit: invoiceKind(r).moneyIn,
     is_delayed: false,
     failed: false,
     refunded: false,
     is_check: false,
     cut_amount: 0,
     cut_percent: 0,
-    service: CREDIT_SERVICE,
-    description: CREDIT_DESCRIPTION,
+    service: invoiceKind(r).service,
+    description: invoiceKind(r).description,
   };
 }
 

@@ -87,11 +87,16 @@ function afterKeys(eb: ExpressionBuilder<any, any>, keys: PageKey[], after: numb
 
 // ---- credits as invoices ----------------------------------------------------------------------
 
+/** The ledger kinds that are invoices: credits, and prepaid deposits moved in and refunded. */
+export const INVOICE_KINDS = ['credit', 'prepay', 'deposit_refund'] as const;
+export type InvoiceKind = (typeof INVOICE_KINDS)[number];
+
 /**
- * The caller's credits as invoice records, a derived table `inv` whose columns the invoice
- * filters read: id, created_at (when, paid_on and payment_expected), credit_micros (the amount,
- * positive), service, and the constants one and zero (the flags and cuts openrig has no other
- * value for).
+ * The caller's invoices as records, a derived table `inv` whose columns the invoice filters read:
+ * id, created_at (when, paid_on and payment_expected), credit_micros (the amount, positive),
+ * service (`operator` for a credit, `instance_prepay` for a deposit and its refund), is_credit
+ * (money into the balance: a credit or a refund), kind, instance_id, and the constants one and
+ * zero (the flags and cuts openrig has no other value for).
  */
 function creditInvoices(db: Kysely<DB>, userId: number) {
   const rows = db
@@ -100,13 +105,18 @@ function creditInvoices(db: Kysely<DB>, userId: number) {
       'l.id',
       'l.user_id',
       'l.created_at',
-      sql<number>`0 - l.amount_micros`.as('credit_micros'),
-      sql<string>`'operator'`.as('service'),
+      'l.kind',
+      'l.instance_id',
+      sql<number>`case when l.kind = 'prepay' then l.amount_micros else 0 - l.amount_micros end`.as(
+        'credit_micros',
+      ),
+      sql<string>`case when l.kind = 'credit' then 'operator' else 'instance_prepay' end`.as('service'),
+      sql<number>`case when l.kind = 'prepay' then 0 else 1 end`.as('is_credit'),
       sql<number>`1`.as('one'),
       sql<number>`0`.as('zero'),
     ])
     .where('l.user_id', '=', userId)
-    .where('l.kind', '=', 'credit');
+    .where('l.kind', 'in', INVOICE_KINDS);
   return db.selectFrom(rows.as('inv'));
 }
 
@@ -123,6 +133,8 @@ export interface CreditInvoiceRow {
   user_id: number;
   created_at: number;
   credit_micros: number;
+  kind: InvoiceKind;
+  instance_id: number | null;
 }
 
 /**
@@ -141,7 +153,7 @@ export async function invoicePage(
 ): Promise<{ row: CreditInvoiceRow; key: number[] }[]> {
   const keys: PageKey[] = p.order.map((o) => ({ expr: INVOICE_ORDER_KEYS[o.name]!, dir: o.dir }));
   let qb = whereFilters(creditInvoices(db, userId), p.filters)
-    .select(['inv.id', 'inv.user_id', 'inv.created_at', 'inv.credit_micros'])
+    .select(['inv.id', 'inv.user_id', 'inv.created_at', 'inv.credit_micros', 'inv.kind', 'inv.instance_id'])
     .select(keys.map((k, i) => k.expr.as(`order_key_${i}`)));
   const after = p.after;
   if (after) qb = qb.where((eb) => afterKeys(eb, keys, after));
@@ -153,6 +165,8 @@ export async function invoicePage(
       user_id: Number(r.user_id),
       created_at: Number(r.created_at),
       credit_micros: Number(r.credit_micros),
+      kind: r.kind,
+      instance_id: r.instance_id === null || r.instance_id === undefined ? null : Number(r.instance_id),
     },
     key: keys.map((_, i) => Number(r[`order_key_${i}`])),
   }));

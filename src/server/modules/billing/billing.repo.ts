@@ -105,7 +105,10 @@ export async function balanceOf(db: Kysely<DB>, userId: number): Promise<number>
   return u?.balance_micros ?? 0;
 }
 
-/** The user's live instances meant to run. */
+/**
+ * The user's live instances meant to run, but those a prepaid deposit still pays for (their
+ * charges draw on it, not on the balance).
+ */
 export function runningInstancesOf(trx: Kysely<DB>, userId: number): Promise<InstanceRow[]> {
   return trx
     .selectFrom('instances')
@@ -113,6 +116,17 @@ export function runningInstancesOf(trx: Kysely<DB>, userId: number): Promise<Ins
     .where('user_id', '=', userId)
     .where('destroyed_at', 'is', null)
     .where('intended_status', '=', 'running')
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('instance_deposits as d')
+            .select('d.instance_id')
+            .whereRef('d.instance_id', '=', 'instances.id')
+            .where('d.remaining_micros', '>', 0)
+            .where('d.refunded_at', 'is', null),
+        ),
+      ),
+    )
     .execute();
 }
 

@@ -2,7 +2,8 @@
 // GET /api/v0/billing/          → balance, and each live instance's accrued cost and rates
 // GET /api/v0/billing/charges/  → the ledger, newest first (?limit, ?before_id for the next page)
 // GET /api/v0/users/me/machine-earnings?sday&eday[&machid] → a host's earnings per machine and day
-// and the billing history in the official CLI's formats (billing.invoices.routes.ts).
+// and the billing history in the official CLI's formats (billing.invoices.routes.ts), and prepaid
+// instances' deposits (billing.deposits.routes.ts).
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.types.js';
 import { requireAuth } from '../../http/auth.js';
@@ -10,6 +11,7 @@ import { registerRoutes, route } from '../../http/route.js';
 import * as C from '../../../contract/schemas/billing.js';
 import { billingSummary as summary, chargesPage, machineEarnings as earnings } from './billing.service.js';
 import { invoiceRoutes } from './billing.invoices.routes.js';
+import { depositRoutes } from './billing.deposits.routes.js';
 
 export const billingSummary = route(C.billingSummary)({
   config: { scope: 'billing' },
@@ -26,7 +28,13 @@ export const machineEarnings = route(C.machineEarnings)({
   handler: (deps) => async (req) => earnings(deps.db, requireAuth(req).user.id, req.query, deps.clock.now()),
 });
 
-export const billingRoutesList = [billingSummary, ledgerCharges, machineEarnings, ...invoiceRoutes];
+export const billingRoutesList = [
+  billingSummary,
+  ledgerCharges,
+  machineEarnings,
+  ...invoiceRoutes,
+  ...depositRoutes,
+];
 
 export async function billingRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   registerRoutes(app, deps, billingRoutesList);

@@ -7,6 +7,8 @@ import type { DB } from '../../db/schema.js';
 import { MICROS_PER_USD, meter } from './billing.meter.js';
 import * as repo from './billing.repo.js';
 import type { InstanceRow } from './billing.repo.js';
+import * as deposits from './billing.deposits.repo.js';
+import { splitCharge, type SplitCharge } from './billing.prepay.js';
 import type { Store } from '../../db/connection.js';
 import { LostRace, txRetry } from '../../db/tx.js';
 import { releaseMachine } from '../machines/machines.service.js';
@@ -50,17 +52,30 @@ export async function settleInstance(trx: Kysely<DB>, row: InstanceRow, now: num
 
 /**
  * settleInstance for many live rows at once, in a fixed number of statements whatever their
- * count: one conditional UPDATE of the instances (RETURNING the ids it charged), one INSERT of
- * their ledger rows, one UPDATE of their users' balances. Returns the rows as they are afterwards;
- * a row another writer settled first (its billed_until moved) is left out, and nothing was
- * written for it. Rows with no time to charge come back unchanged.
+ * count: one read of their prepaid deposits, one conditional UPDATE of the instances (RETURNING
+ * the ids it charged), one INSERT of their ledger rows, one UPDATE of their users' balances, and
+ * one conditional UPDATE per deposit drawn on. Returns the rows as they are afterwards; a row
+ * another writer settled first (its billed_until moved) is left out, and nothing was written for
+ * it. Rows with no time to charge come back unchanged.
+ *
+ * A prepaid instance's charge is paid from its deposit first, at the deposit's discount
+ * (billing.prepay splitCharge), the rest from the balance. Its ledger rows, accrued cost and its
+ * host's earnings are what the renter paid (the discount is the host's); the balance loses only
+ * the part the deposit did not cover. A deposit that changed since it was read (a prepay or a
+ * refund committed meanwhile) throws LostRace: the caller's transaction runs again.
  */
 export async function settleMany(
   trx: Kysely<DB>,
   rows: readonly InstanceRow[],
   now: number,
 ): Promise<InstanceRow[]> {
-  const due: { row: InstanceRow; m: ReturnType<typeof meter>; total: number }[] = [];
+  const due: {
+    row: InstanceRow;
+    m: ReturnType<typeof meter>;
+    /** What the renter pays for the period: the list charges less the deposit's discount. */
+    total: number;
+    split?: { deposit: deposits.DepositRow; parts: SplitCharge };
+  }[] = [];
   const out: InstanceRow[] = [];
   for (const row of rows) {
     const s = statusOf(row);
@@ -78,6 +93,17 @@ export async function settleMany(
     else due.push({ row, m, total: m.computeMicros + m.diskMicros });
   }
   if (due.length === 0) return out;
+  const held = await deposits.drawableDeposits(
+    trx,
+    due.map((d) => d.row.id),
+  );
+  for (const dep of held) {
+    const d = due.find((x) => x.row.id === Number(dep.instance_id));
+    if (!d) continue;
+    const parts = splitCharge(d.m.computeMicros, d.m.diskMicros, dep.remaining_micros, dep.discount_rate);
+    d.split = { deposit: dep, parts };
+    d.total -= parts.discount;
+  }
   // The conditional update decides who charges each period (never read-then-write).
   const won = await repo.chargeInstances(
     trx,
@@ -95,9 +121,21 @@ export async function settleMany(
       period_end: d.m.until,
       created_at: now,
     };
-    if (d.m.computeMicros > 0) ledger.push({ ...at, kind: 'compute', amount_micros: d.m.computeMicros });
-    if (d.m.diskMicros > 0) ledger.push({ ...at, kind: 'disk', amount_micros: d.m.diskMicros });
-    if (d.total > 0) byUser.set(d.row.user_id, (byUser.get(d.row.user_id) ?? 0) + d.total);
+    const p = d.split?.parts;
+    if (d.m.computeMicros > 0)
+      ledger.push({ ...at, kind: 'compute', amount_micros: d.m.computeMicros - (p?.compute.discount ?? 0) });
+    if (d.m.diskMicros > 0)
+      ledger.push({ ...at, kind: 'disk', amount_micros: d.m.diskMicros - (p?.disk.discount ?? 0) });
+    const fromBalance = p ? p.fromBalance : d.total;
+    if (fromBalance > 0) byUser.set(d.row.user_id, (byUser.get(d.row.user_id) ?? 0) + fromBalance);
+    if (p && (p.drawn > 0 || p.discount > 0)) {
+      const drew = await deposits.drawDeposit(trx, d.split!.deposit, {
+        drawn: p.drawn,
+        discount: p.discount,
+        now,
+      });
+      if (!drew) throw new LostRace(`the deposit of instance ${d.row.id}`);
+    }
   }
   await repo.insertLedger(trx, ledger);
   await repo.debitUsers(trx, byUser);
@@ -140,6 +178,28 @@ export async function stopForExhaustedBalance(
 }
 
 export const balanceOf = repo.balanceOf;
+
+/**
+ * Refunds what is left of instance `id`'s prepaid deposit to its renter's balance, once, in the
+ * caller's transaction: the instance's destroy calls it after settling the instance (so the
+ * charges up to the destroy were drawn first) and after winning the destroy. A ledger row of kind
+ * `deposit_refund` records it. The micro-dollars refunded (0 when there was no deposit, or it
+ * was refunded before: refunded_at, set by one conditional UPDATE, decides).
+ */
+export async function refundDeposit(trx: Kysely<DB>, id: number, now: number): Promise<number> {
+  const r = await deposits.takeRefund(trx, id, now);
+  if (!r || r.refunded_micros <= 0) return 0;
+  await repo.addToBalance(trx, r.user_id, r.refunded_micros);
+  await deposits.insertDepositLedger(trx, {
+    userId: r.user_id,
+    instanceId: id,
+    kind: 'deposit_refund',
+    micros: r.refunded_micros,
+    now,
+  });
+  await recordBalanceLow(trx, now, [r.user_id]);
+  return r.refunded_micros;
+}
 
 /** The most one credit may add: far above any real payment, far inside a bigint of micro-dollars. */
 export const MAX_CREDIT_USD = 1_000_000_000;

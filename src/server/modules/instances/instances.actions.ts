@@ -13,7 +13,13 @@ import {
   isIntendedStatus,
   type IntendedStatus,
 } from '../../../contract/instance-states.js';
-import { balanceOf, settleInstance, statusOf, type InstanceRow } from '../billing/billing.service.js';
+import {
+  balanceOf,
+  refundDeposit,
+  settleInstance,
+  statusOf,
+  type InstanceRow,
+} from '../billing/billing.service.js';
 import { LostRace, txRetry } from '../../db/tx.js';
 import {
   parseOrThrow,
@@ -189,6 +195,8 @@ export async function destroyLiveRow(
     { destroyed_at: now, status_msg: 'Destroyed' },
   );
   if (!moved) throw new LostRace(`destroy of instance ${id}`);
+  // What is left of a prepaid deposit goes back to the balance (settled above, refunded once).
+  await refundDeposit(db, id, now);
   // Only the active instance holds `rented`: destroying a stopped one must not free a machine
   // that another client's active instance holds. Its disk is freed either way.
   if (row.intended_status !== 'stopped') {
