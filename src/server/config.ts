@@ -49,6 +49,17 @@ export interface Config {
   };
   /** Per-account sign-in lockout across passwords and every 2FA method (accounts.lockout.ts). */
   accountLockout: { maxFailures: number; windowS: number; baseLockS: number; maxLockS: number };
+  /** Account basics an operator switches on (accounts.tokens.ts). */
+  accounts: {
+    /** OPENRIG_SIGNUP: anyone may sign up (with e-mail verification); off: an operator creates accounts. */
+    signup: boolean;
+    /** OPENRIG_PASSWORD_RESET_TTL_S: the life of a password reset or sign-up link. */
+    tokenTtlS: number;
+    /** OPENRIG_PUBLIC_URL: the console's address in e-mailed links (never taken from a request's Host). */
+    publicUrl: string;
+    /** OPENRIG_CREDIT_HELP: what a renter with no credit is told about getting some here. */
+    creditHelp: string;
+  };
   agent: {
     heartbeatS: number;
     unknownAfterS: number;
@@ -332,6 +343,16 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
       maxFailures: num(env, 'OPENRIG_TFA_MAX_FAILURES', 5, { min: 1 }),
       challengeMaxTries: num(env, 'OPENRIG_TFA_CHALLENGE_MAX_TRIES', 5, { min: 1 }),
     },
+    accounts: {
+      signup: bool(env, 'OPENRIG_SIGNUP', false),
+      tokenTtlS: num(env, 'OPENRIG_PASSWORD_RESET_TTL_S', 3600, { min: 60, max: 7 * 86_400 }),
+      publicUrl: publicUrl(env, host, o.port ?? num(env, 'OPENRIG_PORT', 8080, { min: 0, max: 65535 })),
+      creditHelp: str(
+        env,
+        'OPENRIG_CREDIT_HELP',
+        'Ask the operator of this installation to add credit to your account.',
+      ),
+    },
     accountLockout: {
       maxFailures: num(env, 'OPENRIG_ACCOUNT_MAX_FAILURES', 10, { min: 1 }),
       windowS: num(env, 'OPENRIG_ACCOUNT_FAILURE_WINDOW_S', 3600, { min: 1 }),
@@ -422,4 +443,20 @@ function webhookAllowHosts(env: Env): string[] {
       );
   }
   return list;
+}
+
+/**
+ * OPENRIG_PUBLIC_URL: where people reach the console, for the links e-mails carry (a reset link
+ * built from a request's Host header would let anyone send a victim a link to their own site).
+ * Default: http://PUBLIC_HOST:PORT. An http(s) URL; a trailing slash is dropped.
+ */
+function publicUrl(env: Env, host: string, port: number): string {
+  const raw = str(env, 'OPENRIG_PUBLIC_URL', '');
+  if (raw === '') {
+    const h = str(env, 'OPENRIG_PUBLIC_HOST', host === '0.0.0.0' ? '127.0.0.1' : host);
+    return `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
+  }
+  if (!/^https?:\/\/[^/\s]+(\/\S*)?$/.test(raw))
+    throw new Error(`OPENRIG_PUBLIC_URL must be an http:// or https:// URL (got ${JSON.stringify(raw)})`);
+  return raw.replace(/\/+$/, '');
 }

@@ -40,6 +40,10 @@ export const userSchema = {
     session_key: { type: 'string' },
     backup_codes_remaining: { type: 'integer' },
     legacy_tfa_user: { type: 'boolean' },
+    credit_help: {
+      type: 'string',
+      description: "how to get credit on this installation, in its operator's words (OPENRIG_CREDIT_HELP)",
+    },
   },
 } as const;
 
@@ -139,5 +143,101 @@ export const endSessions = {
     summary: "End all of the caller's sessions (CLI and browser); API keys stay valid",
     body: noBody,
     response: { 200: sessionsEnded, ...authErrors },
+  },
+} as const;
+
+// ---- Account basics an operator switches on: sign-up, password reset and change ----
+
+const msgReply = successReply({ msg: { type: 'string' } });
+const token = {
+  type: 'string',
+  maxLength: 200,
+  description: 'the token of the e-mailed link (its `token` query parameter)',
+} as const;
+
+export const signup = {
+  method: 'POST',
+  url: '/api/v0/users/signup',
+  schema: {
+    tags,
+    summary:
+      'Sign up (when the operator set OPENRIG_SIGNUP on): e-mails a link that creates the account; the reply never says whether the e-mail has one',
+    body: {
+      type: 'object',
+      required: ['email', 'password'],
+      additionalProperties: false,
+      properties: {
+        email: { type: 'string', maxLength: 320 },
+        password: { type: 'string', maxLength: 1024, description: '8 to 256 characters' },
+        full_name: { type: 'string', maxLength: 200 },
+      },
+    },
+    response: { 200: msgReply, 400: errorSchema, 403: errorSchema },
+  },
+} as const;
+
+export const verifySignup = {
+  method: 'POST',
+  url: '/api/v0/users/signup/verify',
+  schema: {
+    tags,
+    summary: "Follow a sign-up's link: creates the account, its e-mail verified (once)",
+    body: { type: 'object', required: ['token'], additionalProperties: false, properties: { token } },
+    response: {
+      200: successReply({ msg: { type: 'string' }, email: { type: 'string' } }),
+      400: errorSchema,
+    },
+  },
+} as const;
+
+export const requestPasswordReset = {
+  method: 'POST',
+  url: '/api/v0/users/password-reset',
+  schema: {
+    tags,
+    summary:
+      'E-mail a single-use password reset link; the reply never says whether the e-mail has an account',
+    body: {
+      type: 'object',
+      required: ['email'],
+      additionalProperties: false,
+      properties: { email: { type: 'string', maxLength: 320 } },
+    },
+    response: { 200: msgReply, 400: errorSchema },
+  },
+} as const;
+
+export const confirmPasswordReset = {
+  method: 'POST',
+  url: '/api/v0/users/password-reset/confirm',
+  schema: {
+    tags,
+    summary: "Set a new password with a reset link's token (once); every session of the account ends",
+    body: {
+      type: 'object',
+      required: ['token', 'password'],
+      additionalProperties: false,
+      properties: { token, password: { type: 'string', maxLength: 1024 } },
+    },
+    response: { 200: msgReply, 400: errorSchema },
+  },
+} as const;
+
+export const changePassword = {
+  method: 'PUT',
+  url: '/api/v0/users/password',
+  schema: {
+    tags,
+    summary: "Change the caller's password (the current one is asked); the caller's other sessions end",
+    body: {
+      type: 'object',
+      required: ['current_password', 'new_password'],
+      additionalProperties: false,
+      properties: {
+        current_password: { type: 'string', maxLength: 1024 },
+        new_password: { type: 'string', maxLength: 1024, description: '8 to 256 characters' },
+      },
+    },
+    response: { 200: msgReply, ...authErrors },
   },
 } as const;

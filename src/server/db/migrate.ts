@@ -34,6 +34,7 @@ import * as m027marketBids from './migrations/027-market-bids.js';
 import * as m028billingDeposits from './migrations/028-billing-deposits.js';
 import * as m029machineRuntime from './migrations/029-machine-runtime.js';
 import * as m030usageHistory from './migrations/030-usage-history.js';
+import * as m031accountTokens from './migrations/031-account-tokens.js';
 import { textOf } from '../../contract/text.js';
 
 /** A migration: its forward step, given the dialect it runs on (one set for both databases). */
@@ -73,6 +74,7 @@ const steps: Record<string, Step> = {
   '028-billing-deposits': m028billingDeposits,
   '029-machine-runtime': m029machineRuntime,
   '030-usage-history': m030usageHistory,
+  '031-account-tokens': m031accountTokens,
 };
 
 function providerFor(d: SqlDialect, only?: Record<string, Step>): MigrationProvider {

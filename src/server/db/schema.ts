@@ -1,6 +1,7 @@
 // The whole database as Kysely sees it: one interface per module, merged here.
 // Each module owns its file under tables/ and its migration under migrations/.
 import type { FoundationTables } from './tables/foundation.js';
+import type { AccountTokenTables } from './tables/account-tokens.js';
 import type { MarketTables } from './tables/market.js';
 import type { MaintenanceTables } from './tables/maintenance.js';
 import type { TwoFactorTables } from './tables/two-factor.js';
@@ -18,6 +19,7 @@ import type { UsageHistoryTables } from './tables/usage-history.js';
 export interface DB
   extends
     FoundationTables,
+    AccountTokenTables,
     MarketTables,
     MaintenanceTables,
     TwoFactorTables,

@@ -12,4 +12,12 @@ export const AccountErrors = defineErrors({
   badPhone: [400, 'bad_request', 'phone must be an E.164 number such as +14155550123'],
   badSettings: [400, 'bad_request', 'Bad account update'],
   notYourAccount: [404, 'not_found', 'No such user: an account changes only its own settings'],
+  signupDisabled: [
+    403,
+    'signup_disabled',
+    'Sign-up is off on this installation: ask its operator for an account (OPENRIG_SIGNUP)',
+  ],
+  badPassword: [400, 'bad_request', 'password must be 8 to 256 characters'],
+  wrongPassword: [400, 'wrong_password', 'current_password is not your password'],
+  badToken: [400, 'invalid_token', 'This link is invalid, expired or already used: ask for a new one'],
 });

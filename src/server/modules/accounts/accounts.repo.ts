@@ -3,6 +3,7 @@ import type { DB } from '../../db/schema.js';
 import type { ApiKeysTable, SessionsTable, UsersTable } from '../../db/tables/foundation.js';
 import type { AccountProfilesTable } from '../../db/tables/account-profiles.js';
 import type { User } from '../../identity.js';
+import type { AccountTokensTable } from '../../db/tables/account-tokens.js';
 
 export function findUserByEmail(db: Kysely<DB>, email: string): Promise<User | undefined> {
   return db
@@ -237,4 +238,75 @@ export async function upsertAccountProfile(
     .values({ user_id: userId, ...fields, updated_at: now })
     .onConflict((oc) => oc.column('user_id').doUpdateSet({ ...fields, updated_at: now }))
     .execute();
+}
+
+// ---- single-use e-mailed links (accounts.tokens.ts) ----
+
+export async function insertAccountToken(db: Kysely<DB>, row: Insertable<AccountTokensTable>): Promise<void> {
+  await db.insertInto('account_tokens').values(row).execute();
+}
+
+export function findAccountToken(db: Kysely<DB>, selector: string, purpose: 'signup' | 'reset') {
+  return db
+    .selectFrom('account_tokens')
+    .selectAll()
+    .where('selector', '=', selector)
+    .where('purpose', '=', purpose)
+    .executeTakeFirst();
+}
+
+/**
+ * Uses a token: true for the one caller whose conditional UPDATE set `used_at` (unused and
+ * unexpired at that moment); every other concurrent or later caller gets false.
+ */
+export async function useAccountToken(db: Kysely<DB>, selector: string, now: number): Promise<boolean> {
+  const r = await db
+    .updateTable('account_tokens')
+    .set({ used_at: now })
+    .where('selector', '=', selector)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Ends the earlier unused links of an address for one purpose: only the newest one works. */
+export async function retireAccountTokens(
+  db: Kysely<DB>,
+  email: string,
+  purpose: 'signup' | 'reset',
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('account_tokens')
+    .set({ used_at: now })
+    .where('email', '=', email)
+    .where('purpose', '=', purpose)
+    .where('used_at', 'is', null)
+    .execute();
+}
+
+/** Forgets links that expired a day ago or more. */
+export async function deleteOldAccountTokens(db: Kysely<DB>, before: number): Promise<void> {
+  await db.deleteFrom('account_tokens').where('expires_at', '<', before).execute();
+}
+
+export async function setPasswordHash(db: Kysely<DB>, userId: number, hash: string): Promise<void> {
+  await db.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute();
+}
+
+/** Ends every live session of the user but one (the caller's own, which stays signed in). */
+export async function revokeOtherSessions(
+  db: Kysely<DB>,
+  userId: number,
+  keep: number | null,
+  now: number,
+): Promise<void> {
+  let q = db
+    .updateTable('sessions')
+    .set({ revoked_at: now })
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null);
+  if (keep !== null) q = q.where('id', '!=', keep);
+  await q.execute();
 }

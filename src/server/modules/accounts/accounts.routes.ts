@@ -10,6 +10,13 @@ import * as C from '../../../contract/schemas/accounts.js';
 import { currentUser as userOf, logout as end, logoutEverywhere } from './accounts.service.js';
 import { parseAccountUpdate, updateAccount as update } from './accounts.settings.js';
 import { AccountErrors } from './accounts.errors.js';
+import {
+  changePassword as change,
+  confirmPasswordReset as confirmReset,
+  requestPasswordReset as requestReset,
+  signUp,
+  verifySignup as verify,
+} from './accounts.tokens.js';
 
 export const currentUser = route(C.currentUser)({
   config: { scope: 'user' },
@@ -54,7 +61,43 @@ export const endSessions = route(C.endSessions)({
   },
 });
 
-export const accountRoutes = [currentUser, updateAccount, updateAccountById, logout, endSessions];
+export const signup = route(C.signup)({
+  config: { auth: 'none' },
+  handler: (deps) => async (req) => signUp(deps, req.body),
+});
+
+export const verifySignup = route(C.verifySignup)({
+  config: { auth: 'none' },
+  handler: (deps) => async (req) => verify(deps, req.body),
+});
+
+export const requestPasswordReset = route(C.requestPasswordReset)({
+  config: { auth: 'none' },
+  handler: (deps) => async (req) => requestReset(deps, req.body),
+});
+
+export const confirmPasswordReset = route(C.confirmPasswordReset)({
+  config: { auth: 'none' },
+  handler: (deps) => async (req) => confirmReset(deps, req.body),
+});
+
+export const changePassword = route(C.changePassword)({
+  config: { scope: 'user', access: 'write' },
+  handler: (deps) => async (req) => change(deps, requireAuth(req), req.body),
+});
+
+export const accountRoutes = [
+  currentUser,
+  updateAccount,
+  updateAccountById,
+  logout,
+  endSessions,
+  signup,
+  verifySignup,
+  requestPasswordReset,
+  confirmPasswordReset,
+  changePassword,
+];
 
 export async function accountsRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   registerRoutes(app, deps, accountRoutes);

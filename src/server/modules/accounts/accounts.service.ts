@@ -29,6 +29,8 @@ export const E164_RE = /^\+[1-9]\d{6,14}$/;
 export interface CreateUserInput {
   email: string;
   password?: string | null;
+  /** A password hashed already (a sign-up's, kept with its link): used instead of `password`. */
+  passwordHash?: string | null;
   fullName?: string;
   emailVerified?: boolean;
   admin?: boolean;
@@ -84,7 +86,7 @@ export async function createUser(
   if (input.legacyTfa && !input.phone)
     throw AccountErrors.badPhone('--legacy-tfa needs --phone: legacy 2FA sends codes to the number on file');
   // Hash outside the transaction: it is slow on purpose and must not hold the write lock.
-  const passwordHash = input.password ? await hashPassword(input.password) : null;
+  const passwordHash = input.passwordHash ?? (input.password ? await hashPassword(input.password) : null);
   const now = deps.clock.now();
   const startingMicros = Math.round((input.balanceUsd ?? 0) * 1_000_000);
   try {
@@ -192,5 +194,11 @@ export async function currentUser(deps: Deps, auth: AuthContext) {
     ? { ssh_key: (await listSshKeys(deps, auth.user.id))[0]?.ssh_key ?? null }
     : {};
   const settings = await accountSettings(deps.db, auth.user.id);
-  return { ...view, ...settings, ...ssh, api_key: auth.via === 'cookie' ? '' : auth.credential };
+  return {
+    ...view,
+    ...settings,
+    ...ssh,
+    credit_help: deps.config.accounts.creditHelp,
+    api_key: auth.via === 'cookie' ? '' : auth.credential,
+  };
 }

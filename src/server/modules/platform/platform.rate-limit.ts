@@ -40,6 +40,8 @@ export const FAMILIES: Record<RateLimitFamily, FamilyInfo> = {
 const ROUTES: [RegExp, RegExp, RateLimitFamily][] = [
   // Sends of a 2FA code by SMS or e-mail, including the deprecated aliases.
   [/^POST$/, /^\/api\/v0\/tfa\/(sms|sms\/resend|email|test|resend|authorize-new-method)$/, 'codeSends'],
+  // E-mailed links: sign-up and password reset (anonymous: per client address).
+  [/^POST$/, /^\/api\/v0\/users\/(signup|password-reset)$/, 'codeSends'],
   // Password login and the 2FA login that completes it.
   [/^POST$/, /^\/api\/v0\/(users\/login|tfa)$/, 'logins'],
   [/^(PUT|POST)$/, /^\/api\/v0\/asks\/:$/, 'creates'],
