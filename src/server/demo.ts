@@ -12,7 +12,7 @@ import {
   revokeDemoKeys,
 } from './modules/accounts/accounts.service.js';
 import { tx } from './db/connection.js';
-import { addSshKey } from './modules/ssh-keys/ssh-keys.service.js';
+import { addSshKey, replaceSshKey } from './modules/ssh-keys/ssh-keys.service.js';
 import { resolveCredential } from './http/auth.js';
 import { setMachinesOffline } from './modules/agent-gateway/agent-gateway.heartbeats.js';
 import { sweepMachineInstances } from './modules/instances/instances.moves.js';
@@ -96,7 +96,11 @@ export async function ensureDemoUser(server: Pick<Server, 'deps'>): Promise<{ id
   return ensureUser(server, DEMO_EMAIL, 'Demo User', 100);
 }
 
-/** The demo user's SSH key pair in DATA/demo/ (kept across restarts), registered on the account. */
+/**
+ * The demo user's SSH key pair in DATA/demo/ (kept across restarts), registered on the account
+ * with the private key's path as its comment: the console shows that key's SSH command with `-i`
+ * and that path, so it runs as copied.
+ */
 async function ensureDemoSshKey(server: Server, apiKey: string): Promise<string> {
   const dir = path.join(server.deps.config.dataDir, 'demo');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -107,7 +111,13 @@ async function ensureDemoSshKey(server: Server, apiKey: string): Promise<string>
     writeFileSync(`${priv}.pub`, kp.public + '\n', { mode: 0o644 });
   }
   const auth = await resolveCredential(server.deps, apiKey);
-  if (auth) await addSshKey(server.deps, auth, readFileSync(`${priv}.pub`, 'utf8').trim());
+  if (auth) {
+    const [type, body] = readFileSync(`${priv}.pub`, 'utf8').trim().split(/\s+/);
+    const line = `${type} ${body} ${priv}`;
+    const key = await addSshKey(server.deps, auth, line);
+    // A key registered by an older demo keeps its e-mail comment: it is given the path too.
+    if (key.comment !== priv) await replaceSshKey(server.deps, auth, key.id, line);
+  }
   return priv;
 }
 

@@ -6,7 +6,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { client } from '../api';
-import type { InstanceRow as Instance } from '../../../src/client/client';
+import type { InstanceRow as Instance, SshKeyRow as SshKey } from '../../../src/client/client';
 import type { UpdateInstanceBody } from '../../../src/contract/api-types';
 import {
   Button,
@@ -20,12 +20,14 @@ import {
   PageHead,
   SelectField,
   TextArea,
+  duration,
   usd,
   when,
 } from '../ui';
 import { useAction, useActions, useRefresh } from '../components/actions';
 import { envBody, FormFooter } from '../components/forms';
 import { UsageCharts } from '../components/charts/UsageCharts';
+import { instanceState, isSettled } from '../../../src/client/instance-state';
 
 const STATES: Record<string, { label: string; tone: string; meaning: string }> = {
   provisioning: {
@@ -45,34 +47,61 @@ const STATES: Record<string, { label: string; tone: string; meaning: string }> =
   exited: {
     label: 'Exited',
     tone: 'bad',
-    meaning: 'The container stopped by itself. Start it again, or destroy it and rent another offer.',
+    meaning:
+      'It stopped by itself and stays stopped: only disk is billed. Start it again, or destroy it and rent another offer.',
+  },
+  failed: {
+    label: 'Failed to start',
+    tone: 'bad',
+    meaning:
+      'The host could not start it (its reason is below). Only disk is billed. Start it again, or destroy it and rent another offer.',
   },
   unknown: {
     label: 'No heartbeat',
     tone: 'bad',
-    meaning: 'The host has not reported lately. Disk charges continue; destroy it to stop them.',
+    meaning:
+      'The host has not reported lately. It keeps running there if the host does; this page shows it again when the host reports. Compute is not billed meanwhile; disk is, until you destroy it.',
   },
   offline: {
     label: 'Host offline',
     tone: 'bad',
-    meaning: 'The host disconnected. It will not run again here: destroy it and rent another offer.',
+    meaning:
+      'The server lost contact with the host. If the host comes back, the instance resumes as it was (same disk and SSH port). Compute is not billed meanwhile; disk is, until you destroy it.',
   },
 };
 
-export function stateOf(i: Instance): string {
-  const a = i.actual_status;
-  if (i.intended_status === 'stopped' && (a === 'running' || a === 'loading' || a === null))
-    return 'stopping';
-  if (i.intended_status === 'running' && (a === 'stopped' || a === 'exited')) return 'starting';
-  if (a === null) return 'provisioning';
-  return a;
+/** The state the card shows (src/client/instance-state.ts). */
+export const stateOf = (i: Instance): string => instanceState(i);
+
+const settled = (i: Instance) => isSettled(instanceState(i));
+
+/**
+ * The private key to log in with, as far as the server knows it: a registered key whose comment is
+ * the path of its private file (the demo registers its key so) is named with `-i`; otherwise the
+ * card says which registered key the instance accepts.
+ */
+export function keyFileOf(keys: readonly SshKey[]): string | null {
+  const files = keys.map((k) => (k.comment ?? '').trim()).filter((c) => /^\/\S+$/.test(c));
+  return files.length === 1 ? files[0]! : null;
 }
 
-const settled = (i: Instance) => ['running', 'stopped', 'exited', 'offline'].includes(stateOf(i));
-
-export function sshCommand(i: Instance): string | null {
+export function sshCommand(i: Instance, keyFile: string | null = null): string | null {
   if (!i.ssh_host || !i.ssh_port) return null;
-  return `ssh -p ${i.ssh_port} root@${i.ssh_host}`;
+  return `ssh ${keyFile ? `-i ${keyFile} ` : ''}-p ${i.ssh_port} root@${i.ssh_host}`;
+}
+
+/** Each container port the instance asked for with the host port it is published on (SSH's apart). */
+export function portMappings(i: Instance): { port: string; hostPort: string; connect: string }[] {
+  const out: { port: string; hostPort: string; connect: string }[] = [];
+  for (const [port, binds] of Object.entries(i.ports ?? {})) {
+    if (port === '22/tcp' || !Array.isArray(binds)) continue;
+    for (const b of binds as { HostIp?: string; HostPort?: string }[]) {
+      if (!b.HostPort) continue;
+      const host = i.ssh_host ?? i.public_ipaddr ?? (b.HostIp && b.HostIp !== '0.0.0.0' ? b.HostIp : null);
+      out.push({ port, hostPort: b.HostPort, connect: host ? `${host}:${b.HostPort}` : b.HostPort });
+    }
+  }
+  return out.sort((a, b) => parseInt(a.port) - parseInt(b.port));
 }
 
 export function Instances() {
@@ -87,6 +116,8 @@ export function Instances() {
     refetchIntervalInBackground: false,
   });
   const rows = list.data?.instances ?? [];
+  const keys = useQuery({ queryKey: ['sshkeys'], queryFn: () => client.listSshKeys() });
+  const noIsolation = rows.some((i) => i.machine_runtime === 'process');
   return (
     <>
       <PageHead title="Instances">
@@ -100,6 +131,14 @@ export function Instances() {
       {fresh && rows.some((i) => i.id === fresh) && (
         <Note kind="ok">Instance {fresh} created. It shows “Running” once the host has booted it.</Note>
       )}
+      {noIsolation && (
+        <Note kind="warn">
+          <strong>No isolation.</strong> Instances marked “host process” run as plain processes of their
+          host&apos;s user (the demo&apos;s runtime): each has its own home and working directory, but
+          anything it does outside them happens on the host itself. Use them for trying openrig out, not for
+          work you need kept apart.
+        </Note>
+      )}
       {list.isPending ? (
         <div className="card skeleton" aria-busy="true" />
       ) : rows.length === 0 ? (
@@ -111,7 +150,7 @@ export function Instances() {
       ) : (
         <ul className="instances" aria-label="Your instances">
           {rows.map((i) => (
-            <InstanceCard key={i.id} i={i} highlight={i.id === fresh} />
+            <InstanceCard key={i.id} i={i} highlight={i.id === fresh} keys={keys.data ?? []} />
           ))}
         </ul>
       )}
@@ -119,11 +158,14 @@ export function Instances() {
   );
 }
 
-function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
+function InstanceCard({ i, highlight, keys }: { i: Instance; highlight: boolean; keys: SshKey[] }) {
   const refresh = useRefresh();
   const st = stateOf(i);
   const info = STATES[st] ?? { label: st, tone: 'idle', meaning: '' };
-  const ssh = sshCommand(i);
+  const keyFile = keyFileOf(keys);
+  const ssh = sshCommand(i, keyFile);
+  const ports = portMappings(i);
+  const outOfSight = st === 'offline' || st === 'unknown';
   const { busy, error, run } = useActions<string>();
   const [confirmDestroy, setConfirmDestroy] = useState(false);
   const [labelling, setLabelling] = useState(false);
@@ -148,13 +190,24 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
       <div className="instance-head">
         <div>
           <h2>
-            {i.label || `Instance ${i.id}`}
-            <span className="muted small"> #{i.id}</span>
+            {i.label ? (
+              <>
+                {i.label}
+                <span className="muted small"> #{i.id}</span>
+              </>
+            ) : (
+              `Instance #${i.id}`
+            )}
           </h2>
           <p className="muted small">
             {[`${i.num_gpus}× ${i.gpu_name}`, i.image_uuid, diskText(i), i.geolocation]
               .filter(Boolean)
               .join(' · ')}
+            {i.machine_runtime === 'process' && (
+              <span className="badge badge-warn" title="A plain process of the host's user: no isolation">
+                host process, no isolation
+              </span>
+            )}
           </p>
         </div>
         <span className={`status status-${info.tone}`} data-status={st}>
@@ -163,12 +216,23 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
         </span>
       </div>
       <p className="meaning">{info.meaning}</p>
-      {i.status_msg && (
-        <details className="log">
-          <summary>Latest message from the host</summary>
-          <pre>{i.status_msg}</pre>
-        </details>
+      {outOfSight && typeof i.host_last_seen === 'number' && (
+        <p className="small" data-testid="last-seen">
+          Last heard from its host {when(i.host_last_seen)}.
+        </p>
       )}
+      {i.status_msg &&
+        (st === 'exited' || st === 'failed' ? (
+          <div className="note note-error" data-testid="host-reason">
+            <strong>The host says:</strong> <span className="break-anywhere">{i.status_msg}</span>
+          </div>
+        ) : (
+          <details className="log">
+            <summary>Latest message from the host</summary>
+            <pre>{i.status_msg}</pre>
+          </details>
+        ))}
+      <Maintenance i={i} />
       <dl className="facts">
         <div>
           <dt>Cost so far</dt>
@@ -206,6 +270,39 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
         </div>
       ) : (
         <p className="muted small ssh-wait">The SSH command appears here once the instance runs.</p>
+      )}
+      {ssh && st === 'running' && !keyFile && (
+        <p className="muted small" data-testid="ssh-key-hint">
+          {keys.length === 0 ? (
+            <>
+              No SSH key is registered: <Link to="/account/ssh">add one</Link>, then it reaches instances
+              rented afterwards.
+            </>
+          ) : (
+            <>
+              Log in with the private key of{' '}
+              {keys.length === 1 ? 'your registered SSH key' : 'one of your registered SSH keys'}{' '}
+              {keys.map((k) => k.comment || k.fingerprint).join(', ')} (add <span className="mono">-i</span>{' '}
+              and its file when it is not one ssh tries by itself).
+            </>
+          )}
+        </p>
+      )}
+      {ports.length > 0 && st === 'running' && (
+        <div className="ports" aria-label="Ports">
+          <strong className="small">Ports</strong>
+          <ul className="port-list">
+            {ports.map((p) => (
+              <li key={`${p.port}-${p.hostPort}`} data-port={p.port}>
+                <span className="mono">
+                  {p.port.replace('/tcp', '')} → {p.hostPort}
+                </span>
+                <span className="mono break-anywhere">{p.connect}</span>
+                <CopyButton text={p.connect} label={`Copy address of port ${p.port.replace('/tcp', '')}`} />
+              </li>
+            ))}
+          </ul>
+        </div>
       )}
       <ErrorNote error={error} />
       <div className="row actions">
@@ -276,6 +373,38 @@ function InstanceCard({ i, highlight }: { i: Instance; highlight: boolean }) {
         busy={busy === 'label'}
       />
     </li>
+  );
+}
+
+/** The maintenance windows its host scheduled on its machine: when, how long, what kind. */
+function Maintenance({ i }: { i: Instance }) {
+  const windows = (i.maintenances ?? []) as {
+    start_time?: number;
+    end_time?: number;
+    duration_hours?: number;
+    maintenance_category?: string;
+  }[];
+  if (windows.length === 0) return null;
+  const now = Date.now() / 1000;
+  return (
+    <div className="note note-warn" role="status" data-testid="maintenance">
+      <strong>Maintenance scheduled on its machine</strong>
+      <ul className="maint-list">
+        {windows.map((w, k) => {
+          const hours = w.duration_hours ?? ((w.end_time ?? 0) - (w.start_time ?? 0)) / 3600;
+          const ongoing = (w.start_time ?? 0) <= now && now < (w.end_time ?? 0);
+          return (
+            <li key={k}>
+              {ongoing ? 'Now, until ' + when(w.end_time) : when(w.start_time)}, for{' '}
+              {duration(Math.round(hours * 3600))} ({w.maintenance_category || 'maintenance'})
+            </li>
+          );
+        })}
+      </ul>
+      <span className="small">
+        The host may stop the instance meanwhile; save what you need before it starts.
+      </span>
+    </div>
   );
 }
 
