@@ -101,8 +101,11 @@ function simulatedAgent(url, key, uid, machineIds) {
     } catch (err) {
       log(`agent ${uid}: ${err.message}`);
     }
-    // A change is reported at once (the real agent syncs again when an operation ends).
-    if (!stopped) timer = setTimeout(loop, again ? 20 : SYNC_MS);
+    // A change is reported at once, and a stop that ends is followed by a sync (the real agent
+    // syncs again when an operation ends).
+    let next = again ? 20 : SYNC_MS;
+    for (const h of here.values()) if (h.state === 'stopping') next = Math.min(next, Math.max(0, h.until - Date.now()));
+    if (!stopped) timer = setTimeout(loop, next);
   };
   return {
     start: () => loop(),

@@ -1,6 +1,6 @@
 // The market end to end: a real `serve`, a real `openrig agent` on the process runtime. Renter A
 // bids on the machine; renter B rents it on demand: A gets SIGTERM, keeps running through the grace
-// period (OPENRIG_PREEMPT_GRACE_S, 3 s here), is stopped with its files kept, and only then does
+// period (OPENRIG_PREEMPT_GRACE_S, 7 s here), is stopped with its files kept, and only then does
 // B start. B destroyed, A resumes by itself with its files intact. A's webhook gets
 // instance.preempted and instance.resumed, and A is e-mailed both times.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,9 @@ import { createUser, startAgentWorld, type AgentWorld } from './cli-harness.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { PUB2 } from '../helpers/market.js';
 
-const GRACE_S = 3;
+// Above the process runtime's own stop grace (5 s): B starting no sooner shows the agent got the
+// grace from the server.
+const GRACE_S = 7;
 const ENV = {
   OPENRIG_SECRET_KEY: '6e'.repeat(32),
   OPENRIG_HEARTBEAT_S: '0.5',

@@ -121,6 +121,10 @@ export const registerReply = {
       type: 'boolean',
       description: "true: a sync may carry event_loop_delay_ms, the agent's event-loop delay",
     },
+    long_polls: {
+      type: 'boolean',
+      description: 'true: the server answers POST wait, which the agent holds to be woken at once',
+    },
   },
 } as const;
 
@@ -232,6 +236,10 @@ export const syncReply = {
           args: { type: ['array', 'null'], items: { type: 'string' } },
           entrypoint: { type: ['string', 'null'] },
           generation: { type: 'integer', description: 'The configuration generation the container must run' },
+          stop_grace_s: {
+            type: 'integer',
+            description: 'a preempted instance: seconds left of its grace period between SIGTERM and the stop',
+          },
           volumes: {
             type: 'array',
             description: 'the volumes it mounts read-write: made on first use, kept after it is destroyed',
@@ -330,6 +338,35 @@ export const authorizedKeysReply = {
   properties: { authorized_keys: { type: 'array', items: { type: 'string' } } },
 } as const;
 
+export const waitBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent_uid', 'machine_ids'],
+  properties: {
+    agent_uid: agentUid,
+    machine_ids: machineIds,
+    after_request_id: {
+      type: 'integer',
+      minimum: 0,
+      description: 'the highest request id the agent has been handed: a newer pending one answers at once',
+    },
+    timeout_s: {
+      type: 'number',
+      minimum: 1,
+      maximum: 300,
+      description: 'how long the server may hold the call (it holds at most its own limit)',
+    },
+  },
+} as const;
+
+export const waitReply = {
+  type: 'object',
+  properties: {
+    success: { type: 'boolean' },
+    wake: { type: 'boolean', description: 'true: sync now; false: nothing came, wait again' },
+  },
+} as const;
+
 const tags = ['agent'] as const;
 const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 409: errorSchema } as const;
 
@@ -386,5 +423,17 @@ export const authorizedKeys = {
     summary: 'The public keys an instance of this host accepts right now (its SSH server asks at each login)',
     body: authorizedKeysBody,
     response: { 200: authorizedKeysReply, ...errors },
+  },
+} as const;
+
+export const wait = {
+  method: 'POST',
+  url: `${AGENT_API_PREFIX}/wait`,
+  schema: {
+    tags,
+    summary:
+      "Held until a client's request or a change of what the agent's machines should run is queued (then sync), or a timeout",
+    body: waitBody,
+    response: { 200: waitReply, ...errors },
   },
 } as const;
