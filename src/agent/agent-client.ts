@@ -8,6 +8,8 @@ import {
   type ShutdownRequest,
   type SyncRequest,
   type SyncResponse,
+  type WaitRequest,
+  type WaitResponse,
 } from '../contract/agent-protocol.js';
 import { textOf } from '../contract/text.js';
 
@@ -43,12 +45,18 @@ export class AgentClient {
     return this.server.replace(/\/+$/, '');
   }
 
-  private async post<T>(path: string, body: unknown, timeoutMs = this.timeoutMs): Promise<T> {
+  private async post<T>(
+    path: string,
+    body: unknown,
+    timeoutMs = this.timeoutMs,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    const timeout = AbortSignal.timeout(timeoutMs);
     const res = await fetch(`${this.serverUrl}${AGENT_API_PREFIX}${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
     });
     const text = await res.text();
     let json: unknown = null;
@@ -86,6 +94,11 @@ export class AgentClient {
   /** The keys the server holds now for an instance (asked before an SSH login is accepted). */
   authorizedKeys(instanceId: number, timeoutMs = 2000): Promise<AuthorizedKeysResponse> {
     return this.post('/authorized-keys', { instance_id: instanceId }, timeoutMs);
+  }
+
+  /** The long poll: held by the server up to `timeout_s` (a little longer here, for the way back). */
+  wait(body: WaitRequest & { timeout_s: number }, signal: AbortSignal): Promise<WaitResponse> {
+    return this.post('/wait', body, (body.timeout_s + 10) * 1000, signal);
   }
 
   shutdown(body: ShutdownRequest): Promise<unknown> {

@@ -21,6 +21,7 @@ import { InstanceRecords } from './instance-records.js';
 import { ClientRequests } from './client-requests.js';
 import { InstanceOperations } from './instance-operations.js';
 import { instanceReports } from './instance-reports.js';
+import { WaitLoop } from './agent-wait.js';
 
 export type { AgentLog } from './agent-log.js';
 export { HeldInstances, loadAgentUid } from './state-dir.js';
@@ -87,6 +88,14 @@ export class Agent {
   private usageReports = false;
   /** The server takes the event-loop delay in a sync (its register answer says so). */
   private loopDelayReports = false;
+  /** The long poll that wakes the sync loop (agent-wait.ts), when the server answers waits. */
+  private waits: WaitLoop | null = null;
+  /** A registration said `long_polls`: the wait loop (re)starts after the next sync. */
+  private startWaits = false;
+  /** The highest client request id the server has handed this agent (the wait's cursor). */
+  private lastRequestId = 0;
+  /** Callers of syncNow, resolved once the next sync is done. */
+  private syncWaiters: (() => void)[] = [];
   /** The machines have real GPUs (nvidia-smi), not simulated ones. */
   private readonly realGpus: boolean;
   /** The instances this host has had, across restarts. */
@@ -168,6 +177,7 @@ export class Agent {
         this.usageReports = r.usage_reports === true;
         this.configGenerations = r.config_generations === true;
         this.loopDelayReports = r.loop_delay_reports === true;
+        this.startWaits = r.long_polls === true;
         this.noteDeleted((r.deleted_machines ?? []).map((m) => m.machine_id));
         this.o.log.info(
           this.machineIds.length > 0
@@ -215,19 +225,48 @@ export class Agent {
     else this.poked = true;
   }
 
+  /** A sync now (the server woke the agent); resolves once one that began after the call is done. */
+  private syncNow(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.syncWaiters.push(resolve);
+      this.poke();
+    });
+  }
+
+  /** (Re)starts the long poll, after the first sync that followed a registration saying `long_polls`. */
+  private startWaitLoop(): void {
+    this.startWaits = false;
+    void this.waits?.stop();
+    this.waits = new WaitLoop({
+      client: this.client,
+      uid: this.uid,
+      log: this.o.log,
+      machineIds: () => this.machineIds,
+      lastRequestId: () => this.lastRequestId,
+      syncNow: () => this.syncNow(),
+    });
+    this.waits.start();
+  }
+
   private async run(): Promise<void> {
     while (!this.stopped) {
       this.poked = false;
+      const waiting = this.syncWaiters.splice(0);
       try {
         await this.syncOnce();
+        if (this.startWaits && !this.stopped) this.startWaitLoop();
       } catch (err) {
         if (err instanceof AgentFatalError) {
           this.o.log.error(`the server refused the agent: ${err.message}`);
           this.stopped = true;
           process.exitCode = 1;
+          void this.waits?.stop();
           break;
         }
         this.o.log.warn(`sync failed (will retry): ${(err as Error).message}`);
+      } finally {
+        for (const f of waiting) f();
       }
       if (this.stopped) break;
       if (this.poked) continue;
@@ -240,6 +279,7 @@ export class Agent {
       });
       this.wake = null;
     }
+    for (const f of this.syncWaiters.splice(0)) f();
   }
 
   private reports(): Promise<InstanceReport[]> {
@@ -309,6 +349,7 @@ export class Agent {
     for (const w of res.instances)
       if (w.machine_id !== 0) this.records.set(w.id, { machineId: w.machine_id });
     if (this.o.heartbeatS === undefined) this.heartbeatMs = res.heartbeat_s * 1000;
+    for (const r of res.requests ?? []) this.lastRequestId = Math.max(this.lastRequestId, r.id);
     // Machines their host deleted are refused for good: dropped, never registered again. Their
     // instances were destroyed with them, so the reconcile below removes what is left here.
     const deleted = res.deleted_machine_ids ?? [];
@@ -386,6 +427,7 @@ export class Agent {
   async shutdown(opts: { stopInstances?: boolean; notify?: boolean } = {}): Promise<void> {
     this.stopped = true;
     this.poke();
+    void this.waits?.stop();
     await Promise.race([Promise.all(this.records.ops().map((o) => o.done)), sleep(10_000)]);
     await this.loop?.catch(() => {});
     if (opts.stopInstances) {

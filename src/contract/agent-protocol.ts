@@ -91,6 +91,12 @@ export interface RegisterResponse {
   config_generations?: boolean;
   /** True when the server takes `event_loop_delay_ms` in a sync (an agent sends it only then). */
   loop_delay_reports?: boolean;
+  /**
+   * True when the server answers POST wait (WaitRequest): the agent holds one at all times and
+   * syncs as soon as it answers `wake`, so a client's request reaches it at once. Older servers do
+   * not send it; their agents sync every heartbeat only.
+   */
+  long_polls?: boolean;
 }
 
 export type AgentObservedState = 'loading' | 'running' | 'exited' | 'stopped';
@@ -255,4 +261,25 @@ export interface AuthorizedKeysRequest {
 /** Empty when the instance is not this host's, or is destroyed. */
 export interface AuthorizedKeysResponse {
   authorized_keys: string[];
+}
+
+/**
+ * POST wait (when the register answer says `long_polls`): held by the server until something is
+ * queued for one of `machine_ids` (a client's request of one of their instances, a change of what
+ * one of them should run) or `timeout_s` passed; then the agent syncs at once (`wake`) or waits
+ * again. A request queued after the agent's last sync, whose id is above `after_request_id` (the
+ * highest request id the agent has been handed), answers at once.
+ */
+export interface WaitRequest {
+  agent_uid: string;
+  machine_ids: number[];
+  after_request_id?: number;
+  /** How long the server may hold the call, in seconds; it holds at most its own limit. */
+  timeout_s?: number;
+}
+
+export interface WaitResponse {
+  success: boolean;
+  /** True: sync now. False: nothing came before the timeout (or the server is shutting down). */
+  wake: boolean;
 }

@@ -2,7 +2,8 @@
 // uses more than the one core a Node.js process gives it.
 // - The workers are forked first (cluster-fork.ts); then the primary migrates the database, and
 //   once every worker listens runs the background jobs (e-mail relay, heartbeat sweep, billing
-//   meter) once for all workers; it serves no HTTP. Workers wake its relay over IPC after a commit that enqueued mail.
+//   meter) once for all workers; it serves no HTTP. Workers wake its relay over IPC after a commit that enqueued mail,
+//   and on SQLite wake each other's held agent waits through it (agent-gateway.wake.ts).
 // - Each worker opens its own connections: on SQLite, its own writer and query-only reader on the
 //   same WAL file (SQLite serialises the writes of all processes); on PostgreSQL, its own pool.
 // - `/metrics` answered by any worker holds every worker's request counts: the primary gathers
@@ -31,6 +32,7 @@ type Message =
   | { type: 'openrig:listening'; url: string }
   | { type: typeof START_FAILED; message: string }
   | { type: 'openrig:kick-outbox' }
+  | { type: 'openrig:wake-agents'; ids: number[] }
   | { type: 'openrig:metrics-request'; id: number }
   | { type: 'openrig:metrics-collect'; id: number }
   | { type: 'openrig:metrics-part'; id: number; metrics: Metrics | null }
@@ -110,7 +112,7 @@ export async function runPrimary(config: Config, n: number, forked: ForkedWorker
     if (parts.length === 0) return null;
     // A CommonJS package: loaded with import(), the bundle gives its exports as `default` alone.
     const prom = await import('prom-client');
-    const { AggregatorRegistry } = (prom as { default?: typeof prom }).default ?? prom;
+    const { AggregatorRegistry } = (prom as unknown as { default?: typeof prom }).default ?? prom;
     return AggregatorRegistry.aggregate(parts).metrics();
   };
 
@@ -131,7 +133,11 @@ export async function runPrimary(config: Config, n: number, forked: ForkedWorker
         }
       } else if (m.type === START_FAILED) failStart(new Error(m.message));
       else if (m.type === 'openrig:kick-outbox') kick();
-      else if (m.type === 'openrig:metrics-request') {
+      // A worker queued something for these machines (SQLite: no database notifications): the
+      // other workers wake the waits their agents hold there.
+      else if (m.type === 'openrig:wake-agents') {
+        for (const other of workers) if (other !== w) send(other, m);
+      } else if (m.type === 'openrig:metrics-request') {
         gatherMetrics().then(
           (text) => send(w, { type: 'openrig:metrics-text', id: m.id, text }),
           () => send(w, { type: 'openrig:metrics-text', id: m.id, text: null }),
@@ -235,6 +241,7 @@ export async function runWorker(config: Config): Promise<void> {
     jobs: false,
     migrate: false,
     kickOutbox: () => send(process, { type: 'openrig:kick-outbox' }),
+    wakeAgents: (ids) => send(process, { type: 'openrig:wake-agents', ids }),
   });
   const { deps } = server;
   const pending = new Map<number, (text: string | null) => void>();
@@ -261,6 +268,7 @@ export async function runWorker(config: Config): Promise<void> {
         () => send(process, { type: 'openrig:metrics-part', id: m.id, metrics: null }),
       );
     } else if (m.type === 'openrig:metrics-text') pending.get(m.id)?.(m.text);
+    else if (m.type === 'openrig:wake-agents') deps.agentWake.wakeLocal(m.ids);
   });
   onTermination((signal) => {
     deps.log.info({ signal }, 'shutting down');

@@ -6,6 +6,7 @@ import { OfferReplies } from './modules/offers/offers.reply.js';
 import { gpuNameRead } from './modules/offers/offers.service.js';
 import { makeCounters } from './modules/platform/platform.rate-limit.js';
 import { HeartbeatBuffer } from './modules/agent-gateway/agent-gateway.heartbeats.js';
+import { AgentWake } from './modules/agent-gateway/agent-gateway.wake.js';
 import { UsageSampleMemory } from './modules/usage-history/usage-history.service.js';
 import { makeMetrics } from './modules/platform/platform.metrics.js';
 import { smsProvider } from './modules/sms/sms.provider.js';
@@ -33,5 +34,6 @@ export function makeDeps(p: DepsInput): Deps {
     metrics: makeMetrics(base),
     sms: p.sms ?? smsProvider(p.config, p.clock),
     agentGateway: { closed: false },
+    agentWake: new AgentWake((err) => p.log.warn({ err }, 'waking agents in the other processes failed')),
   };
 }

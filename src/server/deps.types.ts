@@ -14,6 +14,7 @@ import type { OfferIndex } from './modules/offers/offers.index.js';
 import type { OfferReplies } from './modules/offers/offers.reply.js';
 import type { Counters } from './modules/platform/platform.rate-limit.js';
 import type { HeartbeatBuffer } from './modules/agent-gateway/agent-gateway.heartbeats.js';
+import type { AgentWake } from './modules/agent-gateway/agent-gateway.wake.js';
 import type { UsageSampleMemory } from './modules/usage-history/usage-history.service.js';
 import type { Metrics } from './modules/platform/platform.metrics.js';
 import type { SmsProvider } from './modules/sms/sms.provider.js';
@@ -56,6 +57,8 @@ export interface Deps {
   sms: SmsProvider;
   /** Set once this process stops taking agent requests (read by the heartbeat sweep). */
   agentGateway: { closed: boolean };
+  /** The agents' held waits in this process, and waking them in every process (agent-gateway.wake.ts). */
+  agentWake: AgentWake;
   /**
    * Set in a cluster worker (cluster.ts): the Prometheus text of every worker's metrics together,
    * gathered by the primary; null when it could not be had (then the worker's own are served).

@@ -12,6 +12,8 @@ import type { Deps } from './deps.types.js';
 import { systemClock } from './clock.js';
 import { startJobs } from './jobs/index.js';
 import { serverLog, type ServerLog } from './log.js';
+import { storeNotifications } from './db/notify.js';
+import { notificationsRelay } from './modules/agent-gateway/agent-gateway.wake.js';
 
 export interface Server {
   app: FastifyInstance;
@@ -33,6 +35,11 @@ export interface ServerOptions {
   migrate?: boolean;
   /** Wakes the e-mail relay when it runs in another process (a cluster worker). */
   kickOutbox?: () => void;
+  /**
+   * Tells the other processes to wake their agents' waits of these machines, where the database
+   * cannot (a cluster worker on SQLite); they call deps.agentWake.wakeLocal.
+   */
+  wakeAgents?: (machineIds: number[]) => void;
 }
 
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<Server> {
@@ -41,6 +48,11 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const store = openStore(config.databaseUrl);
   if (opts.migrate !== false) await migrateToLatest(store);
   const deps = makeDeps({ store, clock: systemClock, config, log, kickOutbox: opts.kickOutbox });
+  // Agents' waits are woken in every process serving the database: by its notifications where it
+  // has them (PostgreSQL), else by the cluster's IPC, else this process is the only one.
+  const notifications = storeNotifications(store, config.databaseUrl);
+  if (notifications) deps.agentWake.useRelay(notificationsRelay(notifications));
+  else if (opts.wakeAgents) deps.agentWake.useRelay({ send: opts.wakeAgents });
   // Loaded here, not at start-up: a cluster's primary serves no HTTP and never loads it.
   const { buildApp } = await import('./app.js');
   const app = await buildApp(deps, { logger: opts.logger });

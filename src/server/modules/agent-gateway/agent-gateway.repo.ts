@@ -479,3 +479,28 @@ export async function hostLiveInstance(db: Kysely<DB>, hostId: number, instanceI
     .where('i.destroyed_at', 'is', null)
     .executeTakeFirst();
 }
+
+/**
+ * Whether a request newer than `afterId` waits for a live instance of these machines: one the
+ * agent has not been handed yet (its wait answers at once).
+ */
+export async function newRequestAfter(
+  db: Kysely<DB>,
+  machineIds: number[],
+  afterId: number,
+  now: number,
+): Promise<boolean> {
+  if (machineIds.length === 0) return false;
+  const row = await db
+    .selectFrom('instance_requests as r')
+    .innerJoin('instances as i', 'i.id', 'r.instance_id')
+    .select('r.id')
+    .where('i.machine_id', 'in', machineIds)
+    .where('i.destroyed_at', 'is', null)
+    .where('r.done_at', 'is', null)
+    .where('r.expires_at', '>', now)
+    .where('r.id', '>', afterId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

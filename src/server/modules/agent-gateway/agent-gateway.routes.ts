@@ -8,6 +8,7 @@ import type { RegisterRequest } from '../../../contract/agent-protocol.js';
 import * as C from '../../../contract/schemas/agent-gateway.js';
 import { currentAuthorizedKeys, register, results, shutdown, sync } from './agent-gateway.service.js';
 import { flushHeartbeats } from './agent-gateway.heartbeats.js';
+import { waitForWork } from './agent-gateway.wait.js';
 
 const cfg = { scope: 'machines', access: 'write' } as const;
 
@@ -44,13 +45,31 @@ export const authorizedKeys = route(C.authorizedKeys)({
   handler: (deps) => async (req) => currentAuthorizedKeys(deps, requireAuth(req), req.body),
 });
 
-export const agentGatewayRouteList = [registerAgent, syncAgent, shutdownAgent, agentResults, authorizedKeys];
+export const waitAgent = route(C.wait)({
+  config: cfg,
+  // Held up to half a minute by every agent, all the time: only failures are worth a log line.
+  options: { logLevel: 'warn' },
+  handler: (deps) => async (req, reply) =>
+    waitForWork(deps, requireAuth(req), req.body, (cancel) => reply.raw.once('close', cancel)),
+});
+
+export const agentGatewayRouteList = [
+  registerAgent,
+  syncAgent,
+  shutdownAgent,
+  agentResults,
+  authorizedKeys,
+  waitAgent,
+];
 
 export async function agentGatewayRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   // While the HTTP server drains on shutdown, agents cannot heartbeat to this process: its sweep
   // must not judge them meanwhile (main.ts stops the jobs only after the server closed).
   app.addHook('preClose', async () => {
     deps.agentGateway.closed = true;
+    // Held waits answer now (the agents wait again elsewhere, or retry), so draining the
+    // in-flight requests does not wait out their timeouts.
+    await deps.agentWake.close();
   });
   // Heartbeats still in memory are written before the store closes (agent-gateway.heartbeats.ts).
   app.addHook('onClose', async () => {

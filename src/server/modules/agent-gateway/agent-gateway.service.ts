@@ -53,6 +53,7 @@ const SERVER_CAPABILITIES = {
   usage_reports: true,
   config_generations: true,
   loop_delay_reports: true,
+  long_polls: true,
 } as const;
 
 export async function register(

@@ -1,6 +1,7 @@
 // Requests a client makes of an instance's host, carried out by its agent on its next sync:
 // logs, an allow-listed command, reboot (restart, disk kept), recycle (pull the image again and
-// recreate the container; contract kept). Each answers a result URL: an unguessable token (stored
+// recreate the container; contract kept). Once queued, the agent's held wait is woken, so that
+// next sync comes at once (agent-gateway.wake.ts), not at the agent's next heartbeat. Each answers a result URL: an unguessable token (stored
 // hashed) readable with no key until it expires, 404 until the agent sent the output (for reboot
 // and recycle, when it was done and the container's new start time, or `error: …`). Each refuses,
 // naming the state, where the instance's state does not allow it.
@@ -118,11 +119,12 @@ async function liveOwnInstance(deps: Deps, auth: AuthContext, id: number, kind: 
 async function enqueue(
   deps: Deps,
   auth: AuthContext,
-  id: number,
+  row: { id: number; machine_id: number },
   kind: Kind,
   args: Record<string, unknown>,
   origin: string,
 ): Promise<string> {
+  const id = row.id;
   const token = randomBytes(24).toString('base64url');
   await repo.insertInstanceRequest(deps.db, {
     instanceId: id,
@@ -133,6 +135,7 @@ async function enqueue(
     now: deps.clock.now(),
     ttlMs: REQUEST_TTL_MS,
   });
+  deps.agentWake.notify([row.machine_id]);
   return `${origin}${RESULTS_PATH}/${token}/`;
 }
 
@@ -143,7 +146,7 @@ export async function requestLogs(
   body: { tail?: string | number; filter?: string; daemon_logs?: unknown },
   origin: string,
 ): Promise<{ success: boolean; msg: string; result_url: string }> {
-  await liveOwnInstance(deps, auth, id, 'logs');
+  const row = await liveOwnInstance(deps, auth, id, 'logs');
   const tailRaw = body.tail === undefined || body.tail === '' ? null : Number(body.tail);
   if (tailRaw !== null && (!Number.isInteger(tailRaw) || tailRaw < 0 || tailRaw > 100_000))
     throw InstanceErrors.badRequest('tail must be a whole number of lines from 0 to 100000');
@@ -154,7 +157,7 @@ export async function requestLogs(
       : booleanOf(body.daemon_logs);
   if (daemon === null) throw InstanceErrors.badRequest('daemon_logs must be true or false');
   const args = daemon ? { tail: tailRaw, filter, daemon } : { tail: tailRaw, filter };
-  const url = await enqueue(deps, auth, id, 'logs', args, origin);
+  const url = await enqueue(deps, auth, row, 'logs', args, origin);
   return {
     success: true,
     msg: 'Logs requested; the result URL answers once the host sent them',
@@ -174,8 +177,8 @@ export async function requestCommand(
     throw InstanceErrors.badRequest(
       'command must be ls, du or rm with their usual options and plain paths (no shell syntax)',
     );
-  await liveOwnInstance(deps, auth, id, 'command');
-  const url = await enqueue(deps, auth, id, 'command', { argv }, origin);
+  const row = await liveOwnInstance(deps, auth, id, 'command');
+  const url = await enqueue(deps, auth, row, 'command', { argv }, origin);
   // The official client strips writeable_path from the output it prints, and fails without it.
   return { success: true, result_url: url, writeable_path: '' };
 }
@@ -205,8 +208,8 @@ export async function requestRestart(
 ): Promise<{ success: boolean; msg: string; result_url?: string }> {
   const now = deps.clock.now();
   const token = randomBytes(24).toString('base64url');
-  const heartbeatS = deps.config.agent.heartbeatS;
-  return txRetry(deps.store, async (db) => {
+  let machineId: number | null = null;
+  const out = await txRetry(deps.store, async (db) => {
     const row = await repo.ownInstanceRow(db, auth.user.id, id);
     if (!row || row.destroyed_at !== null) throw InstanceErrors.notFound(`No such instance: ${id}`);
     const pending = await repo.pendingRestartRequest(db, id, now);
@@ -247,12 +250,15 @@ export async function requestRestart(
       now,
       ttlMs: REQUEST_TTL_MS,
     });
+    machineId = row.machine_id;
     return {
       success: true,
-      msg: `${kind === 'reboot' ? 'Reboot' : 'Recycle'} requested: the host carries it out at its next sync (within ${heartbeatS} s); the instance is loading until it runs again. The result_url answers once the host has done it.`,
+      msg: `${kind === 'reboot' ? 'Reboot' : 'Recycle'} requested: the host carries it out now (at the latest at its next sync); the instance is loading until it runs again. The result_url answers once the host has done it.`,
       result_url: `${origin}${RESULTS_PATH}/${token}/`,
     };
   });
+  if (machineId !== null) deps.agentWake.notify([machineId]);
+  return out;
 }
 
 /** The text at a result URL; null (404) until the agent answered, and after it expired. */
