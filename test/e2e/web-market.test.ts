@@ -135,6 +135,8 @@ describe.skipIf(!!reason)('web console, renting and hosting', () => {
     await page.getByRole('table', { name: 'SSH keys' }).getByText('renter@laptop').waitFor();
 
     await page.getByRole('link', { name: 'Search' }).click();
+    // The agent's machine is new, so unverified: hidden until the switch says otherwise.
+    await page.getByLabel('Verified machines only').uncheck();
     await page.getByLabel('GPU model').selectOption('RTX 4090');
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     const row = page.locator('tr[data-offer]');

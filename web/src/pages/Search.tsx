@@ -1,7 +1,7 @@
 // Search and rent: filters become a POST /api/v0/bundles/ body; the table sorts by any column
 // (the server orders, so the first page is the best of all matches) and pages through the rows;
 // the rent dialog prices the offer with its disk and rents it with PUT /api/v0/asks/{id}/.
-import { useMemo, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { ApiError, client } from '../api';
 import type { OfferRow as Offer } from '../../../src/client/client';
@@ -42,7 +42,8 @@ const EMPTY: Filters = {
   minVram: '',
   minRel: '',
   location: '',
-  verified: false,
+  // Like the CLI's and the official client's searches: verified machines only unless asked.
+  verified: true,
 };
 
 const NUMBER_FILTERS: {
@@ -61,10 +62,17 @@ type OfferKey = keyof Offer & string;
 
 type Col = { key: OfferKey; label: string; num?: boolean; render: (o: Offer) => string };
 
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
 const COLS: Col[] = [
   { key: 'gpu_name', label: 'GPU', render: (o) => `${o.num_gpus}× ${o.gpu_name}` },
   { key: 'gpu_ram', label: 'VRAM', num: true, render: (o) => gb(o.gpu_ram) },
-  { key: 'cpu_cores_effective', label: 'CPU', num: true, render: (o) => `${o.cpu_cores_effective} cores` },
+  {
+    key: 'cpu_cores_effective',
+    label: 'CPU',
+    num: true,
+    render: (o) => plural(o.cpu_cores_effective, 'core', 'cores'),
+  },
   { key: 'cpu_ram', label: 'RAM', num: true, render: (o) => gb(o.cpu_ram) },
   { key: 'disk_space', label: 'Disk', num: true, render: (o) => `${Math.round(o.disk_space)} GB` },
   { key: 'inet_down', label: 'Net ↓', num: true, render: (o) => `${Math.round(o.inet_down)} Mbps` },
@@ -76,6 +84,18 @@ const COLS: Col[] = [
   },
   { key: 'geolocation', label: 'Location', render: (o) => o.geolocation ?? '—' },
   { key: 'dph_total', label: '$/hour', num: true, render: (o) => usd(o.dph_total) },
+];
+
+/** Columns shown on request: what a renter choosing for a workload checks. */
+const EXTRA_COLS: Col[] = [
+  {
+    key: 'cuda_max_good',
+    label: 'CUDA',
+    num: true,
+    render: (o) => (o.cuda_max_good ? String(o.cuda_max_good) : '—'),
+  },
+  { key: 'dlperf', label: 'DLPerf', num: true, render: (o) => (o.dlperf ? o.dlperf.toFixed(1) : '—') },
+  { key: 'driver_version', label: 'Driver', render: (o) => o.driver_version || '—' },
 ];
 
 const PAGE = 20;
@@ -106,6 +126,12 @@ export function Search() {
   });
   const [page, setPage] = useState(0);
   const [renting, setRenting] = useState<Offer | null>(null);
+  const [extra, setExtra] = useState<Set<OfferKey>>(new Set());
+  const cols = useMemo(() => {
+    const shownCols = EXTRA_COLS.filter((c) => extra.has(c.key));
+    // Beside the VRAM column: what the GPU can run.
+    return [...COLS.slice(0, 2), ...shownCols, ...COLS.slice(2)];
+  }, [extra]);
   const [taken, setTaken] = useState<Set<number>>(new Set());
 
   const names = useQuery({
@@ -176,7 +202,7 @@ export function Search() {
             checked={draft.verified}
             onChange={(e) => setDraft({ ...draft, verified: e.target.checked })}
           />
-          Verified only
+          Verified machines only
         </label>
         <div className="filter-actions">
           <Button type="submit" variant="primary" busy={offers.isFetching}>
@@ -200,11 +226,30 @@ export function Search() {
         <div className="table-meta">
           <span aria-live="polite">
             {offers.isPending ? 'Searching…' : `${rows.length} offer${rows.length === 1 ? '' : 's'}`}
+            {filters.verified ? ' on verified machines' : ', unverified machines included'}
           </span>
+          <fieldset className="col-toggles">
+            <legend className="sr-only">More columns</legend>
+            {EXTRA_COLS.map((c) => (
+              <label key={c.key} className="check small">
+                <input
+                  type="checkbox"
+                  checked={extra.has(c.key)}
+                  onChange={(e) => {
+                    const next = new Set(extra);
+                    if (e.target.checked) next.add(c.key);
+                    else next.delete(c.key);
+                    setExtra(next);
+                  }}
+                />
+                {c.label}
+              </label>
+            ))}
+          </fieldset>
         </div>
         <Table
           label="Offers"
-          columns={COLS.map((c) => ({
+          columns={cols.map((c) => ({
             className: c.num ? 'num' : undefined,
             'aria-sort': sort.key === c.key ? (sort.dir === 'asc' ? 'ascending' : 'descending') : 'none',
             label: (
@@ -220,14 +265,21 @@ export function Search() {
           rows={shown}
           row={(o) => (
             <tr key={o.id} data-offer={o.id}>
-              {COLS.map((c) => (
+              {cols.map((c) => (
                 <td key={c.key} className={c.num ? 'num' : undefined} data-label={c.label}>
                   {c.key === 'gpu_name' ? (
                     <span className="gpu">
                       {c.render(o)}
-                      {o.verified && (
+                      {o.verified ? (
                         <span className="badge badge-ok" title="Verified machine">
                           verified
+                        </span>
+                      ) : (
+                        <span
+                          className="badge badge-warn"
+                          title="Not verified by this installation's operator yet: the CLI's searches hide it unless asked"
+                        >
+                          unverified
                         </span>
                       )}
                     </span>
@@ -246,8 +298,12 @@ export function Search() {
         >
           {!offers.isPending && shown.length === 0 && (
             <tr>
-              <td colSpan={COLS.length + 1} className="empty">
-                No offer matches these filters.
+              <td colSpan={cols.length + 1} className="empty">
+                No offer matches these filters
+                {filters.verified
+                  ? ' on verified machines (untick “Verified machines only” to see the others)'
+                  : ''}
+                .
               </td>
             </tr>
           )}
@@ -276,6 +332,7 @@ export function Search() {
 }
 
 interface RentForm {
+  template: string;
   image: string;
   disk: string;
   onstart: string;
@@ -299,6 +356,7 @@ function RentDialog({
 }) {
   const refresh = useRefresh();
   const [f, setF] = useState<RentForm>({
+    template: '',
     image: 'ubuntu:22.04',
     disk: '10',
     onstart: '',
@@ -310,6 +368,37 @@ function RentDialog({
   const [takenOffer, setTakenOffer] = useState<Offer | null>(null);
   const set = (k: keyof RentForm) => (e: { target: { value: string } }) =>
     setF({ ...f, [k]: e.target.value });
+  const templates = useQuery({
+    queryKey: ['templates'],
+    queryFn: () => client.searchTemplates(),
+    enabled: !!offer,
+  });
+  // Instances are reached over SSH: without a registered key the server refuses the rental.
+  const keys = useQuery({ queryKey: ['sshkeys'], queryFn: () => client.listSshKeys(), enabled: !!offer });
+  const noKey = keys.data !== undefined && keys.data.length === 0;
+  /** A template fills the form with its image, on-start script and environment, which stay editable. */
+  const pickTemplate = (hash: string) => {
+    const t = templates.data?.templates.find((x) => x.hash_id === hash);
+    if (!t) {
+      setF({ ...f, template: '' });
+      return;
+    }
+    const env = [...(t.env ?? '').matchAll(/-e\s+([^\s=]+)=(\S*)/g)].map((m) => `${m[1]}=${m[2]}`).join('\n');
+    const ports = [...(t.env ?? '').matchAll(/-p\s+(\d+):\d+/g)].map((m) => m[1]).join(', ');
+    setF({
+      ...f,
+      template: hash,
+      image: t.tag ? `${t.image ?? ''}:${t.tag}` : (t.image ?? f.image),
+      onstart: t.onstart ?? '',
+      env: env || f.env,
+      ports: ports || f.ports,
+    });
+  };
+  // An error is scrolled into sight where the dialog shows it, however long the form.
+  const errorRef = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (error) errorRef.current?.scrollIntoView({ block: 'nearest' });
+  }, [error]);
 
   const disk = Number(f.disk) || 0;
   const price = offer ? offer.dph_base + (offer.storage_cost * disk) / 720 : 0;
@@ -333,6 +422,7 @@ function RentDialog({
           env,
           label: f.label.trim() || undefined,
           runtype: 'ssh',
+          ...(f.template ? { template_hash_id: f.template } : {}),
         });
         void refresh('offers', 'instances');
         close();
@@ -362,6 +452,22 @@ function RentDialog({
             Offer {offer.id} · {offer.geolocation ?? 'unknown location'} · up to{' '}
             {Math.floor(offer.disk_space)} GB disk
           </p>
+          {noKey && (
+            <div className="note note-warn" role="status" data-testid="no-ssh-key">
+              Instances are reached over SSH, and your account has no SSH key yet.{' '}
+              <Link to="/account/ssh">Add an SSH key</Link>, then come back to rent.
+            </div>
+          )}
+          <SelectField label="Template" value={f.template} onChange={(e) => pickTemplate(e.target.value)}>
+            <option value="">None: the fields below</option>
+            {(templates.data?.templates ?? []).map((t) => (
+              <option key={t.hash_id} value={t.hash_id}>
+                {t.name || t.hash_id} ({t.image}
+                {t.tag ? `:${t.tag}` : ''})
+              </option>
+            ))}
+          </SelectField>
+          <ErrorNote error={templates.error} />
           <Field label="Image" required value={f.image} onChange={set('image')} />
           <Field
             label="Disk (GB)"
@@ -395,33 +501,36 @@ function RentDialog({
               compute {usd(offer.dph_base)} + disk {disk} GB × {usd(offer.storage_cost, 2)}/GB-month
             </small>
           </div>
-          <ErrorNote error={error}>
-            {takenOffer && (
-              <div className="row">
-                {alt ? (
-                  <Button
-                    variant="primary"
-                    onClick={() => {
-                      setError(null);
-                      setTakenOffer(null);
-                      onSwitch(alt);
-                    }}
-                  >
-                    Rent the next offer ({alt.num_gpus}× {alt.gpu_name}, {usd(alt.dph_total)}/h)
-                  </Button>
-                ) : (
-                  <span>No other offer matches; change the filters.</span>
-                )}
+          <div ref={errorRef}>
+            <ErrorNote error={error instanceof ApiError && error.code === 'no_ssh_key' ? null : error}>
+              {takenOffer && (
+                <div className="row">
+                  {alt ? (
+                    <Button
+                      variant="primary"
+                      onClick={() => {
+                        setError(null);
+                        setTakenOffer(null);
+                        onSwitch(alt);
+                      }}
+                    >
+                      Rent the next offer ({alt.num_gpus}× {alt.gpu_name}, {usd(alt.dph_total)}/h)
+                    </Button>
+                  ) : (
+                    <span>No other offer matches; change the filters.</span>
+                  )}
+                </div>
+              )}
+            </ErrorNote>
+            {error instanceof ApiError && error.code === 'no_ssh_key' && (
+              <div className="note note-error" role="alert">
+                Your account has no SSH key, and instances are reached over SSH.{' '}
+                <Link to="/account/ssh">Add an SSH key</Link> first.
               </div>
             )}
-            {error instanceof ApiError && error.code === 'no_ssh_key' && (
-              <p>
-                <Link to="/account/ssh">Add an SSH key</Link> first.
-              </p>
-            )}
-          </ErrorNote>
+          </div>
           {!takenOffer && (
-            <FormFooter busy={busy} onCancel={close}>
+            <FormFooter busy={busy} disabled={noKey} onCancel={close}>
               Rent for {usd(price)}/h
             </FormFooter>
           )}
