@@ -1,6 +1,7 @@
 // Security activity, on the Security tab: the account's audit log (GET /api/v0/audit_logs/: its
 // writes and sign-ins, newest first, never a value) and the addresses that used it
 // (GET /api/v0/users/me/ipaddrs). Times are in UTC to the second, as the CLI shows them.
+import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { client } from '../api';
 import type { AuditLogRow } from '../../../src/contract/api-types';
@@ -8,6 +9,8 @@ import { Button, ErrorNote, utc } from '../ui';
 import { Table, TableCard } from '../components/Table';
 
 const LIMIT = 200;
+/** Rows a page of the audit log shows: a phone reads one page, not 200 stacked rows. */
+const PAGE = 20;
 
 const CREDENTIALS: Record<AuditLogRow['credential'], string> = {
   api_key: 'API key',
@@ -44,6 +47,11 @@ export function Activity() {
     queryKey: ['ipaddrs'],
     queryFn: () => client.ipAddresses(),
   });
+  const [page, setPage] = useState(0);
+  const all = audit.data;
+  const pages = Math.max(1, Math.ceil((all?.length ?? 0) / PAGE));
+  const at = Math.min(page, pages - 1);
+  const shown = all?.slice(at * PAGE, at * PAGE + PAGE);
   const reload = (
     <Button
       variant="ghost"
@@ -64,7 +72,7 @@ export function Activity() {
         <Table
           label="Audit log"
           columns={['Time (UTC)', 'Address', 'Credential', 'Request', { label: 'Status', className: 'num' }]}
-          rows={audit.data}
+          rows={shown}
           empty="Nothing recorded yet."
           row={(r) => (
             <tr key={r.id} data-audit={r.id}>
@@ -88,6 +96,19 @@ export function Activity() {
             </tr>
           )}
         />
+        {pages > 1 && (
+          <nav className="pager" aria-label="Audit log pages">
+            <Button variant="ghost" disabled={at === 0} onClick={() => setPage(at - 1)}>
+              Previous
+            </Button>
+            <span>
+              Page {at + 1} of {pages}
+            </span>
+            <Button variant="ghost" disabled={at + 1 >= pages} onClick={() => setPage(at + 1)}>
+              Next
+            </Button>
+          </nav>
+        )}
       </TableCard>
       <TableCard title="Sign-in addresses" id="ipaddrs-h">
         <p className="muted small">

@@ -5,7 +5,8 @@
 import { useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { client } from '../api';
-import { Button, ErrorNote, Field, usd, utc, when } from '../ui';
+import type { LedgerRow } from '../../../src/client/client';
+import { Button, ErrorNote, Field, usd, utc } from '../ui';
 import { Table, TableCard } from '../components/Table';
 import { SpendCharts } from '../components/charts/SpendCharts';
 
@@ -18,13 +19,60 @@ const dayStart = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
 /** A charge to the micro-dollar's tenth of a cent, a credit to the cent. */
 const charge = (n: number) => usd(n, 4);
 
-/** "Nov 24, 2026, 12:01 PM – 12:05 PM" when both ends fall on one day; one time when they are equal. */
-function period(a: number, b: number): string {
-  if (a === b) return when(a);
-  const da = new Date(a * 1000);
-  const db = new Date(b * 1000);
-  if (da.toDateString() !== db.toDateString()) return `${when(a)} – ${when(b)}`;
-  return `${when(a)} – ${db.toLocaleTimeString(undefined, { timeStyle: 'short' })}`;
+const HOUR_S = 3600;
+
+/** One line of the ledger as shown: a credit, or the charges of one instance and kind in one UTC hour. */
+export interface LedgerLine {
+  key: string;
+  kind: string;
+  instance_id: number | null;
+  /** The UTC hour the charges' periods ended in (epoch s), or the credit's time. */
+  at: number;
+  amount: number;
+  /** How many ledger rows (meter periods) it sums. */
+  rows: number;
+}
+
+/**
+ * The ledger's rows (newest first) as lines: the meter writes a row per instance and kind every
+ * few seconds, so charges are summed per instance, kind and UTC hour (the hour the period ended
+ * in, as the history above counts a charge on the UTC day it ended); each credit stays a line.
+ */
+export function ledgerLines(rows: readonly LedgerRow[]): LedgerLine[] {
+  const out: LedgerLine[] = [];
+  const byKey = new Map<string, LedgerLine>();
+  for (const r of rows) {
+    if (r.amount < 0 || r.kind === 'credit') {
+      out.push({
+        key: `c${r.id}`,
+        kind: r.kind,
+        instance_id: r.instance_id,
+        at: r.period_end,
+        amount: r.amount,
+        rows: 1,
+      });
+      continue;
+    }
+    const hour = Math.floor(r.period_end / HOUR_S) * HOUR_S;
+    const key = `${r.instance_id ?? '-'}:${r.kind}:${hour}`;
+    const line = byKey.get(key);
+    if (line) {
+      line.amount += r.amount;
+      line.rows += 1;
+      continue;
+    }
+    const fresh = { key, kind: r.kind, instance_id: r.instance_id, at: hour, amount: r.amount, rows: 1 };
+    byKey.set(key, fresh);
+    out.push(fresh);
+  }
+  return out;
+}
+
+/** "2026-11-27 12:00–13:00 UTC": an hour in UTC. */
+function utcHour(epochS: number): string {
+  const start = utc(epochS).slice(0, 16);
+  const end = new Date((epochS + HOUR_S) * 1000).toISOString().slice(11, 16);
+  return `${start}–${end} UTC`;
 }
 
 export function Billing() {
@@ -153,23 +201,30 @@ function Ledger() {
     queryKey: ['charges'],
     queryFn: () => client.ledger(100),
   });
+  const lines = rows.data ? ledgerLines(rows.data.charges) : undefined;
   return (
     <TableCard title="Ledger" id="ledger-h">
+      <p className="muted small">
+        The latest 100 ledger rows: the meter charges every few seconds, so each instance&apos;s charges are
+        summed per kind and UTC hour.
+      </p>
       <ErrorNote error={rows.error} />
       <Table
         label="Ledger"
         columns={[
-          'When',
+          'When (UTC)',
           'Instance',
           'Kind',
           { label: 'Charge', className: 'num' },
           { label: 'Credit', className: 'num' },
         ]}
-        rows={rows.data?.charges}
+        rows={lines}
         empty="No charges or credits yet."
         row={(c) => (
-          <tr key={c.id} data-kind={c.kind}>
-            <td data-label="When">{period(c.period_start, c.period_end)}</td>
+          <tr key={c.key} data-kind={c.kind} data-rows={c.rows}>
+            <td data-label="When (UTC)" className="mono small">
+              {c.amount < 0 || c.kind === 'credit' ? utc(c.at) : utcHour(c.at)}
+            </td>
             <td data-label="Instance">{c.instance_id ? `#${c.instance_id}` : '—'}</td>
             <td data-label="Kind">{c.kind === 'credit' ? 'credit added' : c.kind}</td>
             <td className="num" data-label="Charge">

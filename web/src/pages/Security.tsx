@@ -3,7 +3,7 @@
 // a backup code), then TOTP (QR code drawn here from the provisioning URI, plus the manual key) or
 // SMS is confirmed with a code. Removing a method and regenerating backup codes verify a factor
 // in the same call. E-mail codes are always available once the e-mail is verified (never stored).
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { Fragment, useEffect, useRef, useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import QRCode from 'qrcode';
 import { client } from '../api';
@@ -367,7 +367,15 @@ function AddTotp({ onDone }: { onDone: (r: { backup_codes?: string[] }) => Promi
         <div className="stack">
           <p>Scan the code with your authenticator app, or type the key by hand:</p>
           <SecretBox testId="totp-secret" copy={setup.data?.secret} copyLabel="Copy key">
-            {setup.data?.secret.replace(/(.{4})/g, '$1 ').trim() ?? '…'}
+            {/* Groups of four that wrap between groups, never inside one. */}
+            {setup.data
+              ? (setup.data.secret.match(/.{1,4}/g) ?? []).map((g, k) => (
+                  <Fragment key={k}>
+                    {k > 0 && ' '}
+                    <span className="key-group">{g}</span>
+                  </Fragment>
+                ))
+              : '…'}
           </SecretBox>
           <LabelField value={label} onChange={setLabel} />
           <OneTimeCodeField label="Code from the app" value={code} onChange={setCode} />
