@@ -95,7 +95,9 @@ function example(schema: any): Json {
     }
     case 'string': {
       const n = Math.max(1, schema.minLength ?? 1);
-      candidates = [...STRINGS.filter((s) => s.length >= n), 'a'.repeat(n)];
+      // A description's "e.g. …" is the document's own example.
+      const eg = typeof schema.description === 'string' ? /e\.g\. (.+)$/.exec(schema.description) : null;
+      candidates = [...(eg ? [eg[1]] : []), ...STRINGS.filter((s) => s.length >= n), 'a'.repeat(n)];
       break;
     }
     case 'array': {
@@ -310,6 +312,9 @@ function operations(doc: any): Operation[] {
   return ops;
 }
 
+/** A parameter's schema with its description (the document puts that beside the schema). */
+const paramSchema = (p: any) => ({ ...p.schema, ...(p.description ? { description: p.description } : {}) });
+
 const bodySchemaOf = (op: any) => op.requestBody?.content?.['application/json']?.schema;
 
 /**
@@ -320,7 +325,7 @@ function optionals(o: Operation, base: Req): [string, Req][] {
   const out: [string, Req][] = [];
   for (const p of o.op.parameters ?? []) {
     if (p.required || p.in === 'path' || p.name === 'api_key') continue;
-    const v = example(p.schema);
+    const v = example(paramSchema(p));
     if (v === undefined) continue;
     const req = { ...base, [p.in]: { ...(base as any)[p.in], [p.name]: v } };
     out.push([`${p.in} ${p.name}=${asText(v)}`, req]);
@@ -344,7 +349,7 @@ function validRequest(o: Operation): Req | string {
   const req: Req = { path: {}, query: {}, header: {}, body: undefined, noBody: true };
   for (const p of o.op.parameters ?? []) {
     if (!p.required && p.in !== 'path') continue;
-    const v = example(p.schema);
+    const v = example(paramSchema(p));
     if (v === undefined) return `no value for ${p.in} ${p.name}`;
     (req as any)[p.in][p.name] = v;
   }
@@ -384,6 +389,7 @@ const NOT_SHAPE: Record<string, string> = {
   'PUT /api/v0/tfa/regen-backup-codes the smallest request': 'an account with 2FA',
   'GET /api/v0/events/ query after=a': "one of the caller's events",
   'POST /api/v0/volumes the smallest request': 'room on the machine',
+  'POST /api/v0/users/signup/verify the smallest request': 'a link the server sent',
 };
 
 /**
@@ -405,7 +411,6 @@ const OPEN: Record<string, string> = {
   'PUT /api/v0/instances/command/{id} the smallest request': 'ls, du or rm, no shell syntax',
   'GET /api/v1/invoices the smallest request': 'select_filters with its when range',
   'GET /api/v0/charges the smallest request': 'select_filters with its day range',
-  'PUT /api/v0/machines/{id}/minbid the smallest request': 'price',
   'POST /api/v0/tfa/authorize-new-method body tfa_method=a': 'sms, totp or email',
   'PUT /api/v0/tfa/authorize-new-method the smallest request': 'code and secret',
   'POST /api/v0/tfa/confirm-new the smallest request': 'code and secret',
@@ -421,6 +426,9 @@ const OPEN: Record<string, string> = {
   'GET /api/v0/events/ query types=a': 'known event types',
   'POST /api/v0/template the smallest request': 'name and image',
   'DELETE /api/v0/template the smallest request': 'hash_id or template_id',
+  'POST /api/v0/users/password-reset the smallest request': 'an e-mail address',
+  'POST /api/v0/users/password-reset/confirm the smallest request': 'a password of 8 to 256 characters',
+  'PUT /api/v0/users/password the smallest request': 'a password of 8 to 256 characters',
 };
 
 describeEachDb('the document is what the server enforces', (dialect) => {
@@ -463,7 +471,13 @@ describeEachDb('the document is what the server enforces', (dialect) => {
       if (typeof base === 'string') continue;
       const faults: Fault[] = [];
       for (const p of o.op.parameters ?? [])
-        faultsOf(p.schema, (base as any)[p.in][p.name] ?? example(p.schema), p.in as Where, [p.name], faults);
+        faultsOf(
+          paramSchema(p),
+          (base as any)[p.in][p.name] ?? example(paramSchema(p)),
+          p.in as Where,
+          [p.name],
+          faults,
+        );
       const body = bodySchemaOf(o.op);
       if (body !== undefined) faultsOf(body, base.body, 'body', [], faults);
       const codes = Object.keys(o.op.responses ?? {});

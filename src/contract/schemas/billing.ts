@@ -92,7 +92,11 @@ const pageQuery = <const F extends string, const P>(dateField: F, more: P) =>
   ({
     type: 'object',
     properties: {
-      select_filters: jsonObjectText(`JSON {field: {op: value}}; ${dateField} (epoch seconds) is required`),
+      select_filters: {
+        type: 'string',
+        pattern: `^\\s*\\{[\\s\\S]*"${dateField}"[\\s\\S]*\\}\\s*$`,
+        description: `JSON {field: {op: value}}; ${dateField} is required: its range in epoch seconds, e.g. {"${dateField}": {"gte": 1767225600, "lte": 1769903999}}`,
+      },
       latest_first: { type: 'string', description: 'true (default) or false' },
       limit: countText(PAGE_MAX_LIMIT, `1 to ${PAGE_MAX_LIMIT} (default 60)`),
       after_token: { type: 'string', description: "the previous page's next_token, with the same order" },

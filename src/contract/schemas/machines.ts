@@ -173,10 +173,11 @@ export const setMinBid = {
     body: {
       type: 'object',
       additionalProperties: true,
+      required: ['price'],
       properties: {
         price: {
           ...prices.min_bid,
-          type: ['number', 'null'],
+          type: 'number',
           description: '$/hour per GPU; the machine takes bids from this × its GPUs; 0 = no bids',
         },
       },

@@ -12,6 +12,8 @@ interface ValidationItem {
   message?: string;
   keyword?: string;
   params?: Record<string, unknown>;
+  /** The schema that refused (Ajv's verbose errors). */
+  parentSchema?: { description?: unknown };
 }
 
 /** "body.machine_ids must be array", "body must have required property 'image'" → names the field. */
@@ -27,6 +29,14 @@ export function validationMessage(context: string | undefined, items: Validation
   }
   if (first.keyword === 'pattern' && first.params?.pattern === PLAIN_TEXT_PATTERN)
     return plainTextMessage(where);
+  // A pattern (or a rule over several fields) says what it wants in its schema's description, not in
+  // the regular expression.
+  const wanted = first.parentSchema?.description;
+  if (
+    typeof wanted === 'string' &&
+    ['pattern', 'anyOf', 'contains', 'minProperties'].includes(first.keyword ?? '')
+  )
+    return `${where} is not valid: ${wanted}`;
   if (first.keyword === 'enum' && Array.isArray(first.params?.allowedValues)) {
     return `${where} must be one of: ${(first.params.allowedValues as unknown[]).join(', ')}`;
   }

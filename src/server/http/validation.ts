@@ -20,7 +20,8 @@ import type {
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 
 function make(opts: Options): Ajv {
-  const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, ...opts });
+  // verbose: an error carries the schema that refused (its description names what a pattern wants).
+  const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, verbose: true, ...opts });
   addFormats(ajv);
   // OpenAPI annotations allowed in route schemas.
   ajv.addKeyword({ keyword: 'example' });
