@@ -232,6 +232,12 @@ function InstanceCard({ i, highlight, keys }: { i: Instance; highlight: boolean;
             <pre>{i.status_msg}</pre>
           </details>
         ))}
+      {i.bid_waiting === true && (
+        <div className="note" data-testid="bid-waiting">
+          <strong>Waiting for the machine:</strong>{' '}
+          <span className="break-anywhere">{i.waiting_reason ?? i.status_msg}</span>
+        </div>
+      )}
       <Maintenance i={i} />
       <dl className="facts">
         <div>
@@ -242,6 +248,18 @@ function InstanceCard({ i, highlight, keys }: { i: Instance; highlight: boolean;
           <dt>Price</dt>
           <dd>{usd(i.dph_total)}/h</dd>
         </div>
+        {i.market_tier !== undefined && (
+          <div>
+            <dt>Tier</dt>
+            <dd data-testid="market-tier">
+              {i.market_tier === 'bid'
+                ? `interruptible, bid ${usd(i.dph_base, 4)}/h${typeof i.min_bid === 'number' ? ` (${usd(i.min_bid, 4)}/h wins the machine now)` : ''}`
+                : i.market_tier === 'owner'
+                  ? "owner's own rental"
+                  : 'on-demand'}
+            </dd>
+          </div>
+        )}
         <div>
           <dt>Started</dt>
           <dd>{when(i.start_date)}</dd>
