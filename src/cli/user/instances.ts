@@ -66,7 +66,9 @@ export function registerInstanceCommands(
         if (!inst) throw new CliFailure(notFound(n));
         return;
       }
-      ctx.out(instanceDetail(await getOwnInstance(ctx, n), ctx.now()));
+      const inst = await getOwnInstance(ctx, n);
+      const running = inst.actual_status === 'running' ? 'running' : 'other';
+      ctx.out(instanceDetail(inst, ctx.now(), await identityHint(ctx, n, { kind: running })));
     }),
   );
 

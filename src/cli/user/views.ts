@@ -147,7 +147,24 @@ export function marketLines(i: Instance): [string, string][] {
   return out;
 }
 
-export function instanceDetail(i: Instance, nowMs: number): string {
+/**
+ * Each container port published besides SSH's, with the address it is reached at while the
+ * instance runs: `8080/tcp → 40973 (10.0.0.5:40973)`, one per line after the first.
+ */
+export function portLines(i: Instance): string {
+  const ports = (i.ports ?? {}) as Record<string, { HostIp?: string; HostPort?: string }[] | undefined>;
+  const host = i.actual_status === 'running' ? (i.ssh_host ?? i.public_ipaddr ?? null) : null;
+  const out: string[] = [];
+  for (const [port, binds] of Object.entries(ports).sort((a, b) => parseInt(a[0]) - parseInt(b[0]))) {
+    if (port === '22/tcp' || !Array.isArray(binds)) continue;
+    for (const b of binds)
+      if (b.HostPort) out.push(`${port} → ${b.HostPort}${host ? ` (${host}:${b.HostPort})` : ''}`);
+  }
+  return out.length > 0 ? out.join('; ') : DASH;
+}
+
+/** `identity`: the private key file to name with -i, when openrig knows it and ssh would not try it. */
+export function instanceDetail(i: Instance, nowMs: number, identity?: string): string {
   const pairs: [string, string][] = [
     ['ID', str(i.id)],
     ['Status', status(i)],
@@ -163,7 +180,11 @@ export function instanceDetail(i: Instance, nowMs: number): string {
     ['Image', str(i.image_uuid ?? i.image)],
     ['Label', str(i.label)],
     ['Started', i.start_date ? `${relativeTime(i.start_date, nowMs)} (${utcTime(i.start_date)})` : DASH],
-    ['SSH', ssh(i) === DASH ? DASH : `ssh -p ${i.ssh_port} root@${i.ssh_host}`],
+    [
+      'SSH',
+      ssh(i) === DASH ? DASH : `ssh ${identity ? `-i ${identity} ` : ''}-p ${i.ssh_port} root@${i.ssh_host}`,
+    ],
+    ['Ports', portLines(i)],
     ['Maintenance', maintLines(i.maintenances, nowMs)],
   ];
   return keyValues(pairs);
