@@ -28,12 +28,14 @@ export function dailyCharges(db: Kysely<DB>, userId: number, p: { from: number; 
       'i.dph_compute',
       'i.dph_disk',
       'i.disk',
+      // The market tier of the charge: an interruptible (bid) instance is charged its bid.
+      'i.is_bid',
     ])
     .where('l.user_id', '=', userId)
     .where('l.kind', 'in', CHARGE_KINDS)
     .where('l.period_end', '>', p.from)
     .where('l.period_end', '<=', p.to)
-    .groupBy(['l.instance_id', earningDay, 'l.kind', 'i.dph_compute', 'i.dph_disk', 'i.disk'])
+    .groupBy(['l.instance_id', earningDay, 'l.kind', 'i.dph_compute', 'i.dph_disk', 'i.disk', 'i.is_bid'])
     .execute();
 }
 

@@ -91,7 +91,7 @@ export async function showInvoices(db: Kysely<DB>, userId: number, q: InvoicesQu
       kind: compute ? 'compute' : 'disk',
       instance_id: id,
       description: compute
-        ? `Instance ${id} compute, ${date} (UTC)`
+        ? `Instance ${id} compute${Number(c.is_bid) === 1 ? ' (interruptible, at its bid)' : ''}, ${date} (UTC)`
         : `Instance ${id} disk (${c.disk} GB), ${date} (UTC)`,
       quantity: hours(Number(c.ms)),
       rate: roundPrice(compute ? c.dph_compute : c.dph_disk),

@@ -86,6 +86,15 @@ describeEachDb('the market', (dialect) => {
       .where('kind', '=', 'compute')
       .execute();
     expect(after.reduce((s, c) => s + Number(c.amount_micros), 0)).toBe(300_000);
+    // The invoice says which tier the compute was charged at.
+    const inv = await t().request('GET', '/api/v0/users/me/invoices?inc_charges=true', { key: a.apiKey });
+    expect(inv.status).toBe(200);
+    const items = (inv.body.invoices as { kind?: string; instance_id?: number; description: string; rate?: number }[]).filter(
+      (x) => x.instance_id === ia && x.kind === 'compute',
+    );
+    expect(items.length).toBeGreaterThan(0);
+    expect(items[0]!.description).toContain('interruptible, at its bid');
+    expect(items[0]!.rate).toBe(0.3);
     // Events and an e-mail for A.
     const ev = await t().deps.db.selectFrom('events').select(['type', 'user_id']).where('type', '=', 'instance.preempted').execute();
     expect(ev.map((e) => Number(e.user_id))).toContain(a.id);
