@@ -19,7 +19,7 @@ import * as repo from './volumes.repo.js';
 import type { VolumeRow } from './volumes.repo.js';
 import { volumeUnpaidEmail } from './volumes.mail.js';
 
-/** Days a volume of an owner without credit is kept before its host may reclaim it. */
+/** Days a volume of an owner without credit is promised to be kept (the e-mail says until when). */
 export const VOLUME_GRACE_DAYS = 14;
 /** Volumes are charged once an hour (and at deletion, up to the moment). */
 export const VOLUME_METER_PERIOD_MS = 3_600_000;

@@ -17,7 +17,7 @@ export function volumeUnpaidEmail(p: {
     '',
     `Your account's balance is exhausted while your volume ${p.volumeId}${name} exists.`,
     `openrig keeps the volume and its data for ${p.graceDays} days, until ${utc(p.keptUntil)}, and keeps charging its storage.`,
-    'Add credit to keep it beyond that; after it the host may reclaim the space. openrig never deletes it by itself.',
+    'Add credit to keep it beyond that; after it the operator may delete it. openrig never deletes it by itself.',
     '',
     'To keep nothing, delete it: vastai delete volume ID, or openrig volumes delete ID.',
   ];
