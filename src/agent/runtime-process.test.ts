@@ -146,4 +146,25 @@ describe.skipIf(!existsSync('/usr/bin/ssh'))('process runtime', () => {
     expect(await rt.inspect(3)).toEqual({ state: 'absent' });
     expect(await rt.list()).not.toContain(3);
   });
+
+  it("each instance has its own home and working directory: ~ in onstart and in an SSH session is the instance's root, never the host user's home", async () => {
+    const a = await rt.start(spec(4, { onstart: 'echo four > ~/mine.txt; pwd > ~/cwd.txt; sleep 300' }));
+    const b = await rt.start(spec(5, { onstart: 'echo five > ~/mine.txt; sleep 300' }));
+    const rootOf = (id: number) => path.join(rt.dir(id), 'root');
+    const read = (id: number, f: string) =>
+      existsSync(path.join(rootOf(id), f)) ? readFileSync(path.join(rootOf(id), f), 'utf8') : '';
+    await waitFor(
+      async () => read(4, 'cwd.txt') + read(5, 'mine.txt'),
+      (t) => t.includes('\n') && t.endsWith('five\n'),
+    );
+    expect(read(4, 'mine.txt')).toBe('four\n');
+    expect(read(4, 'cwd.txt')).toBe(`${rootOf(4)}\n`);
+    expect(read(5, 'mine.txt')).toBe('five\n');
+    // A login lands there too, and `cd` with no argument goes back there.
+    const r = ssh(a.sshPort, 'cd /tmp && cd && pwd && echo "$HOME"');
+    expect(r.stdout).toBe(`${rootOf(4)}\n${rootOf(4)}\n`);
+    expect(ssh(b.sshPort, 'cat ~/mine.txt').stdout).toBe('five\n');
+    await rt.destroy(4);
+    await rt.destroy(5);
+  });
 });
