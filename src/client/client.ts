@@ -102,6 +102,28 @@ export class OpenrigClient extends HttpClient {
   passwordLogin(email: string, password: string): Promise<PasswordLoginReply> {
     return this.request('POST', `${V0}/users/login/`, { body: { email, password } });
   }
+  /** Sign-up (where the operator switched it on): e-mails a link that creates the account. */
+  signup(body: { email: string; password: string; full_name?: string }): Promise<SuccessReply & { msg: string }> {
+    return this.request('POST', `${V0}/users/signup/`, { body });
+  }
+  /** Follows a sign-up's link: creates the account. */
+  verifySignup(token: string): Promise<SuccessReply & { msg: string; email: string }> {
+    return this.request('POST', `${V0}/users/signup/verify/`, { body: { token } });
+  }
+  /** E-mails a password reset link (the same answer whether or not the e-mail has an account). */
+  requestPasswordReset(email: string): Promise<SuccessReply & { msg: string }> {
+    return this.request('POST', `${V0}/users/password-reset/`, { body: { email } });
+  }
+  /** Sets a new password with a reset link's token. */
+  confirmPasswordReset(token: string, password: string): Promise<SuccessReply & { msg: string }> {
+    return this.request('POST', `${V0}/users/password-reset/confirm/`, { body: { token, password } });
+  }
+  /** Changes the caller's password; its other sessions end. */
+  changePassword(currentPassword: string, newPassword: string): Promise<SuccessReply & { msg: string }> {
+    return this.request('PUT', `${V0}/users/password/`, {
+      body: { current_password: currentPassword, new_password: newPassword },
+    });
+  }
   /** Requests made with a browser-style session cookie (the CLI's sign-in flow). */
   withCookie(cookie: string): RequestOptions['headers'] {
     // A cookie-authenticated write must carry the anti-forgery header; a CLI is not a browser.

@@ -13,6 +13,7 @@ import { Activity } from './Activity';
 import { Billing } from './Billing';
 import { EnvVars } from './EnvVars';
 import { Settings } from './Settings';
+import { PasswordChange } from '../components/PasswordChange';
 
 const TABS = [
   { to: '/account', label: 'API keys' },
@@ -42,6 +43,7 @@ export function Account({ path }: { path: string }) {
       {tab.to === '/account/billing' && <Billing />}
       {tab.to === '/account/security' && (
         <>
+          <PasswordChange />
           <Security />
           <Activity />
         </>

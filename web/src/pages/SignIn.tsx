@@ -2,6 +2,9 @@
 // tfa_secret and the user's methods; the second step picks a method (TOTP, SMS, e-mail or a backup
 // code), sends a code where one is sent, and completes with POST /api/v0/tfa/, which sets the cookie.
 // A text message without a method id goes to the number on file (legacy accounts).
+// Beside it: creating an account (where the operator switched sign-up on; the server says so
+// otherwise), asking for a password reset link, and the two pages those e-mails link to
+// (/verify-email?token=… and /reset-password?token=…).
 import { useState, type FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { client } from '../api';
@@ -37,7 +40,196 @@ function choicesOf(methods: LoginMethod[]): Choice[] {
   return out;
 }
 
+type Mode = 'signin' | 'signup' | 'forgot' | 'reset' | 'verify';
+
+/** The page an e-mailed link opens, with its token; else the sign-in form. */
+function initialMode(): { mode: Mode; token: string } {
+  const token = new URLSearchParams(location.search).get('token') ?? '';
+  if (location.pathname === '/reset-password' && token) return { mode: 'reset', token };
+  if (location.pathname === '/verify-email' && token) return { mode: 'verify', token };
+  return { mode: 'signin', token: '' };
+}
+
 export function SignIn() {
+  const [{ mode, token }, setMode] = useState(initialMode);
+  const go = (m: Mode) => {
+    if (mode === 'reset' || mode === 'verify') navigate('/signin', true);
+    setMode({ mode: m, token: '' });
+  };
+  return (
+    <main className="signin-wrap" id="main">
+      <div className="signin-card">
+        <div className="signin-brand">
+          <img src="/favicon.svg" alt="" width="36" height="36" />
+          <div>
+            <h1>openrig</h1>
+            <p className="muted">GPU cloud console</p>
+          </div>
+        </div>
+        {mode === 'signin' && <SignInForm onMode={go} />}
+        {mode === 'signup' && <SignUpForm onMode={go} />}
+        {mode === 'forgot' && <ForgotForm onMode={go} />}
+        {mode === 'reset' && <ResetForm token={token} onMode={go} />}
+        {mode === 'verify' && <VerifyEmail token={token} onMode={go} />}
+      </div>
+    </main>
+  );
+}
+
+/** Links between the forms. */
+function Switch({ onMode, to }: { onMode: (m: Mode) => void; to: [Mode, string][] }) {
+  return (
+    <p className="row gap">
+      {to.map(([m, label]) => (
+        <Button key={m} type="button" variant="ghost" onClick={() => onMode(m)}>
+          {label}
+        </Button>
+      ))}
+    </p>
+  );
+}
+
+function SignUpForm({ onMode }: { onMode: (m: Mode) => void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [sent, setSent] = useState('');
+  const { busy, error, run } = useAction();
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    await run(async () => setSent((await client.signup({ email, password })).msg));
+  }
+  return (
+    <form onSubmit={submit} aria-label="Create an account">
+      <h2>Create an account</h2>
+      {sent ? (
+        <p role="status">{sent}</p>
+      ) : (
+        <>
+          <Field
+            label="E-mail"
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+          <Field
+            label="Password (at least 8 characters)"
+            type="password"
+            autoComplete="new-password"
+            minLength={8}
+            required
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+          <ErrorNote error={error} />
+          <Button type="submit" variant="primary" busy={busy} className="wide">
+            Create account
+          </Button>
+        </>
+      )}
+      <Switch onMode={onMode} to={[['signin', 'Back to sign in']]} />
+    </form>
+  );
+}
+
+function ForgotForm({ onMode }: { onMode: (m: Mode) => void }) {
+  const [email, setEmail] = useState('');
+  const [sent, setSent] = useState('');
+  const { busy, error, run } = useAction();
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    await run(async () => setSent((await client.requestPasswordReset(email)).msg));
+  }
+  return (
+    <form onSubmit={submit} aria-label="Reset your password">
+      <h2>Reset your password</h2>
+      {sent ? (
+        <p role="status">{sent}</p>
+      ) : (
+        <>
+          <Field
+            label="E-mail"
+            type="email"
+            autoComplete="username"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+          <ErrorNote error={error} />
+          <Button type="submit" variant="primary" busy={busy} className="wide">
+            E-mail me a reset link
+          </Button>
+        </>
+      )}
+      <Switch onMode={onMode} to={[['signin', 'Back to sign in']]} />
+    </form>
+  );
+}
+
+function ResetForm({ token, onMode }: { token: string; onMode: (m: Mode) => void }) {
+  const [password, setPassword] = useState('');
+  const [done, setDone] = useState('');
+  const { busy, error, run } = useAction();
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    await run(async () => setDone((await client.confirmPasswordReset(token, password)).msg));
+  }
+  return (
+    <form onSubmit={submit} aria-label="Choose a new password">
+      <h2>Choose a new password</h2>
+      {done ? (
+        <p role="status">{done}</p>
+      ) : (
+        <>
+          <Field
+            label="New password (at least 8 characters)"
+            type="password"
+            autoComplete="new-password"
+            minLength={8}
+            required
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+          <ErrorNote error={error} />
+          <Button type="submit" variant="primary" busy={busy} className="wide">
+            Set password
+          </Button>
+        </>
+      )}
+      <Switch onMode={onMode} to={[['signin', 'Sign in']]} />
+    </form>
+  );
+}
+
+function VerifyEmail({ token, onMode }: { token: string; onMode: (m: Mode) => void }) {
+  const [done, setDone] = useState('');
+  const { busy, error, run } = useAction();
+  return (
+    <section aria-label="Confirm your e-mail">
+      <h2>Confirm your e-mail</h2>
+      {done ? (
+        <p role="status">{done}</p>
+      ) : (
+        <>
+          <ErrorNote error={error} />
+          <Button
+            type="button"
+            variant="primary"
+            busy={busy}
+            className="wide"
+            onClick={() => void run(async () => setDone((await client.verifySignup(token)).msg))}
+          >
+            Confirm and create my account
+          </Button>
+        </>
+      )}
+      <Switch onMode={onMode} to={[['signin', 'Sign in']]} />
+    </section>
+  );
+}
+
+function SignInForm({ onMode }: { onMode: (m: Mode) => void }) {
   const qc = useQueryClient();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -64,44 +256,42 @@ export function SignIn() {
   }
 
   return (
-    <main className="signin-wrap" id="main">
-      <div className="signin-card">
-        <div className="signin-brand">
-          <img src="/favicon.svg" alt="" width="36" height="36" />
-          <div>
-            <h1>openrig</h1>
-            <p className="muted">GPU cloud console</p>
-          </div>
-        </div>
-        {!challenge ? (
-          <form onSubmit={submit} aria-label="Sign in">
-            <h2>Sign in</h2>
-            <Field
-              label="E-mail"
-              type="email"
-              autoComplete="username"
-              required
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
-            />
-            <Field
-              label="Password"
-              type="password"
-              autoComplete="current-password"
-              required
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-            />
-            <ErrorNote error={error} />
-            <Button type="submit" variant="primary" busy={busy} className="wide">
-              Sign in
-            </Button>
-          </form>
-        ) : (
-          <SecondStep challenge={challenge} onDone={done} onBack={() => setChallenge(null)} />
-        )}
-      </div>
-    </main>
+    <>
+      {!challenge ? (
+        <form onSubmit={submit} aria-label="Sign in">
+          <h2>Sign in</h2>
+          <Field
+            label="E-mail"
+            type="email"
+            autoComplete="username"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+          <Field
+            label="Password"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+          <ErrorNote error={error} />
+          <Button type="submit" variant="primary" busy={busy} className="wide">
+            Sign in
+          </Button>
+          <Switch
+            onMode={onMode}
+            to={[
+              ['forgot', 'Forgot your password?'],
+              ['signup', 'Create an account'],
+            ]}
+          />
+        </form>
+      ) : (
+        <SecondStep challenge={challenge} onDone={done} onBack={() => setChallenge(null)} />
+      )}
+    </>
   );
 }
 
