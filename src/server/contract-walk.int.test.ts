@@ -358,6 +358,10 @@ function validRequest(o: Operation): Req | string {
     // A body the schema lets be absent or null is sent as an object all the same when it may be one.
     const v = example(body);
     if (v === undefined) return 'no valid body';
+    // A long poll answers at once when the request asks for the shortest wait its document allows.
+    const wait = body.properties?.timeout_s;
+    if (wait && typeof wait.minimum === 'number' && v !== null && typeof v === 'object')
+      (v as Record<string, Json>).timeout_s = wait.minimum;
     req.body = v;
     req.noBody = false;
   }
