@@ -40,7 +40,11 @@ const { systemClock } = await dist('server/clock.js');
 
 const bearer = (key) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
 async function call(url, method, p, key, body) {
-  const r = await fetch(`${url}${p}`, { method, headers: bearer(key), body: body === undefined ? undefined : JSON.stringify(body) });
+  const r = await fetch(`${url}${p}`, {
+    method,
+    headers: bearer(key),
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await r.text();
   let json;
   try {
@@ -71,7 +75,11 @@ function simulatedAgent(url, key, uid, machineIds) {
       state: h.state === 'stopped' ? 'stopped' : 'running',
       ...(h.state !== 'stopped' ? { ssh_port: 40000 + (id % 20000) } : {}),
     }));
-    const r = await call(url, 'POST', '/api/agent/v1/sync', key, { agent_uid: uid, machine_ids: machineIds, instances });
+    const r = await call(url, 'POST', '/api/agent/v1/sync', key, {
+      agent_uid: uid,
+      machine_ids: machineIds,
+      instances,
+    });
     let again = false;
     for (const d of r.instances ?? []) {
       const h = here.get(d.id);
@@ -104,7 +112,8 @@ function simulatedAgent(url, key, uid, machineIds) {
     // A change is reported at once, and a stop that ends is followed by a sync (the real agent
     // syncs again when an operation ends).
     let next = again ? 20 : SYNC_MS;
-    for (const h of here.values()) if (h.state === 'stopping') next = Math.min(next, Math.max(0, h.until - Date.now()));
+    for (const h of here.values())
+      if (h.state === 'stopping') next = Math.min(next, Math.max(0, h.until - Date.now()));
     if (!stopped) timer = setTimeout(loop, next);
   };
   return {
@@ -199,14 +208,21 @@ async function runDialect(dialect) {
     }
     await store.db.updateTable('machines').set({ min_bid_dph: 0.1, listed: 1 }).execute();
     for (const ag of agents) ag.start();
-    log(dialect, `${machines.length} machines registered by ${agents.length} agents in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    log(
+      dialect,
+      `${machines.length} machines registered by ${agents.length} agents in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
     // A running bid on every machine.
     const bidOf = new Map();
     for (let i = 0; i < machines.length; i += 50) {
       await Promise.all(
         machines.slice(i, i + 50).map(async (m, k) => {
           const b = bidders[(i + k) % bidders.length];
-          const r = await call(srv.url, 'PUT', `/api/v0/asks/${m}/`, b.api_key, { image: 'bench', disk: 1, price: 0.2 });
+          const r = await call(srv.url, 'PUT', `/api/v0/asks/${m}/`, b.api_key, {
+            image: 'bench',
+            disk: 1,
+            price: 0.2,
+          });
           bidOf.set(m, r.new_contract);
         }),
       );
@@ -232,7 +248,8 @@ async function runDialect(dialect) {
       for (;;) {
         const row = await call(srv.url, 'GET', `/api/v0/instances/${c.new_contract}/`, r.api_key);
         if (row.instances?.actual_status === 'running') break;
-        if (performance.now() - t1 > 60_000) throw new Error(`instance ${c.new_contract} not running after 60 s`);
+        if (performance.now() - t1 > 60_000)
+          throw new Error(`instance ${c.new_contract} not running after 60 s`);
         await sleep(10);
       }
       const ms = performance.now() - t1 - GRACE_S * 1000;
@@ -246,7 +263,13 @@ async function runDialect(dialect) {
     await drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
-  return { dialect, median: median(times), p90: pct(times, 0.9), max: Math.max(...times), min: Math.min(...times) };
+  return {
+    dialect,
+    median: median(times),
+    p90: pct(times, 0.9),
+    max: Math.max(...times),
+    min: Math.min(...times),
+  };
 }
 
 const results = [];

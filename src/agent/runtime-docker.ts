@@ -463,7 +463,10 @@ export class DockerRuntime implements Runtime {
     if (existsSync(d)) writeFileSync(path.join(d, 'stopped'), '');
     this.closeSsh(id);
     try {
-      await this.engine.stop(containerName(id), graceS !== undefined ? Math.ceil(graceS) : (this.o.stopGraceS ?? 10));
+      await this.engine.stop(
+        containerName(id),
+        graceS !== undefined ? Math.ceil(graceS) : (this.o.stopGraceS ?? 10),
+      );
     } catch (err) {
       if (!(err instanceof EngineError) || (err.status !== 404 && err.status !== 304)) throw err;
     }

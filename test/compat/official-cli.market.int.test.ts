@@ -31,20 +31,43 @@ describeEachDb('official CLI: market commands', (dialect) => {
       expectOk(r);
       return r.body.offers as Record<string, unknown>[];
     };
-    expect((await search(a.apiKey, 'bid'))[0]).toMatchObject({ id: m, min_bid: 0.2, dph_base: 0.2, is_bid: true });
-    const ca = await cli(t(), { method: 'PUT', path: `/asks/${m}/`, key: a.apiKey, json: cliCreateBody({ price: f(0.25) }) });
+    expect((await search(a.apiKey, 'bid'))[0]).toMatchObject({
+      id: m,
+      min_bid: 0.2,
+      dph_base: 0.2,
+      is_bid: true,
+    });
+    const ca = await cli(t(), {
+      method: 'PUT',
+      path: `/asks/${m}/`,
+      key: a.apiKey,
+      json: cliCreateBody({ price: f(0.25) }),
+    });
     expectOk(ca);
     expect(ca.body).toMatchObject({ success: true, is_bid: true, price: 0.25 });
     const show = async (key: string, id: number) =>
-      (await cli(t(), { method: 'GET', path: `/instances/${id}/`, query: { owner: 'me' }, key })).body.instances;
-    expect(await show(a.apiKey, ca.body.new_contract)).toMatchObject({ is_bid: true, dph_base: 0.25, min_bid: 0.250001 });
+      (await cli(t(), { method: 'GET', path: `/instances/${id}/`, query: { owner: 'me' }, key })).body
+        .instances;
+    expect(await show(a.apiKey, ca.body.new_contract)).toMatchObject({
+      is_bid: true,
+      dph_base: 0.25,
+      min_bid: 0.250001,
+    });
     // The machine a bid holds is still offered on demand (the CLI's default filters) and to bidders above it.
     expect(await search(b.apiKey, 'on-demand')).toHaveLength(1);
     expect((await search(b.apiKey, 'bid'))[0]).toMatchObject({ min_bid: 0.250001 });
     // B outbids A: A waits; `change bid` without --price (null) takes back the lowest winning bid.
-    const cb = await cli(t(), { method: 'PUT', path: `/asks/${m}/`, key: b.apiKey, json: cliCreateBody({ price: f(0.3) }) });
+    const cb = await cli(t(), {
+      method: 'PUT',
+      path: `/asks/${m}/`,
+      key: b.apiKey,
+      json: cliCreateBody({ price: f(0.3) }),
+    });
     expectOk(cb);
-    expect(await show(a.apiKey, ca.body.new_contract)).toMatchObject({ bid_waiting: true, preempted_by: 'bid' });
+    expect(await show(a.apiKey, ca.body.new_contract)).toMatchObject({
+      bid_waiting: true,
+      preempted_by: 'bid',
+    });
     const ch = await cli(t(), {
       method: 'PUT',
       path: `/instances/bid_price/${ca.body.new_contract}/`,

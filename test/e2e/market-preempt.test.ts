@@ -58,7 +58,12 @@ const mails = () => {
         .map((l) => JSON.parse(l) as { to: string; subject: string; text: string })
     : [];
 };
-async function until<T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, what: string, ms = 30_000): Promise<T> {
+async function until<T>(
+  fn: () => Promise<T> | T,
+  ok: (v: T) => boolean,
+  what: string,
+  ms = 30_000,
+): Promise<T> {
   let last: T | undefined;
   try {
     return (
@@ -73,7 +78,9 @@ async function until<T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, what: s
       )
     ).v;
   } catch (err) {
-    throw new Error(`${(err as Error).message}; last ${JSON.stringify(last)}; agent: ${w.agent.stdout()}${w.agent.stderr()}`);
+    throw new Error(
+      `${(err as Error).message}; last ${JSON.stringify(last)}; agent: ${w.agent.stdout()}${w.agent.stderr()}`,
+    );
   }
 }
 
@@ -88,7 +95,9 @@ beforeAll(async () => {
   bKey = (await createUser(w, 'mk-b@example.com')).api_key;
   expect((await callApi(w.url, 'POST', '/api/v0/ssh/', bKey, { ssh_key: PUB2 })).status).toBe(200);
   // The host takes bids from 0.1 $/h per GPU.
-  expect((await callApi(w.url, 'PUT', `/api/v0/machines/${w.machine}/minbid/`, w.hostKey, { price: 0.1 })).status).toBe(200);
+  expect(
+    (await callApi(w.url, 'PUT', `/api/v0/machines/${w.machine}/minbid/`, w.hostKey, { price: 0.1 })).status,
+  ).toBe(200);
   const hook = await callApi(w.url, 'POST', '/api/v0/webhooks/', w.renterKey, {
     url: `${rx.url}/a`,
     events: ['instance.preempted', 'instance.resumed'],
@@ -113,8 +122,16 @@ describe('preemption with a real agent', { timeout: 120_000 }, () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body).toMatchObject({ is_bid: true, price: 0.2, bid_waiting: false });
     a = r.body.new_contract as number;
-    await until(() => show(w.renterKey, a), (i) => i.actual_status === 'running', 'A running');
-    await until(() => events(a), (e) => e.some((x) => x.kind === 'start'), "A's onstart");
+    await until(
+      () => show(w.renterKey, a),
+      (i) => i.actual_status === 'running',
+      'A running',
+    );
+    await until(
+      () => events(a),
+      (e) => e.some((x) => x.kind === 'start'),
+      "A's onstart",
+    );
 
     const rb = await callApi(w.url, 'PUT', `/api/v0/asks/${w.machine}/`, bKey, {
       client_id: 'me',
@@ -130,11 +147,19 @@ describe('preemption with a real agent', { timeout: 120_000 }, () => {
     expect(pa.actual_status).not.toBe('running');
     expect(String(pa.status_msg)).toContain('outbid by an on-demand rental');
 
-    await until(() => show(bKey, b), (i) => i.actual_status === 'running', 'B running');
+    await until(
+      () => show(bKey, b),
+      (i) => i.actual_status === 'running',
+      'B running',
+    );
     const ea = events(a);
     const term = ea.find((x) => x.kind === 'term');
     expect(term, 'A saw SIGTERM').toBeDefined();
-    const bStart = await until(() => events(b), (e) => e.some((x) => x.kind === 'start'), "B's onstart");
+    const bStart = await until(
+      () => events(b),
+      (e) => e.some((x) => x.kind === 'start'),
+      "B's onstart",
+    );
     // B started only after A's grace period: A ran on through SIGTERM until the agent stopped it.
     expect(bStart[0]!.at - term!.at).toBeGreaterThanOrEqual(GRACE_S - 0.5);
     expect(read(a, 'keep.txt')).toBe('written on the first start\n');
@@ -142,9 +167,17 @@ describe('preemption with a real agent', { timeout: 120_000 }, () => {
 
   it('B destroyed: A resumes by itself with its files intact; webhooks and e-mails say so', async () => {
     expect((await callApi(w.url, 'DELETE', `/api/v0/instances/${b}/`, bKey)).status).toBe(200);
-    const ra = await until(() => show(w.renterKey, a), (i) => i.actual_status === 'running', 'A resumed and running');
+    const ra = await until(
+      () => show(w.renterKey, a),
+      (i) => i.actual_status === 'running',
+      'A resumed and running',
+    );
     expect(ra).toMatchObject({ intended_status: 'running', bid_waiting: false, is_bid: true, dph_base: 0.2 });
-    await until(() => events(a), (e) => e.filter((x) => x.kind === 'start').length === 2, "A's second start");
+    await until(
+      () => events(a),
+      (e) => e.filter((x) => x.kind === 'start').length === 2,
+      "A's second start",
+    );
     expect(read(a, 'keep.txt')).toBe('written on the first start\n');
     const got = await until(
       () => rx.received.map((x) => JSON.parse(x.body) as { type: string; data: Record<string, unknown> }),
@@ -156,7 +189,9 @@ describe('preemption with a real agent', { timeout: 120_000 }, () => {
     expect(got.find((e) => e.type === 'instance.resumed')?.data).toMatchObject({ instance_id: a });
     const m = await until(
       mails,
-      (l) => l.filter((x) => x.to === 'mk-a@example.com' && /Instance \d+ (was preempted|resumed)/.test(x.subject)).length >= 2,
+      (l) =>
+        l.filter((x) => x.to === 'mk-a@example.com' && /Instance \d+ (was preempted|resumed)/.test(x.subject))
+          .length >= 2,
       "A's e-mails",
     );
     const mine = m.filter((x) => x.to === 'mk-a@example.com');

@@ -7,19 +7,22 @@ import { useTestApp, type TestApp } from '../helpers/app.js';
 import { offers, renter } from '../helpers/market.js';
 
 /** Checks every machine: one active instance at most, the flags agree, no waiting bid outranks it. */
-async function checkMarket(t: TestApp, machines: number[]): Promise<Map<number, { id: number; is_bid: number }>> {
+async function checkMarket(
+  t: TestApp,
+  machines: number[],
+): Promise<Map<number, { id: number; is_bid: number }>> {
   const holders = new Map<number, { id: number; is_bid: number }>();
   for (const m of machines) {
-    const live = await t
-      .deps.db.selectFrom('instances')
+    const live = await t.deps.db
+      .selectFrom('instances')
       .select(['id', 'is_bid', 'intended_status', 'bid_waiting', 'dph_compute', 'bid_at'])
       .where('machine_id', '=', m)
       .where('destroyed_at', 'is', null)
       .execute();
     const active = live.filter((r) => r.intended_status !== 'stopped');
     expect(active.length).toBeLessThanOrEqual(1);
-    const mach = await t
-      .deps.db.selectFrom('machines')
+    const mach = await t.deps.db
+      .selectFrom('machines')
       .select(['rented', 'bid_to_win_dph'])
       .where('id', '=', m)
       .executeTakeFirstOrThrow();
@@ -90,7 +93,10 @@ describeEachDb('market races', (dialect) => {
       Array.from({ length: 200 }, (_, i) => {
         const x = ids[(i * 11) % ids.length]!;
         return i % 10 === 9
-          ? t().request('PUT', `/api/v0/instances/${x.id}/`, { key: x.key, body: { state: i % 20 === 19 ? 'running' : 'stopped' } })
+          ? t().request('PUT', `/api/v0/instances/${x.id}/`, {
+              key: x.key,
+              body: { state: i % 20 === 19 ? 'running' : 'stopped' },
+            })
           : t().request('PUT', `/api/v0/instances/bid_price/${x.id}/`, {
               key: x.key,
               body: { client_id: 'me', price: i % 7 === 0 ? null : 0.1 + ((i * 3) % 40) / 10 },

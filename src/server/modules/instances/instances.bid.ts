@@ -57,7 +57,8 @@ export async function bidStateChange(
   );
   if (!moved) throw new LostRace(`start of instance ${row.id}`);
   const r = await arbitrate(db, deps.config, row.machine_id, now);
-  if (r.resumed !== row.id) await repo.moveInstance(db, row.id, {}, { status_msg: await waitingReason(db, row.machine_id) });
+  if (r.resumed !== row.id)
+    await repo.moveInstance(db, row.id, {}, { status_msg: await waitingReason(db, row.machine_id) });
   return { changed: true };
 }
 
@@ -88,7 +89,9 @@ export async function changeBid(
     rawPrice !== undefined &&
     (typeof rawPrice !== 'number' || !Number.isFinite(rawPrice) || rawPrice <= 0 || rawPrice > 100000)
   )
-    throw InstanceErrors.badRequest('price (a bid, $/hour for the machine) must be a positive number, or null for the lowest winning bid');
+    throw InstanceErrors.badRequest(
+      'price (a bid, $/hour for the machine) must be a positive number, or null for the lowest winning bid',
+    );
   const now = deps.clock.now();
   return txRetry(deps.store, async (db) => {
     const row = await repo.ownInstanceRow(db, auth.user.id, id);
@@ -100,7 +103,7 @@ export async function changeBid(
       );
     const m = await machineOf(db, row.machine_id);
     const price =
-      rawPrice === null || rawPrice === undefined ? await lowestWinning(db, row, m) : roundPrice(rawPrice as number);
+      rawPrice === null || rawPrice === undefined ? await lowestWinning(db, row, m) : roundPrice(rawPrice);
     if (m.min_bid_dph > 0 && price < m.min_bid_dph)
       throw InstanceErrors.badRequest(
         `price ${price} is below this machine's minimum bid of ${m.min_bid_dph} $/hour (the host's floor)`,

@@ -123,7 +123,8 @@ export async function createInstance(
       // on-demand or owner rental claims it, preempting a bid that holds it.
       const bid = req.price === null ? null : roundPrice(req.price);
       const m = bid !== null ? await lockOffer(db, offerId, now) : await claimMachine(db, offerId, now);
-      if (m && bid === null) await preemptForClaim(db, deps.config, m, m.host_id === userId ? 'owner' : 'on-demand', now);
+      if (m && bid === null)
+        await preemptForClaim(db, deps.config, m, m.host_id === userId ? 'owner' : 'on-demand', now);
       if (!m) {
         const ex = await claimState(db, offerId);
         if (!ex || ex.deleted_at !== null) throw InstanceErrors.offerNotFound(`No such offer: ${offerId}`);

@@ -37,7 +37,13 @@ export function preemptedEmail(p: {
   return { subject, text: `${lines.join('\n\n')}\n`, html: page(subject, lines) };
 }
 
-export function resumedEmail(p: { name: string; instanceId: number; machineId: number; bid: number; at: number }): Rendered {
+export function resumedEmail(p: {
+  name: string;
+  instanceId: number;
+  machineId: number;
+  bid: number;
+  at: number;
+}): Rendered {
   const subject = `Instance ${p.instanceId} resumed: its bid wins the machine again`;
   const lines = [
     greeting(p.name),

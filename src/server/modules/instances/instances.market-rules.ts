@@ -24,10 +24,22 @@ export function tierOf(row: { is_bid: number; user_id: number }, hostId: number)
 }
 
 export function contenderOf(
-  row: { id: number; is_bid: number; user_id: number; dph_compute: number; bid_at: number | null; created_at: number },
+  row: {
+    id: number;
+    is_bid: number;
+    user_id: number;
+    dph_compute: number;
+    bid_at: number | null;
+    created_at: number;
+  },
   hostId: number,
 ): Contender {
-  return { tier: tierOf(row, hostId), price: row.dph_compute, bidAt: row.bid_at ?? row.created_at, id: row.id };
+  return {
+    tier: tierOf(row, hostId),
+    price: row.dph_compute,
+    bidAt: row.bid_at ?? row.created_at,
+    id: row.id,
+  };
 }
 
 /** Whether `challenger` takes the machine from `holder` (which runs or is about to). */
@@ -63,7 +75,8 @@ export function waitingMsg(holder: Tier | null, winAt: number | null): string {
   if (holder === 'bid')
     return `Waiting: outbid by the running bid; a bid of ${winAt} $/h or more takes the machine now`;
   if (holder === 'owner') return "Waiting: the machine's owner rents it; the bid resumes when it is free";
-  if (holder === 'on-demand') return 'Waiting: an on-demand rental holds the machine; the bid resumes when it is free';
+  if (holder === 'on-demand')
+    return 'Waiting: an on-demand rental holds the machine; the bid resumes when it is free';
   return 'Waiting for the machine';
 }
 

@@ -126,7 +126,12 @@ async function resume(db: Kysely<DB>, row: InstanceRow, now: number, fresh: bool
       bid: row.dph_compute,
       at: now,
     });
-    await enqueueEmail(db, now, { key: `market:resumed:${row.id}:${now}`, to: who.email, ...mail, category: 'market' });
+    await enqueueEmail(db, now, {
+      key: `market:resumed:${row.id}:${now}`,
+      to: who.email,
+      ...mail,
+      category: 'market',
+    });
   }
 }
 

@@ -275,7 +275,8 @@ export function searchSql(plan: SearchPlan, dialect: SqlDialect, now: number): C
   // Rented or unlisted machines only when the filter asks for them.
   if (!named.has('listed') && !named.has('rentable')) where.push(expr('listed'));
   // Not held by an on-demand or owner rental (a machine only a bid holds can be taken).
-  if (!named.has('rented') && !named.has('rentable')) where.push('(m.rented = 0 OR m.bid_to_win_dph IS NOT NULL)');
+  if (!named.has('rented') && !named.has('rentable'))
+    where.push('(m.rented = 0 OR m.bid_to_win_dph IS NOT NULL)');
   for (const c of plan.conditions) {
     const def = OFFER_FIELDS[c.field]!;
     const e = compared(c.field);
