@@ -165,7 +165,7 @@ export async function destroyInstance(
   return txRetry(deps.store, async (db) => {
     const row = await ownRow(db, auth, id);
     if (row.destroyed_at !== null) return { changed: false };
-    await destroyLiveRow(db, row, now);
+    await destroyLiveRow(db, row, now, deps.config);
     return { changed: true };
   });
 }
