@@ -203,12 +203,15 @@ function InstanceCard({ i, highlight, keys }: { i: Instance; highlight: boolean;
             {[`${i.num_gpus}× ${i.gpu_name}`, i.image_uuid, diskText(i), i.geolocation]
               .filter(Boolean)
               .join(' · ')}
-            {i.machine_runtime === 'process' && (
-              <span className="badge badge-warn" title="A plain process of the host's user: no isolation">
-                host process, no isolation
-              </span>
-            )}
           </p>
+          {i.machine_runtime === 'process' && (
+            <span
+              className="badge badge-warn runtime-badge"
+              title="A plain process of the host's user: no isolation"
+            >
+              host process, no isolation
+            </span>
+          )}
         </div>
         <span className={`status status-${info.tone}`} data-status={st}>
           <span className="dot" aria-hidden="true" />
