@@ -12,6 +12,7 @@ import { registerBillingCommands } from './billing.js';
 import { registerEnvVarCommands } from './env-vars.js';
 import { registerTfaCommands } from './tfa.js';
 import { registerWebhookCommands } from './webhooks.js';
+import { registerVolumeCommands } from './volumes.js';
 
 export function registerUserCommands(program: Command): void {
   const group = (name: string, description: string) => program.command(name).description(description);
@@ -50,6 +51,9 @@ export function registerUserCommands(program: Command): void {
   registerBillingCommands(show);
   registerAuditCommands(show);
   registerEnvVarCommands(show, create, update, del);
+  registerVolumeCommands(
+    group('volumes', 'local volumes: offer disk for them (hosts), search, create, show and delete them'),
+  );
   program.addHelpText(
     'after',
     `
