@@ -31,6 +31,7 @@ export function EarningsCharts() {
             x={e.per_day.map((d) => d.day * DAY_S)}
             series={[{ label: 'Earnings', values: e.per_day.map((d) => d.earn), color: '--ok' }]}
             bars
+            utc
             barSpanS={DAY_S}
             format={(n) => usd(n, 2)}
           />

@@ -16,6 +16,7 @@ export function SpendCharts({ history, sdate, edate }: { history: Invoices; sdat
         x={s.days}
         series={[{ label: 'Spend', values: s.perDay }]}
         bars
+        utc
         barSpanS={DAY_S}
         format={(n) => usd(n, 2)}
         empty="No days in this range."

@@ -13,6 +13,18 @@ export interface ChartSeries {
   color?: string;
 }
 
+/** uPlot's gaps (canvas pixels, in order) plus one between each two points more than `maxS` apart. */
+const gapsOver =
+  (maxS: number): uPlotType.Series.GapsRefiner =>
+  (u, _series, idx0, idx1, found) => {
+    const xs = u.data[0];
+    const out: [number, number][] = [...(found ?? [])];
+    for (let i = idx0; i < idx1; i++)
+      if (xs[i + 1]! - xs[i]! > maxS)
+        out.push([Math.round(u.valToPos(xs[i]!, 'x', true)), Math.round(u.valToPos(xs[i + 1]!, 'x', true))]);
+    return out.sort((a, b) => a[0] - b[0]);
+  };
+
 const cssColor = (c: string) =>
   c.startsWith('--') ? getComputedStyle(document.documentElement).getPropertyValue(c).trim() || '#888' : c;
 
@@ -25,8 +37,12 @@ export function TimeChart(p: {
   series: ChartSeries[];
   /** Bars (one per x, e.g. a day) instead of lines. */
   bars?: boolean;
+  /** The x axis in UTC (days of the billing) rather than the browser's time zone. */
+  utc?: boolean;
   /** Seconds a bar spans (bars only): the x axis is padded by half of it each side. */
   barSpanS?: number;
+  /** Lines: two points further apart than this (seconds) are not joined (no measurement between). */
+  maxGapS?: number;
   /** The y axis's values as text. */
   format: (n: number) => string;
   height?: number;
@@ -36,7 +52,13 @@ export function TimeChart(p: {
   const [state, setState] = useState<'loading' | 'drawn' | 'failed'>('loading');
   const [plotted, setPlotted] = useState<string | undefined>(undefined);
   const height = p.height ?? 180;
-  const key = JSON.stringify([p.x, p.series.map((s) => [s.label, s.values, s.color]), p.bars, p.barSpanS]);
+  const key = JSON.stringify([
+    p.x,
+    p.series.map((s) => [s.label, s.values, s.color]),
+    p.bars,
+    p.barSpanS,
+    p.maxGapS,
+  ]);
   const empty = p.x.length === 0;
 
   useEffect(() => {
@@ -61,6 +83,7 @@ export function TimeChart(p: {
           width: Math.max(200, el.clientWidth),
           height,
           legend: { show: p.series.length > 1 },
+          ...(p.utc ? { tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC') } : {}),
           cursor: { drag: { x: false, y: false } },
           scales: {
             x: {
@@ -83,6 +106,7 @@ export function TimeChart(p: {
                 points: { show: !p.bars && p.x.length < 3 },
                 value: (_u: uPlotType, v: number | null) => (v === null ? '—' : p.format(v)),
                 ...(p.bars ? { paths: uPlot.paths.bars!({ size: [0.7, 40] }) } : {}),
+                ...(p.maxGapS ? { gaps: gapsOver(p.maxGapS) } : {}),
               };
             }),
           ],

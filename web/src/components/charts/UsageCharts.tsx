@@ -8,6 +8,8 @@ import { ErrorNote } from '../../ui';
 import { TimeChart } from './TimeChart';
 
 const GB = 1e9;
+/** Samples further apart than three hours are not joined: the instance was not measured between. */
+const MAX_GAP_S = 3 * 3600;
 const gbText = (n: number) => `${n.toFixed(n < 10 ? 1 : 0)} GB`;
 
 export function UsageCharts({ instanceId }: { instanceId: number }) {
@@ -49,6 +51,7 @@ function UsageChartsBody({ instanceId }: { instanceId: number }) {
       x={values.some((v) => v !== null) ? x : []}
       series={[{ label: title, values, color }]}
       format={format}
+      maxGapS={MAX_GAP_S}
       empty={empty}
     />
   );
