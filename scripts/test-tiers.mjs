@@ -20,6 +20,7 @@ const NEEDS_DB = new Set(['src/server/http/framework-errors.test.ts']);
 const NEEDS_PROCESSES = new Set([
   'src/agent/docker-engine.test.ts',
   'src/agent/runtime-docker.args.test.ts',
+  'src/agent/runtime-docker.preempt.test.ts',
   'src/agent/runtime-docker.recreate.test.ts',
   'src/agent/runtime-docker.usage.test.ts',
   'src/agent/runtime-docker.volumes.test.ts',
