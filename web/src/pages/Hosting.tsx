@@ -12,6 +12,7 @@ import { useAction, useActions, useRefresh } from '../components/actions';
 import { FormFooter } from '../components/forms';
 import { Table, TableCard } from '../components/Table';
 import { EarningsCharts } from '../components/charts/EarningsCharts';
+import { EarningsTable } from '../components/EarningsTable';
 
 const CATEGORIES: MaintenanceCategory[] = ['power', 'internet', 'disk', 'gpu', 'software', 'other'];
 
@@ -26,7 +27,8 @@ export function Hosting() {
   const refresh = useRefresh();
   const machines = useQuery({
     queryKey: ['machines'],
-    queryFn: () => client.listMachines(),
+    // With the operator's rule for how an unverified machine becomes verified.
+    queryFn: () => client.machines(),
     refetchInterval: 15_000,
   });
   const windows = useQuery({
@@ -34,7 +36,8 @@ export function Hosting() {
     // The reply is the bare array of windows.
     queryFn: () => client.listMaintenances(),
   });
-  const rows = machines.data ?? [];
+  const rows = machines.data?.machines ?? [];
+  const unverified = rows.filter((m) => m.verification === 'unverified').map((m) => `#${m.id}`);
   const [picked, setPicked] = useState<Set<number>>(new Set());
   const [listing, setListing] = useState<Machine | null>(null);
   const [deleting, setDeleting] = useState<Machine | null>(null);
@@ -61,6 +64,14 @@ export function Hosting() {
       <PageHead title="Hosting" />
       <ErrorNote error={machines.error ?? error} />
       {deleted && <Note kind="ok">{deleted}</Note>}
+      {unverified.length > 0 && (
+        <Note kind="warn">
+          {unverified.length === 1 ? `Machine ${unverified[0]} is` : `Machines ${unverified.join(', ')} are`}{' '}
+          unverified: renters&apos; default searches (openrig&apos;s CLI and the official client) leave{' '}
+          {unverified.length === 1 ? 'it' : 'them'} out. To be visible:{' '}
+          {machines.data?.verification_rule ?? 'ask the operator of this installation to verify them'}.
+        </Note>
+      )}
       <TableCard
         title="Machines"
         id="machines-h"
@@ -86,8 +97,11 @@ export function Hosting() {
               'Machine',
               'GPUs',
               'State',
+              'Verification',
               'Listing',
               { label: '$/GPU/h', className: 'num' },
+              { label: 'Disk $/GB-mo', className: 'num' },
+              'Last heartbeat',
               { label: 'Renters', className: 'num' },
               'Next maintenance',
             ]}
@@ -108,7 +122,10 @@ export function Hosting() {
                     onChange={() => toggle(m.id)}
                   />
                 </td>
-                <td data-label="Machine">#{m.id}</td>
+                <td data-label="Machine">
+                  #{m.id}
+                  {m.hostname ? <span className="muted small"> {m.hostname}</span> : null}
+                </td>
                 <td data-label="GPUs">
                   {m.num_gpus}× {m.gpu_name}
                 </td>
@@ -117,6 +134,15 @@ export function Hosting() {
                     <span className="dot" aria-hidden="true" />
                     {m.online ? 'Online' : 'Offline'}
                   </span>
+                </td>
+                <td data-label="Verification">
+                  {m.verification === 'verified' ? (
+                    <span className="badge badge-ok">verified</span>
+                  ) : (
+                    <span className="badge" title="Hidden from renters' default searches until verified">
+                      unverified
+                    </span>
+                  )}
                 </td>
                 <td data-label="Listing">
                   {m.listed ? (
@@ -129,6 +155,10 @@ export function Hosting() {
                 <td className="num" data-label="$/GPU/h">
                   {usd(m.listed_gpu_cost)}
                 </td>
+                <td className="num" data-label="Disk $/GB-mo">
+                  {usd(m.listed_storage_cost)}
+                </td>
+                <td data-label="Last heartbeat">{m.last_heartbeat_at ? when(m.last_heartbeat_at) : '—'}</td>
                 <td className="num" data-label="Renters">
                   {m.current_rentals_running}
                 </td>
@@ -158,10 +188,11 @@ export function Hosting() {
           />
         )}
       </TableCard>
+      <EarningsTable />
       <EarningsCharts />
       <Maintenance picked={[...picked].sort((a, b) => a - b)} />
       <Windows windows={windows.data ?? []} error={windows.error} />
-      <ListDialog machine={listing} onClose={() => setListing(null)} />
+      <ListDialog key={listing?.id ?? 0} machine={listing} onClose={() => setListing(null)} />
       {deleting && (
         <DeleteDialog
           machine={deleting}
@@ -242,8 +273,9 @@ function DeleteDialog({
 
 function ListDialog({ machine, onClose }: { machine: Machine | null; onClose: () => void }) {
   const refresh = useRefresh();
-  const [gpu, setGpu] = useState('');
-  const [disk, setDisk] = useState('');
+  // The dialog opens with the machine's current prices (it is keyed by the machine).
+  const [gpu, setGpu] = useState(machine?.listed_gpu_cost ? String(machine.listed_gpu_cost) : '');
+  const [disk, setDisk] = useState(machine?.listed_storage_cost ? String(machine.listed_storage_cost) : '');
   const { busy, error, run } = useAction();
   const submit = async (e: FormEvent) => {
     e.preventDefault();
