@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { registerAdminMarket } from './admin-market.js';
 import { registerAdminBilling } from './admin-billing.js';
+import { registerAdminPayouts } from './admin-payouts.js';
 import { adminAction, dbOptions, withStore, type DbOpts } from './admin-store.js';
 
 export function registerAdmin(program: Command): Command {
@@ -74,5 +75,6 @@ export function registerAdmin(program: Command): Command {
 
   registerAdminMarket(admin);
   registerAdminBilling(admin);
+  registerAdminPayouts(admin);
   return admin;
 }

@@ -80,6 +80,12 @@ export interface Config {
      * deposit covers, thresholds ascending; the rate of the highest threshold reached applies.
      */
     prepayDiscounts: PrepayDiscount[];
+    /** OPENRIG_PLATFORM_FEE_PERCENT: the platform's share of what renters pay, kept from payouts. */
+    platformFeePercent: number;
+    /** OPENRIG_PAYOUT_MIN_USD: a host's earnings below this roll over to the next payout. */
+    payoutMinUsd: number;
+    /** OPENRIG_PAYOUT_PERIOD_DAYS: payouts cover periods this long, ending at UTC midnight. */
+    payoutPeriodDays: number;
   };
   /** The market: seconds a preempted interruptible instance gets between SIGTERM and its stop. */
   market: { preemptGraceS: number };
@@ -376,6 +382,9 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
     billing: {
       meterIntervalMs: num(env, 'OPENRIG_METER_INTERVAL_MS', 10_000, { min: 10 }),
       prepayDiscounts: prepayDiscounts(env),
+      platformFeePercent: num(env, 'OPENRIG_PLATFORM_FEE_PERCENT', 0, { min: 0, max: 100 }),
+      payoutMinUsd: num(env, 'OPENRIG_PAYOUT_MIN_USD', 10, { min: 0 }),
+      payoutPeriodDays: num(env, 'OPENRIG_PAYOUT_PERIOD_DAYS', 7, { min: 1, max: 366 }),
     },
     market: { preemptGraceS: num(env, 'OPENRIG_PREEMPT_GRACE_S', 30, { min: 0, max: 3600 }) },
     audit: { retentionDays: num(env, 'OPENRIG_AUDIT_RETENTION_DAYS', 90, { min: 1, max: 36_500 }) },

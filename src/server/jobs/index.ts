@@ -4,6 +4,7 @@ import type { Deps } from '../deps.types.js';
 import { startOutboxRelay } from '../modules/notifications/notifications.relay.js';
 import { startHeartbeatSweep } from './heartbeat-sweep.js';
 import { startBillingMeter } from './billing-meter.js';
+import { startBillingPayouts } from './billing-payouts.js';
 import { startWebhookDispatcher } from '../modules/webhooks/webhooks.dispatcher.js';
 import { startAuditRetention } from './audit-retention.js';
 import { startUsageHistory } from './usage-history.js';
@@ -25,6 +26,8 @@ export function startJobs(deps: Deps): Job[] {
   jobs.push(relay);
   jobs.push(startHeartbeatSweep(deps, onError('heartbeat-sweep')));
   jobs.push(startBillingMeter(deps, onError('billing-meter')));
+  // Host payouts at the end of each payout period: once an hour across every process (a turn).
+  jobs.push(startBillingPayouts(deps, onError('billing-payouts')));
   // Webhook deliveries: one lane per endpoint, so a dead endpoint delays no one else.
   jobs.push(startWebhookDispatcher(deps));
   // Audit rows past their retention: once an hour across every process (a turn in the database).

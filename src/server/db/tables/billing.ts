@@ -26,6 +26,42 @@ export interface InstanceDepositsTable {
   refunded_at: number | null;
 }
 
+/** A host's payout for a period (migration 032-billing-payouts). Amounts in micro-dollars. */
+export interface PayoutsTable {
+  id: Generated<number>;
+  host_id: number;
+  /** It covers the host's charges whose billed period ended in (period_start, period_end] (ms). */
+  period_start: number;
+  period_end: number;
+  /** What renters paid for the host's machines over the period. gross = net + cut. */
+  gross_micros: number;
+  /** The platform fee in percent (OPENRIG_PLATFORM_FEE_PERCENT when it was made). */
+  cut_percent: number;
+  cut_micros: number;
+  net_micros: number;
+  /** 'pending' | 'paid' | 'failed' */
+  status: Generated<string>;
+  /** 'paypal_manual' | 'wise_manual' | 'internal' | 'none' */
+  method: string;
+  destination: Generated<string>;
+  /** The operator's note when marking it (a transfer reference, a reason it failed). */
+  note: Generated<string>;
+  created_at: number;
+  settled_at: number | null;
+}
+
+/** Where a host is paid (migration 032-billing-payouts). */
+export interface PayoutDestinationsTable {
+  host_id: number;
+  /** 'paypal_manual' | 'wise_manual' | 'internal' */
+  method: string;
+  /** An e-mail for PayPal and Wise; free text for an internal account. */
+  destination: string;
+  updated_at: number;
+}
+
 export interface BillingTables {
   instance_deposits: InstanceDepositsTable;
+  payouts: PayoutsTable;
+  payout_destinations: PayoutDestinationsTable;
 }
