@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import * as repo from './webhooks.repo.js';
+import { enqueueEmails } from '../notifications/notifications.outbox.js';
+import { balanceLowMail } from './webhooks.mail.js';
 
 export const EVENT_TYPES = [
   'instance.created',
@@ -151,10 +153,21 @@ export function recordEvent(trx: Kysely<DB>, now: number, e: NewEvent): Promise<
 
 /**
  * balance.low for the users among `userIds` whose balance just fell to their threshold or below
- * (once per crossing). Call it in the transaction that changed their balances.
+ * (once per crossing), as an event and an e-mail to the account. Call it in the transaction that
+ * changed their balances: the e-mail is queued in it, so it goes exactly when the event is kept.
  */
 export async function recordBalanceLow(trx: Kysely<DB>, now: number, userIds: number[]): Promise<void> {
   const crossed = await repo.balanceAlertsCrossed(trx, userIds);
+  await enqueueEmails(
+    trx,
+    now,
+    crossed.map((c) => ({
+      key: `balance.low:${c.user_id}:${now}`,
+      to: c.email,
+      ...balanceLowMail(c.balance_micros / 1e6, c.threshold_micros / 1e6),
+      category: 'balance.low',
+    })),
+  );
   await recordEvents(
     trx,
     now,

@@ -95,7 +95,7 @@ export async function insertDeliveries(
 export async function balanceAlertsCrossed(
   trx: Kysely<DB>,
   userIds: number[],
-): Promise<{ user_id: number; threshold_micros: number; balance_micros: number }[]> {
+): Promise<{ user_id: number; threshold_micros: number; balance_micros: number; email: string }[]> {
   if (userIds.length === 0) return [];
   // One statement: flips `armed` where the balance crossed the threshold either way; the rows
   // that come back disarmed are the alerts that fire now.
@@ -110,7 +110,13 @@ export async function balanceAlertsCrossed(
         eb.and([eb('armed', '=', 0), eb(balance, '>', sql<number>`threshold_micros`)]),
       ]),
     )
-    .returning(['user_id', 'threshold_micros', 'armed', balance.as('balance_micros')])
+    .returning([
+      'user_id',
+      'threshold_micros',
+      'armed',
+      balance.as('balance_micros'),
+      sql<string>`(select u.email from users u where u.id = balance_alerts.user_id)`.as('email'),
+    ])
     .execute();
   return rows
     .filter((r) => Number(r.armed) === 0)
@@ -118,6 +124,7 @@ export async function balanceAlertsCrossed(
       user_id: Number(r.user_id),
       threshold_micros: Number(r.threshold_micros),
       balance_micros: Number(r.balance_micros),
+      email: String(r.email),
     }));
 }
 

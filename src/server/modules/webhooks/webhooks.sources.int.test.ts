@@ -113,6 +113,18 @@ describeEachDb('events recorded by other modules', (dialect) => {
     expect(low).toHaveLength(1);
     expect(low[0]!.data.threshold).toBe(99.9);
     expect(low[0]!.data.balance).toBeLessThanOrEqual(99.9);
+    // The alert also e-mails the account, once per crossing.
+    const mails = () =>
+      t()
+        .deps.db.selectFrom('email_outbox')
+        .selectAll()
+        .where('category', '=', 'balance.low')
+        .where('to_addr', '=', client.email)
+        .execute();
+    const sent = await mails();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.subject).toMatch(/^openrig: your balance is \$99\.\d\d$/);
+    expect(sent[0]!.text_body).toContain('at or below the $99.90 you asked to be told about');
     // A top-up above the threshold re-arms it; the next fall fires again.
     await t()
       .deps.db.updateTable('users')
@@ -124,6 +136,7 @@ describeEachDb('events recorded by other modules', (dialect) => {
     t().clock.advance(3 * 3_600_000);
     await runMeter(t().deps);
     expect(await feed(t(), client.apiKey, 'balance.low')).toHaveLength(2);
+    expect(await mails()).toHaveLength(2);
     expect(
       (
         await t().request('PUT', '/api/v0/events/settings/', {
