@@ -8,10 +8,12 @@ import { Search } from './pages/Search';
 import { Instances } from './pages/Instances';
 import { Hosting } from './pages/Hosting';
 import { Account } from './pages/Account';
+import { Volumes } from './pages/Volumes';
 
 const NAV = [
   { to: '/search', label: 'Search' },
   { to: '/instances', label: 'Instances' },
+  { to: '/volumes', label: 'Volumes' },
   { to: '/hosting', label: 'Hosting' },
   { to: '/account', label: 'Account' },
 ];
@@ -72,6 +74,9 @@ export function App() {
       break;
     case '/hosting':
       page = <Hosting />;
+      break;
+    case '/volumes':
+      page = <Volumes />;
       break;
     case '/account':
       page = <Account path={path} />;
