@@ -9,6 +9,7 @@ import type { LedgerRow } from '../../../src/client/client';
 import { Button, ErrorNote, Field, usd, utc } from '../ui';
 import { Table, TableCard } from '../components/Table';
 import { SpendCharts } from '../components/charts/SpendCharts';
+import { CreditHelp } from '../components/CreditHelp';
 
 const DAY_S = 86_400;
 
@@ -81,10 +82,13 @@ export function Billing() {
     queryFn: () => client.billingSummary(),
     refetchInterval: 15_000,
   });
+  // The signed-in user (the shell's query): its credit_help is the operator's text on getting credit.
+  const me = useQuery({ queryKey: ['me'], queryFn: () => client.currentUser(), staleTime: 30_000 });
   const perHour = (bal.data?.instances ?? []).reduce((s, i) => s + i.compute_dph + i.disk_dph, 0);
   return (
     <>
       <ErrorNote error={bal.error} />
+      <CreditHelp balance={bal.data?.balance} help={me.data?.credit_help} />
       <div className="stats">
         <div className="card stat">
           <span className="muted small">Balance</span>

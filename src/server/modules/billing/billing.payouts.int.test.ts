@@ -187,6 +187,15 @@ describeEachDb('host payouts', (dialect) => {
     const paid = await markPayout(t().deps, Number(live[0]!.id), 'paid', 'PP-1234');
     expect(paid).toMatchObject({ status: 'paid', note: 'PP-1234' });
     await expect(markPayout(t().deps, Number(live[0]!.id), 'paid')).rejects.toMatchObject({ status: 409 });
+    // The host heard of each payout made and of the one paid; no one else did.
+    const events = await t()
+      .deps.db.selectFrom('events')
+      .select(['user_id', 'type'])
+      .where('type', 'like', 'payout.%')
+      .execute();
+    expect(events.filter((e) => e.type === 'payout.created').length).toBe(all.length);
+    expect(events.filter((e) => e.type === 'payout.paid').length).toBe(1);
+    expect(new Set(events.map((e) => Number(e.user_id)))).toEqual(new Set([hostA.id]));
     // An earlier payout cannot fail once a later one exists (its earnings would be lost).
     await expect(markPayout(t().deps, Number(live[1]!.id), 'failed')).rejects.toMatchObject({ status: 409 });
   });

@@ -16,6 +16,7 @@ import { CommonErrors, quoteValue } from '../../errors.js';
 import { hasControlChars } from '../../http/plain-text.js';
 import { MICROS_PER_USD } from './billing.meter.js';
 import * as repo from './billing.payouts.repo.js';
+import { recordEvent } from '../webhooks/webhooks.events.js';
 
 const DAY_MS = 86_400_000;
 /** Periods are counted from Monday 1970-01-05 (day 4 since the epoch), so a week ends on Monday 00:00 UTC. */
@@ -61,6 +62,11 @@ export function payoutView(p: repo.PayoutRow) {
   };
 }
 
+/** payout.created / payout.paid, to the host, with the payout as the API shows it. */
+function payoutEvent(p: repo.PayoutRow, type: 'payout.created' | 'payout.paid') {
+  return { userId: Number(p.host_id), type, subject: `payout:${p.id}`, data: payoutView(p) };
+}
+
 /**
  * One payout run at `now`: for each host, its earnings from the end of its last payout that did
  * not fail up to the last period's end; a `pending` payout of them when they reach the minimum.
@@ -86,7 +92,7 @@ export async function runPayouts(deps: {
     try {
       const p = await tx(deps.store, async (trx) => {
         const dest = await repo.destinationOf(trx, h.host_id);
-        return repo.insertPayout(trx, {
+        const row = await repo.insertPayout(trx, {
           host_id: h.host_id,
           period_start: h.cursor,
           period_end: cutoff,
@@ -98,6 +104,8 @@ export async function runPayouts(deps: {
           destination: dest?.destination ?? '',
           created_at: now,
         });
+        await recordEvent(trx, now, payoutEvent(row, 'payout.created'));
+        return row;
       });
       made.push(p);
     } catch (err) {
@@ -132,6 +140,7 @@ export async function markPayout(
       );
     const after = await repo.settlePayout(trx, { id, to, note, now });
     if (!after) throw CommonErrors.conflict(`payout ${id} is ${p.status}, not pending`);
+    if (to === 'paid') await recordEvent(trx, now, payoutEvent(after, 'payout.paid'));
     return payoutView(after);
   });
 }

@@ -26,6 +26,8 @@ export const EVENT_TYPES = [
   'machine.online',
   'machine.offline',
   'balance.low',
+  'payout.created',
+  'payout.paid',
   'tfa.enabled',
   'tfa.disabled',
   'tfa.method_added',
