@@ -1,7 +1,8 @@
 // The console's account basics in headless Chromium against a real `openrig serve` with sign-up
 // switched on: create an account, follow the e-mailed link to confirm it, sign in, see the
 // operator's text on getting credit, change the password on the Security tab, then ask for a reset
-// link, follow it, choose a new password and sign in with it. The links are read from the e-mail
+// link, follow it, choose a new password and sign in with it. At $0 the billing tab shows the
+// operator's text on getting credit. The links are read from the e-mail
 // outbox file, in its format ({"at", "to", "subject", "text"} per line).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -80,6 +81,10 @@ describe.skipIf(!!reason)('web console: sign up, confirm, change and reset the p
       await page.getByRole('heading', { name: 'Search offers' }).waitFor();
       const me = await page.evaluate(() => fetch('/api/v0/users/current').then((r) => r.json()));
       expect(me).toMatchObject({ email: EMAIL, email_verified: true, credit_help: CREDIT });
+      // At $0 the billing tab says how to get credit here, in the operator's words.
+      await page.goto(`${c.serve.url}/account/billing`);
+      await page.getByText(CREDIT).waitFor();
+      expect(await page.getByText('Your balance is $0.').count()).toBe(1);
 
       await page.goto(`${c.serve.url}/account/security`);
       const form = page.getByRole('form', { name: 'Change password' });
