@@ -141,19 +141,6 @@ export const instanceSchema = {
       description: "that template's hash_id (its version) when the instance was created",
     },
     maintenances: { type: 'array', items: maintenanceWindowSchema },
-    volume_info: {
-      type: 'array',
-      description: 'the volumes it mounts (GET /instances/ only; docs/volumes.md)',
-      items: {
-        type: 'object',
-        properties: {
-          id: int,
-          label: { type: 'string' },
-          mount_path: nstr,
-          total_space: { type: 'number', description: 'GB' },
-        },
-      },
-    },
     host_last_seen: {
       type: ['number', 'null'],
       description: 'when its host last reported (epoch seconds): unknown or offline since about then',
@@ -230,11 +217,32 @@ export const createInstance = {
 
 const ownerQuery = { type: 'object', properties: { owner: ownerParam } } as const;
 
+/** An instance row of the v0 list: the volumes it mounts besides (docs/volumes.md; one query for the list). */
+const listedInstanceSchema = {
+  ...instanceSchema,
+  properties: {
+    ...instanceSchema.properties,
+    volume_info: {
+      type: 'array',
+      description: 'the volumes it mounts (docs/volumes.md)',
+      items: {
+        type: 'object',
+        properties: {
+          id: int,
+          label: { type: 'string' },
+          mount_path: nstr,
+          total_space: { type: 'number', description: 'GB' },
+        },
+      },
+    },
+  },
+} as const;
+
 export const instancesList = {
   type: 'object',
   properties: {
     instances_found: { type: 'integer' },
-    instances: { type: 'array', items: instanceSchema },
+    instances: { type: 'array', items: listedInstanceSchema },
   },
 } as const;
 
