@@ -5,7 +5,7 @@ import { instanceDetail, instancesTable, maintsTable, offersTable, permissionsTe
 const NOW = 1_800_000_000_000;
 
 describe('tables with units', () => {
-  it('offers: VRAM and RAM in GB from MB, $/hr, reliability in %, duration in days', () => {
+  it('offers: VRAM in whole GiB as the console shows it, RAM in GB from MB, $/hr, reliability in %, duration in days', () => {
     const out = offersTable([
       {
         id: 7,
@@ -24,7 +24,7 @@ describe('tables with units', () => {
     ]);
     const [head, row] = out.split('\n');
     expect(head).toMatch(/^ID\s+GPUs\s+VRAM\s+CUDA/);
-    expect(row).toMatch(/^ 7\s+2x RTX 4090\s+24\.6 GB\s+-\s+-\s+64\.0 GB\s+500 GB\s+\$1\.0123\s/);
+    expect(row).toMatch(/^ 7\s+2x RTX 4090\s+24 GB\s+-\s+-\s+64\.0 GB\s+500 GB\s+\$1\.0123\s/);
     expect(row).toContain('98.7%');
     expect(row).toContain('800/900 Mbps');
     expect(row).toContain('3.0 d');
