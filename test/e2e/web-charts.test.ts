@@ -84,7 +84,7 @@ describe.skipIf(!!reason)('web console charts', () => {
     // A drawn time chart's canvas has a width (it follows its box).
     const canvases = await page
       .locator('figure.chart .chart-box canvas')
-      .evaluateAll((cs) => cs.map((x) => (x as HTMLCanvasElement).getBoundingClientRect().width));
+      .evaluateAll((cs) => cs.map((x) => x.getBoundingClientRect().width));
     for (const w of canvases) {
       expect(w).toBeGreaterThan(100);
       expect(w).toBeLessThanOrEqual(width);
