@@ -100,6 +100,13 @@ describeEachDb('volume billing', (dialect) => {
     expect(Number(rows[3]!.period_end)).toBe(start + 3.5 * HOUR);
     const total = rows.reduce((s, x) => s + Number(x.amount_micros), 0);
     expect(total).toBe(3.5 * hourly);
+    // The account's charges page lists them, kind volume.
+    const page = await t().request('GET', '/api/v0/billing/charges/?limit=100', { key: u.apiKey });
+    expect(page.status, page.raw).toBe(200);
+    const vols = page.body.charges.filter((x: { kind: string }) => x.kind === 'volume');
+    expect(vols.map((x: { amount_micros: number }) => x.amount_micros).sort()).toEqual(
+      rows.map((x) => Number(x.amount_micros)).sort(),
+    );
     // Periods follow one another without gap or overlap, from creation to deletion.
     expect(Number(rows[0]!.period_start)).toBe(start);
     for (let i = 1; i < rows.length; i++) expect(rows[i]!.period_start).toBe(rows[i - 1]!.period_end);
