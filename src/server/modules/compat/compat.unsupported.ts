@@ -13,7 +13,6 @@ export interface UnsupportedRequest {
   why: string;
 }
 
-const VOLUMES = 'openrig rents whole instances with their own disk; it has no separate volumes';
 const NETWORK_VOLUMES = 'openrig has no network volumes or network disks';
 const SERVERLESS = 'openrig has no serverless endpoints or worker groups';
 const TEAMS = 'openrig has no team API (teams are created by the operator: openrig admin create-user --team)';
