@@ -340,7 +340,7 @@ describeEachDb('deleting a machine', (dialect) => {
       const before = await machineRow(t(), ids[0]!);
       const r = await register();
       expect(r.status, r.raw).toBe(200);
-      expect(r.body.machines).toEqual([{ slot: 1, machine_id: ids[1] }]);
+      expect(r.body.machines).toEqual([{ slot: 1, machine_id: ids[1], verification: 'unverified' }]);
       expect(r.body.deleted_machines).toEqual([{ slot: 0, machine_id: ids[0] }]);
       expect(await machineRow(t(), ids[0]!)).toEqual(before);
     });
