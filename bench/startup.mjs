@@ -69,7 +69,9 @@ async function round() {
 }
 
 const floor = nodeFloor();
-const load = loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = loadavg()
+  .map((x) => x.toFixed(2))
+  .join(' ');
 const out = [];
 for (let i = 0; i < rounds; i++) {
   const r = await round();

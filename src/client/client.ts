@@ -103,7 +103,11 @@ export class OpenrigClient extends HttpClient {
     return this.request('POST', `${V0}/users/login/`, { body: { email, password } });
   }
   /** Sign-up (where the operator switched it on): e-mails a link that creates the account. */
-  signup(body: { email: string; password: string; full_name?: string }): Promise<SuccessReply & { msg: string }> {
+  signup(body: {
+    email: string;
+    password: string;
+    full_name?: string;
+  }): Promise<SuccessReply & { msg: string }> {
     return this.request('POST', `${V0}/users/signup/`, { body });
   }
   /** Follows a sign-up's link: creates the account. */

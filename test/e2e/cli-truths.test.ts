@@ -113,7 +113,10 @@ describe('the same VRAM figure as the console', { timeout: 30_000 }, () => {
     const r = await run(['search', 'offers', 'verified=any']);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines.some((l) => /\bVRAM\b/.test(l)), r.stdout).toBe(true);
+    expect(
+      lines.some((l) => /\bVRAM\b/.test(l)),
+      r.stdout,
+    ).toBe(true);
     const row = lines.find((l) => /RTX 4090/.test(l))!;
     expect(row).toMatch(/\b24 GB\b/);
     expect(row).not.toContain('24.6 GB');

@@ -92,7 +92,8 @@ export const registerReply = {
           verification: {
             type: 'string',
             enum: ['verified', 'unverified'],
-            description: "unverified: hidden from renters' default searches (openrig's CLI, the official client)",
+            description:
+              "unverified: hidden from renters' default searches (openrig's CLI, the official client)",
           },
         },
       },
@@ -238,7 +239,8 @@ export const syncReply = {
           generation: { type: 'integer', description: 'The configuration generation the container must run' },
           stop_grace_s: {
             type: 'integer',
-            description: 'a preempted instance: seconds left of its grace period between SIGTERM and the stop',
+            description:
+              'a preempted instance: seconds left of its grace period between SIGTERM and the stop',
           },
           volumes: {
             type: 'array',
@@ -257,10 +259,15 @@ export const syncReply = {
     },
     volumes: {
       type: 'array',
-      description: "every live volume of the agent's machines; a volume it holds that is not listed was deleted",
+      description:
+        "every live volume of the agent's machines; a volume it holds that is not listed was deleted",
       items: {
         type: 'object',
-        properties: { id: { type: 'integer' }, machine_id: { type: 'integer' }, size_gb: { type: 'integer' } },
+        properties: {
+          id: { type: 'integer' },
+          machine_id: { type: 'integer' },
+          size_gb: { type: 'integer' },
+        },
       },
     },
     requests: {

@@ -15,7 +15,11 @@ export function startMarket(deps: Deps, onError: (err: unknown) => void): Job {
     MARKET_INTERVAL_MS,
     async () => {
       const resumed = await resumeWaitingBids(deps);
-      if (resumed.length > 0) deps.log.info({ resumed }, 'waiting bids resumed');
+      if (resumed.length > 0) {
+        // Their machines' agents start them now, not at their next heartbeat.
+        deps.agentWake.notify(resumed.map((r) => r.machine));
+        deps.log.info({ resumed: resumed.map((r) => r.instance) }, 'waiting bids resumed');
+      }
     },
     onError,
   );

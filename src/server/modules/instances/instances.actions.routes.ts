@@ -91,5 +91,6 @@ export const detachSshKey = route(C.detachSshKey)({
 
 export const changeBid = route(C.changeBid)({
   config: { scope: 'instances', errorsCarrySuccess: true },
-  handler: (deps) => async (req) => changeBidOf(deps, requireAuth(req), req.params.id, req.body?.price ?? null),
+  handler: (deps) => async (req) =>
+    changeBidOf(deps, requireAuth(req), req.params.id, req.body?.price ?? null),
 });

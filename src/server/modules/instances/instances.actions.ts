@@ -66,9 +66,11 @@ export async function changeState(
   want: IntendedStatus,
 ): Promise<{ changed: boolean }> {
   const now = deps.clock.now();
+  let machineId: number | null = null;
   try {
-    return await txRetry(deps.store, async (db) => {
+    const r = await txRetry(deps.store, async (db) => {
       const row = await ownRow(db, auth, id);
+      machineId = row.machine_id;
       if (row.destroyed_at !== null) throw destroyedError(id);
       // A bid that is stopped or waits takes the market's way (instances.market.ts).
       if (row.is_bid === 1 && row.intended_status === 'stopped') {
@@ -135,6 +137,9 @@ export async function changeState(
         );
       return { changed: true };
     });
+    // The machine's agent carries the change out now, not at its next heartbeat.
+    if (r.changed && machineId !== null) deps.agentWake.notify([machineId]);
+    return r;
   } catch (err) {
     // The partial unique index "one active instance per machine" refused the start: the flag
     // and the index never disagree in normal operation, but the index has the last word.
@@ -162,12 +167,17 @@ export async function destroyInstance(
   id: number,
 ): Promise<{ changed: boolean }> {
   const now = deps.clock.now();
-  return txRetry(deps.store, async (db) => {
+  let machineId: number | null = null;
+  const r = await txRetry(deps.store, async (db) => {
     const row = await ownRow(db, auth, id);
     if (row.destroyed_at !== null) return { changed: false };
+    machineId = row.machine_id;
     await destroyLiveRow(db, row, now, deps.config);
     return { changed: true };
   });
+  // The machine's agent removes the instance now, not at its next heartbeat.
+  if (r.changed && machineId !== null) deps.agentWake.notify([machineId]);
+  return r;
 }
 
 /**

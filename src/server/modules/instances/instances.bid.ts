@@ -93,7 +93,8 @@ export async function changeBid(
       'price (a bid, $/hour for the machine) must be a positive number, or null for the lowest winning bid',
     );
   const now = deps.clock.now();
-  return txRetry(deps.store, async (db) => {
+  let machineId: number | null = null;
+  const reply = await txRetry(deps.store, async (db) => {
     const row = await repo.ownInstanceRow(db, auth.user.id, id);
     if (!row) throw InstanceErrors.notFound(`No such instance: ${id}`);
     if (row.destroyed_at !== null) throw InstanceErrors.invalidState(`Instance ${id} is destroyed`);
@@ -102,6 +103,7 @@ export async function changeBid(
         `Instance ${id} is an on-demand rental: it has no bid to change (rent with a price to bid)`,
       );
     const m = await machineOf(db, row.machine_id);
+    machineId = m.id;
     const price =
       rawPrice === null || rawPrice === undefined ? await lowestWinning(db, row, m) : roundPrice(rawPrice);
     if (m.min_bid_dph > 0 && price < m.min_bid_dph)
@@ -121,7 +123,7 @@ export async function changeBid(
     if (waiting && r.preempted !== id)
       await repo.moveInstance(db, id, {}, { status_msg: await waitingReason(db, m.id) });
     return {
-      success: true,
+      success: true as const,
       msg: waiting
         ? `Bid of instance ${id} set to ${price} $/hour; it waits: ${await waitingReason(db, m.id)}`
         : `Bid of instance ${id} set to ${price} $/hour`,
@@ -129,4 +131,7 @@ export async function changeBid(
       bid_waiting: waiting,
     };
   });
+  // A bid change may preempt or resume: the machine's agent carries it out now.
+  if (machineId !== null) deps.agentWake.notify([machineId]);
+  return reply;
 }

@@ -104,7 +104,7 @@ export async function createInstance(
   }
   const now = deps.clock.now();
   try {
-    return await tx(deps.store, async (db) => {
+    const created = await tx(deps.store, async (db) => {
       if (idemKey) {
         await repo.claimIdempotencyKey(db, { userId, key: idemKey, hash, now, ttlMs: IDEMPOTENCY_TTL_MS });
       }
@@ -250,6 +250,9 @@ export async function createInstance(
         );
       return reply;
     });
+    // The offer is the machine: its agent starts the instance now, not at its next heartbeat.
+    deps.agentWake.notify([offerId]);
+    return created;
   } catch (err) {
     // A concurrent request with the same Idempotency-Key committed first: answer as it did.
     if (idemKey && isUniqueViolation(err)) {

@@ -236,7 +236,7 @@ describeEachDb('the market', (dialect) => {
       .set({ rented: 0, bid_to_win_dph: null })
       .where('id', '=', m!)
       .execute();
-    expect(await resumeWaitingBids(t().deps)).toEqual([ib]);
+    expect((await resumeWaitingBids(t().deps)).map((r) => r.instance)).toEqual([ib]);
     expect(await row(t(), b.apiKey, ib)).toMatchObject({ intended_status: 'running', bid_waiting: false });
     // A bid change of an on-demand instance is refused.
     const od = await renter(t());

@@ -237,12 +237,12 @@ export async function resumeWaitingBids(deps: {
   store: Store;
   clock: { now(): number };
   config: MarketConfig;
-}): Promise<number[]> {
+}): Promise<{ instance: number; machine: number }[]> {
   const machines = await repo.machinesWithWaitingBids(deps.store.db, 500);
-  const resumed: number[] = [];
+  const resumed: { instance: number; machine: number }[] = [];
   for (const id of machines) {
     const r = await txRetry(deps.store, (db) => arbitrate(db, deps.config, id, deps.clock.now()));
-    if (r.resumed !== null) resumed.push(r.resumed);
+    if (r.resumed !== null) resumed.push({ instance: r.resumed, machine: id });
   }
   return resumed;
 }

@@ -48,7 +48,10 @@ async function views(
 export async function listInstances(store: Store, userId: number, now: number): Promise<InstanceView[]> {
   const rows = await liveInstancesWithWindows(store, userId, now);
   // The volumes each mounts (the official CLI's show instances prints them from volume_info).
-  const volumes = await volumeInfoOf(store.db, rows.map((r) => r.id));
+  const volumes = await volumeInfoOf(
+    store.db,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => ({
     ...instanceView(r, windowsFromJson(r.windows_json), now),
     volume_info: volumes.get(r.id) ?? [],

@@ -266,7 +266,9 @@ describe('search filter compiler', () => {
     expect(where({ rented: { eq: true } })).toContain('(m.rented = 1 AND m.bid_to_win_dph IS NULL)');
     expect(where({ rented: { eq: true } })).toContain('m.listed = 1');
     expect(where({ listed: { eq: false } })).toContain('NOT (m.listed = 1');
-    expect(where({ listed: { eq: false } })).toContain('AND (m.rented = 0 OR m.bid_to_win_dph IS NOT NULL) AND');
+    expect(where({ listed: { eq: false } })).toContain(
+      'AND (m.rented = 0 OR m.bid_to_win_dph IS NOT NULL) AND',
+    );
     // Naming rentable drops both implicit filters: its own condition follows the fixed ones.
     expect(where({ rentable: { eq: false } })).toMatch(
       /^m\.deleted_at IS NULL AND m\.disk_space >= 5\.0 AND NOT \(\(m\.listed = 1/,

@@ -126,7 +126,8 @@ export function compileTester(
   if (plan.type === 'bid') terms.push('r.min_bid_dph > 0');
   const named = new Set(plan.conditions.map((c) => c.field));
   if (!named.has('listed') && !named.has('rentable')) terms.push('LISTED(r, c) === true');
-  if (!named.has('rented') && !named.has('rentable')) terms.push('(r.rented === 0 || r.bid_to_win_dph !== null)');
+  if (!named.has('rented') && !named.has('rentable'))
+    terms.push('(r.rented === 0 || r.bid_to_win_dph !== null)');
   if (plan.storage > 0) terms.push('FREE_DISK(r) >= c.storage');
   return factoryFor(terms.map((t) => `(${t})`).join(' && '))(V, S, ctx);
 }
