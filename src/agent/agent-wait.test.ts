@@ -133,11 +133,12 @@ describe('the agent woken by the server', () => {
   it('holds a wait after its first sync and syncs at once when woken, long before its heartbeat', async () => {
     const fake = await fakeServer(true);
     await startAgent(fake);
-    await until(() => fake.syncs === 1 && fake.waits.length === 1);
+    await until(() => fake.syncs >= 1 && fake.waits.length >= 1);
     expect(fake.waits[0]).toMatchObject({ after_request_id: 0, timeout_s: 25 });
     const t0 = Date.now();
     fake.wake();
-    await until(() => fake.syncs === 2 && fake.waits.length === 2);
+    // (A third sync may follow at once, the one after posting the request's result.)
+    await until(() => fake.syncs >= 2 && fake.waits.length >= 2);
     expect(Date.now() - t0).toBeLessThan(1000); // the heartbeat is 10 s
     // The sync handed it request 41: its next wait says so, and the server holds it.
     expect(fake.waits[1]).toMatchObject({ after_request_id: 41 });

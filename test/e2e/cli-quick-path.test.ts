@@ -73,7 +73,7 @@ describe('search → create --wait → ssh → stop/start → destroy', { timeou
     const human = await run(['search', 'offers', q, '-o', 'dph_total']);
     expect(human.stdout).toMatch(/^\s*ID\s+GPUs\s+VRAM/);
     expect(human.stdout).toMatch(
-      new RegExp(`^\\s*${offerId}\\s+1x RTX 4090\\s+24\\.6 GB\\s.*\\$0\\.5\\d*\\s`, 'm'),
+      new RegExp(`^\\s*${offerId}\\s+1x RTX 4090\\s+24 GB\\s.*\\$0\\.5\\d*\\s`, 'm'),
     );
     // The default filters hold back unverified machines, and the CLI says how many would match.
     const none = await run(['search', 'offers', 'gpu_name=RTX_4090']);

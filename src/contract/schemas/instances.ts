@@ -217,7 +217,7 @@ export const createInstance = {
 
 const ownerQuery = { type: 'object', properties: { owner: ownerParam } } as const;
 
-/** An instance row of the v0 list: the volumes it mounts besides (docs/volumes.md; one query for the list). */
+/** An instance row of the v0 list and of the one-instance read: the volumes it mounts besides (docs/volumes.md), read in the row's own statement. */
 const listedInstanceSchema = {
   ...instanceSchema,
   properties: {
@@ -353,7 +353,7 @@ export const instanceFilters = {
 /** `{instances: {...}}`, or `{instances: null}` when it is not the caller's or does not exist. */
 export const instanceEnvelope = {
   type: 'object',
-  properties: { instances: { ...instanceSchema, type: ['object', 'null'] } },
+  properties: { instances: { ...listedInstanceSchema, type: ['object', 'null'] } },
 } as const;
 
 export const showInstance = {
@@ -415,7 +415,7 @@ export const updateInstanceBody = {
 } as const;
 
 /** The instance as the update wrote it: loading until its host has recreated it (stopped: stays). */
-export const updateInstanceReply = successReply({ updated_instance: instanceSchema });
+export const updateInstanceReply = successReply({ updated_instance: listedInstanceSchema });
 
 export const updateInstanceConfig = {
   method: 'PUT',

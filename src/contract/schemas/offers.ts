@@ -71,12 +71,13 @@ export const offerSchema = {
     dph_base: {
       type: ['number', 'null'],
       description:
-        'compute price for the search type: on-demand and reserved = GPU price × num_gpus; bid = min_bid ($/h)',
+        'compute price for the search type: on-demand and reserved = GPU price × num_gpus; bid = min_bid (the lowest winning bid) ($/h)',
     },
     storage_cost: { type: ['number', 'null'], description: 'disk price ($/GB-month)' },
     min_bid: {
       type: ['number', 'null'],
-      description: 'lowest bid accepted for an interruptible rental (0: no bids) ($/h)',
+      description:
+        "lowest bid that wins the machine now for an interruptible rental: the host's floor, or just above the running bid (0: no bids) ($/h)",
     },
     dph_total: {
       type: ['number', 'null'],
@@ -96,7 +97,11 @@ export const offerSchema = {
       description: 'seconds until the listing ends (31536000 for an open-ended listing) (s)',
     },
     listed: { type: 'boolean', description: 'listed for rent by its host (default filter: true)' },
-    rented: { type: 'boolean', description: 'an instance holds the machine (default filter: false)' },
+    rented: {
+      type: 'boolean',
+      description:
+        'an on-demand or owner rental holds the machine (one only bids hold is not rented; default filter: false)',
+    },
     rentable: { type: 'boolean', description: 'listed, not rented, and its host not offline' },
     online: { type: 'boolean', description: "the machine's agent is heartbeating" },
     external: { type: 'boolean', description: 'offer from another marketplace: always false here' },

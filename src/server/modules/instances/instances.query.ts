@@ -22,7 +22,7 @@ import { parseJsonParam, selectFilters, type FilterSpec } from '../../http/selec
 import { textOf } from '../../../contract/text.js';
 import { isActualStatus, type ActualStatus } from '../../../contract/instance-states.js';
 import { verificationOf } from '../offers/offers.fields.js';
-import { volumeInfoOf } from '../volumes/volumes.service.js';
+import { volumeInfoFromJson, type InstanceVolume } from '../volumes/volumes.service.js';
 
 /**
  * Rows as views, each with its machine's maintenance windows (one query for all), or with none
@@ -47,15 +47,21 @@ async function views(
 /** The v0 list: the caller's live instances by id, each with its machine's maintenance windows. */
 export async function listInstances(store: Store, userId: number, now: number): Promise<InstanceView[]> {
   const rows = await liveInstancesWithWindows(store, userId, now);
-  // The volumes each mounts (the official CLI's show instances prints them from volume_info).
-  const volumes = await volumeInfoOf(
-    store.db,
-    rows.map((r) => r.id),
-  );
-  return rows.map((r) => ({
+  return rows.map((r) => withVolumes(r, now));
+}
+
+/**
+ * A read row as its view, with its machine's windows and the volumes it mounts (the official
+ * CLI's show instances prints them from volume_info), both read in the row's own statement.
+ */
+export function withVolumes(
+  r: InstanceWithWindows,
+  now: number,
+): InstanceView & { volume_info: InstanceVolume[] } {
+  return {
     ...instanceView(r, windowsFromJson(r.windows_json), now),
-    volume_info: volumes.get(r.id) ?? [],
-  }));
+    volume_info: volumeInfoFromJson(r.volumes_json),
+  };
 }
 
 /**
@@ -73,7 +79,7 @@ export async function getInstance(
 ): Promise<InstanceView | null> {
   const row = read === undefined ? await liveInstanceWithWindows(store, userId, id, now) : read;
   if (!row) return null;
-  return instanceView(row, windowsFromJson(row.windows_json), now);
+  return withVolumes(row, now);
 }
 
 // ---- v1: select_filters, order_by, limit, after_token ---------------------------------------

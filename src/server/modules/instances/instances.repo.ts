@@ -5,6 +5,7 @@ import { sql, type Insertable, type Kysely, type RawBuilder, type Updateable } f
 import type { Store } from '../../db/connection.js';
 import { preparedRead } from '../../db/prepared.js';
 import { windowsJson } from '../maintenance/maintenance.service.js';
+import { mountsJson } from '../volumes/volumes.service.js';
 import { INSTANCE_VIEW_COLS, MACHINE_COLS, type JoinedRow } from './instances.view.js';
 import type { DB } from '../../db/schema.js';
 import type { InstancesTable } from '../../db/tables/market.js';
@@ -354,15 +355,16 @@ function liveOf(db: Kysely<DB>, userId: number | RawBuilder<number>) {
   return liveFrom(db, userId).select(INSTANCE_VIEW_COLS).select(MACHINE_COLS);
 }
 
-/** liveOf, each row with its machine's current and upcoming maintenance windows (JSON). */
+/** liveOf, each row with its machine's current and upcoming maintenance windows and its mounted volumes (JSON). */
 function liveWithWindows(
   on: { db: Kysely<DB>; dialect: SqlDialect },
   userId: number | RawBuilder<number>,
   now: number,
 ) {
-  return liveOf(on.db, userId).select(
+  return liveOf(on.db, userId).select([
     windowsJson(on.dialect, sql.ref('i.machine_id'), now).as('windows_json'),
-  );
+    mountsJson(on.dialect, sql.ref('i.id')).as('volumes_json'),
+  ]);
 }
 
 /** The polled read: one of the caller's live instances with its machine's maintenance windows. */
@@ -380,7 +382,7 @@ const oneInstance = preparedRead(
   { coalesce: true },
 );
 
-export type InstanceWithWindows = JoinedRow & { windows_json: unknown };
+export type InstanceWithWindows = JoinedRow & { windows_json: unknown; volumes_json: unknown };
 
 /**
  * The caller's live instances (the v0 list, by id), each with its machine's maintenance windows:

@@ -19,12 +19,12 @@ import { decideUpdate } from '../../../contract/instance-states.js';
 import { dockerOptionsEnv, shellWords } from '../../../contract/docker-options.js';
 import { settleInstance, statusOf, type InstanceRow } from '../billing/billing.service.js';
 import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
-import { windowsFromJson } from '../maintenance/maintenance.service.js';
+import { withVolumes } from './instances.query.js';
 import { instanceBodyFrom, usableTemplate, usableTemplateById } from '../templates/templates.service.js';
 import type { TemplateRow } from '../templates/templates.service.js';
 import { parseCreateBody, type CreateRequest } from '../instance-config/instance-config.parse.js';
 import { InstanceErrors } from './instances.errors.js';
-import { instanceView, type InstanceView } from './instances.view.js';
+import type { InstanceView } from './instances.view.js';
 import * as repo from './instances.repo.js';
 
 const bad = (msg: string) => InstanceErrors.badRequest(msg);
@@ -263,7 +263,7 @@ export async function updateInstanceConfig(
         msg: moves
           ? `Instance ${id} updated: its host recreates the container with the new configuration at its next sync (the disk starts afresh); it is loading until the new container runs`
           : `Instance ${id} updated: it stays stopped; its host replaces the container (the disk starts afresh) and the new configuration runs at the next start`,
-        updated_instance: instanceView(view, windowsFromJson(view.windows_json), now),
+        updated_instance: withVolumes(view, now),
       };
     },
     UPDATE_TRIES,

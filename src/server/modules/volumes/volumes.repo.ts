@@ -8,7 +8,8 @@
 // - a volume's mount: UPDATE volumes SET instance_id = ? WHERE … AND (instance_id IS NULL OR that
 //   instance is destroyed), and a delete needs the same condition, so one live instance at most
 //   mounts a volume, and a volume in use is never deleted.
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
+import type { SqlDialect } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import type { VolumeAsksTable, VolumesTable } from '../../db/tables/volumes.js';
 
@@ -295,14 +296,17 @@ export function volumesOf(db: Kysely<DB>, userId: number) {
 }
 
 /** The live volumes mounted by these instances (an instance row's volume_info). */
-export function mountedBy(db: Kysely<DB>, instanceIds: readonly number[]) {
-  if (instanceIds.length === 0) return Promise.resolve([]);
-  return db
-    .selectFrom('volumes')
-    .select(['id', 'instance_id', 'mount_path', 'size_gb', 'label', 'machine_id'])
-    .where('instance_id', 'in', instanceIds)
-    .where('deleted_at', 'is', null)
-    .execute();
+/**
+ * The live volumes an instance mounts as a JSON array, for a correlated subquery (the instance
+ * poll reads its row, its windows and its volumes in one statement).
+ */
+export function mountsJson(dialect: SqlDialect, instanceId: RawBuilder<unknown>): RawBuilder<unknown> {
+  return dialect.jsonRows(
+    'v',
+    ['id', 'label', 'mount_path', 'size_gb'],
+    sql`volumes v WHERE v.instance_id = ${instanceId} AND v.deleted_at IS NULL`,
+    'v.id',
+  );
 }
 
 /** The live volumes of these machines (what their agent keeps on disk), with their last mount. */

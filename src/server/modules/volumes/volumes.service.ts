@@ -316,19 +316,22 @@ export interface InstanceVolume {
   total_space: number;
 }
 
-/** The volumes each of these instances mounts, by instance (none: absent). One query. */
-export async function volumeInfoOf(
-  db: Kysely<DB>,
-  instanceIds: readonly number[],
-): Promise<Map<number, InstanceVolume[]>> {
-  const out = new Map<number, InstanceVolume[]>();
-  for (const v of await repo.mountedBy(db, instanceIds)) {
-    const id = Number(v.instance_id);
-    const list = out.get(id) ?? [];
-    list.push({ id: Number(v.id), label: v.label, mount_path: v.mount_path, total_space: Number(v.size_gb) });
-    out.set(id, list);
-  }
-  return out;
+export { mountsJson } from './volumes.repo.js';
+
+/** The volumes of mountsJson (a JSON string on SQLite, parsed already on PostgreSQL). */
+export function volumeInfoFromJson(value: unknown): InstanceVolume[] {
+  const rows = (typeof value === 'string' ? JSON.parse(value) : (value ?? [])) as {
+    id: number | string;
+    label: string;
+    mount_path: string | null;
+    size_gb: number | string;
+  }[];
+  return rows.map((v) => ({
+    id: Number(v.id),
+    label: v.label,
+    mount_path: v.mount_path,
+    total_space: Number(v.size_gb),
+  }));
 }
 
 /**
