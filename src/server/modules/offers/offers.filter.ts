@@ -146,7 +146,8 @@ function parseType(raw: unknown): SearchType {
   return raw as SearchType;
 }
 
-function parseLimit(raw: unknown): number {
+/** A search's limit: an integer from 1 to MAX_LIMIT, DEFAULT_LIMIT when absent. */
+export function parseLimit(raw: unknown): number {
   if (raw === undefined || raw === null) return DEFAULT_LIMIT;
   const n =
     typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
@@ -155,23 +156,29 @@ function parseLimit(raw: unknown): number {
   return n;
 }
 
-function parseStorage(raw: unknown): number {
-  if (raw === undefined || raw === null) return DEFAULT_STORAGE_GB;
+/** A search's allocated_storage: GB from 0 to 1,000,000, `fallbackGb` when absent. */
+export function parseStorage(raw: unknown, fallbackGb: number = DEFAULT_STORAGE_GB): number {
+  if (raw === undefined || raw === null) return fallbackGb;
   const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
   if (!Number.isFinite(n) || n < 0 || n > 1_000_000)
     bad(`Invalid allocated_storage ${show(raw)}: a number of GB from 0 to 1000000`);
   return n;
 }
 
-/** Validates a search body into a plan; a 400 bad_request naming the culprit otherwise. */
-export function compileSearch(body: unknown): SearchPlan {
-  if (body === undefined || body === null) body = {};
+/** A search body as its object of filters (none: {}); older clients wrap it as {"q": {...}}. */
+export function searchObject(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null) return {};
   if (typeof body !== 'object' || Array.isArray(body))
     bad('The search body must be a JSON object of filters');
-  let obj = body as Record<string, unknown>;
-  // Older clients wrap the filter as {"q": {...}}.
+  const obj = body as Record<string, unknown>;
   if (Object.keys(obj).length === 1 && obj.q && typeof obj.q === 'object' && !Array.isArray(obj.q))
-    obj = obj.q as Record<string, unknown>;
+    return obj.q as Record<string, unknown>;
+  return obj;
+}
+
+/** Validates a search body into a plan; a 400 bad_request naming the culprit otherwise. */
+export function compileSearch(body: unknown): SearchPlan {
+  const obj = searchObject(body);
   const conditions: Condition[] = [];
   for (const [key, raw] of Object.entries(obj)) {
     if (RESERVED_KEYS.has(key)) continue;

@@ -7,7 +7,14 @@
 // Nothing is dropped. A comparison with NULL never holds (as in SQL).
 import { CommonErrors, quoteValue } from '../../errors.js';
 import { OPERATORS, type FieldDef, type Operator } from '../offers/offers.fields.js';
-import { coerce, DEFAULT_LIMIT, MAX_IN_VALUES, MAX_LIMIT, type Scalar } from '../offers/offers.filter.js';
+import {
+  coerce,
+  MAX_IN_VALUES,
+  parseLimit,
+  parseStorage,
+  searchObject,
+  type Scalar,
+} from '../offers/offers.filter.js';
 import { unknownFieldMessage } from '../offers/offers.refused-fields.js';
 
 export type VolumeFieldType = 'int' | 'float' | 'bool' | 'string';
@@ -108,31 +115,9 @@ function parseOrder(raw: unknown): VolumePlan['order'] {
   });
 }
 
-function parseLimit(raw: unknown): number {
-  if (raw === undefined || raw === null) return DEFAULT_LIMIT;
-  const n =
-    typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > MAX_LIMIT)
-    bad(`Invalid limit ${quoteValue(raw)}: an integer from 1 to ${MAX_LIMIT}`);
-  return n;
-}
-
-function parseStorage(raw: unknown): number {
-  if (raw === undefined || raw === null) return DEFAULT_STORAGE_GB;
-  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
-  if (!Number.isFinite(n) || n < 0 || n > 1_000_000)
-    bad(`Invalid allocated_storage ${quoteValue(raw)}: a number of GB from 0 to 1000000`);
-  return n;
-}
-
 /** A search body, validated into a plan; a 400 naming the culprit otherwise. */
 export function compileVolumeSearch(body: unknown): VolumePlan {
-  if (body === undefined || body === null) body = {};
-  if (typeof body !== 'object' || Array.isArray(body))
-    bad('The search body must be a JSON object of filters');
-  let obj = body as Record<string, unknown>;
-  if (Object.keys(obj).length === 1 && obj.q && typeof obj.q === 'object' && !Array.isArray(obj.q))
-    obj = obj.q as Record<string, unknown>;
+  const obj = searchObject(body);
   const conditions: VolumeCondition[] = [];
   for (const [key, raw] of Object.entries(obj)) {
     if (RESERVED.has(key)) continue;
@@ -152,7 +137,7 @@ export function compileVolumeSearch(body: unknown): VolumePlan {
     conditions,
     order: parseOrder(obj.order),
     limit: parseLimit(obj.limit),
-    storage: parseStorage(obj.allocated_storage),
+    storage: parseStorage(obj.allocated_storage, DEFAULT_STORAGE_GB),
   };
 }
 
