@@ -26,7 +26,7 @@ function filesUnder(dir: string): string[] {
 const noSsh = existsSync('/usr/bin/ssh')
   ? null
   : 'no OpenSSH client at /usr/bin/ssh (Debian package openssh-client)';
-if (noSsh) console.log(`process runtime key tests skipped: ${noSsh}`);
+if (noSsh) console.log(`process runtime SSH login tests skipped: ${noSsh}`);
 
 describe.skipIf(noSsh !== null)('process runtime: the host key stays out of instances', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'openrig-rt-secrets-'));
