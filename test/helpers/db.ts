@@ -84,10 +84,25 @@ export async function createTestDb(dialect: Dialect): Promise<TestDb> {
     dataDir,
     async cleanup() {
       await store.destroy();
+      // A server process the test signalled may still be finishing a statement on this schema;
+      // dropping it then can deadlock with that statement, which PostgreSQL resolves by failing
+      // one side. The drop is retried until the stray process is gone.
       const c = new pg.Client({ connectionString: PG_URL });
       await c.connect();
-      await c.query(`drop schema if exists ${schema} cascade`);
-      await c.end();
+      try {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await c.query(`drop schema if exists ${schema} cascade`);
+            break;
+          } catch (e) {
+            const code = (e as { code?: string }).code;
+            if (attempt >= 20 || (code !== '40P01' && code !== '55P03')) throw e;
+            await new Promise((r) => setTimeout(r, 250));
+          }
+        }
+      } finally {
+        await c.end();
+      }
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
