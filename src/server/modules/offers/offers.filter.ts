@@ -117,7 +117,15 @@ function condition(field: string, def: FieldDef, op: string, raw: unknown): Cond
   return { field, op, value: coerce(field, def, raw) };
 }
 
-function parseOrder(raw: unknown): SearchPlan['order'] {
+/**
+ * An `order` value: [[field, "asc"|"desc"], …] (a bare field name sorts ascending), at most 8
+ * fields, each checked by `checkField`; none given: score, highest first. Offer and volume
+ * searches both read it.
+ */
+export function parseOrder(
+  raw: unknown,
+  checkField: (field: string) => void,
+): { field: string; dir: 'asc' | 'desc' }[] {
   if (raw === undefined || raw === null) return [{ field: 'score', dir: 'desc' }];
   if (!Array.isArray(raw)) bad('order must be an array of [field, "asc"|"desc"] pairs');
   if (raw.length > 8) bad('order takes at most 8 fields');
@@ -127,7 +135,7 @@ function parseOrder(raw: unknown): SearchPlan['order'] {
       bad(`Invalid order entry ${show(entry)}: expected [field, "asc"|"desc"]`);
     }
     const field = pair[0];
-    if (!Object.hasOwn(OFFER_FIELDS, field)) bad(unknownFieldMessage('order', field, show(field)));
+    checkField(field);
     const dir = pair[1] === undefined ? 'asc' : typeof pair[1] === 'string' ? pair[1].toLowerCase() : '';
     if (dir !== 'asc' && dir !== 'desc')
       bad(`Invalid order direction ${show(pair[1])} for ${field} (use asc or desc)`);
@@ -196,7 +204,9 @@ export function compileSearch(body: unknown): SearchPlan {
     bad('disable_bundling must be a boolean');
   return {
     conditions,
-    order: parseOrder(obj.order),
+    order: parseOrder(obj.order, (field) => {
+      if (!Object.hasOwn(OFFER_FIELDS, field)) bad(unknownFieldMessage('order', field, show(field)));
+    }),
     type: parseType(obj.type),
     limit: parseLimit(obj.limit),
     storage: parseStorage(obj.allocated_storage),

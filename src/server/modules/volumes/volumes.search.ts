@@ -11,6 +11,7 @@ import {
   coerce,
   MAX_IN_VALUES,
   parseLimit,
+  parseOrder,
   parseStorage,
   searchObject,
   type Scalar,
@@ -98,23 +99,6 @@ function condition(field: string, type: VolumeFieldType, op: string, raw: unknow
   return { field, op, value: coerce(field, def, raw) };
 }
 
-function parseOrder(raw: unknown): VolumePlan['order'] {
-  if (raw === undefined || raw === null) return [{ field: 'score', dir: 'desc' }];
-  if (!Array.isArray(raw)) bad('order must be an array of [field, "asc"|"desc"] pairs');
-  if (raw.length > 8) bad('order takes at most 8 fields');
-  return raw.map((entry: unknown) => {
-    const pair = typeof entry === 'string' ? [entry] : entry;
-    if (!Array.isArray(pair) || pair.length < 1 || pair.length > 2 || typeof pair[0] !== 'string')
-      bad(`Invalid order entry ${quoteValue(entry)}: expected [field, "asc"|"desc"]`);
-    const field = pair[0];
-    fieldType('order', field);
-    const dir = pair[1] === undefined ? 'asc' : typeof pair[1] === 'string' ? pair[1].toLowerCase() : '';
-    if (dir !== 'asc' && dir !== 'desc')
-      bad(`Invalid order direction ${quoteValue(pair[1])} for ${field} (use asc or desc)`);
-    return { field, dir };
-  });
-}
-
 /** A search body, validated into a plan; a 400 naming the culprit otherwise. */
 export function compileVolumeSearch(body: unknown): VolumePlan {
   const obj = searchObject(body);
@@ -135,7 +119,7 @@ export function compileVolumeSearch(body: unknown): VolumePlan {
     bad(`Invalid type ${quoteValue(obj.type)}: volume offers are on-demand only`);
   return {
     conditions,
-    order: parseOrder(obj.order),
+    order: parseOrder(obj.order, (field) => fieldType('order', field)),
     limit: parseLimit(obj.limit),
     storage: parseStorage(obj.allocated_storage, DEFAULT_STORAGE_GB),
   };
