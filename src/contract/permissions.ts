@@ -13,6 +13,7 @@ export const PERMISSION_FAMILIES = [
   'tfa', // /tfa
   'billing', // balance, charges
   'webhooks', // /webhooks and the /events feed
+  'team', // /team: reading a team's members and roles; inviting, removing, editing roles
 ] as const;
 
 export type PermissionFamily = (typeof PERMISSION_FAMILIES)[number];
@@ -72,13 +73,12 @@ const CATEGORY_FAMILIES: Record<string, [PermissionFamily[], Access]> = {
   machine_read: [['machines', 'maintenance'], 'read'],
   machine_write: [['machines', 'maintenance'], 'write'],
   misc: [['offers'], 'read'],
+  team_read: [['team'], 'read'],
+  team_write: [['team'], 'write'],
 };
 
-/** Categories of the marketplace format that openrig cannot grant (it has no team API). */
-const CATEGORIES_WITHOUT_FAMILY: Record<string, string> = {
-  team_read: 'openrig has no team API',
-  team_write: 'openrig has no team API',
-};
+/** Categories of the marketplace format that openrig cannot grant, with the reason. */
+const CATEGORIES_WITHOUT_FAMILY: Record<string, string> = {};
 
 export const MARKETPLACE_CATEGORIES = Object.keys(CATEGORY_FAMILIES);
 

@@ -14,6 +14,17 @@ export const SESSION_KEY_PREFIX = 'ors_';
 
 export type User = Selectable<UsersTable>;
 
+/** The person behind a team-context credential, with the role they act within. */
+export interface TeamActor {
+  userId: number;
+  email: string;
+  teamName: string;
+  role: string;
+  /** The role's permissions (null: every permission). */
+  rolePermissions: Permissions | null;
+  isOwner: boolean;
+}
+
 export interface AuthContext {
   user: User;
   via: 'api_key' | 'instance_key' | 'session' | 'cookie';
@@ -24,7 +35,14 @@ export interface AuthContext {
    * session (null for a password login's session).
    */
   originKeyId: number | null;
+  /**
+   * The team the credential acts for, or null (the personal context). In a team context `user`
+   * is the team's own account (its balance, instances, keys' work) and `member` the person.
+   */
   teamId: number | null;
+  /** Set in a team context: the member acting for the team and their role (teams.auth.ts). */
+  member?: TeamActor | null;
+  /** In a team context: the key's (or session's) permissions narrowed to the member's role. */
   permissions: Permissions | null;
   /** Set for an instance_api_key: the one instance it may start, stop or destroy. */
   instanceId: number | null;

@@ -185,7 +185,6 @@ describeEachDb('official CLI: account commands', (dialect) => {
   it('refuses a category openrig does not have, or narrowing constraints, with a 400 naming it; nothing created', async () => {
     const before = (await cli(t(), { method: 'GET', path: '/auth/apikeys/', key })).body.apikeys.length;
     const cases: [Record<string, unknown>, string][] = [
-      [{ team_read: {} }, 'team_read'],
       [{ instance_read: {}, gpu_write: {} }, 'gpu_write'],
       [{ instance_write: { constraints: { id: { eq: 5 } } } }, 'instance_write'],
     ];

@@ -36,6 +36,7 @@ import * as m029machineRuntime from './migrations/029-machine-runtime.js';
 import * as m030usageHistory from './migrations/030-usage-history.js';
 import * as m031accountTokens from './migrations/031-account-tokens.js';
 import * as m032billingPayouts from './migrations/032-billing-payouts.js';
+import * as m033teams from './migrations/033-teams.js';
 import { textOf } from '../../contract/text.js';
 
 /** A migration: its forward step, given the dialect it runs on (one set for both databases). */
@@ -77,6 +78,7 @@ const steps: Record<string, Step> = {
   '030-usage-history': m030usageHistory,
   '031-account-tokens': m031accountTokens,
   '032-billing-payouts': m032billingPayouts,
+  '033-teams': m033teams,
 };
 
 function providerFor(d: SqlDialect, only?: Record<string, Step>): MigrationProvider {

@@ -13,6 +13,7 @@ import type { AccountProfileTables } from './tables/account-profiles.js';
 import type { AuditTables } from './tables/audit.js';
 import type { EnvVarTables } from './tables/env-vars.js';
 import type { BillingTables } from './tables/billing.js';
+import type { TeamTables } from './tables/teams.js';
 import type { VolumeTables } from './tables/volumes.js';
 import type { UsageHistoryTables } from './tables/usage-history.js';
 
@@ -32,4 +33,5 @@ export interface DB
     EnvVarTables,
     VolumeTables,
     UsageHistoryTables,
+    TeamTables,
     BillingTables {}

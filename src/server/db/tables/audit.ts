@@ -15,6 +15,8 @@ export interface AuditLogsTable {
   ip: string | null;
   /** The API key (or instance key) presented; null for sessions and sign-ins. */
   api_key_id: number | null;
+  /** For a team's row: the member who acted for the team (user_id is the team's account). */
+  member_id: number | null;
   credential: AuditCredential;
   method: string;
   /** The route's pattern with its parameters in braces: `/api/v0/instances/{id}/`. */

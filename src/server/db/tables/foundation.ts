@@ -20,13 +20,22 @@ export interface TeamsTable {
   id: Generated<number>;
   name: string;
   created_at: number;
+  /** The team's own account (a users row without a password): its balance, instances, SSH keys. */
+  account_user_id: number | null;
+  /** The member who owns the team (can destroy it; never removed). */
+  owner_id: number | null;
+  /** Set when the team was destroyed; its name is then free again. */
+  deleted_at: number | null;
 }
 
 export interface TeamMembersTable {
   team_id: number;
   user_id: number;
+  /** The role's name when it was given (the role itself is role_id). */
   role: string;
   created_at: number;
+  /** The member's role (team_roles.id). */
+  role_id: number | null;
 }
 
 export interface ApiKeysTable {
