@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { isMainProcess } from './runtime-process.js';
+import { isMainProcess, privateRootFlags } from './runtime-process.js';
 import type { InstanceSpec } from './runtime.js';
 import { pollUntil as waitFor } from '../../test/helpers/poll.js';
 import { useProcessRuntime } from '../../test/helpers/process-runtime.js';
@@ -65,7 +65,9 @@ describe.skipIf(!existsSync('/usr/bin/ssh'))('process runtime', () => {
 
     const r = ssh(sshPort, 'echo hello-from-instance; pwd; echo "$FOO"');
     expect(r.status).toBe(0);
-    expect(r.stdout).toBe(`hello-from-instance\n${path.join(rt.dir(1), 'root')}\nbar\n`);
+    expect(r.stdout).toBe(
+      `hello-from-instance\n${privateRootFlags() ? '/root' : path.join(rt.dir(1), 'root')}\nbar\n`,
+    );
     expect(ssh(sshPort, 'exit 7').status).toBe(7);
     const out = await waitFor(
       () =>
@@ -98,7 +100,7 @@ describe.skipIf(!existsSync('/usr/bin/ssh'))('process runtime', () => {
       { input: 'echo "answer=$((6*7))"; pwd\nexit\n', encoding: 'utf8', timeout: 15_000 },
     );
     expect(tty.stdout).toContain('answer=42');
-    expect(tty.stdout).toContain(path.join(rt.dir(1), 'root'));
+    expect(tty.stdout).toContain(privateRootFlags() ? '/root' : path.join(rt.dir(1), 'root'));
 
     const stranger = ssh(sshPort, 'echo no', `${keyFile}.other`);
     expect(stranger.status).not.toBe(0);
@@ -157,14 +159,38 @@ describe.skipIf(!existsSync('/usr/bin/ssh'))('process runtime', () => {
       async () => read(4, 'cwd.txt') + read(5, 'mine.txt'),
       (t) => t.includes('\n') && t.endsWith('five\n'),
     );
+    // In a mount namespace of its own the instance's root is /root, as in an image; elsewhere
+    // it is the directory's path on the host.
+    const home = privateRootFlags() ? '/root' : rootOf(4);
     expect(read(4, 'mine.txt')).toBe('four\n');
-    expect(read(4, 'cwd.txt')).toBe(`${rootOf(4)}\n`);
+    expect(read(4, 'cwd.txt')).toBe(`${home}\n`);
     expect(read(5, 'mine.txt')).toBe('five\n');
     // A login lands there too, and `cd` with no argument goes back there.
     const r = ssh(a.sshPort, 'cd /tmp && cd && pwd && echo "$HOME"');
-    expect(r.stdout).toBe(`${rootOf(4)}\n${rootOf(4)}\n`);
+    expect(r.stdout).toBe(`${home}\n${home}\n`);
     expect(ssh(b.sshPort, 'cat ~/mine.txt').stdout).toBe('five\n');
     await rt.destroy(4);
     await rt.destroy(5);
   });
+
+  const noNamespace = privateRootFlags() === null;
+  if (noNamespace)
+    console.log("skipped: this host allows no mount namespace (unshare), so /root is the host's");
+  it.skipIf(noNamespace)(
+    "an onstart or a login that writes to /root writes into the instance, never into the host's /root",
+    async () => {
+      const mark = `openrig-private-root-${process.pid}-${Date.now()}.txt`;
+      const a = await rt.start(spec(6, { onstart: `echo six > /root/${mark}; sleep 300` }));
+      const inside = path.join(rt.dir(6), 'root', mark);
+      await waitFor(
+        async () => (existsSync(inside) ? readFileSync(inside, 'utf8') : ''),
+        (t) => t === 'six\n',
+      );
+      expect(ssh(a.sshPort, `cat /root/${mark} && echo login > /root/login-${mark}`).stdout).toBe('six\n');
+      expect(existsSync(path.join(rt.dir(6), 'root', `login-${mark}`))).toBe(true);
+      expect(existsSync(path.join('/root', mark))).toBe(false);
+      expect(existsSync(path.join('/root', `login-${mark}`))).toBe(false);
+      await rt.destroy(6);
+    },
+  );
 });

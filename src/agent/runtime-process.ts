@@ -3,7 +3,7 @@
 // group, serves SSH and runs `onstart` (under runtype `args`, the instance's program instead). Its
 // pid is in main.pid (operator contract). The "image" is recorded, not pulled: processes run on
 // the host itself.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -79,6 +79,51 @@ export function supervisorEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const k of SUPERVISOR_ENV) if (env[k] !== undefined) out[k] = env[k]!;
   return out;
+}
+
+/**
+ * The `unshare` flags that give an instance a mount namespace of its own, in which its files are
+ * mounted at `/root` (so an onstart or a shell that writes to `/root`, as in an image, writes
+ * into the instance and never into the host's own `/root`): a user namespace too where the agent
+ * is not root. Null where the host allows neither (no `unshare`, user namespaces switched off):
+ * the instance then sees the host's `/root`, which the agent says at start. Probed once.
+ */
+let privateRoot: string[] | null | undefined;
+export function privateRootFlags(): string[] | null {
+  if (privateRoot !== undefined) return privateRoot;
+  const flags = [
+    ...(process.getuid?.() === 0 ? [] : ['--user', '--map-root-user']),
+    '--mount',
+    '--propagation',
+    'private',
+  ];
+  const probe = spawnSync('unshare', [...flags, '--', '/bin/sh', '-c', 'mount --bind -- / /root'], {
+    stdio: 'ignore',
+    timeout: 5_000,
+  });
+  privateRoot = probe.status === 0 ? flags : null;
+  return privateRoot;
+}
+
+/**
+ * The command that starts an instance's supervisor: in a namespace of its own with the
+ * instance's files at `/root` when `flags` are given (the supervisor is told so by
+ * OPENRIG_PRIVATE_ROOT, and keeps the process id the command starts with: every step execs).
+ */
+export function supervisorCommand(dir: string, flags: string[] | null): string[] {
+  if (!flags) return [process.execPath, SUPERVISOR, dir];
+  return [
+    'unshare',
+    ...flags,
+    '--',
+    '/bin/sh',
+    '-c',
+    'mount --bind -- "$1" /root && cd /root && OPENRIG_PRIVATE_ROOT=1 exec "$0" "$2" "$3"',
+    process.execPath,
+    path.join(dir, FILES.root),
+    SUPERVISOR,
+    dir,
+  ];
 }
 
 /** True when `pid` is alive (not a zombie) and is the supervisor of `dir` (pids get reused). */
@@ -259,7 +304,8 @@ export class ProcessRuntime implements Runtime {
       rmSync(this.file(spec.id, FILES.port), { force: true });
       this.exitMsgs.delete(spec.id);
       const log = openSync(this.file(spec.id, FILES.log), 'a');
-      const child = spawn(process.execPath, [SUPERVISOR, d], {
+      const [cmd, ...argv] = supervisorCommand(d, privateRootFlags());
+      const child = spawn(cmd!, argv, {
         detached: true,
         cwd: path.join(d, FILES.root),
         stdio: ['pipe', log, log],

@@ -62,7 +62,9 @@ function main(dir: string): void {
     appendFileSync(path.join(dir, FILES.log), `${new Date().toISOString()} ${msg}\n`);
   const spec = JSON.parse(readFileSync(path.join(dir, FILES.spec), 'utf8')) as SupervisorSpec;
   const { keyCheck } = readSecrets();
-  const root = path.join(dir, FILES.root);
+  // Started in a mount namespace of its own (runtime-process supervisorCommand), the instance's
+  // files are at /root, where an image keeps its home; elsewhere at their path on the host.
+  const root = process.env.OPENRIG_PRIVATE_ROOT === '1' ? '/root' : path.join(dir, FILES.root);
   // OPENRIG_INSTANCE_DIR marks every process of the instance, even one that left the process
   // group (setsid, a pty session): stop finds them by it (runtime-process killStragglers).
   const env = {

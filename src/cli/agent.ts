@@ -109,7 +109,7 @@ export function registerAgentCommand(program: Command): void {
         { default: pino },
         { Agent, loadAgentUid },
         { detectGpus, describeMachines, gpuShares, parseGpusFlag },
-        { ProcessRuntime },
+        { ProcessRuntime, privateRootFlags },
         { DockerRuntime },
         { DockerEngine },
         { AgentFatalError },
@@ -225,7 +225,10 @@ export function registerAgentCommand(program: Command): void {
       }
       if (runtime.name === 'process')
         process.stderr.write(
-          "openrig agent: the process runtime gives no isolation: instances run as plain processes of this user on this host and can read each other's files; use it for demos and a single trusted renter only (--runtime docker isolates them)\n",
+          "openrig agent: the process runtime gives no isolation: instances run as plain processes of this user on this host and can read each other's files; use it for demos and a single trusted renter only (--runtime docker isolates them)\n" +
+            (privateRootFlags()
+              ? "openrig agent: each instance sees its own files at /root (a mount namespace of its own), so writing to /root never touches this host's /root\n"
+              : "openrig agent: this host allows no mount namespace (unshare): an instance that writes to /root writes to this host's /root\n"),
         );
       if (runtime.name === 'process')
         process.stderr.write(
