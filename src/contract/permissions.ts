@@ -63,7 +63,7 @@ export function parsePermissions(
 // file: `{"api": {CATEGORY: constraints, …}}`. Each category maps onto openrig's families; an
 // empty constraints object means the whole category. Nothing is widened or dropped: a category
 // openrig has no equivalent for, or constraints narrower than a whole family, is refused.
-const CATEGORY_FAMILIES: Record<string, [PermissionFamily[], Access]> = {
+export const CATEGORY_FAMILIES: Record<string, [PermissionFamily[], Access]> = {
   instance_read: [['instances'], 'read'],
   instance_write: [['instances'], 'write'],
   user_read: [['user', 'api_keys', 'ssh_keys', 'tfa'], 'read'],

@@ -9,12 +9,15 @@ import { Instances } from './pages/Instances';
 import { Hosting } from './pages/Hosting';
 import { Account } from './pages/Account';
 import { Volumes } from './pages/Volumes';
+import { Team, TeamSwitcher } from './pages/Team';
+import { TeamInvite } from './pages/TeamInvite';
 
 const NAV = [
   { to: '/search', label: 'Search' },
   { to: '/instances', label: 'Instances' },
   { to: '/volumes', label: 'Volumes' },
   { to: '/hosting', label: 'Hosting' },
+  { to: '/team', label: 'Team' },
   { to: '/account', label: 'Account' },
 ];
 
@@ -81,6 +84,9 @@ export function App() {
     case '/account':
       page = <Account path={path} />;
       break;
+    case '/team':
+      page = path.startsWith('/team/invite/') ? <TeamInvite token={path.split('/')[3] ?? ''} /> : <Team />;
+      break;
     default:
       page = <Search />;
   }
@@ -102,6 +108,7 @@ export function App() {
           ))}
         </nav>
         <div className="who">
+          <TeamSwitcher />
           <span className="who-email" title={user.email}>
             {user.email}
           </span>

@@ -22,6 +22,10 @@ export const auditRowSchema = {
       type: ['integer', 'null'],
       description: 'the API key (or instance key) presented; null for sessions and sign-ins',
     },
+    member_id: {
+      type: ['integer', 'null'],
+      description: "in a team's log: the member (user id) who acted for the team; null otherwise",
+    },
     credential: {
       type: 'string',
       enum: ['api_key', 'instance_key', 'session_key', 'browser_session', 'password', 'login_secret'],

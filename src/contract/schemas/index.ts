@@ -16,5 +16,6 @@ export * as twoFactor from './two-factor.js';
 export * as agentGateway from './agent-gateway.js';
 export * as platform from './platform.js';
 export * as compat from './compat.js';
+export * as teams from './teams.js';
 export * as volumes from './volumes.js';
 export * as usageHistory from './usage-history.js';

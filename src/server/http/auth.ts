@@ -25,6 +25,7 @@ import {
 import { recordKeyUse } from './key-uses.js';
 import { recordAddressUse } from '../modules/audit/audit.addresses.js';
 import { clientAddress } from '../modules/audit/audit.args.js';
+import { teamAuthContext } from '../modules/teams/teams.auth.js';
 
 export const SESSION_COOKIE = 'openrig_session';
 
@@ -148,9 +149,10 @@ export async function resolveCredential(
   credential: string,
   ip?: string,
 ): Promise<AuthContext | null> {
-  if (credential.startsWith(SESSION_KEY_PREFIX)) return resolveSession(deps, credential, 'cli');
+  if (credential.startsWith(SESSION_KEY_PREFIX))
+    return teamAuthContext(deps, await resolveSession(deps, credential, 'cli'));
   const [row] = await apiKeyByHash(deps.store, sha256Hex(credential));
-  return keyContext(deps, row, credential, ip);
+  return teamAuthContext(deps, keyContext(deps, row, credential, ip));
 }
 
 /**
@@ -194,13 +196,15 @@ async function resolveKeyWithRead(
   args: unknown[],
 ): Promise<AuthContext | null> {
   const found = await keyWithRead(deps.store, sha256Hex(credential), read, args);
-  const auth = keyContext(deps, found.key, credential, req.ip);
-  if (auth) req.keyJoined = { read, args, row: found.joined };
+  const auth = await teamAuthContext(deps, keyContext(deps, found.key, credential, req.ip));
+  // The joined read was made for the key's own user: a team key acts as the team's account, whose
+  // route reads as usual.
+  if (auth && auth.teamId === null) req.keyJoined = { read, args, row: found.joined };
   return auth;
 }
 
-export function resolveCookie(deps: Deps, token: string): Promise<AuthContext | null> {
-  return resolveSession(deps, token, 'cookie');
+export async function resolveCookie(deps: Deps, token: string): Promise<AuthContext | null> {
+  return teamAuthContext(deps, await resolveSession(deps, token, 'cookie'));
 }
 
 /** Fastify onRequest hook: fills `req.auth` and enforces the route's auth config. */
@@ -293,6 +297,13 @@ function enforceScope(req: FastifyRequest, auth: AuthContext, cfg: RouteAuthConf
   if (!cfg?.scope) return;
   const access: Access = cfg.access ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
   if (!allows(auth.permissions, cfg.scope, access)) {
+    const m = auth.member;
+    if (m && !allows(m.rolePermissions, cfg.scope, access))
+      throw new AppError(
+        403,
+        'forbidden',
+        `Your role "${m.role}" in team "${m.teamName}" lacks ${access} permission on ${cfg.scope}`,
+      );
     throw new AppError(403, 'forbidden', `This API key lacks ${access} permission on ${cfg.scope}`);
   }
 }

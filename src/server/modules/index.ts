@@ -17,6 +17,7 @@ import { templatesRoutes } from './templates/templates.routes.js';
 import { auditRoutes } from './audit/audit.routes.js';
 import { envVarsRoutes } from './env-vars/env-vars.routes.js';
 import { compatRoutes } from './compat/compat.routes.js';
+import { teamsRoutes } from './teams/teams.routes.js';
 import { volumesRoutes } from './volumes/volumes.routes.js';
 import { usageHistoryRoutes } from './usage-history/usage-history.routes.js';
 
@@ -38,5 +39,6 @@ export async function registerModules(app: FastifyInstance, deps: Deps): Promise
   await envVarsRoutes(app, deps);
   await usageHistoryRoutes(app, deps);
   await volumesRoutes(app, deps);
+  await teamsRoutes(app, deps);
   await compatRoutes(app, deps);
 }

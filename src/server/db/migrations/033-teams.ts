@@ -10,15 +10,32 @@ const DEFAULT_ROLES: { name: string; permissions: string | null }[] = [
   {
     name: 'manager',
     permissions: JSON.stringify({
-      user: 'write', api_keys: 'write', ssh_keys: 'write', offers: 'read', instances: 'write',
-      machines: 'write', maintenance: 'write', tfa: 'write', billing: 'write', webhooks: 'write', team: 'write',
+      user: 'write',
+      api_keys: 'write',
+      ssh_keys: 'write',
+      offers: 'read',
+      instances: 'write',
+      machines: 'write',
+      maintenance: 'write',
+      tfa: 'write',
+      billing: 'write',
+      webhooks: 'write',
+      team: 'write',
     }),
   },
   {
     name: 'member',
     permissions: JSON.stringify({
-      user: 'write', api_keys: 'write', ssh_keys: 'write', offers: 'read', instances: 'write',
-      machines: 'read', maintenance: 'read', tfa: 'write', billing: 'read', team: 'read',
+      user: 'write',
+      api_keys: 'write',
+      ssh_keys: 'write',
+      offers: 'read',
+      instances: 'write',
+      machines: 'read',
+      maintenance: 'read',
+      tfa: 'write',
+      billing: 'read',
+      team: 'read',
     }),
   },
 ];
@@ -38,7 +55,12 @@ export async function up(db: Kysely<any>, d: SqlDialect): Promise<void> {
     .addColumn('permissions_given', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('team_roles_name_uq').unique().on('team_roles').columns(['team_id', 'name']).execute();
+  await db.schema
+    .createIndex('team_roles_name_uq')
+    .unique()
+    .on('team_roles')
+    .columns(['team_id', 'name'])
+    .execute();
 
   await d
     .withId(db.schema.createTable('team_invites'))
@@ -53,8 +75,17 @@ export async function up(db: Kysely<any>, d: SqlDialect): Promise<void> {
     .addColumn('accepted_by', 'bigint')
     .addColumn('revoked_at', 'bigint')
     .execute();
-  await db.schema.createIndex('team_invites_hash_uq').unique().on('team_invites').column('token_hash').execute();
-  await db.schema.createIndex('team_invites_team_idx').on('team_invites').columns(['team_id', 'email']).execute();
+  await db.schema
+    .createIndex('team_invites_hash_uq')
+    .unique()
+    .on('team_invites')
+    .column('token_hash')
+    .execute();
+  await db.schema
+    .createIndex('team_invites_team_idx')
+    .on('team_invites')
+    .columns(['team_id', 'email'])
+    .execute();
 
   // Teams made before this migration (by `admin create-user --team`) get what every team has: an
   // account, the default roles, an owner (their first member) and a role for each member.
@@ -78,7 +109,13 @@ export async function up(db: Kysely<any>, d: SqlDialect): Promise<void> {
     for (const r of DEFAULT_ROLES) {
       const row = await db
         .insertInto('team_roles')
-        .values({ team_id: t.id, name: r.name, permissions: r.permissions, permissions_given: null, created_at: t.created_at })
+        .values({
+          team_id: t.id,
+          name: r.name,
+          permissions: r.permissions,
+          permissions_given: null,
+          created_at: t.created_at,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       roleIds[r.name] = Number(row.id);

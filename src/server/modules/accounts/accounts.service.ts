@@ -7,7 +7,8 @@ import { hashPassword, newToken, sha256Hex, verifyPassword } from '../../crypto.
 import { API_KEY_PREFIX, type User } from '../../identity.js';
 import { AccountErrors } from './accounts.errors.js';
 import { assertNotLocked, recordSignInFailure } from './accounts.lockout.js';
-import { findOrCreateTeam, findUserByEmail, revokeSession, revokeUserSessions } from './accounts.repo.js';
+import { findUserByEmail, revokeSession, revokeUserSessions } from './accounts.repo.js';
+import { joinTeamByName } from '../teams/teams.setup.js';
 import * as repo from './accounts.repo.js';
 import type { AuthContext } from '../../identity.js';
 import { allows } from '../../../contract/permissions.js';
@@ -114,8 +115,9 @@ export async function createUser(
       });
       const out: CreatedUser = { id: user.id, email, api_key: personal.key };
       if (input.team) {
-        const teamId = await findOrCreateTeam(db, input.team, now);
-        await repo.addTeamMember(db, teamId, user.id, now);
+        // A new team is made whole (its account, roles, the user its owner); an existing one
+        // takes the user as a member.
+        const teamId = await joinTeamByName(db, input.team, user.id, now);
         out.team_api_key = (
           await insertApiKey(db, {
             userId: user.id,

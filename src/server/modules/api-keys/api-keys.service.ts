@@ -42,6 +42,12 @@ function view(r: ApiKeyRow): ApiKeyView {
   };
 }
 
+/**
+ * Whose keys these are: in a team context the member's (a team key belongs to the person, and acts
+ * for the team within their role), else the account's.
+ */
+const keyOwner = (auth: AuthContext): number => auth.member?.userId ?? auth.user.id;
+
 function isSubset(requested: Permissions | null, held: Permissions | null): boolean {
   if (held === null) return true;
   if (requested === null) return false;
@@ -71,7 +77,7 @@ export async function createApiKey(
     body.permissions === undefined || body.permissions === null ? null : JSON.stringify(body.permissions);
   const { id, key } = await tx(deps.store, async (db) => {
     const made = await insertApiKey(db, {
-      userId: auth.user.id,
+      userId: keyOwner(auth),
       teamId: auth.teamId,
       name,
       permissions: parsed.value ? JSON.stringify(parsed.value) : null,
@@ -85,11 +91,11 @@ export async function createApiKey(
 }
 
 export async function listApiKeys(deps: Deps, auth: AuthContext): Promise<ApiKeyView[]> {
-  return (await listLiveKeys(deps.db, auth.user.id)).map(view);
+  return (await listLiveKeys(deps.db, keyOwner(auth))).map(view);
 }
 
 export async function getApiKey(deps: Deps, auth: AuthContext, id: number): Promise<ApiKeyView> {
-  const row = await findLiveKey(deps.db, auth.user.id, id);
+  const row = await findLiveKey(deps.db, keyOwner(auth), id);
   if (!row) throw CommonErrors.notFound('No such API key');
   return view(row);
 }
@@ -103,12 +109,12 @@ export async function getApiKey(deps: Deps, auth: AuthContext, id: number): Prom
 export async function revokeApiKey(deps: Deps, auth: AuthContext, id: number): Promise<void> {
   const now = deps.clock.now();
   await tx(deps.store, async (db) => {
-    const target = await findLiveKey(db, auth.user.id, id);
+    const target = await findLiveKey(db, keyOwner(auth), id);
     if (!target) throw CommonErrors.notFound('No such API key');
     const held = target.permissions ? (JSON.parse(target.permissions) as Permissions) : null;
     if (!isSubset(held, auth.permissions))
       throw new AppError(403, 'forbidden', 'A key cannot revoke a key with permissions it does not hold');
-    if ((await revokeLiveKey(db, auth.user.id, id, now)) === 0)
+    if ((await revokeLiveKey(db, keyOwner(auth), id, now)) === 0)
       throw CommonErrors.notFound('No such API key');
     await revokeKeySessions(db, id, now);
     await recordEvent(db, now, apiKeyEvent(auth.user.id, id, 'api_key.revoked'));

@@ -90,6 +90,8 @@ async function entryFor(deps: Deps, req: FastifyRequest, reply: FastifyReply): P
     return {
       ...base,
       userId: auth.user.id,
+      // A team's row names the member who acted for it (docs/teams.md).
+      memberId: auth.member?.userId ?? null,
       apiKeyId: auth.via === 'api_key' || auth.via === 'instance_key' ? auth.keyId : null,
       credential: credentialOf(auth),
       usedAccount: true,

@@ -22,6 +22,8 @@ export interface AuditEntry {
   at: number;
   ip: string | null;
   apiKeyId: number | null;
+  /** For a team's row: the member who acted for the team. */
+  memberId?: number | null;
   credential: AuditCredential;
   method: string;
   route: string;
@@ -53,6 +55,7 @@ export function recordAudit(
     created_at: e.at,
     ip: e.ip,
     api_key_id: e.apiKeyId,
+    member_id: e.memberId ?? null,
     credential: e.credential,
     method: e.method,
     route: e.route,
@@ -100,6 +103,7 @@ export function auditRowView(r: repo.AuditRow) {
     created_at: r.created_at / 1000,
     ip_address: r.ip,
     api_key_id: r.api_key_id,
+    member_id: r.member_id,
     credential: r.credential,
     api_route: `${r.method} ${r.route}`,
     status: r.status,

@@ -15,7 +15,6 @@ export interface UnsupportedRequest {
 
 const NETWORK_VOLUMES = 'openrig has no network volumes or network disks';
 const SERVERLESS = 'openrig has no serverless endpoints or worker groups';
-const TEAMS = 'openrig has no team API (teams are created by the operator: openrig admin create-user --team)';
 const CLUSTERS = 'openrig has no clusters or overlay networks';
 const COPY = 'openrig has no copy service; use scp or rsync over SSH (openrig scp-url)';
 const SCHEDULED = 'openrig has no scheduled jobs';
@@ -109,16 +108,6 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
     '/api/v0/deployments': { GET: 'show deployments', DELETE: 'delete deployment' },
     '/api/v0/deployment/:id': { GET: 'show deployment', DELETE: 'delete deployment' },
     '/api/v0/deployment/:id/versions': { GET: 'show deployment-versions' },
-  }),
-  // Teams
-  ...refused(TEAMS, {
-    '/api/v0/team': { POST: 'create team', DELETE: 'destroy team' },
-    '/api/v0/team/invite': { POST: 'invite member' },
-    '/api/v0/team/members': { GET: 'show members' },
-    '/api/v0/team/members/:id': { DELETE: 'remove member' },
-    '/api/v0/team/roles': { POST: 'create team-role' },
-    '/api/v0/team/roles-full': { GET: 'show team-roles' },
-    '/api/v0/team/roles/:id': { GET: 'show team-role', PUT: 'update team-role', DELETE: 'remove team-role' },
   }),
   // Clusters and overlays
   ...refused(CLUSTERS, {
