@@ -76,6 +76,7 @@ const reply = (over: Partial<MachineEarnings> = {}): MachineEarnings => {
     start: (TODAY - 1) * 86_400,
     end: (TODAY + 1) * 86_400,
     summary: { total_gpu: 12.5, total_stor: 0.254, total_bwu: 0, total_bwd: 0, total_earn: 12.754 },
+    current: { balance: 0, service_fee: 0, total: 0, credit: 0 },
     per_machine: [
       { machine_id: 7, ...amounts(12.5, 0.254) },
       { machine_id: 12, ...amounts(0, 0) },

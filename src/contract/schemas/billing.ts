@@ -222,6 +222,17 @@ export const machineEarnings = {
               total_earn: { type: 'number' },
             },
           },
+          current: {
+            type: 'object',
+            description:
+              'what the host is owed now (USD): total = earnings not yet in a payout, service_fee = the platform fee on them, balance = pending payouts + total − service_fee; credit = the account balance',
+            properties: {
+              balance: { type: 'number' },
+              service_fee: { type: 'number' },
+              total: { type: 'number' },
+              credit: { type: 'number' },
+            },
+          },
           per_machine: {
             type: 'array',
             items: {

@@ -16,6 +16,7 @@ import type { BillingTables } from './tables/billing.js';
 import type { TeamTables } from './tables/teams.js';
 import type { VolumeTables } from './tables/volumes.js';
 import type { UsageHistoryTables } from './tables/usage-history.js';
+import type { TrustTables } from './tables/trust.js';
 
 export interface DB
   extends
@@ -33,5 +34,6 @@ export interface DB
     EnvVarTables,
     VolumeTables,
     UsageHistoryTables,
+    TrustTables,
     TeamTables,
     BillingTables {}

@@ -140,8 +140,10 @@ export interface BillingLedgerTable {
   id: Generated<number>;
   user_id: number;
   instance_id: number | null;
-  /** 'compute' | 'disk' | 'credit' */
+  /** 'compute' | 'disk' | 'credit' | 'volume' (and others: see billing) */
   kind: string;
+  /** The volume a `volume` charge is for (migration 041); null on every other row. */
+  volume_id: number | null;
   /** Micro-dollars; positive for a charge, negative for a credit. */
   amount_micros: number;
   period_start: number;

@@ -1,8 +1,9 @@
 // A user changes their own account settings: PUT /api/v0/users/ (the official CLI's
 // `set user --file F` sends the file's JSON object there) and PUT /api/v0/users/{own id}/.
-// Settable: fullname (users.full_name), the billing address (account_profiles) and the balance
+// Settable: fullname (users.full_name), the billing address (account_profiles), the balance
 // threshold, which is the balance.low alert of the events module (balance_alerts; see
-// docs/webhooks.md): openrig sends no e-mail for it. Fields that protect the account (the
+// docs/webhooks.md): openrig sends no e-mail for it, and a host's payout destination
+// (paypal_email or wise_email; billing's payout_destinations, docs/payouts.md). Fields that protect the account (the
 // e-mail address, the SMS 2FA number, a password) are refused with a 400 naming each and how it
 // is changed; read-only and unknown fields are refused too. Every field is checked before
 // anything is written, and the writes share one transaction: all or nothing.
@@ -17,6 +18,11 @@ import { AccountErrors } from './accounts.errors.js';
 import * as repo from './accounts.repo.js';
 import { balanceAlertOf, setBalanceAlert } from '../webhooks/webhooks.service.js';
 import { userView } from './accounts.view.js';
+import {
+  payoutDestinationProblem,
+  writePayoutDestination,
+  type PayoutMethod,
+} from '../billing/billing.payouts.js';
 
 /** The text fields and their longest value, in characters. */
 export const TEXT_LIMITS = {
@@ -37,7 +43,6 @@ export const MAX_THRESHOLD_USD = 1e9;
 
 const EMAIL_WHY = 'the sign-in address; the operator of this server changes it';
 const PASSWORD_WHY = 'set by the operator of this server';
-const PAYOUT_WHY = 'openrig pays no payouts through PayPal or Wise';
 
 /**
  * Fields that protect the account or that openrig has no use for, with how each is changed. Kept
@@ -55,8 +60,6 @@ export const REFUSED_FIELDS: Record<string, string> = {
   current_password: PASSWORD_WHY,
   password_hash: PASSWORD_WHY,
   ssh_key: 'use create ssh-key and delete ssh-key (/api/v0/ssh/)',
-  paypal_email: PAYOUT_WHY,
-  wise_email: PAYOUT_WHY,
   autobill_threshold: 'openrig has no automatic billing',
 };
 
@@ -79,7 +82,19 @@ const READ_ONLY = new Set([
   'created_at',
 ]);
 
-const SETTABLE = [...Object.keys(TEXT_LIMITS), 'balance_threshold_enabled', 'balance_threshold'];
+const SETTABLE = [
+  ...Object.keys(TEXT_LIMITS),
+  'balance_threshold_enabled',
+  'balance_threshold',
+  'paypal_email',
+  'wise_email',
+];
+
+/** The payout fields of the user object and the method each sets. */
+const PAYOUT_FIELDS: Record<string, PayoutMethod> = {
+  paypal_email: 'paypal_manual',
+  wise_email: 'wise_manual',
+};
 
 /** What an update changes; an absent field is left as it is. */
 export interface AccountUpdate {
@@ -88,6 +103,8 @@ export interface AccountUpdate {
   thresholdEnabled?: boolean;
   /** Micro-dollars; null forgets the threshold (and needs the alert off). */
   thresholdMicros?: number | null;
+  /** Where the host is paid; null forgets it (an empty or null paypal_email / wise_email). */
+  payout?: { method: PayoutMethod; destination: string } | null;
   /** The fields given, for the reply's message. */
   fields: string[];
 }
@@ -165,6 +182,17 @@ export function parseAccountUpdate(body: unknown): AccountUpdate {
   if ('balance_threshold_enabled' in b)
     out.thresholdEnabled = flag('balance_threshold_enabled', b.balance_threshold_enabled);
   if ('balance_threshold' in b) out.thresholdMicros = dollars('balance_threshold', b.balance_threshold);
+  const payout = keys.filter((k) => k in PAYOUT_FIELDS);
+  const given = payout.filter((k) => b[k] !== null && b[k] !== '');
+  if (given.length > 1) throw bad(`A host is paid one way: give paypal_email or wise_email, not both`);
+  if (given.length === 1) {
+    const k = given[0]!;
+    const v = b[k];
+    if (typeof v !== 'string') throw bad(`${k} must be an e-mail address or null, not ${quoteValue(v, 40)}`);
+    const problem = payoutDestinationProblem(PAYOUT_FIELDS[k]!, v);
+    if (problem) throw bad(problem);
+    out.payout = { method: PAYOUT_FIELDS[k]!, destination: v.trim() };
+  } else if (payout.length > 0) out.payout = null;
   return out;
 }
 
@@ -228,6 +256,7 @@ export async function updateAccount(
       profile.balance_threshold_micros = threshold;
     }
     if (Object.keys(profile).length > 0) await repo.upsertAccountProfile(trx, userId, profile, now);
+    if (u.payout !== undefined) await writePayoutDestination(trx, userId, u.payout, now);
   });
   const user = await repo.findUserById(deps.db, userId);
   return {

@@ -45,6 +45,28 @@ export async function hostGross(db: Kysely<DB>, hostId: number, from: number, to
   return Number(row?.micros ?? 0);
 }
 
+/** The end of the host's last payout that did not fail (0 when none): where its unpaid earnings start. */
+export async function hostCursor(db: Kysely<DB>, hostId: number): Promise<number> {
+  const r = await db
+    .selectFrom('payouts')
+    .select(sql<number | null>`max(period_end)`.as('cursor'))
+    .where('host_id', '=', hostId)
+    .where('status', '<>', 'failed')
+    .executeTakeFirst();
+  return Number(r?.cursor ?? 0);
+}
+
+/** What the host's pending payouts pay, in micro-dollars. */
+export async function pendingNet(db: Kysely<DB>, hostId: number): Promise<number> {
+  const r = await db
+    .selectFrom('payouts')
+    .select(sql<number | null>`sum(net_micros)`.as('n'))
+    .where('host_id', '=', hostId)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(r?.n ?? 0);
+}
+
 export async function insertPayout(trx: Kysely<DB>, row: Insertable<PayoutsTable>): Promise<PayoutRow> {
   return trx.insertInto('payouts').values(row).returningAll().executeTakeFirstOrThrow();
 }
@@ -64,6 +86,10 @@ export async function setDestination(
       oc.column('host_id').doUpdateSet({ method: p.method, destination: p.destination, updated_at: p.now }),
     )
     .execute();
+}
+
+export async function clearDestination(db: Kysely<DB>, hostId: number): Promise<void> {
+  await db.deleteFrom('payout_destinations').where('host_id', '=', hostId).execute();
 }
 
 /** Payouts, oldest first, of one status and/or one host when given. */

@@ -145,6 +145,31 @@ export async function markPayout(
   });
 }
 
+/**
+ * `show earnings`' `current`: what the host is owed now. `total` is its earnings since its last
+ * payout that did not fail (not yet in a payout), `service_fee` the platform fee on them at
+ * today's rate, `balance` what openrig owes it (its pending payouts' amounts plus total −
+ * service_fee), and `credit` its account's own balance (what it can spend as a renter). USD.
+ */
+export async function currentEarnings(
+  db: Kysely<DB>,
+  hostId: number,
+  now: number,
+  feePercent: number,
+  creditMicros: number,
+) {
+  const cursor = await repo.hostCursor(db, hostId);
+  const gross = await repo.hostGross(db, hostId, cursor, now);
+  const fee = platformCut(gross, feePercent);
+  const pending = await repo.pendingNet(db, hostId);
+  return {
+    balance: usd(pending + gross - fee),
+    service_fee: usd(fee),
+    total: usd(gross),
+    credit: usd(creditMicros),
+  };
+}
+
 export async function listPayouts(db: Kysely<DB>, p: { status?: string; hostId?: number } = {}) {
   return (await repo.listPayouts(db, p)).map(payoutView);
 }
@@ -185,6 +210,54 @@ export type PayoutMethod = (typeof PAYOUT_METHODS)[number];
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+/** The field each method is given in (PUT /users/ for the official CLI's two, the payouts route for all). */
+export const PAYOUT_FIELD: Record<PayoutMethod, string> = {
+  paypal_manual: 'paypal_email',
+  wise_manual: 'wise_email',
+  internal: 'internal_account',
+};
+
+/**
+ * What is wrong with a payout destination (null when nothing): a PayPal or Wise e-mail, or a
+ * free-text internal account, 1 to 200 characters of plain text.
+ */
+export function payoutDestinationProblem(method: string, destination: string): string | null {
+  if (!(PAYOUT_METHODS as readonly string[]).includes(method))
+    return `a payout method is one of ${PAYOUT_METHODS.join(', ')}, not ${quoteValue(method)}`;
+  const d = destination.trim();
+  if (d.length === 0 || d.length > 200 || hasControlChars(d))
+    return `${PAYOUT_FIELD[method as PayoutMethod]} is 1 to 200 characters of plain text`;
+  if (method !== 'internal' && !EMAIL.test(d))
+    return `${PAYOUT_FIELD[method as PayoutMethod]} must be an e-mail address`;
+  return null;
+}
+
+/**
+ * Writes (or, with null, forgets) where a host is paid, in the caller's transaction. Later payouts
+ * carry it; pending ones keep the destination they were made with. Checked by the caller.
+ */
+export async function writePayoutDestination(
+  db: Kysely<DB>,
+  hostId: number,
+  dest: { method: PayoutMethod; destination: string } | null,
+  now: number,
+): Promise<void> {
+  if (dest === null) await repo.clearDestination(db, hostId);
+  else
+    await repo.setDestination(db, {
+      hostId,
+      method: dest.method,
+      destination: dest.destination.trim(),
+      now,
+    });
+}
+
+/** Where a host is paid, or null when it set nothing. */
+export async function payoutDestination(db: Kysely<DB>, hostId: number) {
+  const d = await repo.destinationOf(db, hostId);
+  return d ? { method: d.method, destination: d.destination, updated_at: Number(d.updated_at) / 1000 } : null;
+}
+
 /**
  * Sets where a host is paid: a PayPal or Wise e-mail, or a free-text internal account (at most
  * 200 characters). Later payouts carry it; pending ones keep the destination they were made with.
@@ -195,16 +268,7 @@ export async function setPayoutDestination(
   method: PayoutMethod,
   destination: string,
 ): Promise<void> {
-  if (!(PAYOUT_METHODS as readonly string[]).includes(method))
-    throw CommonErrors.badRequest(
-      `a payout method is one of ${PAYOUT_METHODS.join(', ')}, not ${quoteValue(method)}`,
-    );
-  const d = destination.trim();
-  if (method !== 'internal' && !EMAIL.test(d))
-    throw CommonErrors.badRequest(
-      `${method === 'paypal_manual' ? 'paypal_email' : 'wise_email'} must be an e-mail address`,
-    );
-  if (d.length === 0 || d.length > 200 || hasControlChars(d))
-    throw CommonErrors.badRequest('a payout account is 1 to 200 characters of plain text');
-  await repo.setDestination(deps.store.db, { hostId, method, destination: d, now: deps.clock.now() });
+  const problem = payoutDestinationProblem(method, destination);
+  if (problem) throw CommonErrors.badRequest(problem);
+  await writePayoutDestination(deps.store.db, hostId, { method, destination }, deps.clock.now());
 }

@@ -122,9 +122,6 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
     },
   }),
   // Hosts
-  ...refused('openrig has no renter reports about machines', {
-    '/api/v0/machines/:id/reports': { GET: 'reports' },
-  }),
   ...refused('the openrig agent removes a destroyed instance and its disk itself', {
     '/api/v0/machines/:id/cleanup': { PUT: 'cleanup machine' },
   }),

@@ -36,6 +36,7 @@ export async function settleVolume(db: Kysely<DB>, v: VolumeRow, now: number): P
       user_id: userId,
       instance_id: null,
       kind: 'volume',
+      volume_id: Number(v.id),
       amount_micros: micros,
       period_start: from,
       period_end: now,
