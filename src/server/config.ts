@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { oidcConfig, type OidcConfig } from './config.oidc.js';
 
 export interface Config {
   host: string;
@@ -106,6 +107,8 @@ export interface Config {
    * socket's address is the client's), or the proxies' addresses and CIDR ranges.
    */
   trustProxy: false | string[];
+  /** Single sign-on: OPENRIG_OIDC_PROVIDERS (or _FILE) and the sign-in's life (config.oidc.ts). */
+  oidc: OidcConfig;
   webhooks: {
     /** OPENRIG_WEBHOOK_ALLOW_HTTP on: http:// endpoint URLs are accepted (else https:// only). */
     allowHttp: boolean;
@@ -401,6 +404,7 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
       (env.OPENRIG_METRICS_PORT ? num(env, 'OPENRIG_METRICS_PORT', 0, { min: 0, max: 65535 }) : null),
     metricsHost: str(env, 'OPENRIG_METRICS_HOST', '127.0.0.1'),
     trustProxy: trustProxy(env),
+    oidc: oidcConfig(env),
     webhooks: {
       allowHttp: bool(env, 'OPENRIG_WEBHOOK_ALLOW_HTTP', false),
       allowHosts: webhookAllowHosts(env),

@@ -13,6 +13,7 @@ import { smsProvider } from './modules/sms/sms.provider.js';
 import { KeyUseBuffer } from './http/key-uses.js';
 import { AddressUseBuffer } from './modules/audit/audit.addresses.js';
 import { AuditWrites } from './modules/audit/audit.writes.js';
+import { OidcClients } from './modules/sso/sso.client.js';
 
 export type { Deps, DepsInput };
 
@@ -34,6 +35,7 @@ export function makeDeps(p: DepsInput): Deps {
     metrics: makeMetrics(base),
     sms: p.sms ?? smsProvider(p.config, p.clock),
     agentGateway: { closed: false },
+    oidc: new OidcClients(p.config.oidc.providers),
     agentWake: new AgentWake((err) => p.log.warn({ err }, 'waking agents in the other processes failed')),
   };
 }

@@ -21,6 +21,7 @@ import type { SmsProvider } from './modules/sms/sms.provider.js';
 import type { KeyUseBuffer } from './http/key-uses.js';
 import type { AddressUseBuffer } from './modules/audit/audit.addresses.js';
 import type { AuditWrites } from './modules/audit/audit.writes.js';
+import type { OidcClients } from './modules/sso/sso.client.js';
 
 export interface Deps {
   store: Store;
@@ -59,6 +60,8 @@ export interface Deps {
   agentGateway: { closed: boolean };
   /** The agents' held waits in this process, and waking them in every process (agent-gateway.wake.ts). */
   agentWake: AgentWake;
+  /** The configured OpenID Connect providers and their discovered metadata (sso.client.ts). */
+  oidc: OidcClients;
   /**
    * Set in a cluster worker (cluster.ts): the Prometheus text of every worker's metrics together,
    * gathered by the primary; null when it could not be had (then the worker's own are served).

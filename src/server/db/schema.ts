@@ -2,6 +2,7 @@
 // Each module owns its file under tables/ and its migration under migrations/.
 import type { FoundationTables } from './tables/foundation.js';
 import type { AccountTokenTables } from './tables/account-tokens.js';
+import type { SsoTables } from './tables/sso.js';
 import type { MarketTables } from './tables/market.js';
 import type { MaintenanceTables } from './tables/maintenance.js';
 import type { TwoFactorTables } from './tables/two-factor.js';
@@ -22,6 +23,7 @@ export interface DB
   extends
     FoundationTables,
     AccountTokenTables,
+    SsoTables,
     MarketTables,
     MaintenanceTables,
     TwoFactorTables,

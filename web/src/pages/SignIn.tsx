@@ -5,8 +5,12 @@
 // Beside it: creating an account (where the operator switched sign-up on; the server says so
 // otherwise), asking for a password reset link, and the two pages those e-mails link to
 // (/verify-email?token=… and /reset-password?token=…).
+// Single sign-on: a "Sign in with …" link per configured OpenID Connect provider (listed by
+// GET /api/v0/auth/oidc/providers). The provider's redirect back lands signed in, or here with the
+// 2FA step's secret and methods (#sso_tfa=…&methods=…) or a refusal's code (#sso_error=CODE) in the
+// address's fragment, which this page reads once and removes.
 import { useState, type FormEvent } from 'react';
-import { useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { client } from '../api';
 import type { CurrentUser as User, LoginMethod } from '../../../src/client/client';
 import type { TfaVerification } from '../../../src/contract/api-types';
@@ -38,6 +42,64 @@ function choicesOf(methods: LoginMethod[]): Choice[] {
   );
   out.push({ kind: 'email', label: 'E-mail code' }, { kind: 'backup', label: 'Backup code' });
   return out;
+}
+
+/** What each refusal code of a single sign-on means, in this page's own words. */
+const SSO_ERRORS: Record<string, string> = {
+  provider_error: 'The sign-in provider did not sign you in.',
+  provider_unreachable: 'The sign-in provider cannot be reached right now: try again later.',
+  state_mismatch: 'This sign-in was not started in this browser: start it again.',
+  state_invalid: 'This sign-in expired or was already used: start it again.',
+  token_invalid: "The sign-in provider's answer could not be verified.",
+  email_missing: 'The sign-in provider gave no e-mail address.',
+  email_unverified: 'The sign-in provider has not verified your e-mail address.',
+  domain_not_allowed: "Your e-mail's domain may not sign in here.",
+};
+
+/** The single sign-on's answer in the fragment, read once (and removed from the address). */
+function ssoReturn(): { challenge: Challenge | null; error: string | null } {
+  const f = new URLSearchParams(location.hash.slice(1));
+  const secret = f.get('sso_tfa');
+  const code = f.get('sso_error');
+  if (!secret && !code) return { challenge: null, error: null };
+  history.replaceState(null, '', location.pathname + location.search);
+  if (code) return { challenge: null, error: SSO_ERRORS[code] ?? 'Single sign-on failed.' };
+  let methods: LoginMethod[] = [];
+  try {
+    methods = JSON.parse(f.get('methods') ?? '[]') as LoginMethod[];
+  } catch {
+    methods = [];
+  }
+  return { challenge: { secret: secret!, methods }, error: null };
+}
+
+interface SsoProvider {
+  id: string;
+  name: string;
+  start_url: string;
+}
+
+/** "Sign in with …" for each provider the operator configured; nothing when there is none. */
+function SsoLinks() {
+  const q = useQuery({
+    queryKey: ['sso-providers'],
+    queryFn: async (): Promise<SsoProvider[]> => {
+      const r = await fetch('/api/v0/auth/oidc/providers');
+      return r.ok ? ((await r.json()) as { providers: SsoProvider[] }).providers : [];
+    },
+    staleTime: Infinity,
+  });
+  const providers = q.data ?? [];
+  if (providers.length === 0) return null;
+  return (
+    <div className="stack" aria-label="Single sign-on">
+      {providers.map((p) => (
+        <a key={p.id} className="btn btn-default wide" href={p.start_url}>
+          <span>Sign in with {p.name}</span>
+        </a>
+      ))}
+    </div>
+  );
 }
 
 type Mode = 'signin' | 'signup' | 'forgot' | 'reset' | 'verify';
@@ -234,7 +296,8 @@ function SignInForm({ onMode }: { onMode: (m: Mode) => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const { busy, error, run } = useAction();
-  const [challenge, setChallenge] = useState<Challenge | null>(null);
+  const [sso] = useState(ssoReturn);
+  const [challenge, setChallenge] = useState<Challenge | null>(sso.challenge);
 
   const done = (user: User) => {
     qc.setQueryData(['me'], user);
@@ -276,10 +339,11 @@ function SignInForm({ onMode }: { onMode: (m: Mode) => void }) {
             value={password}
             onChange={(e) => setPassword(e.target.value)}
           />
-          <ErrorNote error={error} />
+          <ErrorNote error={error ?? sso.error} />
           <Button type="submit" variant="primary" busy={busy} className="wide">
             Sign in
           </Button>
+          <SsoLinks />
           <Switch
             onMode={onMode}
             to={[
