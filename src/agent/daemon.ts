@@ -159,6 +159,7 @@ export class Agent {
           agent_uid: this.uid,
           version: this.o.version,
           runtime: this.o.runtime.name,
+          ...(this.o.runtime.volumes ? { volume_method: this.o.runtime.volumes.method } : {}),
           ...(publicHost !== undefined ? { public_host: publicHost } : {}),
           ...(this.o.priceGpu !== undefined ? { price_gpu: this.o.priceGpu } : {}),
           ...(this.o.priceDisk !== undefined ? { price_disk: this.o.priceDisk } : {}),

@@ -38,6 +38,8 @@ export interface RegisterRequest {
   agent_uid: string;
   version: string;
   runtime: 'process' | 'docker';
+  /** How the agent keeps volumes: size-limited ext4 images, or plain directories. Omitted: not said. */
+  volume_method?: 'ext4-loop' | 'directory';
   /**
    * The address renters reach these machines' instances at (`--public-host`; by default the
    * address the agent reaches the server from). Reported as their ssh_host and public_ipaddr.

@@ -24,6 +24,12 @@ export const registerBody = {
     agent_uid: agentUid,
     version: str(64),
     runtime: { type: 'string', enum: ['process', 'docker'] },
+    volume_method: {
+      type: 'string',
+      enum: ['ext4-loop', 'directory'],
+      description:
+        'How the agent keeps volumes: size-limited ext4 images, or plain directories (size not enforced)',
+    },
     public_host: {
       type: 'string',
       minLength: 1,

@@ -45,6 +45,17 @@ export const machineSchema = {
       type: ['string', 'null'],
       description: "address renters reach its instances at (its agent's public host); null: none given",
     },
+    runtime: {
+      type: ['string', 'null'],
+      enum: ['process', 'docker', null],
+      description: "how its agent runs instances ('process': host processes, no isolation); null: not said",
+    },
+    volume_method: {
+      type: ['string', 'null'],
+      enum: ['ext4-loop', 'directory', null],
+      description:
+        "how its agent keeps volumes ('ext4-loop': a size-limited image per volume; 'directory': size not enforced); null: not said",
+    },
     geolocation: { type: 'string' },
     min_bid_price: { type: 'number', description: '$/hour per GPU: min_bid / num_gpus' },
     gpu_occupancy: { type: 'string', description: 'GPUs rented / GPUs ("0/2", "2/2")' },

@@ -40,6 +40,7 @@ import * as m035sso from './migrations/035-sso.js';
 import * as m040trust from './migrations/040-trust.js';
 import * as m041payouts from './migrations/041-payouts.js';
 import * as m033teams from './migrations/033-teams.js';
+import * as m042machineVolumeMethod from './migrations/042-machine-volume-method.js';
 import { textOf } from '../../contract/text.js';
 
 /** A migration: its forward step, given the dialect it runs on (one set for both databases). */
@@ -85,6 +86,7 @@ const steps: Record<string, Step> = {
   '040-trust': m040trust,
   '041-payouts': m041payouts,
   '033-teams': m033teams,
+  '042-machine-volume-method': m042machineVolumeMethod,
 };
 
 function providerFor(d: SqlDialect, only?: Record<string, Step>): MigrationProvider {

@@ -15,6 +15,8 @@ declare module './market.js' {
     agent_config_generations: Generated<number>;
     /** How its agent runs instances ('process' | 'docker'), as said at registration (migration 029). */
     agent_runtime: string | null;
+    /** How its agent keeps volumes ('ext4-loop' | 'directory'), as said at registration (migration 042). */
+    volume_method: string | null;
   }
   interface InstancesTable {
     /** The instance_api_key sealed with encryptSecret(config.secretKey, key): CONTAINER_API_KEY. */

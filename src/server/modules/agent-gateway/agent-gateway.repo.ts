@@ -21,6 +21,7 @@ export interface PriceInput {
   priceDisk?: number;
   publicHost?: string;
   runtime?: 'process' | 'docker';
+  volumeMethod?: 'ext4-loop' | 'directory';
   /** A new machine starts verified (OPENRIG_AUTO_VERIFY=on); an existing one keeps its flag. */
   verified?: boolean;
   /** Its agent recreates containers by configuration generation (said at each registration). */
@@ -75,7 +76,7 @@ export async function upsertMachine(
   // Written at every registration: an agent replaced by an older one loses the capability.
   const capable = { agent_config_generations: p.configGenerations ? 1 : 0 };
   // How it runs instances, for renters to see (null when the agent does not say).
-  const runtime = { agent_runtime: p.runtime ?? null };
+  const runtime = { agent_runtime: p.runtime ?? null, volume_method: p.volumeMethod ?? null };
   return db
     .insertInto('machines')
     .values({

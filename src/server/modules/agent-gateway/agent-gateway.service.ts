@@ -79,6 +79,7 @@ export async function register(
           priceDisk: body.price_disk,
           publicHost: body.public_host,
           runtime: body.runtime,
+          volumeMethod: body.volume_method,
           verified: deps.config.agent.autoVerify,
           configGenerations: body.config_generations === true,
           location: body.location,

@@ -171,6 +171,9 @@ export interface MachineView {
   driver_version: string;
   /** The address renters reach its instances at, when its agent gave one. */
   public_ipaddr: string | null;
+  /** How its agent runs instances and keeps volumes, as it said at registration; null: not said. */
+  runtime: 'process' | 'docker' | null;
+  volume_method: 'ext4-loop' | 'directory' | null;
   geolocation: string;
   /** The minimum bid per GPU, $/hour (min_bid / num_gpus). */
   min_bid_price: number;
@@ -218,6 +221,9 @@ export function machineView(m: MachineRow, running: number, maintenances: Window
     verification: verificationOf(m.verified),
     driver_version: m.driver_version,
     public_ipaddr: m.public_host ?? null,
+    runtime: m.agent_runtime === 'process' || m.agent_runtime === 'docker' ? m.agent_runtime : null,
+    volume_method:
+      m.volume_method === 'ext4-loop' || m.volume_method === 'directory' ? m.volume_method : null,
     geolocation: m.geolocation,
     min_bid_price: perGpu(m.min_bid_dph, m.num_gpus),
     gpu_occupancy: `${m.rented === 1 ? m.num_gpus : 0}/${m.num_gpus}`,
