@@ -394,6 +394,10 @@ const NOT_SHAPE: Record<string, string> = {
   'GET /api/v0/events/ query after=a': "one of the caller's events",
   'POST /api/v0/volumes the smallest request': 'room on the machine',
   'POST /api/v0/users/signup/verify the smallest request': 'a link the server sent',
+  'POST /api/v0/commands/schedule_job body request_body={}':
+    'one job per request: the smallest request made it',
+  'POST /api/v0/commands/schedule_job body instance_id=1':
+    'one job per request: the smallest request made it',
 };
 
 /**

@@ -14,6 +14,7 @@ import { startJobs } from './jobs/index.js';
 import { serverLog, type ServerLog } from './log.js';
 import { storeNotifications } from './db/notify.js';
 import { notificationsRelay } from './modules/agent-gateway/agent-gateway.wake.js';
+import { startScheduleRunner } from './modules/schedules/schedules.runner.js';
 
 export interface Server {
   app: FastifyInstance;
@@ -61,6 +62,9 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   if (opts.jobs !== false) deps.jobs.push(...startJobs(deps));
+  // Scheduled jobs are sent through this process's application, so every process serving HTTP
+  // runs them (a cluster's workers too); the database gives each due time to one of them.
+  const schedules = startScheduleRunner(deps, app);
   const metricsServer =
     config.metricsPort === null
       ? null
@@ -91,6 +95,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
         // their last reply are closed as they do, instead of waiting out keep-alive.
         const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
         try {
+          await schedules.stop(); // no run starts on a closing application
           await app.close();
           if (metricsServer) {
             metricsServer.closeAllConnections();

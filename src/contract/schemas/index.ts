@@ -22,3 +22,4 @@ export * as usageHistory from './usage-history.js';
 export * as sso from './sso.js';
 export * as trust from './trust.js';
 export * as payouts from './payouts.js';
+export * as schedules from './schedules.js';

@@ -26,6 +26,7 @@ import { recordKeyUse } from './key-uses.js';
 import { recordAddressUse } from '../modules/audit/audit.addresses.js';
 import { clientAddress } from '../modules/audit/audit.args.js';
 import { teamAuthContext } from '../modules/teams/teams.auth.js';
+import { resolveScheduledRun, SCHEDULED_RUN_PREFIX } from '../modules/schedules/schedules.credential.js';
 
 export const SESSION_COOKIE = 'openrig_session';
 
@@ -151,6 +152,9 @@ export async function resolveCredential(
 ): Promise<AuthContext | null> {
   if (credential.startsWith(SESSION_KEY_PREFIX))
     return teamAuthContext(deps, await resolveSession(deps, credential, 'cli'));
+  // A scheduled job's run, acting with the key or session that made the job.
+  if (credential.startsWith(SCHEDULED_RUN_PREFIX))
+    return teamAuthContext(deps, await resolveScheduledRun(deps, credential));
   const [row] = await apiKeyByHash(deps.store, sha256Hex(credential));
   return teamAuthContext(deps, keyContext(deps, row, credential, ip));
 }
@@ -219,7 +223,10 @@ export function authHook(deps: Deps) {
     if (credential) {
       const read = cfg?.keyJoinedRead;
       const args =
-        read && joinsKeyReads(deps.store) && !credential.startsWith(SESSION_KEY_PREFIX)
+        read &&
+        joinsKeyReads(deps.store) &&
+        !credential.startsWith(SESSION_KEY_PREFIX) &&
+        !credential.startsWith(SCHEDULED_RUN_PREFIX)
           ? read.args(req, deps.clock.now())
           : null;
       req.auth = !args

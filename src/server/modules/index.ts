@@ -20,6 +20,7 @@ import { compatRoutes } from './compat/compat.routes.js';
 import { teamsRoutes } from './teams/teams.routes.js';
 import { volumesRoutes } from './volumes/volumes.routes.js';
 import { usageHistoryRoutes } from './usage-history/usage-history.routes.js';
+import { schedulesRoutes } from './schedules/schedules.routes.js';
 import { ssoRoutes } from './sso/sso.routes.js';
 import { trustRoutes } from './trust/trust.routes.js';
 
@@ -40,6 +41,7 @@ export async function registerModules(app: FastifyInstance, deps: Deps): Promise
   await auditRoutes(app, deps);
   await envVarsRoutes(app, deps);
   await usageHistoryRoutes(app, deps);
+  await schedulesRoutes(app, deps);
   await ssoRoutes(app, deps);
   await volumesRoutes(app, deps);
   await trustRoutes(app, deps);

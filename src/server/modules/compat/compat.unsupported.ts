@@ -17,17 +17,8 @@ const NETWORK_VOLUMES = 'openrig has no network volumes or network disks';
 const SERVERLESS = 'openrig has no serverless endpoints or worker groups';
 const CLUSTERS = 'openrig has no clusters or overlay networks';
 const COPY = 'openrig has no copy service; use scp or rsync over SSH (openrig scp-url)';
-const SCHEDULED = 'openrig has no scheduled jobs';
 const DEPLOYMENTS = 'openrig has no deployments';
 const JOBS = 'openrig has no default (background) jobs';
-
-/** The commands that can schedule a job. */
-const SCHEDULABLE = [
-  'reboot instance --schedule',
-  'execute --schedule',
-  'change bid --schedule',
-  'take snapshot',
-];
 
 type Method = UnsupportedRequest['method'];
 /** By path, the CLI command (or commands) that send each method of it. */
@@ -56,15 +47,11 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
   ...refused('openrig searches with POST /api/v0/bundles/ (search offers without --new)', {
     '/api/v0/search/asks': { PUT: 'search offers --new' },
   }),
-  // Copies, snapshots and scheduled jobs
+  // Copies and snapshots
   ...refused(COPY, {
     '/api/v0/commands/rsync': { PUT: 'copy' },
     '/api/v0/commands/copy_direct': { PUT: ['copy', 'vm copy'], DELETE: 'cancel copy' },
     '/api/v0/commands/rclone': { POST: 'cloud copy', DELETE: 'cancel sync' },
-  }),
-  ...refused(SCHEDULED, {
-    '/api/v0/commands/schedule_job': { GET: 'show scheduled-jobs', POST: SCHEDULABLE },
-    '/api/v0/commands/schedule_job/:id': { PUT: SCHEDULABLE, DELETE: 'delete scheduled-job' },
   }),
   // Account
   ...refused('create a new key (create api-key) and delete the old one (delete api-key)', {
