@@ -107,6 +107,22 @@ describeEachDb('teams', (dialect) => {
       expect((await t().deps.db.selectFrom('teams').select('id').execute()).length).toBe(before.length);
     });
 
+    it('of concurrent creates of one name exactly one wins; the others make nothing', async () => {
+      const users = await Promise.all(Array.from({ length: 5 }, () => t().user({ balanceUsd: 10 })));
+      const replies = await Promise.all(
+        users.map((u) =>
+          call('POST', '/team/', u.apiKey, { team_name: `race-${dialect}`, transfer_credit: 5 }),
+        ),
+      );
+      expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
+      expect(replies.filter((r) => r.status === 409)).toHaveLength(4);
+      // The losers kept their money: no half-made team moved it.
+      const balances = await Promise.all(users.map((u) => call('GET', '/users/current', u.apiKey)));
+      expect(balances.map((b) => b.body.balance as number).sort((a, b) => a - b)).toEqual([
+        5, 10, 10, 10, 10,
+      ]);
+    });
+
     it('a team command with a personal key says to use a team key', async () => {
       const { owner } = await newTeam(`personal-${dialect}`);
       const r = await call('GET', '/team/members/', owner.apiKey);
