@@ -20,6 +20,7 @@ import { compatRoutes } from './compat/compat.routes.js';
 import { teamsRoutes } from './teams/teams.routes.js';
 import { volumesRoutes } from './volumes/volumes.routes.js';
 import { usageHistoryRoutes } from './usage-history/usage-history.routes.js';
+import { quotasRoutes } from './quotas/quotas.routes.js';
 import { schedulesRoutes } from './schedules/schedules.routes.js';
 import { ssoRoutes } from './sso/sso.routes.js';
 import { trustRoutes } from './trust/trust.routes.js';
@@ -44,6 +45,7 @@ export async function registerModules(app: FastifyInstance, deps: Deps): Promise
   await schedulesRoutes(app, deps);
   await ssoRoutes(app, deps);
   await volumesRoutes(app, deps);
+  await quotasRoutes(app, deps);
   await trustRoutes(app, deps);
   await teamsRoutes(app, deps);
   await compatRoutes(app, deps);
