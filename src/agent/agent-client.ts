@@ -10,6 +10,8 @@ import {
   type SyncResponse,
   type WaitRequest,
   type WaitResponse,
+  type CopiesRequest,
+  type CopiesResponse,
 } from '../contract/agent-protocol.js';
 import { textOf } from '../contract/text.js';
 
@@ -99,6 +101,16 @@ export class AgentClient {
   /** The long poll: held by the server up to `timeout_s` (a little longer here, for the way back). */
   wait(body: WaitRequest & { timeout_s: number }, signal: AbortSignal): Promise<WaitResponse> {
     return this.post('/wait', body, (body.timeout_s + 10) * 1000, signal);
+  }
+
+  /** A source agent's copies: its reports in, the copies it is to carry out back (copy-runner.ts). */
+  copies(body: CopiesRequest): Promise<CopiesResponse> {
+    return this.post('/copies', body);
+  }
+
+  /** Whether a key is the one-time key of a copy into an instance; `consume` takes it. */
+  copyAuth(instanceId: number, publicKey: string, consume: boolean): Promise<{ ok: boolean }> {
+    return this.post('/copy_auth', { instance_id: instanceId, public_key: publicKey, consume }, 5000);
   }
 
   shutdown(body: ShutdownRequest): Promise<unknown> {

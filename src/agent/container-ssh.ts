@@ -16,7 +16,14 @@ import type { Readable } from 'node:stream';
 import type * as Ssh2 from 'ssh2';
 import type { Attributes, ServerChannel, Session, SFTPWrapper } from 'ssh2';
 import { ByteReader, demux, type DockerEngine, type PathStat } from './docker-engine.js';
-import { keyAuthenticator, ssh2, type CurrentKeys } from './ssh-server.js';
+import {
+  handleRsyncSession,
+  keyAuthenticator,
+  rsyncAuthenticator,
+  ssh2,
+  type CurrentKeys,
+} from './ssh-server.js';
+import { instanceModules, RSYNC_USER, type RsyncAccess } from './rsync-daemon.js';
 
 // ssh2's SFTP constants are constants of the protocol: written out here so that loading this
 // module does not load ssh2 (every process of the command loads it; ssh2 loads on first use).
@@ -39,7 +46,22 @@ export interface ContainerSshOptions {
   spoolDir?: string;
   /** Asks the control server for the instance's keys now (absent: the synced file alone decides). */
   currentKeys?: CurrentKeys;
+  /** The instance id: `vastai_kaalia` logins get rsync's daemon protocol with its modules. */
+  instanceId?: number;
+  /** Asks the control server whether a key is a copy's one-time key for the instance. */
+  copyGrant?: (keyBlob: Buffer, consume: boolean) => Promise<boolean>;
   log: (msg: string) => void;
+}
+
+/**
+ * The container's file system as the host reaches it: /proc/PID/root of its main process (its
+ * mount namespace's root, volumes mounted), where the rsync daemon chroots.
+ */
+export async function containerRoot(engine: DockerEngine, container: string): Promise<string> {
+  const c = await engine.inspect(container);
+  const pid = c?.State?.Running ? c.State.Pid : undefined;
+  if (!pid) throw new Error('the container is not running');
+  return `/proc/${pid}/root`;
 }
 
 const S_IFDIR = 0o040000;
@@ -680,14 +702,43 @@ function handleSession(session: Session, o: ContainerSshOptions): void {
 
 export function createContainerSshServer(o: ContainerSshOptions): InstanceType<typeof Ssh2.Server> {
   const allowed = keyAuthenticator(o.authorizedKeysFile, o.currentKeys);
+  const id = o.instanceId;
+  const rsyncLogin =
+    id === undefined
+      ? null
+      : {
+          modules: async (access: RsyncAccess) =>
+            instanceModules(id, await containerRoot(o.engine, o.container), access),
+          copyGrant: o.copyGrant,
+        };
+  const rsyncAllowed = rsyncLogin ? rsyncAuthenticator(allowed, rsyncLogin) : null;
   return new (ssh2().Server)({ hostKeys: [o.hostKey] }, (client) => {
+    // A `vastai_kaalia` login serves rsync's daemon protocol only, with this access.
+    let rsync: RsyncAccess | null = null;
     client.on('authentication', (ctx) => {
+      if (ctx.username === RSYNC_USER) {
+        if (!rsyncAllowed) return ctx.reject(['publickey']);
+        return void rsyncAllowed(ctx).then(
+          (access) => {
+            if (!access) return ctx.reject(['publickey']);
+            rsync = access;
+            ctx.accept();
+          },
+          () => ctx.reject(['publickey']),
+        );
+      }
       allowed(ctx).then(
         (ok) => (ok ? ctx.accept() : ctx.reject(['publickey'])),
         () => ctx.reject(['publickey']),
       );
     });
-    client.on('ready', () => client.on('session', (accept) => handleSession(accept(), o)));
+    client.on('ready', () =>
+      client.on('session', (accept) => {
+        const access = rsync;
+        if (access && rsyncLogin) handleRsyncSession(accept(), () => rsyncLogin.modules(access), o.log);
+        else handleSession(accept(), o);
+      }),
+    );
     client.on('error', (err) => o.log(`ssh client error: ${err.message}`));
   });
 }

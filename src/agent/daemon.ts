@@ -22,6 +22,7 @@ import { ClientRequests } from './client-requests.js';
 import { InstanceOperations } from './instance-operations.js';
 import { instanceReports } from './instance-reports.js';
 import { WaitLoop } from './agent-wait.js';
+import { CopyRunner } from './copy-runner.js';
 
 export type { AgentLog } from './agent-log.js';
 export { HeldInstances, loadAgentUid } from './state-dir.js';
@@ -104,6 +105,10 @@ export class Agent {
   private readonly requests: ClientRequests;
   /** What the server wants of each instance, carried out with the runtime. */
   private readonly operations: InstanceOperations;
+  /** The copies whose source is on this agent's machines (copy-runner.ts). */
+  private readonly copies: CopyRunner;
+  /** False once the server answered that it has no copies (an older server). */
+  private copiesServed = true;
 
   constructor(private readonly o: AgentOptions) {
     if (!o.journal) {
@@ -129,6 +134,13 @@ export class Agent {
       machineIds: () => this.machineIds,
       spec: (w) => this.spec(w),
       poke: () => this.poke(),
+    });
+    this.copies = new CopyRunner({
+      client: this.client,
+      uid: this.uid,
+      machineIds: () => this.machineIds,
+      runtime: rt,
+      log: this.o.log,
     });
     this.requests = new ClientRequests({
       runtime: rt,
@@ -369,6 +381,12 @@ export class Agent {
     // Volumes the server no longer lists were deleted by their owners: their data goes (volumes.ts).
     if (res.volumes) await this.o.runtime.volumes?.reconcile(res.volumes);
     for (const r of res.requests ?? []) this.requests.handle(r, res.instances);
+    if (this.copiesServed)
+      await this.copies.sync().catch((err: Error) => {
+        // An older server has no copies: asked no more until the agent restarts.
+        if (err instanceof AgentHttpError && err.status === 404) this.copiesServed = false;
+        else this.o.log.warn(`copies: ${err.message}`);
+      });
     if (this.machineIds.length === 0 && this.deletedMachines.size > 0 && this.records.ops().length === 0) {
       if ((await this.o.runtime.list()).length === 0)
         throw new AgentFatalError(
@@ -429,6 +447,7 @@ export class Agent {
     this.stopped = true;
     this.poke();
     void this.waits?.stop();
+    this.copies.stop();
     await Promise.race([Promise.all(this.records.ops().map((o) => o.done)), sleep(10_000)]);
     await this.loop?.catch(() => {});
     if (opts.stopInstances) {

@@ -48,6 +48,8 @@ export interface ContainerInspect {
     OOMKilled?: boolean;
     Error?: string;
     ExitCode?: number;
+    /** The container's main process as the host sees it (0 when it does not run). */
+    Pid?: number;
   };
   NetworkSettings?: { Ports?: Record<string, { HostIp: string; HostPort: string }[] | null> };
   HostConfig?: { PortBindings?: Record<string, { HostIp?: string; HostPort?: string }[] | null> };

@@ -24,3 +24,23 @@ export function serverKeys(id: number, c: KeyCheck, log: (msg: string) => void):
     }
   };
 }
+
+/**
+ * Whether a key is the one-time key of a copy into the instance, as the control server says
+ * (false when it cannot answer: a copy's key is never taken on the agent's word alone).
+ */
+export function serverCopyGrant(
+  id: number,
+  c: KeyCheck,
+  log: (msg: string) => void,
+): (keyBlob: Buffer, consume: boolean) => Promise<boolean> {
+  const client = new AgentClient(c.server, c.apiKey);
+  return async (blob, consume) => {
+    try {
+      return (await client.copyAuth(id, blob.toString('base64'), consume)).ok === true;
+    } catch (err) {
+      log(`the server did not confirm a copy key (${err instanceof Error ? err.message : String(err)})`);
+      return false;
+    }
+  };
+}

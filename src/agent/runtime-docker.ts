@@ -24,8 +24,8 @@ import {
   type ContainerSummary,
   type RegistryAuth,
 } from './docker-engine.js';
-import { createContainerSshServer, runInContainer } from './container-ssh.js';
-import { serverKeys, type KeyCheck } from './key-check.js';
+import { containerRoot, createContainerSshServer, runInContainer } from './container-ssh.js';
+import { serverCopyGrant, serverKeys, type KeyCheck } from './key-check.js';
 import {
   LOGS_MAX_BYTES,
   LOGS_MAX_LINES,
@@ -438,6 +438,11 @@ export class DockerRuntime implements Runtime {
       currentKeys: this.o.keyCheck
         ? serverKeys(id, this.o.keyCheck, (m) => this.o.log.warn(`instance ${id}: ${m}`))
         : undefined,
+      // rsync's daemon protocol for `vastai_kaalia` logins (copies), in the container's root.
+      instanceId: id,
+      copyGrant: this.o.keyCheck
+        ? serverCopyGrant(id, this.o.keyCheck, (m) => this.o.log.warn(`instance ${id}: ${m}`))
+        : undefined,
       log: (m) => this.o.log.warn(`instance ${id}: ${m}`),
     });
     const ready = new Promise<void>((resolve, reject) => {
@@ -653,6 +658,11 @@ export class DockerRuntime implements Runtime {
    * could not measure the layer: that is no measurement (it throws, and the last one stands), not
    * an empty disk.
    */
+  /** The container's root as its main process sees it (/proc/PID/root), while it runs. */
+  async fileRoot(id: number): Promise<string | null> {
+    return containerRoot(this.engine, containerName(id)).catch(() => null);
+  }
+
   async diskUsage(id: number): Promise<DiskUsage | null> {
     const c = await this.engine.inspect(containerName(id), { size: true });
     if (!c || c.Config?.Labels?.[LABEL_AGENT] !== this.o.agentUid) return null;

@@ -475,6 +475,11 @@ export class ProcessRuntime implements Runtime {
   }
 
   /** Everything its directory holds: its files under `root/`, its output and the agent's files of it. */
+  /** Its root directory (its `/`), while its main process runs. */
+  async fileRoot(id: number): Promise<string | null> {
+    return (await this.inspect(id)).state === 'running' ? path.join(this.dir(id), FILES.root) : null;
+  }
+
   async diskUsage(id: number): Promise<DiskUsage | null> {
     return dirSize(this.dir(id));
   }

@@ -121,4 +121,9 @@ export interface Runtime {
    * (the agent calls it at most once a minute per instance). A runtime without it reports none.
    */
   diskUsage?(id: number): Promise<DiskUsage | null>;
+  /**
+   * The host path of its file system's `/` while it runs (copies read from it: copy-runner.ts);
+   * null when it does not run here. A runtime without it takes part in no copy from an instance.
+   */
+  fileRoot?(id: number): Promise<string | null>;
 }

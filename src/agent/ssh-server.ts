@@ -9,6 +9,13 @@ import { timingSafeEqual } from 'node:crypto';
 import type * as Ssh2 from 'ssh2';
 import type { AuthContext, ServerChannel, Session } from 'ssh2';
 import { lazyRequire } from '../contract/lazy-require.js';
+import {
+  isRsyncDaemonCommand,
+  RSYNC_USER,
+  spawnRsyncDaemon,
+  type RsyncAccess,
+  type RsyncModule,
+} from './rsync-daemon.js';
 
 /** ssh2, loaded when an SSH server or key parser is first used, not by every process. */
 export const ssh2 = lazyRequire<typeof Ssh2>('ssh2');
@@ -21,6 +28,19 @@ export interface SshServerOptions {
   log: (msg: string) => void;
   /** The control server's current keys for this instance (see keyAuthenticator). */
   currentKeys?: CurrentKeys;
+  /** rsync's daemon protocol for `vastai_kaalia` logins (rsync-daemon.ts); absent: refused. */
+  rsync?: RsyncLogin;
+}
+
+/** What an instance's SSH server serves to `vastai_kaalia` logins (rsync's daemon protocol). */
+export interface RsyncLogin {
+  /** The modules a login of this access gets (the instance's file system). */
+  modules(access: RsyncAccess): Promise<RsyncModule[]>;
+  /**
+   * Whether a key is the one-time key of a copy into this instance (the control server decides);
+   * with `consume`, the login takes it, and no later login can.
+   */
+  copyGrant?: (keyBlob: Buffer, consume: boolean) => Promise<boolean>;
 }
 
 type PublicKey = ReturnType<typeof Ssh2.utils.parseKey>;
@@ -96,6 +116,56 @@ export function keyAuthenticator(
   };
 }
 
+/**
+ * Decides a `vastai_kaalia` login: the instance's own keys (as any login) give the owner's access;
+ * otherwise a copy's one-time key, confirmed by the control server, gives write-only access. The
+ * key is taken only once its signature is verified here (a query without one takes nothing).
+ */
+export function rsyncAuthenticator(
+  allowed: (ctx: AuthContext) => Promise<boolean>,
+  login: RsyncLogin,
+): (ctx: AuthContext) => Promise<RsyncAccess | null> {
+  return async (ctx) => {
+    if (ctx.method !== 'publickey') return null;
+    if (await allowed(ctx)) return 'owner';
+    if (!login.copyGrant) return null;
+    if (!(ctx.signature && ctx.blob)) return (await login.copyGrant(ctx.key.data, false)) ? 'copy' : null;
+    const key = ssh2().utils.parseKey(`${ctx.key.algo} ${ctx.key.data.toString('base64')}`);
+    if (key instanceof Error || Array.isArray(key)) return null;
+    if (key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) return null;
+    return (await login.copyGrant(ctx.key.data, true)) ? 'copy' : null;
+  };
+}
+
+/**
+ * A `vastai_kaalia` session: the one command it may run is rsync's daemon over the connection,
+ * with the login's modules; a shell, another command, a terminal or a subsystem is refused.
+ */
+export function handleRsyncSession(
+  session: Session,
+  modules: () => Promise<RsyncModule[]>,
+  log: (msg: string) => void,
+): void {
+  session.on('pty', (_accept, reject) => reject?.());
+  session.on('env', (accept) => accept?.());
+  session.on('shell', (_accept, reject) => reject?.());
+  session.on('subsystem', (_accept, reject) => reject?.());
+  session.on('sftp', (_accept, reject) => reject?.());
+  session.on('exec', (accept, reject, info) => {
+    if (!isRsyncDaemonCommand(info.command)) return void reject?.();
+    const channel = accept();
+    modules().then(
+      (mods) => attach(spawnRsyncDaemon(mods), channel),
+      (err: Error) => {
+        log(`rsync login refused: ${err.message}`);
+        channel.stderr.write(`openrig: ${err.message}\n`);
+        channel.exit(1);
+        channel.end();
+      },
+    );
+  });
+}
+
 function shellPath(): string {
   return existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 }
@@ -155,15 +225,33 @@ function handleSession(session: Session, o: SshServerOptions): void {
 
 export function createSshServer(o: SshServerOptions): InstanceType<typeof Ssh2.Server> {
   const allowed = keyAuthenticator(o.authorizedKeysFile, o.currentKeys);
+  const rsyncAllowed = o.rsync ? rsyncAuthenticator(allowed, o.rsync) : null;
   return new (ssh2().Server)({ hostKeys: [o.hostKey] }, (client) => {
+    // A `vastai_kaalia` login serves rsync's daemon protocol only, with this access.
+    let rsync: RsyncAccess | null = null;
     client.on('authentication', (ctx) => {
+      if (ctx.username === RSYNC_USER) {
+        if (!rsyncAllowed) return ctx.reject(['publickey']);
+        return void rsyncAllowed(ctx).then(
+          (access) => {
+            if (!access) return ctx.reject(['publickey']);
+            rsync = access;
+            ctx.accept();
+          },
+          () => ctx.reject(['publickey']),
+        );
+      }
       allowed(ctx).then(
         (ok) => (ok ? ctx.accept() : ctx.reject(['publickey'])),
         () => ctx.reject(['publickey']),
       );
     });
     client.on('ready', () => {
-      client.on('session', (accept) => handleSession(accept(), o));
+      client.on('session', (accept) => {
+        const access = rsync;
+        if (access && o.rsync) handleRsyncSession(accept(), () => o.rsync!.modules(access), o.log);
+        else handleSession(accept(), o);
+      });
     });
     client.on('error', (err) => o.log(`ssh client error: ${err.message}`));
   });

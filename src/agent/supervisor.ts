@@ -7,7 +7,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { serverKeys, type KeyCheck } from './key-check.js';
+import { serverCopyGrant, serverKeys, type KeyCheck } from './key-check.js';
+import { instanceModules } from './rsync-daemon.js';
 import { createSshServer } from './ssh-server.js';
 
 export interface SupervisorSpec {
@@ -82,6 +83,11 @@ function main(dir: string): void {
     env,
     log,
     currentKeys: keyCheck ? serverKeys(spec.id, keyCheck, log) : undefined,
+    // rsync's daemon protocol for `vastai_kaalia` (copies): the instance's root directory.
+    rsync: {
+      modules: async (access) => instanceModules(spec.id, root, access),
+      copyGrant: keyCheck ? serverCopyGrant(spec.id, keyCheck, log) : undefined,
+    },
   });
 
   const listen = (port: number) => server.listen(port, spec.sshBind);

@@ -285,3 +285,46 @@ export interface WaitResponse {
   /** True: sync now. False: nothing came before the timeout (or the server is shutting down). */
   wake: boolean;
 }
+
+/**
+ * POST copies (docs/data.md), by the agent of a copy's source: `reports` on the copies it carries
+ * out, answered with every active copy whose source is on its machines. The agent pushes each with
+ * rsync over SSH to `dst_host:dst_port` (the destination instance's SSH server) as `vastai_kaalia`
+ * with `key`, the copy's one-time private key, into module `dst_id` at `dst_path`. A copy it
+ * carries out that is no longer listed was canceled: it stops it.
+ */
+export interface CopiesRequest {
+  agent_uid: string;
+  machine_ids: number[];
+  reports: CopyReport[];
+}
+
+export interface CopyReport {
+  id: number;
+  state: 'running' | 'done' | 'failed';
+  /** rsync's progress line (bytes, percent, speed). */
+  progress?: string;
+  bytes?: number;
+  /** Why it failed. */
+  msg?: string;
+}
+
+export interface AgentCopy {
+  id: number;
+  /** queued: not started yet; running: started (by this agent before a restart, or now). */
+  status: string;
+  src_kind: 'instance' | 'volume';
+  src_id: number;
+  src_path: string;
+  dst_id: number;
+  dst_path: string;
+  dst_host: string;
+  dst_port: number;
+  excludes: string[];
+  key: string;
+}
+
+export interface CopiesResponse {
+  success: boolean;
+  copies: AgentCopy[];
+}

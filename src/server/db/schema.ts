@@ -14,10 +14,10 @@ import type { AccountProfileTables } from './tables/account-profiles.js';
 import type { AuditTables } from './tables/audit.js';
 import type { EnvVarTables } from './tables/env-vars.js';
 import type { BillingTables } from './tables/billing.js';
-import type { QuotaTables } from './tables/quotas.js';
 import type { TeamTables } from './tables/teams.js';
 import type { VolumeTables } from './tables/volumes.js';
 import type { UsageHistoryTables } from './tables/usage-history.js';
+import type { CopyTables } from './tables/copies.js';
 import type { ScheduleTables } from './tables/schedules.js';
 import type { TrustTables } from './tables/trust.js';
 
@@ -38,8 +38,8 @@ export interface DB
     EnvVarTables,
     VolumeTables,
     UsageHistoryTables,
+    CopyTables,
     ScheduleTables,
     TrustTables,
     TeamTables,
-    QuotaTables,
     BillingTables {}

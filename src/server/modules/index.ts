@@ -19,8 +19,8 @@ import { envVarsRoutes } from './env-vars/env-vars.routes.js';
 import { compatRoutes } from './compat/compat.routes.js';
 import { teamsRoutes } from './teams/teams.routes.js';
 import { volumesRoutes } from './volumes/volumes.routes.js';
+import { copiesRoutes } from './copies/copies.routes.js';
 import { usageHistoryRoutes } from './usage-history/usage-history.routes.js';
-import { quotasRoutes } from './quotas/quotas.routes.js';
 import { schedulesRoutes } from './schedules/schedules.routes.js';
 import { ssoRoutes } from './sso/sso.routes.js';
 import { trustRoutes } from './trust/trust.routes.js';
@@ -45,8 +45,8 @@ export async function registerModules(app: FastifyInstance, deps: Deps): Promise
   await schedulesRoutes(app, deps);
   await ssoRoutes(app, deps);
   await volumesRoutes(app, deps);
-  await quotasRoutes(app, deps);
   await trustRoutes(app, deps);
   await teamsRoutes(app, deps);
+  await copiesRoutes(app, deps);
   await compatRoutes(app, deps);
 }

@@ -16,7 +16,8 @@ export interface UnsupportedRequest {
 const NETWORK_VOLUMES = 'openrig has no network volumes or network disks';
 const SERVERLESS = 'openrig has no serverless endpoints or worker groups';
 const CLUSTERS = 'openrig has no clusters or overlay networks';
-const COPY = 'openrig has no copy service; use scp or rsync over SSH (openrig scp-url)';
+const COPY =
+  'openrig has no cloud storage integrations: copy between instances (copy A:/p B:/p) or with your own machine (copy local:p ID:/p)';
 const DEPLOYMENTS = 'openrig has no deployments';
 const JOBS = 'openrig has no default (background) jobs';
 
@@ -49,14 +50,19 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
   }),
   // Copies and snapshots
   ...refused(COPY, {
-    '/api/v0/commands/rsync': { PUT: 'copy' },
-    '/api/v0/commands/copy_direct': { PUT: ['copy', 'vm copy'], DELETE: 'cancel copy' },
     '/api/v0/commands/rclone': { POST: 'cloud copy', DELETE: 'cancel sync' },
   }),
   // Account
   ...refused('create a new key (create api-key) and delete the old one (delete api-key)', {
     '/api/v0/commands/reset_apikey': { PUT: 'reset api-key' },
   }),
+  ...refused('openrig has no credit transfers between accounts', {
+    '/api/v0/commands/transfer_credit': { PUT: 'transfer credit' },
+  }),
+  ...refused('openrig has no subaccounts; the operator creates accounts (openrig admin create-user)', {
+    '/api/v0/users': { POST: 'create subaccount' },
+  }),
+  ...refused('openrig has no subaccounts', { '/api/v0/subaccounts': { GET: 'show subaccounts' } }),
   ...refused('openrig has no cloud storage integrations', {
     '/api/v0/users/cloud_integrations': { GET: 'show connections' },
   }),
