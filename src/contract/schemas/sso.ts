@@ -13,11 +13,6 @@ const providerParams = {
   },
 } as const;
 
-const redirect = {
-  type: 'null',
-  description: 'a redirect: the Location header says where',
-} as const;
-
 export const listProviders = {
   method: 'GET',
   url: '/api/v0/auth/oidc/providers',
@@ -56,7 +51,8 @@ export const startSignIn = {
     description:
       'Sets a short-lived cookie that binds the sign-in to this browser; the state, nonce and PKCE challenge go to the provider.',
     params: providerParams,
-    response: { 302: redirect, 404: errorSchema, 502: errorSchema },
+    // 302 to the provider (the Location header); the document lists the JSON answers only.
+    response: { 400: errorSchema, 404: errorSchema, 502: errorSchema },
   },
 } as const;
 
@@ -79,6 +75,7 @@ export const finishSignIn = {
         error_description: { type: 'string', maxLength: 2048 },
       },
     },
-    response: { 303: redirect, 404: errorSchema },
+    // 303 to the console (the Location header); the document lists the JSON answers only.
+    response: { 400: errorSchema, 404: errorSchema },
   },
 } as const;
