@@ -71,6 +71,7 @@ describeEachDb('audit log', (dialect) => {
         created_at: before / 1000,
         ip_address: '127.0.0.1',
         api_key_id: await keyId(t(), u.apiKey),
+        member_id: null,
         credential: 'api_key',
         api_route: 'POST /api/v0/template/',
         status: 200,

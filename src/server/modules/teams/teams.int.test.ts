@@ -107,6 +107,22 @@ describeEachDb('teams', (dialect) => {
       expect((await t().deps.db.selectFrom('teams').select('id').execute()).length).toBe(before.length);
     });
 
+    it('of concurrent creates of one name exactly one wins; the others make nothing', async () => {
+      const users = await Promise.all(Array.from({ length: 5 }, () => t().user({ balanceUsd: 10 })));
+      const replies = await Promise.all(
+        users.map((u) =>
+          call('POST', '/team/', u.apiKey, { team_name: `race-${dialect}`, transfer_credit: 5 }),
+        ),
+      );
+      expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
+      expect(replies.filter((r) => r.status === 409)).toHaveLength(4);
+      // The losers kept their money: no half-made team moved it.
+      const balances = await Promise.all(users.map((u) => call('GET', '/users/current', u.apiKey)));
+      expect(balances.map((b) => b.body.balance as number).sort((a, b) => a - b)).toEqual([
+        5, 10, 10, 10, 10,
+      ]);
+    });
+
     it('a team command with a personal key says to use a team key', async () => {
       const { owner } = await newTeam(`personal-${dialect}`);
       const r = await call('GET', '/team/members/', owner.apiKey);
@@ -347,6 +363,61 @@ describeEachDb('teams', (dialect) => {
       expect(
         rows.some((r) => Number(r.member_id) === m.id && r.route.startsWith('/api/v0/team/invite/')),
       ).toBe(true);
+    });
+  });
+
+  describe('the console: a session switched to a team', () => {
+    it("acts as the team within the role; a removed member's session goes back to their own account", async () => {
+      const { teamKey, teamId } = await newTeam(`console-${dialect}`, 3);
+      const m = await join(teamKey, 'member');
+      // A cookie session of the member, as a password login makes one.
+      const cookieOf = async (email: string) => {
+        const r = await t().request('POST', '/api/v0/users/login/', {
+          body: { email, password: 'a long enough password' },
+        });
+        expect(r.status, r.raw).toBe(200);
+        return /openrig_session=[^;]+/.exec(String(r.headers['set-cookie']))![0];
+      };
+      const member = await t().user({ password: 'a long enough password' });
+      await t().request(
+        'POST',
+        `/api/v0/team/invite/?email=${encodeURIComponent(member.email)}&role=member`,
+        {
+          key: teamKey,
+        },
+      );
+      await call('POST', `/team/invite/${await inviteToken(t(), member.email)}/`, member.apiKey);
+      const cookie = await cookieOf(member.email);
+      const headers = { cookie, 'x-openrig-csrf': '1' };
+      const mine = await t().request('GET', '/api/v0/team/mine/', { headers });
+      expect(mine.body).toMatchObject({ current: null, teams: [{ id: teamId, role: 'member' }] });
+      const sw = await t().request('POST', '/api/v0/team/switch/', { headers, body: { team_id: teamId } });
+      expect(sw.status, sw.raw).toBe(200);
+      const asTeam = await t().request('GET', '/api/v0/users/current', { headers });
+      expect(asTeam.body.balance).toBeCloseTo(3, 5);
+      expect(asTeam.body.team_id).toBe(teamId);
+      // The member role does not write the team.
+      const inv = await t().request('POST', '/api/v0/team/invite/', {
+        headers,
+        body: { email: 'x@example.com', role: 'member' },
+      });
+      expect(inv.status).toBe(403);
+      expect(inv.body.msg).toContain('"member"');
+      // An API key cannot switch: its team is fixed.
+      expect((await call('POST', '/team/switch/', m.teamKey, { team_id: null })).status).toBe(400);
+      // Not a member: no switch.
+      const other = await newTeam(`console-other-${dialect}`);
+      const no = await t().request('POST', '/api/v0/team/switch/', {
+        headers,
+        body: { team_id: other.teamId },
+      });
+      expect(no.status).toBe(404);
+      // Removed: the session is the member's own account again on its next request.
+      expect((await call('DELETE', `/team/members/${member.id}/`, teamKey)).status).toBe(200);
+      const home = await t().request('GET', '/api/v0/users/current', { headers });
+      expect(home.status).toBe(200);
+      expect(home.body.id).toBe(member.id);
+      expect(home.body.team_id).toBeNull();
     });
   });
 
