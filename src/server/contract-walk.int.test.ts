@@ -64,6 +64,16 @@ const STRINGS = [
   '2',
 ];
 
+/** A schema with a branch of its anyOf or oneOf: both required lists, both properties. */
+function merged(rest: any, branch: any): any {
+  return {
+    ...rest,
+    ...branch,
+    required: [...(rest.required ?? []), ...(branch.required ?? [])],
+    properties: { ...rest.properties, ...branch.properties },
+  };
+}
+
 /** A value the schema takes (its example first); undefined when none is found. */
 function example(schema: any): Json {
   if (schema === undefined || schema === true) return {};
@@ -73,8 +83,12 @@ function example(schema: any): Json {
   if (Array.isArray(schema.enum)) return schema.enum.find((e: Json) => e !== null) ?? schema.enum[0];
   for (const key of ['anyOf', 'oneOf'] as const)
     if (Array.isArray(schema[key])) {
-      for (const branch of schema[key]) {
-        const v = example(branch);
+      // A branch that adds to the schema around it (`anyOf: [{required: [a]}, {required: [b]}]`
+      // beside its properties) is tried merged with it.
+      const { [key]: branches, ...rest } = schema;
+      const around = Object.keys(rest).some((k) => k !== 'description' && k !== 'example');
+      for (const branch of branches) {
+        const v = example(around ? merged(rest, branch) : branch);
         if (v !== undefined && valid(schema, v)) return v;
       }
       return undefined;
@@ -405,16 +419,10 @@ const NOT_SHAPE: Record<string, string> = {
  * walk fails when one of them holds (remove it here) and when a new one appears.
  */
 const OPEN: Record<string, string> = {
-  'POST /api/v0/ssh the smallest request': 'an OpenSSH public key',
-  'PUT /api/v0/ssh/{id} the smallest request': 'an OpenSSH public key',
-  'POST /api/v0/instances/{id}/ssh the smallest request': 'an OpenSSH public key',
   'PUT /api/v0/asks/{id} the smallest request': 'image, unless a template gives it',
   'POST /api/v0/asks/{id} the smallest request': 'image, unless a template gives it',
-  'PUT /api/v0/instances the smallest request': 'state, "stopped" or "running"',
-  'DELETE /api/v0/instances the smallest request': 'instance_ids (or ids), 1 to 1000',
   'GET /api/v1/instances query order_by=[1]': 'order_by entries are {col, dir}',
   'GET /api/v1/instances query select_cols=[1]': 'select_cols entries are strings',
-  'PUT /api/v0/instances/{id} the smallest request': 'state or label',
   'PUT /api/v0/instances/update_template/{id} the smallest request': 'one field to change',
   'PUT /api/v0/instances/command/{id} the smallest request': 'ls, du or rm, no shell syntax',
   'GET /api/v1/invoices the smallest request': 'select_filters with its when range',

@@ -10,9 +10,12 @@ import {
   jsonObjectText,
   nullable,
   ownerParam,
+  plainText,
+  rowId,
   successReply,
   successSchema,
 } from './common.js';
+import { sshPublicKey } from './ssh-keys.js';
 
 const num = { type: 'number' } as const;
 const int = { type: 'integer' } as const;
@@ -371,10 +374,22 @@ export const showInstance = {
 export const changeStateBody = {
   type: 'object',
   properties: {
-    state: { type: 'string', description: '"stopped" or "running"' },
-    label: { type: 'string', description: 'At most 1024 characters' },
+    state: { type: 'string', enum: ['stopped', 'running'] },
+    label: plainText(1024),
   },
+  // A state, a label, or both.
+  anyOf: [{ required: ['state'] }, { required: ['label'] }],
 } as const;
+
+/** The instances a bulk call acts on: 1 to 1000 ids. */
+const bulkIds = (description?: string) =>
+  ({
+    type: 'array',
+    items: rowId,
+    minItems: 1,
+    maxItems: 1000,
+    ...(description ? { description } : {}),
+  }) as const;
 
 export const changeInstanceState = {
   method: 'PUT',
@@ -470,9 +485,10 @@ export const bulkChangeState = {
     summary: 'Stop or start several instances: {state, ids}',
     body: {
       type: 'object',
+      required: ['state', 'ids'],
       properties: {
-        state: { type: 'string', description: '"stopped" or "running"' },
-        ids: { type: 'array', items: { type: 'integer' } },
+        state: { type: 'string', enum: ['stopped', 'running'] },
+        ids: bulkIds(),
       },
     },
     response: { 200: bulkReply, ...instanceErrors },
@@ -488,9 +504,10 @@ export const bulkDestroy = {
     body: {
       type: 'object',
       properties: {
-        instance_ids: { type: 'array', items: { type: 'integer' } },
-        ids: { type: 'array', items: { type: 'integer' }, description: 'Older name of instance_ids' },
+        instance_ids: bulkIds(),
+        ids: bulkIds('Older name of instance_ids (instance_ids wins when both are given)'),
       },
+      anyOf: [{ required: ['instance_ids'] }, { required: ['ids'] }],
     },
     response: { 200: bulkReply, ...instanceErrors },
   },
@@ -529,7 +546,7 @@ export const attachSshKey = {
     body: {
       type: 'object',
       required: ['ssh_key'],
-      properties: { ssh_key: { type: 'string', maxLength: 16384 } },
+      properties: { ssh_key: sshPublicKey },
     },
     response: { 200: successReply({ key_id: { type: 'integer' } }), ...instanceErrors },
   },

@@ -16,10 +16,23 @@ export const sshKeySchema = {
   },
 } as const;
 
+/**
+ * An OpenSSH public key line: its type (ed25519, ecdsa, or rsa, which must have at least 2048 bits),
+ * its base64 key and an optional comment; one line (surrounding white space is ignored).
+ */
+export const sshPublicKey = {
+  type: 'string',
+  maxLength: 16384,
+  pattern:
+    '^\\s*(?:ssh-ed25519|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|ssh-rsa) [A-Za-z0-9+/]+={0,3}(?: [^\\r\\n]*)?\\s*$',
+  description:
+    'An OpenSSH public key line (ed25519, ecdsa, or rsa of at least 2048 bits), e.g. ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl me@laptop',
+} as const;
+
 export const sshKeyBody = {
   type: 'object',
   required: ['ssh_key'],
-  properties: { ssh_key: { type: 'string', maxLength: 16384 } },
+  properties: { ssh_key: sshPublicKey },
 } as const;
 
 /** The key registered or replaced: under `key`, and its fields again at the top level. */
