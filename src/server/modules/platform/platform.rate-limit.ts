@@ -44,6 +44,8 @@ const ROUTES: [RegExp, RegExp, RateLimitFamily][] = [
   [/^POST$/, /^\/api\/v0\/users\/(signup|password-reset)$/, 'codeSends'],
   // Password login and the 2FA login that completes it.
   [/^POST$/, /^\/api\/v0\/(users\/login|tfa)$/, 'logins'],
+  // Single sign-on's two legs (anonymous: per client address); each start records a state.
+  [/^GET$/, /^\/api\/v0\/auth\/oidc\/:\/(start|callback)$/, 'logins'],
   [/^(PUT|POST)$/, /^\/api\/v0\/asks\/:$/, 'creates'],
   [/^(POST|GET)$/, /^\/api\/v0\/bundles$/, 'search'],
   // The GPU name list answers anonymous callers, so it is limited per client address.

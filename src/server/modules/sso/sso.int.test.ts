@@ -47,9 +47,12 @@ describeEachDb('single sign-on (OpenID Connect)', (dialect) => {
 
   beforeAll(async () => {
     op = await startTestProvider({ redirectUris: [CALLBACK('acme'), CALLBACK('acme-trusted')] });
+    // Rate limits off: these tests sign in far more often than a person would (the routes are in
+    // the logins family, platform.rate-limit.ts).
     t = await makeTestApp(dialect, {
       OPENRIG_PUBLIC_URL: PUBLIC_URL,
       OPENRIG_OIDC_PROVIDERS: providersJson(op),
+      OPENRIG_RATE_LIMITS: 'off',
     });
     // Teams are made by people; sign-ins only join and leave them.
     const owner = await t.user();
