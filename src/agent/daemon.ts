@@ -22,6 +22,7 @@ import { ClientRequests } from './client-requests.js';
 import { InstanceOperations } from './instance-operations.js';
 import { instanceReports } from './instance-reports.js';
 import { WaitLoop } from './agent-wait.js';
+import { TunnelClient } from './tunnel.js';
 import { CopyRunner } from './copy-runner.js';
 
 export type { AgentLog } from './agent-log.js';
@@ -105,6 +106,8 @@ export class Agent {
   private readonly requests: ClientRequests;
   /** What the server wants of each instance, carried out with the runtime. */
   private readonly operations: InstanceOperations;
+  /** The gateway's tunnels to the serving processes that ask for one (tunnel.ts). */
+  readonly tunnels: TunnelClient;
   /** The copies whose source is on this agent's machines (copy-runner.ts). */
   private readonly copies: CopyRunner;
   /** False once the server answered that it has no copies (an older server). */
@@ -141,6 +144,18 @@ export class Agent {
       machineIds: () => this.machineIds,
       runtime: rt,
       log: this.o.log,
+    });
+    // A gateway stream reaches only an instance the server placed on one of this agent's machines.
+    this.tunnels = new TunnelClient({
+      server: o.server,
+      apiKey: o.apiKey,
+      uid: this.uid,
+      log: this.o.log,
+      machineIds: () => this.machineIds,
+      target: async (id, port) => {
+        if (this.records.get(id).machineId === undefined) return null;
+        return rt.gatewayTarget ? rt.gatewayTarget(id, port) : { host: '127.0.0.1', port };
+      },
     });
     this.requests = new ClientRequests({
       runtime: rt,
@@ -257,7 +272,11 @@ export class Agent {
       log: this.o.log,
       machineIds: () => this.machineIds,
       lastRequestId: () => this.lastRequestId,
-      syncNow: () => this.syncNow(),
+      // A wake may be a serving process asking for a gateway tunnel: claimed beside the sync.
+      syncNow: () => {
+        void this.tunnels.poll();
+        return this.syncNow();
+      },
     });
     this.waits.start();
   }
@@ -447,6 +466,7 @@ export class Agent {
     this.stopped = true;
     this.poke();
     void this.waits?.stop();
+    this.tunnels.stop();
     this.copies.stop();
     await Promise.race([Promise.all(this.records.ops().map((o) => o.done)), sleep(10_000)]);
     await this.loop?.catch(() => {});

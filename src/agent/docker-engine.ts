@@ -51,7 +51,10 @@ export interface ContainerInspect {
     /** The container's main process as the host sees it (0 when it does not run). */
     Pid?: number;
   };
-  NetworkSettings?: { Ports?: Record<string, { HostIp: string; HostPort: string }[] | null> };
+  NetworkSettings?: {
+    Ports?: Record<string, { HostIp: string; HostPort: string }[] | null>;
+    Networks?: Record<string, { IPAddress?: string }>;
+  };
   HostConfig?: { PortBindings?: Record<string, { HostIp?: string; HostPort?: string }[] | null> };
   /** Bytes of its writable layer (only when inspected with `size`). */
   SizeRw?: number;

@@ -524,6 +524,21 @@ export class DockerRuntime implements Runtime {
     return { state: 'exited', msg: `container exited (${why})`, generation };
   }
 
+  /**
+   * A gateway stream goes to the container's own address on the instances' network (the host
+   * reaches it; no port needs publishing), or, failing that, to the port published for it.
+   */
+  async gatewayTarget(id: number, port: number): Promise<{ host: string; port: number } | null> {
+    const c = await this.engine.inspect(containerName(id));
+    if (!c || c.Config?.Labels?.[LABEL_AGENT] !== this.o.agentUid || !c.State?.Running) return null;
+    const ip = c.NetworkSettings?.Networks?.[INSTANCE_NETWORK]?.IPAddress;
+    if (ip) return { host: ip, port };
+    const bound = c.NetworkSettings?.Ports?.[`${port}/tcp`]?.[0];
+    if (!bound) return null;
+    const host = !bound.HostIp || bound.HostIp === '0.0.0.0' ? '127.0.0.1' : bound.HostIp === '::' ? '::1' : bound.HostIp;
+    return { host, port: Number(bound.HostPort) };
+  }
+
   private portsOf(c: ContainerInspect, sshPort: number): PortMap {
     const out: PortMap = { '22/tcp': [{ HostIp: '0.0.0.0', HostPort: String(sshPort) }] };
     const bound = (c.NetworkSettings?.Ports ?? {}) as Record<

@@ -126,4 +126,10 @@ export interface Runtime {
    * null when it does not run here. A runtime without it takes part in no copy from an instance.
    */
   fileRoot?(id: number): Promise<string | null>;
+  /**
+   * Where the agent connects a gateway stream to the instance's container port (tunnel.ts); null
+   * when it does not run. A runtime without it: the port on the host's loopback (the process
+   * runtime, whose instances share the host's network).
+   */
+  gatewayTarget?(id: number, port: number): Promise<{ host: string; port: number } | null>;
 }

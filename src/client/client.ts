@@ -169,6 +169,12 @@ export class OpenrigClient extends HttpClient {
     });
     return r.instances ?? null;
   }
+  /** A signed, expiring link to one of the instance's gateway ports (docs/gateway.md). */
+  gatewayLink(id: number, port?: number): Promise<SuccessReply & { url: string; expires_at: number }> {
+    return this.request('POST', `${V0}/instances/${id}/gateway-link/`, {
+      body: port === undefined ? {} : { port },
+    });
+  }
   setInstanceState(id: number, state: 'stopped' | 'running'): Promise<SuccessReply> {
     return this.request('PUT', `${V0}/instances/${id}/`, { body: { state } });
   }

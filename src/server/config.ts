@@ -109,6 +109,21 @@ export interface Config {
   trustProxy: false | string[];
   /** Single sign-on: OPENRIG_OIDC_PROVIDERS (or _FILE) and the sign-in's life (config.oidc.ts). */
   oidc: OidcConfig;
+  /** The HTTPS gateway to instance ports (modules/gateway, docs/gateway.md). */
+  gateway: {
+    /** OPENRIG_GATEWAY_DOMAIN: instance ports are also served at `ID-PORT.DOMAIN` (by Host); null: paths only. */
+    domain: string | null;
+    /** OPENRIG_GATEWAY_IDLE_TIMEOUT_S: a gateway stream with no byte either way for this long is closed; 0: never. */
+    idleTimeoutS: number;
+    /** OPENRIG_GATEWAY_LINK_TTL_S: the life of a signed gateway link (`?openrig_token=`). */
+    linkTtlS: number;
+    /** OPENRIG_GATEWAY_COOKIE_TTL_S: the life of the cookie a signed link sets. */
+    cookieTtlS: number;
+    /** OPENRIG_GATEWAY_OPEN_TIMEOUT_S: how long a request waits for the instance's agent to open its tunnel. */
+    openTimeoutS: number;
+    /** OPENRIG_GATEWAY_NODE_URL: where agents reach this very process (several nodes behind one address); null: the server URL they use. */
+    nodeUrl: string | null;
+  };
   webhooks: {
     /** OPENRIG_WEBHOOK_ALLOW_HTTP on: http:// endpoint URLs are accepted (else https:// only). */
     allowHttp: boolean;
@@ -405,12 +420,31 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
     metricsHost: str(env, 'OPENRIG_METRICS_HOST', '127.0.0.1'),
     trustProxy: trustProxy(env),
     oidc: oidcConfig(env),
+    gateway: {
+      domain: gatewayDomain(env),
+      idleTimeoutS: num(env, 'OPENRIG_GATEWAY_IDLE_TIMEOUT_S', 0, { min: 0 }),
+      linkTtlS: num(env, 'OPENRIG_GATEWAY_LINK_TTL_S', 3600, { min: 10, max: 30 * 86_400 }),
+      cookieTtlS: num(env, 'OPENRIG_GATEWAY_COOKIE_TTL_S', 12 * 3600, { min: 60, max: 30 * 86_400 }),
+      openTimeoutS: num(env, 'OPENRIG_GATEWAY_OPEN_TIMEOUT_S', 15, { min: 1, max: 600 }),
+      nodeUrl: env.OPENRIG_GATEWAY_NODE_URL ? env.OPENRIG_GATEWAY_NODE_URL.replace(/\/+$/, '') : null,
+    },
     webhooks: {
       allowHttp: bool(env, 'OPENRIG_WEBHOOK_ALLOW_HTTP', false),
       allowHosts: webhookAllowHosts(env),
       pollMs: num(env, 'OPENRIG_WEBHOOK_POLL_MS', 250, { min: 10 }),
     },
   };
+}
+
+/** OPENRIG_GATEWAY_DOMAIN: a DNS name (lower case, no scheme, no port), or empty for none. */
+function gatewayDomain(env: Env): string | null {
+  const raw = (env.OPENRIG_GATEWAY_DOMAIN ?? '').trim().toLowerCase().replace(/^\*\./, '');
+  if (raw === '') return null;
+  if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/.test(raw))
+    throw new Error(
+      `OPENRIG_GATEWAY_DOMAIN must be a DNS name such as gw.example.com (its wildcard *.gw.example.com points at this server), got ${JSON.stringify(raw)}`,
+    );
+  return raw;
 }
 
 // proxy-addr's names for the private ranges (Fastify passes the list to it).

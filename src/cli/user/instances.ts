@@ -68,7 +68,7 @@ export function registerInstanceCommands(
       }
       const inst = await getOwnInstance(ctx, n);
       const running = inst.actual_status === 'running' ? 'running' : 'other';
-      ctx.out(instanceDetail(inst, ctx.now(), await identityHint(ctx, n, { kind: running })));
+      ctx.out(instanceDetail(inst, ctx.now(), await identityHint(ctx, n, { kind: running }), ctx.url));
     }),
   );
 
@@ -290,6 +290,22 @@ export function registerInstanceCommands(
       const inst = await runningInstance(ctx, intArg(id, 'instance ID'));
       if (ctx.raw) return ctx.printRaw();
       ctx.out(sshUrl(inst) + '\n');
+    }),
+  );
+
+  common(
+    program
+      .command('gateway-link')
+      .argument('<id>', 'instance ID')
+      .option('--port <port>', 'the port (default: the first the gateway serves)')
+      .description("print a signed, expiring link to one of an instance's gateway ports"),
+    'openrig gateway-link 12 --port 8888',
+  ).action(
+    act(async (ctx, [id], opts) => {
+      const port = opts.port === undefined ? undefined : intArg(String(opts.port), '--port');
+      const r = await ctx.client.gatewayLink(intArg(id, 'instance ID'), port);
+      if (ctx.raw) return ctx.printRaw();
+      ctx.out(`${r.url}\n`);
     }),
   );
 

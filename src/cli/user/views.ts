@@ -163,8 +163,24 @@ export function portLines(i: Instance): string {
   return out.length > 0 ? out.join('; ') : DASH;
 }
 
-/** `identity`: the private key file to name with -i, when openrig knows it and ssh would not try it. */
-export function instanceDetail(i: Instance, nowMs: number, identity?: string): string {
+/**
+ * The ports served through the gateway (docs/gateway.md) as URLs on `serverUrl`, one per line
+ * after the first; the path alone without it.
+ */
+function gatewayLines(i: Instance, serverUrl?: string): string {
+  const p = Array.isArray(i.portal) ? i.portal : [];
+  if (p.length === 0) return DASH;
+  const base = (serverUrl ?? '').replace(/\/+$/, '');
+  return p
+    .map((e) => `${str(e.name)}: ${base}${str(e.path)}${e.public ? ' (public)' : ' (owner only)'}`)
+    .join('; ');
+}
+
+/**
+ * `identity`: the private key file to name with -i, when openrig knows it and ssh would not try it;
+ * `serverUrl`: the server's address, before the gateway's paths.
+ */
+export function instanceDetail(i: Instance, nowMs: number, identity?: string, serverUrl?: string): string {
   const pairs: [string, string][] = [
     ['ID', str(i.id)],
     ['Status', status(i)],
@@ -185,6 +201,7 @@ export function instanceDetail(i: Instance, nowMs: number, identity?: string): s
       ssh(i) === DASH ? DASH : `ssh ${identity ? `-i ${identity} ` : ''}-p ${i.ssh_port} root@${i.ssh_host}`,
     ],
     ['Ports', portLines(i)],
+    ['Gateway', gatewayLines(i, serverUrl)],
     ['Maintenance', maintLines(i.maintenances, nowMs)],
   ];
   return keyValues(pairs);

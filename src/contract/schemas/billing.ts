@@ -389,8 +389,7 @@ export const invoicesV1 = {
   url: '/api/v1/invoices',
   schema: {
     tags: ['billing'],
-    summary:
-      "The caller's invoices (credits added to the account, prepaid deposits, and its payouts as a host), a page at a time",
+    summary: "The caller's invoices (credits added to the account), a page at a time",
     querystring: pageQuery('when', {
       order_by: {
         type: 'string',
@@ -401,11 +400,7 @@ export const invoicesV1 = {
     response: {
       200: pageSchema(
         entrySchema(
-          {
-            invoice_id: { type: 'integer' },
-            service: str,
-            status: { type: 'string', description: "a payout's: pending, paid or failed" },
-          },
+          { invoice_id: { type: 'integer' }, service: str },
           { type: 'array', items: chargeItemSchema },
         ),
       ),

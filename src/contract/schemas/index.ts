@@ -24,3 +24,4 @@ export * as trust from './trust.js';
 export * as payouts from './payouts.js';
 export * as schedules from './schedules.js';
 export * as copies from './copies.js';
+export * as gateway from './gateway.js';

@@ -15,6 +15,7 @@ import {
   successReply,
   successSchema,
 } from './common.js';
+import { portalBody, portalViewSchema } from './gateway.js';
 import { sshPublicKey } from './ssh-keys.js';
 
 const num = { type: 'number' } as const;
@@ -121,6 +122,7 @@ export const instanceSchema = {
       type: ['string', 'null'],
       description: 'the tier that last preempted it (owner, on-demand, bid); null when never',
     },
+    portal: portalViewSchema,
     dph_base: { type: 'number', description: 'compute $/hour (charged only while running)' },
     dph_total: { type: 'number', description: 'compute + disk $/hour' },
     disk_dph: { type: 'number', description: 'disk $/hour (charged from creation until destroy)' },
@@ -179,6 +181,7 @@ export const createInstanceBody = {
     image_login: nullable('string', 'Registry credentials, e.g. "-u USER -p TOKEN registry"'),
     extra: nullable('string'),
     client_id: nullable('string', '"me"'),
+    portal: portalBody,
     template_hash_id: nullable(
       'string',
       'A template (yours or a public one) whose image, env, onstart, runtype and disk fill what the body does not give',
@@ -204,7 +207,7 @@ const createSchema = {
   tags,
   summary: 'Rent an offer: create an instance',
   description:
-    'Body: image, disk (GB), onstart (≤ 4048 chars unless gzip+base64), env (incl. "-p 8080:8080" port requests), label, runtype, args, price (bid), image_login, template_hash_id (a template fills what the body does not give). Optional Idempotency-Key header.',
+    'Body: image, disk (GB), onstart (≤ 4048 chars unless gzip+base64), env (incl. "-p 8080:8080" port requests), label, runtype, args, price (bid), image_login, portal (ports served through the gateway), template_hash_id (a template fills what the body does not give). Optional Idempotency-Key header.',
   params: idParams,
   body: createInstanceBody,
   headers: { type: 'object', properties: { 'idempotency-key': { type: 'string' } } },

@@ -37,6 +37,7 @@ import * as m030usageHistory from './migrations/030-usage-history.js';
 import * as m031accountTokens from './migrations/031-account-tokens.js';
 import * as m032billingPayouts from './migrations/032-billing-payouts.js';
 import * as m037scheduledJobs from './migrations/037-scheduled-jobs.js';
+import * as m038gateway from './migrations/038-gateway.js';
 import * as m035sso from './migrations/035-sso.js';
 import * as m040trust from './migrations/040-trust.js';
 import * as m041payouts from './migrations/041-payouts.js';
@@ -85,6 +86,7 @@ const steps: Record<string, Step> = {
   '031-account-tokens': m031accountTokens,
   '032-billing-payouts': m032billingPayouts,
   '037-scheduled-jobs': m037scheduledJobs,
+  '038-gateway': m038gateway,
   '035-sso': m035sso,
   '040-trust': m040trust,
   '041-payouts': m041payouts,

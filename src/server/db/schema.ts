@@ -20,6 +20,7 @@ import type { UsageHistoryTables } from './tables/usage-history.js';
 import type { CopyTables } from './tables/copies.js';
 import type { ScheduleTables } from './tables/schedules.js';
 import type { TrustTables } from './tables/trust.js';
+import type { GatewayTables } from './tables/gateway.js';
 
 export interface DB
   extends
@@ -41,5 +42,6 @@ export interface DB
     CopyTables,
     ScheduleTables,
     TrustTables,
+    GatewayTables,
     TeamTables,
     BillingTables {}

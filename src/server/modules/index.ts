@@ -24,6 +24,7 @@ import { usageHistoryRoutes } from './usage-history/usage-history.routes.js';
 import { schedulesRoutes } from './schedules/schedules.routes.js';
 import { ssoRoutes } from './sso/sso.routes.js';
 import { trustRoutes } from './trust/trust.routes.js';
+import { gatewayRoutes } from './gateway/gateway.routes.js';
 
 export async function registerModules(app: FastifyInstance, deps: Deps): Promise<void> {
   await accountsRoutes(app, deps);
@@ -46,6 +47,7 @@ export async function registerModules(app: FastifyInstance, deps: Deps): Promise
   await ssoRoutes(app, deps);
   await volumesRoutes(app, deps);
   await trustRoutes(app, deps);
+  await gatewayRoutes(app, deps);
   await teamsRoutes(app, deps);
   await copiesRoutes(app, deps);
   await compatRoutes(app, deps);

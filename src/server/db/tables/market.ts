@@ -110,6 +110,8 @@ export interface InstancesTable {
   template_id: number | null;
   template_name: string | null;
   template_hash_id: string | null;
+  /** JSON: the gateway's ports the renter named, [{"name", "port", "public"}] (migration 038). */
+  portal: Generated<string>;
 }
 
 /** SSH keys attached to an instance (authorized_keys of its container). */

@@ -51,6 +51,47 @@ export interface CreateRequest {
   price: number | null;
   imageLogin: string | null;
   extra: string | null;
+  /** The ports the gateway serves by name (docs/gateway.md); [] when none. */
+  portal: PortalEntry[];
+}
+
+/** A port of the instance served through the gateway (docs/gateway.md). */
+export interface PortalEntry {
+  name: string;
+  port: number;
+  /** Served to anyone, without the owner's token. */
+  public: boolean;
+  /** The path is passed on whole (`/i/ID/PORT/…`), for apps set up with that base URL. */
+  keep_prefix: boolean;
+}
+
+/** A create body names at most this many portal ports. */
+export const PORTAL_MAX = 16;
+
+/** The body's `portal`: [{name, port, public?, keep_prefix?}], ports distinct. */
+export function parsePortal(v: unknown): PortalEntry[] {
+  if (v === undefined || v === null) return [];
+  const shape = 'portal must be an array of {"name": "jupyter", "port": 8888, "public": false}';
+  if (!Array.isArray(v) || v.length > PORTAL_MAX) throw bad(`${shape} (at most ${PORTAL_MAX})`);
+  const out: PortalEntry[] = [];
+  for (const e of v as unknown[]) {
+    if (typeof e !== 'object' || e === null || Array.isArray(e)) throw bad(shape);
+    const o = e as Record<string, unknown>;
+    const unknownKey = Object.keys(o).find((k) => !['name', 'port', 'public', 'keep_prefix'].includes(k));
+    if (unknownKey !== undefined) throw bad(`portal: unknown field ${quoteValue(unknownKey)} (${shape})`);
+    if (typeof o.port !== 'number' || !Number.isInteger(o.port) || o.port < 1 || o.port > 65535)
+      throw bad('portal: each port must be a whole number from 1 to 65535');
+    const name = o.name === undefined || o.name === null ? String(o.port) : o.name;
+    if (typeof name !== 'string' || name.trim() === '' || name.length > 64)
+      throw bad('portal: each name must be a string of 1 to 64 characters');
+    assertPlainText('portal name', name);
+    for (const k of ['public', 'keep_prefix'] as const)
+      if (o[k] !== undefined && o[k] !== null && typeof o[k] !== 'boolean')
+        throw bad(`portal: ${k} must be true or false`);
+    if (out.some((x) => x.port === o.port)) throw bad(`portal: port ${o.port} is named twice`);
+    out.push({ name: name.trim(), port: o.port, public: o.public === true, keep_prefix: o.keep_prefix === true });
+  }
+  return out;
 }
 
 const bad = (msg: string) => ConfigErrors.badRequest(msg);
@@ -205,5 +246,6 @@ export function parseCreateBody(body: unknown): CreateRequest {
     price,
     imageLogin: optString(b, 'image_login', 4096),
     extra: optString(b, 'extra', 16384),
+    portal: parsePortal(b.portal),
   };
 }

@@ -199,6 +199,7 @@ export async function createInstance(
         image_login_enc:
           req.imageLogin === null ? null : encryptSecret(deps.config.secretKey, req.imageLogin),
         extra: req.extra,
+        portal: JSON.stringify(req.portal),
         container_key_enc: encryptSecret(deps.config.secretKey, key),
         // Copied, so the instance row shows the template as it was rented from it.
         template_id: tpl?.id ?? null,

@@ -9,6 +9,7 @@ import { MICROS_PER_USD, HOURS_PER_MONTH } from '../billing/billing.meter.js';
 import type { WindowView } from '../maintenance/maintenance.service.js';
 import { verificationOf } from '../offers/offers.fields.js';
 import { minWinningBid, tierOf } from './instances.market-rules.js';
+import { portalOf } from '../gateway/gateway.portal.js';
 
 type M = Selectable<MachinesTable>;
 
@@ -51,6 +52,7 @@ export const INSTANCE_VIEW_COLS = [
   'i.user_id',
   'i.bid_waiting',
   'i.preempted_by',
+  'i.portal',
 ] as const;
 
 type ViewColumn<C> = C extends `i.${infer K}` ? K : never;
@@ -189,6 +191,8 @@ export function instanceView(r: JoinedRow, maintenances: WindowView[], now: numb
     bid_waiting: waiting,
     waiting_reason: waiting ? r.status_msg : null,
     preempted_by: r.preempted_by,
+    // The ports the gateway serves at SERVER + path (docs/gateway.md).
+    portal: portalOf(r.id, r.portal, env),
     dph_base: r.dph_compute,
     dph_total: r.dph_compute + r.dph_disk,
     disk_dph: r.dph_disk,
