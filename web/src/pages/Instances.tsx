@@ -325,6 +325,23 @@ function InstanceCard({ i, highlight, keys }: { i: Instance; highlight: boolean;
           </ul>
         </div>
       )}
+      {Array.isArray(i.portal) && i.portal.length > 0 && st === 'running' && (
+        // The gateway's URLs (docs/gateway.md): on this server's own host the console session
+        // opens the owner's ports; with a gateway domain the server hands over to the port's host.
+        <div className="ports" aria-label="Gateway">
+          <strong className="small">Open in the browser</strong>
+          <ul className="port-list">
+            {i.portal.map((p) => (
+              <li key={`gw-${p.port}`} data-gateway-port={p.port}>
+                <a href={p.path} target="_blank" rel="noopener noreferrer">
+                  {p.name ?? p.port}
+                </a>
+                <span className="small">{p.public ? 'public' : 'only you'}</span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       <ErrorNote error={error} />
       <div className="row actions">
         {can('stop') && (
