@@ -149,6 +149,20 @@ export const endSessions = {
 // ---- Account basics an operator switches on: sign-up, password reset and change ----
 
 const msgReply = successReply({ msg: { type: 'string' } });
+/** An e-mail address as the server takes it: surrounding white space aside, at most 254 characters. */
+const emailAddress = {
+  type: 'string',
+  maxLength: 320,
+  pattern: '^\\s*(?=\\S{1,254}\\s*$)[^\\s@]+@[^\\s@]+\\.[^\\s@]+\\s*$',
+  description: 'an e-mail address, e.g. you@example.com',
+} as const;
+/** A new password: NIST SP 800-63B's at least 8 characters; at most 256 keeps hashing cheap. */
+const newPassword = {
+  type: 'string',
+  minLength: 8,
+  maxLength: 256,
+  description: '8 to 256 characters',
+} as const;
 const token = {
   type: 'string',
   maxLength: 200,
@@ -167,8 +181,8 @@ export const signup = {
       required: ['email', 'password'],
       additionalProperties: false,
       properties: {
-        email: { type: 'string', maxLength: 320 },
-        password: { type: 'string', maxLength: 1024, description: '8 to 256 characters' },
+        email: emailAddress,
+        password: newPassword,
         full_name: { type: 'string', maxLength: 200 },
       },
     },
@@ -201,7 +215,7 @@ export const requestPasswordReset = {
       type: 'object',
       required: ['email'],
       additionalProperties: false,
-      properties: { email: { type: 'string', maxLength: 320 } },
+      properties: { email: emailAddress },
     },
     response: { 200: msgReply, 400: errorSchema },
   },
@@ -217,7 +231,7 @@ export const confirmPasswordReset = {
       type: 'object',
       required: ['token', 'password'],
       additionalProperties: false,
-      properties: { token, password: { type: 'string', maxLength: 1024 } },
+      properties: { token, password: newPassword },
     },
     response: { 200: msgReply, 400: errorSchema },
   },
@@ -235,7 +249,7 @@ export const changePassword = {
       additionalProperties: false,
       properties: {
         current_password: { type: 'string', maxLength: 1024 },
-        new_password: { type: 'string', maxLength: 1024, description: '8 to 256 characters' },
+        new_password: newPassword,
       },
     },
     response: { 200: msgReply, ...authErrors },

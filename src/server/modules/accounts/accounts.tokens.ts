@@ -33,7 +33,8 @@ export const RESET_SENT = 'If an account has this e-mail, a link to reset its pa
 
 /** NIST SP 800-63B: at least 8 characters; an upper bound keeps hashing cheap. */
 function checkPassword(pw: unknown): string {
-  if (typeof pw !== 'string' || [...pw].length < 8 || pw.length > 256) throw AccountErrors.badPassword();
+  // Characters (code points), as the document's minLength and maxLength count them.
+  if (typeof pw !== 'string' || [...pw].length < 8 || [...pw].length > 256) throw AccountErrors.badPassword();
   return pw;
 }
 
