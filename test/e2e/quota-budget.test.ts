@@ -51,11 +51,16 @@ describe('a month budget, end to end', () => {
     const api = (method: string, p: string, key: string, body?: unknown) =>
       callApi(serve.url, method, p, key, body);
     const host = await createUser(dir, ENV, 'host@example.com');
-    const owner = (await createUser(dir, ENV, 'owner@example.com', ['--team', 'lab', '--balance', '50'])) as {
+    const owner = (await createUser(dir, ENV, 'owner@example.com', [
+      '--team',
+      'lab',
+      '--balance',
+      '50',
+    ])) as unknown as {
       api_key: string;
       team_api_key: string;
     };
-    const member = (await createUser(dir, ENV, 'member@example.com', ['--team', 'lab'])) as {
+    const member = (await createUser(dir, ENV, 'member@example.com', ['--team', 'lab'])) as unknown as {
       id: number;
       api_key: string;
       team_api_key: string;
