@@ -14,6 +14,7 @@ import {
   type CopiesResponse,
 } from '../contract/agent-protocol.js';
 import { textOf } from '../contract/text.js';
+import type { BenchmarkReply, BenchmarkReport } from '../contract/benchmarks.js';
 
 /** An answer the agent cannot fix by retrying (a wrong or revoked key, a refused body). */
 export class AgentFatalError extends Error {
@@ -111,6 +112,32 @@ export class AgentClient {
   /** Whether a key is the one-time key of a copy into an instance; `consume` takes it. */
   copyAuth(instanceId: number, publicKey: string, consume: boolean): Promise<{ ok: boolean }> {
     return this.post('/copy_auth', { instance_id: instanceId, public_key: publicKey, consume }, 5000);
+  }
+
+  /** One benchmark run of a machine (benchmarks/index.ts), when the server takes them. */
+  benchmarks(body: BenchmarkReport): Promise<BenchmarkReply> {
+    return this.post('/benchmarks', body, 30_000);
+  }
+
+  /** Uploads `bytes` characters; resolves with the seconds it took (inet_up). */
+  async netUpload(bytes: number): Promise<number> {
+    const t = performance.now();
+    await this.post('/benchmarks/upload', { data: 'x'.repeat(bytes) }, 30_000);
+    return (performance.now() - t) / 1000;
+  }
+
+  /** Downloads `bytes` characters; resolves with the seconds it took (inet_down). */
+  async netDownload(bytes: number): Promise<number> {
+    const t = performance.now();
+    const res = await fetch(`${this.serverUrl}${AGENT_API_PREFIX}/benchmarks/download?bytes=${bytes}`, {
+      headers: { authorization: `Bearer ${this.apiKey}` },
+      signal: AbortSignal.timeout(30_000),
+    });
+    const body = await res.arrayBuffer();
+    if (!res.ok) throw new AgentHttpError(res.status, `/benchmarks/download: HTTP ${res.status}`);
+    if (body.byteLength < bytes)
+      throw new Error(`/benchmarks/download: ${body.byteLength} bytes of ${bytes}`);
+    return (performance.now() - t) / 1000;
   }
 
   shutdown(body: ShutdownRequest): Promise<unknown> {

@@ -23,6 +23,7 @@ import { InstanceOperations } from './instance-operations.js';
 import { instanceReports } from './instance-reports.js';
 import { WaitLoop } from './agent-wait.js';
 import { TunnelClient } from './tunnel.js';
+import { runBenchmarks, type BenchmarkDeps } from './benchmarks/index.js';
 import { CopyRunner } from './copy-runner.js';
 
 export type { AgentLog } from './agent-log.js';
@@ -54,9 +55,18 @@ export interface AgentOptions {
   gpuUtil?: () => Promise<Map<string, number> | null>;
   /** The event loop's delay since the previous call (loop-delay.ts), sent with each sync. */
   loopDelay?: () => LoopDelay;
+  /**
+   * The machine benchmarks (benchmarks/index.ts), run after each registration and on the server's
+   * schedule when the server takes them; absent: none. `realGpus`: the GPUs are the host's
+   * (nvidia-smi), not simulated.
+   */
+  benchmarks?: { realGpus: boolean } & Partial<Pick<BenchmarkDeps, 'gpus' | 'host'>>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The interval timer's longest delay (about 24.8 days): a longer schedule is clamped to it. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class Agent {
   readonly uid: string;
@@ -65,7 +75,7 @@ export class Agent {
   /** The address registered for renters to reach the instances at (after register). */
   publicHost: string | undefined;
   /** Each machine's verification, as the server said at registration (absent from older servers). */
-  verification = new Map<number, 'verified' | 'unverified'>();
+  verification = new Map<number, 'verified' | 'unverified' | 'deverified'>();
   /** The operator's rule for how a machine becomes verified (absent from older servers). */
   verificationRule: string | undefined;
   private slotOf = new Map<number, number>();
@@ -79,6 +89,10 @@ export class Agent {
   /** Say at registration that this agent recreates by generation (not to a server that refused it). */
   private offerGenerations = true;
   private loop: Promise<void> | null = null;
+  /** The benchmarks' schedule (after a registration the server said `benchmarks`). */
+  private benchTimer: NodeJS.Timeout | null = null;
+  /** The run under way, if any: runs never overlap. */
+  private benchRun: Promise<void> | null = null;
   private poked = false;
   /** This agent's machines that their host deleted: refused by the server for good. */
   readonly deletedMachines = new Set<number>();
@@ -206,6 +220,7 @@ export class Agent {
         this.configGenerations = r.config_generations === true;
         this.loopDelayReports = r.loop_delay_reports === true;
         this.startWaits = r.long_polls === true;
+        if (r.benchmarks === true && this.o.benchmarks) this.scheduleBenchmarks(r.benchmark_interval_s);
         this.noteDeleted((r.deleted_machines ?? []).map((m) => m.machine_id));
         this.o.log.info(
           this.machineIds.length > 0
@@ -229,6 +244,58 @@ export class Agent {
         delay = Math.min(delay * 2, 5000);
       }
     }
+  }
+
+  /** Runs the benchmarks now (after a registration) and then every `intervalS`. */
+  private scheduleBenchmarks(intervalS: number | undefined): void {
+    if (this.benchTimer) clearInterval(this.benchTimer);
+    void this.runBenchmarks('registration');
+    const ms = Math.min(Math.max(60, intervalS ?? 86400) * 1000, MAX_TIMER_MS);
+    this.benchTimer = setInterval(() => void this.runBenchmarks('schedule'), ms);
+    this.benchTimer.unref();
+  }
+
+  /** One benchmark run of every machine (none while another runs); failures are logged only. */
+  runBenchmarks(trigger: string): Promise<void> {
+    const b = this.o.benchmarks;
+    if (!b || this.benchRun || this.stopped) return this.benchRun ?? Promise.resolve();
+    const machines = this.machineIds.flatMap((id) => {
+      const slot = this.slotOf.get(id);
+      const hw = slot === undefined ? undefined : this.o.machines.find((m) => m.slot === slot);
+      return hw ? [{ id, hw, devices: this.o.devices?.[hw.slot] ?? null, realGpus: b.realGpus }] : [];
+    });
+    const run = runBenchmarks(
+      {
+        stateDir: this.o.stateDir,
+        version: this.o.version,
+        netUpload: (n) => this.client.netUpload(n),
+        netDownload: (n) => this.client.netDownload(n),
+        post: (body) => this.client.benchmarks(body),
+        ...(b.gpus ? { gpus: b.gpus } : {}),
+        ...(b.host ? { host: b.host } : {}),
+      },
+      this.uid,
+      machines,
+      trigger,
+    )
+      .then((replies) => {
+        replies.forEach((r, i) => {
+          const id = machines[i]!.id;
+          if (r instanceof Error) this.o.log.warn(`benchmarks of machine ${id} not posted: ${r.message}`);
+          else {
+            this.verification.set(id, r.verification);
+            this.o.log.info(
+              `benchmarks of machine ${id} (${trigger}): ${r.verification}; ${r.verification_reason}`,
+            );
+          }
+        });
+      })
+      .catch((err: unknown) => this.o.log.warn(`benchmarks failed: ${(err as Error).message}`))
+      .finally(() => {
+        this.benchRun = null;
+      });
+    this.benchRun = run;
+    return run;
   }
 
   /** A step of a start or recycle under way (pull progress), reported in the next sync. */
@@ -464,6 +531,7 @@ export class Agent {
    */
   async shutdown(opts: { stopInstances?: boolean; notify?: boolean } = {}): Promise<void> {
     this.stopped = true;
+    if (this.benchTimer) clearInterval(this.benchTimer);
     this.poke();
     void this.waits?.stop();
     this.tunnels.stop();

@@ -54,8 +54,9 @@ export function registerAdminMarket(admin: Command): void {
       adminAction(async () => {
         const id = Number(o.id);
         if (!Number.isInteger(id) || id < 1) throw new Error('--id must be a machine ID');
-        const { verifyMachine } = await import('../server/modules/machines/machines.service.js');
-        return withStore(o, (store) => verifyMachine({ db: store.db }, id, !o.unverify));
+        const { operatorSetVerification } =
+          await import('../server/modules/benchmarks/benchmarks.service.js');
+        return withStore(o, (store) => operatorSetVerification({ db: store.db }, id, !o.unverify));
       }),
     );
 }

@@ -23,6 +23,8 @@ function money(flag: string, raw: string | undefined): number | undefined {
  */
 /** The options of `openrig agent`, as commander parses them (defaults filled in). */
 interface AgentOpts {
+  /** false with --no-benchmarks. */
+  benchmarks?: boolean;
   url?: string;
   server?: string;
   apiKey?: string;
@@ -87,6 +89,10 @@ export function registerAgentCommand(program: Command): void {
     .option('--price-disk <dph>', 'disk price, $ per GB-month')
     .option('--runtime <name>', 'docker or process (default: docker when an engine answers on its socket)')
     .option('--state-dir <dir>', 'where the agent keeps its id and its instances', './agent-state')
+    .option(
+      '--no-benchmarks',
+      'run no benchmarks (docs/benchmarks.md): the machines cannot be verified by them',
+    )
     .option(
       '--ssh-bind <addr>',
       "address the instances' SSH servers and published ports listen on (default: a loopback --public-host, else 0.0.0.0)",
@@ -251,6 +257,7 @@ export function registerAgentCommand(program: Command): void {
         log: agentLog,
         journal,
         loopDelay: () => loopDelay.forSync(),
+        ...(o.benchmarks === false ? {} : { benchmarks: { realGpus: gpu.driver !== 'simulated' } }),
       });
       const a = agent;
       const onSignal = (sig: string) => {

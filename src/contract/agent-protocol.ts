@@ -69,7 +69,11 @@ export interface RegisterResponse {
    * `verification`: whether renters' default searches (openrig's CLI, the official client) show
    * the machine; absent from older servers.
    */
-  machines: { slot: number; machine_id: number; verification?: 'verified' | 'unverified' }[];
+  machines: {
+    slot: number;
+    machine_id: number;
+    verification?: 'verified' | 'unverified' | 'deverified';
+  }[];
   /** The operator's rule for how an unverified machine becomes verified; absent from older servers. */
   verification_rule?: string;
   /**
@@ -99,6 +103,13 @@ export interface RegisterResponse {
    * not send it; their agents sync every heartbeat only.
    */
   long_polls?: boolean;
+  /**
+   * True when the server takes POST benchmarks (contract/benchmarks.ts): the agent runs its
+   * benchmarks after registering and every `benchmark_interval_s`, and posts each run. Older
+   * servers do not send it; their agents run none.
+   */
+  benchmarks?: boolean;
+  benchmark_interval_s?: number;
 }
 
 export type AgentObservedState = 'loading' | 'running' | 'exited' | 'stopped';

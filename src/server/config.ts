@@ -73,6 +73,17 @@ export interface Config {
      * verified (shown to hosts by the agent, `list machine` and the console).
      */
     verificationRule: string;
+    /** The agent's benchmarks and the verification that follows them (docs/benchmarks.md, docs/trust.md). */
+    benchmarks?: {
+      /** OPENRIG_BENCH_VERIFY (on): a machine whose benchmarks match its GPU model's reference is verified. */
+      autoVerify: boolean;
+      /** OPENRIG_BENCH_TOLERANCE (0.25): how far below the reference a figure may be, as a fraction. */
+      tolerance: number;
+      /** OPENRIG_VERIFY_AFTER_S (86400): how long a machine must have been online before it is verified. */
+      onlineS: number;
+      /** OPENRIG_BENCH_INTERVAL_S (86400): how often agents run their benchmarks again. */
+      intervalS: number;
+    };
   };
   billing: {
     meterIntervalMs: number;
@@ -396,6 +407,12 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
           ? 'machines are verified when their agent registers them (OPENRIG_AUTO_VERIFY)'
           : 'an operator of this installation verifies it (openrig admin verify-machine --id ID) after checking the host',
       ),
+      benchmarks: {
+        autoVerify: bool(env, 'OPENRIG_BENCH_VERIFY', true),
+        tolerance: num(env, 'OPENRIG_BENCH_TOLERANCE', 0.25, { min: 0, max: 1 }),
+        onlineS: num(env, 'OPENRIG_VERIFY_AFTER_S', 86400, { min: 0 }),
+        intervalS: num(env, 'OPENRIG_BENCH_INTERVAL_S', 86400, { min: 60 }),
+      },
     },
     billing: {
       meterIntervalMs: num(env, 'OPENRIG_METER_INTERVAL_MS', 10_000, { min: 10 }),

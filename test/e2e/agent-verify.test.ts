@@ -84,7 +84,7 @@ describe('machine verification', () => {
       500,
     );
     const u = await runCli(['admin', 'verify-machine', '--data', dir, '--id', String(id), '--unverify'], ENV);
-    expect(JSON.parse(u.stdout)).toEqual({ id, verification: 'unverified' });
+    expect(JSON.parse(u.stdout)).toEqual({ id, verification: 'deverified' });
     const none = await runCli(['admin', 'verify-machine', '--data', dir, '--id', '999999'], ENV);
     expect(none.code).not.toBe(0);
 

@@ -12,7 +12,6 @@ const agentUid = {
 const machineIds = { type: 'array', maxItems: 256, items: rowId } as const;
 /** Host-supplied names: plain one-line text (they reach renters' e-mails and listings). */
 const str = (max: number) => plainText(max);
-const nonNeg = { type: 'number', minimum: 0 } as const;
 /** More than any one instance's disk can hold (1 PB): a larger figure is a broken measurement. */
 const MAX_DISK_BYTES = 1e15;
 
@@ -69,15 +68,22 @@ export const registerBody = {
           hostname: str(255),
           gpu_name: plainText(100, { minLength: 1 }),
           num_gpus: { type: 'integer', minimum: 1, maximum: 64 },
-          gpu_ram: { type: 'integer', minimum: 0 },
+          // Bounds well above any real machine: a larger figure is a broken or made-up
+          // measurement, refused with a 400 naming the field.
+          gpu_ram: {
+            type: 'integer',
+            minimum: 0,
+            maximum: 1_048_576,
+            description: 'MB per GPU (at most 1 TB)',
+          },
           cpu_name: str(200),
-          cpu_cores: { type: 'integer', minimum: 0 },
-          cpu_ghz: nonNeg,
-          cpu_ram: { type: 'integer', minimum: 0 },
-          disk_space: nonNeg,
+          cpu_cores: { type: 'integer', minimum: 0, maximum: 4096 },
+          cpu_ghz: { type: 'number', minimum: 0, maximum: 10 },
+          cpu_ram: { type: 'integer', minimum: 0, maximum: 67_108_864, description: 'MB (at most 64 TB)' },
+          disk_space: { type: 'number', minimum: 0, maximum: 1_000_000, description: 'GB (at most 1 PB)' },
           driver_version: str(64),
-          cuda_max_good: nonNeg,
-          dlperf: nonNeg,
+          cuda_max_good: { type: 'number', minimum: 0, maximum: 100 },
+          dlperf: { type: 'number', minimum: 0, maximum: 100_000 },
         },
       },
     },
@@ -97,9 +103,9 @@ export const registerReply = {
           machine_id: { type: 'integer' },
           verification: {
             type: 'string',
-            enum: ['verified', 'unverified'],
+            enum: ['verified', 'unverified', 'deverified'],
             description:
-              "unverified: hidden from renters' default searches (openrig's CLI, the official client)",
+              "unverified or deverified: hidden from renters' default searches (openrig's CLI, the official client)",
           },
         },
       },
@@ -131,6 +137,14 @@ export const registerReply = {
     long_polls: {
       type: 'boolean',
       description: 'true: the server answers POST wait, which the agent holds to be woken at once',
+    },
+    benchmarks: {
+      type: 'boolean',
+      description: 'true: the server takes POST benchmarks; the agent runs its benchmarks and posts each run',
+    },
+    benchmark_interval_s: {
+      type: 'number',
+      description: 'how often the agent runs its benchmarks again (seconds)',
     },
   },
 } as const;

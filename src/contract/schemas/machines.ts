@@ -39,7 +39,10 @@ export const machineSchema = {
     maintenances: { type: 'array', items: maintenanceWindowSchema },
     // The columns of the established CLI's machines table.
     reliability2: { type: 'number', description: 'same as reliability' },
-    verification: { type: 'string', description: '"verified" or "unverified"' },
+    verification: {
+      type: 'string',
+      description: '"verified", "unverified" or "deverified" (GET /api/v0/machines/ID/verification says why)',
+    },
     driver_version: { type: 'string' },
     public_ipaddr: {
       type: ['string', 'null'],

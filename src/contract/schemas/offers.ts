@@ -58,7 +58,7 @@ export const offerSchema = {
       description: 'same as reliability (the name the CLI sends) (0..1)',
     },
     verified: { type: 'boolean', description: 'machine verified by the operator' },
-    verification: { type: 'string', description: '"verified" or "unverified"' },
+    verification: { type: 'string', description: '"verified", "unverified" or "deverified" (docs/trust.md)' },
     geolocation: {
       type: 'string',
       description:
@@ -67,6 +67,50 @@ export const offerSchema = {
     dlperf: {
       type: ['number', 'null'],
       description: 'deep-learning performance score of the machine (DLPerf)',
+    },
+    total_flops: {
+      type: ['number', 'null'],
+      description: 'FP16 matrix-multiply throughput of all the GPUs, as benchmarked (TFLOPS)',
+    },
+    gpu_mem_bw: {
+      type: ['number', 'null'],
+      description: 'GPU memory bandwidth per GPU, as benchmarked (GB/s)',
+    },
+    pci_gen: {
+      type: ['number', 'null'],
+      description: "PCIe generation of the GPUs' links, as the driver reports it (PCIe gen)",
+    },
+    compute_cap: {
+      type: ['integer', 'null'],
+      description: 'CUDA compute capability × 100 (890 for 8.9), as the driver reports it',
+    },
+    gpu_arch: {
+      type: 'string',
+      description: 'GPU vendor: "nvidia", or "" without a GPU the agent could query',
+    },
+    gpu_max_power: { type: ['number', 'null'], description: 'GPU power limit, as the driver reports it (W)' },
+    gpu_max_temp: {
+      type: ['number', 'null'],
+      description: 'GPU slowdown temperature, as the driver reports it (°C)',
+    },
+    gpu_display_active: {
+      type: 'boolean',
+      description: 'a display is active on a GPU, as the driver reports it',
+    },
+    bw_nvlink: {
+      type: ['number', 'null'],
+      description: 'NVLink bandwidth per GPU as the driver reports its links (0: none) (GB/s)',
+    },
+    cpu_arch: { type: 'string', description: 'CPU architecture ("amd64", "arm64")' },
+    has_avx: { type: 'boolean', description: 'the CPU supports AVX' },
+    ubuntu_version: {
+      type: 'string',
+      description: 'Ubuntu release of the host ("22.04"; "" on another system)',
+    },
+    mobo_name: { type: 'string', description: 'motherboard model, as the host firmware names it' },
+    static_ip: {
+      type: 'boolean',
+      description: "the host declares its public address static (the agent's --static-ip)",
     },
     dph_base: {
       type: ['number', 'null'],
@@ -86,6 +130,10 @@ export const offerSchema = {
     dlperf_per_dphtotal: {
       type: ['number', 'null'],
       description: 'dlperf / dph_total (0 when dph_total is 0) (DLPerf per $/h)',
+    },
+    flops_per_dphtotal: {
+      type: ['number', 'null'],
+      description: 'total_flops / dph_total (0 when dph_total is 0) (TFLOPS per $/h)',
     },
     score: {
       type: ['number', 'null'],

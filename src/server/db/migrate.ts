@@ -36,6 +36,7 @@ import * as m029machineRuntime from './migrations/029-machine-runtime.js';
 import * as m030usageHistory from './migrations/030-usage-history.js';
 import * as m031accountTokens from './migrations/031-account-tokens.js';
 import * as m032billingPayouts from './migrations/032-billing-payouts.js';
+import * as m039benchmarks from './migrations/039-benchmarks.js';
 import * as m037scheduledJobs from './migrations/037-scheduled-jobs.js';
 import * as m038gateway from './migrations/038-gateway.js';
 import * as m035sso from './migrations/035-sso.js';
@@ -85,6 +86,7 @@ const steps: Record<string, Step> = {
   '030-usage-history': m030usageHistory,
   '031-account-tokens': m031accountTokens,
   '032-billing-payouts': m032billingPayouts,
+  '039-benchmarks': m039benchmarks,
   '037-scheduled-jobs': m037scheduledJobs,
   '038-gateway': m038gateway,
   '035-sso': m035sso,

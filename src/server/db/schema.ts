@@ -17,6 +17,7 @@ import type { BillingTables } from './tables/billing.js';
 import type { TeamTables } from './tables/teams.js';
 import type { VolumeTables } from './tables/volumes.js';
 import type { UsageHistoryTables } from './tables/usage-history.js';
+import type { BenchmarkTables } from './tables/benchmarks.js';
 import type { CopyTables } from './tables/copies.js';
 import type { ScheduleTables } from './tables/schedules.js';
 import type { TrustTables } from './tables/trust.js';
@@ -39,6 +40,7 @@ export interface DB
     EnvVarTables,
     VolumeTables,
     UsageHistoryTables,
+    BenchmarkTables,
     CopyTables,
     ScheduleTables,
     TrustTables,

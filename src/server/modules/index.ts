@@ -19,6 +19,7 @@ import { envVarsRoutes } from './env-vars/env-vars.routes.js';
 import { compatRoutes } from './compat/compat.routes.js';
 import { teamsRoutes } from './teams/teams.routes.js';
 import { volumesRoutes } from './volumes/volumes.routes.js';
+import { benchmarksRoutes } from './benchmarks/benchmarks.routes.js';
 import { copiesRoutes } from './copies/copies.routes.js';
 import { usageHistoryRoutes } from './usage-history/usage-history.routes.js';
 import { schedulesRoutes } from './schedules/schedules.routes.js';
@@ -46,6 +47,7 @@ export async function registerModules(app: FastifyInstance, deps: Deps): Promise
   await schedulesRoutes(app, deps);
   await ssoRoutes(app, deps);
   await volumesRoutes(app, deps);
+  await benchmarksRoutes(app, deps);
   await trustRoutes(app, deps);
   await gatewayRoutes(app, deps);
   await teamsRoutes(app, deps);

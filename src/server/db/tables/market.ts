@@ -60,6 +60,33 @@ export interface MachinesTable {
   /** PostgreSQL only (absent on SQLite): the transaction that last bumped row_version (xid8, as
    *  text), so a reader can tell which changes its last snapshot did not see. */
   row_xid: Generated<string | null>;
+  // Measured by the agent's benchmarks (migration 039, docs/benchmarks.md); 0 or '' until measured.
+  /** GB/s per GPU, device memory copy. */
+  gpu_mem_bw: Generated<number>;
+  /** TFLOPS of the whole machine (all its GPUs), FP16 matrix multiply. */
+  total_flops: Generated<number>;
+  pci_gen: Generated<number>;
+  /** CUDA compute capability × 100 (890 for 8.9). */
+  compute_cap: Generated<number>;
+  cpu_arch: Generated<string>;
+  has_avx: Generated<number>;
+  ubuntu_version: Generated<string>;
+  gpu_arch: Generated<string>;
+  /** W per GPU (power limit). */
+  gpu_max_power: Generated<number>;
+  /** °C (the GPU's slowdown temperature). */
+  gpu_max_temp: Generated<number>;
+  gpu_display_active: Generated<number>;
+  /** GB/s of NVLink per GPU (0: none). */
+  bw_nvlink: Generated<number>;
+  mobo_name: Generated<string>;
+  /** 1 when the host declares its public address static. */
+  static_ip: Generated<number>;
+  /** 'unverified' | 'verified' | 'deverified' (verified = 1 exactly when 'verified'). */
+  verification: Generated<string>;
+  verification_changed_at: Generated<number | null>;
+  /** When the last benchmark run was received (ms); null: never. */
+  benchmarked_at: Generated<number | null>;
 }
 
 export interface InstancesTable {

@@ -36,6 +36,11 @@ import { agentVolumes } from '../volumes/volumes.service.js';
 import { interpretReport } from '../../../contract/instance-report.js';
 import type { AgentDecision } from '../../../contract/instance-states.js';
 import { recordUsageSamples } from '../usage-history/usage-history.service.js';
+import {
+  afterRegistration,
+  benchSettings,
+  machineBeforeRegistration,
+} from '../benchmarks/benchmarks.service.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -54,6 +59,7 @@ const SERVER_CAPABILITIES = {
   config_generations: true,
   loop_delay_reports: true,
   long_polls: true,
+  benchmarks: true,
 } as const;
 
 export async function register(
@@ -69,6 +75,7 @@ export async function register(
     const acc: RegisterResponse['machines'] = [];
     const deleted: RegisterResponse['machines'] = [];
     for (const m of body.machines) {
+      const before = await machineBeforeRegistration(trx, auth.user.id, body.agent_uid, m.slot);
       const row = await repo.upsertMachine(
         trx,
         auth.user.id,
@@ -87,11 +94,14 @@ export async function register(
         now,
       );
       if (row) {
-        acc.push({
-          slot: m.slot,
-          machine_id: row.id,
-          verification: row.verified === 1 ? 'verified' : 'unverified',
-        });
+        // A changed machine is deverified; an unchanged one advertises no more than its last
+        // benchmark saw (benchmarks.service.ts).
+        const verification = await afterRegistration(
+          { db: trx, now, rule: deps.config.agent.verificationRule },
+          before,
+          row.id,
+        );
+        acc.push({ slot: m.slot, machine_id: row.id, verification });
         continue;
       }
       // A machine the host deleted stays deleted, untouched: the agent is told so, and serves it
@@ -117,6 +127,7 @@ export async function register(
     verification_rule: deps.config.agent.verificationRule,
     ...timing(deps),
     ...SERVER_CAPABILITIES,
+    benchmark_interval_s: benchSettings(deps.config).intervalS,
   };
 }
 

@@ -2,7 +2,8 @@
 // image (`vastai/test`, a tag starting with `self-test`) and polls a service inside it. openrig
 // serves no such image, so that rental could never pass and would only be billed: a create naming
 // it is refused with 400 not_supported before anything is read, written or charged. On openrig the
-// host's own agent checks its machine.
+// host's own agent benchmarks its machine (docs/benchmarks.md): its figures are the offer's,
+// which the CLI's requirement check (a search offers) reads, and `search benchmarks` lists them.
 import { CompatErrors } from './compat.errors.js';
 import { notSupportedMsg } from './compat.unsupported.js';
 
@@ -18,7 +19,7 @@ const MSG = notSupportedMsg({
   commands: [SELF_TEST_COMMAND],
   why:
     "it rents the machine with the marketplace's test image, which openrig does not serve; " +
-    "openrig's agent on the host checks its own machine",
+    "openrig's agent benchmarks its own machine instead (search benchmarks; GET /api/v0/machines/ID/verification)",
 });
 
 /** Throws 400 not_supported when a create body names the marketplace's self-test image. */

@@ -66,10 +66,6 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
   ...refused('openrig has no cloud storage integrations', {
     '/api/v0/users/cloud_integrations': { GET: 'show connections' },
   }),
-  // Benchmarks
-  ...refused('openrig runs no benchmarks; offers carry the host-declared hardware only', {
-    '/api/v0/benchmarks': { GET: 'search benchmarks' },
-  }),
   // Volumes and network disks
   ...refused('openrig has no volume copies between machines yet: copy the data over SSH (openrig scp-url)', {
     '/api/v0/volumes/copy': { POST: 'clone volume' },

@@ -167,7 +167,7 @@ export interface MachineView {
   // The columns of the established CLI's machines table (docs/market.md says why each value is
   // what it is).
   reliability2: number;
-  verification: 'verified' | 'unverified';
+  verification: 'verified' | 'unverified' | 'deverified';
   driver_version: string;
   /** The address renters reach its instances at, when its agent gave one. */
   public_ipaddr: string | null;
@@ -218,7 +218,9 @@ export function machineView(m: MachineRow, running: number, maintenances: Window
     current_rentals_running: running,
     maintenances,
     reliability2: m.reliability,
-    verification: verificationOf(m.verified),
+    // Deverified (docs/trust.md): its hardware, driver or benchmarks changed, or an operator withdrew it.
+    verification:
+      m.verified === 1 ? 'verified' : m.verification === 'deverified' ? 'deverified' : verificationOf(0),
     driver_version: m.driver_version,
     public_ipaddr: m.public_host ?? null,
     runtime: m.agent_runtime === 'process' || m.agent_runtime === 'docker' ? m.agent_runtime : null,

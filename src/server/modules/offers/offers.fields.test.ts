@@ -41,6 +41,21 @@ const rowArb: fc.Arbitrary<OfferRow> = fc.record({
   score: fc.double({ min: 0, max: 1e3, noNaN: true }),
   online_state: fc.constantFrom('online', 'offline', 'unknown'),
   has_heartbeat: fc.boolean(),
+  gpu_mem_bw: fc.double({ min: 0, max: 4000, noNaN: true }),
+  total_flops: fc.double({ min: 0, max: 2000, noNaN: true }),
+  pci_gen: fc.constantFrom(0, 3, 4, 5),
+  compute_cap: fc.constantFrom(0, 750, 860, 890),
+  cpu_arch: fc.constantFrom('', 'amd64', 'arm64'),
+  has_avx: fc.constantFrom(0, 1),
+  ubuntu_version: fc.constantFrom('', '22.04', '24.04'),
+  gpu_arch: fc.constantFrom('', 'nvidia'),
+  gpu_max_power: fc.double({ min: 0, max: 700, noNaN: true }),
+  gpu_max_temp: fc.double({ min: 0, max: 100, noNaN: true }),
+  gpu_display_active: fc.constantFrom(0, 1),
+  bw_nvlink: fc.double({ min: 0, max: 900, noNaN: true }),
+  mobo_name: fc.string(),
+  static_ip: fc.constantFrom(0, 1),
+  verification: fc.constantFrom('unverified', 'verified', 'deverified'),
 });
 
 describe('offer fields: usesNow, usesPlan', () => {

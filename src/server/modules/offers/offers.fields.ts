@@ -63,6 +63,21 @@ export type OfferRow = Pick<
   | 'listed_until'
   | 'score'
   | 'online_state'
+  | 'gpu_mem_bw'
+  | 'total_flops'
+  | 'pci_gen'
+  | 'compute_cap'
+  | 'cpu_arch'
+  | 'has_avx'
+  | 'ubuntu_version'
+  | 'gpu_arch'
+  | 'gpu_max_power'
+  | 'gpu_max_temp'
+  | 'gpu_display_active'
+  | 'bw_nvlink'
+  | 'mobo_name'
+  | 'static_ip'
+  | 'verification'
 > & {
   has_heartbeat: boolean;
 };
@@ -165,6 +180,12 @@ const dphTotalJs = (r: OfferRow, c: JsContext): number =>
 const perDphJs = (r: OfferRow, c: JsContext): number => {
   const t = dphTotalJs(r, c);
   return t > 0 ? r.dlperf / t : 0;
+};
+const flopsPerDph = (c: SqlContext) =>
+  `(CASE WHEN ${dphTotal(c)} > 0 THEN m.total_flops / ${dphTotal(c)} ELSE 0 END)`;
+const flopsPerDphJs = (r: OfferRow, c: JsContext): number => {
+  const t = dphTotalJs(r, c);
+  return t > 0 ? r.total_flops / t : 0;
 };
 /**
  * Disk a new renter can have: the machine's disk less what its live instances hold (on an unrented
@@ -356,9 +377,12 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
   verification: {
     type: 'string',
     unit: '',
-    doc: '"verified" or "unverified"',
-    sql: () => "(CASE WHEN m.verified = 1 THEN 'verified' ELSE 'unverified' END)",
-    js: (r) => verificationOf(r.verified),
+    doc: '"verified", "unverified" or "deverified" (docs/trust.md)',
+    // `verified` decides verified (rows written before the three states set only it).
+    sql: () =>
+      "(CASE WHEN m.verified = 1 THEN 'verified' WHEN m.verification = 'deverified' THEN 'deverified' ELSE 'unverified' END)",
+    js: (r) =>
+      r.verified === 1 ? 'verified' : r.verification === 'deverified' ? 'deverified' : 'unverified',
   },
   geolocation: {
     type: 'string',
@@ -372,6 +396,94 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
     unit: 'DLPerf',
     doc: 'deep-learning performance score of the machine',
     ...col('dlperf', (r) => r.dlperf),
+  },
+  // Measured by the agent's benchmarks (docs/benchmarks.md); 0 (or "") until a run measured it.
+  total_flops: {
+    type: 'float',
+    unit: 'TFLOPS',
+    doc: 'FP16 matrix-multiply throughput of all the GPUs, as benchmarked',
+    ...col('total_flops', (r) => r.total_flops),
+  },
+  gpu_mem_bw: {
+    type: 'float',
+    unit: 'GB/s',
+    doc: 'GPU memory bandwidth per GPU, as benchmarked',
+    ...col('gpu_mem_bw', (r) => r.gpu_mem_bw),
+  },
+  pci_gen: {
+    type: 'float',
+    unit: 'PCIe gen',
+    doc: "PCIe generation of the GPUs' links, as the driver reports it",
+    ...col('pci_gen', (r) => r.pci_gen),
+  },
+  compute_cap: {
+    type: 'int',
+    unit: '',
+    doc: 'CUDA compute capability × 100 (890 for 8.9), as the driver reports it',
+    ...col('compute_cap', (r) => r.compute_cap),
+  },
+  gpu_arch: {
+    type: 'string',
+    unit: '',
+    doc: 'GPU vendor: "nvidia", or "" without a GPU the agent could query',
+    ...col('gpu_arch', (r) => r.gpu_arch),
+  },
+  gpu_max_power: {
+    type: 'float',
+    unit: 'W',
+    doc: 'GPU power limit, as the driver reports it',
+    ...col('gpu_max_power', (r) => r.gpu_max_power),
+  },
+  gpu_max_temp: {
+    type: 'float',
+    unit: '°C',
+    doc: 'GPU slowdown temperature, as the driver reports it',
+    ...col('gpu_max_temp', (r) => r.gpu_max_temp),
+  },
+  gpu_display_active: {
+    type: 'bool',
+    unit: '',
+    doc: 'a display is active on a GPU, as the driver reports it',
+    sql: () => '(m.gpu_display_active = 1)',
+    js: (r) => r.gpu_display_active === 1,
+  },
+  bw_nvlink: {
+    type: 'float',
+    unit: 'GB/s',
+    doc: 'NVLink bandwidth per GPU as the driver reports its links (0: none)',
+    ...col('bw_nvlink', (r) => r.bw_nvlink),
+  },
+  cpu_arch: {
+    type: 'string',
+    unit: '',
+    doc: 'CPU architecture ("amd64", "arm64")',
+    ...col('cpu_arch', (r) => r.cpu_arch),
+  },
+  has_avx: {
+    type: 'bool',
+    unit: '',
+    doc: 'the CPU supports AVX',
+    sql: () => '(m.has_avx = 1)',
+    js: (r) => r.has_avx === 1,
+  },
+  ubuntu_version: {
+    type: 'string',
+    unit: '',
+    doc: 'Ubuntu release of the host ("22.04"; "" on another system)',
+    ...col('ubuntu_version', (r) => r.ubuntu_version),
+  },
+  mobo_name: {
+    type: 'string',
+    unit: '',
+    doc: 'motherboard model, as the host firmware names it',
+    ...col('mobo_name', (r) => r.mobo_name),
+  },
+  static_ip: {
+    type: 'bool',
+    unit: '',
+    doc: "the host declares its public address static (the agent's --static-ip)",
+    sql: () => '(m.static_ip = 1)',
+    js: (r) => r.static_ip === 1,
   },
   dph_base: {
     type: 'float',
@@ -408,6 +520,14 @@ export const OFFER_FIELDS: Record<string, FieldDef> = {
     doc: 'dlperf / dph_total (0 when dph_total is 0)',
     sql: perDph,
     js: perDphJs,
+    usesPlan: true,
+  },
+  flops_per_dphtotal: {
+    type: 'float',
+    unit: 'TFLOPS per $/h',
+    doc: 'total_flops / dph_total (0 when dph_total is 0)',
+    sql: flopsPerDph,
+    js: flopsPerDphJs,
     usesPlan: true,
   },
   score: {

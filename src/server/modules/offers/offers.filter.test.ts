@@ -14,7 +14,7 @@ const CLI_HELP_FIELDS = [
   'compute_cap',
   'cpu_arch',
   'datacenter',
-  'flops_usd',
+  'flops_per_dphtotal',
   'gpu_arch',
   'gpu_max_power',
   'gpu_max_temp',

@@ -56,6 +56,21 @@ const COLUMNS = [
   'm.score',
   'm.online_state',
   'm.maint_until',
+  'm.gpu_mem_bw',
+  'm.total_flops',
+  'm.pci_gen',
+  'm.compute_cap',
+  'm.cpu_arch',
+  'm.has_avx',
+  'm.ubuntu_version',
+  'm.gpu_arch',
+  'm.gpu_max_power',
+  'm.gpu_max_temp',
+  'm.gpu_display_active',
+  'm.bw_nvlink',
+  'm.mobo_name',
+  'm.static_ip',
+  'm.verification',
   '(m.last_heartbeat_at IS NOT NULL) AS has_heartbeat',
   '(m.deleted_at IS NOT NULL) AS deleted',
 ].join(', ');
@@ -69,7 +84,7 @@ interface Bucket extends RowSource {
 
 // A held row's numbers live in pages of doubles outside the JavaScript heap, because boxed
 // doubles in plain fields cost idle memory (bench/RESULTS.md); getters inline to a typed-array load.
-const W = 27; // numbers per row: the indexes below
+const W = 37; // numbers per row: the indexes below
 const PAGE_ROWS = 1024;
 
 /** Fixed pages of W doubles per row; a freed row's place is reused. Pages never move. */
@@ -99,6 +114,11 @@ class IndexedRow implements OfferRow {
   readonly cpu_name: string;
   readonly driver_version: string;
   readonly geolocation: string;
+  readonly cpu_arch: string;
+  readonly ubuntu_version: string;
+  readonly gpu_arch: string;
+  readonly mobo_name: string;
+  readonly verification: string;
   /** Its place in NumberPages (given back when the row leaves the index). */
   readonly n: number;
   private readonly p: Float64Array;
@@ -114,6 +134,11 @@ class IndexedRow implements OfferRow {
     this.cpu_name = str(r.cpu_name);
     this.driver_version = str(r.driver_version);
     this.geolocation = str(r.geolocation);
+    this.cpu_arch = str(r.cpu_arch);
+    this.ubuntu_version = str(r.ubuntu_version);
+    this.gpu_arch = str(r.gpu_arch);
+    this.mobo_name = str(r.mobo_name);
+    this.verification = str(r.verification);
     const place = pages.take();
     this.n = place.n;
     this.p = place.page;
@@ -148,6 +173,48 @@ class IndexedRow implements OfferRow {
     p[o + 24] = n(r.cuda_max_good);
     p[o + 25] = r.maint_until === null || r.maint_until === undefined ? NaN : n(r.maint_until);
     p[o + 26] = r.bid_to_win_dph === null || r.bid_to_win_dph === undefined ? NaN : n(r.bid_to_win_dph);
+    // The benchmarks' figures (migration 039).
+    p[o + 27] = n(r.gpu_mem_bw);
+    p[o + 28] = n(r.total_flops);
+    p[o + 29] = n(r.pci_gen);
+    p[o + 30] = n(r.compute_cap);
+    p[o + 31] = n(r.has_avx);
+    p[o + 32] = n(r.gpu_max_power);
+    p[o + 33] = n(r.gpu_max_temp);
+    p[o + 34] = n(r.gpu_display_active);
+    p[o + 35] = n(r.bw_nvlink);
+    p[o + 36] = n(r.static_ip);
+  }
+
+  get gpu_mem_bw(): number {
+    return this.p[this.o + 27]!;
+  }
+  get total_flops(): number {
+    return this.p[this.o + 28]!;
+  }
+  get pci_gen(): number {
+    return this.p[this.o + 29]!;
+  }
+  get compute_cap(): number {
+    return this.p[this.o + 30]!;
+  }
+  get has_avx(): number {
+    return this.p[this.o + 31]!;
+  }
+  get gpu_max_power(): number {
+    return this.p[this.o + 32]!;
+  }
+  get gpu_max_temp(): number {
+    return this.p[this.o + 33]!;
+  }
+  get gpu_display_active(): number {
+    return this.p[this.o + 34]!;
+  }
+  get bw_nvlink(): number {
+    return this.p[this.o + 35]!;
+  }
+  get static_ip(): number {
+    return this.p[this.o + 36]!;
   }
 
   get num_gpus(): number {
