@@ -93,6 +93,16 @@ export const accountSettingsBody = {
       pattern: '^\\s*(?:[0-9]{1,9}(?:\\.[0-9]*)?|\\.[0-9]+|1000000000(?:\\.0*)?)\\s*$',
       description: 'dollars, 0 to 1e9 (a number, or one as a string); null forgets it (with the alert off)',
     },
+    paypal_email: {
+      type: ['string', 'null'],
+      maxLength: 200,
+      description: "a host's payout destination: its PayPal e-mail (payouts by paypal_manual); null or empty forgets it",
+    },
+    wise_email: {
+      type: ['string', 'null'],
+      maxLength: 200,
+      description: "a host's payout destination: its Wise e-mail (payouts by wise_manual); null or empty forgets it",
+    },
   },
 } as const;
 

@@ -389,7 +389,8 @@ export const invoicesV1 = {
   url: '/api/v1/invoices',
   schema: {
     tags: ['billing'],
-    summary: "The caller's invoices (credits added to the account), a page at a time",
+    summary:
+      "The caller's invoices (credits added to the account, prepaid deposits, and its payouts as a host), a page at a time",
     querystring: pageQuery('when', {
       order_by: {
         type: 'string',
@@ -400,7 +401,11 @@ export const invoicesV1 = {
     response: {
       200: pageSchema(
         entrySchema(
-          { invoice_id: { type: 'integer' }, service: str },
+          {
+            invoice_id: { type: 'integer' },
+            service: str,
+            status: { type: 'string', description: "a payout's: pending, paid or failed" },
+          },
           { type: 'array', items: chargeItemSchema },
         ),
       ),

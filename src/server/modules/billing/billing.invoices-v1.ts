@@ -49,7 +49,7 @@ const INVOICE_FIELDS: Record<string, { col: string; kind: Kind }> = {
   amount: { col: 'inv.credit_micros', kind: 'dollars' },
   is_credit: { col: 'inv.is_credit', kind: 'flag' },
   is_delayed: { col: 'inv.zero', kind: 'flag' },
-  failed: { col: 'inv.zero', kind: 'flag' },
+  failed: { col: 'inv.failed', kind: 'flag' },
   refunded: { col: 'inv.zero', kind: 'flag' },
   is_check: { col: 'inv.zero', kind: 'flag' },
   cut_amount: { col: 'inv.zero', kind: 'number' },
@@ -225,18 +225,46 @@ function invoiceKind(r: repo.CreditInvoiceRow): {
         description: `Deposit of instance ${r.instance_id} refunded when it was destroyed`,
         moneyIn: true,
       };
+    case 'payout':
+      return { type: 'payout', service: r.service, description: payoutDescription(r), moneyIn: false };
     default:
       return assertNever(r.kind);
   }
 }
 
+const PAYOUT_WAYS: Record<string, string> = {
+  paypal_manual: 'PayPal',
+  wise_manual: 'Wise',
+  internal: 'internal account',
+};
+
+/** A payout's line: its period, where it goes and its status. */
+function payoutDescription(r: repo.CreditInvoiceRow): string {
+  const day = (ms: number | null) => (ms === null ? '?' : new Date(ms).toISOString().slice(0, 10));
+  const way = PAYOUT_WAYS[r.service];
+  const to = way ? ` to ${way} ${r.destination ?? ''}`.trimEnd() : ' (no payout destination set)';
+  return `Payout of earnings ${day(r.payout_start)} to ${day(r.payout_end)}${to}: ${r.status}`;
+}
+
 /**
  * An invoice of `show invoices-v1 --invoices`: a credit or a deposit refund with its amount
- * negative, as money in; a prepay positive, as money out of the balance.
+ * negative, as money in; a prepay positive, as money out of the balance; a host's payout
+ * positive (what it pays the host; the CLI shows payouts as they are), paid when settled.
  */
 function creditResult(r: repo.CreditInvoiceRow) {
   const at = r.created_at / 1000;
   const k = invoiceKind(r);
+  if (r.kind === 'payout')
+    return {
+      start: at,
+      end: r.status === 'paid' && r.settled_at !== null ? r.settled_at / 1000 : null,
+      type: k.type,
+      source: r.service,
+      description: k.description,
+      amount: usd(r.credit_micros),
+      metadata: { invoice_id: r.id, service: k.service, status: r.status ?? 'pending' },
+      items: [],
+    };
   return {
     start: at,
     end: at,
@@ -281,7 +309,7 @@ function invoiceRecord(r: repo.CreditInvoiceRow) {
     amount: usd(r.credit_micros),
     is_credit: invoiceKind(r).moneyIn,
     is_delayed: false,
-    failed: false,
+    failed: r.status === 'failed',
     refunded: false,
     is_check: false,
     cut_amount: 0,

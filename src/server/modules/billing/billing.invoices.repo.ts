@@ -91,20 +91,28 @@ function afterKeys(eb: ExpressionBuilder<any, any>, keys: PageKey[], after: numb
 
 /** The ledger kinds that are invoices: credits, and prepaid deposits moved in and refunded. */
 export const INVOICE_KINDS = ['credit', 'prepay', 'deposit_refund'] as const;
-export type InvoiceKind = (typeof INVOICE_KINDS)[number];
+/** An invoice's kind: a ledger kind above, or a host's payout (the payouts table). */
+export type InvoiceKind = (typeof INVOICE_KINDS)[number] | 'payout';
 
 /**
  * The caller's invoices as records, a derived table `inv` whose columns the invoice filters read:
  * id, created_at (when, paid_on and payment_expected), credit_micros (the amount, positive),
  * service (`operator` for a credit, `instance_prepay` for a deposit and its refund), is_credit
  * (money into the balance: a credit or a refund), kind, instance_id, and the constants one and
- * zero (the flags and cuts openrig has no other value for).
+ * zero (the flags and cuts openrig has no other value for). The caller's payouts as a host are
+ * invoices too (kind `payout`, service its method: paypal_manual, wise_manual, internal or none;
+ * credit_micros what it pays the host; failed when it failed), with their status, destination,
+ * period and settlement. `order_id` tells ledger rows (even) from payouts (odd) for the paging
+ * key, as their ids come from two tables.
  */
 function creditInvoices(db: Kysely<DB>, userId: number) {
+  const nullText = sql<string | null>`cast(null as text)`;
+  const nullInt = sql<number | null>`cast(null as bigint)`;
   const rows = db
     .selectFrom('billing_ledger as l')
     .select([
       'l.id',
+      sql<number>`l.id * 2`.as('order_id'),
       'l.user_id',
       'l.created_at',
       'l.kind',
@@ -114,11 +122,41 @@ function creditInvoices(db: Kysely<DB>, userId: number) {
       ),
       sql<string>`case when l.kind = 'credit' then 'operator' else 'instance_prepay' end`.as('service'),
       sql<number>`case when l.kind = 'prepay' then 0 else 1 end`.as('is_credit'),
+      sql<number>`0`.as('failed'),
+      nullText.as('status'),
+      nullText.as('destination'),
+      nullInt.as('payout_start'),
+      nullInt.as('payout_end'),
+      nullInt.as('settled_at'),
       sql<number>`1`.as('one'),
       sql<number>`0`.as('zero'),
     ])
     .where('l.user_id', '=', userId)
-    .where('l.kind', 'in', INVOICE_KINDS);
+    .where('l.kind', 'in', INVOICE_KINDS)
+    .unionAll(
+      db
+        .selectFrom('payouts as p')
+        .select([
+          'p.id',
+          sql<number>`p.id * 2 + 1`.as('order_id'),
+          sql<number>`p.host_id`.as('user_id'),
+          'p.created_at',
+          sql<string>`'payout'`.as('kind'),
+          sql<number | null>`cast(null as bigint)`.as('instance_id'),
+          sql<number>`p.net_micros`.as('credit_micros'),
+          sql<string>`p.method`.as('service'),
+          sql<number>`0`.as('is_credit'),
+          sql<number>`case when p.status = 'failed' then 1 else 0 end`.as('failed'),
+          sql<string | null>`p.status`.as('status'),
+          sql<string | null>`p.destination`.as('destination'),
+          sql<number | null>`p.period_start`.as('payout_start'),
+          sql<number | null>`p.period_end`.as('payout_end'),
+          sql<number | null>`p.settled_at`.as('settled_at'),
+          sql<number>`1`.as('one'),
+          sql<number>`0`.as('zero'),
+        ])
+        .where('p.host_id', '=', userId),
+    );
   return db.selectFrom(rows.as('inv'));
 }
 
@@ -127,7 +165,7 @@ export const INVOICE_ORDER_KEYS: Record<string, RawBuilder<unknown>> = {
   when: sql`inv.created_at`,
   paid_on: sql`inv.created_at`,
   amount_cents: sql`inv.credit_micros`,
-  id: sql`inv.id`,
+  id: sql`inv.order_id`,
 };
 
 export interface CreditInvoiceRow {
@@ -137,6 +175,13 @@ export interface CreditInvoiceRow {
   credit_micros: number;
   kind: InvoiceKind;
   instance_id: number | null;
+  /** A payout's: pending, paid or failed (null for a ledger row), where it goes, its period and settlement (ms). */
+  status: string | null;
+  service: string;
+  destination: string | null;
+  payout_start: number | null;
+  payout_end: number | null;
+  settled_at: number | null;
 }
 
 /**
@@ -155,7 +200,20 @@ export async function invoicePage(
 ): Promise<{ row: CreditInvoiceRow; key: number[] }[]> {
   const keys: PageKey[] = p.order.map((o) => ({ expr: INVOICE_ORDER_KEYS[o.name]!, dir: o.dir }));
   let qb = whereFilters(creditInvoices(db, userId), p.filters)
-    .select(['inv.id', 'inv.user_id', 'inv.created_at', 'inv.credit_micros', 'inv.kind', 'inv.instance_id'])
+    .select([
+      'inv.id',
+      'inv.user_id',
+      'inv.created_at',
+      'inv.credit_micros',
+      'inv.kind',
+      'inv.instance_id',
+      'inv.status',
+      'inv.service',
+      'inv.destination',
+      'inv.payout_start',
+      'inv.payout_end',
+      'inv.settled_at',
+    ])
     .select(keys.map((k, i) => k.expr.as(`order_key_${i}`)));
   const after = p.after;
   if (after) qb = qb.where((eb) => afterKeys(eb, keys, after));
@@ -169,6 +227,12 @@ export async function invoicePage(
       credit_micros: Number(r.credit_micros),
       kind: r.kind,
       instance_id: r.instance_id === null || r.instance_id === undefined ? null : Number(r.instance_id),
+      status: r.status ?? null,
+      service: String(r.service),
+      destination: r.destination ?? null,
+      payout_start: r.payout_start === null || r.payout_start === undefined ? null : Number(r.payout_start),
+      payout_end: r.payout_end === null || r.payout_end === undefined ? null : Number(r.payout_end),
+      settled_at: r.settled_at === null || r.settled_at === undefined ? null : Number(r.settled_at),
     },
     key: keys.map((_, i) => Number(r[`order_key_${i}`])),
   }));

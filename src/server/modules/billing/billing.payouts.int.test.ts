@@ -1,7 +1,8 @@
 // Host payouts over a simulated month on a real database: weekly payouts of each host's earnings
 // less the platform fee, a host under the minimum rolling over, a failed payout going into the
 // next run, concurrent runs making each payout once; and the ledger balances to the micro-dollar:
-// what renters paid = the payouts' net + their cuts + what is not paid out yet.
+// what renters paid = the payouts' net + their cuts + what is not paid out yet. A renter's volume
+// on a host's machine is charged hourly and is that host's earning, in the same balance.
 import { expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
@@ -17,6 +18,7 @@ import {
   setPayoutDestination,
 } from './billing.payouts.js';
 import { hostGross } from './billing.payouts.repo.js';
+import { runVolumeMeter } from '../volumes/volumes.billing.js';
 
 const DAY = 86_400_000;
 // Day 20199 since the epoch is a Monday; start an hour into it.
@@ -30,7 +32,7 @@ const chargesUpTo = async (t: TestApp, to: number) =>
       await t.deps.db
         .selectFrom('billing_ledger')
         .select((eb) => eb.fn.sum<number>('amount_micros').as('s'))
-        .where('kind', 'in', ['compute', 'disk'])
+        .where('kind', 'in', ['compute', 'disk', 'volume'])
         .where('period_end', '<=', to)
         .executeTakeFirstOrThrow()
     ).s ?? 0,
@@ -86,10 +88,28 @@ describeEachDb('host payouts', (dialect) => {
         .status,
     ).toBe(200);
 
+    // Host A lists disk for volumes on a1; renter 3 keeps a 50 GB volume there all month.
+    const listed = await t().request('POST', '/api/v0/volumes/', {
+      key: hostA.apiKey,
+      body: { size: 200, machine: a1, price_disk: 0.5 },
+    });
+    expect(listed.status, listed.raw).toBe(200);
+    const ask = await t()
+      .deps.db.selectFrom('volume_asks')
+      .select('id')
+      .where('machine_id', '=', a1!)
+      .executeTakeFirstOrThrow();
+    const vol = await t().request('PUT', '/api/v0/volumes/', {
+      key: r3.apiKey,
+      body: { size: 50, id: Number(ask.id), name: 'data' },
+    });
+    expect(vol.status, vol.raw).toBe(200);
+
     const failed: number[] = [];
     for (let hour = 0; hour < 31 * 24; hour += 6) {
       t().clock.advance(6 * 3_600_000);
       await runMeter(t().deps);
+      await runVolumeMeter(t().deps);
       const day = hour / 24;
       if (hour === 10 * 24)
         expect(
@@ -156,6 +176,32 @@ describeEachDb('host payouts', (dialect) => {
     const owedB = await hostGross(t().deps.db, hostB.id, 0, cutoff);
     expect(owedB).toBeGreaterThan(0);
     expect(owedB).toBeLessThan(50_000_000);
+    // The volume's charges are in host A's payouts: 0.5 $/GB-month × 50 GB over 720 h a month.
+    const volumeCharges = await t()
+      .deps.db.selectFrom('billing_ledger')
+      .select((eb) => eb.fn.sum<number>('amount_micros').as('s'))
+      .where('kind', '=', 'volume')
+      .where('volume_id', 'is not', null)
+      .where('period_end', '<=', cutoff)
+      .executeTakeFirstOrThrow();
+    expect(Number(volumeCharges.s)).toBeGreaterThan(0);
+    const paidOutA = sum(
+      live.filter((p) => Number(p.host_id) === hostA.id).map((p) => Number(p.gross_micros)),
+    );
+    const instancesA = Number(
+      (
+        await t()
+          .deps.db.selectFrom('billing_ledger as l')
+          .innerJoin('instances as i', 'i.id', 'l.instance_id')
+          .innerJoin('machines as m', 'm.id', 'i.machine_id')
+          .select((eb) => eb.fn.sum<number>('l.amount_micros').as('s'))
+          .where('m.host_id', '=', hostA.id)
+          .where('l.kind', 'in', ['compute', 'disk'])
+          .where('l.period_end', '<=', cutoff)
+          .executeTakeFirstOrThrow()
+      ).s,
+    );
+    expect(paidOutA).toBe(instancesA + Number(volumeCharges.s));
     // The ledger balances: renters' charges up to the last period's end = net + cuts + still owed.
     const charged = await chargesUpTo(t(), cutoff);
     const net = sum(live.map((p) => Number(p.net_micros)));

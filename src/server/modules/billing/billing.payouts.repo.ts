@@ -29,9 +29,23 @@ export async function hostCursors(db: Kysely<DB>): Promise<{ host_id: number; cu
 
 /**
  * What renters paid for a host's machines: its charges (compute and disk ledger rows of instances
- * on its machines) whose billed period ended in (from, to] (ms), in micro-dollars.
+ * on its machines, and volume rows of volumes on them) whose billed period ended in (from, to]
+ * (ms), in micro-dollars.
  */
 export async function hostGross(db: Kysely<DB>, hostId: number, from: number, to: number): Promise<number> {
+  const vol = await db
+    .selectFrom('billing_ledger as l')
+    .innerJoin('volumes as v', 'v.id', 'l.volume_id')
+    .select(sql<number | null>`sum(l.amount_micros)`.as('micros'))
+    .where('v.host_id', '=', hostId)
+    .where('l.kind', '=', 'volume')
+    .where('l.period_end', '>', from)
+    .where('l.period_end', '<=', to)
+    .executeTakeFirst();
+  return (await instancesGross(db, hostId, from, to)) + Number(vol?.micros ?? 0);
+}
+
+async function instancesGross(db: Kysely<DB>, hostId: number, from: number, to: number): Promise<number> {
   const row = await db
     .selectFrom('billing_ledger as l')
     .innerJoin('instances as i', 'i.id', 'l.instance_id')

@@ -230,6 +230,27 @@ export function hostEarnings(
   return qb.groupBy(['i.machine_id', earningDay, 'l.kind']).execute();
 }
 
+/**
+ * A host's volume earnings: the `volume` charges of volumes on its machines whose billed period
+ * ended in (from, to], per machine and UTC day (kind `volume`, storage).
+ */
+export function hostVolumeEarnings(
+  db: Kysely<DB>,
+  hostId: number,
+  p: { from: number; to: number; machineId?: number },
+) {
+  let qb = db
+    .selectFrom('billing_ledger as l')
+    .innerJoin('volumes as v', 'v.id', 'l.volume_id')
+    .select(['v.machine_id', earningDay.as('day'), 'l.kind', sql<number>`sum(l.amount_micros)`.as('micros')])
+    .where('v.host_id', '=', hostId)
+    .where('l.kind', '=', 'volume')
+    .where('l.period_end', '>', p.from)
+    .where('l.period_end', '<=', p.to);
+  if (p.machineId !== undefined) qb = qb.where('v.machine_id', '=', p.machineId);
+  return qb.groupBy(['v.machine_id', earningDay, 'l.kind']).execute();
+}
+
 /** The ids of a host's machines (or of its one machine `machineId`), in id order. */
 export async function hostMachineIds(db: Kysely<DB>, hostId: number, machineId?: number): Promise<number[]> {
   let qb = db.selectFrom('machines').select('id').where('host_id', '=', hostId);

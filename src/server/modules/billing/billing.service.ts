@@ -370,7 +370,8 @@ export function earningsRange(sdayRaw: number | null, edayRaw: number | null, no
  * name the day they fall in; the current period when absent, earningsRange), per machine and per
  * day. A charge counts on the day its billed period ended; periods are one meter interval long, or
  * end at a state change.
- * openrig has no bandwidth charges, so the bandwidth figures are 0.
+ * openrig has no bandwidth charges, so the bandwidth figures are 0. Volume charges are storage
+ * (`sto_earn`), on the machine the volume is on.
  */
 export async function machineEarnings(
   db: Kysely<DB>,
@@ -393,11 +394,12 @@ export async function machineEarnings(
   const machines = await repo.hostMachineIds(db, hostId, machineId);
   if (machineId !== undefined && machines.length === 0)
     throw CommonErrors.notFound('No such machine, or it is not yours');
-  const rows = await repo.hostEarnings(db, hostId, {
-    from: sday * DAY_MS,
-    to: (eday + 1) * DAY_MS,
-    machineId,
-  });
+  const range = { from: sday * DAY_MS, to: (eday + 1) * DAY_MS, machineId };
+  // Instances' compute and disk, and the volumes on the host's machines (storage).
+  const rows = [
+    ...(await repo.hostEarnings(db, hostId, range)),
+    ...(await repo.hostVolumeEarnings(db, hostId, range)),
+  ];
   const zero = () => ({ gpu: 0, stor: 0 });
   const perMachine = new Map(machines.map((id) => [id, zero()]));
   const perDay = new Map(Array.from({ length: eday - sday + 1 }, (_, i) => [sday + i, zero()]));
