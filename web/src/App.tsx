@@ -11,6 +11,7 @@ import { Account } from './pages/Account';
 import { Volumes } from './pages/Volumes';
 import { Team, TeamSwitcher } from './pages/Team';
 import { TeamInvite } from './pages/TeamInvite';
+import { Limits } from './pages/Limits';
 
 const NAV = [
   { to: '/search', label: 'Search' },
@@ -18,6 +19,7 @@ const NAV = [
   { to: '/volumes', label: 'Volumes' },
   { to: '/hosting', label: 'Hosting' },
   { to: '/team', label: 'Team' },
+  { to: '/limits', label: 'Limits' },
   { to: '/account', label: 'Account' },
 ];
 
@@ -83,6 +85,9 @@ export function App() {
       break;
     case '/account':
       page = <Account path={path} />;
+      break;
+    case '/limits':
+      page = <Limits />;
       break;
     case '/team':
       page = path.startsWith('/team/invite/') ? <TeamInvite token={path.split('/')[3] ?? ''} /> : <Team />;

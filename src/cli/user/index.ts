@@ -13,6 +13,7 @@ import { registerEnvVarCommands } from './env-vars.js';
 import { registerTfaCommands } from './tfa.js';
 import { registerWebhookCommands } from './webhooks.js';
 import { registerVolumeCommands } from './volumes.js';
+import { registerQuotaCommands } from './quotas.js';
 import { registerTeamCommands } from './teams.js';
 
 export function registerUserCommands(program: Command): void {
@@ -53,6 +54,7 @@ export function registerUserCommands(program: Command): void {
   registerAuditCommands(show);
   registerEnvVarCommands(show, create, update, del);
   registerTeamCommands(group('team', 'teams: create one, invite and remove members, roles (docs/teams.md)'));
+  registerQuotaCommands(program, show);
   registerVolumeCommands(
     group('volumes', 'local volumes: offer disk for them (hosts), search, create, show and delete them'),
   );

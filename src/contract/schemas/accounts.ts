@@ -265,3 +265,45 @@ export const changePassword = {
     response: { 200: msgReply, ...authErrors },
   },
 } as const;
+
+/**
+ * POST /users/: with `parent_id: "me"` (the official CLI's `create subaccount`), the caller makes
+ * a subaccount; without it, a sign-up as POST /users/signup (when the operator set OPENRIG_SIGNUP).
+ */
+export const createUser = {
+  method: 'POST',
+  url: '/api/v0/users',
+  schema: {
+    tags,
+    summary:
+      'With parent_id "me": create a subaccount of yours (its API key is in the reply, once). Without: sign up, as POST /users/signup',
+    body: {
+      type: 'object',
+      required: ['email', 'password'],
+      additionalProperties: false,
+      properties: {
+        email: { type: 'string', maxLength: 320 },
+        password: { type: 'string', maxLength: 1024, description: '8 to 256 characters' },
+        username: { type: ['string', 'null'], maxLength: 100, pattern: PLAIN_TEXT_PATTERN },
+        full_name: { type: 'string', maxLength: 200, pattern: PLAIN_TEXT_PATTERN },
+        host_only: { type: ['boolean', 'null'], description: 'a subaccount for hosting only' },
+        parent_id: {
+          type: ['string', 'integer', 'null'],
+          description: '"me" (or your own id): the new account is your subaccount',
+        },
+      },
+    },
+    response: {
+      200: successReply({
+        id: { type: 'integer' },
+        email: { type: 'string' },
+        username: { type: 'string' },
+        host_only: { type: 'boolean' },
+        parent_id: { type: 'integer' },
+        api_key: { type: 'string', description: "the subaccount's API key, shown once" },
+      }),
+      ...authErrors,
+      409: errorSchema,
+    },
+  },
+} as const;

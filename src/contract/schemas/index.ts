@@ -19,6 +19,7 @@ export * as compat from './compat.js';
 export * as teams from './teams.js';
 export * as volumes from './volumes.js';
 export * as usageHistory from './usage-history.js';
+export * as quotas from './quotas.js';
 export * as benchmarks from './benchmarks.js';
 export * as sso from './sso.js';
 export * as trust from './trust.js';

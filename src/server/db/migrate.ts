@@ -43,6 +43,7 @@ import * as m035sso from './migrations/035-sso.js';
 import * as m040trust from './migrations/040-trust.js';
 import * as m041payouts from './migrations/041-payouts.js';
 import * as m033teams from './migrations/033-teams.js';
+import * as m034quotas from './migrations/034-quotas.js';
 import * as m036copies from './migrations/036-copies.js';
 import * as m042machineVolumeMethod from './migrations/042-machine-volume-method.js';
 import { textOf } from '../../contract/text.js';
@@ -93,6 +94,7 @@ const steps: Record<string, Step> = {
   '040-trust': m040trust,
   '041-payouts': m041payouts,
   '033-teams': m033teams,
+  '034-quotas': m034quotas,
   '036-copies': m036copies,
   '042-machine-volume-method': m042machineVolumeMethod,
 };

@@ -14,6 +14,7 @@ import type { AccountProfileTables } from './tables/account-profiles.js';
 import type { AuditTables } from './tables/audit.js';
 import type { EnvVarTables } from './tables/env-vars.js';
 import type { BillingTables } from './tables/billing.js';
+import type { QuotaTables } from './tables/quotas.js';
 import type { TeamTables } from './tables/teams.js';
 import type { VolumeTables } from './tables/volumes.js';
 import type { UsageHistoryTables } from './tables/usage-history.js';
@@ -46,4 +47,5 @@ export interface DB
     TrustTables,
     GatewayTables,
     TeamTables,
+    QuotaTables,
     BillingTables {}

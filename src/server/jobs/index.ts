@@ -9,6 +9,7 @@ import { startWebhookDispatcher } from '../modules/webhooks/webhooks.dispatcher.
 import { startAuditRetention } from './audit-retention.js';
 import { startUsageHistory } from './usage-history.js';
 import { startMarket } from './market.js';
+import { startBudgetCheck } from '../modules/quotas/quotas.budget.js';
 import { startTrust } from './trust.js';
 import type { Job } from './every.js';
 
@@ -37,6 +38,8 @@ export function startJobs(deps: Deps): Job[] {
   jobs.push(startUsageHistory(deps, onError('usage-history')));
   // Waiting bids on machines that are free: resumed by themselves (the market's backstop).
   jobs.push(startMarket(deps, onError('market')));
+  // Month budgets: warnings at 80 % and 100 %, and the stop at 100 % (docs/quotas.md).
+  jobs.push(startBudgetCheck(deps, onError('quota-budgets')));
   // Uptime samples every minute; machines' reliability recomputed every ten (docs/trust.md).
   jobs.push(startTrust(deps, onError('trust')));
   // Once per process that runs them: in a cluster, the primary only (cluster.ts).

@@ -22,6 +22,7 @@ import { volumesRoutes } from './volumes/volumes.routes.js';
 import { benchmarksRoutes } from './benchmarks/benchmarks.routes.js';
 import { copiesRoutes } from './copies/copies.routes.js';
 import { usageHistoryRoutes } from './usage-history/usage-history.routes.js';
+import { quotasRoutes } from './quotas/quotas.routes.js';
 import { schedulesRoutes } from './schedules/schedules.routes.js';
 import { ssoRoutes } from './sso/sso.routes.js';
 import { trustRoutes } from './trust/trust.routes.js';
@@ -47,6 +48,7 @@ export async function registerModules(app: FastifyInstance, deps: Deps): Promise
   await schedulesRoutes(app, deps);
   await ssoRoutes(app, deps);
   await volumesRoutes(app, deps);
+  await quotasRoutes(app, deps);
   await benchmarksRoutes(app, deps);
   await trustRoutes(app, deps);
   await gatewayRoutes(app, deps);

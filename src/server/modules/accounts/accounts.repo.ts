@@ -177,6 +177,24 @@ export function insertUser(db: Kysely<DB>, values: Insertable<UsersTable>): Prom
   return db.insertInto('users').values(values).returning('id').executeTakeFirstOrThrow();
 }
 
+/** Records `userId` as a subaccount of `parentId` (create subaccount). */
+export async function insertSubaccount(
+  db: Kysely<DB>,
+  row: { user_id: number; parent_id: number; username: string; host_only: number; created_at: number },
+): Promise<void> {
+  await db.insertInto('subaccounts').values(row).execute();
+}
+
+/** The account that made `userId` a subaccount, or null when it is no one's. */
+export async function parentOf(db: Kysely<DB>, userId: number): Promise<number | null> {
+  const r = await db
+    .selectFrom('subaccounts')
+    .select('parent_id')
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return r ? Number(r.parent_id) : null;
+}
+
 /** Makes the user a member of the team; a member already is one. */
 export async function addTeamMember(
   db: Kysely<DB>,

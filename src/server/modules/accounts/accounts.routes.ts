@@ -10,6 +10,7 @@ import * as C from '../../../contract/schemas/accounts.js';
 import { currentUser as userOf, logout as end, logoutEverywhere } from './accounts.service.js';
 import { parseAccountUpdate, updateAccount as update } from './accounts.settings.js';
 import { AccountErrors } from './accounts.errors.js';
+import { createUserOrSubaccount } from './accounts.subaccounts.js';
 import {
   changePassword as change,
   confirmPasswordReset as confirmReset,
@@ -66,6 +67,12 @@ export const signup = route(C.signup)({
   handler: (deps) => async (req) => signUp(deps, req.body),
 });
 
+/** POST /users/: a subaccount (parent_id "me", authenticated) or a sign-up (accounts.subaccounts.ts). */
+export const createUser = route(C.createUser)({
+  config: { auth: 'optional', scope: 'user', access: 'write' },
+  handler: (deps) => async (req) => createUserOrSubaccount(deps, req.auth, req.body),
+});
+
 export const verifySignup = route(C.verifySignup)({
   config: { auth: 'none' },
   handler: (deps) => async (req) => verify(deps, req.body),
@@ -93,6 +100,7 @@ export const accountRoutes = [
   logout,
   endSessions,
   signup,
+  createUser,
   verifySignup,
   requestPasswordReset,
   confirmPasswordReset,

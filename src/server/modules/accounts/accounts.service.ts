@@ -39,6 +39,8 @@ export interface CreateUserInput {
   legacyTfa?: boolean;
   team?: string | null;
   balanceUsd?: number;
+  /** Made by another account with create subaccount: its parent, username and kind. */
+  parent?: { id: number; username: string; hostOnly: boolean } | null;
 }
 
 export interface CreatedUser {
@@ -106,6 +108,14 @@ export async function createUser(
       });
       // A starting balance is the account's first credit: the ledger accounts for every dollar.
       if (startingMicros > 0) await insertCredit(db, user.id, startingMicros, now);
+      if (input.parent)
+        await repo.insertSubaccount(db, {
+          user_id: user.id,
+          parent_id: input.parent.id,
+          username: input.parent.username,
+          host_only: input.parent.hostOnly ? 1 : 0,
+          created_at: now,
+        });
       const personal = await insertApiKey(db, {
         userId: user.id,
         teamId: null,

@@ -56,13 +56,6 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
   ...refused('create a new key (create api-key) and delete the old one (delete api-key)', {
     '/api/v0/commands/reset_apikey': { PUT: 'reset api-key' },
   }),
-  ...refused('openrig has no credit transfers between accounts', {
-    '/api/v0/commands/transfer_credit': { PUT: 'transfer credit' },
-  }),
-  ...refused('openrig has no subaccounts; the operator creates accounts (openrig admin create-user)', {
-    '/api/v0/users': { POST: 'create subaccount' },
-  }),
-  ...refused('openrig has no subaccounts', { '/api/v0/subaccounts': { GET: 'show subaccounts' } }),
   ...refused('openrig has no cloud storage integrations', {
     '/api/v0/users/cloud_integrations': { GET: 'show connections' },
   }),

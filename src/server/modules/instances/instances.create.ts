@@ -27,6 +27,7 @@ import { linkVolume, parseVolumeInfo } from '../volumes/volumes.link.js';
 import { refuseSelfTestCreate } from '../compat/compat.self-test.js';
 import { roundPrice } from '../../../contract/money.js';
 import { lockOffer, placeBid, preemptForClaim } from './instances.market.js';
+import { admitCreate, noteCreated } from '../quotas/quotas.service.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
@@ -164,6 +165,12 @@ export async function createInstance(
           );
         dphCompute = bid;
       }
+      // Team, member and API key limits (quotas.service.ts): decided here, in this transaction.
+      const dphDisk = diskDph(m.price_disk_gb_month, req.disk);
+      const keyId = auth.originKeyId ?? auth.keyId;
+      const memberId = auth.member?.userId ?? null;
+      const ask = { teamId: auth.teamId, memberId, keyId, gpus: m.num_gpus, dph: dphCompute + dphDisk, now };
+      await admitCreate(db, ask);
       // The restricted key: looked up by hash; the auth hook lets it start/stop/destroy this
       // instance only. It is also sealed (AES-GCM) on the instance so the agent can inject this
       // same key as CONTAINER_API_KEY (column from migration 005).
@@ -181,7 +188,7 @@ export async function createInstance(
         args: req.args === null ? null : JSON.stringify(req.args),
         is_bid: bid !== null ? 1 : 0,
         dph_compute: dphCompute,
-        dph_disk: diskDph(m.price_disk_gb_month, req.disk),
+        dph_disk: dphDisk,
         // A bid is inserted waiting (no claim); the market makes it active when it wins.
         intended_status: bid !== null ? 'stopped' : 'running',
         bid_waiting: bid !== null ? 1 : 0,
@@ -206,6 +213,7 @@ export async function createInstance(
         template_name: tpl?.name ?? null,
         template_hash_id: tpl?.hash_id ?? null,
       });
+      await noteCreated(db, { instanceId, keyId, teamId: auth.teamId, memberId, now });
       await repo.attachKeys(
         db,
         instanceId,

@@ -26,6 +26,8 @@ export const EVENT_TYPES = [
   'machine.online',
   'machine.offline',
   'balance.low',
+  'budget.warning',
+  'budget.exhausted',
   'payout.created',
   'payout.paid',
   'copy.started',
