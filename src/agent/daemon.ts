@@ -22,9 +22,9 @@ import { ClientRequests } from './client-requests.js';
 import { InstanceOperations } from './instance-operations.js';
 import { instanceReports } from './instance-reports.js';
 import { WaitLoop } from './agent-wait.js';
+import { CopyRunner } from './copy-runner.js';
 import { TunnelClient } from './tunnel.js';
 import { runBenchmarks, type BenchmarkDeps } from './benchmarks/index.js';
-import { CopyRunner } from './copy-runner.js';
 
 export type { AgentLog } from './agent-log.js';
 export { HeldInstances, loadAgentUid } from './state-dir.js';
@@ -120,12 +120,12 @@ export class Agent {
   private readonly requests: ClientRequests;
   /** What the server wants of each instance, carried out with the runtime. */
   private readonly operations: InstanceOperations;
-  /** The gateway's tunnels to the serving processes that ask for one (tunnel.ts). */
-  readonly tunnels: TunnelClient;
   /** The copies whose source is on this agent's machines (copy-runner.ts). */
   private readonly copies: CopyRunner;
   /** False once the server answered that it has no copies (an older server). */
   private copiesServed = true;
+  /** The gateway's tunnels to the serving processes that ask for one (tunnel.ts). */
+  readonly tunnels: TunnelClient;
 
   constructor(private readonly o: AgentOptions) {
     if (!o.journal) {
@@ -152,13 +152,6 @@ export class Agent {
       spec: (w) => this.spec(w),
       poke: () => this.poke(),
     });
-    this.copies = new CopyRunner({
-      client: this.client,
-      uid: this.uid,
-      machineIds: () => this.machineIds,
-      runtime: rt,
-      log: this.o.log,
-    });
     // A gateway stream reaches only an instance the server placed on one of this agent's machines.
     this.tunnels = new TunnelClient({
       server: o.server,
@@ -170,6 +163,13 @@ export class Agent {
         if (this.records.get(id).machineId === undefined) return null;
         return rt.gatewayTarget ? rt.gatewayTarget(id, port) : { host: '127.0.0.1', port };
       },
+    });
+    this.copies = new CopyRunner({
+      client: this.client,
+      uid: this.uid,
+      machineIds: () => this.machineIds,
+      runtime: rt,
+      log: this.o.log,
     });
     this.requests = new ClientRequests({
       runtime: rt,

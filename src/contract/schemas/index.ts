@@ -24,6 +24,6 @@ export * as benchmarks from './benchmarks.js';
 export * as sso from './sso.js';
 export * as trust from './trust.js';
 export * as payouts from './payouts.js';
-export * as schedules from './schedules.js';
 export * as copies from './copies.js';
 export * as gateway from './gateway.js';
+export * as schedules from './schedules.js';

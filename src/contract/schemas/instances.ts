@@ -15,8 +15,8 @@ import {
   successReply,
   successSchema,
 } from './common.js';
-import { portalBody, portalViewSchema } from './gateway.js';
 import { sshPublicKey } from './ssh-keys.js';
+import { portalBody, portalViewSchema } from './gateway.js';
 
 const num = { type: 'number' } as const;
 const int = { type: 'integer' } as const;

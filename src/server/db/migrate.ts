@@ -36,15 +36,15 @@ import * as m029machineRuntime from './migrations/029-machine-runtime.js';
 import * as m030usageHistory from './migrations/030-usage-history.js';
 import * as m031accountTokens from './migrations/031-account-tokens.js';
 import * as m032billingPayouts from './migrations/032-billing-payouts.js';
-import * as m039benchmarks from './migrations/039-benchmarks.js';
-import * as m037scheduledJobs from './migrations/037-scheduled-jobs.js';
-import * as m038gateway from './migrations/038-gateway.js';
-import * as m035sso from './migrations/035-sso.js';
-import * as m040trust from './migrations/040-trust.js';
-import * as m041payouts from './migrations/041-payouts.js';
 import * as m033teams from './migrations/033-teams.js';
 import * as m034quotas from './migrations/034-quotas.js';
+import * as m035sso from './migrations/035-sso.js';
 import * as m036copies from './migrations/036-copies.js';
+import * as m037scheduledJobs from './migrations/037-scheduled-jobs.js';
+import * as m038gateway from './migrations/038-gateway.js';
+import * as m039benchmarks from './migrations/039-benchmarks.js';
+import * as m040trust from './migrations/040-trust.js';
+import * as m041payouts from './migrations/041-payouts.js';
 import * as m042machineVolumeMethod from './migrations/042-machine-volume-method.js';
 import { textOf } from '../../contract/text.js';
 
@@ -87,15 +87,15 @@ const steps: Record<string, Step> = {
   '030-usage-history': m030usageHistory,
   '031-account-tokens': m031accountTokens,
   '032-billing-payouts': m032billingPayouts,
-  '039-benchmarks': m039benchmarks,
-  '037-scheduled-jobs': m037scheduledJobs,
-  '038-gateway': m038gateway,
-  '035-sso': m035sso,
-  '040-trust': m040trust,
-  '041-payouts': m041payouts,
   '033-teams': m033teams,
   '034-quotas': m034quotas,
+  '035-sso': m035sso,
   '036-copies': m036copies,
+  '037-scheduled-jobs': m037scheduledJobs,
+  '038-gateway': m038gateway,
+  '039-benchmarks': m039benchmarks,
+  '040-trust': m040trust,
+  '041-payouts': m041payouts,
   '042-machine-volume-method': m042machineVolumeMethod,
 };
 

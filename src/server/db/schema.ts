@@ -14,14 +14,14 @@ import type { AccountProfileTables } from './tables/account-profiles.js';
 import type { AuditTables } from './tables/audit.js';
 import type { EnvVarTables } from './tables/env-vars.js';
 import type { BillingTables } from './tables/billing.js';
-import type { QuotaTables } from './tables/quotas.js';
 import type { TeamTables } from './tables/teams.js';
+import type { QuotaTables } from './tables/quotas.js';
 import type { VolumeTables } from './tables/volumes.js';
 import type { UsageHistoryTables } from './tables/usage-history.js';
-import type { BenchmarkTables } from './tables/benchmarks.js';
-import type { CopyTables } from './tables/copies.js';
 import type { ScheduleTables } from './tables/schedules.js';
+import type { BenchmarkTables } from './tables/benchmarks.js';
 import type { TrustTables } from './tables/trust.js';
+import type { CopyTables } from './tables/copies.js';
 import type { GatewayTables } from './tables/gateway.js';
 
 export interface DB
@@ -41,11 +41,11 @@ export interface DB
     EnvVarTables,
     VolumeTables,
     UsageHistoryTables,
-    BenchmarkTables,
-    CopyTables,
     ScheduleTables,
+    BenchmarkTables,
     TrustTables,
+    CopyTables,
     GatewayTables,
-    TeamTables,
     QuotaTables,
+    TeamTables,
     BillingTables {}

@@ -20,13 +20,13 @@ import { compatRoutes } from './compat/compat.routes.js';
 import { teamsRoutes } from './teams/teams.routes.js';
 import { volumesRoutes } from './volumes/volumes.routes.js';
 import { benchmarksRoutes } from './benchmarks/benchmarks.routes.js';
-import { copiesRoutes } from './copies/copies.routes.js';
 import { usageHistoryRoutes } from './usage-history/usage-history.routes.js';
 import { quotasRoutes } from './quotas/quotas.routes.js';
-import { schedulesRoutes } from './schedules/schedules.routes.js';
 import { ssoRoutes } from './sso/sso.routes.js';
+import { schedulesRoutes } from './schedules/schedules.routes.js';
 import { trustRoutes } from './trust/trust.routes.js';
 import { gatewayRoutes } from './gateway/gateway.routes.js';
+import { copiesRoutes } from './copies/copies.routes.js';
 
 export async function registerModules(app: FastifyInstance, deps: Deps): Promise<void> {
   await accountsRoutes(app, deps);
@@ -45,14 +45,14 @@ export async function registerModules(app: FastifyInstance, deps: Deps): Promise
   await auditRoutes(app, deps);
   await envVarsRoutes(app, deps);
   await usageHistoryRoutes(app, deps);
-  await schedulesRoutes(app, deps);
   await ssoRoutes(app, deps);
+  await schedulesRoutes(app, deps);
   await volumesRoutes(app, deps);
-  await quotasRoutes(app, deps);
   await benchmarksRoutes(app, deps);
+  await quotasRoutes(app, deps);
   await trustRoutes(app, deps);
   await gatewayRoutes(app, deps);
-  await teamsRoutes(app, deps);
   await copiesRoutes(app, deps);
+  await teamsRoutes(app, deps);
   await compatRoutes(app, deps);
 }
