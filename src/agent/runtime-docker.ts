@@ -535,7 +535,12 @@ export class DockerRuntime implements Runtime {
     if (ip) return { host: ip, port };
     const bound = c.NetworkSettings?.Ports?.[`${port}/tcp`]?.[0];
     if (!bound) return null;
-    const host = !bound.HostIp || bound.HostIp === '0.0.0.0' ? '127.0.0.1' : bound.HostIp === '::' ? '::1' : bound.HostIp;
+    const host =
+      !bound.HostIp || bound.HostIp === '0.0.0.0'
+        ? '127.0.0.1'
+        : bound.HostIp === '::'
+          ? '::1'
+          : bound.HostIp;
     return { host, port: Number(bound.HostPort) };
   }
 

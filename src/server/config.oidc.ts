@@ -161,7 +161,7 @@ export function parseProviders(text: string, source: string): OidcProviderConfig
         typeof mm === 'object' &&
         mm !== null &&
         Object.keys(mm).every((k) => k === 'group' || k === 'team' || k === 'role') &&
-        ['group', 'team', 'role'].every((k) => typeof mm[k] === 'string' && (mm[k]).trim() !== '');
+        ['group', 'team', 'role'].every((k) => typeof mm[k] === 'string' && mm[k].trim() !== '');
       if (!ok)
         throw fail(
           `group_mappings[${j}] must be {"group": …, "team": …, "role": …}, each a non-empty string`,

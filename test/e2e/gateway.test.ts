@@ -38,7 +38,7 @@ const STREAM_EVERY_S = 5;
 const ENV = { OPENRIG_SECRET_KEY: 'd5'.repeat(32), OPENRIG_RATE_LIMITS: 'off', OPENRIG_LOG_LEVEL: 'warn' };
 
 /** A reply's JSON body, as the app or the gateway wrote it. */
- 
+
 const json = (r: Response): Promise<any> => r.json();
 
 function freePort(): Promise<number> {

@@ -89,7 +89,12 @@ export function parsePortal(v: unknown): PortalEntry[] {
       if (o[k] !== undefined && o[k] !== null && typeof o[k] !== 'boolean')
         throw bad(`portal: ${k} must be true or false`);
     if (out.some((x) => x.port === o.port)) throw bad(`portal: port ${o.port} is named twice`);
-    out.push({ name: name.trim(), port: o.port, public: o.public === true, keep_prefix: o.keep_prefix === true });
+    out.push({
+      name: name.trim(),
+      port: o.port,
+      public: o.public === true,
+      keep_prefix: o.keep_prefix === true,
+    });
   }
   return out;
 }
