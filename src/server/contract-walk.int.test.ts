@@ -242,7 +242,8 @@ function faultsOf(schema: any, base: Json, where: Where, at: string[], out: Faul
         at,
         value: s + s.slice(-1).repeat(schema.maxLength + 1 - s.length),
       });
-    if (typeof schema.minLength === 'number' && schema.minLength > 0)
+    // An empty path segment is another URL (no route), not this operation with a short value.
+    if (typeof schema.minLength === 'number' && schema.minLength > (where === 'path' ? 1 : 0))
       out.push({
         what: `${name}: shorter than minLength`,
         where,
@@ -414,6 +415,24 @@ const NOT_SHAPE: Record<string, string> = {
     'one job per request: the smallest request made it',
   'POST /api/v0/commands/schedule_job body instance_id=1':
     'one job per request: the smallest request made it',
+  'GET /api/v0/quotas the smallest request': 'a team the caller is in',
+  'DELETE /api/v0/quotas the smallest request': 'a team the caller is in',
+  'PUT /api/v0/commands/transfer_credit the smallest request': 'a recipient account that exists',
+  'PUT /api/v0/commands/copy_direct the smallest request': "two running instances of the caller's",
+  'PUT /api/v0/commands/rsync the smallest request': "two running instances of the caller's",
+  'POST /api/v0/machines/{id}/reports the smallest request': 'a machine the caller rented',
+  'DELETE /api/v0/team the smallest request': 'a team context (a team key or a switched session)',
+  'POST /api/v0/team/invite the smallest request': 'a team context (a team key or a switched session)',
+  'GET /api/v0/team/members the smallest request': 'a team context (a team key or a switched session)',
+  'DELETE /api/v0/team/members/{id} the smallest request':
+    'a team context (a team key or a switched session)',
+  'PUT /api/v0/team/members/{id} the smallest request': 'a team context (a team key or a switched session)',
+  'POST /api/v0/team/roles the smallest request': 'a team context (a team key or a switched session)',
+  'GET /api/v0/team/roles/{name} the smallest request': 'a team context (a team key or a switched session)',
+  'DELETE /api/v0/team/roles/{name} the smallest request':
+    'a team context (a team key or a switched session)',
+  'GET /api/v0/team/roles-full the smallest request': 'a team context (a team key or a switched session)',
+  'POST /api/v0/team/switch the smallest request': "a console session: an API key's team is fixed",
 };
 
 /**
@@ -444,6 +463,8 @@ const OPEN: Record<string, string> = {
   'GET /api/v0/events/ query types=a': 'known event types',
   'POST /api/v0/template the smallest request': 'name and image',
   'DELETE /api/v0/template the smallest request': 'hash_id or template_id',
+  'PUT /api/v0/payouts/destination the smallest request': 'a destination for every method but none',
+  'PUT /api/v0/team/roles/{name} the smallest request': 'a new name, permissions, or both',
 };
 
 describeEachDb('the document is what the server enforces', (dialect) => {

@@ -96,12 +96,14 @@ export const accountSettingsBody = {
     paypal_email: {
       type: ['string', 'null'],
       maxLength: 200,
+      pattern: '^\\s*(?:[^\\s@]+@[^\\s@]+\\.[^\\s@]+\\s*)?$',
       description:
         "a host's payout destination: its PayPal e-mail (payouts by paypal_manual); null or empty forgets it",
     },
     wise_email: {
       type: ['string', 'null'],
       maxLength: 200,
+      pattern: '^\\s*(?:[^\\s@]+@[^\\s@]+\\.[^\\s@]+\\s*)?$',
       description:
         "a host's payout destination: its Wise e-mail (payouts by wise_manual); null or empty forgets it",
     },

@@ -200,7 +200,11 @@ export const searchBenchmarks = {
           'JSON object of field: {op: value} (eq neq gt gte lt lte in notin); fields id, machine_id, name, model, image, num_gpus, score, last_update (epoch seconds), contract_id',
         ),
         select_cols: { type: 'string', description: 'accepted; every field is returned' },
-        limit: { type: 'string', description: '1 to 1000, default 1000' },
+        limit: {
+          type: 'string',
+          pattern: '^\\s*(?:[1-9][0-9]{0,2}|1000)\\s*$',
+          description: '1 to 1000, default 1000',
+        },
       },
     },
     response: { 200: { type: 'array', items: benchmarkRow }, ...authErrors },

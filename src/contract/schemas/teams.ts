@@ -82,7 +82,12 @@ export const destroyTeam = {
 } as const;
 
 const inviteFields = {
-  email: { type: 'string', maxLength: 254 },
+  email: {
+    type: 'string',
+    maxLength: 254,
+    pattern: '^\\s*[^\\s@]+@[^\\s@]+\\.[^\\s@]+\\s*$',
+    description: 'an e-mail address, e.g. student@example.edu',
+  },
   role: { type: 'string', maxLength: 64 },
 } as const;
 
@@ -107,7 +112,14 @@ export const inviteMember = {
 const tokenParams = {
   type: 'object',
   required: ['token'],
-  properties: { token: { type: 'string', pattern: '^[A-Za-z0-9_-]{24,128}$' } },
+  properties: {
+    token: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9_-]{24,128}$',
+      example: 'Xk3v9Qm2Lp8Rt6Wz1Bn4Cy7Df0Gh5Js2',
+      description: "the invitation's token: the last path segment of the e-mailed link",
+    },
+  },
 } as const;
 
 export const showInvite = {

@@ -101,6 +101,7 @@ export const createReport = {
       properties: {
         problem: {
           type: 'string',
+          enum: ['offline', 'start_failed', 'slow', 'gpu', 'network', 'disk', 'other'],
           description: 'offline, start_failed, slow, gpu, network, disk or other',
         },
         message: { type: 'string', description: 'what happened, plain text, at most 1000 characters' },
