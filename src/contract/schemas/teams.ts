@@ -240,7 +240,8 @@ export const updateRole = {
   url: '/api/v0/team/roles/:name',
   schema: {
     tags,
-    summary: "Rename a role or change its permissions, by its numeric id (its members' keys follow at once)",
+    summary:
+      "Rename a role or change its permissions, by its numeric id (narrowed: its members' team keys are revoked)",
     params: {
       type: 'object',
       required: ['name'],
@@ -253,7 +254,18 @@ export const updateRole = {
       properties: { name: { anyOf: [roleName, { type: 'null' }] }, permissions },
       additionalProperties: true,
     },
-    response: { 200: successReply(roleSchema.properties), ...authErrors, 409: errorSchema },
+    response: {
+      200: successReply({
+        ...roleSchema.properties,
+        msg: { type: 'string' },
+        revoked_keys: {
+          type: 'integer',
+          description: "team keys of the role's members revoked because the role was narrowed",
+        },
+      }),
+      ...authErrors,
+      409: errorSchema,
+    },
   },
 } as const;
 

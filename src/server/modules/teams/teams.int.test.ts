@@ -309,19 +309,30 @@ describeEachDb('teams', (dialect) => {
       expect(personal.body.instances.map((i: { id: number }) => i.id)).not.toContain(made.body.new_contract);
     });
 
-    it("narrowing a role narrows its members' keys on their next request", async () => {
+    it("narrowing a role revokes its members' team keys; a widened one keeps them", async () => {
       const r = await call('POST', '/team/roles/', teamKey, {
         name: 'narrowing',
         permissions: { api: { instance_read: {}, instance_write: {}, team_read: {} } },
       });
       const m = await join(teamKey, 'narrowing');
       expect((await call('GET', '/team/members/', m.teamKey)).status).toBe(200);
-      await call('PUT', `/team/roles/${r.body.id}/`, teamKey, {
+      // Widened (a permission more): the key lives on.
+      const wide = await call('PUT', `/team/roles/${r.body.id}/`, teamKey, {
+        permissions: { api: { instance_read: {}, instance_write: {}, team_read: {}, billing_read: {} } },
+      });
+      expect(wide.status, wide.raw).toBe(200);
+      expect(wide.body.revoked_keys).toBe(0);
+      expect((await call('GET', '/team/members/', m.teamKey)).status).toBe(200);
+      // Narrowed: the member's team key dies at once, and says so on its next request.
+      const narrow = await call('PUT', `/team/roles/${r.body.id}/`, teamKey, {
         permissions: { api: { instance_read: {} } },
       });
-      const after = await call('GET', '/team/members/', m.teamKey);
-      expect(after.status).toBe(403);
-      expect(after.body.msg).toContain('"narrowing"');
+      expect(narrow.status, narrow.raw).toBe(200);
+      expect(narrow.body.revoked_keys).toBe(1);
+      expect((await call('GET', '/team/members/', m.teamKey)).status).toBe(401);
+      expect((await call('GET', '/instances/', m.teamKey)).status).toBe(401);
+      // The owner's own key is untouched.
+      expect((await call('GET', '/team/members/', teamKey)).status).toBe(200);
       // A role in use is not removed.
       const del = await call('DELETE', '/team/roles/narrowing/', teamKey);
       expect(del.status).toBe(400);

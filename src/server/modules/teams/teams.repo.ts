@@ -335,6 +335,30 @@ export async function revokeTeamKeys(
   return rows.map((r) => Number(r.id));
 }
 
+/** Revokes the team keys of every member who has the role; returns their ids. */
+export async function revokeRoleKeys(
+  db: Kysely<DB>,
+  teamId: number,
+  roleId: number,
+  now: number,
+): Promise<number[]> {
+  const rows = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('team_id', '=', teamId)
+    .where('revoked_at', 'is', null)
+    .where('user_id', 'in', (eb) =>
+      eb
+        .selectFrom('team_members')
+        .select('user_id')
+        .where('team_id', '=', teamId)
+        .where('role_id', '=', roleId),
+    )
+    .returning('id')
+    .execute();
+  return rows.map((r) => Number(r.id));
+}
+
 /** Sends the user's sessions acting for the team (all with userId undefined) back to their own account. */
 export async function sessionsLeaveTeam(
   db: Kysely<DB>,

@@ -454,6 +454,10 @@ export async function updateRole(
       if (name === setup.OWNER_ROLE) throw TeamErrors.nameTaken('"owner" is the owner role\'s name');
       if (!within(parseStored(role.permissions), auth.permissions)) throw TeamErrors.beyondOwn();
       if (perms && !within(perms.value, auth.permissions)) throw TeamErrors.beyondOwn();
+      // A narrowed role ends its members' team keys: each makes a new one, within the new role.
+      // Their console sessions stay, checked against the role on each request.
+      const narrowed = perms !== undefined && !within(parseStored(role.permissions), perms.value);
+      const revoked = narrowed ? await repo.revokeRoleKeys(db, team.id, id, deps.clock.now()) : [];
       await repo.updateRole(db, team.id, id, {
         ...(name !== undefined ? { name } : {}),
         ...(perms !== undefined
@@ -464,7 +468,10 @@ export async function updateRole(
           : {}),
       });
       const after = (await repo.rolesOf(db, team.id)).find((r) => r.id === id)!;
-      return { success: true, msg: `Role ${after.name} updated`, ...roleView(after) };
+      const msg = revoked.length
+        ? `Role ${after.name} updated; narrowed, so its members' ${revoked.length} team key(s) were revoked`
+        : `Role ${after.name} updated`;
+      return { success: true, msg, ...roleView(after), revoked_keys: revoked.length };
     });
   } catch (err) {
     if (isUniqueViolation(err))
