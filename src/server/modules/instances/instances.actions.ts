@@ -37,6 +37,7 @@ import { instanceEvent, recordEvent } from '../webhooks/webhooks.events.js';
 import { dropInstanceEnv } from '../env-vars/env-vars.service.js';
 import { arbitrate, preemptForClaim, type MarketConfig } from './instances.market.js';
 import { bidStateChange, machineOf } from './instances.bid.js';
+import { admitCreate } from '../quotas/quotas.service.js';
 
 // The live instances on a machine, read by deleting a machine (machines.delete.ts).
 export { liveInstancesOn } from './instances.repo.js';
@@ -86,6 +87,17 @@ export async function changeState(
       await settleInstance(db, row, now);
       const claims = s.intended === 'stopped' && d.next.intended === 'running';
       const releases = s.intended === 'running' && d.next.intended === 'stopped';
+      // A start counts against the team's, the member's and the key's limits as a create does
+      // (quotas.service.ts), decided in this transaction.
+      if (claims)
+        await admitCreate(db, {
+          teamId: row.team_id,
+          memberId: auth.member?.userId ?? null,
+          keyId: auth.originKeyId ?? auth.keyId,
+          gpus: (await machineOf(db, row.machine_id)).num_gpus,
+          dph: row.dph_compute + row.dph_disk,
+          now,
+        });
       if (claims && !(await claimMachine(db, row.machine_id))) {
         // The claim lost. If this very instance moved meanwhile (a concurrent start of it won),
         // decide again on its new state (a repeat is a no-op); otherwise someone else holds it.

@@ -143,6 +143,42 @@ describeEachDb('quotas', (dialect) => {
     });
   });
 
+  describe('starting a stopped instance', () => {
+    it('counts against the limits as a create does: refused over the cap, taken once there is room', async () => {
+      const { owner } = await team(t());
+      const [a, b] = await offers(t(), 2);
+      const first = await create(t(), owner.teamApiKey!, a!);
+      const second = await create(t(), owner.teamApiKey!, b!);
+      expect([first.status, second.status]).toEqual([200, 200]);
+      const state = (id: number, want: 'running' | 'stopped') =>
+        t().request('PUT', `/api/v0/instances/${id}/`, { key: owner.teamApiKey, body: { state: want } });
+      expect((await state(second.body.new_contract, 'stopped')).status).toBe(200);
+      // One GPU at most, while the first runs: the stopped one may not start.
+      const set = await t().request('PUT', '/api/v0/quotas/', {
+        key: owner.teamApiKey,
+        body: { max_gpus: 1 },
+      });
+      expect(set.status, set.raw).toBe(200);
+      const over = await state(second.body.new_contract, 'running');
+      expect(over.status, over.raw).toBe(403);
+      expect(over.body).toMatchObject({
+        error: 'quota_exceeded',
+        scope: 'team',
+        limit: 'max_gpus',
+        current: 1,
+      });
+      const row = await t()
+        .deps.db.selectFrom('instances')
+        .select(['intended_status'])
+        .where('id', '=', second.body.new_contract)
+        .executeTakeFirstOrThrow();
+      expect(row.intended_status).toBe('stopped');
+      // The first stopped: there is room again.
+      expect((await state(first.body.new_contract, 'stopped')).status).toBe(200);
+      expect((await state(second.body.new_contract, 'running')).status).toBe(200);
+    });
+  });
+
   describe('month budgets', () => {
     it('warns once at 80 %, stops the instances at 100 % and refuses creates, warning once more', async () => {
       const { teamId, owner, member } = await team(t());
