@@ -111,6 +111,8 @@ export function stubSync(
     sent.push(body);
     return { success: true, heartbeat_s: 10, server_time: 0, unknown_machine_ids: [], ...(await reply()) };
   };
+  // The sync's copies call (copy-runner.ts) answers that no copy is under way.
+  agent.client.copies = async () => ({ success: true, copies: [] });
   return sent;
 }
 

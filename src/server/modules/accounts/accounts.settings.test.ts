@@ -88,8 +88,6 @@ describe('parseAccountUpdate', () => {
       'normalized_email',
       'username',
       'ssh_key',
-      'paypal_email',
-      'wise_email',
       'autobill_threshold',
     ]) {
       const one = refusal({ [f]: 'x' });
