@@ -137,7 +137,11 @@ export function isMainProcess(pid: number, dir: string): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     if (/\) Z /.test(stat)) return false;
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(dir);
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    // Empty while the process is between one program and the next (the start's unshare and sh
+    // exec the supervisor in turn): it is still the one started.
+    if (cmdline === '') return true;
+    return cmdline.split('\0').includes(dir);
   } catch {
     return false;
   }
