@@ -95,6 +95,12 @@ export async function changeBid(
   const now = deps.clock.now();
   let machineId: number | null = null;
   const reply = await txRetry(deps.store, async (db) => {
+    const first = await repo.ownInstanceRow(db, auth.user.id, id);
+    if (!first) throw InstanceErrors.notFound(`No such instance: ${id}`);
+    // The machine's row is the market's lock: taken before the instance is read again, so what
+    // follows sees the last decision about the machine (a preemption or a resume committed while
+    // this change waited for the lock), never the state read before it.
+    const m = await machineOf(db, first.machine_id);
     const row = await repo.ownInstanceRow(db, auth.user.id, id);
     if (!row) throw InstanceErrors.notFound(`No such instance: ${id}`);
     if (row.destroyed_at !== null) throw InstanceErrors.invalidState(`Instance ${id} is destroyed`);
@@ -102,7 +108,6 @@ export async function changeBid(
       throw InstanceErrors.badRequest(
         `Instance ${id} is an on-demand rental: it has no bid to change (rent with a price to bid)`,
       );
-    const m = await machineOf(db, row.machine_id);
     machineId = m.id;
     const price =
       rawPrice === null || rawPrice === undefined ? await lowestWinning(db, row, m) : roundPrice(rawPrice);
