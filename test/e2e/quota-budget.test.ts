@@ -117,6 +117,11 @@ describe('a month budget, end to end', () => {
       30_000,
       500,
     );
+    // main.pid is read while the instance runs: a stop removes it first.
+    const pid = Number(
+      readFileSync(path.join(stateDir, 'instances', String(id), 'main.pid'), 'utf8').trim() || 0,
+    );
+    expect(pid).toBeGreaterThan(0);
     const stopped = await waitFor(
       async () => {
         const i = await show();
@@ -128,9 +133,6 @@ describe('a month budget, end to end', () => {
     );
     expect(stopped.status_msg).toMatch(/month budget/);
     // The agent really ended the instance's processes (its process group is gone).
-    const pid = Number(
-      readFileSync(path.join(stateDir, 'instances', String(id), 'main.pid'), 'utf8').trim() || 0,
-    );
     await waitFor(
       () => {
         try {
