@@ -1,27 +1,30 @@
 #!/usr/bin/env node
 // Gateway bench (docs/gateway.md): requests/s and MB/s through the gateway against a direct
-// connection to the same app's port, in the same run. Starts `openrig serve` (SQLite, or
-// BENCH_WORKERS workers), an agent (process runtime) and an instance running
+// connection to the same app's port, in the same run. Starts `openrig serve` (SQLite, its default
+// of one worker per core unless BENCH_WORKERS says otherwise), an agent (process runtime; the bench
+// waits for its benchmarks at registration to be posted) and an instance running
 // test/fixtures/gateway-app.mjs on a free port; then, with wrk, for each of
 //   small: GET /hello (about 150 bytes of JSON)       -> requests/s
 //   large: GET /bytes?n=BENCH_LARGE_BYTES (1 MiB)     -> MB/s
 // one run directly at 127.0.0.1:PORT and one through http://SERVER/i/ID/PORT/ with the owner's
 // key as Bearer. Prints a table and the ratio gateway/direct.
 //
-// Run on an otherwise idle machine, after `npm run build`: `node bench/gateway.mjs`.
-// Environment (optional): BENCH_DURATION_S (10), BENCH_CONNECTIONS (16), BENCH_WORKERS (1),
-// BENCH_LARGE_BYTES (1048576).
+// Run on an otherwise idle machine, after `npm run build`: `node bench/gateway.mjs`. Writes the
+// "Gateway" section of bench/RESULTS.md (BENCH_GATEWAY_WRITE=0: print only).
+// Environment (optional): BENCH_DURATION_S (10), BENCH_CONNECTIONS (16), BENCH_WORKERS (serve's
+// default), BENCH_LARGE_BYTES (1048576).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROOT, findWrk } from './bench-lib.mjs';
 
 const env = process.env;
 const DURATION = Number(env.BENCH_DURATION_S || 10);
 const CONNECTIONS = Number(env.BENCH_CONNECTIONS || 16);
-const WORKERS = Number(env.BENCH_WORKERS || 1);
+const WORKERS = env.BENCH_WORKERS ? Number(env.BENCH_WORKERS) : null;
+const WRITE = (env.BENCH_GATEWAY_WRITE || '1') !== '0';
 const LARGE = Number(env.BENCH_LARGE_BYTES || 1048576);
 const BIN = path.join(ROOT, 'bin/openrig.js');
 const ENV = {
@@ -94,7 +97,14 @@ function wrk(url, headers = []) {
 const dir = mkdtempSync(path.join(tmpdir(), 'openrig-gw-bench-'));
 const procs = [];
 try {
-  const serve = start(['serve', '--port', '0', '--data', dir, '--workers', String(WORKERS)]);
+  const serve = start([
+    'serve',
+    '--port',
+    '0',
+    '--data',
+    dir,
+    ...(WORKERS ? ['--workers', String(WORKERS)] : []),
+  ]);
   procs.push(serve);
   const url = await waitFor(
     async () => /(?:listening on|running at) (http:\/\/\S+)/.exec(serve.out())?.[1],
@@ -147,6 +157,15 @@ try {
         .offers?.[0],
     'the offer',
   );
+  // The agent benchmarks its machine after registering; the load must not share the cores with it.
+  await waitFor(
+    async () => {
+      const rows = await api(url, owner.api_key, 'GET', '/api/v0/benchmarks');
+      return Array.isArray(rows) && rows.some((b) => b.machine_id === offer.machine_id);
+    },
+    "the agent's benchmarks",
+    180_000,
+  );
   const port = await freePort();
   const created = await api(url, owner.api_key, 'PUT', `/api/v0/asks/${offer.id}/`, {
     client_id: 'me',
@@ -170,7 +189,7 @@ try {
     'the gateway',
   );
   log(
-    `server ${url} (${WORKERS} worker(s)), instance ${id}, app port ${port}; ${DURATION} s per run, ${CONNECTIONS} connections`,
+    `server ${url} (${WORKERS ?? "serve's default"} worker(s)), instance ${id}, app port ${port}; ${DURATION} s per run, ${CONNECTIONS} connections`,
   );
   const rows = [];
   for (const [name, p] of [
@@ -182,14 +201,28 @@ try {
     rows.push({ name, direct, gw });
     log(name, 'done');
   }
-  console.log(
-    '\n| case | direct req/s | gateway req/s | direct MB/s | gateway MB/s | gateway/direct (req/s) | non-2xx (gateway) |',
-  );
-  console.log('|---|---|---|---|---|---|---|');
-  for (const r of rows)
-    console.log(
-      `| ${r.name} | ${r.direct.rps.toFixed(0)} | ${r.gw.rps.toFixed(0)} | ${r.direct.mbs.toFixed(1)} | ${r.gw.mbs.toFixed(1)} | ${(r.gw.rps / r.direct.rps).toFixed(2)} | ${r.gw.errors} |`,
-    );
+  const out = [
+    '<!-- gateway:begin (bench/gateway.mjs writes this section; keep others outside it) -->',
+    '## Gateway (bench/gateway.mjs)',
+    '',
+    `Run ${new Date().toISOString()} on ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}. \`serve\` on SQLite with ${WORKERS ? `${WORKERS} worker(s)` : 'its default workers'}, a process-runtime agent and an instance running test/fixtures/gateway-app.mjs; wrk with 2 threads and ${CONNECTIONS} connections for ${DURATION} s per run, directly at the app's port and through \`/i/ID/PORT/\` with the owner's key, one after the other.`,
+    '',
+    '| case | direct req/s | gateway req/s | direct MB/s | gateway MB/s | gateway/direct (req/s) | non-2xx (gateway) |',
+    '|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${r.direct.rps.toFixed(0)} | ${r.gw.rps.toFixed(0)} | ${r.direct.mbs.toFixed(1)} | ${r.gw.mbs.toFixed(1)} | ${(r.gw.rps / r.direct.rps).toFixed(2)} | ${r.gw.errors} |`,
+    ),
+    '<!-- gateway:end -->',
+  ].join('\n');
+  console.log(`\n${out}`);
+  if (WRITE) {
+    const file = path.join(ROOT, 'bench/RESULTS.md');
+    const cur = existsSync(file) ? readFileSync(file, 'utf8') : '';
+    const re = /<!-- gateway:begin[\s\S]*?<!-- gateway:end -->/;
+    writeFileSync(file, re.test(cur) ? cur.replace(re, out) : `${cur.trimEnd()}\n\n${out}\n`);
+    log('wrote bench/RESULTS.md');
+  }
 } finally {
   for (const p of procs.reverse()) {
     try {
