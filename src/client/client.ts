@@ -48,6 +48,17 @@ import type {
   PasswordLoginReply,
   SshKeyRow,
 } from './rows.js';
+import type {
+  BenchmarkRow,
+  HostTrustMachine,
+  MachineReliability,
+  MachineReport,
+  MachineVerification,
+  MyPayouts,
+  PayoutDestination,
+  PayoutMethod,
+  ReportProblem,
+} from './trust.js';
 
 export {
   ApiError,
@@ -60,6 +71,8 @@ export {
   type HttpOptions,
 } from './client.http.js';
 export type * from './rows.js';
+export type * from './trust.js';
+export { REPORT_PROBLEMS } from './trust.js';
 
 const V0 = '/api/v0';
 
@@ -307,6 +320,52 @@ export class OpenrigClient extends HttpClient {
   machineEarnings(q: { from?: number; to?: number; machine?: number } = {}): Promise<MachineEarnings> {
     return this.request('GET', `${V0}/users/me/machine-earnings`, {
       query: compact({ sday: q.from, eday: q.to, machid: q.machine }),
+    });
+  }
+
+  // Host trust (docs/trust.md) and payouts (docs/payouts.md)
+  /** A machine's reliability with the record and factors it is computed from (its host). */
+  machineReliability(machineId: number): Promise<MachineReliability> {
+    return this.request('GET', `${V0}/machines/${machineId}/reliability/`);
+  }
+  /** A machine's verification state, its history (newest first) and its latest benchmark rows. */
+  machineVerification(machineId: number): Promise<MachineVerification> {
+    return this.request('GET', `${V0}/machines/${machineId}/verification`);
+  }
+  /** Renters' reports of problems with one of the caller's machines, newest first. */
+  machineReports(machineId: number): Promise<MachineReport[]> {
+    return this.request('GET', `${V0}/machines/${machineId}/reports/`);
+  }
+  /** A renter's report of a problem with a machine it rented (one a machine a UTC day). */
+  reportMachine(
+    machineId: number,
+    problem: ReportProblem,
+    message: string,
+  ): Promise<SuccessReply & { report: MachineReport }> {
+    return this.request('POST', `${V0}/machines/${machineId}/reports/`, { body: { problem, message } });
+  }
+  /** The caller's machines with their reliability parts and report counts. */
+  async hostTrust(): Promise<HostTrustMachine[]> {
+    const r = await this.request<{ machines?: HostTrustMachine[] }>('GET', `${V0}/trust/machines/`);
+    return r.machines ?? [];
+  }
+  /** `search benchmarks`: rows of live machines, newest first; filters as `{field: {op: value}}`. */
+  searchBenchmarks(filters: Record<string, unknown> = {}, limit?: number): Promise<BenchmarkRow[]> {
+    return this.request('GET', `${V0}/benchmarks`, {
+      query: compact({ select_filters: JSON.stringify(filters), limit }),
+    });
+  }
+  /** The caller's payouts as a host, newest first, and where it is paid. */
+  myPayouts(status?: 'pending' | 'paid' | 'failed'): Promise<MyPayouts> {
+    return this.request('GET', `${V0}/payouts/`, { query: compact({ status }) });
+  }
+  /** Where the caller is paid; method `none` forgets it. */
+  setPayoutDestination(
+    method: PayoutMethod,
+    destination?: string,
+  ): Promise<SuccessReply & { destination: PayoutDestination | null }> {
+    return this.request('PUT', `${V0}/payouts/destination/`, {
+      body: method === 'none' ? { method } : { method, destination: destination ?? '' },
     });
   }
 

@@ -15,6 +15,7 @@ import { registerWebhookCommands } from './webhooks.js';
 import { registerVolumeCommands } from './volumes.js';
 import { registerQuotaCommands } from './quotas.js';
 import { registerTeamCommands } from './teams.js';
+import { registerReportCommands } from './reports.js';
 
 export function registerUserCommands(program: Command): void {
   const group = (name: string, description: string) => program.command(name).description(description);
@@ -55,6 +56,7 @@ export function registerUserCommands(program: Command): void {
   registerEnvVarCommands(show, create, update, del);
   registerTeamCommands(group('team', 'teams: create one, invite and remove members, roles (docs/teams.md)'));
   registerQuotaCommands(program, show);
+  registerReportCommands(program);
   registerVolumeCommands(
     group('volumes', 'local volumes: offer disk for them (hosts), search, create, show and delete them'),
   );
