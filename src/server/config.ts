@@ -83,6 +83,11 @@ export interface Config {
       onlineS: number;
       /** OPENRIG_BENCH_INTERVAL_S (86400): how often agents run their benchmarks again. */
       intervalS: number;
+      /**
+       * OPENRIG_DEVERIFY_FAILED_STARTS (3): this many starts in a row on a verified machine that
+       * never reached running deverify it; 0 turns the rule off.
+       */
+      failedStarts?: number;
     };
   };
   billing: {
@@ -412,6 +417,7 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
         tolerance: num(env, 'OPENRIG_BENCH_TOLERANCE', 0.25, { min: 0, max: 1 }),
         onlineS: num(env, 'OPENRIG_VERIFY_AFTER_S', 86400, { min: 0 }),
         intervalS: num(env, 'OPENRIG_BENCH_INTERVAL_S', 86400, { min: 60 }),
+        failedStarts: Math.floor(num(env, 'OPENRIG_DEVERIFY_FAILED_STARTS', 3, { min: 0, max: 1000 })),
       },
     },
     billing: {

@@ -87,6 +87,11 @@ export interface MachinesTable {
   verification_changed_at: Generated<number | null>;
   /** When the last benchmark run was received (ms); null: never. */
   benchmarked_at: Generated<number | null>;
+  /** What the agent claimed at its last registration (migration 044); null: not known. */
+  claimed_num_gpus: Generated<number | null>;
+  /** MB per GPU, as claimed at the last registration. */
+  claimed_gpu_ram: Generated<number | null>;
+  claimed_dlperf: Generated<number | null>;
 }
 
 export interface InstancesTable {

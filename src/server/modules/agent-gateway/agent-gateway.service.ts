@@ -37,6 +37,7 @@ import { interpretReport } from '../../../contract/instance-report.js';
 import type { AgentDecision } from '../../../contract/instance-states.js';
 import { recordUsageSamples } from '../usage-history/usage-history.service.js';
 import {
+  afterInstanceExit,
   afterRegistration,
   benchSettings,
   machineBeforeRegistration,
@@ -301,6 +302,8 @@ export async function sync(deps: Deps, auth: AuthContext, body: SyncRequest): Pr
     }
     if (d.kind === 'reject') deps.log.debug({ instance: rep.id, reason: d.reason }, 'agent report ignored');
     else usage.delete(row.id); // written with the status
+    // An exit may be the last of repeated failed starts, which deverify a verified machine.
+    if (d.kind === 'apply' && d.next === 'exited') await afterInstanceExit(deps, row.machine_id);
   }
   await repo.writeUsage(deps.db, mine, [...usage.values()]);
   await recordUsageSamples(deps, now, body.instances, byId);

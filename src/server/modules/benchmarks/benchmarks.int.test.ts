@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
+import { renter as renterWithKey } from '../../../../test/helpers/market.js';
 import type { BenchmarkReport, GpuBenchmark } from '../../../contract/benchmarks.js';
 import { changeVerification, operatorSetVerification } from './benchmarks.service.js';
 import { machineById } from './benchmarks.repo.js';
@@ -315,7 +316,128 @@ describeEachDb('benchmarks', (dialect) => {
       key: host.apiKey,
       body: { agent_uid: uid, machines: [hw({ num_gpus: 4, gpu_ram: 24564, dlperf: 300 })] },
     });
-    expect(await machine(t(), id)).toMatchObject({ gpu_ram: 24000, dlperf: 68.1 });
+    expect(await machine(t(), id)).toMatchObject({ num_gpus: 2, gpu_ram: 24000, dlperf: 68.1 });
+  });
+
+  it('claims beyond the last benchmark: the offer shows what it saw, another model deverifies', async () => {
+    const { host, uid, id } = await registered(t(), { num_gpus: 4, dlperf: 300 });
+    const reg = (over: Record<string, unknown>) =>
+      t().request('POST', `${P}/register`, {
+        key: host.apiKey,
+        body: { agent_uid: uid, machines: [hw(over)] },
+      });
+    const run = (g: Partial<GpuBenchmark>) => {
+      t().clock.advance(1000);
+      return t().request('POST', `${P}/benchmarks`, {
+        key: host.apiKey,
+        body: report(uid, id, { gpu: gpu(g) }),
+      });
+    };
+    const renter = await t().user();
+    const offer = async () => {
+      const r = await t().request('POST', '/api/v0/bundles/', {
+        key: renter.apiKey,
+        body: { machine_id: { eq: id } },
+      });
+      expect(r.status, r.raw).toBe(200);
+      expect(r.body.offers).toHaveLength(1);
+      return r.body.offers[0] as Record<string, unknown>;
+    };
+    expect((await run({ count: 2 })).status).toBe(200);
+    expect(await offer()).toMatchObject({ num_gpus: 2, gpu_ram: 24564, dlperf: 68.1 });
+    // More GPUs, more memory and a larger dlperf claimed: the offer keeps what the run saw.
+    expect((await reg({ num_gpus: 8, gpu_ram: 81920, dlperf: 999 })).status).toBe(200);
+    expect(await offer()).toMatchObject({ gpu_name: 'RTX 4090', num_gpus: 2, gpu_ram: 24564, dlperf: 68.1 });
+    // A run that sees more (GPUs added) raises it, up to the claims only.
+    expect((await run({ count: 4 })).status).toBe(200);
+    expect(await offer()).toMatchObject({ num_gpus: 4, gpu_ram: 24564 });
+    expect((await run({ count: 16, ram_mb: 100_000 })).status).toBe(200);
+    expect(await offer()).toMatchObject({ num_gpus: 8, gpu_ram: 81920 });
+    expect((await run({ count: 4 })).status).toBe(200);
+    // Another model claimed: its count and memory are no more than the run saw, and nothing of it
+    // was measured (dlperf, total_flops 0).
+    expect((await reg({ gpu_name: 'H100 SXM', num_gpus: 8, gpu_ram: 81920, dlperf: 999 })).status).toBe(200);
+    expect(await offer()).toMatchObject({
+      gpu_name: 'H100 SXM',
+      num_gpus: 4,
+      gpu_ram: 24564,
+      dlperf: 0,
+      total_flops: 0,
+      verification: 'unverified',
+    });
+    // A run that still sees the old model measures nothing of the claimed one either.
+    const r = await run({ count: 4 });
+    expect(r.body.verification).toBe('unverified');
+    expect(await offer()).toMatchObject({ gpu_name: 'H100 SXM', num_gpus: 4, dlperf: 0, total_flops: 0 });
+    // Verified, the same claim deverifies it, naming the change.
+    expect((await reg({ num_gpus: 4, dlperf: 300 })).status).toBe(200);
+    expect((await run({ count: 4 })).status).toBe(200);
+    await operatorSetVerification({ db: t().deps.db, now: t().clock.now() }, id, true);
+    const again = await reg({ gpu_name: 'H100 SXM', num_gpus: 8, gpu_ram: 81920, dlperf: 999 });
+    expect(again.body.machines[0].verification).toBe('deverified');
+    expect((await history(t(), id)).at(-1)!.reason).toBe(
+      'hardware or driver changed at re-registration: gpu_name "RTX 4090" → "H100 SXM"',
+    );
+    expect(await offer()).toMatchObject({ num_gpus: 4, gpu_ram: 24564, dlperf: 0 });
+  });
+
+  it('repeated failed starts reported by the agent deverify a verified machine, recorded and e-mailed', async () => {
+    const { host, uid, id } = await registered(t());
+    await operatorSetVerification({ db: t().deps.db, now: t().clock.now() }, id, true);
+    const renter = await renterWithKey(t(), { balanceUsd: 1000 });
+    const sync = (instances: unknown[]) =>
+      t().request('POST', `${P}/sync`, {
+        key: host.apiKey,
+        body: { agent_uid: uid, machine_ids: [id], instances },
+      });
+    const start = async (outcome: 'exited' | 'running' | 'ran-then-exited') => {
+      t().clock.advance(60_000);
+      const r = await t().request('PUT', `/api/v0/asks/${id}/`, {
+        key: renter.apiKey,
+        body: { image: 'ubuntu:22.04', disk: 10 },
+      });
+      expect(r.status, r.raw).toBe(200);
+      const iid = r.body.new_contract as number;
+      expect((await sync([{ id: iid, state: 'loading', status_msg: 'pulling' }])).status).toBe(200);
+      if (outcome !== 'exited')
+        expect((await sync([{ id: iid, state: 'running', ssh_port: 40022 }])).status).toBe(200);
+      if (outcome !== 'running')
+        expect(
+          (await sync([{ id: iid, state: 'exited', status_msg: 'failed to start: no such image' }])).status,
+        ).toBe(200);
+      // Destroyed, so the machine is free for the next start.
+      expect(
+        (await t().request('DELETE', `/api/v0/instances/${iid}/`, { key: renter.apiKey, body: {} })).status,
+      ).toBe(200);
+      return iid;
+    };
+    // Two failures, then an instance that ran and exited (not a failed start), then two more
+    // failures: never three failed starts in a row, still verified.
+    await start('exited');
+    await start('exited');
+    await start('ran-then-exited');
+    await start('exited');
+    await start('exited');
+    expect(await machine(t(), id)).toMatchObject({ verified: 1, verification: 'verified' });
+    // The third in a row deverifies it.
+    const third = await start('exited');
+    expect(await machine(t(), id)).toMatchObject({ verified: 0, verification: 'deverified' });
+    const h = await history(t(), id);
+    expect(h.map((e) => [e.from_state, e.to_state, e.actor])).toEqual([
+      ['unverified', 'verified', 'operator'],
+      ['verified', 'deverified', 'rule'],
+    ]);
+    expect(h[1]!.reason).toMatch(/^3 starts in a row failed \(instances \d+, \d+, \d+ exited before running/);
+    expect(h[1]!.reason).toContain(`${third} exited before running`);
+    const sent = (await mails(t())).filter((m) => m.to_addr === host.email);
+    expect(sent.map((m) => m.subject)).toContain(`Machine ${id} is now deverified`);
+    const view = await t().request('GET', `/api/v0/machines/${id}/verification`, { key: host.apiKey });
+    expect(view.body.history[0]).toMatchObject({ from: 'verified', to: 'deverified', by: 'rule' });
+    // Verified again by an operator, the old failures no longer count: one more failure is not three.
+    t().clock.advance(60_000);
+    await operatorSetVerification({ db: t().deps.db, now: t().clock.now() }, id, true);
+    await start('exited');
+    expect((await machine(t(), id)).verified).toBe(1);
   });
 
   it("refuses another agent's machine and out-of-bounds figures", async () => {

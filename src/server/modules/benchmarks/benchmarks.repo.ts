@@ -23,6 +23,9 @@ const MACHINE_COLS = [
   'online_state',
   'created_at',
   'hostname',
+  'claimed_num_gpus',
+  'claimed_gpu_ram',
+  'claimed_dlperf',
 ] as const;
 
 export type VerifiableMachine = NonNullable<Awaited<ReturnType<typeof machineById>>>;
@@ -95,6 +98,9 @@ export type MeasuredFields = Partial<
   bw_nvlink?: number;
   mobo_name?: string;
   benchmarked_at?: number;
+  claimed_num_gpus?: number;
+  claimed_gpu_ram?: number;
+  claimed_dlperf?: number;
 };
 
 export async function updateMeasured(db: Kysely<DB>, id: number, f: MeasuredFields): Promise<void> {
@@ -202,6 +208,30 @@ export function searchBenchmarkRows(db: Kysely<DB>, filters: SelectFilter[], lim
     .selectAll('b')
     .where('m.deleted_at', 'is', null);
   return whereFilters(q, filters).orderBy('b.id', 'desc').limit(limit).execute();
+}
+
+/**
+ * The machine's last `limit` starts created since `since` (ms), newest first: instances that ran,
+ * or exited before ever running (`failed`), as reliability counts them. An instance still
+ * starting is not a start yet.
+ */
+export async function recentStarts(db: Kysely<DB>, machineId: number, since: number, limit: number) {
+  const rows = await db
+    .selectFrom('instances')
+    .select(['id', 'running_since', 'actual_status'])
+    .where('machine_id', '=', machineId)
+    .where('created_at', '>=', since)
+    .where((eb) =>
+      eb.or([
+        eb('running_since', 'is not', null),
+        eb.and([eb('running_since', 'is', null), eb('actual_status', '=', 'exited')]),
+      ]),
+    )
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ id: Number(r.id), failed: r.running_since === null }));
 }
 
 /** The host's address and name, for the verification e-mail. */

@@ -27,7 +27,13 @@ export { stateOf } from './benchmarks.repo.js';
 
 /** The verification settings (config.agent.benchmarks), with their defaults when unset. */
 export function benchSettings(config: Deps['config']) {
-  return config.agent.benchmarks ?? { autoVerify: true, tolerance: 0.25, onlineS: 86400, intervalS: 86400 };
+  const s = config.agent.benchmarks ?? {
+    autoVerify: true,
+    tolerance: 0.25,
+    onlineS: 86400,
+    intervalS: 86400,
+  };
+  return { ...s, failedStarts: s.failedStarts ?? 3 };
 }
 
 /** What a verification change needs: the database (a transaction), the time, the rule's words. */
@@ -110,13 +116,46 @@ export async function operatorSetVerification(
 }
 
 /**
- * A rule deverifies a machine (repeated failed starts, for one): for the modules that see the
- * cause. Nothing happens to a machine that is not verified.
+ * A rule deverifies a machine (repeated failed starts: afterInstanceExit): for the modules that
+ * see the cause. Nothing happens to a machine that is not verified.
  */
 export async function ruleDeverify(ctx: VerifyCtx, machineId: number, reason: string): Promise<boolean> {
   const m = await repo.machineById(ctx.db, machineId);
   if (!m || repo.stateOf(m) !== 'verified') return false;
   return changeVerification(ctx, m, 'deverified', reason, 'rule');
+}
+
+/** How far back failed starts are looked for: the reliability window (docs/trust.md). */
+const FAILED_STARTS_WINDOW_MS = 30 * 86_400_000;
+
+/**
+ * After an instance on machine `machineId` exited (the agent's report): when the machine is
+ * verified and its last OPENRIG_DEVERIFY_FAILED_STARTS starts since its last verification change
+ * (within 30 days) all failed (their instances exited before ever running, as reliability counts
+ * them), a rule deverifies it, naming them. An exit after running, or a success among those
+ * starts, changes nothing. One transaction; the change is conditional (ruleDeverify), so two
+ * reports at once deverify it once.
+ */
+export async function afterInstanceExit(
+  deps: Pick<Deps, 'store' | 'clock' | 'config'>,
+  machineId: number,
+): Promise<boolean> {
+  const n = benchSettings(deps.config).failedStarts;
+  if (n <= 0) return false;
+  const now = deps.clock.now();
+  return tx(deps.store, async (trx) => {
+    const m = await repo.machineById(trx, machineId);
+    if (!m || repo.stateOf(m) !== 'verified') return false;
+    const since = Math.max(m.verification_changed_at ?? 0, now - FAILED_STARTS_WINDOW_MS);
+    const starts = await repo.recentStarts(trx, machineId, since, n);
+    if (starts.length < n || starts.some((s) => !s.failed)) return false;
+    const ids = starts.map((s) => s.id).reverse();
+    return ruleDeverify(
+      { db: trx, now, rule: deps.config.agent.verificationRule },
+      machineId,
+      `${n} starts in a row failed (instances ${ids.join(', ')} exited before running; OPENRIG_DEVERIFY_FAILED_STARTS=${n})`,
+    );
+  });
 }
 
 // --- Registration -------------------------------------------------------------------------
@@ -130,10 +169,12 @@ export function machineBeforeRegistration(db: Kysely<DB>, hostId: number, agentU
 }
 
 /**
- * After a registration wrote machine `machineId` (in the registration's transaction): a new
- * machine verified by OPENRIG_AUTO_VERIFY has that recorded; a known one whose hardware or driver
- * changed is deverified, with the changes as the reason; one whose hardware did not change
- * advertises no more than its last benchmark saw (GPUs, memory per GPU, and the measured dlperf).
+ * After a registration wrote machine `machineId` (in the registration's transaction): the
+ * registration's GPU count, memory and dlperf are kept as its claims, and the machine advertises
+ * no more than its last benchmark saw (GPUs and memory per GPU lowered to it; the measured dlperf,
+ * or 0 when that run saw another GPU model: nothing of this one was measured). A new machine
+ * verified by OPENRIG_AUTO_VERIFY has that recorded; a known one whose hardware or driver changed
+ * (compared as advertised) is deverified, with the changes as the reason.
  */
 export async function afterRegistration(
   ctx: VerifyCtx,
@@ -142,6 +183,13 @@ export async function afterRegistration(
 ): Promise<VerificationState> {
   const after = await repo.machineById(ctx.db, machineId);
   if (!after) return 'unverified';
+  const claims = {
+    claimed_num_gpus: after.num_gpus,
+    claimed_gpu_ram: after.gpu_ram,
+    claimed_dlperf: after.dlperf,
+  };
+  const clamp = await lastBenchmarkClamp(ctx.db, after);
+  await repo.updateMeasured(ctx.db, after.id, { ...claims, ...clamp });
   if (!before) {
     if (after.verified === 1 && after.verification !== 'verified') {
       await ctx.db
@@ -162,43 +210,39 @@ export async function afterRegistration(
   }
   // Compared as the machine advertises it: the registration's claims no more than the last
   // benchmark saw (which is what `before` advertised).
-  const clamp = await lastBenchmarkClamp(ctx.db, after);
   const advertised = { ...after, ...clamp };
   const changed = HARDWARE.filter((k) => before[k] !== advertised[k]).map(
     (k) => `${k} ${quoteValue(before[k])} → ${quoteValue(advertised[k])}`,
   );
-  if (changed.length > 0) {
-    if (repo.stateOf(after) === 'verified')
-      await changeVerification(
-        ctx,
-        after,
-        'deverified',
-        `hardware or driver changed at re-registration: ${changed.join(', ')}`,
-        'rule',
-      );
-    return repo.stateOf((await repo.machineById(ctx.db, machineId)) ?? after);
-  }
-  await repo.updateMeasured(ctx.db, after.id, clamp);
-  return repo.stateOf(after);
+  if (changed.length > 0 && repo.stateOf(after) === 'verified')
+    await changeVerification(
+      ctx,
+      after,
+      'deverified',
+      `hardware or driver changed at re-registration: ${changed.join(', ')}`,
+      'rule',
+    );
+  return repo.stateOf((await repo.machineById(ctx.db, machineId)) ?? after);
 }
 
 /**
- * What the machine's last run (of its registered GPU model) lowers: the GPU count and memory to
- * what it saw, dlperf to the measured one. Nothing without such a run.
+ * What the machine's last run that saw a GPU lowers: the GPU count and memory to what it saw
+ * (whatever the model), dlperf to the measured one; when it saw another model than the one
+ * registered, that model's measured figures are not this one's: dlperf, total_flops and
+ * gpu_mem_bw are 0 until a run of the registered model. Nothing without such a run.
  */
-async function lastBenchmarkClamp(
-  db: Kysely<DB>,
-  m: repo.VerifiableMachine,
-): Promise<{ num_gpus?: number; gpu_ram?: number; dlperf?: number }> {
+async function lastBenchmarkClamp(db: Kysely<DB>, m: repo.VerifiableMachine): Promise<repo.MeasuredFields> {
   const run = await repo.lastRun(db, m.id);
   const ram = run.find((r) => r.name === 'gpu_ram');
-  if (!ram || ram.model.toLowerCase() !== m.gpu_name.toLowerCase()) return {};
-  const dlperf = run.find((r) => r.name === 'dlperf');
-  return {
+  if (!ram) return {};
+  const lower = {
     ...(ram.num_gpus < m.num_gpus ? { num_gpus: ram.num_gpus } : {}),
     ...(ram.score < m.gpu_ram ? { gpu_ram: Math.floor(ram.score) } : {}),
-    ...(dlperf && dlperf.score !== m.dlperf ? { dlperf: dlperf.score } : {}),
   };
+  if (ram.model.toLowerCase() !== m.gpu_name.toLowerCase())
+    return { ...lower, dlperf: 0, total_flops: 0, gpu_mem_bw: 0 };
+  const dlperf = run.find((r) => r.name === 'dlperf');
+  return { ...lower, ...(dlperf && dlperf.score !== m.dlperf ? { dlperf: dlperf.score } : {}) };
 }
 
 // --- Benchmark runs -----------------------------------------------------------------------
@@ -254,9 +298,24 @@ function measuredFields(b: BenchmarkReport, m: repo.VerifiableMachine, now: numb
     gpu_display_active: 0,
     bw_nvlink: 0,
   };
-  // A run that saw no GPU, or another model than the machine's, measured none of its GPUs: their
-  // figures are 0 (never more than the last benchmark saw), its declared ones stay for the rest.
-  if ('error' in g || g.name.toLowerCase() !== m.gpu_name.toLowerCase()) return { ...f, ...none };
+  // A run that saw no GPU measured none of the machine's GPUs: their figures are 0, its declared
+  // ones stay for the rest (a machine of simulated GPUs keeps them).
+  if ('error' in g) return { ...f, ...none };
+  // The registration's claims (the advertised figures for a machine registered before they were
+  // kept): a run raises the count and memory up to them, never beyond, and lowers them to what it saw.
+  const claimedGpus = m.claimed_num_gpus ?? m.num_gpus;
+  const claimedRam = m.claimed_gpu_ram ?? m.gpu_ram;
+  const seen = { num_gpus: Math.min(g.count, claimedGpus), gpu_ram: Math.min(g.ram_mb, claimedRam) };
+  // Another model than the machine's: nothing of its GPUs was measured (0, dlperf too), and it
+  // advertises no more GPUs or memory than the run saw.
+  if (g.name.toLowerCase() !== m.gpu_name.toLowerCase())
+    return {
+      ...f,
+      ...none,
+      num_gpus: Math.min(g.count, m.num_gpus),
+      gpu_ram: Math.min(g.ram_mb, m.gpu_ram),
+      dlperf: 0,
+    };
   const dl = dlperfOf(g);
   return {
     ...f,
@@ -270,9 +329,8 @@ function measuredFields(b: BenchmarkReport, m: repo.VerifiableMachine, now: numb
     gpu_max_temp: g.max_temp,
     gpu_display_active: g.display_active ? 1 : 0,
     bw_nvlink: round2(g.nvlink_bw),
-    ...(g.count < m.num_gpus ? { num_gpus: g.count } : {}),
-    ...(g.ram_mb < m.gpu_ram ? { gpu_ram: g.ram_mb } : {}),
-    ...(dl > 0 ? { dlperf: dl } : {}),
+    ...seen,
+    dlperf: dl > 0 ? dl : (m.claimed_dlperf ?? m.dlperf),
   };
 }
 
