@@ -36,11 +36,19 @@ export function usePath(): string {
   );
 }
 
-export function Link(props: { to: string; children: ReactNode; className?: string; current?: boolean }) {
+export function Link(props: {
+  to: string;
+  children: ReactNode;
+  className?: string;
+  current?: boolean;
+  /** An accessible name when the text alone does not say where it goes. */
+  label?: string;
+}) {
   return (
     <a
       href={props.to}
       className={props.className}
+      aria-label={props.label}
       aria-current={props.current ? 'page' : undefined}
       onClick={(e) => {
         if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;

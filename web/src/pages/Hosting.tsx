@@ -1,18 +1,38 @@
 // Hosting: the host's machines (GET /api/v0/machines/), list with a price or unlist, batch
 // maintenance on the machines picked (start in the browser's time zone, sent as epoch seconds),
 // the per-machine results exactly as the server answers them, the upcoming windows with cancel, and
-// deleting a machine for good (POST /api/v0/machines/{id}/force_delete/, confirmed first).
-import { useState, type FormEvent } from 'react';
+// deleting a machine for good (POST /api/v0/machines/{id}/force_delete/, confirmed first). Each
+// machine's reliability and report count (GET /api/v0/trust/machines/) link to its detail page
+// (/hosting/machines/ID: verification, benchmarks, reliability parts, reports), and the host's
+// payouts follow the earnings; both are loaded on demand.
+import { lazy, Suspense, useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { ApiError, client } from '../api';
 import type { MachineRow as Machine, MaintenanceWindow as Window } from '../../../src/client/client';
 import type { MaintBatchEntry, MaintenanceCategory } from '../../../src/contract/api-types';
-import { Button, Dialog, ErrorNote, Field, Note, PageHead, SelectField, usd, when } from '../ui';
+import {
+  Button,
+  Dialog,
+  ErrorNote,
+  Field,
+  Link,
+  Note,
+  PageHead,
+  SelectField,
+  usePath,
+  usd,
+  when,
+} from '../ui';
 import { useAction, useActions, useRefresh } from '../components/actions';
 import { FormFooter } from '../components/forms';
 import { Table, TableCard } from '../components/Table';
 import { EarningsCharts } from '../components/charts/EarningsCharts';
 import { EarningsTable } from '../components/EarningsTable';
+
+const HostMachine = lazy(() => import('./HostMachine'));
+const Payouts = lazy(() => import('./Payouts'));
+
+const loading = <div className="skeleton" aria-busy="true" />;
 
 const CATEGORIES: MaintenanceCategory[] = ['power', 'internet', 'disk', 'gpu', 'software', 'other'];
 
@@ -24,6 +44,19 @@ function localInput(d: Date): string {
 }
 
 export function Hosting() {
+  const path = usePath();
+  const detail = /^\/hosting\/machines\/(\d+)\/?$/.exec(path);
+  if (detail) {
+    return (
+      <Suspense fallback={loading}>
+        <HostMachine key={detail[1]} id={Number(detail[1])} />
+      </Suspense>
+    );
+  }
+  return <Machines />;
+}
+
+function Machines() {
   const refresh = useRefresh();
   const machines = useQuery({
     queryKey: ['machines'],
@@ -36,6 +69,12 @@ export function Hosting() {
     // The reply is the bare array of windows.
     queryFn: () => client.listMaintenances(),
   });
+  const trust = useQuery({
+    queryKey: ['host-trust'],
+    queryFn: () => client.hostTrust(),
+    refetchInterval: 60_000,
+  });
+  const trustOf = new Map((trust.data ?? []).map((t) => [t.machine_id, t]));
   const rows = machines.data?.machines ?? [];
   const unverified = rows.filter((m) => m.verification === 'unverified').map((m) => `#${m.id}`);
   const [picked, setPicked] = useState<Set<number>>(new Set());
@@ -98,6 +137,7 @@ export function Hosting() {
               'GPUs',
               'State',
               'Verification',
+              { label: 'Reliability', className: 'num' },
               'Listing',
               { label: '$/GPU/h', className: 'num' },
               { label: 'Disk $/GB-mo', className: 'num' },
@@ -123,7 +163,9 @@ export function Hosting() {
                   />
                 </td>
                 <td data-label="Machine">
-                  #{m.id}
+                  <Link to={`/hosting/machines/${m.id}`} label={`Details of machine ${m.id}`}>
+                    #{m.id}
+                  </Link>
                   {m.hostname ? <span className="muted small"> {m.hostname}</span> : null}
                 </td>
                 <td data-label="GPUs">
@@ -143,6 +185,15 @@ export function Hosting() {
                       unverified
                     </span>
                   )}
+                </td>
+                <td className="num" data-label="Reliability">
+                  <span data-testid="reliability">{trustOf.get(m.id)?.reliability.toFixed(4) ?? '—'}</span>
+                  {trustOf.get(m.id)?.reports ? (
+                    <span className="muted small" data-testid="reports">
+                      {' '}
+                      {trustOf.get(m.id)!.reports} report{trustOf.get(m.id)!.reports === 1 ? '' : 's'}
+                    </span>
+                  ) : null}
                 </td>
                 <td data-label="Listing">
                   {m.listed ? (
@@ -190,6 +241,9 @@ export function Hosting() {
       </TableCard>
       <EarningsTable />
       <EarningsCharts />
+      <Suspense fallback={loading}>
+        <Payouts />
+      </Suspense>
       <Maintenance picked={[...picked].sort((a, b) => a - b)} />
       <Windows windows={windows.data ?? []} error={windows.error} />
       <ListDialog key={listing?.id ?? 0} machine={listing} onClose={() => setListing(null)} />

@@ -2,11 +2,19 @@
 // 10 s otherwise), says what each state means, gives the SSH command to copy and the cost so far,
 // shows the logs its host sends, and stops, starts, reboots, labels, updates (a new image, env,
 // on-start script or template, from which its host recreates the container) and destroys (destroy
-// and update ask first).
+// and update ask first). A renter reports a problem with the instance's machine from its card (POST
+// /api/v0/machines/{id}/reports/); the server's refusal (one report a machine a day) is shown as is.
 import { useEffect, useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { client } from '../api';
-import type { InstanceRow as Instance, SshKeyRow as SshKey } from '../../../src/client/client';
+import {
+  REPORT_PROBLEMS,
+  type InstanceRow as Instance,
+  type MachineReport,
+  type ReportProblem,
+  type SshKeyRow as SshKey,
+} from '../../../src/client/client';
+import { problemText } from '../components/trust';
 import type { UpdateInstanceBody } from '../../../src/contract/api-types';
 import {
   Button,
@@ -171,6 +179,7 @@ function InstanceCard({ i, highlight, keys }: { i: Instance; highlight: boolean;
   const [labelling, setLabelling] = useState(false);
   const [showLogs, setShowLogs] = useState(false);
   const [updating, setUpdating] = useState(false);
+  const [reporting, setReporting] = useState(false);
 
   const act = (what: string, fn: () => Promise<unknown>) =>
     run(what, async () => {
@@ -370,11 +379,13 @@ function InstanceCard({ i, highlight, keys }: { i: Instance; highlight: boolean;
         </Button>
         <Button onClick={() => setLabelling(true)}>Label</Button>
         {st !== 'offline' && st !== 'unknown' && <Button onClick={() => setUpdating(true)}>Update</Button>}
+        <Button onClick={() => setReporting(true)}>Report a problem</Button>
         <Button variant="danger" onClick={() => setConfirmDestroy(true)}>
           Destroy
         </Button>
       </div>
       {showLogs && <Logs id={i.id} />}
+      {reporting && <ReportDialog machineId={i.machine_id} onClose={() => setReporting(false)} />}
       {updating && <UpdateDialog i={i} onClose={() => setUpdating(false)} />}
       <Dialog
         title={`Destroy instance ${i.id}?`}
@@ -488,6 +499,72 @@ function Logs({ id }: { id: number }) {
       )}
       {text === null && busy && <p className="muted small">Asking the host for the logs…</p>}
     </section>
+  );
+}
+
+/**
+ * A report of a problem with the machine an instance runs on: its host sees it (not who sent it), and
+ * it weighs on the machine's reliability. The server keeps one a machine a UTC day per renter.
+ */
+function ReportDialog({ machineId, onClose }: { machineId: number; onClose: () => void }) {
+  const [problem, setProblem] = useState<ReportProblem>('other');
+  const [message, setMessage] = useState('');
+  const [sent, setSent] = useState<MachineReport | null>(null);
+  const { busy, error, run } = useAction();
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    void run(async () => {
+      const r = await client.reportMachine(machineId, problem, message.trim());
+      setSent(r.report);
+    });
+  };
+  return (
+    <Dialog title={`Report a problem with machine #${machineId}`} open onClose={onClose}>
+      {sent ? (
+        <>
+          <Note kind="ok">
+            <span data-testid="report-sent" data-report={sent.id}>
+              Report #{sent.id} sent {when(sent.created_at)}: {problemText(sent.problem)}
+              {sent.message ? ` — ${sent.message}` : ''}.
+            </span>
+          </Note>
+          <p className="muted small">
+            The machine&apos;s host sees it, without your name, and it counts in the machine&apos;s
+            reliability. You can send one report about a machine a day.
+          </p>
+          <div className="row end">
+            <Button variant="primary" onClick={onClose}>
+              Done
+            </Button>
+          </div>
+        </>
+      ) : (
+        <form onSubmit={submit} aria-label="Problem report">
+          <SelectField
+            label="Problem"
+            value={problem}
+            onChange={(e) => setProblem(e.target.value as ReportProblem)}
+          >
+            {REPORT_PROBLEMS.map((p) => (
+              <option key={p} value={p}>
+                {problemText(p)}
+              </option>
+            ))}
+          </SelectField>
+          <TextArea
+            label="What happened"
+            rows={4}
+            maxLength={1000}
+            value={message}
+            onChange={(e) => setMessage(e.target.value)}
+            hint="Plain text, at most 1000 characters. The host sees it, not who sent it."
+          />
+          <FormFooter error={error} busy={busy} onCancel={onClose}>
+            Send report
+          </FormFooter>
+        </form>
+      )}
+    </Dialog>
   );
 }
 

@@ -1,7 +1,9 @@
 // Search and rent: filters become a POST /api/v0/bundles/ body; the table sorts by any column
 // (the server orders, so the first page is the best of all matches) and pages through the rows;
-// the rent dialog prices the offer with its disk and rents it with PUT /api/v0/asks/{id}/.
-import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+// the rent dialog prices the offer with its disk and rents it with PUT /api/v0/asks/{id}/. Each
+// offer shows its machine's benchmark figures (its fields, and the CPU score of its latest run from
+// GET /api/v0/benchmarks) and its reliability.
+import { useEffect, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { ApiError, client } from '../api';
 import type { OfferRow as Offer } from '../../../src/client/client';
@@ -60,7 +62,39 @@ const NUMBER_FILTERS: {
 /** A column the server can order by: a field of the offer row. */
 type OfferKey = keyof Offer & string;
 
-type Col = { key: OfferKey; label: string; num?: boolean; render: (o: Offer) => string };
+type Col = {
+  key: OfferKey;
+  label: string;
+  num?: boolean;
+  /** false: not an offer field the server orders by. */
+  sortable?: false;
+  render: (o: Offer, cpuScores: Map<number, number>) => ReactNode;
+};
+
+/** A figure the agent measured: none measured yet is a dash. */
+const figure = (n: number | null | undefined, digits: number, unit: string): string =>
+  n ? `${n.toFixed(digits)} ${unit}` : '—';
+
+/** The offer's benchmark figures in one cell, each named (docs/benchmarks.md). */
+function benchCell(o: Offer, cpuScores: Map<number, number>): ReactNode {
+  const cpu = cpuScores.get(o.machine_id ?? o.id);
+  const items: [string, string, string][] = [
+    ['dlperf', 'DLPerf', o.dlperf ? o.dlperf.toFixed(1) : '—'],
+    ['total_flops', 'FP16', figure(o.total_flops, 1, 'TFLOPS')],
+    ['cpu_score', 'CPU score', cpu === undefined ? '—' : String(Math.round(cpu))],
+    ['disk_bw', 'Disk', figure(o.disk_bw, 0, 'MB/s')],
+    ['inet', 'Net', `↑${Math.round(o.inet_up ?? 0)} ↓${Math.round(o.inet_down ?? 0)} Mbps`],
+  ];
+  return (
+    <span className="bench">
+      {items.map(([k, label, v]) => (
+        <span key={k} data-bench={k}>
+          <span className="muted">{label}</span> {v}
+        </span>
+      ))}
+    </span>
+  );
+}
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
@@ -76,11 +110,12 @@ const COLS: Col[] = [
   { key: 'cpu_ram', label: 'RAM', num: true, render: (o) => gb(o.cpu_ram) },
   { key: 'disk_space', label: 'Disk', num: true, render: (o) => `${Math.round(o.disk_space)} GB` },
   { key: 'inet_down', label: 'Net ↓', num: true, render: (o) => `${Math.round(o.inet_down)} Mbps` },
+  { key: 'total_flops', label: 'Benchmarks', sortable: false, render: benchCell },
   {
     key: 'reliability',
     label: 'Reliability',
     num: true,
-    render: (o) => `${(o.reliability * 100).toFixed(1)} %`,
+    render: (o) => `${(o.reliability * 100).toFixed(2)} %`,
   },
   { key: 'geolocation', label: 'Location', render: (o) => o.geolocation ?? '—' },
   { key: 'dph_total', label: '$/hour', num: true, render: (o) => usd(o.dph_total) },
@@ -95,6 +130,12 @@ const EXTRA_COLS: Col[] = [
     render: (o) => (o.cuda_max_good ? String(o.cuda_max_good) : '—'),
   },
   { key: 'dlperf', label: 'DLPerf', num: true, render: (o) => (o.dlperf ? o.dlperf.toFixed(1) : '—') },
+  {
+    key: 'flops_per_dphtotal',
+    label: 'TFLOPS/$',
+    num: true,
+    render: (o) => (o.flops_per_dphtotal ? o.flops_per_dphtotal.toFixed(1) : '—'),
+  },
   { key: 'driver_version', label: 'Driver', render: (o) => o.driver_version || '—' },
 ];
 
@@ -154,6 +195,20 @@ export function Search() {
   }, [offers.data, filters.location, taken]);
   const pages = Math.max(1, Math.ceil(rows.length / PAGE));
   const shown = rows.slice(page * PAGE, page * PAGE + PAGE);
+  // The CPU score is not an offer field: the shown machines' latest cpu_score rows (newest first).
+  const machineIds = shown.map((o) => o.machine_id ?? o.id);
+  const cpuRows = useQuery({
+    queryKey: ['offer-cpu-scores', machineIds],
+    queryFn: () =>
+      client.searchBenchmarks({ machine_id: { in: machineIds }, name: { eq: 'cpu_score' } }, 1000),
+    enabled: machineIds.length > 0,
+    staleTime: 300_000,
+  });
+  const cpuScores = useMemo(() => {
+    const m = new Map<number, number>();
+    for (const r of cpuRows.data ?? []) if (!m.has(r.machine_id)) m.set(r.machine_id, r.score);
+    return m;
+  }, [cpuRows.data]);
 
   const apply = (e: FormEvent) => {
     e.preventDefault();
@@ -251,15 +306,25 @@ export function Search() {
           label="Offers"
           columns={cols.map((c) => ({
             className: c.num ? 'num' : undefined,
-            'aria-sort': sort.key === c.key ? (sort.dir === 'asc' ? 'ascending' : 'descending') : 'none',
-            label: (
-              <button type="button" className="sort" onClick={() => sortBy(c.key)}>
-                {c.label}
-                <span className="sort-ind" aria-hidden="true">
-                  {sort.key === c.key ? (sort.dir === 'asc' ? '▲' : '▼') : '↕'}
-                </span>
-              </button>
-            ),
+            'aria-sort':
+              c.sortable === false
+                ? undefined
+                : sort.key === c.key
+                  ? sort.dir === 'asc'
+                    ? 'ascending'
+                    : 'descending'
+                  : 'none',
+            label:
+              c.sortable === false ? (
+                c.label
+              ) : (
+                <button type="button" className="sort" onClick={() => sortBy(c.key)}>
+                  {c.label}
+                  <span className="sort-ind" aria-hidden="true">
+                    {sort.key === c.key ? (sort.dir === 'asc' ? '▲' : '▼') : '↕'}
+                  </span>
+                </button>
+              ),
           }))}
           actions="Rent"
           rows={shown}
@@ -269,7 +334,7 @@ export function Search() {
                 <td key={c.key} className={c.num ? 'num' : undefined} data-label={c.label}>
                   {c.key === 'gpu_name' ? (
                     <span className="gpu">
-                      {c.render(o)}
+                      {c.render(o, cpuScores)}
                       {o.verified ? (
                         <span className="badge badge-ok" title="Verified machine">
                           verified
@@ -284,7 +349,7 @@ export function Search() {
                       )}
                     </span>
                   ) : (
-                    c.render(o)
+                    c.render(o, cpuScores)
                   )}
                 </td>
               ))}
