@@ -53,15 +53,19 @@ export async function listInstances(store: Store, userId: number, now: number): 
 /**
  * A read row as its view, with its machine's windows and the volumes it mounts (the official
  * CLI's show instances prints them from volume_info), both read in the row's own statement.
+ * volume_info is added to the view made, not spread into a copy: a copy of a view's 65 fields
+ * got a shape of its own, which made both the copy and the reply's serialiser three times
+ * slower (together a sixth of a poll's CPU).
  */
 export function withVolumes(
   r: InstanceWithWindows,
   now: number,
 ): InstanceView & { volume_info: InstanceVolume[] } {
-  return {
-    ...instanceView(r, windowsFromJson(r.windows_json), now),
-    volume_info: volumeInfoFromJson(r.volumes_json),
+  const view = instanceView(r, windowsFromJson(r.windows_json), now) as InstanceView & {
+    volume_info: InstanceVolume[];
   };
+  view.volume_info = volumeInfoFromJson(r.volumes_json);
+  return view;
 }
 
 /**
