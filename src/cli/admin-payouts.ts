@@ -29,7 +29,8 @@ export function registerAdminPayouts(admin: Command): void {
     );
 
   dbOptions(payouts.command('csv'))
-    .description('print payouts as CSV (default: the pending ones)')
+    .alias('export')
+    .description('print payouts as CSV (default: the pending ones); also `export`')
     .option('--status <status>', 'pending (default), paid or failed')
     .action(async (o: DbOpts & { status?: string }) => {
       try {

@@ -101,7 +101,10 @@ export interface Config {
     platformFeePercent: number;
     /** OPENRIG_PAYOUT_MIN_USD: a host's earnings below this roll over to the next payout. */
     payoutMinUsd: number;
-    /** OPENRIG_PAYOUT_PERIOD_DAYS: payouts cover periods this long, ending at UTC midnight. */
+    /**
+     * OPENRIG_PAYOUT_PERIOD_DAYS: payouts cover periods this long, counted from Monday 1970-01-05
+     * 00:00 UTC (whole days end at UTC midnight; a fraction, down to one second, is allowed).
+     */
     payoutPeriodDays: number;
   };
   /** The market: seconds a preempted interruptible instance gets between SIGTERM and its stop. */
@@ -425,7 +428,7 @@ export function loadConfig(env: Env = process.env, o: ConfigOverrides = {}): Con
       prepayDiscounts: prepayDiscounts(env),
       platformFeePercent: num(env, 'OPENRIG_PLATFORM_FEE_PERCENT', 0, { min: 0, max: 100 }),
       payoutMinUsd: num(env, 'OPENRIG_PAYOUT_MIN_USD', 10, { min: 0 }),
-      payoutPeriodDays: num(env, 'OPENRIG_PAYOUT_PERIOD_DAYS', 7, { min: 1, max: 366 }),
+      payoutPeriodDays: num(env, 'OPENRIG_PAYOUT_PERIOD_DAYS', 7, { min: 1 / 86_400, max: 366 }),
     },
     market: { preemptGraceS: num(env, 'OPENRIG_PREEMPT_GRACE_S', 30, { min: 0, max: 3600 }) },
     audit: { retentionDays: num(env, 'OPENRIG_AUDIT_RETENTION_DAYS', 90, { min: 1, max: 36_500 }) },

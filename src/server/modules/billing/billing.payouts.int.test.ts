@@ -11,6 +11,7 @@ import { insertMachines } from '../machines/machines.service.js';
 import { runMeter } from './billing.service.js';
 import {
   markPayout,
+  PAYOUT_SETTLE_MS,
   payoutCutoff,
   payoutsCsv,
   platformCut,
@@ -49,6 +50,10 @@ describeEachDb('host payouts', (dialect) => {
     expect(payoutCutoff(20_199 * DAY - 1, 7)).toBe(20_192 * DAY);
     expect(new Date(payoutCutoff(T0 + 5 * DAY, 7)).getUTCDay()).toBe(1);
     expect(payoutCutoff(T0 + DAY, 1)).toBe(20_200 * DAY);
+    // A fraction of a day: hourly periods, and 10-second ones, still counted from Monday 00:00 UTC.
+    expect(payoutCutoff(T0 + 59 * 60_000, 1 / 24)).toBe(T0);
+    expect(payoutCutoff(T0 + 60 * 60_000, 1 / 24)).toBe(T0 + 3_600_000);
+    expect(payoutCutoff(T0 + 12_345, 10 / 86_400)).toBe(T0 + 10_000);
     expect(platformCut(1_000_003, 12.5)).toBe(125_000);
     expect(platformCut(1_000_004, 12.5)).toBe(125_001);
   });
@@ -244,5 +249,32 @@ describeEachDb('host payouts', (dialect) => {
     expect(new Set(events.map((e) => Number(e.user_id)))).toEqual(new Set([hostA.id]));
     // An earlier payout cannot fail once a later one exists (its earnings would be lost).
     await expect(markPayout(t().deps, Number(live[1]!.id), 'failed')).rejects.toMatchObject({ status: 409 });
+  });
+
+  it('a run closes a period only once its charges have had time to land', async () => {
+    t().clock.set(T0);
+    const host = await t().user();
+    const [m] = await insertMachines(
+      t().deps.db,
+      [{ hostId: host.id, gpuName: 'RTX 4090', numGpus: 1, priceGpu: 100 }],
+      t().clock.now(),
+    );
+    const r = await renter(t(), { balanceUsd: 5000 });
+    await runningInstance(t(), r.apiKey, m!);
+    // Charged up to the period's end (Tuesday 00:00 UTC with daily periods): a run a moment after
+    // it leaves the period open; one PAYOUT_SETTLE_MS later closes it.
+    const end = 20_200 * DAY;
+    t().clock.set(end);
+    await runMeter(t().deps);
+    const deps = {
+      ...t().deps,
+      config: { ...t().deps.config, billing: { ...t().deps.config.billing, payoutPeriodDays: 1 } },
+    };
+    t().clock.set(end + PAYOUT_SETTLE_MS - 1);
+    expect(await runPayouts(deps)).toEqual([]);
+    t().clock.set(end + PAYOUT_SETTLE_MS);
+    const made = await runPayouts(deps);
+    expect(made.map((p) => [Number(p.host_id), Number(p.period_end)])).toEqual([[host.id, end]]);
+    expect(Number(made[0]!.gross_micros)).toBe(await hostGross(t().deps.db, host.id, 0, end));
   });
 });

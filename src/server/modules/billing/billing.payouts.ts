@@ -20,7 +20,14 @@ import { recordEvent } from '../webhooks/webhooks.events.js';
 
 const DAY_MS = 86_400_000;
 /** Periods are counted from Monday 1970-01-05 (day 4 since the epoch), so a week ends on Monday 00:00 UTC. */
-const FIRST_MONDAY_DAY = 4;
+const FIRST_MONDAY_MS = 4 * DAY_MS;
+/**
+ * A run closes only periods that ended at least this long ago: a charge is written by a
+ * transaction that read its time before it committed, so one that settled up to a period's end
+ * may still be committing just after it; waiting this long lets it land before the run sums the
+ * period (each charge then falls in exactly one payout).
+ */
+export const PAYOUT_SETTLE_MS = 5_000;
 
 export interface PayoutConfig {
   platformFeePercent: number;
@@ -28,11 +35,14 @@ export interface PayoutConfig {
   payoutPeriodDays: number;
 }
 
-/** The end (epoch ms) of the last whole payout period at `now`: payouts cover charges up to it. */
+/**
+ * The end (epoch ms) of the last whole payout period at `now`: payouts cover charges up to it.
+ * Periods are `periodDays` long (a fraction allowed, rounded to the millisecond), counted from
+ * Monday 1970-01-05 00:00 UTC, so whole days end at UTC midnight and weeks on Mondays.
+ */
 export function payoutCutoff(now: number, periodDays: number): number {
-  const day = Math.floor(now / DAY_MS);
-  const periods = Math.floor((day - FIRST_MONDAY_DAY) / periodDays);
-  return (FIRST_MONDAY_DAY + periods * periodDays) * DAY_MS;
+  const periodMs = Math.max(1, Math.round(periodDays * DAY_MS));
+  return FIRST_MONDAY_MS + Math.floor((now - FIRST_MONDAY_MS) / periodMs) * periodMs;
 }
 
 /** The fee on `grossMicros` at `percent`, in whole micro-dollars (rounded half up). */
@@ -80,7 +90,7 @@ export async function runPayouts(deps: {
 }): Promise<repo.PayoutRow[]> {
   const cfg = deps.config.billing;
   const now = deps.clock.now();
-  const cutoff = payoutCutoff(now, cfg.payoutPeriodDays);
+  const cutoff = payoutCutoff(now - PAYOUT_SETTLE_MS, cfg.payoutPeriodDays);
   const minMicros = Math.round(cfg.payoutMinUsd * MICROS_PER_USD);
   const made: repo.PayoutRow[] = [];
   for (const h of await repo.hostCursors(deps.store.db)) {
