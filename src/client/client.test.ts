@@ -203,6 +203,37 @@ describe('the cookie-session client (the console)', () => {
     expect(calls[0]!.url).toBe('http://console.test/api/v0/results/ab/?x=1');
   });
 
+  it('calls the trust, benchmark and payout routes as the API writes them', async () => {
+    const { f, calls } = fakeFetch((c) => ({
+      status: 200,
+      body: c.url.includes('/trust/machines/') ? { machines: [{ machine_id: 4 }] } : {},
+    }));
+    const c = new OpenrigClient({ url: 'http://h:1', apiKey: 'k', fetch: f });
+    await c.machineReliability(4);
+    await c.machineVerification(4);
+    await c.machineReports(4);
+    await c.reportMachine(4, 'gpu', 'no GPU');
+    expect(await c.hostTrust()).toEqual([{ machine_id: 4 }]);
+    await c.searchBenchmarks({ machine_id: { in: [4, 5] }, name: { eq: 'cpu_score' } }, 50);
+    await c.myPayouts('paid');
+    await c.setPayoutDestination('internal', 'CC-1');
+    await c.setPayoutDestination('none', 'ignored');
+    expect(calls.map((x) => `${x.method} ${x.url.replace('http://h:1', '')}`)).toEqual([
+      'GET /api/v0/machines/4/reliability/',
+      'GET /api/v0/machines/4/verification',
+      'GET /api/v0/machines/4/reports/',
+      'POST /api/v0/machines/4/reports/',
+      'GET /api/v0/trust/machines/',
+      `GET /api/v0/benchmarks?select_filters=${encodeURIComponent('{"machine_id":{"in":[4,5]},"name":{"eq":"cpu_score"}}')}&limit=50`,
+      'GET /api/v0/payouts/?status=paid',
+      'PUT /api/v0/payouts/destination/',
+      'PUT /api/v0/payouts/destination/',
+    ]);
+    expect(calls[3]!.body).toEqual({ problem: 'gpu', message: 'no GPU' });
+    expect(calls[7]!.body).toEqual({ method: 'internal', destination: 'CC-1' });
+    expect(calls[8]!.body).toEqual({ method: 'none' });
+  });
+
   it('makes version-4 idempotency keys', () => {
     const k = newIdempotencyKey();
     expect(k).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);

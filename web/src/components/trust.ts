@@ -16,4 +16,4 @@ const PROBLEMS: Record<ReportProblem, string> = {
   other: 'other',
 };
 
-export const problemText = (p: ReportProblem | string): string => PROBLEMS[p as ReportProblem] ?? p;
+export const problemText = (p: string): string => PROBLEMS[p as ReportProblem] ?? p;
