@@ -150,6 +150,8 @@ export interface BillingSummary {
 export interface LedgerRow {
   id: number;
   instance_id: number | null;
+  /** The volume of a `volume` charge. */
+  volume_id?: number | null;
   kind: string;
   amount: number;
   period_start: number;

@@ -1,7 +1,7 @@
 // The web console's account features in headless Chromium against a real `openrig serve` and a real
 // `openrig agent` (process runtime): environment variables (add, reveal, change, delete), account
-// settings kept across a reload, the audit log and login addresses, the billing history (a credit
-// and a charge) and the ledger, updating an instance (its container recreated: loading, then
+// settings kept across a reload, the audit log and login addresses, the billing history (a credit,
+// a charge and a volume's charge) and the ledger, updating an instance (its container recreated: loading, then
 // running with the new on-start script), and a host deleting a machine (refused while a renter's
 // instance is on it, then allowed).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -284,8 +284,33 @@ describe.skipIf(!!reason)('web console, account, billing history, updates and ma
       async () => (await api('GET', '/api/v0/users/me/invoices', renter.api_key)).body.totals.charges > 0,
       'a charge',
     );
+    // A volume made and deleted is charged up to its deletion: a line of its own, naming it.
+    const agentMachine = (await api('GET', '/api/v0/machines/', host.api_key)).body.machines.find(
+      (m: { id: number }) => m.id !== spare,
+    ).id as number;
+    const ask = await api('POST', '/api/v0/volumes/', host.api_key, {
+      size: 20,
+      machine: agentMachine,
+      price_disk: 50,
+    });
+    expect(ask.status, JSON.stringify(ask.body)).toBe(200);
+    const made = await api('PUT', '/api/v0/volumes/', renter.api_key, {
+      size: 10,
+      id: ask.body.volume_asks[0].id,
+      name: 'ckpt',
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const vol = made.body.volume_id as number;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await api('DELETE', `/api/v0/volumes/?id=${vol}`, renter.api_key)).status).toBe(200);
     await page.goto(`${serve.url}/account/billing`);
     const table = page.getByRole('table', { name: 'Billing history' });
+    const volumeLine = table.locator('tr[data-item="charge"]').filter({ hasText: `Volume ${vol} (ckpt)` });
+    await volumeLine.waitFor();
+    expect(await volumeLine.locator('td[data-label="Kind"]').textContent()).toBe('volume');
+    expect(await volumeLine.locator('td[data-label="Item"]').textContent()).toContain(
+      '10 GB at $50/GB/month',
+    );
     const credit = table.locator('tr[data-item="payment"]');
     await credit.waitFor();
     expect(await credit.locator('td[data-label="Credit"]').textContent()).toBe('$50.00');
@@ -316,6 +341,9 @@ describe.skipIf(!!reason)('web console, account, billing history, updates and ma
     expect(await creditRow.locator('td[data-label="Charge"]').textContent()).toBe('');
     expect(await creditRow.locator('td[data-label="Kind"]').textContent()).toBe('credit added');
     expect(await ledger.locator('tr[data-kind="compute"]').count()).toBeGreaterThan(0);
+    expect(await ledger.locator('tr[data-kind="volume"] td[data-label="Instance"]').textContent()).toBe(
+      `Volume #${vol}`,
+    );
     expect(await unlabelledControls(page)).toEqual([]);
   }, 60_000);
 

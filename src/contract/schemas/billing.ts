@@ -38,9 +38,14 @@ export const invoiceItemSchema = {
   properties: {
     id: { type: 'integer', description: "payments: the credit's id" },
     type: { type: 'string', enum: ['charge', 'payment'], description: 'charge or payment' },
-    kind: { type: 'string', enum: ['compute', 'disk'], description: 'charges: compute or disk' },
+    kind: {
+      type: 'string',
+      enum: ['compute', 'disk', 'volume'],
+      description: "charges: an instance's compute or disk, or a volume's storage",
+    },
     service: str,
     instance_id: { type: ['integer', 'null'] },
+    volume_id: { type: 'integer', description: 'volume charges: the volume' },
     description: str,
     quantity: { type: 'number', description: 'charges: hours billed' },
     rate: { type: 'number', description: "charges: $/hour, the instance's locked rate" },
@@ -164,6 +169,7 @@ export const ledgerCharges = {
               properties: {
                 id: { type: 'integer' },
                 instance_id: { type: ['integer', 'null'] },
+                volume_id: { type: ['integer', 'null'], description: 'the volume of a `volume` charge' },
                 kind: { type: 'string' },
                 amount: { type: 'number' },
                 amount_micros: { type: 'integer' },
@@ -419,7 +425,7 @@ export const chargesV1 = {
   url: '/api/v0/charges',
   schema: {
     tags: ['billing'],
-    summary: "The caller's charges per instance over a range of UTC days, a page at a time",
+    summary: "The caller's charges per instance and per volume over a range of UTC days, a page at a time",
     querystring: pageQuery('day', {
       format: { type: 'string', description: 'table (default) or tree: the same for openrig' },
     }),

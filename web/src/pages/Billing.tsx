@@ -1,6 +1,6 @@
 // Billing: the balance and what is spent now (GET /api/v0/billing/), the billing history of a range
 // of UTC days (GET /api/v0/users/me/invoices: the credits added, the charges per instance, UTC day
-// and kind, the range's totals and today's charges), and the latest ledger rows
+// and kind and per volume and UTC day, the range's totals and today's charges), and the latest ledger rows
 // (GET /api/v0/billing/charges/), where a charge is a positive amount and a credit a negative one.
 import { useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
@@ -22,11 +22,15 @@ const charge = (n: number) => usd(n, 4);
 
 const HOUR_S = 3600;
 
-/** One line of the ledger as shown: a credit, or the charges of one instance and kind in one UTC hour. */
+/**
+ * One line of the ledger as shown: a credit, or the charges of one instance and kind (or of one
+ * volume) in one UTC hour.
+ */
 export interface LedgerLine {
   key: string;
   kind: string;
   instance_id: number | null;
+  volume_id: number | null;
   /** The UTC hour the charges' periods ended in (epoch s), or the credit's time. */
   at: number;
   amount: number;
@@ -48,6 +52,7 @@ export function ledgerLines(rows: readonly LedgerRow[]): LedgerLine[] {
         key: `c${r.id}`,
         kind: r.kind,
         instance_id: r.instance_id,
+        volume_id: r.volume_id ?? null,
         at: r.period_end,
         amount: r.amount,
         rows: 1,
@@ -55,14 +60,22 @@ export function ledgerLines(rows: readonly LedgerRow[]): LedgerLine[] {
       continue;
     }
     const hour = Math.floor(r.period_end / HOUR_S) * HOUR_S;
-    const key = `${r.instance_id ?? '-'}:${r.kind}:${hour}`;
+    const key = `${r.instance_id ?? '-'}:${r.volume_id ?? '-'}:${r.kind}:${hour}`;
     const line = byKey.get(key);
     if (line) {
       line.amount += r.amount;
       line.rows += 1;
       continue;
     }
-    const fresh = { key, kind: r.kind, instance_id: r.instance_id, at: hour, amount: r.amount, rows: 1 };
+    const fresh = {
+      key,
+      kind: r.kind,
+      instance_id: r.instance_id,
+      volume_id: r.volume_id ?? null,
+      at: hour,
+      amount: r.amount,
+      rows: 1,
+    };
     byKey.set(key, fresh);
     out.push(fresh);
   }
@@ -209,8 +222,8 @@ function Ledger() {
   return (
     <TableCard title="Ledger" id="ledger-h">
       <p className="muted small">
-        The latest 100 ledger rows: the meter charges every few seconds, so each instance&apos;s charges are
-        summed per kind and UTC hour.
+        The latest 100 ledger rows: the meter charges every few seconds, so each instance&apos;s (and each
+        volume&apos;s) charges are summed per kind and UTC hour.
       </p>
       <ErrorNote error={rows.error} />
       <Table
@@ -229,7 +242,9 @@ function Ledger() {
             <td data-label="When (UTC)" className="mono small">
               {c.amount < 0 || c.kind === 'credit' ? utc(c.at) : utcHour(c.at)}
             </td>
-            <td data-label="Instance">{c.instance_id ? `#${c.instance_id}` : '—'}</td>
+            <td data-label="Instance">
+              {c.instance_id ? `#${c.instance_id}` : c.volume_id ? `Volume #${c.volume_id}` : '—'}
+            </td>
             <td data-label="Kind">{c.kind === 'credit' ? 'credit added' : c.kind}</td>
             <td className="num" data-label="Charge">
               {c.amount >= 0 ? charge(c.amount) : ''}

@@ -1,8 +1,8 @@
 // The paged billing history of the official CLI's `show invoices-v1` and the search of `search
 // invoices`, read from the ledger:
 // - invoices (GET /api/v1/invoices/, GET /invoices): the credits added to the account, one each;
-// - charges (GET /charges/): per contract (an instance), its charges in the range summed, with
-//   one item per kind (GPU time, storage).
+// - charges (GET /charges/): per contract (an instance or a volume), its charges in the range
+//   summed, with one item per kind (GPU time, storage; a volume's storage).
 // Pages are keyset-paged in SQL: `next_token` carries the last row's values of the order's keys
 // and the order itself, and a token of another order is refused.
 import type { Kysely } from 'kysely';
@@ -354,7 +354,13 @@ export interface ChargesQuery {
   format?: string;
 }
 
-/** A contract's charges: the whole, and an item per kind it was charged for. */
+/** Hours per month of a volume's $ per GB-month (as for instance disks). */
+const HOURS_PER_MONTH = 720;
+
+/**
+ * A contract's charges: the whole, and an item per kind it was charged for. An instance has GPU
+ * time and storage; a volume its storage (GB × $ per GB-month, by the hour).
+ */
 function contractResult(r: repo.ContractChargeRow) {
   const start = r.start / 1000;
   const end = r.end / 1000;
@@ -369,6 +375,27 @@ function contractResult(r: repo.ContractChargeRow) {
     metadata: {},
     items: [],
   });
+  const span = `${days} day${days === 1 ? '' : 's'}`;
+  const label = r.label === '' ? null : r.label;
+  if (r.type === 'volume')
+    return {
+      start,
+      end,
+      type: 'volume',
+      source: `volume-${r.contract_id}`,
+      description: `Volume ${r.contract_id}${label ? ` (${label})` : ''} Charges - ${span}`,
+      amount: usd(r.volume_micros),
+      metadata: { label },
+      items: [
+        item(
+          'storage',
+          r.volume_micros,
+          r.volume_ms,
+          (r.volume_gb * r.storage_cost) / HOURS_PER_MONTH,
+          `Volume ${r.contract_id}, ${r.volume_gb} GB at $${roundPrice(r.storage_cost)}/GB/month, `,
+        ),
+      ],
+    };
   const items = [];
   if (r.compute_ms > 0 || r.compute_micros > 0)
     items.push(item('gpu', r.compute_micros, r.compute_ms, r.dph_compute, ''));
@@ -378,10 +405,10 @@ function contractResult(r: repo.ContractChargeRow) {
     start,
     end,
     type: 'instance',
-    source: `instance-${r.instance_id}`,
-    description: `Instance ${r.instance_id} Charges - ${days} day${days === 1 ? '' : 's'}`,
+    source: `instance-${r.contract_id}`,
+    description: `Instance ${r.contract_id} Charges - ${span}`,
     amount: usd(r.compute_micros + r.disk_micros),
-    metadata: { label: r.label === '' ? null : r.label, template_id: r.template_id },
+    metadata: { label, template_id: r.template_id },
     items,
   };
 }

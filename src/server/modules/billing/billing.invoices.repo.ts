@@ -1,12 +1,14 @@
 // The statements of the billing history reads, all over the ledger (billing_ledger): its charges
-// grouped per instance, UTC day and kind; its credits as invoices; its charges per instance
-// (contract), keyset-paged; and the labels of the caller's instances. Only the caller's rows.
+// grouped per instance, UTC day and kind; its credits as invoices; its charges per contract (an
+// instance or a volume), keyset-paged; and the labels of the caller's instances. Only the caller's rows.
 import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { whereFilters, type SelectFilter } from '../../db/filters.js';
 import { earningDay } from './billing.repo.js';
 
 const CHARGE_KINDS = ['compute', 'disk'];
+/** The ledger kinds a contract's charges are: an instance's compute and disk, a volume's storage. */
+const CONTRACT_KINDS = [...CHARGE_KINDS, 'volume'];
 
 /**
  * The caller's charges whose billed period ended in (from, to] (epoch ms), summed per instance,
@@ -40,6 +42,34 @@ export function dailyCharges(db: Kysely<DB>, userId: number, p: { from: number; 
 }
 
 /**
+ * The caller's volume charges whose billed period ended in (from, to] (epoch ms), summed per
+ * volume and UTC day, each with its billed time, first start, last end, and the volume's label,
+ * GB and locked $ per GB-month.
+ */
+export function dailyVolumeCharges(db: Kysely<DB>, userId: number, p: { from: number; to: number }) {
+  return db
+    .selectFrom('billing_ledger as l')
+    .innerJoin('volumes as v', 'v.id', 'l.volume_id')
+    .select([
+      'l.volume_id',
+      earningDay.as('day'),
+      sql<number>`sum(l.amount_micros)`.as('micros'),
+      sql<number>`sum(l.period_end - l.period_start)`.as('ms'),
+      sql<number>`min(l.period_start)`.as('start'),
+      sql<number>`max(l.period_end)`.as('end'),
+      'v.label',
+      'v.size_gb',
+      'v.storage_cost',
+    ])
+    .where('l.user_id', '=', userId)
+    .where('l.kind', '=', 'volume')
+    .where('l.period_end', '>', p.from)
+    .where('l.period_end', '<=', p.to)
+    .groupBy(['l.volume_id', earningDay, 'v.label', 'v.size_gb', 'v.storage_cost'])
+    .execute();
+}
+
+/**
  * The caller's credits dated in (from, to] (epoch ms), oldest first. A credit's period is its
  * instant (period_end = created_at), so the ledger's (user_id, kind, period_end) index finds them.
  */
@@ -55,13 +85,13 @@ export function creditsBetween(db: Kysely<DB>, userId: number, p: { from: number
     .execute();
 }
 
-/** Micro-dollars of the caller's charges whose billed period ended after `from` (epoch ms). */
+/** Micro-dollars of the caller's charges (instances' and volumes') whose billed period ended after `from` (epoch ms). */
 export async function chargedSince(db: Kysely<DB>, userId: number, from: number): Promise<number> {
   const row = await db
     .selectFrom('billing_ledger')
     .select(sql<number | null>`sum(amount_micros)`.as('micros'))
     .where('user_id', '=', userId)
-    .where('kind', 'in', CHARGE_KINDS)
+    .where('kind', 'in', CONTRACT_KINDS)
     .where('period_end', '>', from)
     .executeTakeFirst();
   return Number(row?.micros ?? 0);
@@ -251,22 +281,27 @@ export async function invoiceCount(db: Kysely<DB>, userId: number, filters: Sele
 /**
  * The caller's charges as a derived table `c` whose columns the charge filters read: `day` (the
  * start, in epoch ms, of the UTC day the charge counts on: the day its billed period ended in)
- * and `type` (every openrig contract is an instance).
+ * and `type` (the contract: `instance` for compute and disk charges, `volume` for a volume's
+ * storage). `contract_id` is the instance's or the volume's id, and `contract_key` numbers the
+ * contracts apart (an instance and a volume may share an id): id × 2, plus 1 for a volume.
  */
 function chargeRows(db: Kysely<DB>, userId: number) {
   const rows = db
     .selectFrom('billing_ledger as l')
     .select([
-      'l.instance_id',
       'l.kind',
       'l.amount_micros',
       'l.period_start',
       'l.period_end',
       sql<number>`${earningDay} * 86400000`.as('day'),
-      sql<string>`'instance'`.as('type'),
+      sql<string>`case when l.kind = 'volume' then 'volume' else 'instance' end`.as('type'),
+      sql<number>`coalesce(l.instance_id, l.volume_id)`.as('contract_id'),
+      sql<number>`case when l.kind = 'volume' then l.volume_id * 2 + 1 else l.instance_id * 2 end`.as(
+        'contract_key',
+      ),
     ])
     .where('l.user_id', '=', userId)
-    .where('l.kind', 'in', CHARGE_KINDS);
+    .where('l.kind', 'in', CONTRACT_KINDS);
   return db.selectFrom(rows.as('c'));
 }
 
@@ -280,23 +315,30 @@ export const CONTRACT_ORDER_KEYS = {
 } as const;
 
 export interface ContractChargeRow {
-  instance_id: number;
+  type: 'instance' | 'volume';
+  /** The instance's id, or the volume's. */
+  contract_id: number;
   start: number;
   end: number;
   compute_micros: number;
   compute_ms: number;
   disk_micros: number;
   disk_ms: number;
+  volume_micros: number;
+  volume_ms: number;
   label: string;
   template_id: number | null;
   dph_compute: number;
   dph_disk: number;
   disk: number;
+  /** A volume's GB and its $ per GB-month (0 for an instance). */
+  volume_gb: number;
+  storage_cost: number;
 }
 
 /**
- * A page of the caller's contracts (instances) with charges passing `filters`, each with its
- * charges summed per kind in one grouped statement, keyset-paged on (`key`, instance id).
+ * A page of the caller's contracts (instances and volumes) with charges passing `filters`, each
+ * with its charges summed per kind in one grouped statement, keyset-paged on (`key`, contract key).
  */
 export async function contractPage(
   db: Kysely<DB>,
@@ -311,48 +353,77 @@ export async function contractPage(
 ): Promise<{ row: ContractChargeRow; key: number[] }[]> {
   const keys: PageKey[] = [
     { expr: CONTRACT_ORDER_KEYS[p.key], dir: p.dir },
-    { expr: sql`c.instance_id`, dir: p.dir },
+    { expr: sql`c.contract_key`, dir: p.dir },
   ];
   let qb = whereFilters(chargeRows(db, userId), p.filters)
-    .innerJoin('instances as i', 'i.id', 'c.instance_id')
+    .leftJoin('instances as i', (j) => j.onRef('i.id', '=', 'c.contract_id').on('c.type', '=', 'instance'))
+    .leftJoin('volumes as v', (j) => j.onRef('v.id', '=', 'c.contract_id').on('c.type', '=', 'volume'))
     .select([
-      'c.instance_id',
+      'c.contract_key',
+      'c.contract_id',
+      'c.type',
       CONTRACT_ORDER_KEYS.start.as('start'),
       CONTRACT_ORDER_KEYS.end.as('end'),
       sumIf('compute', sql`c.amount_micros`).as('compute_micros'),
       sumIf('compute', sql`c.period_end - c.period_start`).as('compute_ms'),
       sumIf('disk', sql`c.amount_micros`).as('disk_micros'),
       sumIf('disk', sql`c.period_end - c.period_start`).as('disk_ms'),
+      sumIf('volume', sql`c.amount_micros`).as('volume_micros'),
+      sumIf('volume', sql`c.period_end - c.period_start`).as('volume_ms'),
       'i.label',
       'i.template_id',
       'i.dph_compute',
       'i.dph_disk',
       'i.disk',
+      'v.label as v_label',
+      'v.size_gb as v_size_gb',
+      'v.storage_cost as v_storage_cost',
     ])
     .select(keys.map((k, i) => k.expr.as(`order_key_${i}`)))
-    .groupBy(['c.instance_id', 'i.label', 'i.template_id', 'i.dph_compute', 'i.dph_disk', 'i.disk']);
+    .groupBy([
+      'c.contract_key',
+      'c.contract_id',
+      'c.type',
+      'i.label',
+      'i.template_id',
+      'i.dph_compute',
+      'i.dph_disk',
+      'i.disk',
+      'v.label',
+      'v.size_gb',
+      'v.storage_cost',
+    ]);
   const after = p.after;
   if (after) qb = qb.having((eb) => afterKeys(eb, keys, after));
   for (const k of keys) qb = qb.orderBy(k.expr, k.dir);
   const rows = (await qb.limit(p.limit).execute()) as Record<string, unknown>[];
   const n = (v: unknown) => Number(v ?? 0);
-  return rows.map((r) => ({
-    row: {
-      instance_id: n(r.instance_id),
-      start: n(r.start),
-      end: n(r.end),
-      compute_micros: n(r.compute_micros),
-      compute_ms: n(r.compute_ms),
-      disk_micros: n(r.disk_micros),
-      disk_ms: n(r.disk_ms),
-      label: typeof r.label === 'string' ? r.label : '',
-      template_id: r.template_id === null || r.template_id === undefined ? null : n(r.template_id),
-      dph_compute: n(r.dph_compute),
-      dph_disk: n(r.dph_disk),
-      disk: n(r.disk),
-    },
-    key: keys.map((_, i) => n(r[`order_key_${i}`])),
-  }));
+  return rows.map((r) => {
+    const volume = r.type === 'volume';
+    const label = volume ? r.v_label : r.label;
+    return {
+      row: {
+        type: volume ? 'volume' : 'instance',
+        contract_id: n(r.contract_id),
+        start: n(r.start),
+        end: n(r.end),
+        compute_micros: n(r.compute_micros),
+        compute_ms: n(r.compute_ms),
+        disk_micros: n(r.disk_micros),
+        disk_ms: n(r.disk_ms),
+        volume_micros: n(r.volume_micros),
+        volume_ms: n(r.volume_ms),
+        label: typeof label === 'string' ? label : '',
+        template_id: r.template_id === null || r.template_id === undefined ? null : n(r.template_id),
+        dph_compute: n(r.dph_compute),
+        dph_disk: n(r.dph_disk),
+        disk: n(r.disk),
+        volume_gb: n(r.v_size_gb),
+        storage_cost: n(r.v_storage_cost),
+      },
+      key: keys.map((_, i) => n(r[`order_key_${i}`])),
+    };
+  });
 }
 
 /** How many of the caller's contracts have charges passing `filters`. */
@@ -362,7 +433,7 @@ export async function contractCount(
   filters: SelectFilter[],
 ): Promise<number> {
   const row = await whereFilters(chargeRows(db, userId), filters)
-    .select(sql<number>`count(distinct c.instance_id)`.as('n'))
+    .select(sql<number>`count(distinct c.contract_key)`.as('n'))
     .executeTakeFirst();
   return Number(row?.n ?? 0);
 }

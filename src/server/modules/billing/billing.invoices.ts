@@ -1,6 +1,7 @@
 // Billing history in the official CLI's `show invoices` format, read from the ledger: the credits
 // (payments into the account), one item each, and the charges summed per instance, UTC day and
-// kind (the meter writes a row per instance and meter interval; a day of them is one item).
+// kind (the meter writes a row per instance and meter interval; a day of them is one item), and
+// per volume and UTC day (kind `volume`, the item naming the volume).
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { CommonErrors, quoteValue } from '../../errors.js';
@@ -15,6 +16,8 @@ const DAY_MS = 86_400_000;
 export const MAX_INVOICE_DAYS = 366;
 /** The history without `sdate`: the 30 days up to `edate`. */
 export const DEFAULT_INVOICE_DAYS = 30;
+/** Hours in a month of a volume's $ per GB-month (as for instance disks). */
+const HOURS_PER_MONTH = 720;
 /** The latest time a date parameter may name: 9999-12-31T23:59:59Z. */
 const MAX_EPOCH_S = 253_402_300_799;
 /** Who adds credit in openrig: the operator (`admin create-user --balance`, `admin add-credit`). */
@@ -58,7 +61,8 @@ export interface InvoicesQuery {
  * GET /users/me/invoices (the official CLI's `show invoices`): the caller's items from `sdate`
  * through `edate` (epoch seconds; a charge is in when its billed period ended in (sdate, edate],
  * a credit when it was added then), oldest first. Charges: per instance, UTC day and kind, with
- * quantity in hours, rate in $/h (the instance's locked rate) and amount in $; only with
+ * quantity in hours, rate in $/h (the instance's locked rate) and amount in $, and per volume and
+ * UTC day (kind `volume`, `volume_id`, rate its GB × $/GB-month over 720 hours); only with
  * inc_charges (default true). Credits: type `payment`, one each. `current`: today's (UTC)
  * charges so far and the balance.
  */
@@ -71,8 +75,9 @@ export async function showInvoices(db: Kysely<DB>, userId: number, q: InvoicesQu
   const incCharges = boolParam('inc_charges', q.inc_charges, true);
   const range = { from: Math.floor(sdate * 1000), to: Math.floor(edate * 1000) };
   const today = Math.floor(now / DAY_MS) * DAY_MS;
-  const [charges, credits, todayMicros, balance] = await Promise.all([
+  const [charges, volumeCharges, credits, todayMicros, balance] = await Promise.all([
     incCharges ? repo.dailyCharges(db, userId, range) : Promise.resolve([]),
+    incCharges ? repo.dailyVolumeCharges(db, userId, range) : Promise.resolve([]),
     repo.creditsBetween(db, userId, range),
     repo.chargedSince(db, userId, today),
     balanceOf(db, userId),
@@ -101,6 +106,25 @@ export async function showInvoices(db: Kysely<DB>, userId: number, q: InvoicesQu
       end: Number(c.end) / 1000,
     });
   }
+  for (const c of volumeCharges) {
+    const micros = Number(c.micros);
+    chargedMicros += micros;
+    const id = Number(c.volume_id);
+    const gb = Number(c.size_gb);
+    items.push({
+      type: 'charge',
+      kind: 'volume',
+      instance_id: null,
+      volume_id: id,
+      description: `Volume ${id}${c.label ? ` (${c.label})` : ''} storage (${gb} GB at $${roundPrice(c.storage_cost)}/GB/month), ${dayDate(Number(c.day))} (UTC)`,
+      quantity: hours(Number(c.ms)),
+      rate: roundPrice((gb * c.storage_cost) / HOURS_PER_MONTH),
+      amount: usd(micros),
+      timestamp: Number(c.end) / 1000,
+      start: Number(c.start) / 1000,
+      end: Number(c.end) / 1000,
+    });
+  }
   for (const c of credits) {
     creditedMicros -= c.amount_micros;
     items.push({
@@ -113,11 +137,12 @@ export async function showInvoices(db: Kysely<DB>, userId: number, q: InvoicesQu
       instance_id: null,
     });
   }
-  // Oldest first; within one moment, by instance and kind (the order is the same on both databases).
+  // Oldest first; within one moment, by instance, volume and kind (the same on both databases).
   items.sort(
     (a, b) =>
       a.timestamp - b.timestamp ||
       (a.instance_id ?? 0) - (b.instance_id ?? 0) ||
+      (a.volume_id ?? 0) - (b.volume_id ?? 0) ||
       (a.kind ?? '').localeCompare(b.kind ?? ''),
   );
   return {

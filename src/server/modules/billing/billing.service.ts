@@ -310,6 +310,7 @@ export async function chargesPage(
     charges: page.map((r) => ({
       id: r.id,
       instance_id: r.instance_id,
+      volume_id: r.volume_id === null ? null : Number(r.volume_id),
       kind: r.kind,
       amount: usd(r.amount_micros),
       amount_micros: r.amount_micros,

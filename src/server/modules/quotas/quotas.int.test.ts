@@ -4,10 +4,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDb } from '../../../../test/helpers/db.js';
 import { useTestApp, type TestApp } from '../../../../test/helpers/app.js';
-import { offers, PUB, renter } from '../../../../test/helpers/market.js';
+import { agentMachine, offers, PUB, renter } from '../../../../test/helpers/market.js';
 import { addCredit, runMeter } from '../billing/billing.service.js';
 import { reportInstanceStatus } from '../instances/instances.moves.js';
 import { runBudgetCheck } from './quotas.budget.js';
+import { runVolumeMeter } from '../volumes/volumes.billing.js';
 
 const MID_MONTH = Date.UTC(2026, 10, 10, 12, 0, 0);
 let teamN = 0;
@@ -243,6 +244,50 @@ describeEachDb('quotas', (dialect) => {
         percent: 100,
         stopped_instances: [id],
       });
+    });
+
+    it("the team's volumes count toward its month budget", async () => {
+      const { owner } = await team(t());
+      const host = await t().user();
+      const reg = await t().request('POST', '/api/agent/v1/register', {
+        key: host.apiKey,
+        body: { agent_uid: `agent-quota-vol-${teamN}`, machines: [agentMachine(0)], price_gpu: 0.4 },
+      });
+      const machine = reg.body.machines[0].machine_id as number;
+      // $7.20/GB-month × 100 GB = $1 an hour.
+      const ask = await t().request('POST', '/api/v0/volumes/', {
+        key: host.apiKey,
+        body: { size: 200, machine, price_disk: 7.2 },
+      });
+      expect(ask.status, ask.raw).toBe(200);
+      const vol = await t().request('PUT', '/api/v0/volumes/', {
+        key: owner.teamApiKey,
+        body: { size: 100, id: ask.body.volume_asks[0].id },
+      });
+      expect(vol.status, vol.raw).toBe(200);
+      await t().request('PUT', '/api/v0/quotas/', { key: owner.teamApiKey, body: { month_budget: 10 } });
+      // A personal volume of the owner's is not the team's.
+      expect(
+        (
+          await t().request('PUT', '/api/v0/volumes/', {
+            key: owner.apiKey,
+            body: { size: 100, id: ask.body.volume_asks[0].id },
+          })
+        ).status,
+      ).toBe(200);
+      t().clock.advance(10 * 3600_000);
+      await runVolumeMeter(t().deps);
+      const [offer] = await offers(t(), 1, { priceGpu: 1, priceDisk: 0 });
+      const refused = await create(t(), owner.teamApiKey!, offer!);
+      expect(refused.status, refused.raw).toBe(403);
+      expect(refused.body).toMatchObject({
+        scope: 'team',
+        limit: 'month_budget',
+        limit_value: 10,
+        current: 10,
+      });
+      // The owner's personal volume was charged too, but not against the team.
+      expect((await create(t(), owner.apiKey, offer!)).status).toBe(200);
     });
 
     it("an API key's budget refuses its creates once its instances spent it, and stops them", async () => {

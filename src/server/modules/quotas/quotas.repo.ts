@@ -193,7 +193,11 @@ export function runningByMember(db: Kysely<DB>, teamId: number) {
     .execute();
 }
 
-/** Compute and disk charges of a team's instances (or a member's) whose period ended after `from`. */
+/**
+ * Compute and disk charges of a team's instances (or a member's) whose period ended after `from`;
+ * a team's own also counts the storage charges of the volumes its account holds (a volume records
+ * no member: a member's spend is their instances').
+ */
 export async function monthSpend(
   db: Kysely<DB>,
   teamId: number,
@@ -209,7 +213,16 @@ export async function monthSpend(
     .where('l.period_end', '>', from);
   if (memberId !== null) q = q.where('i.id', 'in', createdBy(db, teamId, memberId));
   const r = await q.executeTakeFirst();
-  return Number(r?.micros ?? 0);
+  if (memberId !== null) return Number(r?.micros ?? 0);
+  const v = await db
+    .selectFrom('billing_ledger as l')
+    .innerJoin('teams as t', 't.account_user_id', 'l.user_id')
+    .select(sql<number>`coalesce(sum(l.amount_micros), 0)`.as('micros'))
+    .where('t.id', '=', teamId)
+    .where('l.kind', '=', 'volume')
+    .where('l.period_end', '>', from)
+    .executeTakeFirst();
+  return Number(r?.micros ?? 0) + Number(v?.micros ?? 0);
 }
 
 export function spendByMember(db: Kysely<DB>, teamId: number, from: number) {

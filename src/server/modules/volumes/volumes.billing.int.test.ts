@@ -107,6 +107,29 @@ describeEachDb('volume billing', (dialect) => {
     expect(vols.map((x: { amount_micros: number }) => x.amount_micros).sort()).toEqual(
       rows.map((x) => Number(x.amount_micros)).sort(),
     );
+    // show invoices-v1 -c (GET /charges/): the volume is a contract of its own, type volume,
+    // its storage the one item.
+    const day = (ms: number) => Math.floor(ms / 1000);
+    const q = (filters: object) =>
+      t().request('GET', `/api/v0/charges/?select_filters=${encodeURIComponent(JSON.stringify(filters))}`, {
+        key: u.apiKey,
+      });
+    const range = { day: { gte: day(start) - 86_400, lte: day(t().clock.now()) + 86_400 } };
+    const all = await q(range);
+    expect(all.status, all.raw).toBe(200);
+    const line = all.body.results.find((x: { type: string }) => x.type === 'volume');
+    expect(line).toMatchObject({
+      type: 'volume',
+      source: `volume-${vol}`,
+      amount: total / 1e6,
+      items: [{ type: 'storage', amount: total / 1e6 }],
+    });
+    expect(line.description).toContain(`Volume ${vol}`);
+    expect(line.items[0].description).toContain('100 GB at $0.36/GB/month');
+    expect(line.items[0].description).toContain('3.500 hours');
+    const onlyVolumes = await q({ ...range, type: { in: ['volume'] } });
+    expect(onlyVolumes.body.results.map((x: { source: string }) => x.source)).toEqual([`volume-${vol}`]);
+    expect(onlyVolumes.body.total).toBe(1);
     // Periods follow one another without gap or overlap, from creation to deletion.
     expect(Number(rows[0]!.period_start)).toBe(start);
     for (let i = 1; i < rows.length; i++) expect(rows[i]!.period_start).toBe(rows[i - 1]!.period_end);
