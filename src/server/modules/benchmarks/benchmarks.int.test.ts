@@ -199,11 +199,25 @@ describeEachDb('benchmarks', (dialect) => {
 
   it('on a machine without a GPU the run says so and fills no GPU figure', async () => {
     const { host, uid, id } = await registered(t(), { driver_version: 'simulated' });
+    const base = report(uid, id);
     const r = await t().request('POST', `${P}/benchmarks`, {
       key: host.apiKey,
-      body: report(uid, id, { gpu: { error: 'no NVIDIA GPU: nvidia-smi did not answer' } }),
+      body: {
+        ...base,
+        // A virtual machine's CPU that reports no clock: no cpu_ghz row, the offer's clock kept.
+        cpu: { ...base.cpu, ghz: 0 },
+        gpu: { error: 'no NVIDIA GPU: nvidia-smi did not answer' },
+      },
     });
     expect(r.body.verification_reason).toContain('measured no GPU');
+    const names = await t()
+      .deps.db.selectFrom('machine_benchmarks')
+      .select('name')
+      .where('machine_id', '=', id)
+      .execute();
+    expect(names.map((n) => n.name).sort()).toEqual(
+      ['cpu_score', 'disk_bw', 'inet_down', 'inet_up', 'mem_bw'].sort(),
+    );
     const m = await machine(t(), id);
     expect(m).toMatchObject({
       total_flops: 0,

@@ -251,7 +251,10 @@ async function lastBenchmarkClamp(db: Kysely<DB>, m: repo.VerifiableMachine): Pr
 function runRows(b: BenchmarkReport, machineId: number, now: number): Insertable<MachineBenchmarksTable>[] {
   const base = { machine_id: machineId, run_at: now, agent_version: b.version };
   const rows: Insertable<MachineBenchmarksTable>[] = [
-    { ...base, name: 'cpu_ghz', model: b.cpu.name, score: b.cpu.ghz, unit: 'GHz', num_gpus: 0 },
+    // A clock the CPU does not report (a virtual machine's) is not a measurement of 0 GHz.
+    ...(b.cpu.ghz > 0
+      ? [{ ...base, name: 'cpu_ghz', model: b.cpu.name, score: b.cpu.ghz, unit: 'GHz', num_gpus: 0 }]
+      : []),
     { ...base, name: 'cpu_score', model: b.cpu.name, score: b.cpu.score, unit: 'score', num_gpus: 0 },
     { ...base, name: 'mem_bw', model: b.cpu.name, score: b.mem_bw, unit: 'GB/s', num_gpus: 0 },
     { ...base, name: 'disk_bw', model: 'disk', score: b.disk_bw, unit: 'MB/s', num_gpus: 0 },
