@@ -4,8 +4,10 @@
 // module at the destination path. The destination's SSH server runs the rsync daemon chrooted in
 // the destination instance, so nothing is written outside it; here the source path is resolved
 // inside the source instance's file system as a chroot would (a symbolic link on the way is read
-// against the instance's own root, `..` stops at it), and rsync copies the links it meets in the
-// tree as links, never following them. Progress and the end are reported at the next call, made
+// against the instance's own root, `..` stops at it), rsync copies the links it meets in the
+// tree as links, never following them, and (as root) it runs in a sandbox whose root holds the
+// source and no other file of the host (copy-sandbox.ts), so not even a link swapped in during
+// the copy leads it out. Progress and the end are reported at the next call, made
 // every couple of seconds while copies run; a copy the server no longer lists was canceled: its
 // rsync is stopped.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -15,6 +17,7 @@ import path from 'node:path';
 import type { AgentCopy, CopyReport } from '../contract/agent-protocol.js';
 import type { AgentClient } from './agent-client.js';
 import type { AgentLog } from './agent-log.js';
+import { sandboxUnavailable, sourceOnHost, spawnSandboxed, type SandboxBind } from './copy-sandbox.js';
 import type { Runtime } from './runtime.js';
 import { RSYNC_USER } from './rsync-daemon.js';
 
@@ -161,13 +164,38 @@ export class CopyRunner {
     this.schedule();
   }
 
-  /** The host path of the copy's source. */
+  /** Why the sending rsync runs without its sandbox (copy-sandbox.ts); null: it has one. */
+  private readonly noSandbox = sandboxUnavailable();
+  /** The host directory each copy under way reads from, bound into its sandbox. */
+  private readonly sourceMounts = new Map<number, string>();
+
+  /**
+   * The host path of the copy's source, resolved inside the instance or volume; with the sandbox,
+   * where it is on the host (a container's files under its overlay or volume directory).
+   */
   private async sourcePath(c: AgentCopy): Promise<string> {
     let root: string | null;
     if (c.src_kind === 'volume') root = this.h.runtime.volumes?.dataDir(c.src_id) ?? null;
     else root = (await this.h.runtime.fileRoot?.(c.src_id)) ?? null;
     if (!root) throw new Error(`the source ${c.src_kind} ${c.src_id} is not running on this host`);
-    return resolveInRoot(root, c.src_path);
+    const resolved = resolveInRoot(root, c.src_path);
+    if (this.noSandbox) {
+      this.h.log.warn(`copy ${c.id}: its rsync runs without a sandbox (${this.noSandbox})`);
+      return resolved;
+    }
+    const where = sourceOnHost(root, resolved);
+    this.sourceMounts.set(c.id, where.mount);
+    return where.path;
+  }
+
+  /** The copy's sandbox binds: its source (read-only), its key's directory, a local volume it writes. */
+  private sandboxBinds(c: AgentCopy, keyDir: string | null): SandboxBind[] {
+    const binds: SandboxBind[] = [{ path: this.sourceMounts.get(c.id)! }];
+    if (keyDir) binds.push({ path: keyDir });
+    const to = c as AgentCopy & { dst_kind?: string; dst_port?: number };
+    const local = to.dst_kind === 'volume' && to.dst_port === 0 ? this.h.runtime.volumes : undefined;
+    if (local) binds.push({ path: local.dataDir(c.dst_id), writable: true });
+    return binds;
   }
 
   private async start(c: AgentCopy): Promise<void> {
@@ -209,10 +237,10 @@ export class CopyRunner {
       this.h.log.info(
         `copy ${c.id}: ${c.src_kind} ${c.src_id}:${c.src_path} → instance ${c.dst_id}:${c.dst_path}`,
       );
-      const child = spawn('rsync', args, {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir },
-      });
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir };
+      const child = this.noSandbox
+        ? spawn('rsync', args, { stdio: ['ignore', 'pipe', 'pipe'], env })
+        : spawnSandboxed('rsync', args, this.sandboxBinds(c, dir), env);
       r.child = child;
       let err = '';
       let out = '';
@@ -264,6 +292,7 @@ export class CopyRunner {
       this.h.log.warn(`copy ${c.id} failed: ${(e as Error).message}`);
       this.finish(c.id, { id: c.id, state: 'failed', msg: (e as Error).message.slice(0, 2000) });
     } finally {
+      this.sourceMounts.delete(c.id);
       if (dir) rmSync(dir, { recursive: true, force: true });
       void this.sync().catch(() => {});
     }

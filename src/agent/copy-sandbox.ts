@@ -11,10 +11,11 @@
 // on the host instead (the container's overlay directory, or the host directory of the volume
 // mounted at the source path), from the container's mount table.
 // Without root, or without unshare, nsenter and mount, there is no sandbox (sandboxUnavailable).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 
 /** A host path bound into the sandbox at the same path. */
 export interface SandboxBind {
@@ -154,7 +155,7 @@ export function spawnSandboxed(
   args: string[],
   binds: SandboxBind[],
   env: Record<string, string>,
-): ChildProcess {
+): ChildProcessByStdio<null, Readable, Readable> {
   const root = mkdtempSync(path.join(tmpdir(), 'openrig-sandbox-'));
   const pairs = binds.flatMap((b) => {
     if (!path.isAbsolute(b.path) || /[\0\n]/.test(b.path) || !existsSync(b.path))
