@@ -9,6 +9,7 @@ import { renter as renterWithKey } from '../../../../test/helpers/market.js';
 import type { BenchmarkReport, GpuBenchmark } from '../../../contract/benchmarks.js';
 import { changeVerification, operatorSetVerification } from './benchmarks.service.js';
 import { machineById } from './benchmarks.repo.js';
+import { machineEvent, recordEvents } from '../webhooks/webhooks.events.js';
 
 const P = '/api/agent/v1';
 const hw = (over: Record<string, unknown> = {}) => ({
@@ -257,6 +258,24 @@ describeEachDb('benchmarks', (dialect) => {
     expect(
       (await t().request('GET', `/api/v0/machines/${id}/verification`, { key: other.apiKey })).status,
     ).toBe(404);
+  });
+
+  it('the online time counts from the last time the machine went offline', async () => {
+    const { host, uid, id } = await registered(t());
+    t().clock.advance(1800_000);
+    // Its heartbeats stopped for a while (the sweep records machine.offline), then came back.
+    await t()
+      .deps.store.db.transaction()
+      .execute((trx) => recordEvents(trx, t().clock.now(), [machineEvent(host.id, id, 'offline')]));
+    t().clock.advance(1800_000);
+    await t().deps.db.updateTable('machines').set({ online_state: 'online' }).where('id', '=', id).execute();
+    // An hour since registration, but only half an hour online since it went offline.
+    const early = await t().request('POST', `${P}/benchmarks`, { key: host.apiKey, body: report(uid, id) });
+    expect(early.body.verification).toBe('unverified');
+    expect(early.body.verification_reason).toContain('(1800 s so far)');
+    t().clock.advance(1800_000);
+    const later = await t().request('POST', `${P}/benchmarks`, { key: host.apiKey, body: report(uid, id) });
+    expect(later.body.verification).toBe('verified');
   });
 
   it('a hardware change at re-registration deverifies a verified machine, with the change as reason', async () => {
@@ -536,5 +555,27 @@ describeEachDb('benchmarks', (dialect) => {
       key: host.apiKey,
     });
     expect(tooMuch.status).toBe(400);
+  });
+});
+
+describeEachDb('benchmarks with OPENRIG_AUTO_VERIFY', (dialect) => {
+  const t = useTestApp(dialect, { OPENRIG_AUTO_VERIFY: 'on' });
+
+  it('a machine verified at its registration has that recorded, shown and e-mailed', async () => {
+    const { host, id, reply } = await registered(t());
+    expect(reply.machines[0].verification).toBe('verified');
+    const h = await history(t(), id);
+    expect(h).toMatchObject([
+      {
+        from_state: 'unverified',
+        to_state: 'verified',
+        actor: 'rule',
+        reason: 'verified at registration (OPENRIG_AUTO_VERIFY)',
+      },
+    ]);
+    const sent = (await mails(t())).filter((m) => m.to_addr === host.email);
+    expect(sent.map((m) => m.subject)).toEqual([`Machine ${id} is now verified`]);
+    const view = await t().request('GET', `/api/v0/machines/${id}/verification`, { key: host.apiKey });
+    expect(view.body.history).toMatchObject([{ from: 'unverified', to: 'verified', by: 'rule' }]);
   });
 });

@@ -234,6 +234,24 @@ export async function recentStarts(db: Kysely<DB>, machineId: number, since: num
   return rows.map((r) => ({ id: Number(r.id), failed: r.running_since === null }));
 }
 
+/**
+ * When the machine last went offline (ms; its host's `machine.offline` event, which the heartbeat
+ * sweep and the agent's shutdown record), or null when it never did. Read once per benchmark run
+ * of an unverified machine, through the host's events.
+ */
+export async function lastWentOffline(db: Kysely<DB>, hostId: number, machineId: number) {
+  const r = await db
+    .selectFrom('events')
+    .select('created_at')
+    .where('user_id', '=', hostId)
+    .where('type', '=', 'machine.offline')
+    .where('subject', '=', `machine:${machineId}`)
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return r ? Number(r.created_at) : null;
+}
+
 /** The host's address and name, for the verification e-mail. */
 export function hostContact(db: Kysely<DB>, hostId: number) {
   return db.selectFrom('users').select(['email', 'full_name']).where('id', '=', hostId).executeTakeFirst();

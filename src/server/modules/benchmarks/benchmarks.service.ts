@@ -67,6 +67,18 @@ export async function changeVerification(
     actor,
     created_at: ctx.now,
   });
+  await mailChange(ctx, m, from, to, reason);
+  return true;
+}
+
+/** The e-mail to the host of a verification change, in the change's transaction. */
+async function mailChange(
+  ctx: VerifyCtx,
+  m: repo.VerifiableMachine,
+  from: VerificationState,
+  to: VerificationState,
+  reason: string,
+): Promise<void> {
   const host = await repo.hostContact(ctx.db, m.host_id);
   if (host) {
     const mail = verificationChangedEmail({
@@ -85,7 +97,6 @@ export async function changeVerification(
       category: 'machine_verification',
     });
   }
-  return true;
 }
 
 /**
@@ -197,14 +208,16 @@ export async function afterRegistration(
         .set({ verification: 'verified', verification_changed_at: ctx.now })
         .where('id', '=', after.id)
         .execute();
+      const reason = 'verified at registration (OPENRIG_AUTO_VERIFY)';
       await repo.insertVerificationEvent(ctx.db, {
         machine_id: after.id,
         from_state: 'unverified',
         to_state: 'verified',
-        reason: 'verified at registration (OPENRIG_AUTO_VERIFY)',
+        reason,
         actor: 'rule',
         created_at: ctx.now,
       });
+      await mailChange(ctx, after, 'unverified', 'verified', reason);
     }
     return repo.stateOf(after);
   }
@@ -388,7 +401,10 @@ async function autoVerify(
       return 'benchmarks within tolerance; deverified by an operator, who verifies it again';
   }
   if (m.online_state !== 'online') return 'benchmarks within tolerance; the machine is not online';
-  const since = Math.max(m.created_at, m.verification_changed_at ?? 0);
+  // Online throughout: counted from its registration, its last verification change and the last
+  // time it went offline, whichever is latest.
+  const offlineAt = await repo.lastWentOffline(ctx.db, m.host_id, m.id);
+  const since = Math.max(m.created_at, m.verification_changed_at ?? 0, offlineAt ?? 0);
   const onlineMs = ctx.now - since;
   if (onlineMs < s.onlineS * 1000)
     return `benchmarks within tolerance; verified once online for ${s.onlineS} s (${Math.floor(onlineMs / 1000)} s so far)`;
