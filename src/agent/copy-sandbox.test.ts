@@ -33,7 +33,6 @@ describe('where a container path is on the host', () => {
       path: '/var/lib/docker/overlay2/abc/merged/work/sub',
       mount: '/var/lib/docker/overlay2/abc/merged',
     });
-    expect(containerPathOnHost('/', c, h).path).toBe('/var/lib/docker/overlay2/abc/merged');
     expect(containerPathOnHost('/data/x', c, h)).toEqual({
       path: '/state/volumes/5/data/x',
       mount: '/state/volumes/5/data',
@@ -42,6 +41,13 @@ describe('where a container path is on the host', () => {
     expect(containerPathOnHost('/sp/a', c, h).path).toBe('/srv/with space/a');
     // `/datax` is not under the volume's mount point.
     expect(containerPathOnHost('/datax', c, h).path).toBe('/var/lib/docker/overlay2/abc/merged/datax');
+  });
+
+  it('refuses a path with a volume mounted below it (not held by the one directory bound), but not for mounted files', () => {
+    const file = (p: string) => p.endsWith('/hosts');
+    expect(() => containerPathOnHost('/', c, h, file)).toThrow(/\/data is mounted below \/ \(a volume\)/);
+    expect(containerPathOnHost('/etc', c, h, file).path).toBe('/var/lib/docker/overlay2/abc/merged/etc');
+    expect(containerPathOnHost('/data', c, h, file).path).toBe('/state/volumes/5/data');
   });
 
   it("refuses the kernel's and the container's own file systems, and a root it cannot find", () => {
@@ -78,7 +84,7 @@ describe.skipIf(NO_SANDBOX !== null || !HAS_RSYNC)('rsync in the sandbox', () =>
         { PATH: process.env.PATH ?? '/usr/bin:/bin' },
       );
       let err = '';
-      child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       const code = await new Promise<number | null>((r) => child.once('close', r));
       expect(code, err).toBe(23); // some files (the links with no referent) not transferred
       expect(readFileSync(path.join(dst, 'sub/f'), 'utf8')).toBe('inside\n');

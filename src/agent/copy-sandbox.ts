@@ -12,7 +12,7 @@
 // mounted at the source path), from the container's mount table.
 // Without root, or without unshare, nsenter and mount, there is no sandbox (sandboxUnavailable).
 import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -69,20 +69,46 @@ const NOT_ON_HOST = new Set(['proc', 'sysfs', 'devpts', 'mqueue', 'cgroup', 'cgr
 
 const under = (p: string, dir: string) => dir === '/' || p === dir || p.startsWith(`${dir}/`);
 
+/** The host directory (or file) of a container's mount, by device and root; undefined if none. */
+function mountOnHost(m: MountLine, host: MountLine[]): string | undefined {
+  const h = host.find((x) => x.dev === m.dev && !NOT_ON_HOST.has(x.type) && under(m.root, x.root));
+  return h ? path.posix.join(h.point, path.posix.relative(h.root, m.root)) : undefined;
+}
+
+const isFile = (p: string) => {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+};
+
 /**
  * Where a path of a Docker container (`inPath`, absolute, already resolved inside it) is on the
  * host: the mount of the container that holds it (its longest mount point above the path), found
  * in the host's mount table by device and root; the container's own root is its overlay's merged
- * directory. Throws when the path is on a mount the host has no directory for.
+ * directory. Throws when the path is on a mount the host has no directory for, and when a
+ * directory the container mounts (a volume) lies below the path: the sandbox binds one directory,
+ * which does not hold that mount, so the copy is refused rather than made without it.
  */
 export function containerPathOnHost(
   inPath: string,
   container: MountLine[],
   host: MountLine[],
+  fileOnHost: (p: string) => boolean = isFile,
 ): { path: string; mount: string } {
   let m: MountLine | undefined;
   for (const c of container) if (under(inPath, c.point) && (!m || c.point.length >= m.point.length)) m = c;
   if (!m) throw new Error(`${inPath}: not on any mount of the instance`);
+  for (const c of container) {
+    if (c.point === inPath || !under(c.point, inPath) || NOT_ON_HOST.has(c.type)) continue;
+    const below = mountOnHost(c, host);
+    // Docker's own files (hosts, resolv.conf, hostname) are mounted files, not data.
+    if (below !== undefined && fileOnHost(below)) continue;
+    throw new Error(
+      `${c.point} is mounted below ${inPath} (a volume): copy it by its own path (or as V.ID), and the rest without it`,
+    );
+  }
   const rel = path.posix.relative(m.point, inPath);
   let mount: string | undefined;
   if (m.point === '/') {
@@ -94,9 +120,9 @@ export function containerPathOnHost(
   } else {
     if (NOT_ON_HOST.has(m.type))
       throw new Error(`${inPath} is on a ${m.type} mount of the instance, not copied`);
-    const h = host.find((x) => x.dev === m.dev && !NOT_ON_HOST.has(x.type) && under(m.root, x.root));
-    if (!h) throw new Error(`${inPath} is on a mount of the instance that is not found on the host`);
-    mount = path.posix.join(h.point, path.posix.relative(h.root, m.root));
+    mount = mountOnHost(m, host);
+    if (mount === undefined)
+      throw new Error(`${inPath} is on a mount of the instance that is not found on the host`);
   }
   return { path: rel === '' ? mount : path.posix.join(mount, rel), mount };
 }
