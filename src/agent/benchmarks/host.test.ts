@@ -23,6 +23,10 @@ describe('host facts', () => {
     expect(cpuArch('arm64')).toBe('arm64');
     expect(cpuGhz('3500000\n', [])).toBe(3.5);
     expect(cpuGhz(null, [{ speed: 2450 } as os.CpuInfo])).toBe(2.5);
+    // A virtual machine: no cpufreq, os.cpus() says 0, /proc/cpuinfo has each core's clock.
+    const vm = 'processor\t: 0\ncpu MHz\t\t: 2100.000\nprocessor\t: 1\ncpu MHz\t\t: 2095.5\n';
+    expect(cpuGhz(null, [{ speed: 0 } as os.CpuInfo], vm)).toBe(2.1);
+    expect(cpuGhz(null, [{ speed: 0 } as os.CpuInfo], '')).toBe(0);
   });
 });
 

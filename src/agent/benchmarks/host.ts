@@ -116,11 +116,19 @@ export function ubuntuVersion(osRelease: string): string {
   return /^VERSION_ID="?([0-9.]+)"?\s*$/m.exec(osRelease)?.[1] ?? '';
 }
 
-/** The highest clock of the CPU in GHz: cpufreq's maximum, else what os.cpus() says. */
-export function cpuGhz(maxFreqKhz: string | null, cpus = os.cpus()): number {
+/**
+ * The highest clock of the CPU in GHz: cpufreq's maximum, else what os.cpus() says, else the
+ * highest `cpu MHz` of /proc/cpuinfo (a virtual machine has no cpufreq and Node may read 0 there);
+ * 0 when none says.
+ */
+export function cpuGhz(maxFreqKhz: string | null, cpus = os.cpus(), cpuinfo = ''): number {
   const khz = Number(maxFreqKhz?.trim());
   if (Number.isFinite(khz) && khz > 0) return Math.round(khz / 1e5) / 10;
-  return Math.round(((cpus[0]?.speed ?? 0) / 1000) * 10) / 10;
+  const speed = cpus[0]?.speed ?? 0;
+  if (speed > 0) return Math.round((speed / 1000) * 10) / 10;
+  const mhz = [...cpuinfo.matchAll(/^cpu MHz\s*:\s*([0-9.]+)\s*$/gm)].map((m) => Number(m[1]));
+  const top = Math.max(0, ...mhz.filter((n) => Number.isFinite(n) && n < 100_000));
+  return Math.round((top / 1000) * 10) / 10;
 }
 
 const read = (p: string) => readFile(p, 'utf8').catch(() => null);
@@ -142,7 +150,7 @@ export async function hostFacts(): Promise<{
   return {
     arch: cpuArch(),
     has_avx: hasAvx(cpuinfo ?? ''),
-    ghz: cpuGhz(maxFreq),
+    ghz: cpuGhz(maxFreq, os.cpus(), cpuinfo ?? ''),
     ubuntu_version: ubuntuVersion(release ?? ''),
     mobo_name: (board ?? '').trim().slice(0, 200),
   };
