@@ -13,6 +13,7 @@ import type { Page } from 'playwright-core';
 import {
   callApi,
   processAgentArgs,
+  runCli,
   startProc,
   waitFor,
   waitRegistered,
@@ -59,6 +60,19 @@ describe.skipIf(!!reason)('web console: host trust and payouts', () => {
   const api = (key: string, method: string, p: string, body?: unknown) =>
     callApi(c.serve.url, method, p, key, body);
 
+  /**
+   * `openrig admin ARGS` on the server's data directory, again while SQLite says it is locked
+   * (the server, its agent and the admin command write the one file at once).
+   */
+  const admin = async (...args: string[]): Promise<unknown> => {
+    for (let n = 0; ; n++) {
+      const r = await runCli(['admin', ...args, '--data', c.dir], c.env);
+      if (r.code === 0) return JSON.parse(r.stdout);
+      if (n >= 10 || !/database is locked/.test(r.stderr))
+        throw new Error(`admin ${args.join(' ')}: ${r.stderr}`);
+      await new Promise((res) => setTimeout(res, 300));
+    }
+  };
   const violations = async (page: Page): Promise<string[]> => [
     ...(await page.evaluate<string[]>('window.__cspViolations || []')),
     ...consoleMessages.filter((m) => /Content Security Policy|Content-Security-Policy/i.test(m)),
@@ -105,9 +119,9 @@ describe.skipIf(!!reason)('web console: host trust and payouts', () => {
       60_000,
     );
     // Two recorded changes with their reasons, the machine verified in the end.
-    await c.admin('verify-machine', '--id', String(machine), '--json');
-    await c.admin('verify-machine', '--id', String(machine), '--unverify', '--json');
-    await c.admin('verify-machine', '--id', String(machine), '--json');
+    await admin('verify-machine', '--id', String(machine), '--json');
+    await admin('verify-machine', '--id', String(machine), '--unverify', '--json');
+    await admin('verify-machine', '--id', String(machine), '--json');
 
     // Three payouts of the host, as the payout run writes them (times in milliseconds): the oldest marked paid and the
     // latest failed by the operator, the middle one pending.
@@ -140,17 +154,8 @@ describe.skipIf(!!reason)('web console: host trust and payouts', () => {
       ids.push(Number(r.lastInsertRowid));
     }
     db.close();
-    await c.admin('payouts', 'mark', '--id', String(ids[0]), '--status', 'paid', '--note', 'PayPal 5TY0');
-    await c.admin(
-      'payouts',
-      'mark',
-      '--id',
-      String(ids[2]),
-      '--status',
-      'failed',
-      '--note',
-      'account closed',
-    );
+    await admin('payouts', 'mark', '--id', String(ids[0]), '--status', 'paid', '--note', 'PayPal 5TY0');
+    await admin('payouts', 'mark', '--id', String(ids[2]), '--status', 'failed', '--note', 'account closed');
 
     b = await launchBrowser();
     await b.context.addInitScript({ content: RECORD_VIOLATIONS });
@@ -332,6 +337,12 @@ describe.skipIf(!!reason)('web console: host trust and payouts', () => {
       );
     }
     expect(await page.getByTestId('payout-destination').innerText()).toBe('Paid to none set');
+    // What the host is owed now: the pending payout plus what it earned since, less the fee.
+    const owed = (await api(host.api_key, 'GET', '/api/v0/users/me/machine-earnings')).body.current;
+    expect(owed.balance).toBeGreaterThanOrEqual(70);
+    expect(await page.getByTestId('owed-balance').innerText()).toBe(usd2(owed.balance));
+    expect(await page.getByTestId('owed-total').innerText()).toBe(usd2(owed.total));
+    expect(await page.getByTestId('owed-fee').innerText()).toBe(usd2(owed.service_fee));
 
     // Where later payouts go: an internal account (a cost centre), then the server's refusal of a
     // PayPal destination that is not an e-mail address.

@@ -1,6 +1,7 @@
 // The host's payouts (GET /api/v0/payouts/): each period's gross, the platform's fee, the amount,
-// where it was sent and its state, and where later payouts go (PUT /api/v0/payouts/destination/).
-// Loaded on demand, on the Hosting page.
+// where it was sent and its state, and where later payouts go (PUT /api/v0/payouts/destination/);
+// above them what the host is owed now (`current` of GET /api/v0/users/me/machine-earnings). Loaded
+// on demand, on the Hosting page.
 import { useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { client } from '../api';
@@ -32,6 +33,8 @@ export function destinationText(d: { method: string; destination: string } | nul
 export default function Payouts() {
   const payouts = useQuery({ queryKey: ['payouts'], queryFn: () => client.myPayouts() });
   const rows = payouts.data?.payouts;
+  const earnings = useQuery({ queryKey: ['payouts-owed'], queryFn: () => client.machineEarnings() });
+  const owed = earnings.data?.current;
   return (
     <TableCard
       title="Payouts"
@@ -42,7 +45,23 @@ export default function Payouts() {
         </span>
       }
     >
-      <ErrorNote error={payouts.error} />
+      <ErrorNote error={payouts.error ?? earnings.error} />
+      {owed && (
+        <dl className="card-pad stats owed">
+          <div className="stat">
+            <dt className="muted small">Owed to you now</dt>
+            <dd data-testid="owed-balance">{usd(owed.balance, 2)}</dd>
+          </div>
+          <div className="stat">
+            <dt className="muted small">Earned since the last payout</dt>
+            <dd data-testid="owed-total">{usd(owed.total, 2)}</dd>
+          </div>
+          <div className="stat">
+            <dt className="muted small">Platform fee on it, at today&apos;s rate</dt>
+            <dd data-testid="owed-fee">{usd(owed.service_fee, 2)}</dd>
+          </div>
+        </dl>
+      )}
       <Table
         label="Payouts"
         columns={[
