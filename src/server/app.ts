@@ -63,12 +63,28 @@ export interface RouteInfo {
 declare module 'fastify' {
   interface FastifyInstance {
     openrigRoutes: RouteInfo[];
+    /**
+     * Compiles the schemas not used yet, a few per turn of the event loop (http/validation.ts).
+     * Called on listen, or by the caller that asked for `warmOnListen: false`.
+     */
+    warmSchemas(): void;
   }
 }
 
 export async function buildApp(
   deps: Deps,
-  opts: { logger?: boolean; logStream?: NodeJS.WritableStream; consoleDir?: string } = {},
+  opts: {
+    logger?: boolean;
+    logStream?: NodeJS.WritableStream;
+    consoleDir?: string;
+    /**
+     * false: the schemas are not compiled ahead on listen but when warmSchemas() is called (a
+     * cluster's worker, once every worker listens: compiling them takes a worker's CPU for about
+     * as long as its start did, which the other processes' start-up needs on a machine with one
+     * core per worker). Either way a schema used first compiles then.
+     */
+    warmOnListen?: boolean;
+  } = {},
 ): Promise<FastifyInstance> {
   const compilers = schemaCompilers();
   // Typed as Fastify's base logger so the app is a plain FastifyInstance, not one of pino's type.
@@ -130,11 +146,13 @@ export async function buildApp(
   });
 
   compilers.installValidators(app);
-  // Schemas compile on first use; once listening, the rest compile in idle time (validation.ts).
-  app.addHook('onListen', (done) => {
-    compilers.warm();
-    done();
-  });
+  // Schemas compile on first use; once listening (or when told), the rest in idle time (validation.ts).
+  app.decorate('warmSchemas', () => compilers.warm());
+  if (opts.warmOnListen !== false)
+    app.addHook('onListen', (done) => {
+      compilers.warm();
+      done();
+    });
   app.addHook('onClose', (_app, done) => {
     compilers.stopWarming();
     done();

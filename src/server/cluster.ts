@@ -14,8 +14,9 @@
 //   primary's) fails the start: every worker is ended, the jobs never run, and `serve` exits 1
 //   with the reason, once.
 // - Start-up: the primary loads only what it needs to migrate (the store, the migrations, the
-//   log); the server's modules (deps, jobs, metrics) once every worker listens. While the workers
-//   start, each on a core of its own, the primary takes as little CPU as it can from them.
+//   log); the server's modules (deps, jobs, metrics) once every worker listens and the banner is
+//   out. While the workers start, each on a core of its own, the primary takes as little CPU as it
+//   can from them; each worker compiles its schemas ahead only then (openrig:ready).
 import cluster, { type Worker } from 'node:cluster';
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import type { Config } from './config.js';
@@ -24,12 +25,14 @@ import { migrateToLatest } from './db/migrate.js';
 import type { Deps } from './deps.types.js';
 import { serverLog, type ServerLog } from './log.js';
 import { endWorkers, forkWorker, START_FAILED, type ForkedWorker } from './cluster-fork.js';
+import { onTermination } from './termination.js';
 
 type Metrics = MetricObjectWithValues<MetricValue<string>>[];
 
 type Message =
   | { type: 'openrig:start' }
   | { type: 'openrig:listening'; url: string }
+  | { type: 'openrig:ready' }
   | { type: typeof START_FAILED; message: string }
   | { type: 'openrig:kick-outbox' }
   | { type: 'openrig:wake-agents'; ids: number[] }
@@ -78,6 +81,8 @@ export async function runPrimary(config: Config, n: number, forked: ForkedWorker
   let stopping = false;
   let failedExit = false;
   let ready = false;
+  /** The banner is out: every worker listens and the jobs run (workers are told openrig:ready). */
+  let announced = false;
   let failure: Error | null = null;
   let settle!: { resolve: () => void; reject: (err: Error) => void };
   const started = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
@@ -130,7 +135,7 @@ export async function runPrimary(config: Config, n: number, forked: ForkedWorker
         if (listening >= n && !failure && !ready) {
           ready = true;
           settle.resolve();
-        }
+        } else if (announced) send(w, { type: 'openrig:ready' }); // a replacement
       } else if (m.type === START_FAILED) failStart(new Error(m.message));
       else if (m.type === 'openrig:kick-outbox') kick();
       // A worker queued something for these machines (SQLite: no database notifications): the
@@ -182,28 +187,33 @@ export async function runPrimary(config: Config, n: number, forked: ForkedWorker
     for (const w of waitingToStart) send(w, { type: 'openrig:start' });
     waitingToStart.clear();
     await started;
-    // The jobs run only in a cluster that started: a failed start leaves them to a primary that did.
+  } catch (err) {
+    stopping = true;
+    await endWorkers(workers);
+    await store?.destroy().catch(() => {});
+    await out?.close();
+    throw err;
+  }
+  const s = store;
+  const o = out;
+  const l = log;
+  // The jobs run only in a cluster that started: a failed start leaves them to a primary that did.
+  // Their modules load once the banner is out: every worker serves by then, and what the primary
+  // loads would only delay it (on a machine with one core per worker, also the workers' start).
+  let jobsStarted: Promise<void> | null = null;
+  const startPrimaryJobs = async () => {
     const [{ makeDeps }, { systemClock }, { startJobs }] = await Promise.all([
       import('./deps.js'),
       import('./clock.js'),
       import('./jobs/index.js'),
     ]);
-    const d = makeDeps({ store, clock: systemClock, config, log });
+    if (stopping) return; // SIGTERM came first
+    const d = makeDeps({ store: s, clock: systemClock, config, log: l });
     deps = d;
     d.jobs.push(...startJobs(d));
     kick = () => d.kickOutbox();
     if (kickPending) kick();
-  } catch (err) {
-    stopping = true;
-    await endWorkers(workers);
-    for (const j of deps?.jobs ?? []) await j.stop().catch(() => {});
-    await store?.destroy().catch(() => {});
-    await out?.close();
-    throw err;
-  }
-  const d = deps;
-  const s = store;
-  const o = out;
+  };
 
   const stop = async (signal: string) => {
     stopping = true;
@@ -212,20 +222,40 @@ export async function runPrimary(config: Config, n: number, forked: ForkedWorker
     // Each worker drains: stops accepting, finishes its in-flight requests, writes its logs.
     for (const w of workers) w.process.kill('SIGTERM');
     await Promise.all(exits);
-    for (const j of d.jobs) await j.stop(); // the relay's last pass flushes the outbox
+    await jobsStarted?.catch(() => {});
+    for (const j of deps?.jobs ?? []) await j.stop(); // the relay's last pass flushes the outbox
     await s.destroy();
     await o.close();
     if (failedExit) throw new Error('a worker failed to shut down cleanly');
   };
-  const { onTermination } = await import('./main.js');
   onTermination(stop);
   process.stdout.write(`openrig listening on ${url} (${n} workers)\n`);
+  // The cluster has started: each worker compiles the rest of its schemas now (runWorker), not
+  // while the other processes start.
+  announced = true;
+  for (const w of workers) send(w, { type: 'openrig:ready' });
+  jobsStarted = startPrimaryJobs();
+  try {
+    await jobsStarted;
+  } catch (err) {
+    if (stopping) return; // the shutdown under way ends the process
+    stopping = true;
+    await endWorkers(workers);
+    // (Set by startPrimaryJobs, which TypeScript does not follow.)
+    for (const j of (deps as Deps | null)?.jobs ?? []) await j.stop().catch(() => {});
+    await s.destroy().catch(() => {});
+    await o.close();
+    throw err;
+  }
 }
 
 export async function runWorker(config: Config): Promise<void> {
   // The server's modules load while the primary migrates; the database is opened once it has.
+  // The HTTP application too (main.ts imports it only once the store is open): loading it is
+  // most of a worker's start-up, and on a fresh database the migrations take about as long.
   const main = import('./main.js');
   main.catch(() => {}); // awaited below
+  import('./app.js').catch(() => {}); // main.ts's import gets the same module, or its error
   await new Promise<void>((resolve) => {
     const onMessage = (m: unknown) => {
       if (isMessage(m) && m.type === 'openrig:start') {
@@ -240,6 +270,8 @@ export async function runWorker(config: Config): Promise<void> {
   const server = await startServer(config, {
     jobs: false,
     migrate: false,
+    // Schemas compile ahead once every worker listens (openrig:ready), not while others start.
+    warmOnListen: false,
     kickOutbox: () => send(process, { type: 'openrig:kick-outbox' }),
     wakeAgents: (ids) => send(process, { type: 'openrig:wake-agents', ids }),
   });
@@ -268,6 +300,7 @@ export async function runWorker(config: Config): Promise<void> {
         () => send(process, { type: 'openrig:metrics-part', id: m.id, metrics: null }),
       );
     } else if (m.type === 'openrig:metrics-text') pending.get(m.id)?.(m.text);
+    else if (m.type === 'openrig:ready') server.app.warmSchemas();
     else if (m.type === 'openrig:wake-agents') deps.agentWake.wakeLocal(m.ids);
   });
   onTermination((signal) => {

@@ -41,6 +41,8 @@ export interface ServerOptions {
    * cannot (a cluster worker on SQLite); they call deps.agentWake.wakeLocal.
    */
   wakeAgents?: (machineIds: number[]) => void;
+  /** false: the schemas not used yet compile when app.warmSchemas() is called, not on listen. */
+  warmOnListen?: boolean;
 }
 
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<Server> {
@@ -56,7 +58,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   else if (opts.wakeAgents) deps.agentWake.useRelay({ send: opts.wakeAgents });
   // Loaded here, not at start-up: a cluster's primary serves no HTTP and never loads it.
   const { buildApp } = await import('./app.js');
-  const app = await buildApp(deps, { logger: opts.logger });
+  const app = await buildApp(deps, { logger: opts.logger, warmOnListen: opts.warmOnListen });
   await app.listen({ host: config.host, port: config.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
@@ -113,20 +115,4 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   };
 }
 
-/** On the first SIGTERM or SIGINT: `stop`, then exit 0 (1 if it failed). */
-export function onTermination(stop: (signal: string) => Promise<void>): void {
-  let once = false;
-  const handle = (sig: string) => {
-    if (once) return;
-    once = true;
-    stop(sig).then(
-      () => process.exit(0),
-      (err: unknown) => {
-        process.stderr.write(`openrig: shutdown failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => handle('SIGTERM'));
-  process.on('SIGINT', () => handle('SIGINT'));
-}
+export { onTermination } from './termination.js';
