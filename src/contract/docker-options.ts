@@ -11,6 +11,20 @@ export function shellWords(text: string): string[] {
 }
 
 const PORT_MAPPING = /^(\d+(\.\d+){3}:)?\d+(:\d+)?(\/(tcp|udp))?$/;
+
+/** A word NAME=VALUE: the name as it is or in the word's opening quotes, the value any word. */
+const KV_WORD =
+  `(?:[A-Za-z_][A-Za-z0-9_]*=|"[A-Za-z_][A-Za-z0-9_]*=[^"]*"|'[A-Za-z_][A-Za-z0-9_]*=[^']*')` +
+  `(?:[^\\s"']+|"[^"]*"|'[^']*')*`;
+/**
+ * A JSON-schema pattern for docker-style options as dockerOptionsEnv takes them: `-e`/`--env`
+ * NAME=VALUE, `-p` MAPPING, bare NAME=VALUE; empty is none.
+ */
+export const DOCKER_OPTIONS_PATTERN = (() => {
+  const port = `${PORT_MAPPING.source.slice(1, -1)}`;
+  const option = `(?:(?:-e|--env)\\s+${KV_WORD}|-p\\s+${port}|${KV_WORD})`;
+  return `^\\s*(?:${option}(?:\\s+${option})*)?\\s*$`;
+})();
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**

@@ -513,7 +513,8 @@ async function runningInstance(ctx: Ctx, id: number): Promise<Instance> {
  * the template, with --template) keeps the rest; at least one change.
  */
 export function updateBody(opts: Opts): UpdateInstanceBody {
-  const body: UpdateInstanceBody = {};
+  // Built a field at a time; the check below makes it an UpdateInstanceBody (one change at least).
+  const body: Partial<UpdateInstanceBody> = {};
   if (opts.image !== undefined) {
     body.image = String(opts.image);
     if (body.image.trim() === '') throw new UsageError('--image must name a container image');
@@ -532,7 +533,7 @@ export function updateBody(opts: Opts): UpdateInstanceBody {
     throw new UsageError(
       'nothing to update: give --image, --env, --onstart FILE, --onstart-cmd CMD, --args, --runtype or --template',
     );
-  return body;
+  return body as UpdateInstanceBody;
 }
 
 /** What the wait line shows: the state and, when the host says more, its status message. */

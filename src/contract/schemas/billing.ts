@@ -1,6 +1,16 @@
 // Billing: the balance and the ledger, a host's earnings, and the billing history in the official
 // CLI's formats (invoices, charges, contracts by label).
-import { authErrors, countText, errorSchema, idParams, jsonObjectText, ownerParam, rowId } from './common.js';
+import {
+  authErrors,
+  countText,
+  errorSchema,
+  idParams,
+  jsonListText,
+  jsonObjectText,
+  orderEntry,
+  ownerParam,
+  rowId,
+} from './common.js';
 
 /** The most days one GET /users/me/invoices spans. */
 export const MAX_INVOICE_DAYS = 366;
@@ -96,13 +106,18 @@ const pageSchema = <const E>(entry: E) =>
 const pageQuery = <const F extends string, const P>(dateField: F, more: P) =>
   ({
     type: 'object',
+    required: ['select_filters'],
     properties: {
       select_filters: {
         type: 'string',
         pattern: `^\\s*\\{[\\s\\S]*"${dateField}"[\\s\\S]*\\}\\s*$`,
         description: `JSON {field: {op: value}}; ${dateField} is required: its range in epoch seconds, e.g. {"${dateField}": {"gte": 1767225600, "lte": 1769903999}}`,
       },
-      latest_first: { type: 'string', description: 'true (default) or false' },
+      latest_first: {
+        type: 'string',
+        enum: ['true', 'false', 'True', 'False', '1', '0', ''],
+        description: 'true (default) or false',
+      },
       limit: countText(PAGE_MAX_LIMIT, `1 to ${PAGE_MAX_LIMIT} (default 60)`),
       after_token: { type: 'string', description: "the previous page's next_token, with the same order" },
       ...more,
@@ -400,8 +415,10 @@ export const invoicesV1 = {
     querystring: pageQuery('when', {
       order_by: {
         type: 'string',
+        pattern: jsonListText(orderEntry(['when', 'paid_on', 'amount_cents']), 1, 3, true),
+        example: '[{"col":"when","dir":"desc"}]',
         description:
-          'JSON array of {"col": when|paid_on|amount_cents, "dir": asc|desc}; overrides latest_first',
+          'JSON array of 1 to 3 {"col": when|paid_on|amount_cents, "dir": asc|desc (default desc)}; overrides latest_first',
       },
     }),
     response: {
@@ -427,7 +444,11 @@ export const chargesV1 = {
     tags: ['billing'],
     summary: "The caller's charges per instance and per volume over a range of UTC days, a page at a time",
     querystring: pageQuery('day', {
-      format: { type: 'string', description: 'table (default) or tree: the same for openrig' },
+      format: {
+        type: 'string',
+        enum: ['table', 'tree', ''],
+        description: 'table (default) or tree: the same for openrig',
+      },
     }),
     response: {
       200: pageSchema(

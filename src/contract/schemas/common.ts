@@ -82,6 +82,35 @@ export const jsonObjectText = <const D extends string>(description: D) =>
 export const jsonArrayText = <const D extends string>(description: D) =>
   ({ type: 'string', pattern: '^\\s*(?:\\[[\\s\\S]*\\]\\s*)?$', description }) as const;
 
+/** JSON's blanks, in a pattern. */
+const W = '[ \\t\\n\\r]*';
+
+/** A JSON string, in a pattern. */
+export const JSON_STRING = '"(?:[^"\\\\\\u0000-\\u001f]|\\\\(?:["\\\\/bfnrt]|u[0-9a-fA-F]{4}))*"';
+
+/**
+ * A pattern for an order_by entry: {"col": one of `cols`} with an optional "dir" (asc or desc, any
+ * case), in either order.
+ */
+export function orderEntry(cols: readonly string[]): string {
+  const col = `"(?:${cols.join('|')})"`;
+  const dir = '"(?:[aA][sS][cC]|[dD][eE][sS][cC])"';
+  return (
+    `(?:\\{${W}"col"${W}:${W}${col}${W}(?:,${W}"dir"${W}:${W}${dir}${W})?\\}` +
+    `|\\{${W}"dir"${W}:${W}${dir}${W},${W}"col"${W}:${W}${col}${W}\\})`
+  );
+}
+
+/**
+ * A pattern for query text holding a JSON array of `min` to `max` entries matching `entry`; empty
+ * text (and, with `orNull`, JSON null) is none.
+ */
+export function jsonListText(entry: string, min: number, max: number, orNull = false): string {
+  const more = `(?:${W},${W}${entry}){${Math.max(0, min - 1)},${max - 1}}`;
+  const list = min > 0 ? `${entry}${more}` : `(?:${entry}${more})?`;
+  return `^(?:${W}(?:\\[${W}${list}${W}\\]${orNull ? '|null' : ''})${W})?$`;
+}
+
 /** The params of a route with one `:id`. */
 export const idParams = {
   type: 'object',

@@ -6,15 +6,18 @@ import {
   idParams,
   maintenanceWindowSchema,
   countText,
-  jsonArrayText,
+  jsonListText,
   jsonObjectText,
+  JSON_STRING,
   nullable,
+  orderEntry,
   ownerParam,
   plainText,
   rowId,
   successReply,
   successSchema,
 } from './common.js';
+import { DOCKER_OPTIONS_PATTERN } from '../docker-options.js';
 import { sshPublicKey } from './ssh-keys.js';
 import { portalBody, portalViewSchema } from './gateway.js';
 
@@ -160,6 +163,29 @@ export const instanceSchema = {
 } as const;
 
 /** The create body. Each field's value is checked further by the server. */
+/** The modes a runtype names, space-separated. */
+export const RUNTYPE_TOKENS = [
+  'ssh',
+  'ssh_proxy',
+  'ssh_direc',
+  'ssh_direct',
+  'jupyter',
+  'jupyter_proxy',
+  'jupyter_direc',
+  'jupyter_direct',
+  'args',
+] as const;
+
+/** A runtype field: modes of RUNTYPE_TOKENS, space-separated; null or empty: ssh. */
+export const runtypeField = <const D extends string>(description: D) =>
+  ({
+    type: ['string', 'null'],
+    maxLength: 100,
+    pattern: `^(?:|\\s*(?:${RUNTYPE_TOKENS.join('|')})(?:\\s+(?:${RUNTYPE_TOKENS.join('|')}))*\\s*)$`,
+    description,
+    example: 'ssh',
+  }) as const;
+
 export const createInstanceBody = {
   type: 'object',
   properties: {
@@ -176,7 +202,7 @@ export const createInstanceBody = {
       description: 'NAME: value, and port requests as "-p 8080:8080": "1"',
     },
     label: nullable('string'),
-    runtype: nullable('string', 'ssh, ssh_proxy, jupyter_proxy, args … (space-separated)'),
+    runtype: runtypeField('ssh, ssh_proxy, jupyter_proxy, args … (space-separated)'),
     args: { type: ['array', 'null'], items: { type: 'string' } },
     image_login: nullable('string', 'Registry credentials, e.g. "-u USER -p TOKEN registry"'),
     extra: nullable('string'),
@@ -187,6 +213,15 @@ export const createInstanceBody = {
       'A template (yours or a public one) whose image, env, onstart, runtype and disk fill what the body does not give',
     ),
   },
+  // An image, or a template that gives one (every template has an image).
+  anyOf: [
+    {
+      required: ['image'],
+      properties: { image: { type: 'string', maxLength: 512, pattern: '^\\s*\\S+\\s*$' } },
+    },
+    { required: ['template_hash_id'], properties: { template_hash_id: { type: 'string', minLength: 1 } } },
+  ],
+  description: 'image (one image reference), unless template_hash_id names a template that gives it',
   additionalProperties: true,
 } as const;
 
@@ -308,18 +343,26 @@ export const listInstancesV1 = {
         select_filters: jsonObjectText(
           'JSON {field: {op: value}} (eq neq gt gte lt lte in notin); fields id, machine_id, actual_status, intended_status, label, image_uuid, gpu_name, verification, num_gpus',
         ),
-        order_by: jsonArrayText(
-          `JSON array of {"col", "dir": "asc"|"desc"} (at most 4; ties broken by id), col one of ${INSTANCE_ORDER_COLUMNS.join(', ')}. ` +
+        order_by: {
+          type: 'string',
+          pattern: jsonListText(orderEntry(INSTANCE_ORDER_COLUMNS), 0, 4),
+          example: '[{"col":"id","dir":"asc"}]',
+          description:
+            `JSON array of {"col", "dir": "asc"|"desc"} (at most 4; dir default asc; ties broken by id), col one of ${INSTANCE_ORDER_COLUMNS.join(', ')}. ` +
             'Strings order by code point; a null actual_status orders first ascending, last descending',
-        ),
+        },
         limit: countText(1000, '1 to 1000 (default 25)'),
         after_token: {
           type: 'string',
           description: "the previous page's next_token, with the same order_by",
         },
-        select_cols: jsonArrayText(
-          'JSON array of field names: each row carries only those (and id); names it does not have are ignored; ["*"] for all',
-        ),
+        select_cols: {
+          type: 'string',
+          pattern: jsonListText(JSON_STRING, 0, 200),
+          example: '["id","label"]',
+          description:
+            'JSON array of at most 200 field names (strings): each row carries only those (and id); names it does not have are ignored; ["*"] for all',
+        },
         owner: ownerParam,
       },
     },
@@ -406,6 +449,19 @@ export const changeInstanceState = {
   },
 } as const;
 
+/** The fields an update changes. */
+const UPDATE_FIELDS = [
+  'image',
+  'env',
+  'onstart',
+  'args',
+  'runtype',
+  'template_id',
+  'template_hash_id',
+] as const;
+/** Not null: a field sent as null counts as not given. */
+const notNull = { not: { type: 'null' } } as const;
+
 export const updateInstanceBody = {
   type: 'object',
   additionalProperties: false,
@@ -416,6 +472,7 @@ export const updateInstanceBody = {
       type: ['object', 'string', 'null'],
       description:
         'NAME: value and "-p 8080:8080": "1" port requests (or docker-style options "-e K=V -p 80:80"); replaces the env',
+      pattern: DOCKER_OPTIONS_PATTERN,
     },
     onstart: nullable('string', 'The onstart script (≤ 4048 characters unless gzip+base64)'),
     args: {
@@ -423,13 +480,24 @@ export const updateInstanceBody = {
       items: { type: 'string' },
       description: 'Arguments (runtype args), as a list or one string split as a shell does',
     },
-    runtype: nullable('string', 'ssh, jupyter_proxy ssh_proxy, args … (args given: args)'),
+    runtype: runtypeField('ssh, jupyter_proxy ssh_proxy, args … (args given: args)'),
     template_id: {
       type: ['integer', 'string', 'null'],
       description: "A template's id (yours or a public one)",
     },
     template_hash_id: nullable('string', "A template's hash_id (yours or a public one)"),
   },
+  // One field to change at least (a field sent as null counts as not given).
+  anyOf: [
+    { required: ['image'], properties: { image: notNull } },
+    { required: ['env'], properties: { env: notNull } },
+    { required: ['onstart'], properties: { onstart: notNull } },
+    { required: ['args'], properties: { args: notNull } },
+    { required: ['runtype'], properties: { runtype: notNull } },
+    { required: ['template_id'], properties: { template_id: notNull } },
+    { required: ['template_hash_id'], properties: { template_hash_id: notNull } },
+  ],
+  description: `Nothing to update: give ${UPDATE_FIELDS.slice(0, -1).join(', ')} or ${UPDATE_FIELDS.at(-1)}`,
 } as const;
 
 /** The instance as the update wrote it: loading until its host has recreated it (stopped: stays). */
@@ -596,6 +664,18 @@ export const requestLogs = {
   },
 } as const;
 
+/** A path word: plain characters, not an option, no ".." segment. */
+const PATH_WORD = '(?!-)(?!(?:[^\\s/]*/)*\\.\\.(?:/|\\s|$))[A-Za-z0-9._/+=@:,-]+';
+/** What rm may not be given: the root, or only dots and slashes. */
+const NOT_ROOT = '(?![/.]+(?:\\s|$))';
+const COMMAND_FORMS = [
+  `ls(?:\\s+(?:-[lahRtrS1dFognAis]+|${PATH_WORD}))*`,
+  `du(?:\\s+(?:--max-depth=[0-9]{1,2}|-[shackmx]*d(?:[0-9]{1,2}|\\s+[0-9]{1,2})|-[shackmx]+|${PATH_WORD}))*`,
+  `rm(?:\\s+(?:-[rfRdv]+|${NOT_ROOT}${PATH_WORD}))*`,
+];
+/** The commands the container runs (the server's parseAllowedCommand says the same). */
+const COMMAND_PATTERN = `^(?![^\\n\\r]*[\\n\\r])(?=\\s*\\S+(?:\\s+\\S+){0,31}\\s*$)\\s*(?:${COMMAND_FORMS.join('|')})\\s*$`;
+
 export const runCommand = {
   method: 'PUT',
   url: '/api/v0/instances/command/:id',
@@ -607,7 +687,16 @@ export const runCommand = {
       type: 'object',
       additionalProperties: false,
       required: ['command'],
-      properties: { command: { type: 'string', minLength: 1, maxLength: 1000 } },
+      properties: {
+        command: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 1000,
+          pattern: COMMAND_PATTERN,
+          description:
+            'ls, du or rm with their usual options (ls -lahRtrS1dFognAis, du -shackmx, -d N, --max-depth=N, rm -rfRdv) and plain paths: no shell syntax, no "..", not rm of the root; at most 32 words, e.g. ls -l /root',
+        },
+      },
     },
     response: { 200: remoteRequestReply, ...instanceErrors },
   },

@@ -1,6 +1,6 @@
 // A host's payouts (docs/payouts.md): the list of its own payouts and where it is paid. The
 // operator's side is the `openrig admin payouts` command.
-import { authErrors } from './common.js';
+import { authErrors, PLAIN_TEXT_PATTERN } from './common.js';
 
 const tags = ['payouts'] as const;
 
@@ -71,9 +71,28 @@ export const setMyPayoutDestination = {
         method: { type: 'string', enum: ['paypal_manual', 'wise_manual', 'internal', 'none'] },
         destination: {
           type: 'string',
-          description: 'the e-mail address, or the account (1 to 200 characters)',
+          maxLength: 200,
+          pattern: PLAIN_TEXT_PATTERN,
+          description: 'the e-mail address, or the account (1 to 200 characters of plain text)',
         },
       },
+      // A destination for every method but none: an e-mail address for PayPal and Wise.
+      anyOf: [
+        { properties: { method: { enum: ['none'] } } },
+        {
+          required: ['destination'],
+          properties: { method: { enum: ['internal'] }, destination: { pattern: '\\S' } },
+        },
+        {
+          required: ['destination'],
+          properties: {
+            method: { enum: ['paypal_manual', 'wise_manual'] },
+            destination: { pattern: '^\\s*[^\\s@]+@[^\\s@]+\\.[^\\s@]+\\s*$' },
+          },
+        },
+      ],
+      description:
+        'method none, or a destination: the account (internal), an e-mail address (paypal_manual, wise_manual)',
     },
     response: {
       200: { type: 'object', properties: { success: { type: 'boolean' }, destination: destinationSchema } },

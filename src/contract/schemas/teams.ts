@@ -252,6 +252,12 @@ export const updateRole = {
     body: {
       type: 'object',
       properties: { name: { anyOf: [roleName, { type: 'null' }] }, permissions },
+      // A field sent as null (or an empty name) changes nothing.
+      anyOf: [
+        { required: ['name'], properties: { name: { type: 'string', minLength: 1 } } },
+        { required: ['permissions'], properties: { permissions: { not: { type: 'null' } } } },
+      ],
+      description: 'a new name, permissions, or both',
       additionalProperties: true,
     },
     response: {

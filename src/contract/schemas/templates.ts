@@ -1,6 +1,8 @@
 // The template calls of the official CLI: create, search, update and delete templates, all on
 // /api/v0/template/. A template is an instance configuration; `hash_id` names one version of it.
 import { authErrors, countText, jsonObjectText } from './common.js';
+import { runtypeField } from './instances.js';
+import { DOCKER_OPTIONS_PATTERN } from '../docker-options.js';
 
 const tags = ['templates'] as const;
 
@@ -84,7 +86,14 @@ export const templateBody = {
     tag: nstring(L.tag, 'appended as image:tag'),
     href: nstring(L.href),
     repo: nstring(L.repo),
-    env: nstring(L.env, 'docker options: "-e NAME=VALUE -p 8080:8080"'),
+    env: {
+      ...nstring(
+        L.env,
+        'docker options: "-e NAME=VALUE -p 8080:8080" (also --env NAME=VALUE, or NAME=VALUE alone)',
+      ),
+      pattern: DOCKER_OPTIONS_PATTERN,
+      example: '-e TZ=UTC -p 8080:8080',
+    },
     onstart: {
       type: ['string', 'null'],
       description: 'as create instance takes it (≤ 4048 characters unless gzip+base64)',
@@ -92,7 +101,7 @@ export const templateBody = {
     jup_direct: nbool,
     ssh_direct: nbool,
     use_jupyter_lab: nbool,
-    runtype: { type: ['string', 'null'], description: 'ssh, jupyter, args … as create instance takes it' },
+    runtype: runtypeField('ssh, jupyter, args … (space-separated) as create instance takes it'),
     use_ssh: nbool,
     jupyter_dir: nstring(L.jupyter_dir),
     docker_login_repo: nstring(L.docker_login_repo),
@@ -120,13 +129,28 @@ export const templatesReply = {
   properties: { success: { type: 'boolean' }, templates: { type: 'array', items: templateSchema } },
 } as const;
 
+/** Text that is not blank. */
+const filled = (maxLength: number, description: string) =>
+  ({ type: 'string', maxLength, pattern: '\\S', description }) as const;
+
+/** A new template: the body with its name and image. */
+const createBody = {
+  ...templateBody,
+  required: ['name', 'image'],
+  properties: {
+    ...templateBody.properties,
+    name: filled(L.name, 'the name of the template (not blank)'),
+    image: filled(L.image, 'a container image without its tag, such as "pytorch/pytorch" (not blank)'),
+  },
+} as const;
+
 export const createTemplate = {
   method: 'POST',
   url: '/api/v0/template',
   schema: {
     tags,
     summary: 'Save an instance configuration as a template',
-    body: templateBody,
+    body: createBody,
     response: { 200: templateReply, ...authErrors },
   },
 } as const;
@@ -174,6 +198,22 @@ export const deleteTemplate = {
         hash_id: nstring(L.hash_id),
         template_id: { type: ['integer', 'string', 'null'] },
       },
+      anyOf: [
+        { required: ['hash_id'], properties: { hash_id: { type: 'string', minLength: 1 } } },
+        {
+          required: ['template_id'],
+          properties: {
+            hash_id: { type: 'null' },
+            template_id: {
+              anyOf: [
+                { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+                { type: 'string', pattern: '^0*[1-9][0-9]{0,14}$' },
+              ],
+            },
+          },
+        },
+      ],
+      description: 'hash_id or template_id (a positive integer): the template to delete',
       additionalProperties: true,
     },
     response: {

@@ -1,8 +1,10 @@
 // Two-factor authentication: status, adding, changing and removing methods, sending codes, and the
-// password and 2FA logins. Request bodies are permissive on purpose: the published API gives
-// exact error codes for some bad values (invalid_tfa_method, missing_auth_value, missing_params),
-// so the server checks those in code; plain type errors are 400 bad_request from the schema.
-// Existing clients may send `tfa_method_id` as a string of digits; the body may be null.
+// password and 2FA logins. The published API gives exact error codes for some bad values: a rule
+// the schema states carries its code in `x-error-code` (invalid_tfa_method, missing_params), which
+// the server answers instead of bad_request; plain type errors are 400 bad_request. Rules that
+// depend on the account (missing_auth_value, a phone number the account may hold) stay in code.
+// Existing clients may send `tfa_method_id` as a string of digits; the body may be null where no
+// field is required.
 import { errorSchema, PLAIN_TEXT_PATTERN, rowId } from './common.js';
 import { userSchema } from './accounts.js';
 
@@ -15,7 +17,14 @@ const idField = {
 
 /** Every field a 2FA request body may carry; each route's body takes some of them. */
 export const bodyFields = {
-  tfa_method: { type: 'string', description: 'sms, totp or email' },
+  tfa_method: {
+    type: 'string',
+    // Any case; empty is as if not given.
+    pattern: '^(?:|[sS][mM][sS]|[tT][oO][tT][pP]|[eE][mM][aA][iI][lL])$',
+    description: 'sms, totp or email',
+    example: 'totp',
+    'x-error-code': 'invalid_tfa_method',
+  },
   tfa_method_id: { ...idField, description: 'Method id (an integer; a string of digits is accepted)' },
   target_id: { ...idField, description: 'Method to remove' },
   code: { type: 'string', description: '6-digit code' },
@@ -97,10 +106,74 @@ export const statusReply = {
   },
 } as const;
 
+/** A body that must carry `keys` (non-empty text): missing_params otherwise. */
+function bodyRequiring<const K extends keyof Fields, const R extends K>(
+  required: readonly R[],
+  ...keys: K[]
+) {
+  const { properties } = bodyOf(...keys);
+  return {
+    type: 'object',
+    properties,
+    required,
+    // Each required field non-empty (an empty field counts as not given).
+    allOf: required.map((k) => ({
+      properties: { [k]: { minLength: 1, 'x-error-code': 'missing_params' } },
+    })),
+    description: `${required.join(' and ')} are required`,
+    'x-error-code': 'missing_params',
+  } as const;
+}
+
 /** The verification fields shared by the 2FA login, DELETE tfa/ and regen-backup-codes. */
 export const verificationBody = bodyOf('tfa_method', 'code', 'secret', 'tfa_method_id', 'backup_code');
 const smsBody = bodyOf('phone_number', 'tfa_method_id', 'secret');
-const confirmBody = bodyOf('tfa_method', 'code', 'secret', 'phone_number', 'label');
+/** tfa_method where only a stored method fits: e-mail is none (invalid_tfa_method). */
+const storedMethod = (description: string) =>
+  ({ ...bodyFields.tfa_method, pattern: '^(?:|[sS][mM][sS]|[tT][oO][tT][pP])$', description }) as const;
+const confirmFields = bodyRequiring(
+  ['code', 'secret'],
+  'tfa_method',
+  'code',
+  'secret',
+  'phone_number',
+  'label',
+);
+/** Adding a method: code and secret, an SMS or TOTP method (e-mail is no stored method). */
+const confirmBody = {
+  ...confirmFields,
+  properties: {
+    ...confirmFields.properties,
+    tfa_method: storedMethod('sms or totp (default: sms when phone_number is given, else totp)'),
+    code: {
+      type: 'string',
+      pattern: '^\\s*[0-9]{6}\\s*$',
+      description: 'the 6-digit code',
+      example: '123456',
+    },
+  },
+} as const;
+/** Changing a method: which one (its id, or its type when it is the only one) and what changes. */
+const updateBody = {
+  type: 'object',
+  properties: {
+    ...bodyOf('tfa_method_id', 'tfa_method', 'label', 'is_primary').properties,
+    tfa_method: storedMethod('sms or totp'),
+  },
+  allOf: [
+    {
+      anyOf: [
+        { required: ['tfa_method_id'] },
+        { required: ['tfa_method'], properties: { tfa_method: { minLength: 1 } } },
+      ],
+      description: 'tfa_method_id (or tfa_method when one method of that type exists) is required',
+    },
+    {
+      anyOf: [{ required: ['label'] }, { required: ['is_primary'] }],
+      description: 'label or is_primary: what to change',
+    },
+  ],
+} as const;
 
 export const passwordLogin = {
   method: 'POST',
@@ -185,7 +258,7 @@ export const authorizeConfirm = {
   schema: {
     tags,
     summary: 'Step 2: the code opens the 30-minute add-method window',
-    body: bodyOf('code', 'secret'),
+    body: bodyRequiring(['code', 'secret'], 'code', 'secret'),
     response: { 200: okReply, ...tfaErrors },
   },
 } as const;
@@ -263,7 +336,7 @@ export const updateMethod = {
   schema: {
     tags,
     summary: 'Set the label or primary flag of an SMS or TOTP method',
-    body: bodyOf('tfa_method_id', 'tfa_method', 'label', 'is_primary'),
+    body: updateBody,
     response: { 200: { type: 'object', properties: { ...ok, method: methodSchema } }, ...tfaErrors },
   },
 } as const;

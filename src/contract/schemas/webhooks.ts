@@ -5,6 +5,46 @@ import { authErrors, errorSchema, idParams, rowId } from './common.js';
 const tags = ['webhooks'] as const;
 const base = '/api/v0/webhooks';
 
+/** Every event type a webhook or the event feed names. */
+export const WEBHOOK_EVENT_TYPES = [
+  'instance.created',
+  'instance.provisioning',
+  'instance.loading',
+  'instance.running',
+  'instance.stopped',
+  'instance.exited',
+  'instance.unknown',
+  'instance.offline',
+  'instance.destroyed',
+  'instance.preempted',
+  'instance.resumed',
+  'maintenance.scheduled',
+  'maintenance.cancelled',
+  'machine.online',
+  'machine.offline',
+  'balance.low',
+  'budget.warning',
+  'budget.exhausted',
+  'payout.created',
+  'payout.paid',
+  'copy.started',
+  'copy.completed',
+  'copy.failed',
+  'copy.canceled',
+  'tfa.enabled',
+  'tfa.disabled',
+  'tfa.method_added',
+  'tfa.locked',
+  'api_key.created',
+  'api_key.revoked',
+  'webhook.disabled',
+] as const;
+
+const escape = (t: string) => t.replace(/[.*]/g, (c) => `\\${c}`);
+const FAMILIES = [...new Set(WEBHOOK_EVENT_TYPES.map((t) => t.slice(0, t.indexOf('.'))))];
+/** One entry of a filter: an event type, a family's prefix (`instance.*` or `instance.`), or `*`. */
+const FILTER_ENTRY = `(?:\\*|(?:${FAMILIES.join('|')})\\.\\*?|${WEBHOOK_EVENT_TYPES.map(escape).join('|')})`;
+
 const deliveryParams = {
   type: 'object',
   required: ['id', 'delivery_id'],
@@ -12,13 +52,29 @@ const deliveryParams = {
 } as const;
 const eventsList = {
   type: 'array',
-  items: { type: 'string', minLength: 1, maxLength: 100 },
+  items: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 100,
+    // Blanks around an entry are dropped.
+    pattern: `^\\s*${FILTER_ENTRY}\\s*$`,
+    description: `an event type (${WEBHOOK_EVENT_TYPES.join(', ')}), a prefix such as instance.*, or *`,
+    example: 'instance.running',
+  },
   minItems: 1,
   maxItems: 50,
   description: 'Event types or prefixes: instance.running, instance.*, * (default *)',
 } as const;
 const webhookFields = {
-  url: { type: 'string', minLength: 1, maxLength: 2000 },
+  url: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 2000,
+    // A scheme, then a host with no user name or password.
+    pattern: '^[hH][tT][tT][pP][sS]?://[^/?#@\\s\\\\]+(?:[/?#]|$)',
+    description:
+      'an absolute https:// URL (http:// only where the operator allows it), of a host webhooks may reach, e.g. https://hooks.example.com/openrig',
+  },
   events: eventsList,
   description: { type: 'string', maxLength: 500 },
   enabled: { type: 'boolean' },
@@ -34,7 +90,14 @@ const eventsQuery = {
   type: 'object',
   properties: {
     after: { type: 'string', maxLength: 100, description: 'The id of the last event already seen' },
-    types: { type: 'string', maxLength: 2000, description: 'Comma-separated types or prefixes (instance.*)' },
+    types: {
+      type: 'string',
+      maxLength: 2000,
+      // Blank entries are skipped.
+      pattern: `^(?:\\s*(?:${FILTER_ENTRY}\\s*)?)(?:,\\s*(?:${FILTER_ENTRY}\\s*)?)*$`,
+      description:
+        'Comma-separated event types or prefixes (instance.*, *), e.g. instance.running,maintenance.*',
+    },
     limit: { type: 'integer', minimum: 1, maximum: 1000 },
   },
 } as const;

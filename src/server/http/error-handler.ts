@@ -13,16 +13,64 @@ interface ValidationItem {
   keyword?: string;
   params?: Record<string, unknown>;
   /** The schema that refused (Ajv's verbose errors). */
-  parentSchema?: { description?: unknown };
+  parentSchema?: {
+    description?: unknown;
+    'x-error-code'?: unknown;
+    properties?: Record<string, { description?: unknown } | boolean>;
+    additionalProperties?: unknown;
+  };
+  /** The value that was refused (Ajv's verbose errors). */
+  data?: unknown;
+}
+
+/** A field of `data` its schema does not declare, where the schema takes no others. */
+function undeclared(item: ValidationItem): string | undefined {
+  const s = item.parentSchema;
+  const d = item.data;
+  if (s?.additionalProperties !== false || d === null || typeof d !== 'object' || Array.isArray(d)) return;
+  return Object.keys(d).find((k) => !Object.hasOwn(s.properties ?? {}, k));
+}
+
+/**
+ * The error that speaks for a refusal: the first, but a rule over several fields (anyOf, oneOf) that
+ * says what it wants in its description speaks instead of the branch that happened to fail first.
+ */
+function speaker(items: ValidationItem[]): ValidationItem | undefined {
+  const last = items[items.length - 1];
+  if (
+    last &&
+    (last.keyword === 'anyOf' || last.keyword === 'oneOf') &&
+    typeof last.parentSchema?.description === 'string'
+  )
+    return last;
+  return items[0];
+}
+
+/**
+ * The error code of a schema refusal: bad_request, or the code the published API gives for that rule
+ * (a schema's `x-error-code`, e.g. missing_params, for a refusal by any of its rules but its type).
+ */
+export function validationCode(items: ValidationItem[]): string {
+  const first = speaker(items);
+  if (first && first !== items[0] && undeclared(first) !== undefined) return 'bad_request';
+  const code = first?.parentSchema?.['x-error-code'];
+  return typeof code === 'string' && first?.keyword !== 'type' ? code : 'bad_request';
 }
 
 /** "body.machine_ids must be array", "body must have required property 'image'" → names the field. */
 export function validationMessage(context: string | undefined, items: ValidationItem[]): string {
-  const first = items[0];
+  const first = speaker(items);
   if (!first) return 'Invalid request';
   const where = (context ?? 'body') + (first.instancePath ? first.instancePath.replace(/\//g, '.') : '');
+  // A field the schema does not take is named before a rule over several fields.
+  const extra = first !== items[0] ? undeclared(first) : undefined;
+  if (extra !== undefined) return `${where}.${extra} is not an allowed field`;
   if (first.keyword === 'required' && first.params?.missingProperty) {
-    return `${where}.${textOf(first.params.missingProperty)} is required`;
+    const name = textOf(first.params.missingProperty);
+    // A parameter (query, path, header) says what it takes, as its description in the document.
+    const p = first.parentSchema?.properties?.[name];
+    const says = context && context !== 'body' && typeof p === 'object' ? p.description : undefined;
+    return `${where}.${name} is required${typeof says === 'string' ? `: ${says}` : ''}`;
   }
   if (first.keyword === 'additionalProperties' && first.params?.additionalProperty) {
     return `${where}.${textOf(first.params.additionalProperty)} is not an allowed field`;
@@ -34,7 +82,7 @@ export function validationMessage(context: string | undefined, items: Validation
   const wanted = first.parentSchema?.description;
   if (
     typeof wanted === 'string' &&
-    ['pattern', 'anyOf', 'contains', 'minProperties'].includes(first.keyword ?? '')
+    ['pattern', 'anyOf', 'oneOf', 'contains', 'minProperties'].includes(first.keyword ?? '')
   )
     return `${where} is not valid: ${wanted}`;
   if (first.keyword === 'enum' && Array.isArray(first.params?.allowedValues)) {
@@ -86,7 +134,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
     const fe = err as FastifyError & { validation?: ValidationItem[]; validationContext?: string };
     if (fe.validation) {
-      return send(400, 'bad_request', validationMessage(fe.validationContext, fe.validation));
+      return send(400, validationCode(fe.validation), validationMessage(fe.validationContext, fe.validation));
     }
     switch (fe.code) {
       case 'FST_ERR_CTP_INVALID_JSON_BODY':

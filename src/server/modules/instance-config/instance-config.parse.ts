@@ -8,23 +8,14 @@ import { assertPlainText } from '../../http/plain-text.js';
 import { gunzipSync } from 'node:zlib';
 import { ConfigErrors } from './instance-config.errors.js';
 import { quoteValue } from '../../errors.js';
+import { RUNTYPE_TOKENS } from '../../../contract/schemas/instances.js';
 
 /** onstart is at most 4048 characters unless gzip+base64 encoded. */
 export const ONSTART_MAX_CHARS = 4048;
 /** Largest decoded onstart script we accept (64 KiB). */
 export const ONSTART_MAX_DECODED = 65536;
 export const DEFAULT_DISK_GB = 10;
-export const RUNTYPE_TOKENS = [
-  'ssh',
-  'ssh_proxy',
-  'ssh_direc',
-  'ssh_direct',
-  'jupyter',
-  'jupyter_proxy',
-  'jupyter_direc',
-  'jupyter_direct',
-  'args',
-] as const;
+export { RUNTYPE_TOKENS };
 const RESERVED_ENV = new Set(['CONTAINER_API_KEY', 'CONTAINER_ID']);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 const PORT_KEY = /^-p\s+(?:(\d{1,5}):)?(\d{1,5})(?:\/(tcp|udp))?$/;

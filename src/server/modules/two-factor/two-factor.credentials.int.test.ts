@@ -152,7 +152,8 @@ describeEachDb('2FA credential table', (dialect) => {
       const r = await t().request(
         method,
         url,
-        method === 'GET' ? {} : { body: { secret, tfa_method: 'totp', code: '123456' } },
+        // A body each route's schema takes (update: what to change), so that what refuses is the credential.
+        method === 'GET' ? {} : { body: { secret, tfa_method: 'totp', code: '123456', label: 'l' } },
       );
       expect([method, url, r.status, r.body.error]).toEqual([method, url, 403, 'auth_error']);
     }
@@ -255,10 +256,16 @@ describeEachDb('2FA credential table', (dialect) => {
       ['PUT', '/api/v0/tfa/update/'],
       ['PUT', '/api/v0/tfa/regen-backup-codes/'],
     ];
+    // The routes that require fields get them, so that what refuses is the context, not the shape.
+    const required: Record<string, object> = {
+      '/api/v0/tfa/authorize-new-method/': { code: '123456', secret: 's' },
+      '/api/v0/tfa/confirm-new/': { code: '123456', secret: 's' },
+      '/api/v0/tfa/update/': { tfa_method: 'totp', label: 'l' },
+    };
     for (const [method, url] of calls) {
       const r = await t().request(method, url, {
         key: u.teamApiKey!,
-        ...(method === 'GET' ? {} : { body: {} }),
+        ...(method === 'GET' ? {} : { body: required[url] ?? {} }),
       });
       expect([url, r.status, r.body.error]).toEqual([url, 403, 'team_user_forbidden']);
     }

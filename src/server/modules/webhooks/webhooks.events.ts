@@ -8,40 +8,10 @@ import type { DB } from '../../db/schema.js';
 import * as repo from './webhooks.repo.js';
 import { enqueueEmails } from '../notifications/notifications.outbox.js';
 import { balanceLowMail } from './webhooks.mail.js';
+import { WEBHOOK_EVENT_TYPES } from '../../../contract/schemas/webhooks.js';
 
-export const EVENT_TYPES = [
-  'instance.created',
-  'instance.provisioning',
-  'instance.loading',
-  'instance.running',
-  'instance.stopped',
-  'instance.exited',
-  'instance.unknown',
-  'instance.offline',
-  'instance.destroyed',
-  'instance.preempted',
-  'instance.resumed',
-  'maintenance.scheduled',
-  'maintenance.cancelled',
-  'machine.online',
-  'machine.offline',
-  'balance.low',
-  'budget.warning',
-  'budget.exhausted',
-  'payout.created',
-  'payout.paid',
-  'copy.started',
-  'copy.completed',
-  'copy.failed',
-  'copy.canceled',
-  'tfa.enabled',
-  'tfa.disabled',
-  'tfa.method_added',
-  'tfa.locked',
-  'api_key.created',
-  'api_key.revoked',
-  'webhook.disabled',
-] as const;
+/** The event types: the contract's list, which the webhook and event feed schemas take. */
+export const EVENT_TYPES = WEBHOOK_EVENT_TYPES;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The type of the test event `POST /webhooks/{id}/test/` sends (never in the feed). */
