@@ -402,6 +402,15 @@ describeEachDb('benchmarks', (dialect) => {
     const r = await run({ count: 4 });
     expect(r.body.verification).toBe('unverified');
     expect(await offer()).toMatchObject({ gpu_name: 'H100 SXM', num_gpus: 4, dlperf: 0, total_flops: 0 });
+    // Nor does a run that saw no GPU at all bring the claims back at the next registration.
+    t().clock.advance(1000);
+    const blind = await t().request('POST', `${P}/benchmarks`, {
+      key: host.apiKey,
+      body: report(uid, id, { gpu: { error: 'no NVIDIA GPU: nvidia-smi did not answer' } }),
+    });
+    expect(blind.status).toBe(200);
+    expect((await reg({ gpu_name: 'H100 SXM', num_gpus: 8, gpu_ram: 81920, dlperf: 999 })).status).toBe(200);
+    expect(await offer()).toMatchObject({ num_gpus: 4, gpu_ram: 24564, dlperf: 0 });
     // Verified, the same claim deverifies it, naming the change.
     expect((await reg({ num_gpus: 4, dlperf: 300 })).status).toBe(200);
     expect((await run({ count: 4 })).status).toBe(200);

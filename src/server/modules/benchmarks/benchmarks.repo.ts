@@ -169,15 +169,14 @@ export function lastVerificationEvent(db: Kysely<DB>, machineId: number) {
     .executeTakeFirst();
 }
 
-/** The rows of a machine's newest benchmark run (none: never benchmarked). */
-export async function lastRun(db: Kysely<DB>, machineId: number) {
-  const newest = await db
-    .selectFrom('machine_benchmarks')
-    .select('run_at')
-    .where('machine_id', '=', machineId)
-    .orderBy('run_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+/**
+ * The rows of a machine's newest benchmark run (none: never benchmarked); with `having`, of its
+ * newest run that has a row of that name (the newest that saw a GPU: `gpu_ram`).
+ */
+export async function lastRun(db: Kysely<DB>, machineId: number, having?: string) {
+  let q = db.selectFrom('machine_benchmarks').select('run_at').where('machine_id', '=', machineId);
+  if (having !== undefined) q = q.where('name', '=', having);
+  const newest = await q.orderBy('run_at', 'desc').limit(1).executeTakeFirst();
   if (!newest) return [];
   return db
     .selectFrom('machine_benchmarks')

@@ -239,13 +239,14 @@ export async function afterRegistration(
 }
 
 /**
- * What the machine's last run that saw a GPU lowers: the GPU count and memory to what it saw
- * (whatever the model), dlperf to the measured one; when it saw another model than the one
- * registered, that model's measured figures are not this one's: dlperf, total_flops and
- * gpu_mem_bw are 0 until a run of the registered model. Nothing without such a run.
+ * What the machine's last run that saw a GPU lowers (a later run that saw none, a driver that did
+ * not answer, does not bring the claims back): the GPU count and memory to what it saw (whatever
+ * the model), dlperf to the measured one; when it saw another model than the one registered, that
+ * model's measured figures are not this one's: dlperf, total_flops and gpu_mem_bw are 0 until a
+ * run of the registered model. Nothing without such a run.
  */
 async function lastBenchmarkClamp(db: Kysely<DB>, m: repo.VerifiableMachine): Promise<repo.MeasuredFields> {
-  const run = await repo.lastRun(db, m.id);
+  const run = await repo.lastRun(db, m.id, 'gpu_ram');
   const ram = run.find((r) => r.name === 'gpu_ram');
   if (!ram) return {};
   const lower = {
