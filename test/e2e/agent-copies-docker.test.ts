@@ -167,4 +167,52 @@ describe.skipIf(NO_DOCKER !== null || !HAS_TOOLS)('copies with the docker runtim
     expect(res.status, res.stderr).toBe(0);
     expect(inContainer(b, 'cat /up/t/u.txt')).toBe('up\n');
   }, 120_000);
+
+  /** Starts a copy and waits for its end; its row from the list. */
+  const copy = async (body: Record<string, unknown>) => {
+    const r = await api('PUT', '/api/v0/commands/copy_direct/', { client_id: 'me', ...body });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const id = r.body.copy_id as number;
+    return waitFor(
+      async () => {
+        const list = (await api('GET', '/api/v0/commands/copy_direct/')).body.copies as {
+          id: number;
+          status: string;
+          msg: string;
+        }[];
+        const c = list.find((x) => x.id === id);
+        return c && ['done', 'failed', 'canceled'].includes(c.status) ? c : null;
+      },
+      `copy ${id} to end`,
+      60_000,
+      300,
+    );
+  };
+
+  it('carries no host file that a link in the source container points at', async () => {
+    const [a, b] = ids as [number, number];
+    // Host paths the containers do not have: a link to them is read inside the container, or not at all.
+    const secret = path.join(dir, 'docker-host-secret');
+    writeFileSync(secret, 'HOST-ONLY-CONTENT\n');
+    mkdirSync(path.join(dir, 'hostdir'));
+    writeFileSync(path.join(dir, 'hostdir/h.txt'), 'HOST-ONLY-CONTENT\n');
+    inContainer(
+      a,
+      `mkdir -p /leaks && echo mine > /leaks/own.txt && ln -s ${secret} /leaks/abs && ln -s ../../../../../../../..${secret} /leaks/rel && ln -s ${dir}/hostdir /leaks/dir`,
+    );
+    const end = await copy({ src_id: String(a), dst_id: String(b), src_path: '/leaks/', dst_path: '/got/' });
+    expect(end.status, end.msg).toBe('done');
+    expect(inContainer(b, 'cat /got/own.txt')).toBe('mine\n');
+    expect(inContainer(b, 'readlink /got/abs')).toBe(`${secret}\n`);
+    expect(inContainer(b, 'grep -r -l HOST-ONLY /got 2>/dev/null || true')).toBe('');
+    // A source path through a link to a host directory: there is no such directory in the container.
+    const through = await copy({
+      src_id: String(a),
+      dst_id: String(b),
+      src_path: '/leaks/dir/',
+      dst_path: '/got2/',
+    });
+    expect(through.status).toBe('failed');
+    expect(inContainer(b, 'grep -r -l HOST-ONLY /got2 2>/dev/null || true')).toBe('');
+  }, 120_000);
 });
