@@ -109,9 +109,17 @@ export class AgentClient {
     return this.post('/copies', body);
   }
 
-  /** Whether a key is the one-time key of a copy into an instance; `consume` takes it. */
-  copyAuth(instanceId: number, publicKey: string, consume: boolean): Promise<{ ok: boolean }> {
-    return this.post('/copy_auth', { instance_id: instanceId, public_key: publicKey, consume }, 5000);
+  /**
+   * Whether a key is the one-time key of a copy into an instance (a number), or of a clone into a
+   * volume (`{ volume }`); `consume` takes it.
+   */
+  copyAuth(
+    dst: number | { volume: number },
+    publicKey: string,
+    consume: boolean,
+  ): Promise<{ ok: boolean }> {
+    const to = typeof dst === 'number' ? { instance_id: dst } : { volume_id: dst.volume };
+    return this.post('/copy_auth', { ...to, public_key: publicKey, consume }, 5000);
   }
 
   /** One benchmark run of a machine (benchmarks/index.ts), when the server takes them. */

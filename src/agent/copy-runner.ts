@@ -10,16 +10,27 @@
 // the copy leads it out. Progress and the end are reported at the next call, made
 // every couple of seconds while copies run; a copy the server no longer lists was canceled: its
 // rsync is stopped.
+// Into a volume (docs/volumes.md): a volume of this same agent is written on the host, rsync from
+// the source's directory into the volume's (made first if nothing made it yet); a volume clone
+// into another agent's volume is pushed as into an instance, to the SSH server that agent opened
+// for it. This agent opens one for each clone the server lists in `receives` (a volume of its
+// machines cloned from another agent's): made on a free port, the volume made first, serving the
+// volume's directory as the clone's one module to the clone's one-time key only (write only, the
+// server confirming the key); its port goes to the server at the next call, and it is closed once
+// the clone is no longer listed.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { lstatSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { AgentCopy, CopyReport } from '../contract/agent-protocol.js';
+import type { AgentCopy, CopyReceive, CopyReport } from '../contract/agent-protocol.js';
+import { ed25519KeyPair } from '../contract/ssh-keygen.js';
 import type { AgentClient } from './agent-client.js';
 import type { AgentLog } from './agent-log.js';
 import { sandboxUnavailable, sourceOnHost, spawnSandboxed, type SandboxBind } from './copy-sandbox.js';
 import type { Runtime } from './runtime.js';
 import { RSYNC_USER } from './rsync-daemon.js';
+import { createSshServer } from './ssh-server.js';
 
 /** How often progress goes to the server while copies run. */
 const REPORT_EVERY_MS = 2000;
@@ -93,6 +104,17 @@ export interface CopyHost {
   machineIds(): number[];
   runtime: Runtime;
   log: AgentLog;
+  /** Where the SSH servers of received clones listen (the instances' SSH address); default all. */
+  sshBind?: string;
+}
+
+/** An SSH server this agent opened for a volume clone it receives. */
+interface Receiver {
+  volumeId: number;
+  close(): void;
+  port: Promise<number>;
+  /** Set once listening. */
+  listening: number | null;
 }
 
 export class CopyRunner {
@@ -104,6 +126,8 @@ export class CopyRunner {
   private timer: NodeJS.Timeout | null = null;
   private syncing: Promise<void> | null = null;
   private stopped = false;
+  /** The SSH servers of the clones this agent receives, by copy id. */
+  private readonly receivers = new Map<number, Receiver>();
 
   constructor(private readonly h: CopyHost) {}
 
@@ -120,12 +144,17 @@ export class CopyRunner {
     if (this.h.machineIds().length === 0) return;
     const ends = [...this.ended.values()];
     const reports = [...ends, ...[...this.running.values()].map((r) => r.report)];
+    const receiving = [...this.receivers.entries()]
+      .filter(([, r]) => r.listening !== null)
+      .map(([id, r]) => ({ id, port: r.listening! }));
     const res = await this.h.client.copies({
       agent_uid: this.h.uid,
       machine_ids: this.h.machineIds(),
       reports,
+      ...(receiving.length > 0 ? { receiving } : {}),
     });
     for (const e of ends) this.ended.delete(e.id);
+    await this.receive(res.receives ?? []);
     const listed = new Set(res.copies.map((c) => c.id));
     for (const [id, r] of this.running) {
       if (listed.has(id)) continue;
@@ -150,7 +179,12 @@ export class CopyRunner {
   }
 
   private schedule(): void {
-    if (this.timer || this.stopped || (this.running.size === 0 && this.ended.size === 0)) return;
+    if (
+      this.timer ||
+      this.stopped ||
+      (this.running.size === 0 && this.ended.size === 0 && this.receivers.size === 0)
+    )
+      return;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.sync().catch((err: Error) => this.h.log.warn(`copies: ${err.message}`));
@@ -164,6 +198,90 @@ export class CopyRunner {
     this.schedule();
   }
 
+  /**
+   * Opens an SSH server for each clone listed that has none (the volume made first), and closes
+   * those of clones no longer listed. A server whose port changed (opened again) is reported anew.
+   */
+  private async receive(list: readonly CopyReceive[]): Promise<void> {
+    const listed = new Map(list.map((r) => [r.id, r]));
+    for (const [id, r] of this.receivers) {
+      if (listed.has(id)) continue;
+      r.close();
+      this.receivers.delete(id);
+      this.h.log.info(`clone ${id} into volume ${r.volumeId}: no longer listed, its SSH server closed`);
+    }
+    if (this.stopped) return;
+    let opened = false;
+    for (const r of list) {
+      if (this.receivers.has(r.id)) continue;
+      const store = this.h.runtime.volumes;
+      if (!store) {
+        this.h.log.warn(`clone ${r.id}: this runtime keeps no volumes`);
+        continue;
+      }
+      const rec = this.openReceiver(r, store.ensure(r.volume_id, r.size_gb));
+      this.receivers.set(r.id, rec);
+      opened = true;
+      rec.port.then(
+        (port) => {
+          rec.listening = port;
+          this.h.log.info(`clone ${r.id} into volume ${r.volume_id}: receiving on port ${port}`);
+          // The source's agent waits for the port: it goes to the server now.
+          void this.sync().catch(() => {});
+        },
+        (err: Error) => {
+          this.h.log.warn(`clone ${r.id} into volume ${r.volume_id}: cannot receive (${err.message})`);
+          if (this.receivers.get(r.id) === rec) this.receivers.delete(r.id);
+        },
+      );
+    }
+    if (opened) this.schedule();
+  }
+
+  private openReceiver(r: CopyReceive, data: Promise<string>): Receiver {
+    const dir = mkdtempSync(path.join(tmpdir(), 'openrig-clone-'));
+    let closed = false;
+    const server = createSshServer({
+      hostKey: Buffer.from(ed25519KeyPair('openrig-clone').private),
+      // No renter's key logs in here: the one login is the clone's, with its one-time key.
+      authorizedKeysFile: path.join(dir, 'authorized_keys'),
+      cwd: dir,
+      env: {},
+      log: (msg) => this.h.log.info(`clone ${r.id}: ${msg}`),
+      rsync: {
+        modules: async (access) =>
+          access === 'copy' ? [{ name: String(r.volume_id), path: await data, writeOnly: true }] : [],
+        copyGrant: async (blob, consume) => {
+          try {
+            return (await this.h.client.copyAuth({ volume: r.volume_id }, blob.toString('base64'), consume))
+              .ok;
+          } catch (err) {
+            this.h.log.warn(`clone ${r.id}: the server did not confirm its key (${(err as Error).message})`);
+            return false;
+          }
+        },
+      },
+    });
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    };
+    const port = data.then(
+      () =>
+        new Promise<number>((resolve, reject) => {
+          if (closed) return reject(new Error('closed'));
+          server.once('error', reject);
+          server.listen(0, this.h.sshBind ?? '0.0.0.0', () =>
+            resolve((server.address() as AddressInfo).port),
+          );
+        }),
+    );
+    port.catch(close);
+    return { volumeId: r.volume_id, close, port, listening: null };
+  }
+
   /** Why the sending rsync runs without its sandbox (copy-sandbox.ts); null: it has one. */
   private readonly noSandbox = sandboxUnavailable();
   /** The host directory each copy under way reads from, bound into its sandbox. */
@@ -173,10 +291,14 @@ export class CopyRunner {
    * The host path of the copy's source, resolved inside the instance or volume; with the sandbox,
    * where it is on the host (a container's files under its overlay or volume directory).
    */
-  private async sourcePath(c: AgentCopy): Promise<string> {
+  private async sourcePath(c: AgentCopy, tmp: () => string): Promise<string> {
     let root: string | null;
-    if (c.src_kind === 'volume') root = this.h.runtime.volumes?.dataDir(c.src_id) ?? null;
-    else root = (await this.h.runtime.fileRoot?.(c.src_id)) ?? null;
+    if (c.src_kind === 'volume') {
+      const store = this.h.runtime.volumes;
+      if (!store) throw new Error('this runtime keeps no volumes');
+      // A volume never made here was never written: it is copied as the empty directory it is.
+      root = (await store.existing(c.src_id)) ?? tmp();
+    } else root = (await this.h.runtime.fileRoot?.(c.src_id)) ?? null;
     if (!root) throw new Error(`the source ${c.src_kind} ${c.src_id} is not running on this host`);
     const resolved = resolveInRoot(root, c.src_path);
     if (this.noSandbox) {
@@ -207,37 +329,55 @@ export class CopyRunner {
     this.running.set(c.id, r);
     let dir: string | null = null;
     try {
-      if (!/^[A-Za-z0-9.:-]+$/.test(c.dst_host)) throw new Error(`bad destination address ${c.dst_host}`);
-      const src = await this.sourcePath(c);
-      dir = mkdtempSync(path.join(tmpdir(), 'openrig-copy-'));
-      const keyFile = path.join(dir, 'key');
-      writeFileSync(keyFile, c.key.endsWith('\n') ? c.key : `${c.key}\n`, { mode: 0o600 });
-      const ssh = [
-        'ssh',
-        `-i ${keyFile}`,
-        `-p ${c.dst_port}`,
-        '-o StrictHostKeyChecking=no',
-        '-o UserKnownHostsFile=/dev/null',
-        '-o IdentitiesOnly=yes',
-        '-o BatchMode=yes',
-        '-o LogLevel=ERROR',
-      ].join(' ');
-      const args = [
+      const src = await this.sourcePath(c, () => {
+        dir ??= mkdtempSync(path.join(tmpdir(), 'openrig-copy-'));
+        mkdirSync(path.join(dir, 'empty'), { recursive: true });
+        return path.join(dir, 'empty');
+      });
+      const intoVolume = c.dst_kind === 'volume';
+      const common = [
         '-a',
         '--partial',
         '--mkpath',
         '--info=progress2',
         '--no-inc-recursive',
         ...c.excludes.map((e) => `--exclude=${e}`),
-        '-e',
-        ssh,
-        src,
-        `${RSYNC_USER}@${c.dst_host}::${c.dst_id}${c.dst_path}`,
       ];
+      let args: string[];
+      if (intoVolume && c.dst_port === 0) {
+        // A volume of this agent: written on the host, from directory to directory, links as links.
+        const store = this.h.runtime.volumes;
+        if (!store) throw new Error('this runtime keeps no volumes');
+        const root = await store.ensure(c.dst_id, c.dst_size_gb ?? 1);
+        args = [...common, src, resolveInRoot(root, c.dst_path)];
+      } else {
+        if (!/^[A-Za-z0-9.:-]+$/.test(c.dst_host)) throw new Error(`bad destination address ${c.dst_host}`);
+        dir ??= mkdtempSync(path.join(tmpdir(), 'openrig-copy-'));
+        const keyFile = path.join(dir, 'key');
+        writeFileSync(keyFile, c.key.endsWith('\n') ? c.key : `${c.key}\n`, { mode: 0o600 });
+        const ssh = [
+          'ssh',
+          `-i ${keyFile}`,
+          `-p ${c.dst_port}`,
+          '-o StrictHostKeyChecking=no',
+          '-o UserKnownHostsFile=/dev/null',
+          '-o IdentitiesOnly=yes',
+          '-o BatchMode=yes',
+          '-o LogLevel=ERROR',
+        ].join(' ');
+        args = [
+          ...common,
+          ...(c.compress ? ['-z'] : []),
+          '-e',
+          ssh,
+          src,
+          `${RSYNC_USER}@${c.dst_host}::${c.dst_id}${c.dst_path}`,
+        ];
+      }
       this.h.log.info(
-        `copy ${c.id}: ${c.src_kind} ${c.src_id}:${c.src_path} → instance ${c.dst_id}:${c.dst_path}`,
+        `copy ${c.id}: ${c.src_kind} ${c.src_id}:${c.src_path} → ${intoVolume ? 'volume' : 'instance'} ${c.dst_id}:${c.dst_path}`,
       );
-      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir };
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir ?? tmpdir() };
       const child = this.noSandbox
         ? spawn('rsync', args, { stdio: ['ignore', 'pipe', 'pipe'], env })
         : spawnSandboxed('rsync', args, this.sandboxBinds(c, dir), env);
@@ -298,10 +438,12 @@ export class CopyRunner {
     }
   }
 
-  /** Stops every rsync this agent runs (the agent is stopping). */
+  /** Stops every rsync this agent runs and closes its clones' SSH servers (the agent is stopping). */
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    for (const r of this.receivers.values()) r.close();
+    this.receivers.clear();
     for (const r of this.running.values()) {
       r.canceled = true;
       r.child?.kill('SIGTERM');

@@ -42,6 +42,8 @@ export interface AgentOptions {
   publicHost?: string | (() => Promise<string>);
   /** Where the machines are ("Oslo, NO" or "NO"), for renters' searches by country. */
   location?: string;
+  /** Where SSH servers listen (the instances', and those opened for volume clones); default all. */
+  sshBind?: string;
   runtime: Runtime;
   /** OPENRIG_HEARTBEAT_S when set; else the server's value from register. */
   heartbeatS?: number;
@@ -170,6 +172,7 @@ export class Agent {
       machineIds: () => this.machineIds,
       runtime: rt,
       log: this.o.log,
+      ...(o.sshBind !== undefined ? { sshBind: o.sshBind } : {}),
     });
     this.requests = new ClientRequests({
       runtime: rt,

@@ -161,6 +161,24 @@ export class VolumeStore {
     });
   }
 
+  /**
+   * The data directory of a volume made here, mounted again if it is an image not mounted (after a
+   * reboot); null for a volume never made here (nothing ever wrote it: it is empty).
+   */
+  existing(id: number): Promise<string | null> {
+    return this.serial(id, async () => {
+      const data = this.dataDir(id);
+      if (this.method === 'directory') return existsSync(data) ? data : null;
+      const img = this.image(id);
+      if (!existsSync(img)) return null;
+      if (!mountPoints().has(data)) {
+        mkdirSync(data, { recursive: true });
+        await run('mount', ['-o', 'loop,nodev,nosuid', img, data]);
+      }
+      return data;
+    });
+  }
+
   /** Deletes a volume and its data on the host. */
   remove(id: number): Promise<void> {
     return this.serial(id, async () => {

@@ -245,6 +245,7 @@ export function registerAgentCommand(program: Command): void {
         apiKey,
         publicHost: publicHost ?? (() => defaultPublicHost(server)),
         location,
+        sshBind,
         stateDir,
         machines: describeMachines(gpu, n, stateDir),
         devices: share.devices,

@@ -308,6 +308,11 @@ export interface CopiesRequest {
   agent_uid: string;
   machine_ids: number[];
   reports: CopyReport[];
+  /**
+   * The volume clones this agent receives (listed in `receives`), each with the port of the SSH
+   * server it opened for it: the server hands that port to the source's agent.
+   */
+  receiving?: { id: number; port: number }[];
 }
 
 export interface CopyReport {
@@ -333,9 +338,31 @@ export interface AgentCopy {
   dst_port: number;
   excludes: string[];
   key: string;
+  /**
+   * `volume`: into volume `dst_id`: a volume of this same agent is written on the host (`dst_host`
+   * is '' and `dst_port` 0); a volume clone into another agent's volume goes to the SSH server
+   * that agent opened for it. Absent: an instance.
+   */
+  dst_kind?: 'instance' | 'volume';
+  /** A destination volume's size, GB (made on the host with it if nothing made it yet). */
+  dst_size_gb?: number;
+  /** rsync compresses the data on the way. */
+  compress?: boolean;
+}
+
+/**
+ * A volume clone into a volume of this agent's machines from another agent's: the agent makes the
+ * volume, opens an SSH server that serves it (rsync's daemon protocol, the copy's one-time key
+ * only) and reports its port in `receiving`; it closes it once the clone is no longer listed.
+ */
+export interface CopyReceive {
+  id: number;
+  volume_id: number;
+  size_gb: number;
 }
 
 export interface CopiesResponse {
   success: boolean;
   copies: AgentCopy[];
+  receives?: CopyReceive[];
 }

@@ -46,6 +46,7 @@ import * as m039benchmarks from './migrations/039-benchmarks.js';
 import * as m040trust from './migrations/040-trust.js';
 import * as m041payouts from './migrations/041-payouts.js';
 import * as m042machineVolumeMethod from './migrations/042-machine-volume-method.js';
+import * as m043volumeClones from './migrations/043-volume-clones.js';
 import * as m044machineClaims from './migrations/044-machine-claims.js';
 import { textOf } from '../../contract/text.js';
 
@@ -98,6 +99,7 @@ const steps: Record<string, Step> = {
   '040-trust': m040trust,
   '041-payouts': m041payouts,
   '042-machine-volume-method': m042machineVolumeMethod,
+  '043-volume-clones': m043volumeClones,
   '044-machine-claims': m044machineClaims,
 };
 

@@ -1,4 +1,5 @@
-// Table types of the copies module (migration 036): renters' copies between their instances.
+// Table types of the copies module (migrations 036, 043): renters' copies between their instances,
+// and volume clones.
 // Times are epoch ms.
 import type { Generated } from 'kysely';
 
@@ -10,11 +11,15 @@ export interface CopiesTable {
   src_id: number;
   src_machine_id: number;
   src_path: string;
-  /** 'instance' */
+  /** 'instance' | 'volume' (a volume clone: the new volume) */
   dst_kind: string;
   dst_id: number;
   dst_machine_id: number;
   dst_path: string;
+  /** A volume clone: the port of the SSH server the destination's agent opened for it (043). */
+  dst_port: Generated<number | null>;
+  /** 1: rsync compresses the data on the way (043). */
+  compress: Generated<number>;
   /** JSON array of rsync --exclude patterns. */
   excludes: Generated<string>;
   /** 'queued' | 'running' | 'done' | 'failed' | 'canceled' */
