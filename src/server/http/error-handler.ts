@@ -2,7 +2,7 @@
 // Schema violations and malformed JSON: 400 bad_request naming the field. Unknown route: 404.
 // Oversized body: 413. Non-JSON body on a JSON endpoint: 415. A 5xx never shows its cause.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError, quoteValue } from '../errors.js';
 import { isPgNulError, NUL_MESSAGE } from './nul-guard.js';
 import { PLAIN_TEXT_PATTERN, plainTextMessage } from './plain-text.js';
 import { textOf } from '../../contract/text.js';
@@ -22,6 +22,9 @@ interface ValidationItem {
   /** The value that was refused (Ajv's verbose errors). */
   data?: unknown;
 }
+
+/** Fields whose value is never quoted back: they may hold a credential. */
+const SECRET_FIELD = /pass|secret|token|key|code|otp|login/i;
 
 /** A field of `data` its schema does not declare, where the schema takes no others. */
 function undeclared(item: ValidationItem): string | undefined {
@@ -83,8 +86,14 @@ export function validationMessage(context: string | undefined, items: Validation
   if (
     typeof wanted === 'string' &&
     ['pattern', 'anyOf', 'oneOf', 'contains', 'minProperties'].includes(first.keyword ?? '')
-  )
-    return `${where} is not valid: ${wanted}`;
+  ) {
+    // The refused text is quoted back (shortened), unless the field may hold a credential.
+    const shown =
+      first.keyword === 'pattern' && typeof first.data === 'string' && !SECRET_FIELD.test(where)
+        ? ` ${quoteValue(first.data, 60)}`
+        : '';
+    return `${where}${shown} is not valid: ${wanted}`;
+  }
   if (first.keyword === 'enum' && Array.isArray(first.params?.allowedValues)) {
     return `${where} must be one of: ${(first.params.allowedValues as unknown[]).join(', ')}`;
   }
