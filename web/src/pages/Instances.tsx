@@ -626,12 +626,13 @@ function UpdateDialog({ i, onClose }: { i: Instance; onClose: () => void }) {
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     await run(async () => {
-      const body: UpdateInstanceBody = {};
+      // Built a field at a time; the form is not sent with nothing to change (`nothing` above).
+      const body: Partial<UpdateInstanceBody> = {};
       if (f.template) body.template_hash_id = f.template;
       if (changed('image')) body.image = f.image.trim();
       if (changed('onstart')) body.onstart = f.onstart;
       if (changed('env') || changed('ports')) body.env = envBody(f.env, f.ports);
-      await client.updateInstance(i.id, body);
+      await client.updateInstance(i.id, body as UpdateInstanceBody);
       await refresh('instances');
       onClose();
     });
