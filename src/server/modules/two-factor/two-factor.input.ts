@@ -1,6 +1,7 @@
-// Request bodies of the 2FA routes (their schemas: src/contract/schemas/two-factor.ts). Schemas are permissive on purpose: the published API gives exact
-// error codes for some bad values (invalid_tfa_method, missing_auth_value, missing_params), so
-// those are checked here in code; plain type errors are 400 bad_request from the schema.
+// Request bodies of the 2FA routes (their schemas: src/contract/schemas/two-factor.ts). The
+// schemas state the shape rules, each refusal with the published code (invalid_tfa_method,
+// missing_params); the same checks stay here and in the services for what a schema cannot hold
+// (missing_auth_value, which depends on the account's methods) and as a second guard.
 // Existing clients may send `tfa_method_id` as a string of digits; empty fields are left out
 // (an empty string counts as absent).
 import type { FastifyRequest } from 'fastify';
