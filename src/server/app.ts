@@ -41,11 +41,13 @@ import { defaultConsoleDir, installConsole } from './http/console.js';
 function accessLog(app: FastifyInstance) {
   const write = accessLineWriter(app.log);
   return function accessLine(req: FastifyRequest, reply: FastifyReply, done: () => void): void {
+    // req.routeOptions builds a new object at each read: read once.
+    const route = req.routeOptions;
     write({
       reqId: req.id,
       method: req.method,
-      route: req.routeOptions.url ?? null,
-      url: loggedUrl(req),
+      route: route.url ?? null,
+      url: loggedUrl(req, route),
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 100) / 100,
       user: req.auth?.user.id ?? null,

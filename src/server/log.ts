@@ -256,12 +256,22 @@ export function accessLineWriter(logger: FastifyBaseLogger): (f: AccessFields) =
     return (f) => logger.info(f, 'request');
   }
   const str = JSON.stringify;
+  // Methods and route patterns are few (the routes'): each is quoted once.
+  const quoted = new Map<string, string>();
+  const quote = (s: string): string => {
+    let q = quoted.get(s);
+    if (q === undefined) {
+      q = str(s);
+      if (quoted.size < 10_000) quoted.set(s, q);
+    }
+    return q;
+  };
   return (f) => {
     if (log.levelVal > INFO) return;
     const chindings = (log as unknown as Record<symbol, string>)[pino.symbols.chindingsSym] ?? '';
     stream.write(
-      `{"level":30,"time":${Date.now()}${chindings},"reqId":${str(f.reqId)},"method":${str(f.method)}` +
-        `,"route":${f.route === null ? 'null' : str(f.route)},"url":${str(f.url)},"status":${f.status}` +
+      `{"level":30,"time":${Date.now()}${chindings},"reqId":${str(f.reqId)},"method":${quote(f.method)}` +
+        `,"route":${f.route === null ? 'null' : quote(f.route)},"url":${str(f.url)},"status":${f.status}` +
         `,"ms":${f.ms},"user":${f.user === null ? 'null' : f.user},"msg":"request"}\n`,
     );
   };

@@ -216,9 +216,11 @@ export function authHook(deps: Deps) {
   return async function authenticate(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
     req.auth = null;
     req.keyJoined = null;
-    const cfg = req.routeOptions.config as RouteAuthConfig | undefined;
+    // req.routeOptions builds a new object at each read: read once.
+    const route = req.routeOptions;
+    const cfg = route.config as RouteAuthConfig | undefined;
     const mode = cfg?.auth ?? 'required';
-    if (mode === 'none' || !req.routeOptions.url) return;
+    if (mode === 'none' || !route.url) return;
     const credential = presentedCredential(req);
     if (credential) {
       const read = cfg?.keyJoinedRead;

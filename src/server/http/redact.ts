@@ -72,9 +72,12 @@ export interface LoggedRequest {
  * The request target as a log line shows it: `redactUrl`, and for a route with `secretParams`
  * its path rebuilt from the route's pattern with those parameters `[redacted]`.
  */
-export function loggedUrl(req: LoggedRequest): string {
-  const secret = req.routeOptions?.config?.secretParams;
-  const pattern = req.routeOptions?.url;
+export function loggedUrl(
+  req: LoggedRequest,
+  route: LoggedRequest['routeOptions'] = req.routeOptions,
+): string {
+  const secret = route?.config?.secretParams;
+  const pattern = route?.url;
   if (!secret?.length || !pattern) return redactUrl(req.url);
   const params = (req.params ?? {}) as Record<string, unknown>;
   const path = pattern.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) =>
