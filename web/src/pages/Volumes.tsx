@@ -1,6 +1,7 @@
 // Volumes (docs/volumes.md): the caller's local volumes with the instance mounting each, and the
 // volume offers to make one from (cheapest first). A volume is mounted by an instance created on
-// its machine (search volumes' machine, then create the instance with the volume linked).
+// its machine (search volumes' machine, then create the instance with the volume linked). A clone
+// being made shows its progress in its status (`cloning N%`), read again every few seconds.
 import { useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { client } from '../api';
@@ -37,6 +38,8 @@ export function Volumes() {
       client.request<{ volumes: VolumeRow[] }>('GET', '/api/v0/volumes', {
         query: { owner: 'me', type: 'local_volume' },
       }),
+    refetchInterval: (q) =>
+      q.state.data?.volumes.some((v) => v.status.startsWith('cloning')) ? 3000 : false,
   });
   const offers = useQuery({
     queryKey: ['volume-offers'],
@@ -78,7 +81,7 @@ export function Volumes() {
         <ErrorNote error={del.error} />
         <Table
           label="Your volumes"
-          columns={['ID', 'Label', 'GB', 'Machine', 'Mounted by', '$/GB/month', 'Charged']}
+          columns={['ID', 'Label', 'GB', 'Machine', 'Status', 'Mounted by', '$/GB/month', 'Charged']}
           actions="Actions"
           rows={volumes.data?.volumes}
           empty="No volumes."
@@ -88,6 +91,7 @@ export function Volumes() {
               <td data-label="Label">{v.label || <em className="muted">none</em>}</td>
               <td data-label="GB">{v.disk_space}</td>
               <td data-label="Machine">{v.machine_id}</td>
+              <td data-label="Status">{v.status}</td>
               <td data-label="Mounted by" data-testid="mounted-by">
                 {v.instances.length > 0
                   ? `instance ${v.instances.join(', ')} at ${v.mount_path ?? '?'}`
