@@ -4,7 +4,9 @@
 //   schema takes, checked with Ajv) and expects no 400 for its shape;
 // - for each constraint the document states on a parameter or on the body (type, required, enum,
 //   minimum and maximum, minLength and maxLength, pattern, minItems and maxItems, additionalProperties
-//   false), sends that valid request with that one value made wrong, and expects it refused: 400
+//   false, and the rules over several fields: anyOf and oneOf of required fields, with none of them
+//   given, and what a branch or an allOf part asks of a field), sends that valid request with that
+//   one value made wrong, and expects it refused: 400
 //   (or 422 where the document lists 422: the published maintenance texts), among the documented
 //   replies.
 import { beforeAll, expect, it } from 'vitest';
@@ -173,6 +175,8 @@ interface Fault {
   /** The value to put there; `remove` deletes the field. */
   value?: Json;
   remove?: boolean;
+  /** The error code the refusal answers (the schema's x-error-code); bad_request or any when absent. */
+  code?: string;
 }
 
 const SAMPLES: [string, Json][] = [
@@ -212,43 +216,46 @@ function notMatching(schema: any): string | undefined {
 function faultsOf(schema: any, base: Json, where: Where, at: string[], out: Fault[]): void {
   if (!schema || typeof schema !== 'object') return;
   const name = [where, ...at].join('.');
+  // A rule of a schema with an x-error-code answers that code (its type still bad_request).
+  const code: unknown = schema['x-error-code'];
+  const add = (f: Fault, isType = false) =>
+    out.push(typeof code === 'string' && !isType ? { ...f, code } : f);
   const types = typesOf(schema);
   const text = where !== 'body'; // path, query and header values arrive as text, coerced
   if (types.length > 0) {
     if (text) {
       // Only a text that cannot become the type is wrong.
       if (!types.includes('string'))
-        out.push({ what: `${name}: not a ${types.join('|')}`, where, at, value: 'x' });
+        add({ what: `${name}: not a ${types.join('|')}`, where, at, value: 'x' }, true);
       if (types.includes('integer') && !types.includes('string') && !types.includes('number'))
-        out.push({ what: `${name}: a fraction for an integer`, where, at, value: '1.5' });
+        add({ what: `${name}: a fraction for an integer`, where, at, value: '1.5' }, true);
     } else {
       const wrong = SAMPLES.find(([, v]) => !takesType(types, v));
       if (wrong)
-        out.push({ what: `${name}: a ${wrong[0]}, not ${types.join('|')}`, where, at, value: wrong[1] });
+        add({ what: `${name}: a ${wrong[0]}, not ${types.join('|')}`, where, at, value: wrong[1] }, true);
     }
   }
   if (Array.isArray(schema.enum)) {
     const sample = typeof base === 'number' ? 987654 : 'not-one-of-them';
-    if (!schema.enum.includes(sample))
-      out.push({ what: `${name}: not in its enum`, where, at, value: sample });
+    if (!schema.enum.includes(sample)) add({ what: `${name}: not in its enum`, where, at, value: sample });
   }
   const isNum = typeof base === 'number';
   const step = types.includes('integer') && !types.includes('number') ? 1 : 0.5;
   if (isNum || (text && (types.includes('integer') || types.includes('number')))) {
     const wrap = (n: number) => (text ? String(n) : n);
     if (typeof schema.minimum === 'number')
-      out.push({ what: `${name}: below its minimum`, where, at, value: wrap(schema.minimum - step) });
+      add({ what: `${name}: below its minimum`, where, at, value: wrap(schema.minimum - step) });
     if (typeof schema.exclusiveMinimum === 'number')
-      out.push({
+      add({
         what: `${name}: at its exclusive minimum`,
         where,
         at,
         value: wrap(schema.exclusiveMinimum),
       });
     if (typeof schema.maximum === 'number')
-      out.push({ what: `${name}: above its maximum`, where, at, value: wrap(schema.maximum + step) });
+      add({ what: `${name}: above its maximum`, where, at, value: wrap(schema.maximum + step) });
     if (typeof schema.exclusiveMaximum === 'number')
-      out.push({
+      add({
         what: `${name}: at its exclusive maximum`,
         where,
         at,
@@ -258,7 +265,7 @@ function faultsOf(schema: any, base: Json, where: Where, at: string[], out: Faul
   if (typeof base === 'string' || (text && types.includes('string'))) {
     const s = typeof base === 'string' && base.length > 0 ? base : 'a';
     if (typeof schema.maxLength === 'number')
-      out.push({
+      add({
         what: `${name}: longer than maxLength`,
         where,
         at,
@@ -266,7 +273,7 @@ function faultsOf(schema: any, base: Json, where: Where, at: string[], out: Faul
       });
     // An empty path segment is another URL (no route), not this operation with a short value.
     if (typeof schema.minLength === 'number' && schema.minLength > (where === 'path' ? 1 : 0))
-      out.push({
+      add({
         what: `${name}: shorter than minLength`,
         where,
         at,
@@ -274,19 +281,19 @@ function faultsOf(schema: any, base: Json, where: Where, at: string[], out: Faul
       });
     if (typeof schema.pattern === 'string') {
       const bad = notMatching(schema);
-      if (bad !== undefined) out.push({ what: `${name}: not matching its pattern`, where, at, value: bad });
+      if (bad !== undefined) add({ what: `${name}: not matching its pattern`, where, at, value: bad });
     }
   }
   if (Array.isArray(base)) {
     if (typeof schema.minItems === 'number' && schema.minItems > 0)
-      out.push({
+      add({
         what: `${name}: fewer than minItems`,
         where,
         at,
         value: base.slice(0, schema.minItems - 1),
       });
     if (typeof schema.maxItems === 'number' && base.length > 0)
-      out.push({
+      add({
         what: `${name}: more than maxItems`,
         where,
         at,
@@ -297,11 +304,11 @@ function faultsOf(schema: any, base: Json, where: Where, at: string[], out: Faul
   if (base !== null && typeof base === 'object' && !Array.isArray(base) && where === 'body') {
     const o = base as Record<string, Json>;
     for (const k of schema.required ?? [])
-      out.push({ what: `${name}.${k}: missing (required)`, where, at: [...at, k], remove: true });
+      add({ what: `${name}.${k}: missing (required)`, where, at: [...at, k], remove: true });
     if (schema.additionalProperties === false)
-      out.push({ what: `${name}: an undeclared field`, where, at: [...at, 'zz_undeclared'], value: 1 });
+      add({ what: `${name}: an undeclared field`, where, at: [...at, 'zz_undeclared'], value: 1 });
     if (typeof schema.minProperties === 'number' && schema.minProperties > 0 && at.length === 0)
-      out.push({ what: `${name}: fewer than minProperties`, where, at, value: {} });
+      add({ what: `${name}: fewer than minProperties`, where, at, value: {} });
     for (const [k, p] of Object.entries<any>(schema.properties ?? {})) {
       const v = k in o ? o[k] : example(p);
       if (v === undefined) continue;
@@ -316,7 +323,7 @@ function faultsOf(schema: any, base: Json, where: Where, at: string[], out: Faul
       if (names.size > 0) {
         const without = Object.fromEntries(Object.entries(o).filter(([k]) => !names.has(k)));
         if (!valid(schema, without))
-          out.push({
+          add({
             what: `${name}: none of its ${key} alternatives (${[...names].join(', ')})`,
             where,
             at,
@@ -507,8 +514,8 @@ const NOT_SHAPE: Record<string, string> = {
 };
 
 /**
- * Shape rules the server enforces that the document does not state yet: each an open mismatch. The
- * walk fails when one of them holds (remove it here) and when a new one appears.
+ * Shape rules the server enforces that the document does not state yet: each an open mismatch (none
+ * today). The walk fails when one of them holds (remove it here) and when a new one appears.
  */
 const OPEN: Record<string, string> = {};
 
@@ -567,6 +574,8 @@ describeEachDb('the document is what the server enforces', (dialect) => {
         sent++;
         const ok = r.status === 400 || (r.status === 422 && codes.includes('422'));
         if (!ok) wrong.push(`${o.name} ${f.what}: ${r.status} ${r.raw.slice(0, 120)}`);
+        else if (f.code !== undefined && r.body?.error !== f.code)
+          wrong.push(`${o.name} ${f.what}: ${r.body?.error} instead of ${f.code}`);
         else if (!codes.includes(String(r.status)))
           wrong.push(`${o.name} ${f.what}: ${r.status} not documented`);
       }
