@@ -427,6 +427,8 @@ describeEachDb('benchmarks', (dialect) => {
     const { host, uid, id } = await registered(t());
     await operatorSetVerification({ db: t().deps.db, now: t().clock.now() }, id, true);
     const renter = await renterWithKey(t(), { balanceUsd: 1000 });
+    const other = await renterWithKey(t(), { balanceUsd: 1000 });
+    let by = renter;
     const sync = (instances: unknown[]) =>
       t().request('POST', `${P}/sync`, {
         key: host.apiKey,
@@ -435,7 +437,7 @@ describeEachDb('benchmarks', (dialect) => {
     const start = async (outcome: 'exited' | 'running' | 'ran-then-exited') => {
       t().clock.advance(60_000);
       const r = await t().request('PUT', `/api/v0/asks/${id}/`, {
-        key: renter.apiKey,
+        key: by.apiKey,
         body: { image: 'ubuntu:22.04', disk: 10 },
       });
       expect(r.status, r.raw).toBe(200);
@@ -449,19 +451,22 @@ describeEachDb('benchmarks', (dialect) => {
         ).toBe(200);
       // Destroyed, so the machine is free for the next start.
       expect(
-        (await t().request('DELETE', `/api/v0/instances/${iid}/`, { key: renter.apiKey, body: {} })).status,
+        (await t().request('DELETE', `/api/v0/instances/${iid}/`, { key: by.apiKey, body: {} })).status,
       ).toBe(200);
       return iid;
     };
-    // Two failures, then an instance that ran and exited (not a failed start), then two more
-    // failures: never three failed starts in a row, still verified.
-    await start('exited');
-    await start('exited');
+    // One renter's own failures alone (a broken image of theirs) never take the badge.
+    for (let i = 0; i < 3; i++) await start('exited');
+    expect(await machine(t(), id)).toMatchObject({ verified: 1, verification: 'verified' });
+    // An instance that ran and exited is not a failed start: two more failures after it, from two
+    // renters, are not three in a row.
     await start('ran-then-exited');
     await start('exited');
+    by = other;
     await start('exited');
     expect(await machine(t(), id)).toMatchObject({ verified: 1, verification: 'verified' });
-    // The third in a row deverifies it.
+    // The third in a row, from two renters, deverifies it.
+    by = renter;
     const third = await start('exited');
     expect(await machine(t(), id)).toMatchObject({ verified: 0, verification: 'deverified' });
     const h = await history(t(), id);
@@ -469,7 +474,9 @@ describeEachDb('benchmarks', (dialect) => {
       ['unverified', 'verified', 'operator'],
       ['verified', 'deverified', 'rule'],
     ]);
-    expect(h[1]!.reason).toMatch(/^3 starts in a row failed \(instances \d+, \d+, \d+ exited before running/);
+    expect(h[1]!.reason).toMatch(
+      /^3 starts in a row failed \(instances \d+, \d+, \d+ exited before running, rented by 2 renters/,
+    );
     expect(h[1]!.reason).toContain(`${third} exited before running`);
     const sent = (await mails(t())).filter((m) => m.to_addr === host.email);
     expect(sent.map((m) => m.subject)).toContain(`Machine ${id} is now deverified`);

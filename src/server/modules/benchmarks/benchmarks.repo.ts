@@ -217,7 +217,7 @@ export function searchBenchmarkRows(db: Kysely<DB>, filters: SelectFilter[], lim
 export async function recentStarts(db: Kysely<DB>, machineId: number, since: number, limit: number) {
   const rows = await db
     .selectFrom('instances')
-    .select(['id', 'running_since', 'actual_status'])
+    .select(['id', 'user_id', 'running_since', 'actual_status'])
     .where('machine_id', '=', machineId)
     .where('created_at', '>=', since)
     .where((eb) =>
@@ -230,7 +230,7 @@ export async function recentStarts(db: Kysely<DB>, machineId: number, since: num
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();
-  return rows.map((r) => ({ id: Number(r.id), failed: r.running_since === null }));
+  return rows.map((r) => ({ id: Number(r.id), renter: Number(r.user_id), failed: r.running_since === null }));
 }
 
 /**

@@ -143,8 +143,9 @@ const FAILED_STARTS_WINDOW_MS = 30 * 86_400_000;
  * After an instance on machine `machineId` exited (the agent's report): when the machine is
  * verified and its last OPENRIG_DEVERIFY_FAILED_STARTS starts since its last verification change
  * (within 30 days) all failed (their instances exited before ever running, as reliability counts
- * them), a rule deverifies it, naming them. An exit after running, or a success among those
- * starts, changes nothing. One transaction; the change is conditional (ruleDeverify), so two
+ * them) and came from at least two renters, a rule deverifies it, naming them. An exit after
+ * running, or a success among those starts, changes nothing; nor do one renter's failures alone,
+ * since a renter's own broken image fails its start too and must not take a host's badge. One transaction; the change is conditional (ruleDeverify), so two
  * reports at once deverify it once.
  */
 export async function afterInstanceExit(
@@ -160,11 +161,12 @@ export async function afterInstanceExit(
     const since = Math.max(m.verification_changed_at ?? 0, now - FAILED_STARTS_WINDOW_MS);
     const starts = await repo.recentStarts(trx, machineId, since, n);
     if (starts.length < n || starts.some((s) => !s.failed)) return false;
+    if (new Set(starts.map((s) => s.renter)).size < Math.min(n, 2)) return false;
     const ids = starts.map((s) => s.id).reverse();
     return ruleDeverify(
       { db: trx, now, rule: deps.config.agent.verificationRule },
       machineId,
-      `${n} starts in a row failed (instances ${ids.join(', ')} exited before running; OPENRIG_DEVERIFY_FAILED_STARTS=${n})`,
+      `${n} starts in a row failed (instances ${ids.join(', ')} exited before running, rented by ${new Set(starts.map((s) => s.renter)).size} renters; OPENRIG_DEVERIFY_FAILED_STARTS=${n})`,
     );
   });
 }
