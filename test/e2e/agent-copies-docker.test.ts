@@ -40,6 +40,7 @@ describe.skipIf(NO_DOCKER !== null || !HAS_TOOLS)('copies with the docker runtim
   let serve: Proc & { url: string };
   let agent: Proc;
   let renterKey: string;
+  let hostKey: string;
   let key: string;
   let release: () => void = () => {};
   const ids: number[] = [];
@@ -50,7 +51,7 @@ describe.skipIf(NO_DOCKER !== null || !HAS_TOOLS)('copies with the docker runtim
     dir = mkdtempSync(path.join(tmpdir(), 'openrig-copies-docker-'));
     stateDir = path.join(dir, 'agent-state');
     serve = await startServe(['--data', dir, '--port', String(await freePort())], ENV);
-    const hostKey = (await createUser(dir, ENV, 'host@example.com')).api_key;
+    hostKey = (await createUser(dir, ENV, 'host@example.com')).api_key;
     renterKey = (await createUser(dir, ENV, 'renter@example.com', ['--balance', '50'])).api_key;
     key = path.join(dir, 'id_renter');
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
@@ -214,5 +215,37 @@ describe.skipIf(NO_DOCKER !== null || !HAS_TOOLS)('copies with the docker runtim
     });
     expect(through.status).toBe('failed');
     expect(inContainer(b, 'grep -r -l HOST-ONLY /got2 2>/dev/null || true')).toBe('');
+  }, 120_000);
+
+  it('copies from a container into a volume (V.ID) of its host', async () => {
+    const [a] = ids as [number, number];
+    const machine = (await callApi(serve.url, 'GET', '/api/v0/machines/', hostKey)).body.machines[0]
+      .id as number;
+    const ask = await callApi(serve.url, 'POST', '/api/v0/volumes/', hostKey, {
+      size: 20,
+      machine,
+      price_disk: 1,
+    });
+    expect(ask.status, JSON.stringify(ask.body)).toBe(200);
+    const made = await api('PUT', '/api/v0/volumes/', {
+      size: 1,
+      id: ask.body.volume_asks[0].id,
+      name: 'into',
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const vol = made.body.volume_id as number;
+    inContainer(a, 'mkdir -p /tovol/d && echo vol > /tovol/d/v.txt');
+    const end = await copy({ src_id: String(a), dst_id: `V.${vol}`, src_path: '/tovol/', dst_path: '/in/' });
+    expect(end.status, end.msg).toBe('done');
+    const data = path.join(stateDir, 'volumes', String(vol), 'data');
+    expect(readFileSync(path.join(data, 'in/d/v.txt'), 'utf8')).toBe('vol\n');
+    // Deleted, its agent unmounts and removes it (no loop mount is left behind by the test).
+    expect((await api('DELETE', `/api/v0/volumes/?id=${vol}`)).status).toBe(200);
+    await waitFor(
+      () => !existsSync(path.dirname(data)),
+      `volume ${vol} to be removed from the host`,
+      60_000,
+      500,
+    );
   }, 120_000);
 });

@@ -55,6 +55,7 @@ describe.skipIf(!HAS_TOOLS)('copies with the process runtime', () => {
   let serve: Proc & { url: string };
   let agent: Proc;
   let renterKey: string;
+  let hostKey: string;
   let key: string;
   const ids: number[] = [];
   const api = (method: string, p: string, body?: unknown) => callApi(serve.url, method, p, renterKey, body);
@@ -75,7 +76,7 @@ describe.skipIf(!HAS_TOOLS)('copies with the process runtime', () => {
     dir = mkdtempSync(path.join(tmpdir(), 'openrig-copies-'));
     stateDir = path.join(dir, 'agent-state');
     serve = await startServe(['--data', dir, '--port', String(await freePort())], ENV);
-    const hostKey = (await createUser(dir, ENV, 'host@example.com')).api_key;
+    hostKey = (await createUser(dir, ENV, 'host@example.com')).api_key;
     renterKey = (await createUser(dir, ENV, 'renter@example.com', ['--balance', '50'])).api_key;
     key = path.join(dir, 'id_renter');
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
@@ -287,6 +288,93 @@ describe.skipIf(!HAS_TOOLS)('copies with the process runtime', () => {
     expect(sh.status).not.toBe(0);
     expect(sh.stdout).not.toMatch(/uid=/);
   }, 90_000);
+
+  /** Waits for copy `id` to end; its row from the list. */
+  const copyEnd = (id: number) =>
+    waitFor(
+      async () => {
+        const list = (await api('GET', '/api/v0/commands/copy_direct/')).body.copies as {
+          id: number;
+          status: string;
+          msg: string;
+          dst_kind?: string;
+        }[];
+        const c = list.find((x) => x.id === id);
+        return c && ['done', 'failed', 'canceled'].includes(c.status) ? c : null;
+      },
+      `copy ${id} to end`,
+      60_000,
+      300,
+    );
+
+  it('copies into a volume (V.ID) of the host, carrying no host file that a link in the source points at', async () => {
+    const [a] = ids as [number, number];
+    const machine = (await callApi(serve.url, 'GET', '/api/v0/machines/', hostKey)).body.machines[0]
+      .id as number;
+    const ask = await callApi(serve.url, 'POST', '/api/v0/volumes/', hostKey, {
+      size: 20,
+      machine,
+      price_disk: 1,
+    });
+    expect(ask.status, JSON.stringify(ask.body)).toBe(200);
+    const made = await api('PUT', '/api/v0/volumes/', {
+      size: 5,
+      id: ask.body.volume_asks[0].id,
+      name: 'into',
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const vol = made.body.volume_id as number;
+    const secret = path.join(dir, 'volume-host-secret');
+    writeFileSync(secret, 'HOST-ONLY-CONTENT\n');
+    const src = path.join(root(a), 'vsrc');
+    mkdirSync(path.join(src, 'd'), { recursive: true });
+    writeFileSync(path.join(src, 'd/x.txt'), 'to the volume\n');
+    symlinkSync(secret, path.join(src, 'abs'));
+    symlinkSync(path.relative(src, secret), path.join(src, 'rel'));
+    symlinkSync(path.relative(path.join(src, 'd'), secret), path.join(src, 'd/deep'));
+
+    const r = await api('PUT', '/api/v0/commands/copy_direct/', {
+      client_id: 'me',
+      src_id: String(a),
+      dst_id: `V.${vol}`,
+      src_path: '/vsrc/',
+      dst_path: '/in/',
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const end = await copyEnd(r.body.copy_id as number);
+    expect(end.status, end.msg).toBe('done');
+    expect(end.dst_kind).toBe('volume');
+    const data = path.join(stateDir, 'volumes', String(vol), 'data');
+    expect(readFileSync(path.join(data, 'in/d/x.txt'), 'utf8')).toBe('to the volume\n');
+    // The links arrived as links; no file in the volume holds the host file's content.
+    expect(readlinkSync(path.join(data, 'in/abs'))).toBe(secret);
+    const found = spawnSync('grep', ['-r', '-l', 'HOST-ONLY-CONTENT', data], { encoding: 'utf8' });
+    expect(found.stdout).toBe('');
+    // A source path through a link to the host's file is read inside the instance, where it is not.
+    const through = await api('PUT', '/api/v0/commands/copy_direct/', {
+      client_id: 'me',
+      src_id: String(a),
+      dst_id: `V.${vol}`,
+      src_path: '/vsrc/abs',
+      dst_path: '/through/',
+    });
+    expect((await copyEnd(through.body.copy_id as number)).status).toBe('failed');
+    expect(spawnSync('grep', ['-r', '-l', 'HOST-ONLY-CONTENT', data], { encoding: 'utf8' }).stdout).toBe('');
+    // Nothing is under way into it now; a volume that is not the renter's is no destination.
+    const none = await api('DELETE', '/api/v0/commands/copy_direct/', {
+      client_id: 'me',
+      dst_id: `V.${vol}`,
+    });
+    expect(none.body).toMatchObject({ success: false, canceled: 0 });
+    const foreign = await api('PUT', '/api/v0/commands/copy_direct/', {
+      client_id: 'me',
+      src_id: String(a),
+      dst_id: `V.${vol + 1000}`,
+      src_path: '/vsrc/',
+      dst_path: '/',
+    });
+    expect(foreign.status).toBe(404);
+  }, 120_000);
 
   it('cancel copy stops a copy under way', async () => {
     const [a, b] = ids as [number, number];

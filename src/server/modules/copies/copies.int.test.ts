@@ -191,6 +191,100 @@ describeEachDb('copies', (dialect) => {
     ]);
   });
 
+  /** A ready volume of the renter on machine `m` (rows as the volumes module makes them). */
+  async function volumeOn(userId: number, m: number, hostId: number): Promise<number> {
+    const now = Date.now();
+    const ask = await t()
+      .deps.db.insertInto('volume_asks')
+      .values({
+        machine_id: m,
+        host_id: hostId,
+        size_gb: 100,
+        price_disk: 0.1,
+        end_date: null,
+        listed: 1,
+        created_at: now,
+        unlisted_at: null,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const v = await t()
+      .deps.db.insertInto('volumes')
+      .values({
+        user_id: userId,
+        ask_id: Number(ask.id),
+        machine_id: m,
+        host_id: hostId,
+        label: 'into',
+        size_gb: 7,
+        storage_cost: 0.1,
+        status: 'ready',
+        instance_id: null,
+        mount_path: null,
+        created_at: now,
+        deleted_at: null,
+        billed_until: now,
+        accrued_micros: 0,
+        unpaid_since: null,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return Number(v.id);
+  }
+
+  it('copies into a volume (V.ID): its own agent writes it on the host, listed with its size', async () => {
+    const { u, a, m1, m2, hostId } = await pair();
+    const uid = 'agent-0001-test';
+    await t().deps.db.updateTable('machines').set({ agent_uid: uid }).where('id', 'in', [m1, m2]).execute();
+    const vol = await volumeOn(u.id, m2, hostId);
+    const other = await renter(t());
+    expect((await put(other.apiKey, { src_id: a, dst_id: `V.${vol}` })).status).toBe(404);
+    const r = await put(u.apiKey, { src_id: `C.${a}`, dst_id: `V.${vol}`, src_path: '/w/', dst_path: 'in/' });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const copyId = r.body.copy_id as number;
+    // One copy at a time into the volume; an instance with the same id is another destination.
+    expect((await put(u.apiKey, { src_id: a, dst_id: `V.${vol}` })).status).toBe(409);
+    const auth = { user: { id: hostId } } as Parameters<typeof agentCopies>[1];
+    const listed = await agentCopies(t().deps, auth, { agent_uid: uid, machine_ids: [m1, m2], reports: [] });
+    expect(listed.copies).toHaveLength(1);
+    expect(listed.copies[0]).toMatchObject({
+      id: copyId,
+      src_id: a,
+      dst_kind: 'volume',
+      dst_id: vol,
+      dst_path: '/in/',
+      dst_port: 0,
+      dst_size_gb: 7,
+    });
+    const done = await agentCopies(t().deps, auth, {
+      agent_uid: uid,
+      machine_ids: [m1, m2],
+      reports: [{ id: copyId, state: 'done', bytes: 10 }],
+    });
+    expect(done.copies).toEqual([]);
+    const list = await t().request('GET', '/api/v0/commands/copy_direct/', { key: u.apiKey });
+    expect(list.body.copies[0]).toMatchObject({
+      id: copyId,
+      status: 'done',
+      dst_kind: 'volume',
+      dst_id: vol,
+    });
+    const events = await t()
+      .deps.db.selectFrom('events')
+      .select(['type', 'subject'])
+      .where('user_id', '=', u.id)
+      .execute();
+    expect(events.filter((e) => e.type.startsWith('copy.'))).toEqual([
+      { type: 'copy.started', subject: `volume:${vol}` },
+      { type: 'copy.completed', subject: `volume:${vol}` },
+    ]);
+    const none = await t().request('DELETE', '/api/v0/commands/copy_direct/', {
+      key: u.apiKey,
+      body: { client_id: 'me', dst_id: `V.${vol}` },
+    });
+    expect(none.body).toMatchObject({ success: false, canceled: 0 });
+  });
+
   it('cancel copy ends the copy into the instance, once', async () => {
     const { u, a, b } = await pair();
     await put(u.apiKey, { src_id: a, dst_id: b, src_path: '/', dst_path: '/d/' });

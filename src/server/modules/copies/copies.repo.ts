@@ -52,6 +52,7 @@ export interface NewCopy {
   src_id: number;
   src_machine_id: number;
   src_path: string;
+  dst_kind: 'instance' | 'volume';
   dst_id: number;
   dst_machine_id: number;
   dst_path: string;
@@ -63,33 +64,39 @@ export interface NewCopy {
 
 /** Inserts an active copy; the unique index refuses a second active one into the same destination. */
 export async function insertCopy(db: Kysely<DB>, c: NewCopy): Promise<number> {
-  const r = await db
-    .insertInto('copies')
-    .values({ ...c, dst_kind: 'instance' })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const r = await db.insertInto('copies').values(c).returning('id').executeTakeFirstOrThrow();
   return Number(r.id);
 }
 
-/** Ends the user's active copies into an instance as canceled; their rows as they were. */
-export async function cancelCopies(db: Kysely<DB>, userId: number, dstId: number, now: number) {
+/** Ends the user's active copies into an instance or a volume as canceled; their rows as they were. */
+export async function cancelCopies(
+  db: Kysely<DB>,
+  userId: number,
+  dstKind: 'instance' | 'volume',
+  dstId: number,
+  now: number,
+) {
   return db
     .updateTable('copies')
     .set({ status: 'canceled', ended_at: now, msg: 'canceled by its owner' })
     .where('user_id', '=', userId)
-    .where('dst_kind', '=', 'instance')
+    .where('dst_kind', '=', dstKind)
     .where('dst_id', '=', dstId)
     .where('ended_at', 'is', null)
-    .returning(['id', 'src_machine_id', 'src_kind', 'src_id', 'dst_id'])
+    .returning(['id', 'src_machine_id', 'src_kind', 'src_id', 'dst_kind', 'dst_id'])
     .execute();
 }
 
-/** The active copies whose source is on these machines (what their agent is to carry out). */
+/**
+ * The active copies whose source is on these machines (what their agent is to carry out), with
+ * the destination instance's SSH address or the destination volume's machine and size.
+ */
 export function activeCopiesFrom(db: Kysely<DB>, machineIds: readonly number[]) {
   if (machineIds.length === 0) return Promise.resolve([]);
   return db
     .selectFrom('copies as c')
-    .innerJoin('instances as d', 'd.id', 'c.dst_id')
+    .leftJoin('instances as d', (j) => j.onRef('d.id', '=', 'c.dst_id').on('c.dst_kind', '=', 'instance'))
+    .leftJoin('volumes as v', (j) => j.onRef('v.id', '=', 'c.dst_id').on('c.dst_kind', '=', 'volume'))
     .select([
       'c.id',
       'c.user_id',
@@ -97,12 +104,15 @@ export function activeCopiesFrom(db: Kysely<DB>, machineIds: readonly number[]) 
       'c.src_kind',
       'c.src_id',
       'c.src_path',
+      'c.dst_kind',
       'c.dst_id',
+      'c.dst_machine_id',
       'c.dst_path',
       'c.excludes',
       'c.key_enc',
       'd.ssh_host',
       'd.ssh_port',
+      'v.size_gb as dst_size_gb',
     ])
     .where('c.src_machine_id', 'in', machineIds)
     .where('c.ended_at', 'is', null)
@@ -122,6 +132,7 @@ export function copiesByIds(db: Kysely<DB>, machineIds: readonly number[], ids: 
       'src_kind',
       'src_id',
       'src_path',
+      'dst_kind',
       'dst_id',
       'dst_path',
       'progress',
@@ -216,6 +227,7 @@ export function copiesOf(db: Kysely<DB>, userId: number) {
       'src_kind',
       'src_id',
       'src_path',
+      'dst_kind',
       'dst_id',
       'dst_path',
       'status',
@@ -248,4 +260,19 @@ export async function agentMachines(
     .where('id', 'in', ids)
     .execute();
   return rows.map((r) => Number(r.id));
+}
+
+/** The agent (its uid) of each of these live machines. */
+export async function machineAgents(
+  db: Kysely<DB>,
+  ids: readonly number[],
+): Promise<Map<number, string | null>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('machines')
+    .select(['id', 'agent_uid'])
+    .where('id', 'in', ids)
+    .where('deleted_at', 'is', null)
+    .execute();
+  return new Map(rows.map((r) => [Number(r.id), r.agent_uid]));
 }

@@ -1,4 +1,5 @@
 // Copies (docs/data.md). Between instances: the renter must own both ends and both must run;
+// into a volume (V.ID): its own agent writes it on the host, the source being on that agent too;
 // the copy is recorded with a one-time key and the source's agent is woken, which pushes with
 // rsync over SSH to the destination instance's SSH server (user vastai_kaalia), whose agent asks
 // the server to confirm the key (copyAuth) and takes it once. The source's agent reports progress
@@ -86,25 +87,63 @@ export function keyFingerprint(publicKey: string): string {
   return createHash('sha256').update(Buffer.from(b64, 'base64')).digest('hex');
 }
 
+interface CopyEnds {
+  id: number;
+  user_id: number;
+  src_kind: string;
+  src_id: number;
+  dst_kind: string;
+  dst_id: number;
+}
+
 function copyEvent(
   type: 'copy.started' | 'copy.completed' | 'copy.failed' | 'copy.canceled',
-  c: { id: number; user_id: number; src_kind: string; src_id: number; dst_id: number },
+  c: CopyEnds,
   extra: Record<string, unknown> = {},
 ): NewEvent {
+  const intoVolume = c.dst_kind === 'volume';
   return {
     userId: c.user_id,
     type,
-    subject: `instance:${c.dst_id}`,
+    subject: `${intoVolume ? 'volume' : 'instance'}:${c.dst_id}`,
     data: {
       copy_id: c.id,
       src_id: c.src_kind === 'volume' ? `V.${c.src_id}` : c.src_id,
-      dst_id: c.dst_id,
+      dst_id: intoVolume ? `V.${c.dst_id}` : c.dst_id,
       ...extra,
     },
   };
 }
 
 const srcName = (kind: string, id: number, p: string) => `${kind === 'volume' ? `V.${id}` : id}:${p}`;
+
+/** A copy's progress or end, on the destination instance's status_msg (a volume has none). */
+async function destinationStatus(
+  db: Deps['db'],
+  c: { dst_kind: string; dst_id: number },
+  msg: string,
+): Promise<void> {
+  if (c.dst_kind !== 'instance') return;
+  await setInstanceFields(db, c.dst_id, { status_msg: msg.slice(0, 500) }, { actual: 'running' });
+}
+
+/**
+ * The machine a copy into volume `id` writes on: the volume's own, whose agent writes it on the
+ * host; so the source must be on that same agent.
+ */
+async function destinationVolume(deps: Deps, auth: AuthContext, id: number, srcMachine: number) {
+  const v = await repo.volumeEnd(deps.db, id);
+  if (!v || v.user_id !== auth.user.id) throw CopyErrors.notFound(`No such volume: ${id} (destination)`);
+  if (v.status !== 'ready') throw CopyErrors.notRunning(`Volume ${id} is not ready`);
+  if (v.online_state !== 'online') throw CopyErrors.notRunning(`The machine of volume ${id} is offline`);
+  const agents = await repo.machineAgents(deps.db, [srcMachine, v.machine_id]);
+  const agent = agents.get(v.machine_id);
+  if (!agent || agents.get(srcMachine) !== agent)
+    throw CopyErrors.badRequest(
+      `a copy into volume V.${id} must come from an instance or volume on the volume's own host (machine ${v.machine_id}); from another host, copy into an instance that mounts the volume`,
+    );
+  return v.machine_id;
+}
 
 /** `copy` (PUT /commands/copy_direct/, and /commands/rsync/ when one side is local). */
 export async function startCopy(
@@ -116,14 +155,10 @@ export async function startCopy(
   const dst = parseEnd(body.dst_id, 'dst_id');
   const exclude = excludesOf(body.exclude);
   if (src.kind === 'local' || dst.kind === 'local') return rsyncEndpoint(deps, auth, src, dst, body, exclude);
-  if (dst.kind === 'volume')
-    throw CopyErrors.badRequest(
-      'openrig copies into instances only: copy into an instance that mounts the volume (V.ID as the source works)',
-    );
   const srcPath = copyPath(body.src_path, 'src_path');
   const dstPath = copyPath(body.dst_path, 'dst_path');
-  if (src.kind === 'instance' && src.id === dst.id)
-    throw CopyErrors.badRequest('the source and the destination are the same instance');
+  if (src.kind === dst.kind && src.id === dst.id)
+    throw CopyErrors.badRequest(`the source and the destination are the same ${src.kind}`);
   let srcMachine: number;
   if (src.kind === 'volume') {
     const v = await repo.volumeEnd(deps.db, src.id);
@@ -133,7 +168,11 @@ export async function startCopy(
       throw CopyErrors.notRunning(`The machine of volume ${src.id} is offline`);
     srcMachine = v.machine_id;
   } else srcMachine = (await ownRunningInstance(deps, auth, src.id, 'source')).machine_id;
-  const d = await ownRunningInstance(deps, auth, dst.id, 'destination');
+  const dstMachine =
+    dst.kind === 'volume'
+      ? await destinationVolume(deps, auth, dst.id, srcMachine)
+      : (await ownRunningInstance(deps, auth, dst.id, 'destination')).machine_id;
+  const ends = { src_kind: src.kind, src_id: src.id, dst_kind: dst.kind, dst_id: dst.id };
   const now = deps.clock.now();
   const kp = ed25519KeyPair(`openrig-copy`);
   let id: number;
@@ -145,26 +184,22 @@ export async function startCopy(
         src_id: src.id,
         src_machine_id: srcMachine,
         src_path: srcPath,
-        dst_id: d.id,
-        dst_machine_id: d.machine_id,
+        dst_kind: dst.kind,
+        dst_id: dst.id,
+        dst_machine_id: dstMachine,
         dst_path: dstPath,
         excludes: JSON.stringify(exclude),
         key_enc: encryptSecret(deps.config.secretKey, kp.private),
         key_fp: keyFingerprint(kp.public),
         created_at: now,
       });
-      await setInstanceFields(
-        trx,
-        d.id,
-        { status_msg: `copy from ${srcName(src.kind, src.id, srcPath)} queued` },
-        { actual: 'running' },
-      );
+      await destinationStatus(trx, ends, `copy from ${srcName(src.kind, src.id, srcPath)} queued`);
       await recordEvent(
         trx,
         now,
         copyEvent(
           'copy.started',
-          { id: newId, user_id: auth.user.id, src_kind: src.kind, src_id: src.id, dst_id: d.id },
+          { id: newId, user_id: auth.user.id, ...ends },
           { src_path: srcPath, dst_path: dstPath },
         ),
       );
@@ -217,12 +252,13 @@ export async function cancelCopy(
 ): Promise<{ success: boolean; msg: string; canceled: number }> {
   const raw = typeof body.dst_id === 'string' ? body.dst_id.replace(/:.*$/s, '') : body.dst_id;
   const dst = parseEnd(raw, 'dst_id');
-  if (dst.kind !== 'instance') throw CopyErrors.badRequest('dst_id: expected an instance id (ID or C.ID)');
+  if (dst.kind === 'local')
+    throw CopyErrors.badRequest('dst_id: expected an instance id (ID or C.ID) or V.ID');
   const now = deps.clock.now();
   const rows = await tx(deps.store, async (trx) => {
-    const ended = await repo.cancelCopies(trx, auth.user.id, dst.id, now);
+    const ended = await repo.cancelCopies(trx, auth.user.id, dst.kind, dst.id, now);
     if (ended.length > 0) {
-      await setInstanceFields(trx, dst.id, { status_msg: 'copy canceled' }, { actual: 'running' });
+      await destinationStatus(trx, { dst_kind: dst.kind, dst_id: dst.id }, 'copy canceled');
       await recordEvents(
         trx,
         now,
@@ -232,6 +268,7 @@ export async function cancelCopy(
             user_id: auth.user.id,
             src_kind: c.src_kind,
             src_id: Number(c.src_id),
+            dst_kind: c.dst_kind,
             dst_id: Number(c.dst_id),
           }),
         ),
@@ -240,7 +277,11 @@ export async function cancelCopy(
     return ended;
   });
   if (rows.length === 0)
-    return { success: false, msg: `No copy into instance ${dst.id} is under way`, canceled: 0 };
+    return {
+      success: false,
+      msg: `No copy into ${dst.kind === 'volume' ? `volume V.${dst.id}` : `instance ${dst.id}`} is under way`,
+      canceled: 0,
+    };
   deps.agentWake.notify([...new Set(rows.map((r) => Number(r.src_machine_id)))]);
   return {
     success: true,
@@ -255,6 +296,7 @@ export async function listCopies(deps: Deps, auth: AuthContext) {
     id: Number(r.id),
     src_id: r.src_kind === 'volume' ? `V.${r.src_id}` : String(r.src_id),
     src_path: r.src_path,
+    dst_kind: r.dst_kind as 'instance' | 'volume',
     dst_id: Number(r.dst_id),
     dst_path: r.dst_path,
     status: r.status as 'queued' | 'running' | 'done' | 'failed' | 'canceled',
@@ -301,6 +343,7 @@ export async function agentCopies(
       user_id: Number(c.user_id),
       src_kind: c.src_kind,
       src_id: Number(c.src_id),
+      dst_kind: c.dst_kind,
       dst_id: Number(c.dst_id),
     };
     const from = srcName(c.src_kind, ev.src_id, c.src_path);
@@ -310,12 +353,7 @@ export async function agentCopies(
       if (c.status === 'queued') await repo.markRunning(deps.db, ev.id, now, progress);
       else if (progress !== c.progress) await repo.setProgress(deps.db, ev.id, progress, bytes);
       if (progress !== c.progress || c.status === 'queued')
-        await setInstanceFields(
-          deps.db,
-          ev.dst_id,
-          { status_msg: `copying from ${from}${progress ? `: ${progress}` : ''}`.slice(0, 500) },
-          { actual: 'running' },
-        );
+        await destinationStatus(deps.db, ev, `copying from ${from}${progress ? `: ${progress}` : ''}`);
       continue;
     }
     const msg = (rep.msg ?? '').slice(0, 2000);
@@ -326,7 +364,7 @@ export async function agentCopies(
         rep.state === 'done'
           ? `copy from ${from} done${bytes !== null ? ` (${bytes} bytes)` : ''}`
           : `copy from ${from} failed: ${msg}`;
-      await setInstanceFields(trx, ev.dst_id, { status_msg: statusMsg.slice(0, 500) }, { actual: 'running' });
+      await destinationStatus(trx, ev, statusMsg);
       await recordEvent(
         trx,
         now,
@@ -341,17 +379,23 @@ export async function agentCopies(
   const copies = [];
   for (const c of active) {
     const key = decryptSecret(deps.config.secretKey, c.key_enc);
-    if (key === null || c.ssh_port === null) continue;
+    if (key === null) continue;
+    const intoVolume = c.dst_kind === 'volume';
+    // A volume is written by its own agent on the host (dst_port 0); an instance through its SSH server.
+    if (intoVolume ? !mine.includes(Number(c.dst_machine_id)) || c.dst_size_gb === null : c.ssh_port === null)
+      continue;
     copies.push({
       id: Number(c.id),
       status: c.status,
       src_kind: c.src_kind as 'instance' | 'volume',
       src_id: Number(c.src_id),
       src_path: c.src_path,
+      dst_kind: intoVolume ? ('volume' as const) : ('instance' as const),
       dst_id: Number(c.dst_id),
       dst_path: c.dst_path,
-      dst_host: c.ssh_host ?? deps.config.publicHost,
-      dst_port: Number(c.ssh_port),
+      dst_host: intoVolume ? '' : (c.ssh_host ?? deps.config.publicHost),
+      dst_port: intoVolume ? 0 : Number(c.ssh_port),
+      ...(intoVolume ? { dst_size_gb: Number(c.dst_size_gb) } : {}),
       excludes: JSON.parse(c.excludes) as string[],
       key,
     });
