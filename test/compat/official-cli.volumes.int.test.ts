@@ -1,7 +1,7 @@
 // The official CLI's volume commands, each request exactly as it builds it, each checked by a
 // follow-up read: `list volume`, `list volumes`, `search volumes`, `create volume`,
 // `show volumes`, `create instance` with --create-volume / --link-volume, `delete volume`,
-// `unlist volume`.
+// `unlist volume`, `clone volume`.
 import { beforeAll, expect, it } from 'vitest';
 import { describeEachDb } from '../helpers/db.js';
 import { useTestApp } from '../helpers/app.js';
@@ -169,5 +169,58 @@ describeEachDb('official CLI: volumes', (dialect) => {
     expectOk(unlist);
     expect(typeof unlist.body.msg).toBe('string');
     expect((await searchVolumes({ machine_id: { eq: machines[0] } })).length).toBe(0);
+  });
+
+  it("clone volume SRC DST_OFFER [-s GB] [-d]: a new volume on the offer's machine, cloning until copied", async () => {
+    // The earlier test unlisted machine 0's offer: listed again.
+    const listed = await cli(t(), {
+      method: 'POST',
+      path: '/volumes/',
+      key: host.apiKey,
+      json: { size: 100, machine: machines[0], price_disk: f(0.1) },
+    });
+    expectOk(listed);
+    const [offer0] = await searchVolumes({ machine_id: { eq: machines[0] } });
+    const [offer1] = await searchVolumes({ machine_id: { eq: machines[1] } });
+    const made = await cli(t(), {
+      method: 'PUT',
+      path: '/volumes/',
+      key: u.apiKey,
+      json: { size: 4, id: offer0!.id },
+    });
+    expectOk(made);
+    const src = made.body.volume_id as number;
+    // The CLI's -s is a float; -d sends disable_compression true.
+    const cloned = await cli(t(), {
+      method: 'POST',
+      path: '/volumes/copy/',
+      key: u.apiKey,
+      json: { src_id: src, dst_id: offer1!.id, size: f(6), disable_compression: true },
+    });
+    expectOk(cloned);
+    expect(cloned.body).toMatchObject({ volume_id: expect.any(Number), copy_id: expect.any(Number) });
+    expect(typeof cloned.body.msg).toBe('string');
+    const vols = await showVolumes();
+    expect(vols.find((v) => v.id === cloned.body.volume_id)).toMatchObject({
+      machine_id: machines[1],
+      disk_space: 6,
+      status: 'cloning',
+    });
+    // Without -s: the source's size. Smaller than the source: refused, with the reason printed.
+    const plain = await cli(t(), {
+      method: 'POST',
+      path: '/volumes/copy/',
+      key: u.apiKey,
+      json: { src_id: src, dst_id: offer0!.id },
+    });
+    expectOk(plain);
+    const small = await cli(t(), {
+      method: 'POST',
+      path: '/volumes/copy/',
+      key: u.apiKey,
+      json: { src_id: src, dst_id: offer1!.id, size: f(2) },
+    });
+    expect(small.status).toBe(400);
+    expect(small.body.msg).toMatch(/less than the 4 GB/);
   });
 });

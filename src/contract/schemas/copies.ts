@@ -157,6 +157,20 @@ export const agentCopiesBody = {
         },
       },
     },
+    receiving: {
+      type: 'array',
+      maxItems: 1000,
+      description: 'the volume clones it receives, each with the port of the SSH server it opened',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'port'],
+        properties: {
+          id: { type: 'integer', minimum: 1 },
+          port: { type: 'integer', minimum: 1, maximum: 65535 },
+        },
+      },
+    },
   },
 } as const;
 
@@ -187,10 +201,23 @@ export const agentCopies = {
                 dst_path: { type: 'string' },
                 dst_host: { type: 'string' },
                 dst_port: { type: 'integer' },
+                dst_kind: { type: 'string', enum: ['instance', 'volume'] },
+                dst_size_gb: { type: 'number', description: 'a destination volume: its size, GB' },
                 excludes: { type: 'array', items: { type: 'string' } },
                 key: { type: 'string', description: 'the one-time private key (OpenSSH format)' },
-                dst_kind: { type: 'string', enum: ['instance', 'volume'] },
-                dst_size_gb: { type: 'integer' },
+                compress: { type: 'boolean', description: 'rsync compresses the data on the way' },
+              },
+            },
+          },
+          receives: {
+            type: 'array',
+            description: 'volume clones into volumes of its machines: it opens an SSH server for each',
+            items: {
+              type: 'object',
+              properties: {
+                id: { type: 'integer' },
+                volume_id: { type: 'integer' },
+                size_gb: { type: 'integer' },
               },
             },
           },
@@ -209,13 +236,14 @@ export const copyAuth = {
   schema: {
     tags: ['agent'],
     summary:
-      "Asked by a destination instance's SSH server: whether a key is the one-time key of a copy into that instance; with consume, it is taken (once)",
+      "Asked by a destination's SSH server: whether a key is the one-time key of a copy into that instance (or of a clone into that volume); with consume, it is taken (once)",
     body: {
       type: 'object',
       additionalProperties: false,
-      required: ['instance_id', 'public_key'],
+      required: ['public_key'],
       properties: {
-        instance_id: { type: 'integer', minimum: 1 },
+        instance_id: { type: 'integer', minimum: 1, description: 'the destination instance' },
+        volume_id: { type: 'integer', minimum: 1, description: "a volume clone's destination volume" },
         public_key: { type: 'string', maxLength: 4096, description: 'the key blob, base64' },
         consume: { type: 'boolean' },
       },

@@ -157,7 +157,11 @@ export const volumeSchema = {
     id: { type: 'integer' },
     label: { type: 'string' },
     disk_space: { type: 'number', description: 'GB' },
-    status: { type: 'string', enum: ['ready', 'deleted'] },
+    status: {
+      type: 'string',
+      description:
+        'ready; a clone being made: "cloning" then "cloning N%"; a clone that failed: "clone failed: why" (delete it)',
+    },
     type: { type: 'string', enum: ['local_volume'] },
     machine_id: { type: 'integer' },
     host_id: { type: 'integer' },
@@ -216,5 +220,38 @@ export const deleteVolume = {
       properties: { id: { ...rowId, description: 'the volume' } },
     },
     response: { 200: successReply({}), ...authErrors, 409: errorSchema },
+  },
+} as const;
+
+export const cloneVolumeBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['src_id', 'dst_id'],
+  properties: {
+    src_id: { ...rowId, description: 'the volume to clone (one of yours, ready)' },
+    dst_id: { ...rowId, description: 'the volume offer the new volume is made from (search volumes)' },
+    size: {
+      type: 'number',
+      minimum: 1,
+      maximum: MAX_VOLUME_GB,
+      description: "GB of the new volume, whole; default the source's, never less",
+    },
+    disable_compression: { type: 'boolean', description: 'copy without compressing the data on the way' },
+  },
+} as const;
+
+export const cloneVolume = {
+  method: 'POST',
+  url: '/api/v0/volumes/copy',
+  schema: {
+    tags,
+    summary:
+      "Clone a volume: a new volume from a volume offer, its data copied from the source by the hosts' agents; its status says the progress, and ready once copied",
+    body: cloneVolumeBody,
+    response: {
+      200: successReply({ volume_id: { type: 'integer' }, copy_id: { type: 'integer' } }),
+      ...authErrors,
+      409: errorSchema,
+    },
   },
 } as const;

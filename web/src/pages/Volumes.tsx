@@ -5,7 +5,7 @@
 import { useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { client } from '../api';
-import { Button, ErrorNote, Field, Note, PageHead } from '../ui';
+import { Button, ErrorNote, Field, Note, PageHead, SelectField } from '../ui';
 import { useAction, useRefresh } from '../components/actions';
 import { FormFooter } from '../components/forms';
 import { Table, TableCard } from '../components/Table';
@@ -54,6 +54,12 @@ export function Volumes() {
   const [done, setDone] = useState<string | null>(null);
   const { busy, error, run } = useAction();
   const del = useAction();
+  const [cloneSrc, setCloneSrc] = useState('');
+  const [cloneOffer, setCloneOffer] = useState('');
+  const [cloneSize, setCloneSize] = useState('');
+  const [cloned, setCloned] = useState<string | null>(null);
+  const cloning = useAction();
+  const ready = (volumes.data?.volumes ?? []).filter((v) => v.status === 'ready');
 
   const create = async (e: FormEvent) => {
     e.preventDefault();
@@ -64,6 +70,17 @@ export function Volumes() {
       const r = await client.request<{ msg?: string }>('PUT', '/api/v0/volumes/', { body });
       setDone(r.msg ?? 'Created');
       setLabel('');
+      await refresh('volumes', 'volume-offers');
+    });
+  };
+  const clone = async (e: FormEvent) => {
+    e.preventDefault();
+    setCloned(null);
+    await cloning.run(async () => {
+      const body: Record<string, unknown> = { src_id: Number(cloneSrc), dst_id: Number(cloneOffer) };
+      if (cloneSize.trim()) body.size = Number(cloneSize);
+      const r = await client.request<{ msg?: string }>('POST', '/api/v0/volumes/copy/', { body });
+      setCloned(r.msg ?? 'Cloning');
       await refresh('volumes', 'volume-offers');
     });
   };
@@ -158,6 +175,43 @@ export function Volumes() {
           {done && <Note kind="ok">{done}</Note>}
           <FormFooter error={error} busy={busy} place="start">
             Make volume
+          </FormFooter>
+        </form>
+      </section>
+      <section className="card" aria-labelledby="clonevol-h">
+        <h2 id="clonevol-h">Clone a volume</h2>
+        <p className="muted small">
+          A new volume made from an offer (on its machine, this one or another), holding a copy of a ready
+          volume&apos;s files. Its status shows the copy&apos;s progress; it is ready once copied.
+        </p>
+        <form onSubmit={clone} className="stack">
+          <SelectField label="Volume" required value={cloneSrc} onChange={(e) => setCloneSrc(e.target.value)}>
+            <option value="">Choose a ready volume</option>
+            {ready.map((v) => (
+              <option key={v.id} value={v.id}>
+                {`${v.id}${v.label ? ` (${v.label})` : ''}, ${v.disk_space} GB on machine ${v.machine_id}`}
+              </option>
+            ))}
+          </SelectField>
+          <Field
+            label="Into offer"
+            required
+            inputMode="numeric"
+            pattern="[0-9]+"
+            value={cloneOffer}
+            onChange={(e) => setCloneOffer(e.target.value)}
+          />
+          <Field
+            label="Size (GB)"
+            inputMode="numeric"
+            pattern="[0-9]+"
+            placeholder="the volume's"
+            value={cloneSize}
+            onChange={(e) => setCloneSize(e.target.value)}
+          />
+          {cloned && <Note kind="ok">{cloned}</Note>}
+          <FormFooter error={cloning.error} busy={cloning.busy} place="start">
+            Clone volume
           </FormFooter>
         </form>
       </section>

@@ -59,10 +59,7 @@ export const UNSUPPORTED_REQUESTS: UnsupportedRequest[] = [
   ...refused('openrig has no cloud storage integrations', {
     '/api/v0/users/cloud_integrations': { GET: 'show connections' },
   }),
-  // Volumes and network disks
-  ...refused('openrig has no volume copies between machines yet: copy the data over SSH (openrig scp-url)', {
-    '/api/v0/volumes/copy': { POST: 'clone volume' },
-  }),
+  // Network disks
   ...refused(NETWORK_VOLUMES, {
     '/api/v0/network_volumes': { PUT: 'create network-volume', POST: 'list network-volume' },
     '/api/v0/network_volumes/search': { POST: 'search network-volumes' },

@@ -53,6 +53,8 @@ export interface NewCopy {
   src_machine_id: number;
   src_path: string;
   dst_kind: 'instance' | 'volume';
+  /** 1: rsync compresses the data on the way (a volume clone's default). */
+  compress?: number;
   dst_id: number;
   dst_machine_id: number;
   dst_path: string;
@@ -97,6 +99,7 @@ export function activeCopiesFrom(db: Kysely<DB>, machineIds: readonly number[]) 
     .selectFrom('copies as c')
     .leftJoin('instances as d', (j) => j.onRef('d.id', '=', 'c.dst_id').on('c.dst_kind', '=', 'instance'))
     .leftJoin('volumes as v', (j) => j.onRef('v.id', '=', 'c.dst_id').on('c.dst_kind', '=', 'volume'))
+    .leftJoin('machines as dm', 'dm.id', 'c.dst_machine_id')
     .select([
       'c.id',
       'c.user_id',
@@ -106,18 +109,87 @@ export function activeCopiesFrom(db: Kysely<DB>, machineIds: readonly number[]) 
       'c.src_path',
       'c.dst_kind',
       'c.dst_id',
-      'c.dst_machine_id',
       'c.dst_path',
       'c.excludes',
       'c.key_enc',
       'd.ssh_host',
       'd.ssh_port',
       'v.size_gb as dst_size_gb',
+      // A volume clone into another agent's machine: where that agent's SSH server for it listens.
+      'c.dst_machine_id',
+      'c.dst_port',
+      'c.compress',
+      'dm.public_host as dst_public_host',
     ])
     .where('c.src_machine_id', 'in', machineIds)
     .where('c.ended_at', 'is', null)
     .orderBy('c.id')
     .execute();
+}
+
+/**
+ * The active volume clones into volumes of these machines from other agents' (their agent opens an
+ * SSH server for each): a clone whose source machine is among them too is copied on the host.
+ */
+export function activeClonesInto(db: Kysely<DB>, machineIds: readonly number[]) {
+  if (machineIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('copies as c')
+    .innerJoin('volumes as v', 'v.id', 'c.dst_id')
+    .select(['c.id', 'c.dst_id', 'v.size_gb'])
+    .where('c.dst_kind', '=', 'volume')
+    .where('c.dst_machine_id', 'in', machineIds)
+    .where('c.src_machine_id', 'not in', machineIds)
+    .where('c.ended_at', 'is', null)
+    .orderBy('c.id')
+    .execute();
+}
+
+/**
+ * Records the port a destination's agent opened for an active clone into one of its machines; the
+ * source's machine when it changed (its agent is woken), else null.
+ */
+export async function setClonePort(
+  db: Kysely<DB>,
+  machineIds: readonly number[],
+  id: number,
+  port: number,
+): Promise<number | null> {
+  if (machineIds.length === 0) return null;
+  const r = await db
+    .updateTable('copies')
+    .set({ dst_port: port })
+    .where('id', '=', id)
+    .where('dst_kind', '=', 'volume')
+    .where('dst_machine_id', 'in', machineIds)
+    .where('ended_at', 'is', null)
+    .where((eb) => eb.or([eb('dst_port', 'is', null), eb('dst_port', '!=', port)]))
+    .returning('src_machine_id')
+    .executeTakeFirst();
+  return r ? Number(r.src_machine_id) : null;
+}
+
+/** Ends the active copies into a volume (it was deleted) as canceled; their source machines. */
+export function cancelCopiesInto(db: Kysely<DB>, volumeId: number, now: number) {
+  return db
+    .updateTable('copies')
+    .set({ status: 'canceled', ended_at: now, msg: 'the volume was deleted' })
+    .where('dst_kind', '=', 'volume')
+    .where('dst_id', '=', volumeId)
+    .where('ended_at', 'is', null)
+    .returning(['id', 'src_machine_id'])
+    .execute();
+}
+
+/** An active copy whose source is this volume, if any. */
+export function activeCopyFrom(db: Kysely<DB>, volumeId: number) {
+  return db
+    .selectFrom('copies')
+    .select(['id', 'dst_kind', 'dst_id'])
+    .where('src_kind', '=', 'volume')
+    .where('src_id', '=', volumeId)
+    .where('ended_at', 'is', null)
+    .executeTakeFirst();
 }
 
 /** Copies of these machines by id, active or not (to apply an agent's reports). */
@@ -194,13 +266,18 @@ export async function endCopy(
 }
 
 /** The active copy into an instance of this host whose one-time key has this fingerprint. */
-export function copyForKey(db: Kysely<DB>, hostId: number, instanceId: number, fp: string) {
+export function copyForKey(
+  db: Kysely<DB>,
+  hostId: number,
+  dst: { kind: 'instance' | 'volume'; id: number },
+  fp: string,
+) {
   return db
     .selectFrom('copies as c')
     .innerJoin('machines as m', 'm.id', 'c.dst_machine_id')
     .select(['c.id', 'c.key_used_at'])
-    .where('c.dst_kind', '=', 'instance')
-    .where('c.dst_id', '=', instanceId)
+    .where('c.dst_kind', '=', dst.kind)
+    .where('c.dst_id', '=', dst.id)
     .where('c.key_fp', '=', fp)
     .where('c.ended_at', 'is', null)
     .where('m.host_id', '=', hostId)

@@ -17,6 +17,7 @@ import { recordEvent, recordEvents, type NewEvent } from '../webhooks/webhooks.e
 import { setInstanceFields } from '../instances/instances.moves.js';
 import { CopyErrors } from './copies.errors.js';
 import * as repo from './copies.repo.js';
+import { cloneEnded, cloneProgress } from '../volumes/volumes.clone-status.js';
 
 /** One end of a copy as the client named it. */
 export type CopyEnd = { kind: 'local' } | { kind: 'instance'; id: number } | { kind: 'volume'; id: number };
@@ -323,12 +324,24 @@ export interface AgentCopyReport {
 export async function agentCopies(
   deps: Deps,
   auth: AuthContext,
-  body: { agent_uid: string; machine_ids: number[]; reports: AgentCopyReport[] },
+  body: {
+    agent_uid: string;
+    machine_ids: number[];
+    reports: AgentCopyReport[];
+    receiving?: { id: number; port: number }[];
+  },
 ) {
   const now = deps.clock.now();
   const mine = await repo.agentMachines(deps.db, auth.user.id, body.agent_uid, [
     ...new Set(body.machine_ids),
   ]);
+  // The SSH servers this agent opened for the clones it receives: their sources' agents push there.
+  const woken: number[] = [];
+  for (const r of body.receiving ?? []) {
+    const src = await repo.setClonePort(deps.db, mine, r.id, r.port);
+    if (src !== null) woken.push(src);
+  }
+  if (woken.length > 0) deps.agentWake.notify([...new Set(woken)]);
   const rows = await repo.copiesByIds(
     deps.db,
     mine,
@@ -352,8 +365,10 @@ export async function agentCopies(
       const progress = (rep.progress ?? '').slice(0, 300);
       if (c.status === 'queued') await repo.markRunning(deps.db, ev.id, now, progress);
       else if (progress !== c.progress) await repo.setProgress(deps.db, ev.id, progress, bytes);
-      if (progress !== c.progress || c.status === 'queued')
+      if (progress !== c.progress || c.status === 'queued') {
         await destinationStatus(deps.db, ev, `copying from ${from}${progress ? `: ${progress}` : ''}`);
+        if (ev.dst_kind === 'volume') await cloneProgress(deps.db, ev.dst_id, progress);
+      }
       continue;
     }
     const msg = (rep.msg ?? '').slice(0, 2000);
@@ -365,6 +380,7 @@ export async function agentCopies(
           ? `copy from ${from} done${bytes !== null ? ` (${bytes} bytes)` : ''}`
           : `copy from ${from} failed: ${msg}`;
       await destinationStatus(trx, ev, statusMsg);
+      if (ev.dst_kind === 'volume') await cloneEnded(trx, ev.dst_id, rep.state === 'done' ? null : msg);
       await recordEvent(
         trx,
         now,
@@ -381,9 +397,10 @@ export async function agentCopies(
     const key = decryptSecret(deps.config.secretKey, c.key_enc);
     if (key === null) continue;
     const intoVolume = c.dst_kind === 'volume';
-    // A volume is written by its own agent on the host (dst_port 0); an instance through its SSH server.
-    if (intoVolume ? !mine.includes(Number(c.dst_machine_id)) || c.dst_size_gb === null : c.ssh_port === null)
-      continue;
+    // A volume of this agent is written by it on the host; another agent's (a clone) through the
+    // SSH server that agent opened for it (not listed until it did); an instance through its own.
+    const local = intoVolume && mine.includes(Number(c.dst_machine_id));
+    if (intoVolume ? (local ? c.dst_size_gb === null : c.dst_port === null) : c.ssh_port === null) continue;
     copies.push({
       id: Number(c.id),
       status: c.status,
@@ -393,27 +410,41 @@ export async function agentCopies(
       dst_kind: intoVolume ? ('volume' as const) : ('instance' as const),
       dst_id: Number(c.dst_id),
       dst_path: c.dst_path,
-      dst_host: intoVolume ? '' : (c.ssh_host ?? deps.config.publicHost),
-      dst_port: intoVolume ? 0 : Number(c.ssh_port),
+      dst_host: local ? '' : ((intoVolume ? c.dst_public_host : c.ssh_host) ?? deps.config.publicHost),
+      dst_port: local ? 0 : Number(intoVolume ? c.dst_port : c.ssh_port),
       ...(intoVolume ? { dst_size_gb: Number(c.dst_size_gb) } : {}),
+      ...(Number(c.compress) === 1 ? { compress: true } : {}),
       excludes: JSON.parse(c.excludes) as string[],
       key,
     });
   }
-  return { success: true, copies };
+  const receives = (await repo.activeClonesInto(deps.db, mine)).map((r) => ({
+    id: Number(r.id),
+    volume_id: Number(r.dst_id),
+    size_gb: Number(r.size_gb),
+  }));
+  return { success: true, copies, receives };
 }
 
 /**
- * A destination's SSH server asks whether a key is the one-time key of a copy into the instance;
- * with `consume`, the login that takes it (once) is told yes, every later one no.
+ * A destination's SSH server asks whether a key is the one-time key of a copy into the instance
+ * (or of a clone into the volume its agent receives); with `consume`, the login that takes it
+ * (once) is told yes, every later one no.
  */
 export async function copyAuth(
   deps: Deps,
   auth: AuthContext,
-  body: { instance_id: number; public_key: string; consume?: boolean },
+  body: { instance_id?: number; volume_id?: number; public_key: string; consume?: boolean },
 ): Promise<{ ok: boolean; copy_id: number | null }> {
+  // A key asked about for no destination, or for two, is no copy's key.
+  if ((body.instance_id === undefined) === (body.volume_id === undefined))
+    return { ok: false, copy_id: null };
+  const dst =
+    body.instance_id !== undefined
+      ? { kind: 'instance' as const, id: body.instance_id }
+      : { kind: 'volume' as const, id: body.volume_id! };
   const fp = keyFingerprint(body.public_key);
-  const c = await repo.copyForKey(deps.db, auth.user.id, body.instance_id, fp);
+  const c = await repo.copyForKey(deps.db, auth.user.id, dst, fp);
   if (!c || c.key_used_at !== null) return { ok: false, copy_id: null };
   if (body.consume && !(await repo.takeKey(deps.db, Number(c.id), deps.clock.now())))
     return { ok: false, copy_id: null };

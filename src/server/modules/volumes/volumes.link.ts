@@ -108,6 +108,11 @@ export async function linkVolume(
     const v = await repo.volumeById(db, volumeId);
     if (!v || Number(v.user_id) !== at.userId || v.deleted_at !== null)
       throw VolumeErrors.notFound(`volume_info.volume_id: no volume ${volumeId} of yours`);
+    // A clone's volume is written by its copy until ready (a failed one never is).
+    if (v.status !== 'ready')
+      throw VolumeErrors.conflict(
+        `volume_info.volume_id: volume ${volumeId} is not ready (${v.status}): a clone is mounted once copied`,
+      );
     if (Number(v.machine_id) !== at.machineId)
       throw bad(
         `volume_info.volume_id: volume ${volumeId} is on machine ${Number(v.machine_id)}, the instance's offer is machine ${at.machineId}: a volume and its instance must be on the same machine`,

@@ -175,6 +175,8 @@ export async function insertVolume(
     size_gb: number;
     storage_cost: number;
     now: number;
+    /** Default 'ready'; a clone's is CLONING until its data is copied. */
+    status?: string;
   },
 ): Promise<number> {
   const r = await db
@@ -187,7 +189,7 @@ export async function insertVolume(
       label: v.label,
       size_gb: v.size_gb,
       storage_cost: v.storage_cost,
-      status: 'ready',
+      status: v.status ?? 'ready',
       instance_id: null,
       mount_path: null,
       created_at: v.now,
@@ -199,6 +201,52 @@ export async function insertVolume(
     .returning('id')
     .executeTakeFirstOrThrow();
   return Number(r.id);
+}
+
+/**
+ * Takes an owner's ready live volume's row lock (a write that changes nothing), as a clone's
+ * source: a delete of it waits for the clone's transaction, then sees its copy. The row, or
+ * undefined when it is no longer that.
+ */
+export function lockReadyVolume(db: Kysely<DB>, userId: number, id: number) {
+  return db
+    .updateTable('volumes')
+    .set({ status: 'ready' })
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .where('deleted_at', 'is', null)
+    .where('status', '=', 'ready')
+    .returning(['size_gb', 'label'])
+    .executeTakeFirst();
+}
+
+/** The status of a clone's new volume while its data is copied (then `cloning N%`). */
+export const CLONING = 'cloning';
+
+/** A clone's progress (rsync's line: `1.2 MB 42% 3.4MB/s`) on its volume's status, while cloning. */
+export async function cloneProgress(db: Kysely<DB>, id: number, progress: string): Promise<void> {
+  const pct = /(\d{1,3})%/.exec(progress)?.[1];
+  await db
+    .updateTable('volumes')
+    .set({ status: pct === undefined ? CLONING : `${CLONING} ${pct}%` })
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .where('status', 'like', `${CLONING}%`)
+    .execute();
+}
+
+/**
+ * The end of a clone on its volume, while cloning: ready when copied (`failed` null), else
+ * `clone failed: why` (never ready: its owner deletes it). A copy into a ready volume changes nothing.
+ */
+export async function cloneEnded(db: Kysely<DB>, id: number, failed: string | null): Promise<void> {
+  await db
+    .updateTable('volumes')
+    .set({ status: failed === null ? 'ready' : `clone failed: ${failed}`.slice(0, 300) })
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .where('status', 'like', `${CLONING}%`)
+    .execute();
 }
 
 export function volumeById(db: Kysely<DB>, id: number) {

@@ -14,6 +14,7 @@ import {
   showVolumes as show,
   unlistVolumeSpace,
 } from './volumes.service.js';
+import { cloneVolume as clone } from './volumes.clone.js';
 
 export const listVolume = route(C.listVolume)({
   config: { scope: 'machines', errorsCarrySuccess: true },
@@ -62,6 +63,11 @@ export const deleteVolume = route(C.deleteVolume)({
   }),
 });
 
+export const cloneVolume = route(C.cloneVolume)({
+  config: { scope: 'instances', errorsCarrySuccess: true },
+  handler: (deps) => async (req) => ({ success: true, ...(await clone(deps, requireAuth(req), req.body)) }),
+});
+
 export const volumeRoutes = [
   listVolume,
   unlistVolume,
@@ -69,6 +75,7 @@ export const volumeRoutes = [
   createVolume,
   showVolumes,
   deleteVolume,
+  cloneVolume,
 ];
 
 export async function volumesRoutes(app: FastifyInstance, deps: Deps): Promise<void> {

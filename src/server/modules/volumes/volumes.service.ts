@@ -15,6 +15,7 @@ import { VolumeErrors } from './volumes.errors.js';
 import * as repo from './volumes.repo.js';
 import { compileVolumeSearch, selectVolumeOffers, type VolumeOfferRow } from './volumes.search.js';
 import { settleVolume } from './volumes.billing.js';
+import { copyReadingVolume, endCopiesIntoVolume } from '../copies/copies.clones.js';
 
 export type { VolumeRow, VolumeAskRow } from './volumes.repo.js';
 
@@ -175,7 +176,15 @@ export async function searchVolumeOffers(deps: Deps, body: unknown): Promise<{ o
  */
 export async function makeVolume(
   db: Kysely<DB>,
-  v: { userId: number; askId: number; size: number; label: string; now: number; machineId?: number },
+  v: {
+    userId: number;
+    askId: number;
+    size: number;
+    label: string;
+    now: number;
+    machineId?: number;
+    status?: string;
+  },
 ): Promise<{ id: number; machineId: number }> {
   const ask = await repo.takeFromAsk(db, v.askId, v.size, v.now);
   if (!ask) {
@@ -201,6 +210,7 @@ export async function makeVolume(
     size_gb: v.size,
     storage_cost: ask.price_disk,
     now: v.now,
+    ...(v.status !== undefined ? { status: v.status } : {}),
   });
   return { id, machineId };
 }
@@ -233,7 +243,8 @@ export interface VolumeView {
   id: number;
   label: string;
   disk_space: number;
-  status: 'ready' | 'deleted';
+  /** ready; a clone's `cloning`, `cloning N%` or `clone failed: why`. */
+  status: string;
   type: 'local_volume';
   machine_id: number;
   host_id: number;
@@ -265,7 +276,7 @@ export async function showVolumes(
     id: Number(r.id),
     label: r.label,
     disk_space: Number(r.size_gb),
-    status: r.status === 'deleted' ? 'deleted' : 'ready',
+    status: r.status,
     type: 'local_volume',
     machine_id: Number(r.machine_id),
     host_id: Number(r.host_id),
@@ -288,11 +299,13 @@ export async function showVolumes(
 
 /**
  * Deletes a volume of the caller's: charged up to now, its GB given back to its offer, and its
- * data deleted by its host's agent at its next sync. Refused while a live instance mounts it.
+ * data deleted by its host's agent at its next sync; a clone into it (or a copy) is canceled.
+ * Refused while a live instance mounts it, and while a copy or clone reads from it.
  */
 export async function deleteVolume(deps: Deps, auth: AuthContext, id: number): Promise<string> {
   const now = deps.clock.now();
-  return tx(deps.store, async (db) => {
+  const woken: number[] = [];
+  const msg = await tx(deps.store, async (db) => {
     const before = await repo.volumeById(db, id);
     const gone = await repo.deleteVolume(db, auth.user.id, id, now);
     if (!gone) {
@@ -302,10 +315,21 @@ export async function deleteVolume(deps: Deps, auth: AuthContext, id: number): P
         `Volume ${id} is mounted by instance ${Number(before.instance_id)}: destroy that instance first`,
       );
     }
+    // A copy reading it would copy a volume being deleted: it ends first. Checked once the delete's
+    // write holds the row, so a clone committed meanwhile is seen (and this delete undone).
+    const reading = await copyReadingVolume(db, id);
+    if (reading)
+      throw VolumeErrors.conflict(
+        `Volume ${id} is being copied into ${reading.dst_kind} ${Number(reading.dst_id)}: wait for the copy to end, or delete (cancel) that first`,
+      );
     await settleVolume(db, before!, now);
     await repo.giveBackToAsk(db, Number(gone.ask_id), Number(gone.size_gb));
+    // A clone (or copy) into it ends with it: its source's agent stops.
+    woken.push(...(await endCopiesIntoVolume(db, id, now)));
     return `Deleted volume ${id}; its data is deleted from machine ${Number(gone.machine_id)}`;
   });
+  if (woken.length > 0) deps.agentWake.notify([...new Set(woken)]);
+  return msg;
 }
 
 /** One volume as an instance row's volume_info shows it. */
