@@ -149,6 +149,37 @@ describe.skipIf(!HAS_TOOLS)('volume clones with two process-runtime agents', () 
     expect(readdirSync(data(0, src)).sort()).toEqual(['latest', 'notes.txt', 'run']);
   }, 120_000);
 
+  it("copies into a volume on the other agent's machine (copy V.A:/ V.B:/in/)", async () => {
+    const a = (await api('PUT', '/api/v0/volumes/', { size: 2, id: asks[0] })).body.volume_id as number;
+    const b = (await api('PUT', '/api/v0/volumes/', { size: 2, id: asks[1] })).body.volume_id as number;
+    mkdirSync(path.join(data(0, a), 'logs'), { recursive: true });
+    writeFileSync(path.join(data(0, a), 'logs/run.txt'), 'across hosts\n');
+    const r = await api('PUT', '/api/v0/commands/copy_direct/', {
+      client_id: 'me',
+      src_id: `V.${a}`,
+      dst_id: `V.${b}`,
+      src_path: '/',
+      dst_path: '/in/',
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const end = await waitFor(
+      async () => {
+        const list = (await api('GET', '/api/v0/commands/copy_direct/')).body.copies as {
+          id: number;
+          status: string;
+          msg: string;
+        }[];
+        const c = list.find((x) => x.id === r.body.copy_id);
+        return c && ['done', 'failed', 'canceled'].includes(c.status) ? c : null;
+      },
+      'the copy to end',
+      60_000,
+      300,
+    );
+    expect(end.status, end.msg).toBe('done');
+    expect(readFileSync(path.join(data(1, b), 'in/logs/run.txt'), 'utf8')).toBe('across hosts\n');
+  }, 90_000);
+
   it('clones a volume never written as an empty one', async () => {
     const made = await api('PUT', '/api/v0/volumes/', { size: 3, id: asks[0] });
     const src = made.body.volume_id as number;

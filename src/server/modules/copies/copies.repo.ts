@@ -91,7 +91,7 @@ export async function cancelCopies(
 
 /**
  * The active copies whose source is on these machines (what their agent is to carry out), with
- * the destination instance's SSH address or the destination volume's machine and size.
+ * the destination instance's SSH address or the destination volume's size.
  */
 export function activeCopiesFrom(db: Kysely<DB>, machineIds: readonly number[]) {
   if (machineIds.length === 0) return Promise.resolve([]);
@@ -337,19 +337,4 @@ export async function agentMachines(
     .where('id', 'in', ids)
     .execute();
   return rows.map((r) => Number(r.id));
-}
-
-/** The agent (its uid) of each of these live machines. */
-export async function machineAgents(
-  db: Kysely<DB>,
-  ids: readonly number[],
-): Promise<Map<number, string | null>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('machines')
-    .select(['id', 'agent_uid'])
-    .where('id', 'in', ids)
-    .where('deleted_at', 'is', null)
-    .execute();
-  return new Map(rows.map((r) => [Number(r.id), r.agent_uid]));
 }

@@ -1,5 +1,5 @@
 // Copies (docs/data.md). Between instances: the renter must own both ends and both must run;
-// into a volume (V.ID): its own agent writes it on the host, the source being on that agent too;
+// into a volume (V.ID): the volume's agent writes it, on the host when the source is on it too;
 // the copy is recorded with a one-time key and the source's agent is woken, which pushes with
 // rsync over SSH to the destination instance's SSH server (user vastai_kaalia), whose agent asks
 // the server to confirm the key (copyAuth) and takes it once. The source's agent reports progress
@@ -129,20 +129,14 @@ async function destinationStatus(
 }
 
 /**
- * The machine a copy into volume `id` writes on: the volume's own, whose agent writes it on the
- * host; so the source must be on that same agent.
+ * The machine a copy into volume `id` writes on: the volume's own. Its agent writes it on the host
+ * when the source is on the same agent, else receives it on an SSH server it opens for the copy.
  */
-async function destinationVolume(deps: Deps, auth: AuthContext, id: number, srcMachine: number) {
+async function destinationVolume(deps: Deps, auth: AuthContext, id: number): Promise<number> {
   const v = await repo.volumeEnd(deps.db, id);
   if (!v || v.user_id !== auth.user.id) throw CopyErrors.notFound(`No such volume: ${id} (destination)`);
   if (v.status !== 'ready') throw CopyErrors.notRunning(`Volume ${id} is not ready`);
   if (v.online_state !== 'online') throw CopyErrors.notRunning(`The machine of volume ${id} is offline`);
-  const agents = await repo.machineAgents(deps.db, [srcMachine, v.machine_id]);
-  const agent = agents.get(v.machine_id);
-  if (!agent || agents.get(srcMachine) !== agent)
-    throw CopyErrors.badRequest(
-      `a copy into volume V.${id} must come from an instance or volume on the volume's own host (machine ${v.machine_id}); from another host, copy into an instance that mounts the volume`,
-    );
   return v.machine_id;
 }
 
@@ -171,7 +165,7 @@ export async function startCopy(
   } else srcMachine = (await ownRunningInstance(deps, auth, src.id, 'source')).machine_id;
   const dstMachine =
     dst.kind === 'volume'
-      ? await destinationVolume(deps, auth, dst.id, srcMachine)
+      ? await destinationVolume(deps, auth, dst.id)
       : (await ownRunningInstance(deps, auth, dst.id, 'destination')).machine_id;
   const ends = { src_kind: src.kind, src_id: src.id, dst_kind: dst.kind, dst_id: dst.id };
   const now = deps.clock.now();
