@@ -113,11 +113,7 @@ export class AgentClient {
    * Whether a key is the one-time key of a copy into an instance (a number), or of a clone into a
    * volume (`{ volume }`); `consume` takes it.
    */
-  copyAuth(
-    dst: number | { volume: number },
-    publicKey: string,
-    consume: boolean,
-  ): Promise<{ ok: boolean }> {
+  copyAuth(dst: number | { volume: number }, publicKey: string, consume: boolean): Promise<{ ok: boolean }> {
     const to = typeof dst === 'number' ? { instance_id: dst } : { volume_id: dst.volume };
     return this.post('/copy_auth', { ...to, public_key: publicKey, consume }, 5000);
   }
