@@ -2,7 +2,15 @@
 // docs/benchmarks.md, docs/payouts.md): a machine's reliability with its parts, its verification
 // and benchmark rows, renters' reports, and the host's payouts with where it is paid.
 
-export type VerificationState = 'verified' | 'unverified' | 'deverified';
+import type {
+  BenchmarkRow,
+  ReportProblem,
+  VerificationEvent,
+  VerificationState,
+} from '../contract/benchmarks.js';
+
+export type { BenchmarkRow, ReportProblem, VerificationEvent, VerificationState };
+export { REPORT_PROBLEMS } from '../contract/benchmarks.js';
 
 export interface ReliabilityFactors {
   uptime: number;
@@ -39,30 +47,6 @@ export type HostTrustMachine = Omit<MachineReliability, 'window_days' | 'formula
   reports: number;
 };
 
-/** One benchmark measurement (the rows of `search benchmarks`). */
-export interface BenchmarkRow {
-  id: number;
-  contract_id: null;
-  machine_id: number;
-  name: string;
-  model: string;
-  /** "openrig-agent VERSION": what measured it. */
-  image: string;
-  num_gpus: number;
-  score: number;
-  unit: string;
-  last_update: number;
-}
-
-export interface VerificationEvent {
-  id: number;
-  from: VerificationState;
-  to: VerificationState;
-  reason: string;
-  by: 'operator' | 'rule';
-  at: number;
-}
-
 /** GET /machines/ID/verification: the state, its history newest first, the benchmark rows. */
 export interface MachineVerification {
   machine_id: number;
@@ -71,18 +55,6 @@ export interface MachineVerification {
   history: VerificationEvent[];
   benchmarks: BenchmarkRow[];
 }
-
-export type ReportProblem = 'offline' | 'start_failed' | 'slow' | 'gpu' | 'network' | 'disk' | 'other';
-
-export const REPORT_PROBLEMS: readonly ReportProblem[] = [
-  'offline',
-  'start_failed',
-  'slow',
-  'gpu',
-  'network',
-  'disk',
-  'other',
-];
 
 export interface MachineReport {
   id: number;

@@ -77,6 +77,7 @@ export interface BenchmarkRow {
   machine_id: number;
   name: string;
   model: string;
+  /** "openrig-agent VERSION": what measured it. */
   image: string;
   num_gpus: number;
   score: number;
@@ -86,3 +87,29 @@ export interface BenchmarkRow {
 
 /** The most bytes a network benchmark moves each way. */
 export const NET_BENCH_MAX_BYTES = 8 * 1024 * 1024;
+
+/** A machine's verification (docs/trust.md). */
+export type VerificationState = 'unverified' | 'verified' | 'deverified';
+
+/** One change of a machine's verification, as GET /machines/ID/verification lists it. */
+export interface VerificationEvent {
+  id: number;
+  from: VerificationState;
+  to: VerificationState;
+  reason: string;
+  by: 'operator' | 'rule';
+  at: number;
+}
+
+/** The problems a renter can report about a machine (docs/trust.md). */
+export const REPORT_PROBLEMS = [
+  'offline',
+  'start_failed',
+  'slow',
+  'gpu',
+  'network',
+  'disk',
+  'other',
+] as const;
+
+export type ReportProblem = (typeof REPORT_PROBLEMS)[number];

@@ -1,5 +1,6 @@
 // Trust: a machine's earned reliability with its parts, renters' reports of problems with a
 // machine (the official CLI's `reports ID` reads them), and the host's trust page (docs/trust.md).
+import { REPORT_PROBLEMS } from '../benchmarks.js';
 import { authErrors, errorSchema, idParams, ownerParam } from './common.js';
 
 const tags = ['trust'] as const;
@@ -101,7 +102,7 @@ export const createReport = {
       properties: {
         problem: {
           type: 'string',
-          enum: ['offline', 'start_failed', 'slow', 'gpu', 'network', 'disk', 'other'],
+          enum: REPORT_PROBLEMS,
           description: 'offline, start_failed, slow, gpu, network, disk or other',
         },
         message: { type: 'string', description: 'what happened, plain text, at most 1000 characters' },

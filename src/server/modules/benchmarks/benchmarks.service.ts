@@ -11,7 +11,13 @@ import type { DB } from '../../db/schema.js';
 import type { MachineBenchmarksTable } from '../../db/tables/benchmarks.js';
 import { tx } from '../../db/connection.js';
 import type { AuthContext } from '../../identity.js';
-import type { BenchmarkReply, BenchmarkReport, BenchmarkRow } from '../../../contract/benchmarks.js';
+import type {
+  BenchmarkReply,
+  BenchmarkReport,
+  BenchmarkRow,
+  VerificationEvent,
+  VerificationState,
+} from '../../../contract/benchmarks.js';
 import { NET_BENCH_MAX_BYTES } from '../../../contract/benchmarks.js';
 import { quoteValue } from '../../errors.js';
 import { parseJsonParam, selectFilters, type FilterSpec } from '../../http/select-filters.js';
@@ -22,7 +28,7 @@ import { BenchmarkErrors } from './benchmarks.errors.js';
 import { dlperfOf, judgeBenchmark } from './benchmarks.references.js';
 import * as repo from './benchmarks.repo.js';
 
-export type VerificationState = 'unverified' | 'verified' | 'deverified';
+export type { VerificationState };
 export { stateOf } from './benchmarks.repo.js';
 
 /** The verification settings (config.agent.benchmarks), with their defaults when unset. */
@@ -500,14 +506,7 @@ export async function searchBenchmarks(
   return (await repo.searchBenchmarkRows(deps.db, filters, limit)).map(rowView);
 }
 
-export interface VerificationEventView {
-  id: number;
-  from: VerificationState;
-  to: VerificationState;
-  reason: string;
-  by: 'operator' | 'rule';
-  at: number;
-}
+export type VerificationEventView = VerificationEvent;
 
 /**
  * A machine's verification, its history (newest first) and its benchmark rows (newest run

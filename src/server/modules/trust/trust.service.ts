@@ -21,6 +21,7 @@ import type { AuthContext } from '../../identity.js';
 import { isUniqueViolation, tx } from '../../db/connection.js';
 import { hasControlChars } from '../../http/plain-text.js';
 import { quoteValue } from '../../errors.js';
+import { REPORT_PROBLEMS } from '../../../contract/benchmarks.js';
 import { TrustErrors } from './trust.errors.js';
 import * as repo from './trust.repo.js';
 import type { MachineRecord } from './trust.repo.js';
@@ -162,17 +163,6 @@ export async function machineReliability(deps: Pick<Deps, 'db'>, auth: AuthConte
       'U × S × C × P; U = (online + 24 h × 0.95) / (listed + 24 h); S = (starts − failed + 5) / (starts + 5); C = (ended − interrupted + 5) / (ended + 5); P = 0.95 ^ reporters; over the last 30 days',
   };
 }
-
-/** The problems a renter can report (docs/trust.md). */
-export const REPORT_PROBLEMS = [
-  'offline',
-  'start_failed',
-  'slow',
-  'gpu',
-  'network',
-  'disk',
-  'other',
-] as const;
 
 const MESSAGE_MAX = 1000;
 
