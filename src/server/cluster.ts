@@ -207,7 +207,8 @@ export async function runPrimary(config: Config, n: number, forked: ForkedWorker
       import('./clock.js'),
       import('./jobs/index.js'),
     ]);
-    if (stopping) return; // SIGTERM came first
+    // Started even when SIGTERM came first: the stop waits for them and their stop makes the relay's
+    // last pass, so a serve stopped right after its banner still delivers the committed e-mails.
     const d = makeDeps({ store: s, clock: systemClock, config, log: l });
     deps = d;
     d.jobs.push(...startJobs(d));
