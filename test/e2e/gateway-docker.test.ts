@@ -24,7 +24,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WebSocket } from 'undici';
 import { ed25519KeyPair } from '../../src/contract/ssh-keygen.js';
-import { callApi, createUser, ROOT, startProc, startServe, waitFor, type Proc } from '../helpers/process.js';
+import {
+  agentArgs,
+  callApi,
+  createUser,
+  ROOT,
+  startProc,
+  startServe,
+  waitFor,
+  type Proc,
+} from '../helpers/process.js';
 import { dockerUnavailable, lockDocker, removeAgentContainers } from '../helpers/docker.js';
 
 /**
@@ -146,23 +155,11 @@ describe.skipIf(NO_DOCKER !== null)('the gateway to a Docker instance', () => {
     owner = await createUser(dir, ENV, 'gwd-owner@example.com', ['--balance', '50']);
     other = await createUser(dir, ENV, 'gwd-other@example.com', ['--balance', '50']);
     agent = startProc(
-      [
-        'agent',
-        '--server',
-        serve.url,
-        '--runtime',
-        'docker',
-        '--gpus',
-        'RTX 4090x1',
-        '--price-gpu',
-        '0.5',
-        '--state-dir',
-        stateDir,
-        '--ssh-bind',
-        '127.0.0.1',
-        '--public-host',
-        '127.0.0.1',
-      ],
+      agentArgs(serve.url, stateDir, {
+        runtime: 'docker',
+        gpus: 'RTX 4090x1',
+        extra: ['--public-host', '127.0.0.1'],
+      }),
       { ...ENV, OPENRIG_LOG_LEVEL: 'info', OPENRIG_API_KEY: host.api_key },
     );
     await waitFor(() => {

@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
+  agentArgs,
   callApi,
   createUser,
   startProc,
@@ -144,23 +145,11 @@ describe.skipIf(skip !== null)('volumes with the docker runtime end to end', () 
       ).status,
     ).toBe(200);
     agent = startProc(
-      [
-        'agent',
-        '--server',
-        serve.url,
-        '--runtime',
-        'docker',
-        '--gpus',
-        'RTX 4090x1',
-        '--price-gpu',
-        '0.5',
-        '--state-dir',
-        stateDir,
-        '--ssh-bind',
-        '127.0.0.1',
-        '--public-host',
-        '127.0.0.1',
-      ],
+      agentArgs(serve.url, stateDir, {
+        runtime: 'docker',
+        gpus: 'RTX 4090x1',
+        extra: ['--public-host', '127.0.0.1'],
+      }),
       { ...ENV, OPENRIG_LOG_LEVEL: 'info', OPENRIG_API_KEY: hostKey },
     );
     [machine] = (await waitRegistered(agent, 30_000)) as [number];

@@ -100,17 +100,25 @@ export async function waitRegistered(p: Proc, timeoutMs = 20_000): Promise<numbe
  * demos), registering with `url` and keeping its state in `stateDir`: by default one machine of
  * two RTX 4090 at 0.5 $/h per GPU, its instances' SSH on loopback.
  */
-export function processAgentArgs(
+export interface AgentArgOptions {
+  gpus?: string;
+  priceGpu?: string;
+  sshBind?: string | null;
+  extra?: string[];
+}
+
+/** `openrig agent` arguments for a runtime (GPUs, price, state directory, SSH address). */
+export function agentArgs(
   url: string,
   stateDir: string,
-  o: { gpus?: string; priceGpu?: string; sshBind?: string | null; extra?: string[] } = {},
+  o: AgentArgOptions & { runtime: 'process' | 'docker' },
 ): string[] {
   return [
     'agent',
     '--url',
     url,
     '--runtime',
-    'process',
+    o.runtime,
     '--gpus',
     o.gpus ?? 'RTX 4090x2',
     '--price-gpu',
@@ -120,6 +128,10 @@ export function processAgentArgs(
     ...(o.sshBind === null ? [] : ['--ssh-bind', o.sshBind ?? '127.0.0.1']),
     ...(o.extra ?? []),
   ];
+}
+
+export function processAgentArgs(url: string, stateDir: string, o: AgentArgOptions = {}): string[] {
+  return agentArgs(url, stateDir, { ...o, runtime: 'process' });
 }
 
 export async function startServe(
